@@ -1,0 +1,16 @@
+/**
+ * The module's version, as the API server's `/version` and the CLI report it.
+ *
+ * @module
+ */
+
+/**
+ * The version of this module (kept equal to `deno.json`'s `version`).
+ *
+ * @example
+ * ```ts
+ * import { VERSION } from "./version.ts";
+ * console.log(VERSION); // "0.1.0"
+ * ```
+ */
+export const VERSION = "0.1.0";

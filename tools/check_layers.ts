@@ -1,0 +1,134 @@
+/**
+ * The layer check: reads the module graph with `deno info --json` and fails on
+ * an import that goes up a layer (DESIGN.md §4), from the embedded API server
+ * into the operator layers, or into `src/` from code that stands for a user's
+ * (the examples), which must go through the public files only.
+ *
+ * Why a graph and not a grep: `deno info` resolves every specifier exactly as
+ * the runtime does, so re-exports, `import type` and dynamic string imports
+ * are judged alike, and a file renamed next month is still covered.
+ *
+ * Run: `deno run -A tools/check_layers.ts` (part of `deno task check`).
+ *
+ * @module
+ */
+
+import { fromFileUrl, relative } from "node:path";
+
+const root = fromFileUrl(new URL("..", import.meta.url));
+
+/** Layers from lowest to highest; a file may import its own layer or lower ones. */
+const RANKS: ReadonlyArray<[prefix: string, rank: number]> = [
+  ["src/cogs/aio/", 0],
+  ["src/cogs/structs/", 1],
+  ["src/cogs/configs/", 2],
+  ["src/cogs/clients/", 3],
+  ["src/core/actions/", 4],
+  ["src/core/intents/", 5],
+  ["src/core/engines/", 6],
+  ["src/core/reactor/", 7],
+  ["src/kits/", 8],
+  ["src/cli/", 9],
+];
+
+/** The API server is its own subsystem: it may use the plain utilities only. */
+const APISERVER_MAY_IMPORT = ["src/apiserver/", "src/cogs/aio/", "src/cogs/structs/"];
+const PUBLIC_FILES = new Set(["mod.ts", "on.ts", "testing.ts", "cli.ts"]);
+/** Folders of the module's own development that may reach into src/ for unit tests. */
+const INTERNAL_DIRS = ["src/", "tests/", "bench/", "tools/"];
+
+function rankOf(path: string): number | undefined {
+  for (const [prefix, rank] of RANKS) if (path.startsWith(prefix)) return rank;
+  return undefined;
+}
+
+/** Judges one import edge; returns why it is forbidden, or undefined when it is fine. */
+export function judge(from: string, to: string): string | undefined {
+  if (!to.startsWith("src/")) {
+    if (from.startsWith("src/") && PUBLIC_FILES.has(to)) {
+      return "src/ must not import the public files (they import src/, not the other way)";
+    }
+    return undefined;
+  }
+  if (!INTERNAL_DIRS.some((d) => from.startsWith(d)) && !PUBLIC_FILES.has(from)) {
+    return "only the public files (mod.ts, on.ts, testing.ts, cli.ts) may be imported from here";
+  }
+  if (from.startsWith("src/apiserver/")) {
+    if (!APISERVER_MAY_IMPORT.some((p) => to.startsWith(p))) {
+      return "the embedded API server may import only src/apiserver, src/cogs/aio and src/cogs/structs";
+    }
+    return undefined;
+  }
+  const fromRank = rankOf(from);
+  const toRank = rankOf(to);
+  if (fromRank === undefined) return undefined;
+  if (to.startsWith("src/apiserver/") && !from.startsWith("src/cli/")) {
+    return "operator layers must not import the embedded API server (only src/cli and the public files may)";
+  }
+  if (toRank !== undefined && toRank > fromRank) return "an upward import across layers";
+  return undefined;
+}
+
+async function walk(dir: string, out: string[]): Promise<void> {
+  for await (const entry of Deno.readDir(dir)) {
+    const path = `${dir}/${entry.name}`;
+    if (entry.isDirectory && !entry.name.startsWith(".") && entry.name !== "fixtures") {
+      await walk(path, out);
+    } else if (entry.isFile && entry.name.endsWith(".ts")) out.push(path);
+  }
+}
+
+async function main(): Promise<number> {
+  const files: string[] = [];
+  for (const top of ["src", "tests", "examples", "bench", "tools"]) {
+    try {
+      await walk(`${root}${top}`, files);
+    } catch (e) {
+      if (!(e instanceof Deno.errors.NotFound)) throw e;
+    }
+  }
+  for (const f of PUBLIC_FILES) files.push(`${root}${f}`);
+  const entry = await Deno.makeTempFile({ suffix: ".ts" });
+  await Deno.writeTextFile(
+    entry,
+    files.map((f) => `import type {} from ${JSON.stringify(`file://${f}`)};`).join("\n"),
+  );
+  try {
+    const cmd = new Deno.Command(Deno.execPath(), {
+      args: ["info", "--json", `--config=${root}deno.json`, entry],
+      stdout: "piped",
+      stderr: "piped",
+    });
+    const out = await cmd.output();
+    if (!out.success) {
+      console.error(new TextDecoder().decode(out.stderr));
+      return 2;
+    }
+    const graph = JSON.parse(new TextDecoder().decode(out.stdout)) as {
+      modules: Array<{ specifier: string; dependencies?: Array<{ code?: { specifier?: string }; type?: { specifier?: string } }> }>;
+    };
+    const local = (spec: string | undefined): string | undefined =>
+      spec?.startsWith(`file://${root}`) ? relative(root, fromFileUrl(spec)) : undefined;
+    const problems: string[] = [];
+    for (const mod of graph.modules) {
+      const from = local(mod.specifier);
+      if (!from) continue;
+      for (const dep of mod.dependencies ?? []) {
+        for (const spec of [dep.code?.specifier, dep.type?.specifier]) {
+          const to = local(spec);
+          if (!to) continue;
+          const why = judge(from, to);
+          if (why) problems.push(`${from} -> ${to}: ${why}`);
+        }
+      }
+    }
+    for (const p of [...new Set(problems)]) console.error(`layer check: ${p}`);
+    if (problems.length) return 1;
+    console.log(`layer check: ${graph.modules.length} modules, no forbidden imports`);
+    return 0;
+  } finally {
+    await Deno.remove(entry);
+  }
+}
+
+if (import.meta.main) Deno.exit(await main());
