@@ -13,7 +13,8 @@
  * @module
  */
 
-import { fromFileUrl, relative } from "node:path";
+import { relative } from "node:path";
+import { fileURLToPath as fromFileUrl } from "node:url";
 
 const root = fromFileUrl(new URL("..", import.meta.url));
 
@@ -105,7 +106,12 @@ async function main(): Promise<number> {
       return 2;
     }
     const graph = JSON.parse(new TextDecoder().decode(out.stdout)) as {
-      modules: Array<{ specifier: string; dependencies?: Array<{ code?: { specifier?: string }; type?: { specifier?: string } }> }>;
+      modules: Array<
+        {
+          specifier: string;
+          dependencies?: Array<{ code?: { specifier?: string }; type?: { specifier?: string } }>;
+        }
+      >;
     };
     const local = (spec: string | undefined): string | undefined =>
       spec?.startsWith(`file://${root}`) ? relative(root, fromFileUrl(spec)) : undefined;

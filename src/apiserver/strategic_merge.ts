@@ -487,3 +487,23 @@ export function applyStrategicMergePatch(
   }
   return mergeMap(original, patch, "", rulesFor(kind));
 }
+
+/**
+ * The merge key of a list field of a built-in kind, as strategic merge and
+ * server-side apply treat it: a key for lists merged item by item, `null`
+ * for lists merged as sets of primitives, `undefined` for atomic lists.
+ *
+ * @param kind The kind (or plural), any case.
+ * @param path The field names from the object's root to the list.
+ * @returns The merge key, null for a set, or undefined.
+ *
+ * @example
+ * ```ts
+ * import { mergeKeyFor } from "./strategic_merge.ts";
+ * console.log(mergeKeyFor("Deployment", ["spec", "template", "spec", "containers"])); // "name"
+ * ```
+ */
+export function mergeKeyFor(kind: string, path: readonly string[]): string | null | undefined {
+  const rule = rulesFor(kind).get(path.join("."));
+  return rule;
+}

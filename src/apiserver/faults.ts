@@ -1,0 +1,208 @@
+/**
+ * Fault injection for reliability tests: the API server can close or stall
+ * watch streams, answer a fraction of requests with 429/500/503, add latency,
+ * and expire resourceVersions so that resuming watches get 410 Gone. The
+ * switches can be set at start, changed at run time (from a test through the
+ * server handle, or over HTTP at `/admin/faults`), and every fault injected is
+ * counted so a test can assert that its fault really happened.
+ *
+ * @module
+ */
+
+/** The fault switches. All are off by default. */
+export interface FaultSettings {
+  /** Close every watch stream this many seconds after it opens. */
+  closeWatchesEvery?: number;
+  /** Close every watch stream at a random moment within this many seconds of opening. */
+  closeWatchesRandomly?: number;
+  /** Fraction (0..1) of API requests answered with 429 Too Many Requests. */
+  rate429?: number;
+  /** Fraction (0..1) of API requests answered with 500 Internal Server Error. */
+  rate500?: number;
+  /** Fraction (0..1) of API requests answered with 503 Service Unavailable. */
+  rate503?: number;
+  /** The Retry-After seconds of injected 429/503 answers (default 1). */
+  retryAfterSeconds?: number;
+  /** Latency added to every API request, in milliseconds. */
+  latencyMs?: number;
+  /** Random extra latency up to this many milliseconds. */
+  latencyJitterMs?: number;
+  /** Watch streams stay open but deliver nothing (like a silently dead connection). */
+  stallWatches?: boolean;
+  /** Which requests the error rates apply to: "all" API requests (default), or "writes" only. */
+  errorScope?: "all" | "writes";
+}
+
+/** Counts of injected faults by kind. */
+export interface FaultCounts {
+  watchClosed: number;
+  watchStalled: number;
+  error429: number;
+  error500: number;
+  error503: number;
+  delayed: number;
+  expired: number;
+  expiredWatches: number;
+}
+
+const KEYS: ReadonlyArray<keyof FaultSettings> = [
+  "closeWatchesEvery",
+  "closeWatchesRandomly",
+  "rate429",
+  "rate500",
+  "rate503",
+  "retryAfterSeconds",
+  "latencyMs",
+  "latencyJitterMs",
+  "stallWatches",
+  "errorScope",
+];
+
+/**
+ * The fault switches and their counters.
+ *
+ * @example
+ * ```ts
+ * import { Faults } from "./faults.ts";
+ * const faults = new Faults({ rate503: 1 });
+ * console.log(faults.pickError("GET")?.code, faults.counts.error503); // 503 1
+ * ```
+ */
+export class Faults {
+  settings: FaultSettings;
+  readonly counts: FaultCounts = {
+    watchClosed: 0,
+    watchStalled: 0,
+    error429: 0,
+    error500: 0,
+    error503: 0,
+    delayed: 0,
+    expired: 0,
+    expiredWatches: 0,
+  };
+  /** Set by the server: compacts history (and closes watches) when asked to expire. */
+  onExpire: (closeWatches: boolean) => void = () => {};
+  #random: () => number;
+
+  /**
+   * @param settings The initial switches.
+   * @param random A random source in [0, 1) (injectable for tests).
+   */
+  constructor(settings: FaultSettings = {}, random: () => number = Math.random) {
+    this.settings = validateFaults({ ...settings });
+    this.#random = random;
+  }
+
+  /**
+   * Changes some switches; `null` turns one off.
+   *
+   * @param patch The switches to change.
+   * @returns The new settings.
+   */
+  update(patch: Record<string, unknown>): FaultSettings {
+    const next: Record<string, unknown> = { ...this.settings };
+    for (const [k, v] of Object.entries(patch)) {
+      if (v === null) delete next[k];
+      else next[k] = v;
+    }
+    this.settings = validateFaults(next);
+    return this.settings;
+  }
+
+  /** Turns every fault off (counts are kept). */
+  reset(): void {
+    this.settings = {};
+  }
+
+  /**
+   * Forces 410 Gone for every watch that resumes from a resourceVersion older than now.
+   *
+   * @param closeWatches Also close the open watch streams, so that clients resume (and get 410).
+   */
+  expire(closeWatches = true): void {
+    this.counts.expired++;
+    this.onExpire(closeWatches);
+  }
+
+  /**
+   * Counts one injected fault.
+   *
+   * @param kind The fault.
+   */
+  count(kind: keyof FaultCounts): void {
+    this.counts[kind]++;
+  }
+
+  /** Counts a watch answered with 410 because of expired history. */
+  noteExpired(): void {
+    this.counts.expiredWatches++;
+  }
+
+  /**
+   * Decides whether to answer this request with an injected error.
+   *
+   * @param method The HTTP method.
+   * @returns The code and Retry-After to answer with, or undefined.
+   */
+  pickError(method: string): { code: 429 | 500 | 503; retryAfter: number } | undefined {
+    const s = this.settings;
+    if (s.errorScope === "writes" && (method === "GET" || method === "HEAD")) return undefined;
+    const retryAfter = s.retryAfterSeconds ?? 1;
+    for (const code of [429, 500, 503] as const) {
+      const rate = s[`rate${code}`];
+      if (rate && this.#random() < rate) {
+        this.counts[`error${code}`]++;
+        return { code, retryAfter };
+      }
+    }
+    return undefined;
+  }
+
+  /**
+   * The latency to add to this request, in ms (0 when off).
+   *
+   * @returns Milliseconds.
+   */
+  pickLatency(): number {
+    const base = this.settings.latencyMs ?? 0;
+    const jitter = this.settings.latencyJitterMs ?? 0;
+    const ms = base + (jitter ? this.#random() * jitter : 0);
+    if (ms > 0) this.counts.delayed++;
+    return ms;
+  }
+}
+
+/**
+ * Checks fault settings, with a clear message for a bad one.
+ *
+ * @param settings The settings to check.
+ * @returns The same settings, typed.
+ * @throws {TypeError} For an unknown switch or a value out of range.
+ *
+ * @example
+ * ```ts
+ * import { validateFaults } from "./faults.ts";
+ * console.log(validateFaults({ rate429: 0.1 })); // { rate429: 0.1 }
+ * ```
+ */
+export function validateFaults(settings: Record<string, unknown>): FaultSettings {
+  for (const [k, v] of Object.entries(settings)) {
+    if (!KEYS.includes(k as keyof FaultSettings)) {
+      throw new TypeError(`unknown fault "${k}": use one of ${KEYS.join(", ")}`);
+    }
+    if (k === "stallWatches") {
+      if (typeof v !== "boolean") throw new TypeError(`fault "stallWatches" must be true or false`);
+    } else if (k === "errorScope") {
+      if (v !== "all" && v !== "writes") {
+        throw new TypeError(`fault "errorScope" must be "all" or "writes"`);
+      }
+    } else if (typeof v !== "number" || !(v >= 0) || (k.startsWith("rate") && v > 1)) {
+      throw new TypeError(
+        `fault "${k}" must be a number ${
+          k.startsWith("rate") ? "between 0 and 1" : "of 0 or more"
+        }, not ${JSON.stringify(v)}`,
+      );
+    }
+  }
+  return settings as FaultSettings;
+}

@@ -1,0 +1,76 @@
+/**
+ * The kubeconfig the embedded API server writes for itself: one cluster, one
+ * user (a bearer token, a client certificate, or nothing), one context named
+ * `kopf-embedded`, current — so `KUBECONFIG=<path> kubectl get ns` just works.
+ *
+ * @module
+ */
+
+import { stringify } from "yaml";
+
+/** The kubeconfig object (the fields we write). */
+export interface Kubeconfig {
+  apiVersion: "v1";
+  kind: "Config";
+  clusters: Array<{ name: string; cluster: Record<string, unknown> }>;
+  users: Array<{ name: string; user: Record<string, unknown> }>;
+  contexts: Array<{ name: string; context: { cluster: string; user: string; namespace?: string } }>;
+  "current-context": string;
+  preferences: Record<string, never>;
+}
+
+/** What goes into the kubeconfig. */
+export interface KubeconfigParts {
+  server: string;
+  token?: string;
+  caCert?: string;
+  clientCert?: string;
+  clientKey?: string;
+  contextName?: string;
+}
+
+const b64 = (s: string) => btoa(s);
+
+/**
+ * Builds a kubeconfig for a server.
+ *
+ * @param parts Server URL and credentials (PEM strings).
+ * @returns The kubeconfig object.
+ *
+ * @example
+ * ```ts
+ * import { buildKubeconfig } from "./kubeconfig.ts";
+ * const cfg = buildKubeconfig({ server: "http://127.0.0.1:6443" });
+ * console.log(cfg["current-context"], cfg.clusters[0]?.cluster.server); // "kopf-embedded" "http://127.0.0.1:6443"
+ * ```
+ */
+export function buildKubeconfig(parts: KubeconfigParts): Kubeconfig {
+  const name = parts.contextName ?? "kopf-embedded";
+  const cluster: Record<string, unknown> = { server: parts.server };
+  if (parts.caCert) cluster["certificate-authority-data"] = b64(parts.caCert);
+  const user: Record<string, unknown> = {};
+  if (parts.token) user.token = parts.token;
+  if (parts.clientCert && parts.clientKey) {
+    user["client-certificate-data"] = b64(parts.clientCert);
+    user["client-key-data"] = b64(parts.clientKey);
+  }
+  return {
+    apiVersion: "v1",
+    kind: "Config",
+    clusters: [{ name, cluster }],
+    users: [{ name, user }],
+    contexts: [{ name, context: { cluster: name, user: name, namespace: "default" } }],
+    "current-context": name,
+    preferences: {},
+  };
+}
+
+/**
+ * Renders a kubeconfig as YAML.
+ *
+ * @param config The kubeconfig.
+ * @returns YAML text.
+ */
+export function kubeconfigYaml(config: Kubeconfig): string {
+  return stringify(config);
+}

@@ -1,0 +1,854 @@
+/**
+ * The write path of the API server: what kube-apiserver's registry strategies
+ * do between a request and the store. Create, update, patch and delete share
+ * one admission step (names, metadata, CRD schema: prune, default, validate),
+ * one rule for generation (bumped when anything but metadata and status
+ * changes), one rule for finalizers (an object goes when its last finalizer
+ * goes; none can be added once it is deleting), and one rule for no-ops (an
+ * unchanged object keeps its resourceVersion and emits no event).
+ *
+ * @module
+ */
+
+import { applyJsonPatch, JsonPatchError } from "../cogs/structs/json_patch.ts";
+import { applyMergePatch } from "../cogs/structs/merge_patch.ts";
+import { deepEqual } from "../cogs/structs/deep_equal.ts";
+import { ApiError, type StatusCause } from "./errors.ts";
+import {
+  validateAnnotations,
+  validateFinalizers,
+  validateLabels,
+  validateName,
+} from "./metadata_validation.ts";
+import type { ResourceRegistry } from "./registry.ts";
+import { apiVersionOf, type ResourceDef, storageKey } from "./resources.ts";
+import { applyDefaults, pruneUnknownFields, validateAgainstSchema } from "./schema.ts";
+import type { KObject, Meta, Store } from "./store.ts";
+import { applyStrategicMergePatch, StrategicMergeError } from "./strategic_merge.ts";
+import { applyConfiguration } from "./apply.ts";
+
+/** How unknown fields are treated (`?fieldValidation=`). */
+export type FieldValidation = "Strict" | "Warn" | "Ignore";
+
+/** Per-request options of a write. */
+export interface WriteOptions {
+  dryRun?: boolean;
+  fieldManager?: string;
+  fieldValidation?: FieldValidation;
+  /** Server-side apply: take over conflicting fields. */
+  force?: boolean;
+}
+
+/** The result of a write. */
+export interface WriteResult {
+  object: KObject;
+  warnings: string[];
+  /** True when a new object was created (HTTP 201). */
+  created: boolean;
+}
+
+/** Deletion options (the `DeleteOptions` body and query). */
+export interface DeleteOptions {
+  propagationPolicy?: "Background" | "Foreground" | "Orphan";
+  preconditions?: { uid?: string; resourceVersion?: string };
+  dryRun?: boolean;
+}
+
+/** The patch types of `Content-Type`. */
+export type PatchType = "merge" | "json" | "strategic" | "apply";
+
+const NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789";
+const CRD_CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io";
+
+/**
+ * Create, update, patch and delete with Kubernetes semantics.
+ *
+ * @example
+ * ```ts
+ * import { Objects } from "./objects.ts";
+ * import { ResourceRegistry } from "./registry.ts";
+ * import { Store } from "./store.ts";
+ * const registry = new ResourceRegistry();
+ * const objects = new Objects(new Store(), registry);
+ * objects.bootstrap();
+ * const cm = registry.find("", "v1", "configmaps")!;
+ * const { object } = objects.create(cm, "default", { metadata: { name: "x" }, data: { a: "1" } });
+ * console.log(object.metadata.uid !== undefined); // true
+ * ```
+ */
+export class Objects {
+  readonly store: Store;
+  readonly registry: ResourceRegistry;
+  /** Time source (ISO strings without sub-seconds, as Kubernetes writes timestamps). */
+  now: () => string = () => new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
+
+  /**
+   * @param store The object store.
+   * @param registry The served resources.
+   */
+  constructor(store: Store, registry: ResourceRegistry) {
+    this.store = store;
+    this.registry = registry;
+  }
+
+  /** Creates the namespaces a fresh cluster has, if missing. */
+  bootstrap(): void {
+    const ns = this.registry.find("", "v1", "namespaces")!;
+    for (const name of ["default", "kube-system", "kube-public", "kube-node-lease"]) {
+      if (!this.store.get("namespaces", "", name)) {
+        this.create(ns, "", { apiVersion: "v1", kind: "Namespace", metadata: { name } });
+      }
+    }
+  }
+
+  /**
+   * Creates an object.
+   *
+   * @param def The resource.
+   * @param namespace The namespace of the URL ("" for cluster-scoped).
+   * @param body The object.
+   * @param options Write options.
+   * @returns The created object.
+   * @throws {ApiError} 409 AlreadyExists, 404 for a missing namespace, 403 in a terminating one, 422 Invalid.
+   */
+  create(
+    def: ResourceDef,
+    namespace: string,
+    body: unknown,
+    options: WriteOptions = {},
+  ): WriteResult {
+    const obj = asObject(body, def);
+    const meta: Meta = { ...(obj.metadata ?? {}) };
+    if (def.namespaced) {
+      if (meta.namespace && namespace && meta.namespace !== namespace) {
+        throw ApiError.badRequest(
+          "the namespace of the provided object does not match the namespace sent on the request",
+        );
+      }
+      meta.namespace = namespace || meta.namespace || "";
+      if (!meta.namespace) {
+        throw ApiError.badRequest(
+          "the server could not find the requested resource: a namespace is required",
+        );
+      }
+      this.#requireNamespace(meta.namespace);
+    } else {
+      delete meta.namespace;
+    }
+    if (!meta.name && meta.generateName) {
+      let name: string;
+      do name = meta.generateName + randomSuffix(); while (
+        this.store.get(storageKey(def), meta.namespace ?? "", name)
+      );
+      meta.name = name;
+    }
+    if (!meta.name) {
+      throw ApiError.invalid(def.kind, def.group, "", [
+        {
+          reason: "FieldValueRequired",
+          message: "Required value: name or generateName is required",
+          field: "metadata.name",
+        },
+      ]);
+    }
+    if (this.store.get(storageKey(def), meta.namespace ?? "", meta.name)) {
+      throw ApiError.alreadyExists(def.plural, def.group, meta.name);
+    }
+    meta.uid = crypto.randomUUID();
+    meta.creationTimestamp = this.now();
+    meta.generation = 1;
+    delete meta.resourceVersion;
+    delete meta.deletionTimestamp;
+    delete meta.deletionGracePeriodSeconds;
+    if (meta.managedFields && !Array.isArray(meta.managedFields)) delete meta.managedFields;
+    let draft: KObject = { ...obj, apiVersion: apiVersionOf(def), kind: def.kind, metadata: meta };
+    if (def.statusSubresource && !def.builtin) delete draft.status;
+    const warnings: string[] = [];
+    draft = this.#admit(def, draft, undefined, options, warnings);
+    draft = this.#onCreate(def, draft);
+    if (options.dryRun) {
+      return { object: { ...draft, metadata: { ...draft.metadata } }, warnings, created: true };
+    }
+    const stored = this.store.commit("ADDED", storageKey(def), draft);
+    this.#afterWrite(def, stored);
+    return { object: stored, warnings, created: true };
+  }
+
+  /**
+   * Replaces an object (PUT), or its status (PUT /status).
+   *
+   * @param def The resource.
+   * @param namespace The namespace.
+   * @param name The name from the URL.
+   * @param body The new object.
+   * @param options Write options.
+   * @param subresource "status" for the status endpoint.
+   * @returns The stored object.
+   * @throws {ApiError} 404, 409 Conflict on a stale resourceVersion, 422.
+   */
+  update(
+    def: ResourceDef,
+    namespace: string,
+    name: string,
+    body: unknown,
+    options: WriteOptions = {},
+    subresource?: string,
+  ): WriteResult {
+    const obj = asObject(body, def);
+    const current = this.#get(def, namespace, name);
+    const rv = obj.metadata?.resourceVersion;
+    if (rv && rv !== current.metadata.resourceVersion) {
+      throw ApiError.conflict(
+        def.plural,
+        def.group,
+        name,
+        "the object has been modified; please apply your changes to the latest version and try again",
+      );
+    }
+    if (obj.metadata?.name && obj.metadata.name !== name) {
+      throw ApiError.badRequest(
+        `the name of the object (${obj.metadata.name}) does not match the name on the URL (${name})`,
+      );
+    }
+    return this.#replace(def, current, obj, options, subresource);
+  }
+
+  /**
+   * Patches an object (or its status): merge, JSON, strategic merge, or server-side apply.
+   *
+   * @param def The resource.
+   * @param namespace The namespace.
+   * @param name The name.
+   * @param type The patch type.
+   * @param patch The parsed patch body.
+   * @param options Write options.
+   * @param subresource "status" for the status endpoint.
+   * @returns The stored object.
+   * @throws {ApiError} 404, 415 for strategic merge on custom resources, 422 for a failed JSON patch.
+   */
+  patch(
+    def: ResourceDef,
+    namespace: string,
+    name: string,
+    type: PatchType,
+    patch: unknown,
+    options: WriteOptions = {},
+    subresource?: string,
+  ): WriteResult {
+    if (type === "strategic" && !def.builtin) {
+      throw new ApiError(
+        415,
+        "UnsupportedMediaType",
+        `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml`,
+      );
+    }
+    const current = this.store.get(storageKey(def), def.namespaced ? namespace : "", name);
+    if (type === "apply") {
+      const manager = options.fieldManager;
+      if (!manager) {
+        throw ApiError.badRequest(
+          'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch',
+        );
+      }
+      const applied = asObject(patch, def);
+      if (!current) {
+        const first = applyConfiguration(
+          undefined,
+          applied,
+          manager,
+          def,
+          this.now(),
+          options.force,
+        );
+        return this.create(def, namespace, first.object, options);
+      }
+      const next = applyConfiguration(current, applied, manager, def, this.now(), options.force);
+      if (next.conflicts.length) {
+        throw new ApiError(
+          409,
+          "Conflict",
+          `Apply failed with ${next.conflicts.length} conflict${
+            next.conflicts.length > 1 ? "s" : ""
+          }: ${next.conflicts.join(", ")}`,
+          {
+            causes: next.conflicts.map((c) => ({
+              reason: "FieldManagerConflict",
+              message: c,
+              field: c,
+            })),
+          },
+        );
+      }
+      return this.#replace(def, current, next.object, options, subresource, true);
+    }
+    if (!current) throw ApiError.notFound(def.plural, def.group, name);
+    let patched: unknown;
+    try {
+      if (type === "merge") patched = applyMergePatch(current, patch);
+      else if (type === "json") patched = applyJsonPatch(current, patch);
+      else patched = applyStrategicMergePatch(current, patch as Record<string, unknown>, def.kind);
+    } catch (e) {
+      if (e instanceof JsonPatchError) {
+        throw new ApiError(422, "Invalid", e.message);
+      }
+      if (e instanceof StrategicMergeError) throw ApiError.badRequest(e.message);
+      throw e;
+    }
+    const obj = asObject(patched, def);
+    const rv = obj.metadata?.resourceVersion;
+    if (rv && rv !== current.metadata.resourceVersion) {
+      throw ApiError.conflict(
+        def.plural,
+        def.group,
+        name,
+        "the object has been modified; please apply your changes to the latest version and try again",
+      );
+    }
+    if (obj.metadata?.name !== undefined && obj.metadata.name !== name) {
+      throw ApiError.badRequest(
+        "metadata.name: Invalid value: the name cannot be changed by a patch",
+      );
+    }
+    return this.#replace(def, current, obj, options, subresource);
+  }
+
+  /**
+   * Deletes an object: at once, or by marking it (deletionTimestamp) while finalizers remain.
+   *
+   * @param def The resource.
+   * @param namespace The namespace.
+   * @param name The name.
+   * @param options Propagation policy, preconditions, dry run.
+   * @returns The object as deleted or marked.
+   * @throws {ApiError} 404, 409 on a failed precondition.
+   */
+  delete(def: ResourceDef, namespace: string, name: string, options: DeleteOptions = {}): KObject {
+    const current = this.#get(def, namespace, name);
+    const pre = options.preconditions;
+    if (pre?.uid && pre.uid !== current.metadata.uid) {
+      throw ApiError.conflict(
+        def.plural,
+        def.group,
+        name,
+        `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${current.metadata.uid}`,
+      );
+    }
+    if (pre?.resourceVersion && pre.resourceVersion !== current.metadata.resourceVersion) {
+      throw ApiError.conflict(
+        def.plural,
+        def.group,
+        name,
+        `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${current.metadata.resourceVersion}`,
+      );
+    }
+    const finalizers = [...(current.metadata.finalizers ?? [])];
+    const policy = options.propagationPolicy;
+    if (policy === "Foreground" && !finalizers.includes("foregroundDeletion")) {
+      finalizers.push("foregroundDeletion");
+    }
+    if (policy === "Orphan" && !finalizers.includes("orphan")) finalizers.push("orphan");
+    const key = storageKey(def);
+    const isNamespace = key === "namespaces";
+    const isCrd = key === "customresourcedefinitions.apiextensions.k8s.io";
+    const nsFinalizers = isNamespace
+      ? ((current.spec as { finalizers?: string[] })?.finalizers ?? [])
+      : [];
+    if (finalizers.length === 0 && nsFinalizers.length === 0) {
+      if (options.dryRun) return current;
+      return this.#remove(def, current);
+    }
+    if (current.metadata.deletionTimestamp) {
+      // Already deleting: only a new propagation finalizer may be added.
+      if (finalizers.length === (current.metadata.finalizers ?? []).length) return current;
+    }
+    const draft: KObject = {
+      ...current,
+      metadata: {
+        ...current.metadata,
+        finalizers,
+        deletionTimestamp: current.metadata.deletionTimestamp ?? this.now(),
+        deletionGracePeriodSeconds: 0,
+        generation: (current.metadata.generation ?? 1) +
+          (current.metadata.deletionTimestamp ? 0 : 1),
+      },
+    };
+    if (isNamespace) draft.status = { ...(current.status as object), phase: "Terminating" };
+    if (isCrd) {
+      draft.status = withCondition(draft.status, {
+        type: "Terminating",
+        status: "True",
+        reason: "InstanceDeletionInProgress",
+        message: "CustomResource deletion is in progress",
+      }, this.now());
+    }
+    if (options.dryRun) return draft;
+    return this.store.commit("MODIFIED", key, draft);
+  }
+
+  /**
+   * Removes an object for good (its last finalizer is gone): the DELETED event.
+   *
+   * @param def The resource.
+   * @param current The stored object.
+   * @returns The object with the deletion's resourceVersion.
+   */
+  #remove(def: ResourceDef, current: KObject): KObject {
+    const key = storageKey(def);
+    const gone = this.store.commit("DELETED", key, current);
+    if (key === "customresourcedefinitions.apiextensions.k8s.io") {
+      this.registry.removeCrd(current.metadata.name!);
+    }
+    return gone;
+  }
+
+  #get(def: ResourceDef, namespace: string, name: string): KObject {
+    const obj = this.store.get(storageKey(def), def.namespaced ? namespace : "", name);
+    if (!obj) throw ApiError.notFound(def.plural, def.group, name);
+    return obj;
+  }
+
+  #requireNamespace(namespace: string): void {
+    const ns = this.store.get("namespaces", "", namespace);
+    if (!ns) {
+      throw new ApiError(404, "NotFound", `namespaces "${namespace}" not found`, {
+        name: namespace,
+        kind: "namespaces",
+      });
+    }
+    if (ns.metadata.deletionTimestamp) {
+      throw new ApiError(
+        403,
+        "Forbidden",
+        `unable to create new content in namespace ${namespace} because it is being terminated`,
+        { name: namespace, kind: "namespaces" },
+      );
+    }
+  }
+
+  /** The shared tail of update and patch: merge the request into the stored object and commit. */
+  #replace(
+    def: ResourceDef,
+    current: KObject,
+    obj: KObject,
+    options: WriteOptions,
+    subresource: string | undefined,
+    keepManagedFields = false,
+  ): WriteResult {
+    const incoming: Meta = { ...(obj.metadata ?? {}) };
+    let draft: KObject;
+    if (subresource === "status") {
+      // The status endpoint ignores everything but the status.
+      draft = { ...current, metadata: { ...current.metadata } };
+      if (obj.status === undefined) delete draft.status;
+      else draft.status = obj.status;
+    } else {
+      const meta: Meta = {
+        ...incoming,
+        name: current.metadata.name,
+        uid: current.metadata.uid,
+        creationTimestamp: current.metadata.creationTimestamp,
+        generation: current.metadata.generation,
+        resourceVersion: current.metadata.resourceVersion,
+      };
+      if (current.metadata.namespace !== undefined) meta.namespace = current.metadata.namespace;
+      else delete meta.namespace;
+      if (current.metadata.deletionTimestamp) {
+        meta.deletionTimestamp = current.metadata.deletionTimestamp;
+        meta.deletionGracePeriodSeconds = current.metadata.deletionGracePeriodSeconds ?? 0;
+      } else {
+        delete meta.deletionTimestamp;
+        delete meta.deletionGracePeriodSeconds;
+      }
+      if (!keepManagedFields) {
+        if (current.metadata.managedFields) meta.managedFields = current.metadata.managedFields;
+        else delete meta.managedFields;
+        if (incoming.managedFields !== undefined && Array.isArray(incoming.managedFields)) {
+          meta.managedFields = incoming.managedFields.length ? incoming.managedFields : undefined;
+          if (!meta.managedFields) delete meta.managedFields;
+        }
+      }
+      draft = { ...obj, apiVersion: apiVersionOf(def), kind: def.kind, metadata: meta };
+      if (def.statusSubresource) {
+        if (current.status === undefined) delete draft.status;
+        else draft.status = current.status;
+      }
+    }
+    draft.apiVersion = apiVersionOf(def);
+    draft.kind = def.kind;
+    const warnings: string[] = [];
+    draft = this.#admit(def, draft, current, options, warnings);
+    if (current.metadata.deletionTimestamp) {
+      const before = new Set(current.metadata.finalizers ?? []);
+      const added = (draft.metadata.finalizers ?? []).filter((f) => !before.has(f));
+      if (added.length) {
+        throw ApiError.invalid(def.kind, def.group, current.metadata.name!, [{
+          reason: "FieldValueForbidden",
+          message:
+            "Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers " +
+            JSON.stringify(added),
+          field: "metadata.finalizers",
+        }]);
+      }
+    }
+    if (changedBeyondMetadata(current, draft, def)) {
+      draft.metadata.generation = (current.metadata.generation ?? 1) + 1;
+    }
+    draft = this.#onUpdate(def, draft, current);
+    const comparable = {
+      ...draft,
+      metadata: { ...draft.metadata, resourceVersion: current.metadata.resourceVersion },
+    };
+    if (deepEqual(comparable, current)) return { object: current, warnings, created: false };
+    if (options.dryRun) return { object: draft, warnings, created: false };
+    const key = storageKey(def);
+    if (
+      draft.metadata.deletionTimestamp && (draft.metadata.finalizers ?? []).length === 0 &&
+      !(key === "namespaces" &&
+        ((draft.spec as { finalizers?: string[] })?.finalizers ?? []).length)
+    ) {
+      // The last finalizer is gone: the object goes.
+      if (!draft.metadata.finalizers?.length) delete draft.metadata.finalizers;
+      return { object: this.#remove(def, draft), warnings, created: false };
+    }
+    const stored = this.store.commit("MODIFIED", key, draft);
+    this.#afterWrite(def, stored);
+    return { object: stored, warnings, created: false };
+  }
+
+  /** Validation and schema handling shared by all writes. */
+  #admit(
+    def: ResourceDef,
+    draft: KObject,
+    current: KObject | undefined,
+    options: WriteOptions,
+    warnings: string[],
+  ): KObject {
+    const meta = draft.metadata;
+    const name = meta.name ?? "";
+    const causes: StatusCause[] = [];
+    if (!current) {
+      const label = def.plural === "namespaces";
+      causes.push(...validateName(name, { field: "metadata.name", dns1123Label: label }));
+    }
+    if (meta.labels !== undefined) {
+      if (meta.labels === null) delete meta.labels;
+      else causes.push(...validateLabels(meta.labels));
+    }
+    if (meta.annotations !== undefined) {
+      if (meta.annotations === null) delete meta.annotations;
+      else causes.push(...validateAnnotations(meta.annotations));
+    }
+    if (meta.finalizers !== undefined) {
+      if (
+        meta.finalizers === null || (Array.isArray(meta.finalizers) && meta.finalizers.length === 0)
+      ) {
+        delete meta.finalizers;
+      } else causes.push(...validateFinalizers(meta.finalizers));
+    }
+    if (meta.ownerReferences !== undefined) {
+      if (meta.ownerReferences === null || meta.ownerReferences.length === 0) {
+        delete meta.ownerReferences;
+      } else {
+        meta.ownerReferences.forEach((ref, i) => {
+          for (const f of ["apiVersion", "kind", "name", "uid"] as const) {
+            if (!ref?.[f]) {
+              causes.push({
+                reason: "FieldValueRequired",
+                message: "Required value",
+                field: `metadata.ownerReferences[${i}].${f}`,
+              });
+            }
+          }
+        });
+      }
+    }
+    let out = draft;
+    if (def.schema) {
+      const { value, pruned } = pruneUnknownFields(def.schema, out);
+      if (pruned.length) {
+        const mode = options.fieldValidation ?? "Warn";
+        if (mode === "Strict") {
+          const list = pruned.map((p) => `unknown field "${p}"`);
+          throw ApiError.badRequest(
+            `${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: strict decoding error: ${
+              list.join(", ")
+            }`,
+          );
+        }
+        if (mode === "Warn") { for (const p of pruned) warnings.push(`unknown field "${p}"`); }
+        out = value as KObject;
+      }
+      out = applyDefaults(def.schema, out) as KObject;
+      causes.push(...validateAgainstSchema(def.schema, out));
+    }
+    if (storageKey(def) === "customresourcedefinitions.apiextensions.k8s.io") {
+      causes.push(...validateCrd(out, current));
+    }
+    if (causes.length) throw ApiError.invalid(def.kind, def.group, name, causes);
+    return out;
+  }
+
+  /** Per-kind defaults on create (namespaces, CRDs). */
+  #onCreate(def: ResourceDef, draft: KObject): KObject {
+    const key = storageKey(def);
+    if (key === "namespaces") {
+      return {
+        ...draft,
+        spec: { finalizers: ["kubernetes"] },
+        status: { phase: "Active" },
+        metadata: {
+          ...draft.metadata,
+          labels: { ...draft.metadata.labels, "kubernetes.io/metadata.name": draft.metadata.name! },
+        },
+      };
+    }
+    if (key === "customresourcedefinitions.apiextensions.k8s.io") {
+      const finalizers = [...(draft.metadata.finalizers ?? [])];
+      if (!finalizers.includes(CRD_CLEANUP_FINALIZER)) finalizers.push(CRD_CLEANUP_FINALIZER);
+      return {
+        ...draft,
+        metadata: { ...draft.metadata, finalizers },
+        status: crdStatus(draft, this.now()),
+      };
+    }
+    return draft;
+  }
+
+  #onUpdate(def: ResourceDef, draft: KObject, current: KObject): KObject {
+    const key = storageKey(def);
+    if (key === "namespaces") {
+      const labels = {
+        ...draft.metadata.labels,
+        "kubernetes.io/metadata.name": draft.metadata.name!,
+      };
+      const out: KObject = { ...draft, metadata: { ...draft.metadata, labels } };
+      if (current.metadata.deletionTimestamp) {
+        out.status = { ...(out.status as object), phase: "Terminating" };
+      }
+      return out;
+    }
+    if (
+      key === "customresourcedefinitions.apiextensions.k8s.io" &&
+      !current.metadata.deletionTimestamp
+    ) {
+      const status = crdStatus(draft, this.now(), current.status);
+      return { ...draft, status };
+    }
+    return draft;
+  }
+
+  /** After a CRD is stored: serve its resources (synchronously, before anyone hears of it). */
+  #afterWrite(def: ResourceDef, stored: KObject): void {
+    if (
+      storageKey(def) === "customresourcedefinitions.apiextensions.k8s.io" &&
+      !stored.metadata.deletionTimestamp
+    ) {
+      this.registry.applyCrd(stored);
+    }
+  }
+
+  /**
+   * Used by the garbage collector and the namespace/CRD cleaners: deletes or
+   * finalizes on behalf of the system, ignoring missing objects.
+   *
+   * @param key The storage key.
+   * @param obj The object (as stored).
+   * @param options Deletion options.
+   */
+  systemDelete(key: string, obj: KObject, options: DeleteOptions = {}): void {
+    const def = this.#defFor(key, obj);
+    if (!def) return;
+    try {
+      this.delete(def, obj.metadata.namespace ?? "", obj.metadata.name!, options);
+    } catch (e) {
+      if (!(e instanceof ApiError && e.code === 404)) throw e;
+    }
+  }
+
+  /**
+   * Writes a system change to an object (remove a finalizer, an owner reference).
+   *
+   * @param key The storage key.
+   * @param obj The object as stored.
+   * @param change Returns the new object from the current one.
+   */
+  systemUpdate(key: string, obj: KObject, change: (o: KObject) => KObject): void {
+    const def = this.#defFor(key, obj);
+    if (!def) return;
+    const current = this.store.get(key, obj.metadata.namespace ?? "", obj.metadata.name!);
+    if (!current) return;
+    this.#replace(def, current, change(current), {}, undefined);
+  }
+
+  /**
+   * Removes the objects of a resource for good (a CRD's objects as it goes), with DELETED events.
+   *
+   * @param key The storage key.
+   */
+  purge(key: string): void {
+    for (const obj of [...this.store.list(key)]) this.store.commit("DELETED", key, obj);
+  }
+
+  #defFor(key: string, obj: KObject): ResourceDef | undefined {
+    const versions = this.registry.versionsOf(key);
+    const [group, version] = (obj.apiVersion ?? "").includes("/")
+      ? (obj.apiVersion ?? "").split("/", 2)
+      : ["", obj.apiVersion ?? ""];
+    return versions.find((d) => d.group === group && d.version === version) ?? versions[0];
+  }
+}
+
+function asObject(body: unknown, def: ResourceDef): KObject {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw ApiError.badRequest(`the body of the request must be a JSON object (a ${def.kind})`);
+  }
+  const obj = body as KObject;
+  if (obj.metadata !== undefined && (typeof obj.metadata !== "object" || obj.metadata === null)) {
+    throw ApiError.badRequest("metadata must be an object");
+  }
+  if (obj.kind !== undefined && obj.kind !== def.kind && obj.kind !== "") {
+    throw ApiError.badRequest(
+      `the kind of the body (${obj.kind}) does not match the resource (${def.kind}); send it to the ${obj.kind}'s endpoint`,
+    );
+  }
+  return obj.metadata ? obj : { ...obj, metadata: {} };
+}
+
+function randomSuffix(): string {
+  let s = "";
+  const bytes = crypto.getRandomValues(new Uint8Array(5));
+  for (const b of bytes) s += NAME_CHARS[b % NAME_CHARS.length];
+  return s;
+}
+
+/** Whether anything but metadata (and status, where it is a subresource) changed. */
+function changedBeyondMetadata(current: KObject, draft: KObject, def: ResourceDef): boolean {
+  const skipStatus = def.statusSubresource || def.builtin;
+  const keys = new Set([...Object.keys(current), ...Object.keys(draft)]);
+  for (const k of keys) {
+    if (k === "metadata" || k === "apiVersion" || k === "kind") continue;
+    if (k === "status" && skipStatus) continue;
+    if (!deepEqual(current[k], draft[k])) return true;
+  }
+  return false;
+}
+
+function withCondition(
+  status: unknown,
+  cond: { type: string; status: string; reason: string; message: string },
+  now: string,
+): Record<string, unknown> {
+  const s = { ...(status as Record<string, unknown> ?? {}) };
+  const conditions = ((s.conditions as Array<Record<string, unknown>>) ?? []).filter((c) =>
+    c.type !== cond.type
+  );
+  conditions.push({ ...cond, lastTransitionTime: now });
+  s.conditions = conditions;
+  return s;
+}
+
+function crdStatus(crd: KObject, now: string, previous?: unknown): Record<string, unknown> {
+  const spec = (crd.spec ?? {}) as {
+    names?: Record<string, unknown>;
+    versions?: Array<{ name?: string; storage?: boolean }>;
+  };
+  const names = { ...spec.names };
+  if (!names.singular && typeof names.kind === "string") names.singular = names.kind.toLowerCase();
+  if (!names.listKind && typeof names.kind === "string") names.listKind = `${names.kind}List`;
+  const prevStored = ((previous as { storedVersions?: string[] })?.storedVersions) ?? [];
+  const storage = spec.versions?.find((v) => v.storage)?.name;
+  const storedVersions = [...new Set([...prevStored, ...(storage ? [storage] : [])])];
+  const prevConds =
+    ((previous as { conditions?: Array<{ type: string; lastTransitionTime?: string }> })
+      ?.conditions) ?? [];
+  const since = (type: string) => prevConds.find((c) => c.type === type)?.lastTransitionTime ?? now;
+  return {
+    conditions: [
+      {
+        type: "NamesAccepted",
+        status: "True",
+        reason: "NoConflicts",
+        message: "no conflicts found",
+        lastTransitionTime: since("NamesAccepted"),
+      },
+      {
+        type: "Established",
+        status: "True",
+        reason: "InitialNamesAccepted",
+        message: "the initial names have been accepted",
+        lastTransitionTime: since("Established"),
+      },
+    ],
+    acceptedNames: names,
+    storedVersions,
+  };
+}
+
+function validateCrd(crd: KObject, current: KObject | undefined): StatusCause[] {
+  const causes: StatusCause[] = [];
+  const spec = (crd.spec ?? {}) as {
+    group?: string;
+    scope?: string;
+    names?: { plural?: string; kind?: string };
+    versions?: Array<{ name?: string; served?: boolean; storage?: boolean }>;
+  };
+  const req = (field: string) =>
+    causes.push({ reason: "FieldValueRequired", message: "Required value", field });
+  if (!spec.group) req("spec.group");
+  if (!spec.names?.plural) req("spec.names.plural");
+  if (!spec.names?.kind) req("spec.names.kind");
+  if (spec.scope !== "Namespaced" && spec.scope !== "Cluster") {
+    causes.push({
+      reason: "FieldValueNotSupported",
+      message: `Unsupported value: ${
+        JSON.stringify(spec.scope ?? "")
+      }: supported values: "Cluster", "Namespaced"`,
+      field: "spec.scope",
+    });
+  }
+  if (
+    spec.group && spec.names?.plural && crd.metadata.name !== `${spec.names.plural}.${spec.group}`
+  ) {
+    causes.push({
+      reason: "FieldValueInvalid",
+      message: `Invalid value: ${
+        JSON.stringify(crd.metadata.name)
+      }: must be spec.names.plural+"."+spec.group`,
+      field: "metadata.name",
+    });
+  }
+  const versions = spec.versions ?? [];
+  if (!versions.length) {
+    causes.push({
+      reason: "FieldValueInvalid",
+      message: "Invalid value: must have exactly one version marked as storage version",
+      field: "spec.versions",
+    });
+  } else if (versions.filter((v) => v.storage).length !== 1) {
+    causes.push({
+      reason: "FieldValueInvalid",
+      message: `Invalid value: ${
+        JSON.stringify(versions)
+      }: must have exactly one version marked as storage version`,
+      field: "spec.versions",
+    });
+  }
+  if (current) {
+    const old = (current.spec ?? {}) as typeof spec;
+    if (old.group !== spec.group) {
+      causes.push({
+        reason: "FieldValueInvalid",
+        message: "Invalid value: field is immutable",
+        field: "spec.group",
+      });
+    }
+    if (old.scope !== spec.scope) {
+      causes.push({
+        reason: "FieldValueInvalid",
+        message: "Invalid value: field is immutable",
+        field: "spec.scope",
+      });
+    }
+  }
+  return causes;
+}

@@ -1,0 +1,91 @@
+/**
+ * What the API server knows about a resource type: the facts discovery
+ * publishes (names, scope, verbs, short names, categories), the subresources,
+ * and for custom resources the schema and printer columns of each version.
+ *
+ * Objects are stored per group and plural ("storage key"), not per version:
+ * a custom resource served in several versions is one set of objects whose
+ * `apiVersion` is rewritten on the way out (conversion strategy `None`).
+ *
+ * @module
+ */
+
+import type { JsonSchema } from "./schema.ts";
+
+/** A column of `kubectl get` as a CRD's `additionalPrinterColumns` declares it. */
+export interface PrinterColumn {
+  name: string;
+  type: string;
+  jsonPath: string;
+  format?: string;
+  description?: string;
+  priority?: number;
+}
+
+/** One served group-version-resource. */
+export interface ResourceDef {
+  /** API group; "" for the core group. */
+  group: string;
+  version: string;
+  plural: string;
+  singular: string;
+  kind: string;
+  namespaced: boolean;
+  shortNames: string[];
+  categories: string[];
+  verbs: string[];
+  /** Whether `<plural>/status` is served (and the main endpoint ignores status). */
+  statusSubresource: boolean;
+  /** Built-ins accept strategic merge patches; custom resources answer 415. */
+  builtin: boolean;
+  /** The CRD's schema of this version, if any. */
+  schema?: JsonSchema;
+  /** The CRD's printer columns of this version, if any. */
+  printerColumns?: PrinterColumn[];
+  /** Whether this version is the storage version (for `/apis/<g>` preferredVersion). */
+  storage: boolean;
+}
+
+/** The verbs of an ordinary resource. */
+export const ALL_VERBS: readonly string[] = [
+  "create",
+  "delete",
+  "deletecollection",
+  "get",
+  "list",
+  "patch",
+  "update",
+  "watch",
+];
+
+/**
+ * The storage key of a resource: group and plural, version-independent.
+ *
+ * @param def The resource (or any object with group and plural).
+ * @returns `plural.group`, or `plural` for the core group.
+ *
+ * @example
+ * ```ts
+ * import { storageKey } from "./resources.ts";
+ * console.log(storageKey({ group: "apps", plural: "deployments" })); // "deployments.apps"
+ * ```
+ */
+export function storageKey(def: { group: string; plural: string }): string {
+  return def.group ? `${def.plural}.${def.group}` : def.plural;
+}
+
+/**
+ * The `apiVersion` string of a resource: `group/version`, or `version` for core.
+ *
+ * @param def The resource.
+ * @returns The apiVersion.
+ *
+ * @example
+ * ```ts
+ * import { apiVersionOf } from "./resources.ts";
+ * console.log(apiVersionOf({ group: "", version: "v1" })); // "v1"
+ * ```
+ */
+export function apiVersionOf(def: { group: string; version: string }): string {
+  return def.group ? `${def.group}/${def.version}` : def.version;
+}

@@ -1,0 +1,667 @@
+/**
+ * The HTTP face of the embedded API server: `(Request) => Response`, with no
+ * socket of its own, so tests can call it directly and the listener (plain
+ * `Deno.serve`, or TLS with client certificates) stays a thin shell around it.
+ *
+ * It routes Kubernetes URLs to verbs, checks access, injects the configured
+ * faults, counts every request by verb, resource and code, and turns thrown
+ * `ApiError`s into `Status` answers.
+ *
+ * @module
+ */
+
+import { parse as parseYaml } from "yaml";
+import {
+  type FieldRequirement,
+  matchesFields,
+  parseFieldSelector,
+} from "../cogs/structs/field_selector.ts";
+import {
+  type LabelSelector,
+  matchesLabels,
+  parseLabelSelector,
+} from "../cogs/structs/label_selector.ts";
+import { SelectorError } from "../cogs/structs/selector_error.ts";
+import { Controllers } from "./controllers.ts";
+import { coreVersions, groupInfo, groupList, resourceList, versionInfo } from "./discovery.ts";
+import { ApiError, statusObject } from "./errors.ts";
+import { Faults, type FaultSettings } from "./faults.ts";
+import { fieldGetter } from "./fields.ts";
+import {
+  type DeleteOptions,
+  type FieldValidation,
+  Objects,
+  type PatchType,
+  type WriteOptions,
+} from "./objects.ts";
+import { ResourceRegistry } from "./registry.ts";
+import { apiVersionOf, type ResourceDef, storageKey } from "./resources.ts";
+import { type KObject, Store } from "./store.ts";
+import { renderTable, TABLE_CONTENT_TYPE, wantsTable } from "./table.ts";
+import { WatchHub } from "./watch.ts";
+
+/** Options of the API server core. */
+export interface ApiServerOptions {
+  /** Require `Authorization: Bearer <token>` on every API request. */
+  token?: string;
+  /** Accept requests that present a verified client certificate (TLS only). */
+  clientCertificates?: boolean;
+  /** Fault switches at start. */
+  faults?: FaultSettings;
+  /** How many changes history keeps for resuming watches. */
+  historySize?: number;
+  /** Seconds between bookmarks to watches that asked for them (default 10). */
+  bookmarkSeconds?: number;
+  /** The Kubernetes minor version `/version` reports (default 33). */
+  kubernetesMinor?: number;
+  /** Log one line per request to this function. */
+  log?: (line: string) => void;
+  /** A store to start from (persistence). */
+  store?: Store;
+}
+
+/** The identity a TLS listener verified from a client certificate. */
+export interface ClientIdentity {
+  commonName: string;
+  organizations: string[];
+}
+
+const JSON_HEADERS = { "content-type": "application/json" };
+
+/**
+ * The embedded Kubernetes API server, as a request handler.
+ *
+ * @example
+ * ```ts
+ * import { ApiServer } from "./server.ts";
+ * const api = new ApiServer();
+ * const res = await api.handle(new Request("http://x/api/v1/namespaces/default"));
+ * console.log(res.status, (await res.json()).metadata.name); // 200 "default"
+ * await api.close();
+ * ```
+ */
+export class ApiServer {
+  readonly store: Store;
+  readonly registry: ResourceRegistry;
+  readonly objects: Objects;
+  readonly faults: Faults;
+  readonly controllers: Controllers;
+  readonly watches: WatchHub;
+  /** Request counts by `"<verb> <resource> <code>"`. */
+  readonly requestCounts: Map<string, number> = new Map();
+  #options: ApiServerOptions;
+
+  /** @param options Access, faults, history and logging. */
+  constructor(options: ApiServerOptions = {}) {
+    this.#options = options;
+    this.store = options.store ??
+      new Store(options.historySize !== undefined ? { historySize: options.historySize } : {});
+    this.registry = new ResourceRegistry();
+    this.objects = new Objects(this.store, this.registry);
+    for (const crd of this.store.list("customresourcedefinitions.apiextensions.k8s.io")) {
+      if (!crd.metadata.deletionTimestamp) this.registry.applyCrd(crd);
+    }
+    this.faults = new Faults(options.faults ?? {});
+    this.watches = new WatchHub(this.store, this.faults, options.bookmarkSeconds ?? 10);
+    this.faults.onExpire = (close) => {
+      this.store.compact();
+      if (close) this.watches.closeAll();
+    };
+    this.objects.bootstrap();
+    this.controllers = new Controllers(this.store, this.objects);
+    this.controllers.resync();
+  }
+
+  /** Stops watches and controllers (the listener is stopped by its owner). */
+  async close(): Promise<void> {
+    await this.controllers.settled();
+    this.controllers.stop();
+    this.watches.stop();
+  }
+
+  /**
+   * Answers one HTTP request.
+   *
+   * @param req The request.
+   * @param identity A client certificate's verified identity, if any.
+   * @returns The response.
+   */
+  async handle(req: Request, identity?: ClientIdentity): Promise<Response> {
+    const started = performance.now();
+    const url = new URL(req.url);
+    const ctx: RequestInfo = { verb: "other", resource: "", code: 0 };
+    let res: Response;
+    try {
+      res = await this.#route(req, url, ctx, identity);
+    } catch (e) {
+      res = errorResponse(e);
+    }
+    ctx.code = res.status;
+    const countKey = `${ctx.verb} ${ctx.resource} ${ctx.code}`;
+    this.requestCounts.set(countKey, (this.requestCounts.get(countKey) ?? 0) + 1);
+    if (this.#options.log) {
+      const ms = (performance.now() - started).toFixed(1);
+      this.#options.log(
+        `${req.method} ${url.pathname}${url.search} ${res.status} ${ms}ms${
+          ctx.verb === "watch" ? " (watch opened)" : ""
+        }`,
+      );
+    }
+    return res;
+  }
+
+  /**
+   * Request counts summed by any part of the key (verb, resource, code).
+   *
+   * @param filter Which counts to sum: any of verb, resource, code.
+   * @returns The sum.
+   */
+  countRequests(filter: { verb?: string; resource?: string; code?: number } = {}): number {
+    let n = 0;
+    for (const [key, count] of this.requestCounts) {
+      const [verb, resource, code] = key.split(" ");
+      if (filter.verb && verb !== filter.verb) continue;
+      if (filter.resource && resource !== filter.resource) continue;
+      if (filter.code && Number(code) !== filter.code) continue;
+      n += count;
+    }
+    return n;
+  }
+
+  async #route(
+    req: Request,
+    url: URL,
+    ctx: RequestInfo,
+    identity?: ClientIdentity,
+  ): Promise<Response> {
+    const path = url.pathname.replace(/\/+$/, "") || "/";
+    if (path === "/healthz" || path === "/livez" || path === "/readyz") {
+      ctx.verb = "health";
+      return new Response("ok", { headers: { "content-type": "text/plain" } });
+    }
+    if (path === "/version") {
+      ctx.verb = "version";
+      return json(versionInfo(this.#options.kubernetesMinor ?? 33));
+    }
+    this.#authorize(req, identity);
+    if (path.startsWith("/admin/")) return await this.#admin(req, path, ctx);
+    if (path === "/openapi/v2" || path === "/swagger-2.0.0.pb-v1") {
+      ctx.verb = "openapi";
+      return new Response(null, {
+        status: 200,
+        headers: { "content-type": "application/octet-stream" },
+      });
+    }
+    if (path.startsWith("/openapi/v3")) {
+      ctx.verb = "openapi";
+      throw new ApiError(404, "NotFound", "the server could not find the requested resource");
+    }
+    const segs = path.split("/").filter(Boolean).map(decodeURIComponent);
+    let group: string, version: string, rest: string[];
+    if (segs[0] === "api") {
+      ctx.verb = "discovery";
+      if (segs.length === 1) return json(coreVersions(url.host));
+      group = "";
+      version = segs[1]!;
+      rest = segs.slice(2);
+    } else if (segs[0] === "apis") {
+      ctx.verb = "discovery";
+      if (segs.length === 1) return json(groupList(this.registry));
+      if (segs.length === 2) {
+        const info = groupInfo(this.registry, segs[1]!);
+        if (!info) {
+          throw new ApiError(404, "NotFound", "the server could not find the requested resource");
+        }
+        return json(info);
+      }
+      group = segs[1]!;
+      version = segs[2]!;
+      rest = segs.slice(3);
+    } else {
+      throw new ApiError(404, "NotFound", "the server could not find the requested resource");
+    }
+    if (rest.length === 0) {
+      const list = resourceList(this.registry, group, version);
+      if (!list) {
+        throw new ApiError(404, "NotFound", "the server could not find the requested resource");
+      }
+      return json(list);
+    }
+    let namespace: string | undefined;
+    if (
+      rest[0] === "namespaces" && rest.length >= 3 &&
+      this.registry.find(group, version, rest[2]!)?.namespaced
+    ) {
+      namespace = rest[1]!;
+      rest = rest.slice(2);
+    }
+    const [plural, name, subresource, ...extra] = rest as [
+      string,
+      string | undefined,
+      string | undefined,
+    ];
+    const def = this.registry.find(group, version, plural);
+    ctx.resource = def ? storageKey(def) : plural;
+    if (!def || extra.length) {
+      throw new ApiError(404, "NotFound", "the server could not find the requested resource");
+    }
+    if (!def.namespaced && namespace !== undefined) {
+      throw new ApiError(404, "NotFound", "the server could not find the requested resource");
+    }
+    if (
+      subresource && !(subresource === "status" && def.statusSubresource) &&
+      !(subresource === "finalize" && def.plural === "namespaces" && def.group === "")
+    ) {
+      throw new ApiError(404, "NotFound", "the server could not find the requested resource");
+    }
+    ctx.verb = verbOf(req.method, name, url);
+    await this.#injectFaults(req);
+    return await this.#serve(req, url, def, namespace, name, subresource, ctx);
+  }
+
+  #authorize(req: Request, identity?: ClientIdentity): void {
+    const token = this.#options.token;
+    if (!token) return;
+    if (identity && this.#options.clientCertificates) return;
+    const auth = req.headers.get("authorization") ?? "";
+    if (auth === `Bearer ${token}`) return;
+    throw new ApiError(401, "Unauthorized", "Unauthorized");
+  }
+
+  async #injectFaults(req: Request): Promise<void> {
+    const latency = this.faults.pickLatency();
+    if (latency > 0) await new Promise((r) => setTimeout(r, latency));
+    const err = this.faults.pickError(req.method);
+    if (!err) return;
+    const reasons = {
+      429: "TooManyRequests",
+      500: "InternalError",
+      503: "ServiceUnavailable",
+    } as const;
+    const messages = {
+      429:
+        "the server has received too many requests and has asked us to try again later (injected fault)",
+      500: "an error on the server has prevented the request from succeeding (injected fault)",
+      503: "the server is currently unable to handle the request (injected fault)",
+    } as const;
+    const details = err.code === 500 ? undefined : { retryAfterSeconds: err.retryAfter };
+    throw new ApiError(err.code, reasons[err.code], messages[err.code], details);
+  }
+
+  async #serve(
+    req: Request,
+    url: URL,
+    def: ResourceDef,
+    namespace: string | undefined,
+    name: string | undefined,
+    subresource: string | undefined,
+    ctx: RequestInfo,
+  ): Promise<Response> {
+    const q = url.searchParams;
+    const ns = def.namespaced ? namespace : undefined;
+    const table = wantsTable(req.headers.get("accept"));
+    const out = (obj: KObject, status = 200, warnings: string[] = []) => {
+      const body = table && req.method === "GET"
+        ? renderTable(def, [obj], obj.metadata.resourceVersion ?? "", {
+          includeObject: q.get("includeObject") ?? undefined,
+        })
+        : withVersion(obj, def);
+      const headers: Record<string, string> = {
+        "content-type": table && req.method === "GET" ? TABLE_CONTENT_TYPE : "application/json",
+      };
+      const res = new Response(JSON.stringify(body), { status, headers });
+      for (const w of warnings) res.headers.append("warning", `299 - ${JSON.stringify(w)}`);
+      return res;
+    };
+    switch (ctx.verb) {
+      case "get": {
+        const obj = this.store.get(storageKey(def), ns ?? "", name!);
+        if (!obj) throw ApiError.notFound(def.plural, def.group, name!);
+        return out(obj);
+      }
+      case "list":
+        return this.#list(q, def, ns, table);
+      case "watch": {
+        const { labels, fields, fieldOf } = selectors(def, q);
+        const timeout = q.get("timeoutSeconds");
+        return this.watches.open({
+          def,
+          namespace: ns,
+          resourceVersion: q.get("resourceVersion") ?? undefined,
+          labels,
+          fields,
+          fieldOf,
+          bookmarks: q.get("allowWatchBookmarks") === "true",
+          timeoutSeconds: timeout ? Number(timeout) : undefined,
+          table,
+          signal: req.signal,
+        });
+      }
+      case "create": {
+        const body = await readBody(req);
+        const result = this.objects.create(def, ns ?? "", body, writeOptions(q));
+        return out(result.object, 201, result.warnings);
+      }
+      case "update": {
+        const body = await readBody(req);
+        if (subresource === "finalize") {
+          const current = this.store.get("namespaces", "", name!);
+          if (!current) throw ApiError.notFound("namespaces", "", name!);
+          const spec = (body as { spec?: { finalizers?: string[] } })?.spec;
+          const result = this.objects.update(def, "", name!, {
+            ...current,
+            spec: { ...(current.spec as object), finalizers: spec?.finalizers ?? [] },
+          }, writeOptions(q));
+          return out(result.object, 200, result.warnings);
+        }
+        const result = this.objects.update(
+          def,
+          ns ?? "",
+          name!,
+          body,
+          writeOptions(q),
+          subresource,
+        );
+        return out(result.object, 200, result.warnings);
+      }
+      case "patch": {
+        const type = patchTypeOf(req.headers.get("content-type"));
+        const body = await readBody(req, type === "apply");
+        const options = writeOptions(q);
+        if (type === "apply") options.force = q.get("force") === "true";
+        const result = this.objects.patch(def, ns ?? "", name!, type, body, options, subresource);
+        return out(result.object, result.created ? 201 : 200, result.warnings);
+      }
+      case "delete": {
+        const options = await deleteOptions(req, q);
+        const obj = this.objects.delete(def, ns ?? "", name!, options);
+        return out(obj);
+      }
+      case "deletecollection": {
+        const options = await deleteOptions(req, q);
+        const { labels, fields, fieldOf } = selectors(def, q);
+        const items: KObject[] = [];
+        for (const obj of [...this.store.list(storageKey(def), ns)]) {
+          if (!matches(obj, labels, fields, fieldOf)) continue;
+          items.push(
+            withVersion(
+              this.objects.delete(def, obj.metadata.namespace ?? "", obj.metadata.name!, options),
+              def,
+            ),
+          );
+        }
+        return json({
+          kind: `${def.kind}List`,
+          apiVersion: apiVersionOf(def),
+          metadata: { resourceVersion: String(this.store.resourceVersion) },
+          items,
+        });
+      }
+    }
+    throw new ApiError(
+      405,
+      "MethodNotAllowed",
+      `the server does not allow this method on the requested resource`,
+    );
+  }
+
+  #list(
+    req: Request,
+    q: URLSearchParams,
+    def: ResourceDef,
+    ns: string | undefined,
+    table: boolean,
+  ): Response {
+    const { labels, fields, fieldOf } = selectors(def, q);
+    const limit = Number(q.get("limit") ?? 0);
+    const token = q.get("continue");
+    let after: string | undefined;
+    if (token) {
+      try {
+        after = (JSON.parse(atob(token)) as { start: string }).start;
+      } catch {
+        throw ApiError.badRequest(`continue key is not valid: ${token}`);
+      }
+    }
+    const matched: KObject[] = [];
+    for (const obj of this.store.list(storageKey(def), ns)) {
+      if (matches(obj, labels, fields, fieldOf)) matched.push(obj);
+    }
+    const keyOf = (o: KObject) => `${o.metadata.namespace ?? ""}/${o.metadata.name}`;
+    matched.sort((a, b) => {
+      const ka = keyOf(a), kb = keyOf(b);
+      return ka < kb ? -1 : ka > kb ? 1 : 0;
+    });
+    let items = matched;
+    if (after !== undefined) {
+      const start = items.findIndex((o) => keyOf(o) > after!);
+      items = start < 0 ? [] : items.slice(start);
+    }
+    const rv = String(this.store.resourceVersion);
+    const metadata: Record<string, unknown> = { resourceVersion: rv };
+    if (limit > 0 && items.length > limit) {
+      const remaining = items.length - limit;
+      items = items.slice(0, limit);
+      metadata.continue = btoa(JSON.stringify({ rv, start: keyOf(items[items.length - 1]!) }));
+      metadata.remainingItemCount = remaining;
+    }
+    if (table) {
+      const t = renderTable(def, items, rv, {
+        includeObject: q.get("includeObject") ?? undefined,
+        continueToken: metadata.continue as string | undefined,
+      });
+      return new Response(JSON.stringify(t), { headers: { "content-type": TABLE_CONTENT_TYPE } });
+    }
+    const version = apiVersionOf(def);
+    const body = {
+      kind: `${def.kind}List`,
+      apiVersion: version,
+      metadata,
+      items: items.map((o) => withVersion(o, def)),
+    };
+    return json(body);
+  }
+
+  async #admin(req: Request, path: string, ctx: RequestInfo): Promise<Response> {
+    ctx.verb = "admin";
+    if (path === "/admin/faults") {
+      if (req.method === "GET") {
+        return json({ settings: this.faults.settings, counts: this.faults.counts });
+      }
+      if (req.method === "PUT" || req.method === "PATCH" || req.method === "POST") {
+        const body = await readBody(req);
+        try {
+          if (req.method === "PUT") this.faults.reset();
+          this.faults.update(body as Record<string, unknown>);
+        } catch (e) {
+          throw ApiError.badRequest((e as Error).message);
+        }
+        return json({ settings: this.faults.settings, counts: this.faults.counts });
+      }
+    }
+    if (path === "/admin/faults/expire" && req.method === "POST") {
+      this.faults.expire(true);
+      return json({ settings: this.faults.settings, counts: this.faults.counts });
+    }
+    if (path === "/admin/stats" && req.method === "GET") {
+      return json({
+        requests: Object.fromEntries(this.requestCounts),
+        resourceVersion: this.store.resourceVersion,
+        watches: this.watches.size,
+        faults: this.faults.counts,
+      });
+    }
+    throw new ApiError(
+      404,
+      "NotFound",
+      `no admin endpoint ${req.method} ${path}: use /admin/faults, /admin/faults/expire, /admin/stats`,
+    );
+  }
+}
+
+interface RequestInfo {
+  verb: string;
+  resource: string;
+  code: number;
+}
+
+function verbOf(method: string, name: string | undefined, url: URL): string {
+  switch (method) {
+    case "GET":
+    case "HEAD": {
+      const w = url.searchParams.get("watch");
+      if (!name) return w === "true" || w === "1" ? "watch" : "list";
+      return "get";
+    }
+    case "POST":
+      return name ? "unsupported" : "create";
+    case "PUT":
+      return name ? "update" : "unsupported";
+    case "PATCH":
+      return name ? "patch" : "unsupported";
+    case "DELETE":
+      return name ? "delete" : "deletecollection";
+  }
+  return "unsupported";
+}
+
+function selectors(def: ResourceDef, q: URLSearchParams): {
+  labels: LabelSelector;
+  fields: FieldRequirement[];
+  fieldOf: (o: KObject, f: string) => string | undefined;
+} {
+  try {
+    const labels = parseLabelSelector(q.get("labelSelector") ?? "");
+    const fields = parseFieldSelector(q.get("fieldSelector") ?? "");
+    return { labels, fields, fieldOf: fieldGetter(def, fields) };
+  } catch (e) {
+    if (e instanceof SelectorError) throw ApiError.badRequest(e.message);
+    throw e;
+  }
+}
+
+function matches(
+  obj: KObject,
+  labels: LabelSelector,
+  fields: FieldRequirement[],
+  fieldOf: (o: KObject, f: string) => string | undefined,
+): boolean {
+  if (labels.length && !matchesLabels(labels, obj.metadata.labels)) return false;
+  if (fields.length && !matchesFields(fields, (f) => fieldOf(obj, f))) return false;
+  return true;
+}
+
+function writeOptions(q: URLSearchParams): WriteOptions {
+  const options: WriteOptions = {};
+  if (q.getAll("dryRun").includes("All")) options.dryRun = true;
+  const manager = q.get("fieldManager");
+  if (manager) options.fieldManager = manager;
+  const validation = q.get("fieldValidation");
+  if (validation) {
+    if (validation !== "Strict" && validation !== "Warn" && validation !== "Ignore") {
+      throw ApiError.badRequest(
+        `fieldValidation must be one of Strict, Warn, Ignore, not ${JSON.stringify(validation)}`,
+      );
+    }
+    options.fieldValidation = validation as FieldValidation;
+  }
+  return options;
+}
+
+async function deleteOptions(req: Request, q: URLSearchParams): Promise<DeleteOptions> {
+  const text = await req.text();
+  let body: Record<string, unknown> = {};
+  if (text.trim()) {
+    try {
+      body = JSON.parse(text);
+    } catch {
+      throw ApiError.badRequest("the body of a delete must be a DeleteOptions JSON object");
+    }
+  }
+  const options: DeleteOptions = {};
+  const policy = (body.propagationPolicy as string | undefined) ?? q.get("propagationPolicy") ??
+    undefined;
+  if (policy) {
+    if (policy !== "Background" && policy !== "Foreground" && policy !== "Orphan") {
+      throw ApiError.badRequest(
+        `propagationPolicy must be Background, Foreground or Orphan, not ${JSON.stringify(policy)}`,
+      );
+    }
+    options.propagationPolicy = policy;
+  } else if (body.orphanDependents === true || q.get("orphanDependents") === "true") {
+    options.propagationPolicy = "Orphan";
+  }
+  if (body.preconditions) {
+    options.preconditions = body.preconditions as DeleteOptions["preconditions"] & object;
+  }
+  const dry = (body.dryRun as string[] | undefined) ?? q.getAll("dryRun");
+  if (dry.includes("All")) options.dryRun = true;
+  return options;
+}
+
+function patchTypeOf(contentType: string | null): PatchType {
+  const type = (contentType ?? "").split(";")[0]!.trim();
+  switch (type) {
+    case "application/merge-patch+json":
+      return "merge";
+    case "application/json-patch+json":
+      return "json";
+    case "application/strategic-merge-patch+json":
+      return "strategic";
+    case "application/apply-patch+yaml":
+    case "application/apply-patch+cbor":
+      return "apply";
+  }
+  throw new ApiError(
+    415,
+    "UnsupportedMediaType",
+    `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json`,
+  );
+}
+
+async function readBody(req: Request, yaml = false): Promise<unknown> {
+  const text = await req.text();
+  const type = req.headers.get("content-type") ?? "";
+  if (!text.trim()) throw ApiError.badRequest("the request has no body: send the object as JSON");
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    if (yaml || /yaml/.test(type)) {
+      try {
+        return parseYaml(text);
+      } catch (ye) {
+        throw ApiError.badRequest(
+          `the body is neither JSON nor YAML: ${(ye as Error).message.split("\n")[0]}`,
+        );
+      }
+    }
+    throw ApiError.badRequest(`the body is not valid JSON: ${(e as Error).message}`);
+  }
+}
+
+function withVersion(obj: KObject, def: ResourceDef): KObject {
+  const apiVersion = apiVersionOf(def);
+  return obj.apiVersion === apiVersion ? obj : { ...obj, apiVersion };
+}
+
+function json(body: unknown, status = 200): Response {
+  return new Response(JSON.stringify(body), { status, headers: JSON_HEADERS });
+}
+
+function errorResponse(e: unknown): Response {
+  if (e instanceof ApiError) return e.toResponse();
+  const message = e instanceof Error ? e.message : String(e);
+  return new Response(
+    JSON.stringify(
+      statusObject(
+        500,
+        "InternalError",
+        `an error on the server prevented the request from succeeding: ${message}`,
+      ),
+    ),
+    {
+      status: 500,
+      headers: JSON_HEADERS,
+    },
+  );
+}

@@ -1,0 +1,168 @@
+/**
+ * Starting and stopping the embedded API server on a socket: plain HTTP with
+ * `Deno.serve` by default, or HTTPS with a generated CA, server certificate
+ * and client certificate; a kubeconfig written for it; optional persistence.
+ * `await using` stops it, waiting for every open stream to end.
+ *
+ * @module
+ */
+
+import { DataDir } from "./persistence.ts";
+import { buildKubeconfig, type Kubeconfig, kubeconfigYaml } from "./kubeconfig.ts";
+import { ApiServer, type ApiServerOptions } from "./server.ts";
+import type { FaultCounts, FaultSettings } from "./faults.ts";
+import { generateCertificates, type TlsBundle } from "./tls.ts";
+import { serveTls } from "./tls_listener.ts";
+
+/** Options of {@link startApiServer}. */
+export interface StartApiServerOptions
+  extends Omit<ApiServerOptions, "store" | "log" | "clientCertificates"> {
+  /** The address to listen on (default 127.0.0.1: loopback only). */
+  host?: string;
+  /** The port (default 0: a free port). */
+  port?: number;
+  /** Where to write the kubeconfig (default: a new temporary file, removed at stop). */
+  kubeconfigPath?: string;
+  /** Keep state in this directory across restarts. */
+  dataDir?: string;
+  /** Serve HTTPS with a generated CA; the kubeconfig authenticates with a client certificate. */
+  tls?: boolean;
+  /** Log one line per request (to stderr, or to `log`). */
+  verbose?: boolean;
+  /** Where verbose lines go (default: console.error). */
+  log?: (line: string) => void;
+  /** Stops the server when aborted. */
+  signal?: AbortSignal;
+}
+
+/** A running embedded API server. */
+export interface RunningApiServer extends AsyncDisposable {
+  /** The base URL, e.g. `http://127.0.0.1:41234`. */
+  readonly url: string;
+  /** The port it listens on. */
+  readonly port: number;
+  /** The kubeconfig written for it. */
+  readonly kubeconfig: { path: string; object: Kubeconfig; yaml: string };
+  /** The generated certificates, with `tls: true`. */
+  readonly tls: TlsBundle | undefined;
+  /** The server core: store, registry, request counts. */
+  readonly server: ApiServer;
+  /** Changes fault switches at run time; `null` turns one off. */
+  setFaults(patch: { [K in keyof FaultSettings]?: FaultSettings[K] | null }): FaultSettings;
+  /** Forces 410 Gone for resuming watches (and closes open watches). */
+  expireResourceVersions(closeWatches?: boolean): void;
+  /** Counts of injected faults. */
+  readonly faultCounts: FaultCounts;
+  /** Counts of requests, summed by verb, resource (`plural.group`) and code. */
+  countRequests(filter?: { verb?: string; resource?: string; code?: number }): number;
+  /** Resolves when the garbage collector and namespace/CRD cleaners are idle. */
+  settled(): Promise<void>;
+  /** Stops the server: closes watches, stops listening, saves state. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the embedded Kubernetes API server.
+ *
+ * @param options Address, access, persistence, faults.
+ * @returns The running server; stop it with `await using` or `stop()`.
+ * @throws {Error} If the address cannot be bound or the data directory is unreadable.
+ *
+ * @example
+ * ```ts
+ * import { startApiServer } from "./start.ts";
+ * await using api = await startApiServer();
+ * const res = await fetch(`${api.url}/api/v1/namespaces`);
+ * const list = await res.json();
+ * console.log(list.items.map((n: { metadata: { name: string } }) => n.metadata.name).includes("default")); // true
+ * ```
+ */
+export async function startApiServer(
+  options: StartApiServerOptions = {},
+): Promise<RunningApiServer> {
+  const host = options.host ?? "127.0.0.1";
+  const data = options.dataDir ? new DataDir(options.dataDir) : undefined;
+  const store = data?.load(options.historySize);
+  const log = options.verbose
+    ? (options.log ?? ((line: string) => console.error(line)))
+    : undefined;
+  const tls = options.tls ? await generateCertificates({}) : undefined;
+  const server = new ApiServer({
+    ...options,
+    ...(store ? { store } : {}),
+    ...(log ? { log } : {}),
+    clientCertificates: !!tls,
+  });
+  if (data && store) data.attach(store);
+
+  let port: number;
+  let shutdown: () => Promise<void>;
+  const inflight = new AbortController();
+  if (tls) {
+    const listener = await serveTls({
+      hostname: host,
+      port: options.port ?? 0,
+      cert: tls.serverCert,
+      key: tls.serverKey,
+      ca: tls.caCert,
+      handler: (req, info) => server.handle(req, info.clientCertificate),
+    });
+    port = listener.port;
+    shutdown = () => listener.shutdown();
+  } else {
+    const listener = Deno.serve({
+      hostname: host,
+      port: options.port ?? 0,
+      onListen: () => {},
+      signal: inflight.signal,
+    }, (req) => server.handle(req));
+    port = listener.addr.port;
+    shutdown = async () => {
+      server.watches.stop();
+      await listener.shutdown();
+    };
+  }
+  const urlHost = host.includes(":") ? `[${host}]` : host === "0.0.0.0" ? "127.0.0.1" : host;
+  const url = `${tls ? "https" : "http"}://${urlHost}:${port}`;
+  const object = buildKubeconfig({
+    server: url,
+    ...(options.token ? { token: options.token } : {}),
+    ...(tls ? { caCert: tls.caCert, clientCert: tls.clientCert, clientKey: tls.clientKey } : {}),
+  });
+  const yaml = kubeconfigYaml(object);
+  let path = options.kubeconfigPath;
+  let tempDir: string | undefined;
+  if (!path) {
+    tempDir = await Deno.makeTempDir({ prefix: "kopf-apiserver-" });
+    path = `${tempDir}/kubeconfig`;
+  }
+  await Deno.writeTextFile(path, yaml, { mode: 0o600 });
+
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    stopping ??= (async () => {
+      server.watches.stop();
+      await shutdown();
+      await server.close();
+      if (data) data.close(server.store);
+      if (tempDir) await Deno.remove(tempDir, { recursive: true }).catch(() => {});
+    })();
+  options.signal?.addEventListener("abort", () => void stop(), { once: true });
+
+  return {
+    url,
+    port,
+    kubeconfig: { path, object, yaml },
+    tls,
+    server,
+    setFaults: (patch) => server.faults.update(patch as Record<string, unknown>),
+    expireResourceVersions: (closeWatches = true) => server.faults.expire(closeWatches),
+    get faultCounts() {
+      return { ...server.faults.counts };
+    },
+    countRequests: (filter) => server.countRequests(filter),
+    settled: () => server.controllers.settled(),
+    stop,
+    [Symbol.asyncDispose]: stop,
+  };
+}
