@@ -406,7 +406,6 @@ export class ApiServer {
   }
 
   #list(
-    req: Request,
     q: URLSearchParams,
     def: ResourceDef,
     ns: string | undefined,
