@@ -334,7 +334,6 @@ export class ApiServer {
           bookmarks: q.get("allowWatchBookmarks") === "true",
           timeoutSeconds: timeout ? Number(timeout) : undefined,
           table,
-          signal: req.signal,
         });
       }
       case "create": {

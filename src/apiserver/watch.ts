@@ -38,8 +38,6 @@ export interface WatchRequest {
   timeoutSeconds: number | undefined;
   /** Render events as one-row Tables (`kubectl get -w`). */
   table: boolean;
-  /** Aborted when the client goes away. */
-  signal: AbortSignal;
 }
 
 /** Live watch streams, their bookmarks and their faults. */
@@ -78,13 +76,13 @@ export class WatchHub {
    * @returns The HTTP response with the streaming body.
    */
   open(req: WatchRequest): Response {
-    const stream = new WatchStream(
-      this.#store,
-      this.#faults,
-      req,
-      () => this.#streams.delete(stream),
-    );
-    this.#streams.add(stream);
+    let stream: WatchStream | undefined = undefined;
+    let closedEarly = false;
+    stream = new WatchStream(this.#store, this.#faults, req, () => {
+      if (stream) this.#streams.delete(stream);
+      else closedEarly = true;
+    });
+    if (!closedEarly) this.#streams.add(stream);
     const headers = {
       "content-type": req.table
         ? "application/json;as=Table;v=v1;g=meta.k8s.io"
@@ -141,7 +139,6 @@ class WatchStream {
       },
       cancel: () => this.close(),
     }, { highWaterMark: 0 });
-    req.signal.addEventListener("abort", () => this.close(), { once: true });
   }
 
   #begin(): void {
