@@ -1,0 +1,116 @@
+import assert from "node:assert/strict";
+
+const root = new URL("../../", import.meta.url).pathname;
+
+function kopf(args: string[], permissions = ["-A"]): Deno.ChildProcess {
+  return new Deno.Command(Deno.execPath(), {
+    args: ["run", ...permissions, `--config=${root}deno.json`, `${root}cli.ts`, ...args],
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).spawn();
+}
+
+async function finish(
+  child: Deno.ChildProcess,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const out = await child.output();
+  const dec = new TextDecoder();
+  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
+Deno.test("`kopf apiserver` prints its URL and KUBECONFIG line, serves, and stops cleanly on SIGTERM", async () => {
+  const dir = await Deno.makeTempDir();
+  const child = kopf(["apiserver", "--port", "0", "--kubeconfig", `${dir}/kc`]);
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  while (!text.includes("export KUBECONFIG=")) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += value;
+  }
+  const url = /listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(text)?.[1];
+  assert.ok(url, text);
+  assert.match(text, new RegExp(`export KUBECONFIG=${dir}/kc`));
+  const kc = await Deno.readTextFile(`${dir}/kc`);
+  assert.match(kc, new RegExp(`server: ${url}`));
+  assert.match(kc, /current-context: kopf-embedded/);
+  const ns = await (await fetch(`${url}/api/v1/namespaces/default`)).json();
+  assert.equal(ns.metadata.name, "default");
+  child.kill("SIGTERM");
+  while (!(await reader.read()).done) { /* drain */ }
+  const status = await child.status;
+  await child.stderr.cancel();
+  assert.equal(status.code, 0);
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("`kopf apiserver --data-dir` keeps objects across restarts", async () => {
+  const dir = await Deno.makeTempDir();
+  for (const round of [1, 2]) {
+    const child = kopf([
+      "apiserver",
+      "--port",
+      "0",
+      "--kubeconfig",
+      `${dir}/kc`,
+      "--data-dir",
+      `${dir}/data`,
+    ]);
+    const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+    let text = "";
+    while (!text.includes("export KUBECONFIG=")) text += (await reader.read()).value ?? "";
+    const url = /listening at (\S+)/.exec(text)![1];
+    if (round === 1) {
+      const res = await fetch(`${url}/api/v1/namespaces/default/configmaps`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ metadata: { name: "kept" }, data: { round: "1" } }),
+      });
+      assert.equal(res.status, 201);
+      await res.body?.cancel();
+    } else {
+      const cm = await (await fetch(`${url}/api/v1/namespaces/default/configmaps/kept`)).json();
+      assert.deepEqual(cm.data, { round: "1" });
+    }
+    child.kill("SIGTERM");
+    while (!(await reader.read()).done) { /* drain */ }
+    await child.stderr.cancel();
+    assert.equal((await child.status).code, 0);
+  }
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("bad input to `kopf apiserver` is one line naming the problem, and a non-zero exit", async () => {
+  const cases: Array<[string[], string[], RegExp]> = [
+    [["apiserver", "--port", "abc"], ["-A"], /--port.*use a port number from 0 to 65535/],
+    [["apiserver", "--faults", "{nope"], ["-A"], /--faults must be a JSON object/],
+    [
+      ["apiserver", "--faults", '{"rate500":3}'],
+      ["-A"],
+      /fault "rate500" must be a number between 0 and 1/,
+    ],
+    [
+      ["apiserver", "--port", "0"],
+      ["--allow-read"],
+      /missing Deno permission for net: run with --allow-net/,
+    ],
+  ];
+  for (const [args, perms, pattern] of cases) {
+    const { code, stderr } = await finish(kopf(args, perms));
+    assert.notEqual(code, 0, args.join(" "));
+    const lines = stderr.trim().split("\n");
+    assert.equal(lines.length, 1, `one line for ${args.join(" ")}: ${stderr}`);
+    assert.match(lines[0]!, pattern);
+  }
+});
+
+Deno.test("`kopf apiserver` on a busy port says so in one line", async () => {
+  using listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  const { code, stderr } = await finish(
+    kopf(["apiserver", "--port", String(port), "--kubeconfig", "/dev/null"]),
+  );
+  assert.equal(code, 1);
+  assert.match(stderr.trim(), /^kopf: the address is already in use: pick another --port/);
+});
