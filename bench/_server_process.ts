@@ -1,0 +1,142 @@
+/**
+ * The API server under test, in a process of its own: `kopf apiserver` is
+ * started with `deno run`, its URL is read from the readiness line it prints,
+ * and its RSS and CPU time are read from `/proc/<pid>`, so the figures are the
+ * server's alone and not mixed with the load generator's.
+ *
+ * @module
+ */
+
+const READY = /listening at (https?:\/\/\S+)/;
+
+/** A running `kopf apiserver` child process. */
+export interface ServerProcess extends AsyncDisposable {
+  /** The base URL, e.g. `http://127.0.0.1:41234`. */
+  readonly url: string;
+  /** The process id (of the Deno process that serves). */
+  readonly pid: number;
+  /** Resident set size now, in bytes (`VmRSS` of `/proc/<pid>/status`). */
+  rss(): Promise<number>;
+  /** CPU time used so far (user + system), in seconds. */
+  cpuSeconds(): Promise<number>;
+  /** Stops it with SIGTERM (SIGKILL if it lingers) and returns its exit code. */
+  stop(): Promise<number>;
+}
+
+/**
+ * Starts `deno run -A cli.ts apiserver --port 0` and waits for its URL.
+ *
+ * @param options Where the repository is and how long to wait for readiness.
+ * @returns The running process.
+ * @throws {Error} If the server exits or stays silent before it is ready.
+ */
+export async function startServerProcess(
+  options: { root: URL; readyTimeoutMs?: number; signal?: AbortSignal },
+): Promise<ServerProcess> {
+  const dir = await Deno.makeTempDir({ prefix: "kopf-bench-" });
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      new URL("cli.ts", options.root).pathname,
+      "apiserver",
+      "--port",
+      "0",
+      "--kubeconfig",
+      `${dir}/kubeconfig`,
+    ],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const status = child.status;
+  const lines = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let buffered = "";
+  let url: string | undefined;
+  const deadline = AbortSignal.any([
+    AbortSignal.timeout(options.readyTimeoutMs ?? 60_000),
+    ...(options.signal ? [options.signal] : []),
+  ]);
+  const onAbort = () => child.kill("SIGKILL");
+  deadline.addEventListener("abort", onAbort, { once: true });
+  try {
+    while (!url) {
+      const { value, done } = await lines.read();
+      if (done) break;
+      buffered += value;
+      url = READY.exec(buffered)?.[1];
+    }
+  } finally {
+    deadline.removeEventListener("abort", onAbort);
+  }
+  if (!url) {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+    const { code } = await status;
+    throw new Error(
+      `the API server exited (code ${code}) before printing its URL; run it by hand: deno run -A cli.ts apiserver --port 0`,
+    );
+  }
+  // Keep draining stdout so the child never blocks on a full pipe.
+  const drained = (async () => {
+    try {
+      while (!(await lines.read()).done) { /* discard */ }
+    } catch { /* the pipe closed */ }
+  })();
+  const pid = child.pid;
+  let stopped: Promise<number> | undefined;
+  const stop = () =>
+    stopped ??= (async () => {
+      try {
+        child.kill("SIGTERM");
+      } catch { /* already gone */ }
+      const timer = setTimeout(() => {
+        try {
+          child.kill("SIGKILL");
+        } catch { /* already gone */ }
+      }, 10_000);
+      const { code } = await status;
+      clearTimeout(timer);
+      await drained;
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+      return code;
+    })();
+  return {
+    url,
+    pid,
+    rss: () => readRss(pid),
+    cpuSeconds: () => readCpuSeconds(pid),
+    stop,
+    [Symbol.asyncDispose]: async () => {
+      await stop();
+    },
+  };
+}
+
+/**
+ * Reads `VmRSS` of a process.
+ *
+ * @param pid The process id.
+ * @returns The resident set size in bytes.
+ * @throws {Error} If `/proc/<pid>/status` has no `VmRSS` line (not Linux, or the process is gone).
+ */
+export async function readRss(pid: number): Promise<number> {
+  const text = await Deno.readTextFile(`/proc/${pid}/status`);
+  const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(text);
+  if (!m) throw new Error(`no VmRSS in /proc/${pid}/status: RSS is measured on Linux only`);
+  return Number(m[1]) * 1024;
+}
+
+/**
+ * Reads the CPU time of a process (user + system).
+ *
+ * @param pid The process id.
+ * @returns Seconds of CPU time used so far.
+ * @throws {Error} If `/proc/<pid>/stat` cannot be read.
+ */
+export async function readCpuSeconds(pid: number): Promise<number> {
+  const text = await Deno.readTextFile(`/proc/${pid}/stat`);
+  // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+  const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return ticks / 100; // USER_HZ is 100 on Linux
+}

@@ -1,0 +1,219 @@
+/**
+ * `deno task bench`: figures of the embedded API server under load, each next
+ * to its target. The server runs as a process of its own (so its RSS and CPU
+ * are its own) and is driven over keep-alive HTTP from this process:
+ *
+ * 1. merge-patch throughput with 50 concurrent clients;
+ * 2. merge-patch latency at a fixed 1,000 patches/s, open loop;
+ * 3. watch fan-out to 20 watchers, checked for exactly-once, in-order delivery;
+ * 4. RSS with 100,000 small ConfigMaps (on a fresh server).
+ *
+ * A missed target is printed, not failed: the run exits non-zero only when
+ * the benchmark itself breaks (failed requests, lost or repeated watch events,
+ * a server that will not start or stop). The load generator shares the
+ * machine with the server, so its own CPU is printed too: when it is the
+ * busier of the two, a rate says more about the generator than the server,
+ * and the server's CPU per operation is the steadier figure.
+ *
+ * @module
+ */
+
+import { BenchClient } from "./_client.ts";
+import { readCpuSeconds, type ServerProcess, startServerProcess } from "./_server_process.ts";
+import { figure, fmt } from "./_stats.ts";
+import { measureLatency } from "./patch_latency.ts";
+import { measureMemory } from "./memory.ts";
+import { measureThroughput, seedConfigMaps } from "./patch_throughput.ts";
+import { measureFanout, seedKopfExamples } from "./watch_fanout.ts";
+
+const ROOT = new URL("../", import.meta.url);
+const MB = 1024 * 1024;
+
+const PATCH_OBJECTS = 500;
+const CLIENTS = 50;
+const LATENCY_RATE = 1_000;
+const WATCHERS = 20;
+const CHANGES = 5_000;
+const WATCHED_OBJECTS = 100;
+const RSS_OBJECTS = 100_000;
+
+/** CPU used by the server and by this process over one phase. */
+interface PhaseCpu {
+  /** Server CPU seconds. */
+  server: number;
+  /** A note for the figure's line: cores used by each side. */
+  note: string;
+}
+
+/**
+ * Runs a phase and measures the CPU both processes used over it.
+ *
+ * @param server The server process.
+ * @param run The phase.
+ * @returns The phase's result and the CPU figures.
+ */
+async function withCpu<T>(
+  server: ServerProcess,
+  run: () => Promise<T>,
+): Promise<{ result: T; cpu: PhaseCpu }> {
+  const server0 = await server.cpuSeconds();
+  const self0 = await readCpuSeconds(Deno.pid);
+  const t0 = performance.now();
+  const result = await run();
+  const seconds = (performance.now() - t0) / 1000;
+  const serverCpu = await server.cpuSeconds() - server0;
+  const selfCpu = await readCpuSeconds(Deno.pid) - self0;
+  return {
+    result,
+    cpu: {
+      server: serverCpu,
+      note: `CPU: server ${fmt(serverCpu / seconds, 2)} cores, load generator ${
+        fmt(selfCpu / seconds, 2)
+      }`,
+    },
+  };
+}
+
+/**
+ * Runs every benchmark and prints one line per figure.
+ *
+ * @returns The exit code: 0, or 1 if the benchmark broke.
+ */
+async function main(): Promise<number> {
+  const broken: string[] = [];
+  let targets = 0;
+  let met = 0;
+  const report = (f: { line: string; met: boolean }) => {
+    targets++;
+    if (f.met) met++;
+    console.log(f.line);
+  };
+
+  // Ctrl-C stops the servers this run started before leaving.
+  const servers = new Set<ServerProcess>();
+  const interrupted = new AbortController();
+  const onSignal = () => {
+    interrupted.abort();
+    void Promise.all([...servers].map((s) => s.stop())).then(() => Deno.exit(130));
+  };
+  Deno.addSignalListener("SIGINT", onSignal);
+  const start = async () => {
+    const s = await startServerProcess({ root: ROOT, signal: interrupted.signal });
+    servers.add(s);
+    return s;
+  };
+  const stop = async (s: ServerProcess, which: string) => {
+    const code = await s.stop();
+    servers.delete(s);
+    if (code !== 0) broken.push(`the ${which} server exited with code ${code} on SIGTERM`);
+  };
+
+  const server = await start();
+  console.log(
+    `kopf API server benchmark: server pid ${server.pid} at ${server.url} ` +
+      `(deno ${Deno.version.deno}, ${navigator.hardwareConcurrency} CPUs)`,
+  );
+  try {
+    using api = new BenchClient(server.url);
+
+    await seedConfigMaps(api, PATCH_OBJECTS);
+    {
+      const { result: r, cpu } = await withCpu(server, () =>
+        measureThroughput(api, {
+          clients: CLIENTS,
+          objects: PATCH_OBJECTS,
+          warmupMs: 1_500,
+          durationMs: 10_000,
+        }));
+      const perPatch = (cpu.server / (r.committed + 2)) * 1e6;
+      report(figure(`merge-patch throughput (${CLIENTS} clients)`, r.perSecond, "patches/s", {
+        target: { atLeast: 5_000 },
+        note: `[${fmt(r.patches)} patches in ${fmt(r.seconds, 1)} s, ${fmt(r.errors)} errors; ` +
+          `server ${fmt(perPatch)} µs CPU/patch; ${cpu.note}]`,
+      }));
+      if (r.errors) broken.push(`${r.errors} merge patches failed`);
+      if (r.rvAdvanced !== r.committed) {
+        broken.push(
+          `${fmt(r.committed)} patches succeeded but the resourceVersion moved by ${
+            fmt(r.rvAdvanced)
+          }: not every patch was a real change`,
+        );
+      }
+    }
+
+    {
+      const { result: r, cpu } = await withCpu(
+        server,
+        () =>
+          measureLatency(api, { rate: LATENCY_RATE, durationMs: 10_000, objects: PATCH_OBJECTS }),
+      );
+      report(figure(
+        `merge-patch latency p99 at ${fmt(LATENCY_RATE)} patches/s (open loop)`,
+        r.p99,
+        "ms",
+        {
+          decimals: 2,
+          target: { below: 20 },
+          note: `[p50 ${fmt(r.p50, 2)} ms, p90 ${fmt(r.p90, 2)} ms, max ${fmt(r.max, 1)} ms; ` +
+            `${fmt(r.sent)} patches, ${fmt(r.errors)} errors; ` +
+            `generator sent up to ${fmt(r.maxSendDelay, 1)} ms late; ${cpu.note}]`,
+        },
+      ));
+      if (r.errors) broken.push(`${r.errors} merge patches failed in the latency run`);
+    }
+
+    await seedKopfExamples(api, ROOT, WATCHED_OBJECTS);
+    {
+      const { result: r, cpu } = await withCpu(server, () =>
+        measureFanout(api, {
+          watchers: WATCHERS,
+          changes: CHANGES,
+          objects: WATCHED_OBJECTS,
+          concurrency: 20,
+          timeoutMs: 60_000,
+        }));
+      const ok = r.problems.length === 0;
+      console.log(
+        figure(
+          `watch fan-out (${WATCHERS} watchers × ${fmt(CHANGES)} changes)`,
+          r.eventsPerSecond,
+          "events/s delivered",
+          {
+            note: `[last watcher had the last event ${fmt(r.lastEventMs)} ms after the first ` +
+              `change, ${fmt(r.lagAfterLastAckMs)} ms after the last ack; ` +
+              `${ok ? "every event exactly once, in order ✓" : "DELIVERY BROKEN ✗"}; ${cpu.note}]`,
+          },
+        ).line,
+      );
+      for (const p of r.problems.slice(0, 10)) console.log(`  ${p}`);
+      if (!ok) broken.push(`watch delivery broken (${r.problems.length} problems)`);
+    }
+  } finally {
+    await stop(server, "first");
+  }
+
+  // A fresh server, so "before" is an idle server and "after" is the objects' cost.
+  const fresh = await start();
+  try {
+    using api = new BenchClient(fresh.url);
+    const cpu0 = await fresh.cpuSeconds();
+    const r = await measureMemory(api, fresh, { objects: RSS_OBJECTS, concurrency: 32 });
+    const cpu = await fresh.cpuSeconds() - cpu0;
+    const added = r.rssAfter - r.rssBefore;
+    report(figure(`RSS with ${fmt(r.objects)} ConfigMaps`, r.rssAfter / MB, "MB", {
+      target: { below: 400 },
+      note: `[idle server ${fmt(r.rssBefore / MB)} MB, +${fmt(added / MB)} MB ` +
+        `≈ ${fmt(added / r.objects)} bytes/object; created at ${fmt(r.createdPerSecond)}/s, ` +
+        `server ${fmt((cpu / r.objects) * 1e6)} µs CPU/create]`,
+    }));
+  } finally {
+    await stop(fresh, "second");
+  }
+
+  Deno.removeSignalListener("SIGINT", onSignal);
+  console.log(`targets met: ${met} of ${targets}`);
+  for (const b of broken) console.error(`bench broken: ${b}`);
+  return broken.length ? 1 : 0;
+}
+
+if (import.meta.main) Deno.exit(await main());
