@@ -109,19 +109,29 @@ export function applyConfiguration(
     }
   }
   const merged = mergeApplied(base, applied, [], keyOf) as KObject;
+  // A no-op apply keeps its entry as it was (time and place), so nothing is written.
+  const unchanged = !!mine && !!live && deepEqual(mine.fieldsV1, owned) &&
+    deepEqual(withoutManagedFields(merged), withoutManagedFields(live));
   const entry: ManagedFieldsEntry = {
     manager,
     operation: "Apply",
     apiVersion: apiVersionOf(def),
-    time: now,
+    time: unchanged ? mine.time : now,
     fieldsType: "FieldsV1",
     fieldsV1: owned,
   };
-  const managedFields = [...others.filter((e) => Object.keys(e.fieldsV1 ?? {}).length), entry];
+  const kept = entries.filter((e) => e === mine || Object.keys(e.fieldsV1 ?? {}).length)
+    .map((e) => e === mine ? entry : e);
+  const managedFields = mine ? kept : [...kept, entry];
   return { object: { ...merged, metadata: { ...merged.metadata, managedFields } }, conflicts: [] };
 }
 
 type KeyOf = (path: string[]) => string | undefined;
+
+function withoutManagedFields(obj: KObject): KObject {
+  const { managedFields: _, ...metadata } = obj.metadata;
+  return { ...obj, metadata };
+}
 
 function fieldsOf(value: unknown, path: string[], keyOf: KeyOf, root = false): FieldsV1 {
   const out: FieldsV1 = {};

@@ -48,6 +48,10 @@ export function buildKubeconfig(parts: KubeconfigParts): Kubeconfig {
   const name = parts.contextName ?? "kopf-embedded";
   const cluster: Record<string, unknown> = { server: parts.server };
   if (parts.caCert) cluster["certificate-authority-data"] = b64(parts.caCert);
+  // @kubernetes/client-node refuses plain http:// unless TLS verification is
+  // explicitly off ("HTTP protocol is not allowed when skipTLSVerify is not
+  // set"); kubectl and others ignore the flag for http://.
+  else if (parts.server.startsWith("http:")) cluster["insecure-skip-tls-verify"] = true;
   const user: Record<string, unknown> = {};
   if (parts.token) user.token = parts.token;
   if (parts.clientCert && parts.clientKey) {

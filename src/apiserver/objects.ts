@@ -282,6 +282,10 @@ export class Objects {
       return this.#replace(def, current, next.object, options, subresource, true);
     }
     if (!current) throw ApiError.notFound(def.plural, def.group, name);
+    if (type === "json" && !Array.isArray(patch)) {
+      // As kube-apiserver: an undecodable JSON patch is 400; a failing operation is 422.
+      throw ApiError.badRequest("a JSON patch must be an array of operations");
+    }
     let patched: unknown;
     try {
       if (type === "merge") patched = applyMergePatch(current, patch);
@@ -531,11 +535,14 @@ export class Objects {
       causes.push(...validateName(name, { field: "metadata.name", dns1123Label: label }));
     }
     if (meta.labels !== undefined) {
-      if (meta.labels === null) delete meta.labels;
+      // Empty maps are omitted, as Go's omitempty does on a real server.
+      if (meta.labels === null || !Object.keys(meta.labels).length) delete meta.labels;
       else causes.push(...validateLabels(meta.labels));
     }
     if (meta.annotations !== undefined) {
-      if (meta.annotations === null) delete meta.annotations;
+      // Empty maps are omitted, as Go's omitempty does on a real server.
+      const empty = meta.annotations === null || !Object.keys(meta.annotations).length;
+      if (empty) delete meta.annotations;
       else causes.push(...validateAnnotations(meta.annotations));
     }
     if (meta.finalizers !== undefined) {
@@ -591,6 +598,7 @@ export class Objects {
   /** Per-kind defaults on create (namespaces, CRDs). */
   #onCreate(def: ResourceDef, draft: KObject): KObject {
     const key = storageKey(def);
+    if (key === "secrets" && !draft.type) return { ...draft, type: "Opaque" };
     if (key === "namespaces") {
       return {
         ...draft,

@@ -34,6 +34,7 @@ import {
   type PatchType,
   type WriteOptions,
 } from "./objects.ts";
+import { decodeProtobufObject, PROTOBUF_CONTENT_TYPE } from "./protobuf.ts";
 import { ResourceRegistry } from "./registry.ts";
 import { apiVersionOf, type ResourceDef, storageKey } from "./resources.ts";
 import { type KObject, Store } from "./store.ts";
@@ -618,8 +619,11 @@ function patchTypeOf(contentType: string | null): PatchType {
 }
 
 async function readBody(req: Request, yaml = false): Promise<unknown> {
-  const text = await req.text();
   const type = req.headers.get("content-type") ?? "";
+  if (type.startsWith(PROTOBUF_CONTENT_TYPE)) {
+    return decodeProtobufObject(new Uint8Array(await req.arrayBuffer()));
+  }
+  const text = await req.text();
   if (!text.trim()) throw ApiError.badRequest("the request has no body: send the object as JSON");
   try {
     return JSON.parse(text);
