@@ -261,11 +261,13 @@ export class ApiServer {
   }
 
   #authorize(req: Request, identity?: ClientIdentity): void {
+    // Open only when neither a token nor client certificates are configured;
+    // with TLS, a verified client certificate is enough, otherwise the token is needed.
     const token = this.#options.token;
-    if (!token) return;
-    if (identity && this.#options.clientCertificates) return;
-    const auth = req.headers.get("authorization") ?? "";
-    if (auth === `Bearer ${token}`) return;
+    const certificates = this.#options.clientCertificates;
+    if (!token && !certificates) return;
+    if (certificates && identity) return;
+    if (token && req.headers.get("authorization") === `Bearer ${token}`) return;
     throw new ApiError(401, "Unauthorized", "Unauthorized");
   }
 

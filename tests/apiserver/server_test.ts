@@ -708,6 +708,21 @@ Deno.test("server-side apply creates, merges, removes dropped fields, and confli
   assert.equal(forced.body.data.a, "other");
 });
 
+Deno.test("TLS without a token: a client certificate is required", async () => {
+  await using api = await startApiServer({ tls: true });
+  const anon = Deno.createHttpClient({ caCerts: [api.tls!.caCert] });
+  try {
+    const denied = await fetch(`${api.url}${CM}`, { client: anon });
+    assert.equal(denied.status, 401);
+    await denied.body?.cancel();
+    const version = await fetch(`${api.url}/version`, { client: anon });
+    assert.equal(version.status, 200);
+    await version.body?.cancel();
+  } finally {
+    anon.close();
+  }
+});
+
 Deno.test("errors are Status objects: 404 for unknown paths, 405 for a bad verb, 400 for bad JSON", async () => {
   await using api = await startApiServer();
   const unknown = await call(api.url, "GET", "/apis/nope.dev/v1/things");
