@@ -13,6 +13,7 @@
  */
 
 import { deepEqual } from "../cogs/structs/deep_equal.ts";
+import { isObject } from "../cogs/structs/_json.ts";
 import { apiVersionOf, type ResourceDef } from "./resources.ts";
 import type { KObject } from "./store.ts";
 import { mergeKeyFor } from "./strategic_merge.ts";
@@ -135,7 +136,7 @@ function withoutManagedFields(obj: KObject): KObject {
 
 function fieldsOf(value: unknown, path: string[], keyOf: KeyOf, root = false): FieldsV1 {
   const out: FieldsV1 = {};
-  if (!isMap(value)) return out;
+  if (!isObject(value)) return out;
   for (const [k, v] of Object.entries(value)) {
     if (root && (k === "apiVersion" || k === "kind")) continue;
     if (root && k === "metadata") {
@@ -153,7 +154,7 @@ function fieldsOf(value: unknown, path: string[], keyOf: KeyOf, root = false): F
       if (mk) {
         const items: FieldsV1 = {};
         for (const item of v) {
-          if (!isMap(item) || item[mk] === undefined) continue;
+          if (!isObject(item) || item[mk] === undefined) continue;
           items[`k:${JSON.stringify({ [mk]: item[mk] })}`] = {
             ".": {},
             ...fieldsOf(item, sub, keyOf),
@@ -167,7 +168,7 @@ function fieldsOf(value: unknown, path: string[], keyOf: KeyOf, root = false): F
 }
 
 function mergeApplied(live: unknown, applied: unknown, path: string[], keyOf: KeyOf): unknown {
-  if (!isMap(applied) || !isMap(live)) return applied;
+  if (!isObject(applied) || !isObject(live)) return applied;
   const out: Record<string, unknown> = { ...live };
   for (const [k, v] of Object.entries(applied)) {
     const sub = [...path, k];
@@ -176,8 +177,8 @@ function mergeApplied(live: unknown, applied: unknown, path: string[], keyOf: Ke
     if (mk && Array.isArray(live[k])) {
       const items = [...(live[k] as unknown[])];
       for (const item of v as unknown[]) {
-        const idx = isMap(item)
-          ? items.findIndex((x) => isMap(x) && deepEqual(x[mk], item[mk]))
+        const idx = isObject(item)
+          ? items.findIndex((x) => isObject(x) && deepEqual(x[mk], item[mk]))
           : -1;
         if (idx >= 0) items[idx] = mergeApplied(items[idx], item, sub, keyOf);
         else items.push(item);
@@ -189,7 +190,7 @@ function mergeApplied(live: unknown, applied: unknown, path: string[], keyOf: Ke
 }
 
 function removeFields(value: unknown, fields: FieldsV1, path: string[], keyOf: KeyOf): unknown {
-  if (!isMap(value)) return value;
+  if (!isObject(value)) return value;
   const out: Record<string, unknown> = { ...value };
   for (const [fk, sub] of Object.entries(fields)) {
     if (!fk.startsWith("f:")) continue;
@@ -205,7 +206,7 @@ function removeFields(value: unknown, fields: FieldsV1, path: string[], keyOf: K
         if (!ik.startsWith("k:")) continue;
         const key = JSON.parse(ik.slice(2)) as Record<string, unknown>;
         const match = (x: unknown) =>
-          isMap(x) && Object.entries(key).every(([kk, kv]) => deepEqual(x[kk], kv));
+          isObject(x) && Object.entries(key).every(([kk, kv]) => deepEqual(x[kk], kv));
         if ("." in isub) items = items.filter((x) => !match(x));
         else items = items.map((x) => match(x) ? removeFields(x, isub, childPath, keyOf) : x);
       }
@@ -260,11 +261,13 @@ function leaves(tree: FieldsV1, prefix: string[] = []): string[][] {
 function valueAt(obj: unknown, path: string[], keyOf: KeyOf): unknown {
   let cur: unknown = obj;
   for (const seg of path) {
-    if (seg.startsWith("f:")) cur = isMap(cur) ? cur[seg.slice(2)] : undefined;
+    if (seg.startsWith("f:")) cur = isObject(cur) ? cur[seg.slice(2)] : undefined;
     else if (seg.startsWith("k:")) {
       const key = JSON.parse(seg.slice(2)) as Record<string, unknown>;
       cur = Array.isArray(cur)
-        ? cur.find((x) => isMap(x) && Object.entries(key).every(([kk, kv]) => deepEqual(x[kk], kv)))
+        ? cur.find((x) =>
+          isObject(x) && Object.entries(key).every(([kk, kv]) => deepEqual(x[kk], kv))
+        )
         : undefined;
     }
   }
@@ -274,8 +277,4 @@ function valueAt(obj: unknown, path: string[], keyOf: KeyOf): unknown {
 
 function pretty(seg: string): string {
   return seg.startsWith("f:") ? seg.slice(2) : `[${seg.slice(2)}]`;
-}
-
-function isMap(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
 }

@@ -196,15 +196,7 @@ export class Objects {
   ): WriteResult {
     const obj = asObject(body, def);
     const current = this.#get(def, namespace, name);
-    const rv = obj.metadata?.resourceVersion;
-    if (rv && rv !== current.metadata.resourceVersion) {
-      throw ApiError.conflict(
-        def.plural,
-        def.group,
-        name,
-        "the object has been modified; please apply your changes to the latest version and try again",
-      );
-    }
+    requireSameVersion(def, current, obj);
     if (obj.metadata?.name && obj.metadata.name !== name) {
       throw ApiError.badRequest(
         `the name of the object (${obj.metadata.name}) does not match the name on the URL (${name})`,
@@ -299,15 +291,7 @@ export class Objects {
       throw e;
     }
     const obj = asObject(patched, def);
-    const rv = obj.metadata?.resourceVersion;
-    if (rv && rv !== current.metadata.resourceVersion) {
-      throw ApiError.conflict(
-        def.plural,
-        def.group,
-        name,
-        "the object has been modified; please apply your changes to the latest version and try again",
-      );
-    }
+    requireSameVersion(def, current, obj);
     if (obj.metadata?.name !== undefined && obj.metadata.name !== name) {
       throw ApiError.badRequest(
         "metadata.name: Invalid value: the name cannot be changed by a patch",
@@ -703,6 +687,19 @@ export class Objects {
       ? (obj.apiVersion ?? "").split("/", 2)
       : ["", obj.apiVersion ?? ""];
     return versions.find((d) => d.group === group && d.version === version) ?? versions[0];
+  }
+}
+
+/** Optimistic concurrency: a request carrying a resourceVersion must carry the current one. */
+function requireSameVersion(def: ResourceDef, current: KObject, obj: KObject): void {
+  const rv = obj.metadata?.resourceVersion;
+  if (rv && rv !== current.metadata.resourceVersion) {
+    throw ApiError.conflict(
+      def.plural,
+      def.group,
+      current.metadata.name!,
+      "the object has been modified; please apply your changes to the latest version and try again",
+    );
   }
 }
 

@@ -37,7 +37,7 @@
  * @module
  */
 
-type JsonObject = Record<string, unknown>;
+import { isObject, type JsonObject, setOwn } from "../cogs/structs/_json.ts";
 
 /**
  * A strategic merge patch that is malformed: a bad directive, a list item
@@ -134,10 +134,6 @@ const RETAIN_KEYS = "$retainKeys";
 const SET_ORDER = "$setElementOrder/";
 const DELETE_FROM = "$deleteFromPrimitiveList/";
 
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 function isPrimitive(value: unknown): value is string | number | boolean {
   return typeof value === "string" || typeof value === "number" || typeof value === "boolean";
 }
@@ -145,19 +141,6 @@ function isPrimitive(value: unknown): value is string | number | boolean {
 function isDirective(key: string): boolean {
   return key === PATCH || key === RETAIN_KEYS || key.startsWith(SET_ORDER) ||
     key.startsWith(DELETE_FROM);
-}
-
-function setOwn(target: JsonObject, key: string, value: unknown): void {
-  if (key === "__proto__") {
-    Object.defineProperty(target, key, {
-      value,
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
-  } else {
-    target[key] = value;
-  }
 }
 
 function show(value: unknown): string {

@@ -17,7 +17,7 @@
  * @module
  */
 
-type JsonObject = Record<string, unknown>;
+import { isObject, setOwn } from "./_json.ts";
 
 /** The operations that RFC 6902 defines. */
 const OPS = ["add", "remove", "replace", "move", "copy", "test"] as const;
@@ -75,23 +75,6 @@ export class JsonPatchError extends Error {
 
 /** An internal failure of one operation, given its context by the caller. */
 class OperationFailure extends Error {}
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function setOwn(target: JsonObject, key: string, value: unknown): void {
-  if (key === "__proto__") {
-    Object.defineProperty(target, key, {
-      value,
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
-  } else {
-    target[key] = value;
-  }
-}
 
 /** JSON equality: key order ignored, own keys only. */
 function jsonEqual(a: unknown, b: unknown): boolean {

@@ -13,25 +13,7 @@
  * @module
  */
 
-type JsonObject = Record<string, unknown>;
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-/** Sets an own property, even one named `__proto__`, without touching prototypes. */
-function setOwn(target: JsonObject, key: string, value: unknown): void {
-  if (key === "__proto__") {
-    Object.defineProperty(target, key, {
-      value,
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
-  } else {
-    target[key] = value;
-  }
-}
+import { isObject, type JsonObject, setOwn } from "./_json.ts";
 
 /**
  * Applies a JSON merge patch (RFC 7386): an object patch merges key by key

@@ -1,0 +1,54 @@
+/**
+ * Small private helpers shared by the patch modules: the JSON object type,
+ * its guard, and a property setter that is safe for `__proto__` keys (a patch
+ * must never be able to change an object's prototype).
+ *
+ * @module
+ */
+
+/** A JSON object. */
+export type JsonObject = Record<string, unknown>;
+
+/**
+ * Whether a value is a JSON object (not null, not an array).
+ *
+ * @param value Any value.
+ * @returns True for plain objects.
+ *
+ * @example
+ * ```ts
+ * import { isObject } from "./_json.ts";
+ * console.log(isObject({}), isObject([]), isObject(null)); // true false false
+ * ```
+ */
+export function isObject(value: unknown): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Sets an own property, even one named `__proto__`, without touching prototypes.
+ *
+ * @param target The object to set on.
+ * @param key The key.
+ * @param value The value.
+ *
+ * @example
+ * ```ts
+ * import { setOwn } from "./_json.ts";
+ * const o: Record<string, unknown> = {};
+ * setOwn(o, "__proto__", 1);
+ * console.log(Object.keys(o)); // ["__proto__"]
+ * ```
+ */
+export function setOwn(target: JsonObject, key: string, value: unknown): void {
+  if (key === "__proto__") {
+    Object.defineProperty(target, key, {
+      value,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  } else {
+    target[key] = value;
+  }
+}
