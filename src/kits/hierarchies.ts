@@ -1,0 +1,703 @@
+/**
+ * Hierarchies: helpers that connect the children an operator creates to the
+ * object it is handling — owner references (so Kubernetes garbage-collects
+ * the children with their parent), names derived from the parent's, the
+ * parent's namespace, and the parent's labels (also inside pod templates).
+ * `adopt()` does all four at once.
+ *
+ * Why it exists: nearly every operator builds children; doing these steps by
+ * hand is repetitive and easy to get subtly wrong (duplicate owner
+ * references, a fixed name that collides, a pod template without labels).
+ * This is Kopf's `kopf._kits.hierarchies`, with the same semantics:
+ * - `objs` is one object, an array, or any iterable of objects (nested lists
+ *   are flattened). The objects are edited in place and nothing is returned.
+ * - Objects are plain JSON-like objects or `@kubernetes/client-node` model
+ *   instances (`new k8s.V1Pod()`): their properties carry the JSON names, so
+ *   both are edited alike; a missing `metadata`, `labels` or `ownerReferences`
+ *   is created as a plain object or array (structurally the model type, and
+ *   serialized by client-node like one); a model stays an instance of its class.
+ * - Existing values win unless `forced`: labels, names and namespaces already
+ *   present are kept. Owner references are never duplicated (matched by uid).
+ *
+ * Differences from Kopf, on purpose:
+ * - The owner (or the name, namespace, labels) is an explicit argument. In
+ *   Kopf it defaults to the body of the handler being run, via a context
+ *   variable; the core will add that default later (from the handler
+ *   context), which will only make the argument optional.
+ * - Everything is validated before anything is changed, so a bad element at
+ *   the end of a list leaves the earlier ones untouched; a generator passed as
+ *   `objs` is consumed once, even by `adopt()`.
+ * - An owner without `metadata.uid`/`metadata.name`/`apiVersion`/`kind`, and
+ *   anything in `objs` that is not an object, is a `TypeError` that says what
+ *   to fix (Kopf would build an incomplete reference that the API rejects).
+ * - `null`/`undefined` in `objs` is an error rather than silently skipped.
+ * - `removeOwnerReference()` creates no empty `metadata.ownerReferences` on
+ *   objects that had none.
+ *
+ * @module
+ */
+
+import {
+  checkMetadata,
+  collectObjects,
+  describe,
+  ensureMetaArray,
+  ensureMetadata,
+  ensureMetaObject,
+  type FieldPath,
+  isObject,
+  isSet,
+  type Obj,
+  parseNested,
+  peekMeta,
+  resolveNested,
+  type Target,
+} from "./_objects.ts";
+
+export type { FieldPath } from "./_objects.ts";
+
+/**
+ * One Kubernetes object, or any nesting of arrays/iterables of them: plain
+ * objects (`{ kind: "Job", spec: {…} }`) or client-node models (`new V1Pod()`).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { type KubernetesObjects, label } from "./hierarchies.ts";
+ *
+ * // A stand-in for a client-node model class such as `V1Pod`.
+ * class Pod {
+ *   metadata?: { labels?: Record<string, string> };
+ * }
+ * const pod = new Pod();
+ * const job = { kind: "Job" };
+ * const objs: KubernetesObjects = [pod, [job]];
+ * label(objs, { app: "web" });
+ * assert.ok(pod instanceof Pod);
+ * assert.deepEqual(pod.metadata?.labels, { app: "web" });
+ * assert.deepEqual(job, { kind: "Job", metadata: { labels: { app: "web" } } });
+ * ```
+ */
+export type KubernetesObjects = object | Iterable<KubernetesObjects>;
+
+/**
+ * The owner (parent) object, as a handler's `body` or a client-node model read
+ * from the API. Only these fields are read.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { type OwnerBody, buildObjectReference } from "./hierarchies.ts";
+ *
+ * const owner: OwnerBody = { apiVersion: "v1", kind: "Namespace", metadata: { name: "ns", uid: "u" } };
+ * assert.deepEqual(buildObjectReference(owner), { apiVersion: "v1", kind: "Namespace", name: "ns", uid: "u" });
+ * ```
+ */
+export type OwnerBody = {
+  apiVersion?: string | undefined;
+  kind?: string | undefined;
+  metadata?: {
+    name?: string | undefined;
+    uid?: string | undefined;
+    namespace?: string | undefined;
+    labels?: { [key: string]: string } | undefined;
+  } | undefined;
+} | Readonly<Record<string, unknown>>;
+
+/** An owner reference, as stored in `metadata.ownerReferences` of a child. */
+export interface OwnerReference {
+  /** The owner's API version, e.g. `kopf.dev/v1`. */
+  apiVersion: string;
+  /** The owner's kind, e.g. `KopfExample`. */
+  kind: string;
+  /** The owner's name. */
+  name: string;
+  /** The owner's uid: what identifies the owner (and what duplicates are matched by). */
+  uid: string;
+  /** Whether the owner is the managing controller of the child. */
+  controller?: boolean;
+  /** Whether the owner's foreground deletion waits for this child. */
+  blockOwnerDeletion?: boolean;
+}
+
+/**
+ * A reference to an object, as in events' `involvedObject`. Fields that the
+ * object lacks (a namespace of a cluster-scoped object) are absent.
+ */
+export interface ObjectReference {
+  /** The object's API version. */
+  apiVersion?: string;
+  /** The object's kind. */
+  kind?: string;
+  /** The object's name. */
+  name?: string;
+  /** The object's uid. */
+  uid?: string;
+  /** The object's namespace, if it is namespaced. */
+  namespace?: string;
+}
+
+/** Options of {@link appendOwnerReference} and {@link buildOwnerReference}. */
+export interface OwnerReferenceOptions {
+  /** Mark the owner as the managing controller; `null` omits the field. Default: `true`. */
+  controller?: boolean | null;
+  /** Block the owner's foreground deletion until the child is gone; `null` omits the field. Default: `true`. */
+  blockOwnerDeletion?: boolean | null;
+}
+
+/** Options of {@link harmonizeNaming}. */
+export interface NamingOptions {
+  /** Rename children that already have a `name` or `generateName`. Default: `false`. */
+  forced?: boolean;
+  /** Use the name as is (`metadata.name`), not as a prefix (`metadata.generateName`). Default: `false`. */
+  strict?: boolean;
+}
+
+/** Options of {@link adjustNamespace}. */
+export interface NamespaceOptions {
+  /** Overwrite a namespace that the children already have. Default: `false`. */
+  forced?: boolean;
+}
+
+/** Options of {@link label}. */
+export interface LabelOptions {
+  /** Overwrite labels that the children already have. Default: `false`. */
+  forced?: boolean;
+  /**
+   * Fields inside each child that are labelled too, as if they were objects
+   * of their own (e.g. `"spec.template"` for the pods of a Job/Deployment):
+   * one path, or a list of paths; a path is dotted or an array of keys.
+   * Paths absent in a child are skipped.
+   */
+  nested?: FieldPath | Iterable<FieldPath>;
+}
+
+/** Options of {@link adopt}: `forced`, `strict` and `nested` are passed on to every step. */
+export interface AdoptOptions extends NamingOptions, LabelOptions {}
+
+// ---------------------------------------------------------------------------
+// Reading the owner.
+
+function ownerString(fn: string, owner: Obj, field: "apiVersion" | "kind"): string {
+  const value = owner[field];
+  if (!isSet(value)) {
+    throw new TypeError(
+      `${fn}(): the owner has no ${field}; set owner.apiVersion and owner.kind ` +
+        `(items of a list response from the API omit them).`,
+    );
+  }
+  return value as string;
+}
+
+function ownerMeta(fn: string, owner: Obj, field: "name" | "uid"): string {
+  const value = peekMeta(owner, field);
+  if (!isSet(value)) {
+    throw new TypeError(
+      `${fn}(): the owner has no metadata.${field}; pass the owner as read from the API ` +
+        `(e.g. the handler's body), not a manifest that was never created.`,
+    );
+  }
+  return value as string;
+}
+
+function checkOwner(fn: string, owner: unknown): Obj {
+  if (!isObject(owner)) {
+    throw new TypeError(
+      `${fn}(): the owner is ${describe(owner)}; pass the parent object (e.g. the handler's body).`,
+    );
+  }
+  const meta = owner.metadata;
+  if (meta !== undefined && meta !== null && !isObject(meta)) {
+    throw new TypeError(
+      `${fn}(): the owner's metadata is ${
+        describe(meta)
+      }; pass the parent object as read from the API.`,
+    );
+  }
+  return owner;
+}
+
+function makeOwnerReference(
+  fn: string,
+  owner: unknown,
+  { controller = true, blockOwnerDeletion = true }: OwnerReferenceOptions = {},
+): OwnerReference {
+  const body = checkOwner(fn, owner);
+  const ref: OwnerReference = {
+    apiVersion: ownerString(fn, body, "apiVersion"),
+    kind: ownerString(fn, body, "kind"),
+    name: ownerMeta(fn, body, "name"),
+    uid: ownerMeta(fn, body, "uid"),
+  };
+  if (controller !== null) ref.controller = controller;
+  if (blockOwnerDeletion !== null) ref.blockOwnerDeletion = blockOwnerDeletion;
+  return ref;
+}
+
+function ownerLabels(fn: string, owner: Obj): Record<string, string> {
+  const labels = peekMeta(owner, "labels");
+  if (labels === undefined || labels === null) return {};
+  return checkLabels(fn, labels, "the owner's metadata.labels");
+}
+
+function checkLabels(fn: string, labels: unknown, what: string): Record<string, string> {
+  if (!isObject(labels)) {
+    throw new TypeError(
+      `${fn}(): ${what} is ${describe(labels)}; pass labels as an object of strings.`,
+    );
+  }
+  for (const [key, value] of Object.entries(labels)) {
+    if (typeof value !== "string") {
+      throw new TypeError(
+        `${fn}(): ${what} has ${describe(value)} for "${key}"; label values must be strings.`,
+      );
+    }
+  }
+  return labels as Record<string, string>;
+}
+
+// ---------------------------------------------------------------------------
+// The steps, on already collected and validated targets.
+
+function applyOwnerReference(targets: Target[], ref: OwnerReference): void {
+  for (const { obj } of targets) {
+    const refs = ensureMetaArray(obj, "ownerReferences");
+    if (!refs.some((r) => isObject(r) && r.uid === ref.uid)) refs.push({ ...ref });
+  }
+}
+
+function applyNaming(targets: Target[], name: string, forced: boolean, strict: boolean): void {
+  for (const { obj } of targets) {
+    const meta = isObject(obj.metadata) ? obj.metadata : undefined;
+    const named = meta !== undefined && (isSet(meta.name) || isSet(meta.generateName));
+    if (named && !forced) continue;
+    const target = ensureMetadata(obj);
+    if (strict) {
+      target.name = name;
+      delete target.generateName;
+    } else {
+      target.generateName = `${name}-`;
+      delete target.name;
+    }
+  }
+}
+
+function applyNamespace(targets: Target[], namespace: string | undefined, forced: boolean): void {
+  for (const { obj } of targets) {
+    if (!forced && isSet(peekMeta(obj, "namespace"))) continue;
+    if (namespace !== undefined) {
+      ensureMetadata(obj).namespace = namespace;
+    } else if (forced && isObject(obj.metadata)) {
+      delete obj.metadata.namespace;
+    }
+  }
+}
+
+function applyLabels(targets: Target[], labels: Record<string, string>, forced: boolean): void {
+  for (const { obj } of targets) {
+    const existing = ensureMetaObject(obj, "labels");
+    for (const [key, value] of Object.entries(labels)) {
+      if (forced || existing[key] === undefined || existing[key] === null) existing[key] = value;
+    }
+  }
+}
+
+/** The objects plus their nested sub-objects, validated for labelling. */
+function labelTargets(
+  fn: string,
+  targets: Target[],
+  nested: FieldPath | Iterable<FieldPath> | undefined,
+): Target[] {
+  const paths = parseNested(fn, nested);
+  const all: Target[] = [];
+  for (const target of targets) {
+    all.push(target);
+    for (const path of paths) {
+      const sub = resolveNested(fn, target, path);
+      if (sub !== undefined) all.push(sub);
+    }
+  }
+  for (const target of all) checkMetadata(fn, target, ["labels", "object"]);
+  return all;
+}
+
+function checkName(fn: string, name: unknown): string {
+  if (!isSet(name)) {
+    throw new TypeError(
+      `${fn}(): the name is ${describe(name)}${name === "" ? " (empty)" : ""}; ` +
+        `pass a non-empty string (e.g. the owner's metadata.name).`,
+    );
+  }
+  return name as string;
+}
+
+function checkNamespace(fn: string, namespace: unknown): string | undefined {
+  if (namespace === undefined || namespace === null || namespace === "") return undefined;
+  if (typeof namespace !== "string") {
+    throw new TypeError(
+      `${fn}(): the namespace is ${describe(namespace)}; pass a string, or null for none.`,
+    );
+  }
+  return namespace;
+}
+
+// ---------------------------------------------------------------------------
+// The public functions.
+//
+// The owner (or name/namespace/labels) is required for now. Kopf defaults it to
+// the body of the handler being run; the core will add that default from the
+// handler context later, making the argument optional without other changes.
+
+/**
+ * Builds an owner reference to `owner`, to put into a child's
+ * `metadata.ownerReferences` — what makes Kubernetes delete the child
+ * together with its owner.
+ *
+ * @param owner The parent object: a handler's body or a client-node model read from the API.
+ * @param options `controller` and `blockOwnerDeletion`, both `true` by default.
+ * @returns A new owner reference object.
+ * @throws {TypeError} If the owner lacks `apiVersion`, `kind`, `metadata.name` or `metadata.uid`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { buildOwnerReference } from "./hierarchies.ts";
+ *
+ * const owner = {
+ *   apiVersion: "kopf.dev/v1",
+ *   kind: "KopfExample",
+ *   metadata: { name: "kopf-example-1", uid: "6b931859", namespace: "default" },
+ * };
+ * assert.deepEqual(buildOwnerReference(owner), {
+ *   apiVersion: "kopf.dev/v1",
+ *   kind: "KopfExample",
+ *   name: "kopf-example-1",
+ *   uid: "6b931859",
+ *   controller: true,
+ *   blockOwnerDeletion: true,
+ * });
+ * assert.equal(buildOwnerReference(owner, { controller: false }).controller, false);
+ * assert.throws(() => buildOwnerReference({ kind: "X" }), TypeError);
+ * ```
+ */
+export function buildOwnerReference(
+  owner: OwnerBody,
+  options: OwnerReferenceOptions = {},
+): OwnerReference {
+  return makeOwnerReference("buildOwnerReference", owner, options);
+}
+
+/**
+ * Builds a reference to an object, as used for the `involvedObject` of
+ * events. Fields that the object does not have (e.g. the namespace of a
+ * cluster-scoped object) are left out rather than set empty.
+ *
+ * @param body The object: a handler's body or a client-node model.
+ * @returns A new object reference with `apiVersion`, `kind`, `name`, `uid`, `namespace` where known.
+ * @throws {TypeError} If `body` is not an object.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { buildObjectReference } from "./hierarchies.ts";
+ *
+ * const node = { apiVersion: "v1", kind: "Node", metadata: { name: "n1", uid: "u1" } };
+ * assert.deepEqual(buildObjectReference(node), {
+ *   apiVersion: "v1",
+ *   kind: "Node",
+ *   name: "n1",
+ *   uid: "u1",
+ * });
+ * ```
+ */
+export function buildObjectReference(body: OwnerBody): ObjectReference {
+  const obj = checkOwner("buildObjectReference", body);
+  const ref: ObjectReference = {};
+  const fields = {
+    apiVersion: obj.apiVersion,
+    kind: obj.kind,
+    name: peekMeta(obj, "name"),
+    uid: peekMeta(obj, "uid"),
+    namespace: peekMeta(obj, "namespace"),
+  };
+  for (const [key, value] of Object.entries(fields)) {
+    if (isSet(value)) ref[key as keyof ObjectReference] = value as string;
+  }
+  return ref;
+}
+
+/**
+ * Appends an owner reference to `owner` to each object, unless the object
+ * already has a reference with the owner's uid. The objects are edited in
+ * place (they are usually children about to be created, so no patch is
+ * needed).
+ *
+ * @param objs An object, or an array/iterable of objects (plain or client-node models).
+ * @param owner The parent object (in a handler: its `body`).
+ * @param options `controller` and `blockOwnerDeletion`, both `true` by default.
+ * @throws {TypeError} If the owner is incomplete (see {@link buildOwnerReference}),
+ *   or `objs` holds something that is not an object.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { appendOwnerReference } from "./hierarchies.ts";
+ *
+ * const owner = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "cm", uid: "u1" } };
+ * const objs = [{ kind: "Job" }, { kind: "Deployment" }];
+ * appendOwnerReference(objs, owner);
+ * appendOwnerReference(objs, owner); // no duplicates
+ * assert.deepEqual(objs[0], {
+ *   kind: "Job",
+ *   metadata: {
+ *     ownerReferences: [{
+ *       apiVersion: "v1",
+ *       kind: "ConfigMap",
+ *       name: "cm",
+ *       uid: "u1",
+ *       controller: true,
+ *       blockOwnerDeletion: true,
+ *     }],
+ *   },
+ * });
+ * ```
+ */
+export function appendOwnerReference(
+  objs: KubernetesObjects,
+  owner: OwnerBody,
+  options: OwnerReferenceOptions = {},
+): void {
+  const fn = "appendOwnerReference";
+  const ref = makeOwnerReference(fn, owner, options);
+  const targets = collectObjects(fn, objs);
+  for (const target of targets) checkMetadata(fn, target, ["ownerReferences", "array"]);
+  applyOwnerReference(targets, ref);
+}
+
+/**
+ * Removes the owner references to `owner` (matched by its uid) from each
+ * object, if there are any. Objects without owner references are left as they
+ * are.
+ *
+ * @param objs An object, or an array/iterable of objects (plain or client-node models).
+ * @param owner The former parent object; only its `metadata.uid` is needed.
+ * @throws {TypeError} If the owner has no `metadata.uid`, or `objs` holds something that is not an object.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { appendOwnerReference, removeOwnerReference } from "./hierarchies.ts";
+ *
+ * const owner = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "cm", uid: "u1" } };
+ * const job = { kind: "Job", metadata: { name: "job" } };
+ * appendOwnerReference(job, owner);
+ * removeOwnerReference(job, owner);
+ * assert.deepEqual(job, { kind: "Job", metadata: { name: "job", ownerReferences: [] } });
+ * ```
+ */
+export function removeOwnerReference(objs: KubernetesObjects, owner: OwnerBody): void {
+  const fn = "removeOwnerReference";
+  const uid = ownerMeta(fn, checkOwner(fn, owner), "uid");
+  const targets = collectObjects(fn, objs);
+  for (const target of targets) checkMetadata(fn, target, ["ownerReferences", "array"]);
+  for (const { obj } of targets) {
+    const refs = peekMeta(obj, "ownerReferences");
+    if (!Array.isArray(refs)) continue;
+    // In place, so that anyone holding the array sees the change.
+    for (let i = refs.length - 1; i >= 0; i--) {
+      const ref: unknown = refs[i];
+      if (isObject(ref) && ref.uid === uid) refs.splice(i, 1);
+    }
+  }
+}
+
+/**
+ * Names the objects after `name`: by default as a prefix, with Kubernetes
+ * adding a random suffix (`metadata.generateName: "<name>-"`); with `strict`,
+ * exactly (`metadata.name: "<name>"`). Objects that already have a `name` or
+ * `generateName` keep it, unless `forced`; setting one removes the other.
+ *
+ * @param objs An object, or an array/iterable of objects (plain or client-node models).
+ * @param name The name or prefix, usually the owner's `metadata.name`.
+ * @param options `forced` and `strict`, both `false` by default.
+ * @throws {TypeError} If `name` is not a non-empty string, or `objs` holds something that is not an object.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { harmonizeNaming } from "./hierarchies.ts";
+ *
+ * const job: { kind: string; metadata?: object } = { kind: "Job" };
+ * const pod = { kind: "Pod", metadata: { name: "own-name" } };
+ * harmonizeNaming([job, pod], "kopf-example-1");
+ * assert.deepEqual(job, { kind: "Job", metadata: { generateName: "kopf-example-1-" } });
+ * assert.deepEqual(pod.metadata, { name: "own-name" });
+ *
+ * harmonizeNaming([job, pod], "kopf-example-1", { strict: true, forced: true });
+ * assert.deepEqual(job.metadata, { name: "kopf-example-1" });
+ * assert.deepEqual(pod.metadata, { name: "kopf-example-1" });
+ * ```
+ */
+export function harmonizeNaming(
+  objs: KubernetesObjects,
+  name: string,
+  { forced = false, strict = false }: NamingOptions = {},
+): void {
+  const fn = "harmonizeNaming";
+  const checked = checkName(fn, name);
+  const targets = collectObjects(fn, objs);
+  for (const target of targets) checkMetadata(fn, target);
+  applyNaming(targets, checked, forced, strict);
+}
+
+/**
+ * Puts the objects into `namespace`, unless they already have one (or even
+ * then, if `forced`). Children usually belong in their owner's namespace.
+ * A `null`/`undefined` namespace (a cluster-scoped owner) sets nothing; with
+ * `forced`, it removes the objects' namespaces.
+ *
+ * @param objs An object, or an array/iterable of objects (plain or client-node models).
+ * @param namespace The namespace, usually the owner's `metadata.namespace`.
+ * @param options `forced`, `false` by default.
+ * @throws {TypeError} If `namespace` is not a string (or null), or `objs` holds something that is not an object.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { adjustNamespace } from "./hierarchies.ts";
+ *
+ * const objs = [{ kind: "Job" }, { kind: "Pod", metadata: { namespace: "other" } }];
+ * adjustNamespace(objs, "default");
+ * assert.deepEqual(objs, [
+ *   { kind: "Job", metadata: { namespace: "default" } },
+ *   { kind: "Pod", metadata: { namespace: "other" } },
+ * ]);
+ * adjustNamespace(objs, "default", { forced: true });
+ * assert.equal(objs[1]?.metadata?.namespace, "default");
+ * ```
+ */
+export function adjustNamespace(
+  objs: KubernetesObjects,
+  namespace: string | null | undefined,
+  { forced = false }: NamespaceOptions = {},
+): void {
+  const fn = "adjustNamespace";
+  const checked = checkNamespace(fn, namespace);
+  const targets = collectObjects(fn, objs);
+  for (const target of targets) checkMetadata(fn, target);
+  applyNamespace(targets, checked, forced);
+}
+
+/**
+ * Applies `labels` to the objects — and, with `nested`, to sub-objects such as
+ * the pod template of a Job or Deployment (`"spec.template"`), which get their
+ * own `metadata.labels`. Labels the objects already have are kept, unless
+ * `forced`. An empty `labels` object changes nothing.
+ *
+ * @param objs An object, or an array/iterable of objects (plain or client-node models).
+ * @param labels The labels, usually the owner's `metadata.labels`.
+ * @param options `forced` (`false` by default) and `nested` paths.
+ * @throws {TypeError} If `labels` is not an object of strings, a nested path leads to a
+ *   non-object, or `objs` holds something that is not an object.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { label } from "./hierarchies.ts";
+ *
+ * const objs = [
+ *   { kind: "Job", metadata: { labels: { app: "mine" } } },
+ *   { kind: "Deployment", spec: { template: {} } },
+ * ];
+ * label(objs, { app: "web", tier: "fe" }, { nested: "spec.template" });
+ * assert.deepEqual(objs, [
+ *   { kind: "Job", metadata: { labels: { app: "mine", tier: "fe" } } },
+ *   {
+ *     kind: "Deployment",
+ *     metadata: { labels: { app: "web", tier: "fe" } },
+ *     spec: { template: { metadata: { labels: { app: "web", tier: "fe" } } } },
+ *   },
+ * ]);
+ * ```
+ */
+export function label(
+  objs: KubernetesObjects,
+  labels: Readonly<Record<string, string>>,
+  { forced = false, nested }: LabelOptions = {},
+): void {
+  const fn = "label";
+  const checked = checkLabels(fn, labels, "labels");
+  const targets = labelTargets(fn, collectObjects(fn, objs), nested);
+  applyLabels(targets, checked, forced);
+}
+
+/**
+ * Adopts the objects as children of `owner`: appends an owner reference to it
+ * (no duplicates), names them after it (a `generateName` prefix, or the exact
+ * name with `strict`), puts them into its namespace, and applies its labels
+ * (also to `nested` paths). `forced` overwrites existing names, namespaces
+ * and labels.
+ *
+ * @param objs An object, or an array/iterable of objects (plain or client-node models).
+ * @param owner The parent object (in a handler: its `body`).
+ * @param options `forced`, `strict` (both `false` by default) and `nested` paths.
+ * @throws {TypeError} If the owner is incomplete (see {@link buildOwnerReference}), or
+ *   `objs` holds something that is not an object. Nothing is changed then.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { adopt } from "./hierarchies.ts";
+ *
+ * const owner = {
+ *   apiVersion: "kopf.dev/v1",
+ *   kind: "KopfExample",
+ *   metadata: {
+ *     name: "kopf-example-1",
+ *     uid: "4a15f2c2",
+ *     namespace: "default",
+ *     labels: { somelabel: "somevalue" },
+ *   },
+ * };
+ * const job = { kind: "Job", spec: { template: {} } };
+ * adopt(job, owner, { strict: true, nested: "spec.template" });
+ * assert.deepEqual(job, {
+ *   kind: "Job",
+ *   metadata: {
+ *     ownerReferences: [{
+ *       apiVersion: "kopf.dev/v1",
+ *       kind: "KopfExample",
+ *       name: "kopf-example-1",
+ *       uid: "4a15f2c2",
+ *       controller: true,
+ *       blockOwnerDeletion: true,
+ *     }],
+ *     name: "kopf-example-1",
+ *     namespace: "default",
+ *     labels: { somelabel: "somevalue" },
+ *   },
+ *   spec: { template: { metadata: { labels: { somelabel: "somevalue" } } } },
+ * });
+ * ```
+ */
+export function adopt(
+  objs: KubernetesObjects,
+  owner: OwnerBody,
+  { forced = false, strict = false, nested }: AdoptOptions = {},
+): void {
+  const fn = "adopt";
+  // Validate everything first; walk `objs` once (it may be a one-shot iterable).
+  const ref = makeOwnerReference(fn, owner);
+  const body = owner as Obj;
+  const name = ref.name;
+  const namespace = checkNamespace(fn, peekMeta(body, "namespace"));
+  const labels = ownerLabels(fn, body);
+  const targets = collectObjects(fn, objs);
+  for (const target of targets) checkMetadata(fn, target, ["ownerReferences", "array"]);
+  const labelled = labelTargets(fn, targets, nested);
+
+  applyOwnerReference(targets, ref);
+  applyNaming(targets, name, forced, strict);
+  applyNamespace(targets, namespace, forced);
+  applyLabels(labelled, labels, forced);
+}
