@@ -1,11 +1,160 @@
 /**
- * `kopf.on.*`: the handler decorators of Kopf, as registration functions.
+ * `kopf.on.*`: registering handlers. Each function takes the resource (in any
+ * of Kopf's forms), an optional options object, and the handler function, and
+ * returns the function — so handlers are plain functions registered by a
+ * call:
  *
- * The registry and the handlers (`on.create`, `on.update`, `on.delete`, …) are
- * built by the operator-core issue; this file is the public place they live in,
- * listed in `deno.json` `exports` as `@kopf/kopf/on`.
+ * @example
+ * ```ts
+ * import * as kopf from "./mod.ts";
+ * const registry = new kopf.OperatorRegistry();
+ * kopf.on.create("kopfexamples", { registry }, function createFn({ spec, logger }) {
+ *   logger.info(`Creating with ${JSON.stringify(spec)}`);
+ *   return { message: "hello" };
+ * });
+ * kopf.on.update("kopf.dev", "v1", "kopfexamples", { field: "spec.size", registry }, ({ old, new: now }) => {});
+ * kopf.on.delete({ group: "kopf.dev", plural: "kopfexamples" }, { optional: true, registry }, () => {});
+ * ```
  *
  * @module
  */
 
-export {};
+import {
+  type ActivityOptions,
+  registerActivity,
+  registerChanging,
+  registerWatching,
+  type ResourceOptions,
+} from "./src/core/intents/registration.ts";
+import type {
+  ActivityContext,
+  ChangingContext,
+  EventContext,
+  HandlerFn,
+} from "./src/core/intents/handlers.ts";
+import type { EVERYTHING } from "./src/cogs/structs/references.ts";
+
+/** A resource in any of Kopf's forms: names, `{ group, version, plural, … }`, or EVERYTHING. */
+export type ResourceArg = string | typeof EVERYTHING | {
+  group?: string;
+  version?: string;
+  plural?: string;
+  kind?: string;
+  singular?: string;
+  shortcut?: string;
+  category?: string;
+};
+
+/** The argument list of resource handlers: resource parts, optional options, the function. */
+export type ResourceHandlerArgs<C> =
+  | [...resource: ResourceArg[], fn: HandlerFn<C>]
+  | [...resource: ResourceArg[], options: ResourceOptions, fn: HandlerFn<C>];
+
+/**
+ * Registers a creation handler: called once when an object appears (with retries until it succeeds).
+ *
+ * @param args The resource, optional options, and the handler.
+ * @returns The handler function.
+ */
+export function create(...args: ResourceHandlerArgs<ChangingContext>): HandlerFn<ChangingContext> {
+  return registerChanging("kopf.on.create", "create", args);
+}
+
+/**
+ * Registers an update handler: called when the object's essence (spec, labels, annotations…) changes.
+ *
+ * @param args The resource, optional options (`field`, `value`, `old`, `new`), and the handler.
+ * @returns The handler function.
+ */
+export function update(...args: ResourceHandlerArgs<ChangingContext>): HandlerFn<ChangingContext> {
+  return registerChanging("kopf.on.update", "update", args);
+}
+
+/**
+ * Registers a deletion handler: called when the object is marked for deletion.
+ * A finalizer blocks the deletion until it succeeds, unless `optional: true`.
+ *
+ * @param args The resource, optional options, and the handler.
+ * @returns The handler function.
+ */
+function deleteHandler(...args: ResourceHandlerArgs<ChangingContext>): HandlerFn<ChangingContext> {
+  return registerChanging("kopf.on.delete", "delete", args);
+}
+export { deleteHandler as delete };
+
+/**
+ * Registers a resuming handler: called once per operator process for each existing object
+ * (not for objects being deleted, unless `deleted: true`).
+ *
+ * @param args The resource, optional options, and the handler.
+ * @returns The handler function.
+ */
+export function resume(...args: ResourceHandlerArgs<ChangingContext>): HandlerFn<ChangingContext> {
+  return registerChanging("kopf.on.resume", undefined, args, { initial: true });
+}
+
+/**
+ * Registers a field handler: called when one field changes; `old`, `new` and `diff` are the field's.
+ *
+ * @param args The resource, options with `field` (required), and the handler.
+ * @returns The handler function.
+ */
+export function field(...args: ResourceHandlerArgs<ChangingContext>): HandlerFn<ChangingContext> {
+  return registerChanging("kopf.on.field", undefined, args, { requireField: true });
+}
+
+/**
+ * Registers a raw event handler: called for every watch event of matching objects (no retries).
+ *
+ * @param args The resource, optional options, and the handler.
+ * @returns The handler function.
+ */
+export function event(...args: ResourceHandlerArgs<EventContext>): HandlerFn<EventContext> {
+  return registerWatching(args);
+}
+
+/** The argument list of activity handlers: optional options, the function. */
+export type ActivityHandlerArgs = [fn: HandlerFn<ActivityContext>] | [
+  options: ActivityOptions,
+  fn: HandlerFn<ActivityContext>,
+];
+
+/**
+ * Registers a startup handler: runs before the operator starts watching; `settings` may be changed here.
+ *
+ * @param args Optional options and the handler.
+ * @returns The handler function.
+ */
+export function startup(...args: ActivityHandlerArgs): HandlerFn<ActivityContext> {
+  return registerActivity("startup", args);
+}
+
+/**
+ * Registers a cleanup handler: runs when the operator stops.
+ *
+ * @param args Optional options and the handler.
+ * @returns The handler function.
+ */
+export function cleanup(...args: ActivityHandlerArgs): HandlerFn<ActivityContext> {
+  return registerActivity("cleanup", args);
+}
+
+/**
+ * Registers a login handler: returns the connection info (`kopf.ConnectionInfo`) to the cluster.
+ *
+ * @param args Optional options and the handler.
+ * @returns The handler function.
+ */
+export function login(...args: ActivityHandlerArgs): HandlerFn<ActivityContext> {
+  return registerActivity("login", args);
+}
+
+/**
+ * Registers a probe handler: its result is part of the liveness endpoint's answer.
+ *
+ * @param args Optional options and the handler.
+ * @returns The handler function.
+ */
+export function probe(...args: ActivityHandlerArgs): HandlerFn<ActivityContext> {
+  return registerActivity("probe", args);
+}

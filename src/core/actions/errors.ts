@@ -1,0 +1,86 @@
+/**
+ * The errors a handler may throw to steer its own retries, and the errors the
+ * framework raises for handlers that time out or run out of retries — Kopf's
+ * `PermanentError`, `TemporaryError(delay)`, `HandlerTimeoutError` and
+ * `HandlerRetriesError`.
+ *
+ * @module
+ */
+
+/**
+ * A handler failed and must not be retried.
+ *
+ * @example
+ * ```ts
+ * import { PermanentError } from "./errors.ts";
+ * const err = new PermanentError("the spec is wrong: fix spec.size");
+ * console.log(err.name); // "PermanentError"
+ * ```
+ */
+export class PermanentError extends Error {
+  override name = "PermanentError";
+}
+
+/**
+ * A handler failed and should be retried after a delay (60 s by default).
+ *
+ * @example
+ * ```ts
+ * import { TemporaryError } from "./errors.ts";
+ * const err = new TemporaryError("not ready yet", { delay: 10 });
+ * console.log(err.delay); // 10
+ * ```
+ */
+export class TemporaryError extends Error {
+  override name = "TemporaryError";
+  /** Seconds to wait before the retry. */
+  readonly delay: number;
+
+  /**
+   * @param message What is not ready.
+   * @param options The delay in seconds (default 60) and a cause.
+   */
+  constructor(message = "", options: { delay?: number; cause?: unknown } = {}) {
+    super(message, options.cause !== undefined ? { cause: options.cause } : undefined);
+    this.delay = options.delay ?? 60;
+  }
+}
+
+/**
+ * A handler ran longer than its `timeout` (across retries): failed permanently.
+ *
+ * @example
+ * ```ts
+ * import { HandlerTimeoutError, PermanentError } from "./errors.ts";
+ * console.log(new HandlerTimeoutError("x") instanceof PermanentError); // true
+ * ```
+ */
+export class HandlerTimeoutError extends PermanentError {
+  override name = "HandlerTimeoutError";
+}
+
+/**
+ * A handler was retried more than its `retries`: failed permanently.
+ *
+ * @example
+ * ```ts
+ * import { HandlerRetriesError } from "./errors.ts";
+ * console.log(new HandlerRetriesError("x").name); // "HandlerRetriesError"
+ * ```
+ */
+export class HandlerRetriesError extends PermanentError {
+  override name = "HandlerRetriesError";
+}
+
+/**
+ * The whole handler child tree failed (a sub-handler failed permanently).
+ *
+ * @example
+ * ```ts
+ * import { ChildrenFailedError } from "./errors.ts";
+ * console.log(new ChildrenFailedError("x").name); // "ChildrenFailedError"
+ * ```
+ */
+export class ChildrenFailedError extends PermanentError {
+  override name = "ChildrenFailedError";
+}

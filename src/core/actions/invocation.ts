@@ -1,0 +1,65 @@
+/**
+ * What the action layer knows about a handler: a function (sync or async)
+ * called with one context object, its id, and its error options. Resource
+ * handlers, activities, daemons and sub-handlers all build on this shape.
+ *
+ * @module
+ */
+
+/** A JSON-ish object with any fields, for handler convenience (`spec.size`). */
+// deno-lint-ignore no-explicit-any
+export type AnyObject = Record<string, any>;
+
+/** What to do with arbitrary errors of a handler (Kopf's `kopf.ErrorsMode`). */
+export type ErrorsMode = "temporary" | "permanent" | "ignored";
+
+/** A handler function of any kind: sync or async, one context argument. */
+// deno-lint-ignore no-explicit-any
+export type HandlerFn<C = any> = (context: C) => unknown;
+
+/** Options shared by all handlers. */
+export interface BaseOptions {
+  /** The handler id; defaults to the function's name. */
+  id?: string;
+  /** Any value passed to the handler as `param`. */
+  param?: unknown;
+  /** What to do on arbitrary errors: retry (default), stop, or ignore. */
+  errors?: ErrorsMode;
+  /** Seconds after the first try when the handler is considered failed. */
+  timeout?: number;
+  /** How many retries before the handler is considered failed. */
+  retries?: number;
+  /** Seconds to wait before retrying after an arbitrary error (default 60). */
+  backoff?: number;
+}
+
+/** A registered handler: the parts every kind has. */
+export interface BaseHandler {
+  id: string;
+  fn: HandlerFn;
+  param: unknown;
+  errors: ErrorsMode | undefined;
+  timeout: number | undefined;
+  retries: number | undefined;
+  backoff: number | undefined;
+}
+
+/**
+ * The default id of a handler function: its name, or a fallback for anonymous functions.
+ *
+ * @param fn The function.
+ * @param fallback What to use for an anonymous function.
+ * @returns The id.
+ *
+ * @example
+ * ```ts
+ * import { defaultId } from "./invocation.ts";
+ * function createFn() {}
+ * console.log(defaultId(createFn, "x"), defaultId(() => {}, "x")); // "createFn" "x"
+ * ```
+ */
+export function defaultId(fn: HandlerFn, fallback: string): string {
+  const name = fn.name;
+  if (!name || name === "anonymous" || name.startsWith("bound ")) return fallback;
+  return name;
+}

@@ -1,0 +1,289 @@
+/**
+ * Loggers of an operator: the operator-level logger and the per-object logger
+ * that prefixes `[ns/name] ` and forwards records at or above the posting
+ * level to Kubernetes Events. Output goes to the operator's own sink (so that
+ * several operators in one process, or a test runner, each see their own
+ * lines), in Kopf's formats: plain, full, or JSON.
+ *
+ * @module
+ */
+
+/** Log levels, lowest first. */
+export type Level = "debug" | "info" | "warning" | "error" | "critical";
+
+const RANK: Record<Level, number> = { debug: 10, info: 20, warning: 30, error: 40, critical: 50 };
+
+/**
+ * Whether a level is at or above a threshold.
+ *
+ * @param level The record's level.
+ * @param threshold The minimum.
+ * @returns True when it passes.
+ *
+ * @example
+ * ```ts
+ * import { levelAtLeast } from "./loggers.ts";
+ * console.log(levelAtLeast("warning", "info"), levelAtLeast("debug", "info")); // true false
+ * ```
+ */
+export function levelAtLeast(level: Level, threshold: Level): boolean {
+  return RANK[level] >= RANK[threshold];
+}
+
+/** The object a record is about, as a Kubernetes object reference. */
+export interface ObjectRef {
+  apiVersion?: string;
+  kind?: string;
+  name?: string;
+  uid?: string;
+  namespace?: string;
+}
+
+/** One log record. */
+export interface LogRecord {
+  level: Level;
+  message: string;
+  time: Date;
+  /** The logger's name, e.g. `kopf.objects`, `kopf.activities`. */
+  logger: string;
+  /** The object, for per-object records. */
+  object?: ObjectRef;
+  /** The `[ns/name] ` prefix of per-object records. */
+  prefix?: string;
+  /** An error whose details follow the message. */
+  error?: unknown;
+}
+
+/** Where records go. */
+export type LogSink = (record: LogRecord) => void;
+
+/** Output formats of `--log-format`. */
+export type LogFormat = "plain" | "full" | "json";
+
+/** How records become lines. */
+export interface LogOutputOptions {
+  /** The minimum level printed (default info; `-v` debug; `-q` warning). */
+  level?: Level;
+  format?: LogFormat;
+  /** Prefix per-object lines with `[ns/name] ` (default: yes, except for JSON). */
+  prefix?: boolean;
+  /** The key of the object reference in JSON lines (default "object"). */
+  refkey?: string;
+  /** Where lines go (default: stderr). */
+  write?: (line: string) => void;
+}
+
+/**
+ * Renders a record as one line (plus the error's stack, for plain and full formats).
+ *
+ * @param record The record.
+ * @param options Format, prefix and refkey.
+ * @returns The text, without a trailing newline.
+ *
+ * @example
+ * ```ts
+ * import { formatRecord } from "./loggers.ts";
+ * const line = formatRecord({ level: "info", message: "Hi.", time: new Date(0), logger: "kopf.objects", prefix: "[ns/x] " }, { format: "plain" });
+ * console.log(line); // "[ns/x] Hi."
+ * ```
+ */
+export function formatRecord(record: LogRecord, options: LogOutputOptions = {}): string {
+  const format = options.format ?? "full";
+  const usePrefix = options.prefix ?? format !== "json";
+  const message = (usePrefix && record.prefix ? record.prefix : "") + record.message;
+  if (format === "json") {
+    const out: Record<string, unknown> = { message: withError(message, record.error, false) };
+    if (record.object) out[options.refkey ?? "object"] = record.object;
+    out.severity = record.level;
+    out.timestamp = record.time.toISOString().replace("Z", "");
+    return JSON.stringify(out);
+  }
+  const text = withError(message, record.error, true);
+  if (format === "plain") return text;
+  const ts = record.time.toISOString().replace("T", " ").replace("Z", "").replace(".", ",");
+  const name = record.logger.padEnd(20).slice(0, 20);
+  return `[${ts}] ${name} [${record.level.toUpperCase().padEnd(8)}] ${text}`;
+}
+
+function withError(message: string, error: unknown, stack: boolean): string {
+  if (error === undefined) return message;
+  if (error instanceof Error) {
+    if (stack && error.stack) return `${message}\n${error.stack}`;
+    return `${message} (${error.name}: ${error.message})`;
+  }
+  return `${message} (${String(error)})`;
+}
+
+/**
+ * A sink that prints records as lines at or above a level.
+ *
+ * @param options Level, format, prefix, refkey and writer.
+ * @returns The sink.
+ *
+ * @example
+ * ```ts
+ * import { lineSink, OperatorLogger } from "./loggers.ts";
+ * const lines: string[] = [];
+ * const logger = new OperatorLogger(lineSink({ format: "plain", write: (l) => lines.push(l) }));
+ * logger.info("Hello.");
+ * console.log(lines); // ["Hello."]
+ * ```
+ */
+export function lineSink(options: LogOutputOptions = {}): LogSink {
+  const level = options.level ?? "info";
+  const encoder = new TextEncoder();
+  const write = options.write ??
+    ((line: string) => Deno.stderr.writeSync(encoder.encode(line + "\n")));
+  return (record) => {
+    if (levelAtLeast(record.level, level)) write(formatRecord(record, options));
+  };
+}
+
+/**
+ * The operator-level logger: startup, shutdown, activities, watching.
+ *
+ * @example
+ * ```ts
+ * import { OperatorLogger } from "./loggers.ts";
+ * const seen: string[] = [];
+ * new OperatorLogger((r) => seen.push(r.message), "kopf.activities").warning("Careful.");
+ * console.log(seen); // ["Careful."]
+ * ```
+ */
+export class OperatorLogger {
+  /** Where this logger's records go. */
+  readonly sink: LogSink;
+  /** The logger's name. */
+  readonly name: string;
+
+  /**
+   * @param sink Where records go.
+   * @param name The logger's name (default `kopf`).
+   */
+  constructor(sink: LogSink, name = "kopf") {
+    this.sink = sink;
+    this.name = name;
+  }
+
+  /**
+   * Logs a record.
+   *
+   * @param level The level.
+   * @param message The message.
+   * @param error An error to show after the message.
+   */
+  log(level: Level, message: string, error?: unknown): void {
+    const record: LogRecord = { level, message, time: new Date(), logger: this.name };
+    if (error !== undefined) record.error = error;
+    this.emit(record);
+  }
+
+  /** Emits a prepared record (subclasses add the object). @param record The record. */
+  protected emit(record: LogRecord): void {
+    this.sink(record);
+  }
+
+  /** @param message The message. */
+  debug(message: string): void {
+    this.log("debug", message);
+  }
+
+  /** @param message The message. */
+  info(message: string): void {
+    this.log("info", message);
+  }
+
+  /** @param message The message. */
+  warning(message: string): void {
+    this.log("warning", message);
+  }
+
+  /** Alias of {@link OperatorLogger.warning}. @param message The message. */
+  warn(message: string): void {
+    this.log("warning", message);
+  }
+
+  /** @param message The message. @param error An error to show. */
+  error(message: string, error?: unknown): void {
+    this.log("error", message, error);
+  }
+
+  /** Logs an error with its stack trace. @param message The message. @param error The error. */
+  exception(message: string, error?: unknown): void {
+    this.log("error", message, error);
+  }
+}
+
+/** Posts a Kubernetes Event about an object (set by the operator; never blocks). */
+export type EventPoster = (ref: ObjectRef, type: string, reason: string, message: string) => void;
+
+/**
+ * The per-object logger handlers get: `[ns/name] ` prefixed lines, and
+ * records at or above `settings.posting.level` also posted as Kubernetes
+ * Events (type Normal up to info, Warning, then Error; reason `Logging`).
+ *
+ * @example
+ * ```ts
+ * import { ObjectLogger } from "./loggers.ts";
+ * const seen: string[] = [];
+ * const logger = new ObjectLogger((r) => seen.push((r.prefix ?? "") + r.message), {
+ *   metadata: { name: "x", namespace: "ns", uid: "u" }, apiVersion: "v1", kind: "Pod",
+ * });
+ * logger.info("Hello.");
+ * console.log(seen); // ["[ns/x] Hello."]
+ * ```
+ */
+export class ObjectLogger extends OperatorLogger {
+  /** The object reference of the records. */
+  readonly ref: ObjectRef;
+  /** The prefix, `[ns/name] ` or `[name] `. */
+  readonly prefix: string;
+  #post: EventPoster | undefined;
+  #postingLevel: () => Level | undefined;
+
+  /**
+   * @param sink Where records go.
+   * @param body The object.
+   * @param posting Event posting: the poster and the current minimum level (undefined disables).
+   */
+  constructor(
+    sink: LogSink,
+    body: {
+      apiVersion?: string;
+      kind?: string;
+      metadata?: { name?: string; namespace?: string; uid?: string };
+    },
+    posting?: { post: EventPoster; level: () => Level | undefined },
+  ) {
+    super(sink, "kopf.objects");
+    const meta = body.metadata ?? {};
+    const ref: ObjectRef = {};
+    if (body.apiVersion) ref.apiVersion = body.apiVersion;
+    if (body.kind) ref.kind = body.kind;
+    if (meta.name) ref.name = meta.name;
+    if (meta.uid) ref.uid = meta.uid;
+    if (meta.namespace) ref.namespace = meta.namespace;
+    this.ref = ref;
+    this.prefix = meta.namespace ? `[${meta.namespace}/${meta.name}] ` : `[${meta.name}] `;
+    this.#post = posting?.post;
+    this.#postingLevel = posting?.level ?? (() => undefined);
+  }
+
+  protected override emit(record: LogRecord): void {
+    record.object = this.ref;
+    record.prefix = this.prefix;
+    this.sink(record);
+    const threshold = this.#postingLevel();
+    if (this.#post && threshold && levelAtLeast(record.level, threshold)) {
+      const type = levelAtLeast(record.level, "error")
+        ? "Error"
+        : levelAtLeast(record.level, "warning")
+        ? "Warning"
+        : "Normal";
+      const message = record.error instanceof Error
+        ? `${record.message} ${record.error.message}`
+        : record.message;
+      this.#post(this.ref, type, "Logging", message);
+    }
+  }
+}

@@ -1,0 +1,335 @@
+/**
+ * The progress of handlers across processing cycles: when each handler
+ * started, how often it was retried, until when it sleeps, whether it
+ * finished — read from and written to the object in Kopf's progress-record
+ * format (through the configured progress storage), so that work survives
+ * restarts and can be taken over from (or by) Python Kopf.
+ *
+ * A record is only written when there is something to remember (a retry, a
+ * delay, sub-handlers); a handler that succeeds at once leaves no trace, and
+ * all records are purged when the cycle completes.
+ *
+ * @module
+ */
+
+import type { Patch } from "../../cogs/structs/patches.ts";
+import {
+  formatTimestamp,
+  parseTimestamp,
+  type ProgressRecord,
+  type ProgressStorage,
+} from "../../cogs/configs/progress.ts";
+import type { AnyObject } from "./invocation.ts";
+
+/** The outcome of one handler run. */
+export interface Outcome {
+  /** True when the handler is done: succeeded, failed permanently, or ignored. */
+  final: boolean;
+  /** The handler's return value, for `status.<id>`. */
+  result?: unknown;
+  /** The error, if it failed (final: permanently; else: will retry). */
+  error?: unknown;
+  /** Seconds until the retry. */
+  delay?: number;
+  /** Ids of sub-handlers (for the `subrefs` of the record). */
+  subrefs?: string[];
+}
+
+/** The state of one handler. */
+export class HandlerState {
+  started: Date;
+  stopped: Date | undefined;
+  delayed: Date | undefined;
+  purpose: string | undefined;
+  retries: number;
+  success: boolean;
+  failure: boolean;
+  message: string | undefined;
+  subrefs: string[];
+  /** Whether this state differs from what is stored (needs writing). */
+  dirty: boolean;
+  /** Whether a record exists in storage (needs purging at the end). */
+  stored: boolean;
+
+  /**
+   * @param init The fields.
+   */
+  constructor(
+    init: Partial<Omit<HandlerState, "finished" | "awakened" | "toRecord" | "runtime">> = {},
+  ) {
+    this.started = init.started ?? new Date();
+    this.stopped = init.stopped;
+    this.delayed = init.delayed;
+    this.purpose = init.purpose;
+    this.retries = init.retries ?? 0;
+    this.success = init.success ?? false;
+    this.failure = init.failure ?? false;
+    this.message = init.message;
+    this.subrefs = init.subrefs ?? [];
+    this.dirty = init.dirty ?? false;
+    this.stored = init.stored ?? false;
+  }
+
+  /**
+   * Reads a stored record.
+   *
+   * @param record The record, as the storage returns it.
+   * @returns The state.
+   */
+  static fromRecord(record: ProgressRecord): HandlerState {
+    return new HandlerState({
+      started: parseTime(record.started) ?? new Date(),
+      stopped: parseTime(record.stopped),
+      delayed: parseTime(record.delayed),
+      purpose: record.purpose ?? undefined,
+      retries: record.retries ?? 0,
+      success: record.success ?? false,
+      failure: record.failure ?? false,
+      message: record.message ?? undefined,
+      subrefs: [...(record.subrefs ?? [])],
+      stored: true,
+    });
+  }
+
+  /** The record to store, in Kopf's format. */
+  toRecord(): ProgressRecord {
+    return {
+      started: formatTime(this.started),
+      stopped: this.stopped ? formatTime(this.stopped) : null,
+      delayed: this.delayed ? formatTime(this.delayed) : null,
+      purpose: this.purpose ?? null,
+      retries: this.retries,
+      success: this.success,
+      failure: this.failure,
+      message: this.message ?? null,
+      subrefs: this.subrefs.length ? [...this.subrefs].sort() : null,
+    } as ProgressRecord;
+  }
+
+  /** Done: succeeded or failed for good. */
+  get finished(): boolean {
+    return this.success || this.failure;
+  }
+
+  /**
+   * Ready to run now (not finished, not sleeping).
+   *
+   * @param now The current time.
+   * @returns True when it may run.
+   */
+  awakened(now: Date): boolean {
+    return !this.finished && (!this.delayed || this.delayed.getTime() <= now.getTime());
+  }
+
+  /**
+   * Seconds since the first start.
+   *
+   * @param now The current time.
+   * @returns The runtime.
+   */
+  runtime(now: Date): number {
+    return Math.max(0, (now.getTime() - this.started.getTime()) / 1000);
+  }
+
+  /**
+   * Applies an outcome.
+   *
+   * @param outcome The outcome.
+   * @param now The current time.
+   */
+  apply(outcome: Outcome, now: Date): void {
+    const failed = outcome.error !== undefined;
+    this.retries += 1;
+    if (outcome.final) {
+      this.stopped = now;
+      this.success = !failed;
+      this.failure = failed;
+      this.delayed = undefined;
+    } else {
+      this.delayed = new Date(now.getTime() + (outcome.delay ?? 0) * 1000);
+    }
+    this.message = failed ? messageOf(outcome.error) : undefined;
+    if (outcome.subrefs) this.subrefs = outcome.subrefs;
+    this.dirty = true;
+  }
+}
+
+/**
+ * The states of the handlers of one cause of one object.
+ *
+ * @example
+ * ```ts
+ * import { State } from "./progression.ts";
+ * const state = new State("create");
+ * state.ensure("create_fn", new Date());
+ * console.log(state.done(["create_fn"])); // false
+ * ```
+ */
+export class State {
+  /** The cause the handlers run for (stored as the records' `purpose`). */
+  readonly purpose: string;
+  readonly #states = new Map<string, HandlerState>();
+
+  /** @param purpose The cause's reason. */
+  constructor(purpose: string) {
+    this.purpose = purpose;
+  }
+
+  /**
+   * Reads the stored records of handlers (and their sub-handlers, by subrefs).
+   *
+   * @param body The object.
+   * @param storage The progress storage.
+   * @param ids The handler ids.
+   * @param purpose The cause's reason.
+   * @returns The state.
+   */
+  static async fromStorage(
+    body: AnyObject,
+    storage: ProgressStorage,
+    ids: string[],
+    purpose: string,
+  ): Promise<State> {
+    const state = new State(purpose);
+    const queue = [...ids];
+    const seen = new Set<string>();
+    while (queue.length) {
+      const id = queue.shift()!;
+      if (seen.has(id)) continue;
+      seen.add(id);
+      const record = await storage.fetch(id, body);
+      if (!record) continue;
+      const hs = HandlerState.fromRecord(record);
+      state.#states.set(id, hs);
+      queue.push(...hs.subrefs);
+    }
+    return state;
+  }
+
+  /**
+   * The state of a handler, created (fresh) if missing.
+   *
+   * @param id The handler id.
+   * @param now The current time.
+   * @returns The handler's state.
+   */
+  ensure(id: string, now: Date): HandlerState {
+    let hs = this.#states.get(id);
+    if (!hs) {
+      hs = new HandlerState({ started: now, purpose: this.purpose });
+      this.#states.set(id, hs);
+    }
+    return hs;
+  }
+
+  /**
+   * The state of a handler, if known.
+   *
+   * @param id The handler id.
+   * @returns The state or undefined.
+   */
+  get(id: string): HandlerState | undefined {
+    return this.#states.get(id);
+  }
+
+  /**
+   * Whether all these handlers are finished.
+   *
+   * @param ids The handler ids of the cycle.
+   * @returns True when done.
+   */
+  done(ids: string[]): boolean {
+    return ids.every((id) => this.#states.get(id)?.finished === true);
+  }
+
+  /**
+   * Seconds until the earliest sleeping handler among these wakes up.
+   *
+   * @param ids The handler ids.
+   * @param now The current time.
+   * @returns The delays of the unfinished handlers.
+   */
+  delays(ids: string[], now: Date): number[] {
+    const out: number[] = [];
+    for (const id of ids) {
+      const hs = this.#states.get(id);
+      if (!hs || hs.finished) continue;
+      out.push(hs.delayed ? Math.max(0, (hs.delayed.getTime() - now.getTime()) / 1000) : 0);
+    }
+    return out;
+  }
+
+  /**
+   * Counts of finished handlers among these.
+   *
+   * @param ids The handler ids.
+   * @returns Successes and failures.
+   */
+  counts(ids: string[]): { success: number; failure: number } {
+    let success = 0, failure = 0;
+    for (const id of ids) {
+      const hs = this.#states.get(id);
+      if (hs?.success) success++;
+      if (hs?.failure) failure++;
+    }
+    return { success, failure };
+  }
+
+  /**
+   * Writes the changed, unfinished states (and finished ones that have records) into the patch.
+   *
+   * @param body The object.
+   * @param patch The patch.
+   * @param storage The progress storage.
+   */
+  async store(body: AnyObject, patch: Patch, storage: ProgressStorage): Promise<void> {
+    for (const [id, hs] of this.#states) {
+      if (!hs.dirty) continue;
+      // A handler that finished at once needs no record: the cycle's end purges anyway.
+      if (hs.finished && !hs.stored && !hs.subrefs.length) continue;
+      await storage.store(id, hs.toRecord(), body, patch);
+      hs.stored = true;
+      hs.dirty = false;
+    }
+  }
+
+  /**
+   * Removes the records of all known handlers (the cycle is complete).
+   *
+   * @param body The object.
+   * @param patch The patch.
+   * @param storage The progress storage.
+   * @param ids Extra ids to purge (e.g. handlers known only by id).
+   */
+  async purge(
+    body: AnyObject,
+    patch: Patch,
+    storage: ProgressStorage,
+    ids: string[] = [],
+  ): Promise<void> {
+    const all = new Set([...this.#states.keys(), ...ids]);
+    for (const id of all) {
+      const hs = this.#states.get(id);
+      if (hs && !hs.stored && !(await storage.fetch(id, body))) continue;
+      await storage.purge(id, body, patch);
+    }
+  }
+}
+
+function messageOf(error: unknown): string {
+  if (error instanceof Error) return error.message || error.name;
+  return String(error);
+}
+
+function formatTime(d: Date): string {
+  return formatTimestamp(d);
+}
+
+function parseTime(s: string | null | undefined): Date | undefined {
+  if (!s) return undefined;
+  try {
+    return parseTimestamp(s);
+  } catch {
+    return undefined;
+  }
+}

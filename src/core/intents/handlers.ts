@@ -1,0 +1,174 @@
+/**
+ * What a registered handler is: its function, its id, its options (errors,
+ * timeouts, retries, backoff), its filters, and — for resource handlers — the
+ * resource selector and the cause it reacts to. Also the handler contexts: the
+ * single argument every handler receives (Kopf's kwargs).
+ *
+ * @module
+ */
+
+import type { Diff } from "../../cogs/structs/diffs.ts";
+import type { Patch } from "../../cogs/structs/patches.ts";
+import type { Resource, Selector } from "../../cogs/structs/references.ts";
+import type { OperatorSettings } from "../../cogs/configs/settings.ts";
+import type { ObjectLogger, OperatorLogger } from "../actions/loggers.ts";
+import type { ABSENT, PRESENT } from "./markers.ts";
+import type {
+  AnyObject,
+  BaseHandler,
+  BaseOptions,
+  ErrorsMode,
+  HandlerFn,
+} from "../actions/invocation.ts";
+
+export type { AnyObject, BaseHandler, BaseOptions, ErrorsMode, HandlerFn };
+export { defaultId } from "../actions/invocation.ts";
+
+/** Why a resource-changing handler runs (Kopf's `kopf.Reason`). */
+export type Reason = "create" | "update" | "delete" | "resume" | "noop" | "free" | "gone";
+
+/** The operator-wide memo: a plain object handlers may put anything into (`kopf.Memo`). */
+export class Memo {
+  // deno-lint-ignore no-explicit-any
+  [key: string]: any;
+}
+
+/** A value filter: an exact value, PRESENT/ABSENT, or a callback of the value. */
+export type ValueFilter =
+  | typeof PRESENT
+  | typeof ABSENT
+  | string
+  | number
+  | boolean
+  | null
+  | AnyObject
+  | unknown[]
+  // deno-lint-ignore no-explicit-any
+  | ((value: any, context: any) => boolean);
+
+/** Label or annotation filters: key → value filter. */
+export type MetaFilter = Record<string, ValueFilter>;
+
+/** A whole-object callback filter. */
+// deno-lint-ignore no-explicit-any
+export type WhenFilter = (context: any) => boolean;
+
+/** What every handler context has. */
+export interface BaseContext {
+  /** The operator's memo (filled in startup handlers, shared by all). */
+  memo: AnyObject;
+  /** The operator's settings. */
+  settings: OperatorSettings;
+  /** The handler's `param` option. */
+  param: unknown;
+  /** How many times this handler was retried before (0 on the first run). */
+  retry: number;
+  /** When this handler first started, across retries. */
+  started: Date;
+  /** Seconds since `started`. */
+  runtime: number;
+  /** In-memory indices by id (filled by `kopf.index` handlers). */
+  indices: AnyObject;
+}
+
+/** The context of handlers that work on one object. */
+export interface ObjectContext extends BaseContext {
+  /** The whole object as last seen. */
+  body: AnyObject;
+  /** `body.spec`, or `{}`. */
+  spec: AnyObject;
+  /** `body.metadata`. */
+  meta: AnyObject;
+  /** `body.status`, or `{}`. */
+  status: AnyObject;
+  uid: string;
+  name: string;
+  namespace: string | undefined;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  /** The resource of the object. */
+  resource: Resource;
+  /** Changes to apply to the object at the end of the cycle, as one merge patch. */
+  patch: Patch;
+  /** A logger that prefixes `[ns/name] ` and posts Kubernetes events. */
+  logger: ObjectLogger;
+}
+
+/** The context of resource-changing handlers (`on.create/update/delete/resume/field`). */
+export interface ChangingContext extends ObjectContext {
+  reason: Reason;
+  /** The diff of the essence (or of the field, for field handlers). */
+  diff: Diff;
+  /** The old essence (or field value). */
+  old: unknown;
+  /** The new essence (or field value). */
+  new: unknown;
+}
+
+/** The context of raw event handlers (`on.event`). */
+export interface EventContext extends ObjectContext {
+  /** ADDED, MODIFIED, DELETED, or null for the initial listing. */
+  type: "ADDED" | "MODIFIED" | "DELETED" | null;
+  /** The raw watch event. */
+  event: { type: string | null; object: AnyObject };
+}
+
+/** The context of operator activities (`on.startup/cleanup/login/probe`). */
+export interface ActivityContext extends BaseContext {
+  logger: OperatorLogger;
+}
+
+/** Filters of resource handlers. */
+export interface FilterOptions {
+  labels?: MetaFilter;
+  annotations?: MetaFilter;
+  when?: WhenFilter;
+  /** A dotted field path; restricts and scopes the handler to that field. */
+  field?: string | string[];
+  value?: ValueFilter;
+}
+
+/** Change filters of update and field handlers. */
+export interface ChangeFilterOptions {
+  old?: ValueFilter;
+  new?: ValueFilter;
+}
+
+/** A handler of one resource kind, with filters. */
+export interface ResourceHandler extends BaseHandler {
+  selector: Selector;
+  labels: MetaFilter | undefined;
+  annotations: MetaFilter | undefined;
+  when: WhenFilter | undefined;
+  field: string[] | undefined;
+  value: ValueFilter | undefined;
+}
+
+/** A resource-changing handler (`on.resume/create/update/delete/field`, sub-handlers). */
+export interface ChangingHandler extends ResourceHandler {
+  kind: "changing";
+  /** The cause it reacts to; undefined for any (field and resume handlers). */
+  reason: Reason | undefined;
+  /** Runs only in the first cycle of an object in this process (resume handlers). */
+  initial: boolean;
+  /** Also runs for objects being deleted (resume handlers with `deleted: true`). */
+  deleted: boolean;
+  /** Blocks deletion with a finalizer until it has run (non-optional delete handlers). */
+  requiresFinalizer: boolean;
+  old: ValueFilter | undefined;
+  new: ValueFilter | undefined;
+}
+
+/** A raw event handler (`on.event`). */
+export interface WatchingHandler extends ResourceHandler {
+  kind: "watching";
+}
+
+/** An operator activity handler. */
+export interface ActivityHandler extends BaseHandler {
+  kind: "activity";
+  activity: "startup" | "cleanup" | "login" | "probe";
+}
+
+/** Any registered handler. */
+export type Handler = ChangingHandler | WatchingHandler | ActivityHandler;

@@ -1,0 +1,422 @@
+/**
+ * Turning `kopf.on.*(...)` calls into registered handlers: the resource is
+ * given positionally in any of Kopf's forms (`"kopfexamples"`,
+ * `"kopf.dev", "v1", "kopfexamples"`, `{ group, plural }`, `EVERYTHING`),
+ * then an optional options object, then the function. Bad calls fail at
+ * registration time with one line saying what to change.
+ *
+ * @module
+ */
+
+import { parseField } from "../../cogs/structs/dicts.ts";
+import { Selector } from "../../cogs/structs/references.ts";
+import { handlerScope } from "../actions/execution.ts";
+import type {
+  ActivityHandler,
+  BaseOptions,
+  ChangeFilterOptions,
+  ChangingHandler,
+  FilterOptions,
+  HandlerFn,
+  Reason,
+  WatchingHandler,
+} from "./handlers.ts";
+import { defaultId } from "./handlers.ts";
+import { EVERYTHING } from "../../cogs/structs/references.ts";
+import { OperatorRegistry } from "./registry.ts";
+
+/** A handler registration could not be understood. */
+export class RegistrationError extends TypeError {
+  override name = "RegistrationError";
+}
+
+/** Options of `kopf.on.*` for resource handlers. */
+export interface ResourceOptions extends BaseOptions, FilterOptions, ChangeFilterOptions {
+  /** Register in this registry instead of the default one. */
+  registry?: OperatorRegistry;
+  /** Delete handlers: do not block deletion with a finalizer. */
+  optional?: boolean;
+  /** Resume handlers: also run for objects being deleted. */
+  deleted?: boolean;
+}
+
+/** Options of activity handlers. */
+export interface ActivityOptions extends BaseOptions {
+  registry?: OperatorRegistry;
+}
+
+const SELECTOR_KEYS = [
+  "group",
+  "version",
+  "plural",
+  "kind",
+  "singular",
+  "shortcut",
+  "category",
+  "name",
+  "any_name",
+];
+const OPTION_KEYS = new Set([
+  "id",
+  "param",
+  "errors",
+  "timeout",
+  "retries",
+  "backoff",
+  "labels",
+  "annotations",
+  "when",
+  "field",
+  "value",
+  "old",
+  "new",
+  "registry",
+  "optional",
+  "deleted",
+]);
+
+let defaultRegistry = new OperatorRegistry();
+
+/**
+ * The registry `kopf.on.*` uses when none is given.
+ *
+ * @returns The default registry.
+ *
+ * @example
+ * ```ts
+ * import { getDefaultRegistry } from "./registration.ts";
+ * console.log(getDefaultRegistry() === getDefaultRegistry()); // true
+ * ```
+ */
+export function getDefaultRegistry(): OperatorRegistry {
+  return defaultRegistry;
+}
+
+/**
+ * Replaces the default registry (for tests and embedding).
+ *
+ * @param registry The new default.
+ */
+export function setDefaultRegistry(registry: OperatorRegistry): void {
+  defaultRegistry = registry;
+}
+
+/** What a `kopf.on.*` call was given. */
+interface Parsed<O> {
+  selector: Selector;
+  options: O;
+  fn: HandlerFn;
+}
+
+/**
+ * Parses `(…resource, options?, fn)`.
+ *
+ * @param what The decorator's name, for messages (e.g. `kopf.on.create`).
+ * @param args The call's arguments.
+ * @returns The selector, options and function.
+ * @throws {RegistrationError} For a missing function, resource, or unknown option.
+ */
+export function parseResourceArgs<O extends object>(what: string, args: unknown[]): Parsed<O> {
+  const fn = args[args.length - 1];
+  if (typeof fn !== "function") {
+    throw new RegistrationError(`${what}(...) needs the handler function as its last argument`);
+  }
+  const rest = args.slice(0, -1);
+  const strings: string[] = [];
+  let resourceObject: Record<string, unknown> | undefined;
+  let everything = false;
+  let options: Record<string, unknown> = {};
+  for (const arg of rest) {
+    if (typeof arg === "string") {
+      if (resourceObject || Object.keys(options).length) {
+        throw new RegistrationError(
+          `${what}(...): give the resource strings first, then the options object`,
+        );
+      }
+      strings.push(arg);
+    } else if (arg === EVERYTHING) {
+      everything = true;
+    } else if (arg && typeof arg === "object" && !Array.isArray(arg)) {
+      const obj = arg as Record<string, unknown>;
+      const looksLikeResource = !strings.length && !resourceObject && !everything &&
+        Object.keys(obj).some((k) => SELECTOR_KEYS.includes(k)) &&
+        !Object.keys(obj).some((k) => OPTION_KEYS.has(k));
+      if (looksLikeResource) resourceObject = obj;
+      else options = { ...options, ...obj };
+    } else if (arg !== undefined) {
+      throw new RegistrationError(
+        `${what}(...): unexpected argument ${
+          String(arg)
+        }: pass the resource, then options, then the function`,
+      );
+    }
+  }
+  for (const key of Object.keys(options)) {
+    if (!OPTION_KEYS.has(key)) {
+      throw new RegistrationError(
+        `${what}(...): unknown option "${key}"; known: ${[...OPTION_KEYS].join(", ")}`,
+      );
+    }
+  }
+  if (!strings.length && !resourceObject && !everything) {
+    throw new RegistrationError(`${what}(...) needs a resource, e.g. ${what}("kopfexamples", fn)`);
+  }
+  if (strings.length > 3) {
+    throw new RegistrationError(
+      `${what}(...): at most 3 resource strings (group, version, plural)`,
+    );
+  }
+  let selector: Selector;
+  try {
+    selector = everything
+      ? new Selector(EVERYTHING)
+      : resourceObject
+      ? new Selector(resourceObject)
+      : new Selector(...(strings as [string, string, string]));
+  } catch (e) {
+    throw new RegistrationError(`${what}(...): ${(e as Error).message}`);
+  }
+  return { selector, options: options as O, fn: fn as HandlerFn };
+}
+
+function checkBase(what: string, o: BaseOptions): void {
+  if (o.errors !== undefined && !["temporary", "permanent", "ignored"].includes(o.errors)) {
+    throw new RegistrationError(
+      `${what}(...): errors must be "temporary", "permanent" or "ignored", not ${
+        JSON.stringify(o.errors)
+      }`,
+    );
+  }
+  for (const k of ["timeout", "retries", "backoff"] as const) {
+    const v = o[k];
+    if (v !== undefined && (typeof v !== "number" || !(v >= 0))) {
+      throw new RegistrationError(
+        `${what}(...): ${k} must be a number of 0 or more, not ${JSON.stringify(v)}`,
+      );
+    }
+  }
+}
+
+/**
+ * Registers a resource-changing handler.
+ *
+ * @param what The decorator name for messages.
+ * @param reason The cause, or undefined for field/resume handlers.
+ * @param args The call's arguments.
+ * @param extra Flags of the handler kind.
+ * @returns The handler function (so registration can wrap a definition).
+ */
+export function registerChanging(
+  what: string,
+  reason: Reason | undefined,
+  args: unknown[],
+  extra: { initial?: boolean; requireField?: boolean } = {},
+): HandlerFn {
+  const { selector, options: o, fn } = parseResourceArgs<ResourceOptions>(what, args);
+  checkBase(what, o);
+  if (extra.requireField && !o.field) {
+    throw new RegistrationError(
+      `${what}(...) needs a field, e.g. ${what}("kopfexamples", { field: "spec.x" }, fn)`,
+    );
+  }
+  if ((o.old !== undefined || o.new !== undefined) && reason !== "update" && reason !== undefined) {
+    throw new RegistrationError(
+      `${what}(...): old/new filters are only for update and field handlers`,
+    );
+  }
+  const field = o.field !== undefined ? parseField(o.field) : undefined;
+  const base = o.id ?? defaultId(fn, `${what.replace("kopf.on.", "")}_handler`);
+  const id = field && o.id === undefined ? `${base}/${field.join(".")}` : base;
+  const handler: ChangingHandler = {
+    kind: "changing",
+    id,
+    fn,
+    param: o.param,
+    errors: o.errors,
+    timeout: o.timeout,
+    retries: o.retries,
+    backoff: o.backoff,
+    selector,
+    labels: o.labels,
+    annotations: o.annotations,
+    when: o.when,
+    field,
+    value: o.value,
+    reason,
+    initial: extra.initial ?? false,
+    deleted: o.deleted ?? false,
+    requiresFinalizer: reason === "delete" && !o.optional,
+    old: o.old,
+    new: o.new,
+  };
+  (o.registry ?? defaultRegistry).register(handler);
+  return fn;
+}
+
+/**
+ * Registers a raw-event handler (`kopf.on.event`).
+ *
+ * @param args The call's arguments.
+ * @returns The handler function.
+ */
+export function registerWatching(args: unknown[]): HandlerFn {
+  const what = "kopf.on.event";
+  const { selector, options: o, fn } = parseResourceArgs<ResourceOptions>(what, args);
+  checkBase(what, o);
+  const field = o.field !== undefined ? parseField(o.field) : undefined;
+  const base = o.id ?? defaultId(fn, "event_handler");
+  const handler: WatchingHandler = {
+    kind: "watching",
+    id: field && o.id === undefined ? `${base}/${field.join(".")}` : base,
+    fn,
+    param: o.param,
+    errors: o.errors,
+    timeout: o.timeout,
+    retries: o.retries,
+    backoff: o.backoff,
+    selector,
+    labels: o.labels,
+    annotations: o.annotations,
+    when: o.when,
+    field,
+    value: o.value,
+  };
+  (o.registry ?? defaultRegistry).register(handler);
+  return fn;
+}
+
+/**
+ * Registers an activity handler (`on.startup/cleanup/login/probe`).
+ *
+ * @param activity The activity.
+ * @param args `(options?, fn)`.
+ * @returns The handler function.
+ */
+export function registerActivity(
+  activity: ActivityHandler["activity"],
+  args: unknown[],
+): HandlerFn {
+  const what = `kopf.on.${activity}`;
+  const fn = args[args.length - 1];
+  if (typeof fn !== "function") {
+    throw new RegistrationError(`${what}(...) needs the handler function as its last argument`);
+  }
+  const o = (args.length > 1 ? args[0] : {}) as ActivityOptions;
+  if (args.length > 2 || (args.length === 2 && (typeof o !== "object" || o === null))) {
+    throw new RegistrationError(
+      `${what}(...) takes an optional options object and the function: ${what}({ id }, fn)`,
+    );
+  }
+  for (const key of Object.keys(o)) {
+    if (!["id", "param", "errors", "timeout", "retries", "backoff", "registry"].includes(key)) {
+      throw new RegistrationError(`${what}(...): unknown option "${key}"`);
+    }
+  }
+  checkBase(what, o);
+  const handler: ActivityHandler = {
+    kind: "activity",
+    activity,
+    id: o.id ?? defaultId(fn as HandlerFn, `${activity}_handler`),
+    fn: fn as HandlerFn,
+    param: o.param,
+    errors: o.errors,
+    timeout: o.timeout,
+    retries: o.retries,
+    backoff: o.backoff,
+  };
+  (o.registry ?? defaultRegistry).register(handler);
+  return fn as HandlerFn;
+}
+
+/** Options of sub-handlers. */
+export interface SubhandlerOptions extends BaseOptions, FilterOptions, ChangeFilterOptions {}
+
+/**
+ * Registers a sub-handler of the handler that is running now (`kopf.register`,
+ * `kopf.subhandler`): it runs after its parent returns, with the id `parent/child`,
+ * its own retries and progress.
+ *
+ * @param fn The sub-handler.
+ * @param options Its id, filters and error options.
+ * @returns The function.
+ * @throws {RegistrationError} Outside of a running resource-changing handler.
+ */
+export function registerSubhandler(fn: HandlerFn, options: SubhandlerOptions = {}): HandlerFn {
+  const scope = handlerScope.getStore();
+  if (!scope) {
+    throw new RegistrationError(
+      "kopf.register()/kopf.subhandler() work only inside a running resource-changing handler",
+    );
+  }
+  checkBase("kopf.register", options);
+  const child = makeChild(
+    scope.parent as ChangingHandler,
+    scope.parentId,
+    fn,
+    options,
+    scope.registered.length,
+  );
+  scope.registered.push(child);
+  return fn;
+}
+
+/**
+ * Runs sub-handlers now, inside the running handler (`kopf.execute`): returns
+ * when they all succeeded; otherwise the parent is retried later (their
+ * progress is kept), or fails if one failed permanently.
+ *
+ * @param spec The functions (by id) or a list of functions, with shared options.
+ * @throws {RegistrationError} Outside of a running resource-changing handler.
+ */
+export async function executeSubhandlers(
+  spec: { fns?: Record<string, HandlerFn> | HandlerFn[] } & SubhandlerOptions,
+): Promise<void> {
+  const scope = handlerScope.getStore();
+  if (!scope) {
+    throw new RegistrationError(
+      "kopf.execute() works only inside a running resource-changing handler",
+    );
+  }
+  const { fns, ...options } = spec;
+  const entries: Array<[string | undefined, HandlerFn]> = Array.isArray(fns)
+    ? fns.map((f) => [undefined, f])
+    : Object.entries(fns ?? {});
+  const children = entries.map(([id, f], i) =>
+    makeChild(
+      scope.parent as ChangingHandler,
+      scope.parentId,
+      f,
+      id ? { ...options, id } : options,
+      i,
+    )
+  );
+  await scope.execute(children);
+}
+
+function makeChild(
+  parent: ChangingHandler,
+  parentId: string,
+  fn: HandlerFn,
+  o: SubhandlerOptions,
+  index: number,
+): ChangingHandler {
+  const field = o.field !== undefined ? parseField(o.field) : undefined;
+  const own = o.id ?? defaultId(fn, `sub${index}`);
+  return {
+    ...parent,
+    id: `${parentId}/${own}`,
+    fn,
+    param: o.param ?? parent.param,
+    errors: o.errors,
+    timeout: o.timeout,
+    retries: o.retries,
+    backoff: o.backoff,
+    labels: o.labels,
+    annotations: o.annotations,
+    when: o.when,
+    field,
+    value: o.value,
+    old: o.old,
+    new: o.new,
+  };
+}

@@ -1,0 +1,195 @@
+/**
+ * The registry of an operator: every handler registered with `kopf.on.*`,
+ * grouped by kind (resource-changing, raw-event, activities), queried by the
+ * reactor per resource and cause. Several operators in one process each have
+ * their own registry; `kopf.on.*` uses the default one unless told otherwise.
+ *
+ * @module
+ */
+
+import type { Resource, Selector } from "../../cogs/structs/references.ts";
+import { matchesChange, matchesObject } from "./filters.ts";
+import type {
+  ActivityHandler,
+  AnyObject,
+  ChangingHandler,
+  Handler,
+  ResourceHandler,
+  WatchingHandler,
+} from "./handlers.ts";
+import type { Diff } from "../../cogs/structs/diffs.ts";
+
+/** A handler id was registered twice for the same resource and kind. */
+export class DuplicateHandlerError extends Error {
+  override name = "DuplicateHandlerError";
+}
+
+/**
+ * The handlers of an operator.
+ *
+ * @example
+ * ```ts
+ * import { OperatorRegistry } from "./registry.ts";
+ * const registry = new OperatorRegistry();
+ * console.log(registry.activityHandlers("startup").length); // 0
+ * ```
+ */
+export class OperatorRegistry {
+  #changing: ChangingHandler[] = [];
+  #watching: WatchingHandler[] = [];
+  #activities: ActivityHandler[] = [];
+
+  /**
+   * Adds a handler.
+   *
+   * @param handler The handler.
+   * @throws {DuplicateHandlerError} When the id is already taken for the same resource and kind.
+   */
+  register(handler: Handler): void {
+    if (handler.kind === "activity") {
+      const clash = this.#activities.find((h) =>
+        h.activity === handler.activity && h.id === handler.id
+      );
+      if (clash) {
+        throw new DuplicateHandlerError(
+          `a ${handler.activity} handler with id "${handler.id}" is already registered: give one of them another id ({ id: "..." })`,
+        );
+      }
+      this.#activities.push(handler);
+      return;
+    }
+    const list: ResourceHandler[] = handler.kind === "changing" ? this.#changing : this.#watching;
+    const clash = list.find((h) =>
+      h.id === handler.id && h.selector.toString() === handler.selector.toString() &&
+      (handler.kind !== "changing" || (h as ChangingHandler).reason === handler.reason)
+    );
+    if (clash) {
+      throw new DuplicateHandlerError(
+        `a handler with id "${handler.id}" is already registered for ${handler.selector}: give one of them another id ({ id: "..." })`,
+      );
+    }
+    if (handler.kind === "changing") this.#changing.push(handler);
+    else this.#watching.push(handler);
+  }
+
+  /** Every resource selector that has handlers (what the operator must watch). */
+  selectors(): Selector[] {
+    const seen = new Map<string, Selector>();
+    for (const h of [...this.#changing, ...this.#watching]) {
+      seen.set(h.selector.toString(), h.selector);
+    }
+    return [...seen.values()];
+  }
+
+  /**
+   * The resource-changing handlers of a resource, in registration order.
+   *
+   * @param resource The resource.
+   * @returns The handlers.
+   */
+  changingHandlers(resource: Resource): ChangingHandler[] {
+    return this.#changing.filter((h) => h.selector.check(resource));
+  }
+
+  /**
+   * The raw-event handlers of a resource that match an object.
+   *
+   * @param resource The resource.
+   * @param body The object.
+   * @param context The handler context, for callback filters.
+   * @returns The handlers.
+   */
+  watchingHandlers(resource: Resource, body?: AnyObject, context?: unknown): WatchingHandler[] {
+    return this.#watching.filter((h) =>
+      h.selector.check(resource) && (body === undefined || matchesObject(h, body, context))
+    );
+  }
+
+  /**
+   * The activity handlers of one kind, in registration order.
+   *
+   * @param activity startup, cleanup, login, or probe.
+   * @returns The handlers.
+   */
+  activityHandlers(activity: ActivityHandler["activity"]): ActivityHandler[] {
+    return this.#activities.filter((h) => h.activity === activity);
+  }
+
+  /**
+   * The changing handlers that apply to one cause of one object.
+   *
+   * @param resource The resource.
+   * @param cause The cause: reason, initial flag, body, essences, diff.
+   * @param context The handler context, for callback filters.
+   * @returns The handlers, in registration order.
+   */
+  causeHandlers(
+    resource: Resource,
+    cause: {
+      reason: string;
+      initial: boolean;
+      body: AnyObject;
+      old: unknown;
+      new: unknown;
+      diff: Diff;
+    },
+    context: unknown,
+  ): ChangingHandler[] {
+    return selectForCause(this.changingHandlers(resource), cause, context);
+  }
+
+  /**
+   * Whether an object needs our finalizer: a non-optional delete handler
+   * matches it. (Daemons and timers will add to this.)
+   *
+   * @param resource The resource.
+   * @param body The object.
+   * @param context The handler context, for callback filters.
+   * @returns True when deletion must wait for this operator.
+   */
+  requiresFinalizer(resource: Resource, body: AnyObject, context: unknown): boolean {
+    return this.changingHandlers(resource).some((h) =>
+      h.requiresFinalizer && h.reason === "delete" && matchesObject(h, body, context)
+    );
+  }
+
+  /** Whether any handler at all is registered. */
+  get isEmpty(): boolean {
+    return !this.#changing.length && !this.#watching.length && !this.#activities.length;
+  }
+}
+
+/**
+ * Selects, from a list of changing handlers, those that apply to a cause:
+ * the cause's own handlers, resume handlers in the first cycle (not during
+ * deletion unless `deleted: true`), and field handlers whose field changed.
+ *
+ * @param handlers The candidates.
+ * @param cause The cause.
+ * @param context The handler context, for callback filters.
+ * @returns The applicable handlers, in order.
+ */
+export function selectForCause(
+  handlers: ChangingHandler[],
+  cause: {
+    reason: string;
+    initial: boolean;
+    body: AnyObject;
+    old: unknown;
+    new: unknown;
+    diff: Diff;
+  },
+  context: unknown,
+): ChangingHandler[] {
+  return handlers.filter((h) => {
+    if (h.initial) {
+      if (!cause.initial) return false;
+      if (cause.reason === "delete" && !h.deleted) return false;
+      if (cause.reason === "create") return false;
+    } else if (h.reason !== undefined && h.reason !== cause.reason) return false;
+    else if (h.reason === undefined && !(cause.reason === "update" || cause.reason === "create")) {
+      return false;
+    }
+    return matchesChange(h, cause, context);
+  });
+}
