@@ -36,17 +36,23 @@ export type Lifecycle = <H extends BaseHandler>(handlers: H[], state: State) => 
  * default here, as it needs the fewest API writes.
  *
  * @param handlers The ready handlers.
+ * @param _state Their state.
  * @returns All of them.
  */
-export const allAtOnce: Lifecycle = (handlers) => handlers;
+export function allAtOnce<H extends BaseHandler>(handlers: H[], _state: State): H[] {
+  return handlers;
+}
 
 /**
  * Only the first ready handler per cycle (Kopf's `one_by_one`).
  *
  * @param handlers The ready handlers.
+ * @param _state Their state.
  * @returns The first.
  */
-export const oneByOne: Lifecycle = (handlers) => handlers.slice(0, 1);
+export function oneByOne<H extends BaseHandler>(handlers: H[], _state: State): H[] {
+  return handlers.slice(0, 1);
+}
 
 /**
  * The ready handler with the fewest retries first, one per cycle (Kopf's `asap`).
@@ -55,24 +61,27 @@ export const oneByOne: Lifecycle = (handlers) => handlers.slice(0, 1);
  * @param state Their state.
  * @returns One handler.
  */
-export const asap: Lifecycle = (handlers, state) =>
-  [...handlers].sort((a, b) => (state.get(a.id)?.retries ?? 0) - (state.get(b.id)?.retries ?? 0))
-    .slice(0, 1);
+export function asap<H extends BaseHandler>(handlers: H[], state: State): H[] {
+  return [...handlers].sort((a, b) =>
+    (state.get(a.id)?.retries ?? 0) - (state.get(b.id)?.retries ?? 0)
+  ).slice(0, 1);
+}
 
 /**
  * All ready handlers in random order (Kopf's `shuffled`).
  *
  * @param handlers The ready handlers.
+ * @param _state Their state.
  * @returns A shuffled copy.
  */
-export const shuffled: Lifecycle = (handlers) => {
+export function shuffled<H extends BaseHandler>(handlers: H[], _state: State): H[] {
   const out = [...handlers];
   for (let i = out.length - 1; i > 0; i--) {
     const j = Math.floor(Math.random() * (i + 1));
     [out[i], out[j]] = [out[j]!, out[i]!];
   }
   return out;
-};
+}
 
 /** Sub-handlers not finished yet: the parent retries (not an error of the parent). */
 export class ChildrenRetry extends TemporaryError {
