@@ -1,0 +1,334 @@
+/**
+ * Diff-base storages: the last handled state of an object ("essence"), kept
+ * on the object so that the next cycle can tell whether anything essential
+ * changed and what exactly (the handlers' `diff`, `old`, `new`) — much like
+ * `kubectl apply` keeps its last applied configuration.
+ *
+ * The essence is Kopf's, so both ports agree on what is a change: the body
+ * without `apiVersion`, `kind`, `status` and `metadata`, except
+ * `metadata.labels` and `metadata.annotations` — minus kubectl's
+ * last-applied annotation and every annotation under a prefix of a Kopf-based
+ * operator (see `conventions.ts`), and minus empty labels/annotations/
+ * metadata/status. Handlers that watch a status field ask for it as an extra
+ * field. The default storage writes it, as compact JSON followed by `"\n"`
+ * (as kubectl does, for a tidier `kubectl get -o yaml`), into the annotation
+ * `kopf.zalando.org/last-handled-configuration`.
+ *
+ * @module
+ */
+
+import { isObject, type JsonObject } from "../structs/_json.ts";
+import { annotationsOf, type Body, type BodyEssence } from "../structs/bodies.ts";
+import {
+  cherrypick,
+  deepCopy,
+  type FieldPath,
+  type FieldSpec,
+  parseField,
+  remove,
+  resolve,
+} from "../structs/dicts.ts";
+import type { Patch } from "../structs/patches.ts";
+import { dumpsCompact } from "./_pyjson.ts";
+import {
+  AnnotationKeys,
+  detectMarkedPrefixes,
+  KUBECTL_LAST_APPLIED,
+  removeAnnotations,
+  removeEmptyStanzas,
+  storeMarker,
+} from "./conventions.ts";
+import type { MaybePromise } from "./progress.ts";
+
+/** Options common to all diff-base storages. */
+export interface DiffBaseStorageOptions {
+  /** Fields never to track (removed from every essence), e.g. `"spec.replicas"`. */
+  ignoredFields?: Iterable<FieldSpec> | null;
+}
+
+function parseJsonEssence(encoded: string, where: string): BodyEssence {
+  let decoded: unknown;
+  try {
+    decoded = JSON.parse(encoded);
+  } catch (error) {
+    throw new SyntaxError(`The diff-base in ${where} is not valid JSON; fix or remove it.`, {
+      cause: error,
+    });
+  }
+  if (!isObject(decoded)) {
+    throw new SyntaxError(`The diff-base in ${where} is not a JSON object; fix or remove it.`);
+  }
+  return decoded as BodyEssence;
+}
+
+/**
+ * The interface of all diff-base storages, and the essence-building rule.
+ * Subclass it to keep the essence elsewhere; `fetch` and `store` may be async.
+ *
+ * @example
+ * ```ts
+ * import { AnnotationsDiffBaseStorage } from "./diffbase.ts";
+ * const storage = new AnnotationsDiffBaseStorage();
+ * const essence = storage.build({
+ *   apiVersion: "kopf.dev/v1", kind: "KopfExample",
+ *   metadata: { name: "x", uid: "u", labels: { a: "1" }, annotations: { "kopf.zalando.org/fn": "{}" } },
+ *   spec: { field: "v" }, status: { phase: "Done" },
+ * });
+ * console.log(JSON.stringify(essence)); // {"spec":{"field":"v"},"metadata":{"labels":{"a":"1"}}}
+ * ```
+ */
+export abstract class DiffBaseStorage {
+  /** Fields removed from every essence. */
+  readonly ignoredFields: readonly FieldSpec[];
+
+  /** @param options The ignored fields. */
+  constructor(options: DiffBaseStorageOptions = {}) {
+    this.ignoredFields = Object.freeze([...(options.ignoredFields ?? [])]);
+  }
+
+  /**
+   * Builds the essence of an object (a deep copy; the body is not changed).
+   *
+   * @param body The object.
+   * @param extraFields Fields to keep even though they would be removed (e.g. `"status.phase"`).
+   * @returns The essence.
+   */
+  build(body: Body, extraFields?: Iterable<FieldSpec> | null): BodyEssence {
+    const essence: JsonObject = deepCopy(body);
+    delete essence.apiVersion;
+    delete essence.kind;
+    delete essence.metadata;
+    delete essence.status;
+
+    cherrypick(body, essence, ["metadata.labels", "metadata.annotations"], deepCopy);
+    const meta = essence.metadata;
+    if (isObject(meta) && isObject(meta.annotations)) {
+      const annotations = meta.annotations;
+      const ignoredPrefixes = detectMarkedPrefixes(Object.keys(annotations));
+      for (const key of Object.keys(annotations)) {
+        const slash = key.indexOf("/");
+        if (slash >= 0 && ignoredPrefixes.has(key.slice(0, slash))) delete annotations[key];
+        else if (key === KUBECTL_LAST_APPLIED) delete annotations[key];
+      }
+    }
+
+    cherrypick(body, essence, extraFields, deepCopy);
+    removeEmptyStanzas(essence);
+    for (const field of this.ignoredFields) {
+      if (parseField(field).length > 0) remove(essence, field);
+    }
+    return essence as BodyEssence;
+  }
+
+  /**
+   * Reads the stored essence.
+   *
+   * @param body The object.
+   * @returns The essence, or `null` when none is stored (a new object).
+   */
+  abstract fetch(body: Body): MaybePromise<BodyEssence | null>;
+
+  /**
+   * Stores an essence (into the patch, for on-object storages).
+   *
+   * @param body The object.
+   * @param patch The patch of the current cycle.
+   * @param essence The essence to store.
+   */
+  abstract store(body: Body, patch: Patch, essence: BodyEssence): MaybePromise<void>;
+}
+
+/** Options of {@link AnnotationsDiffBaseStorage}. */
+export interface AnnotationsDiffBaseStorageOptions extends DiffBaseStorageOptions {
+  /** The annotation's prefix (default `"kopf.zalando.org"`). */
+  prefix?: string;
+  /** The annotation's name (default `"last-handled-configuration"`). */
+  key?: string;
+  /** Also write and read the legacy v1 key (default `true`, as in Kopf). */
+  v1?: boolean;
+}
+
+/**
+ * Keeps the essence in the annotation `kopf.zalando.org/last-handled-configuration`
+ * as compact JSON followed by `"\n"` — Kopf's default and format.
+ *
+ * @example
+ * ```ts
+ * import { AnnotationsDiffBaseStorage } from "./diffbase.ts";
+ * import { Patch } from "../structs/patches.ts";
+ * const storage = new AnnotationsDiffBaseStorage();
+ * const patch = new Patch();
+ * storage.store({}, patch, { spec: { field: "v" } });
+ * console.log(JSON.stringify(patch.metadata.annotations)); // {"kopf.zalando.org/last-handled-configuration":"{\"spec\":{\"field\":\"v\"}}\n"}
+ * ```
+ */
+export class AnnotationsDiffBaseStorage extends DiffBaseStorage {
+  readonly #keys: AnnotationKeys;
+  /** The annotation's name. */
+  readonly key: string;
+
+  /**
+   * @param options Prefix, key, v1 keys, ignored fields.
+   * @throws {TypeError} When the prefix is empty.
+   */
+  constructor(options: AnnotationsDiffBaseStorageOptions = {}) {
+    super(options);
+    this.#keys = new AnnotationKeys({
+      prefix: options.prefix ?? "kopf.zalando.org",
+      v1: options.v1 ?? true,
+    });
+    this.key = options.key ?? "last-handled-configuration";
+  }
+
+  /** The annotation's prefix. */
+  get prefix(): string {
+    return this.#keys.prefix;
+  }
+
+  /** Whether the legacy v1 key is written and read too. */
+  get v1(): boolean {
+    return this.#keys.v1;
+  }
+
+  /**
+   * The full annotation keys, in reading order.
+   *
+   * @param body The object (for the ReplicaSet marking).
+   * @returns The keys.
+   */
+  makeKeys(body?: Body): string[] {
+    return this.#keys.makeKeys(this.key, body);
+  }
+
+  override build(body: Body, extraFields?: Iterable<FieldSpec> | null): BodyEssence {
+    const essence = super.build(body, extraFields);
+    removeAnnotations(essence, this.makeKeys(body));
+    removeEmptyStanzas(essence);
+    return essence;
+  }
+
+  override fetch(body: Body): BodyEssence | null {
+    const annotations = annotationsOf(body);
+    for (const fullKey of this.makeKeys(body)) {
+      const encoded = annotations[fullKey];
+      if (encoded === undefined || encoded === null) continue;
+      return parseJsonEssence(encoded, `the annotation ${fullKey}`);
+    }
+    return null;
+  }
+
+  override store(body: Body, patch: Patch, essence: BodyEssence): void {
+    const encoded = `${dumpsCompact(essence)}\n`;
+    for (const fullKey of this.makeKeys(body)) patch.metadata.annotations[fullKey] = encoded;
+    storeMarker(this.prefix, patch, body);
+  }
+}
+
+/** Options of {@link StatusDiffBaseStorage}. */
+export interface StatusDiffBaseStorageOptions extends DiffBaseStorageOptions {
+  /** Substituted for `{name}` in the field (default `"kopf"`). */
+  name?: string;
+  /** Where the essence lives (default `"status.{name}.last-handled-configuration"`). */
+  field?: FieldSpec;
+}
+
+/**
+ * Keeps the essence as a JSON string (no trailing newline) in a field,
+ * `status.kopf.last-handled-configuration` by default.
+ *
+ * @example
+ * ```ts
+ * import { StatusDiffBaseStorage } from "./diffbase.ts";
+ * import { Patch } from "../structs/patches.ts";
+ * const storage = new StatusDiffBaseStorage({ field: "status.diff-base" });
+ * const patch = new Patch();
+ * storage.store({}, patch, { spec: { a: 1 } });
+ * console.log(JSON.stringify(patch)); // {"status":{"diff-base":"{\"spec\":{\"a\":1}}"}}
+ * ```
+ */
+export class StatusDiffBaseStorage extends DiffBaseStorage {
+  readonly #name: string;
+  #field: string[];
+
+  /** @param options Name, field, ignored fields. */
+  constructor(options: StatusDiffBaseStorageOptions = {}) {
+    super(options);
+    this.#name = options.name ?? "kopf";
+    this.#field = this.#parse(options.field ?? "status.{name}.last-handled-configuration");
+  }
+
+  #parse(field: FieldSpec): string[] {
+    return parseField(typeof field === "string" ? field.replaceAll("{name}", this.#name) : field);
+  }
+
+  /** The field, parsed. */
+  get field(): FieldPath {
+    return this.#field;
+  }
+
+  set field(field: FieldSpec) {
+    this.#field = this.#parse(field);
+  }
+
+  override build(body: Body, extraFields?: Iterable<FieldSpec> | null): BodyEssence {
+    const essence = super.build(body, extraFields);
+    if (this.#field.length > 0) remove(essence, this.#field);
+    return essence;
+  }
+
+  override fetch(body: Body): BodyEssence | null {
+    const encoded = resolve(body, this.#field, null);
+    if (typeof encoded !== "string") return null;
+    return parseJsonEssence(encoded, `the field ${this.#field.join(".")}`);
+  }
+
+  override store(_body: Body, patch: Patch, essence: BodyEssence): void {
+    patch.set(this.#field, dumpsCompact(essence));
+  }
+}
+
+/**
+ * Several diff-base storages at once: stores into all, reads the first found;
+ * each storage also cleans its own data out of the essence. Use it to move
+ * from one storage to another without every object looking new.
+ *
+ * @example
+ * ```ts
+ * import { AnnotationsDiffBaseStorage, MultiDiffBaseStorage, StatusDiffBaseStorage } from "./diffbase.ts";
+ * const storage = new MultiDiffBaseStorage([
+ *   new StatusDiffBaseStorage({ field: "status.diff-base" }),
+ *   new AnnotationsDiffBaseStorage(),
+ * ]);
+ * const body = { metadata: { annotations: { "kopf.zalando.org/last-handled-configuration": '{"spec":{}}\n' } } };
+ * console.log(await storage.fetch(body)); // { spec: {} }
+ * ```
+ */
+export class MultiDiffBaseStorage extends DiffBaseStorage {
+  /** The storages, in order of precedence. */
+  readonly storages: readonly DiffBaseStorage[];
+
+  /** @param storages The storages, in order of precedence. */
+  constructor(storages: Iterable<DiffBaseStorage>) {
+    super();
+    this.storages = Object.freeze([...storages]);
+  }
+
+  override build(body: Body, extraFields?: Iterable<FieldSpec> | null): BodyEssence {
+    const fields = extraFields === undefined || extraFields === null ? null : [...extraFields];
+    let essence = super.build(body, fields);
+    for (const storage of this.storages) essence = storage.build(essence, fields);
+    return essence;
+  }
+
+  override async fetch(body: Body): Promise<BodyEssence | null> {
+    for (const storage of this.storages) {
+      const essence = await storage.fetch(body);
+      if (essence !== null && essence !== undefined) return essence;
+    }
+    return null;
+  }
+
+  override async store(body: Body, patch: Patch, essence: BodyEssence): Promise<void> {
+    for (const storage of this.storages) await storage.store(body, patch, essence);
+  }
+}

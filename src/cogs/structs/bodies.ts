@@ -1,0 +1,205 @@
+/**
+ * The shapes of Kubernetes objects as the framework passes them around: a
+ * body (`apiVersion`, `kind`, `metadata`, `spec`, `status`, anything else),
+ * its parts, the "essence" kept for change detection, and the references that
+ * point at an object (for events) or make it an owner (for children).
+ *
+ * The types are loose on purpose: operators handle any resource, and their
+ * fields are whatever the resource's schema says. Only the fields the
+ * framework itself reads are named.
+ *
+ * @module
+ */
+
+import { isObject, type JsonObject } from "./_json.ts";
+
+export type { JsonObject };
+
+/** Labels of an object. */
+export type Labels = Record<string, string>;
+
+/** Annotations of an object. */
+export type Annotations = Record<string, string>;
+
+/** An owner reference as Kubernetes stores it in `metadata.ownerReferences`. */
+export interface OwnerReference {
+  apiVersion?: string;
+  kind?: string;
+  name?: string;
+  uid?: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
+
+/** The `metadata` of an object; the fields the framework reads are named. */
+export interface Meta extends JsonObject {
+  name?: string;
+  generateName?: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  labels?: Labels;
+  annotations?: Annotations;
+  finalizers?: string[];
+  ownerReferences?: OwnerReference[];
+}
+
+/** The `spec` of an object: free-form. */
+export type Spec = JsonObject;
+
+/** The `status` of an object: free-form. */
+export type Status = JsonObject;
+
+/**
+ * A whole object as the API returns it.
+ *
+ * @example
+ * ```ts
+ * import { type Body } from "./bodies.ts";
+ * const body: Body = { apiVersion: "v1", kind: "Pod", metadata: { name: "p" }, spec: { containers: [] } };
+ * console.log(body.metadata?.name); // "p"
+ * ```
+ */
+export interface Body extends JsonObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: Meta;
+  spec?: Spec;
+  status?: Status;
+}
+
+/**
+ * The essence of an object: what is left for change detection after the
+ * system fields are gone (see `configs/diffbase.ts`): usually `spec`, other
+ * top-level payload, and `metadata.labels`/`metadata.annotations` only.
+ *
+ * @example
+ * ```ts
+ * import { type BodyEssence } from "./bodies.ts";
+ * const essence: BodyEssence = { spec: { a: 1 }, metadata: { labels: { app: "x" } } };
+ * console.log(essence.metadata?.labels?.app); // "x"
+ * ```
+ */
+export interface BodyEssence extends JsonObject {
+  metadata?: { labels?: Labels; annotations?: Annotations };
+  spec?: Spec;
+  status?: Status;
+}
+
+/** A reference to an object, as used in events' `involvedObject`. */
+export interface ObjectReference {
+  apiVersion?: string;
+  kind?: string;
+  name?: string;
+  uid?: string;
+  namespace?: string;
+}
+
+/** Options of {@link buildOwnerReference}. */
+export interface OwnerReferenceOptions {
+  /** Whether the owner is the controller of the child (default `true`; `null` omits the field). */
+  controller?: boolean | null;
+  /** Whether the child blocks the owner's foreground deletion (default `true`; `null` omits it). */
+  blockOwnerDeletion?: boolean | null;
+}
+
+/**
+ * The object's metadata, or an empty object when it has none.
+ *
+ * @param body The object.
+ * @returns Its metadata (the same object, not a copy), or a fresh `{}`.
+ *
+ * @example
+ * ```ts
+ * import { metaOf } from "./bodies.ts";
+ * console.log(metaOf({ metadata: { name: "x" } }).name); // "x"
+ * console.log(metaOf({}).name); // undefined
+ * ```
+ */
+export function metaOf(body: Body): Meta {
+  return isObject(body.metadata) ? body.metadata : {};
+}
+
+/**
+ * The object's annotations, or an empty object when it has none.
+ *
+ * @param body The object.
+ * @returns Its annotations (the same object, not a copy), or a fresh `{}`.
+ *
+ * @example
+ * ```ts
+ * import { annotationsOf } from "./bodies.ts";
+ * console.log(annotationsOf({ metadata: { annotations: { a: "b" } } }).a); // "b"
+ * ```
+ */
+export function annotationsOf(body: Body): Annotations {
+  const annotations = metaOf(body).annotations;
+  return isObject(annotations) ? annotations : {};
+}
+
+/**
+ * Builds a reference to the object for events (`involvedObject`): `apiVersion`,
+ * `kind`, `name`, `uid`, `namespace`, each only if present and non-empty
+ * (cluster-scoped objects have no namespace).
+ *
+ * @param body The object.
+ * @returns The reference.
+ *
+ * @example
+ * ```ts
+ * import { buildObjectReference } from "./bodies.ts";
+ * const ref = buildObjectReference({
+ *   apiVersion: "kopf.dev/v1", kind: "KopfExample",
+ *   metadata: { name: "ex1", uid: "u1", namespace: "default", labels: {} },
+ * });
+ * console.log(JSON.stringify(ref));
+ * // {"apiVersion":"kopf.dev/v1","kind":"KopfExample","name":"ex1","uid":"u1","namespace":"default"}
+ * ```
+ */
+export function buildObjectReference(body: Body): ObjectReference {
+  const meta = metaOf(body);
+  const ref: ObjectReference = {};
+  if (body.apiVersion) ref.apiVersion = body.apiVersion;
+  if (body.kind) ref.kind = body.kind;
+  if (meta.name) ref.name = meta.name;
+  if (meta.uid) ref.uid = meta.uid;
+  if (meta.namespace) ref.namespace = meta.namespace;
+  return ref;
+}
+
+/**
+ * Builds an owner reference that makes `body` the owner (parent) of another
+ * object, so that Kubernetes deletes the child with the parent. Fields are in
+ * Kopf's order; absent ones are omitted.
+ *
+ * @param body The owner.
+ * @param options `controller` and `blockOwnerDeletion`, both `true` by default.
+ * @returns The owner reference.
+ *
+ * @example
+ * ```ts
+ * import { buildOwnerReference } from "./bodies.ts";
+ * const ref = buildOwnerReference({ apiVersion: "v1", kind: "Pod", metadata: { name: "p", uid: "u" } });
+ * console.log(JSON.stringify(ref));
+ * // {"controller":true,"blockOwnerDeletion":true,"apiVersion":"v1","kind":"Pod","name":"p","uid":"u"}
+ * ```
+ */
+export function buildOwnerReference(
+  body: Body,
+  options: OwnerReferenceOptions = {},
+): OwnerReference {
+  const meta = metaOf(body);
+  const ref: OwnerReference = {};
+  const controller = options.controller === undefined ? true : options.controller;
+  const block = options.blockOwnerDeletion === undefined ? true : options.blockOwnerDeletion;
+  if (controller !== null) ref.controller = controller;
+  if (block !== null) ref.blockOwnerDeletion = block;
+  if (body.apiVersion !== undefined && body.apiVersion !== null) ref.apiVersion = body.apiVersion;
+  if (body.kind !== undefined && body.kind !== null) ref.kind = body.kind;
+  if (meta.name !== undefined && meta.name !== null) ref.name = meta.name;
+  if (meta.uid !== undefined && meta.uid !== null) ref.uid = meta.uid;
+  return ref;
+}

@@ -1,0 +1,295 @@
+/**
+ * The `patch` argument of handlers: what the handlers of one processing cycle
+ * want changed on the object, gathered into one JSON merge patch (RFC 7386)
+ * that the framework sends once at the end of the cycle.
+ *
+ * Handlers write into it like a plain object — `patch.status.phase = "Done"`,
+ * `patch.metadata.labels.app = "x"`, `patch.metadata.annotations.k = null`
+ * (`null` deletes in a merge patch). For that, the well-known branches
+ * (`metadata`, `spec`, `status`, and `metadata.labels`/`annotations`) spring
+ * into being when first read; the ones that stay empty are pruned from the
+ * final patch, so reading `patch.status.x` never sends `{"status":{}}`.
+ *
+ * @module
+ */
+
+import { isObject, type JsonObject, setOwn } from "./_json.ts";
+import { deepCopy, ensure, type FieldSpec, hasPath, parseField, remove, resolve } from "./dicts.ts";
+
+/** Label or annotation values in a patch: a string sets, `null` deletes. */
+export type PatchStrings = Record<string, string | null>;
+
+/**
+ * The `metadata` branch of a patch; `labels` and `annotations` are created when first read.
+ *
+ * @example
+ * ```ts
+ * import { type MetaPatch, Patch } from "./patches.ts";
+ * const patch = new Patch();
+ * const meta: MetaPatch = patch.metadata;
+ * meta.labels.app = "x";
+ * console.log(JSON.stringify(patch)); // {"metadata":{"labels":{"app":"x"}}}
+ * ```
+ */
+export interface MetaPatch extends JsonObject {
+  labels: PatchStrings;
+  annotations: PatchStrings;
+}
+
+/** One operation of a JSON patch (RFC 6902), as {@link Patch.toJsonPatch} produces. */
+export interface JsonPatchOperation {
+  op: "add" | "replace" | "remove" | "test";
+  path: string;
+  value?: unknown;
+}
+
+const LAZY_META_KEYS = new Set(["labels", "annotations"]);
+const LAZY_ROOT_KEYS = ["metadata", "spec", "status"] as const;
+const metaProxies = new WeakSet<object>();
+
+/** Wraps a metadata object so that reading an absent `labels`/`annotations` creates it. */
+function lazyMeta(target: JsonObject): MetaPatch {
+  if (metaProxies.has(target)) return target as MetaPatch;
+  const proxy = new Proxy(target, {
+    get(obj, prop, receiver) {
+      if (typeof prop === "string" && LAZY_META_KEYS.has(prop) && !Object.hasOwn(obj, prop)) {
+        setOwn(obj, prop, {});
+      }
+      return Reflect.get(obj, prop, receiver);
+    },
+  });
+  metaProxies.add(proxy);
+  return proxy as MetaPatch;
+}
+
+/** Deep-merges `src` into `dst` in place: objects into objects, anything else (null too) replaces. */
+function mergeInto(dst: JsonObject, src: JsonObject): void {
+  for (const [key, value] of Object.entries(src)) {
+    if (value === undefined) continue;
+    const existing = Object.hasOwn(dst, key) ? dst[key] : undefined;
+    if (isObject(value) && isObject(existing)) mergeInto(existing, value);
+    else setOwn(dst, key, deepCopy(value));
+  }
+}
+
+function isEmptyObject(value: unknown): boolean {
+  return isObject(value) && Object.keys(value).length === 0;
+}
+
+function escapePointer(key: string): string {
+  return key.replaceAll("~", "~0").replaceAll("/", "~1");
+}
+
+/**
+ * A JSON merge patch being collected for one object.
+ *
+ * @example
+ * ```ts
+ * import { Patch } from "./patches.ts";
+ * const patch = new Patch();
+ * patch.status.phase = "Running";
+ * patch.metadata.annotations["kopf.zalando.org/touch-dummy"] = null;
+ * console.log(patch.spec.replicas); // undefined — and `spec` will not be sent
+ * console.log(JSON.stringify(patch));
+ * // {"status":{"phase":"Running"},"metadata":{"annotations":{"kopf.zalando.org/touch-dummy":null}}}
+ * ```
+ */
+export class Patch {
+  #root: JsonObject = {};
+
+  /**
+   * Creates a patch, optionally starting from another patch's or a plain object's content (copied).
+   *
+   * @param src The initial content.
+   */
+  constructor(src?: Patch | JsonObject | null) {
+    if (src) this.merge(src);
+  }
+
+  #branch(key: "spec" | "status"): JsonObject {
+    const value = Object.hasOwn(this.#root, key) ? this.#root[key] : undefined;
+    if (value === undefined) {
+      const created: JsonObject = {};
+      this.#root[key] = created;
+      return created;
+    }
+    if (!isObject(value)) {
+      throw new TypeError(
+        `patch.${key} is ${
+          JSON.stringify(value)
+        }, not an object; assign an object to write into it.`,
+      );
+    }
+    return value;
+  }
+
+  /** The `metadata` branch (created when first read; pruned from the result if left empty). */
+  get metadata(): MetaPatch {
+    const value = Object.hasOwn(this.#root, "metadata") ? this.#root.metadata : undefined;
+    if (value === undefined) {
+      const created = lazyMeta({});
+      this.#root.metadata = created;
+      return created;
+    }
+    if (!isObject(value)) {
+      throw new TypeError(
+        `patch.metadata is ${
+          JSON.stringify(value)
+        }, not an object; assign an object to write into it.`,
+      );
+    }
+    const wrapped = lazyMeta(value);
+    this.#root.metadata = wrapped;
+    return wrapped;
+  }
+
+  set metadata(value: JsonObject | null) {
+    this.#root.metadata = isObject(value) ? lazyMeta(value) : value;
+  }
+
+  /** An alias of {@link Patch.metadata}, as in Kopf. */
+  get meta(): MetaPatch {
+    return this.metadata;
+  }
+
+  set meta(value: JsonObject | null) {
+    this.metadata = value;
+  }
+
+  /** The `spec` branch (created when first read; pruned from the result if left empty). */
+  get spec(): JsonObject {
+    return this.#branch("spec");
+  }
+
+  set spec(value: JsonObject | null) {
+    this.#root.spec = value;
+  }
+
+  /** The `status` branch (created when first read; pruned from the result if left empty). */
+  get status(): JsonObject {
+    return this.#branch("status");
+  }
+
+  set status(value: JsonObject | null) {
+    this.#root.status = value;
+  }
+
+  /**
+   * Reads a field of the patch (live, not copied), without creating anything.
+   *
+   * @param field The field, e.g. `"metadata.annotations.x"` or a list of keys.
+   * @param fallback What to return when the field is absent.
+   * @returns The value or `fallback`.
+   */
+  get(field: FieldSpec, fallback?: unknown): unknown {
+    return parseField(field).length === 0 ? this.toJSON() : resolve(this.#root, field, fallback);
+  }
+
+  /**
+   * Sets a field, creating its parents: `patch.set("data.key", "v")` for
+   * top-level keys other than the three branches, or keys with dots
+   * (`patch.set(["metadata", "annotations", "a.b/c"], null)`).
+   *
+   * @param field The field (not the root).
+   * @param value The value; `null` deletes the field when the patch is applied.
+   */
+  set(field: FieldSpec, value: unknown): void {
+    ensure(this.#root, field, value);
+  }
+
+  /**
+   * Whether the field is present in the patch (also when `null`).
+   *
+   * @param field The field.
+   * @returns True when present.
+   */
+  has(field: FieldSpec): boolean {
+    return hasPath(this.#root, field);
+  }
+
+  /**
+   * Removes a field from the patch itself (it will not be sent at all),
+   * and the parents this leaves empty.
+   *
+   * @param field The field (not the root).
+   */
+  remove(field: FieldSpec): void {
+    remove(this.#root, field);
+  }
+
+  /**
+   * Deep-merges another patch or object into this one: objects merge key by
+   * key, anything else (including `null`) overwrites.
+   *
+   * @param other The patch or object to merge in (copied, not referenced).
+   * @returns This patch.
+   */
+  merge(other: Patch | JsonObject): this {
+    mergeInto(this.#root, other instanceof Patch ? other.toJSON() : other);
+    return this;
+  }
+
+  /** Forgets everything collected so far. */
+  clear(): void {
+    this.#root = {};
+  }
+
+  /**
+   * Whether there is nothing to send (empty branches do not count).
+   *
+   * @returns True when the merge patch would be `{}`.
+   */
+  isEmpty(): boolean {
+    return Object.keys(this.toJSON()).length === 0;
+  }
+
+  /**
+   * The merge patch to send: a deep copy with empty `metadata`, `spec`,
+   * `status`, `metadata.labels` and `metadata.annotations` left out.
+   *
+   * @returns The JSON merge patch.
+   */
+  toJSON(): JsonObject {
+    const result = deepCopy(this.#root);
+    const meta = result.metadata;
+    if (isObject(meta)) {
+      for (const key of LAZY_META_KEYS) if (isEmptyObject(meta[key])) delete meta[key];
+    }
+    for (const key of LAZY_ROOT_KEYS) if (isEmptyObject(result[key])) delete result[key];
+    return result;
+  }
+
+  /**
+   * The same changes as a JSON patch (RFC 6902), as admission webhooks must
+   * answer: `null` → `remove`; a field absent in `body` → `add` of the whole
+   * value; objects recursed into; anything else → `replace`. Without a body,
+   * every leaf is a `replace`.
+   *
+   * @param body The object the patch is for (to tell `add` from `replace`).
+   * @returns The operations.
+   */
+  toJsonPatch(body?: JsonObject | null): JsonPatchOperation[] {
+    const ops: JsonPatchOperation[] = [];
+    const original = isObject(body) && Object.keys(body).length > 0 ? body : undefined;
+    const walk = (value: unknown, keys: string[]): void => {
+      const path = "/" + keys.map(escapePointer).join("/");
+      if (value === null) {
+        ops.push({ op: "remove", path });
+      } else if (keys.length > 0 && original !== undefined && !hasPath(original, keys)) {
+        ops.push({ op: "add", path, value });
+      } else if (isObject(value) && Object.keys(value).length > 0) {
+        for (const [key, item] of Object.entries(value)) walk(item, [...keys, key]);
+      } else {
+        ops.push({ op: "replace", path, value });
+      }
+    };
+    const root = this.toJSON();
+    for (const [key, item] of Object.entries(root)) walk(item, [key]);
+    return ops;
+  }
+
+  /** Shows the merge patch in `console.log` and Deno's inspector. */
+  [Symbol.for("Deno.customInspect")](): string {
+    return `Patch ${JSON.stringify(this.toJSON())}`;
+  }
+}
