@@ -1,21 +1,126 @@
 /**
  * Kopf for Deno: write Kubernetes operators as a few TypeScript functions.
  *
- * This is the public entry point (`@kopf/kopf`). The operator core (handlers,
- * daemons, timers, indices) lands here as it is built; today the module ships
- * the embedded Kubernetes API server (see `@kopf/kopf/testing`) and the
- * cancellable sleep used by daemons.
+ * Register handlers with `kopf.on.*`, then run them with `kopf run handlers.ts`
+ * (or `kopf.main()` at the end of the handlers file, or `kopf.operator()` to
+ * embed). State is kept on the objects in Python Kopf's formats.
  *
  * @example
  * ```ts
  * import * as kopf from "./mod.ts";
- * const stop = new AbortController();
- * stop.abort();
- * await kopf.sleep(10, stop.signal); // returns at once: the signal is aborted
+ * const registry = new kopf.OperatorRegistry();
+ * kopf.on.create("kopfexamples", { registry }, function createFn({ name, logger }) {
+ *   logger.info(`And here we are! Created ${name}.`);
+ *   return { message: "hello" }; // lands in status.createFn
+ * });
  * ```
  *
  * @module
  */
 
+export * as on from "./on.ts";
 export { sleep } from "./src/cogs/aio/sleep.ts";
 export { VERSION } from "./src/cogs/configs/version.ts";
+
+// Markers and filters.
+export { ABSENT, all, any, EVERYTHING, none, not, PRESENT } from "./src/core/intents/markers.ts";
+export {
+  all as all_,
+  any as any_,
+  none as none_,
+  not as not_,
+} from "./src/core/intents/markers.ts";
+
+// Errors of handlers.
+export {
+  ChildrenFailedError,
+  HandlerRetriesError,
+  HandlerTimeoutError,
+  PermanentError,
+  TemporaryError,
+} from "./src/core/actions/errors.ts";
+
+// Registration, sub-handlers, registries.
+export {
+  executeSubhandlers as execute,
+  getDefaultRegistry,
+  registerSubhandler as register,
+  RegistrationError,
+  setDefaultRegistry,
+} from "./src/core/intents/registration.ts";
+export { subhandler } from "./src/core/intents/subhandler.ts";
+export { DuplicateHandlerError, OperatorRegistry } from "./src/core/intents/registry.ts";
+export type {
+  ActivityContext,
+  AnyObject,
+  ChangingContext,
+  ErrorsMode,
+  EventContext,
+  HandlerFn,
+  ObjectContext,
+  Reason,
+} from "./src/core/intents/handlers.ts";
+export { Memo } from "./src/core/intents/handlers.ts";
+
+// Lifecycles and loggers.
+export { allAtOnce, asap, oneByOne, shuffled } from "./src/core/actions/execution.ts";
+export type { Lifecycle } from "./src/core/actions/execution.ts";
+export { ObjectLogger, OperatorLogger } from "./src/core/actions/loggers.ts";
+export type {
+  Level,
+  LogFormat,
+  LogOutputOptions,
+  LogRecord,
+  LogSink,
+} from "./src/core/actions/loggers.ts";
+
+// Events.
+export { event, exception, info, warn } from "./src/core/engines/posting.ts";
+
+// Settings and storages.
+export { OperatorSettings } from "./src/cogs/configs/settings.ts";
+export {
+  AnnotationsProgressStorage,
+  MultiProgressStorage,
+  ProgressStorage,
+  SmartProgressStorage,
+  StatusProgressStorage,
+} from "./src/cogs/configs/progress.ts";
+export type { ProgressRecord } from "./src/cogs/configs/progress.ts";
+export {
+  AnnotationsDiffBaseStorage,
+  DiffBaseStorage,
+  MultiDiffBaseStorage,
+  StatusDiffBaseStorage,
+} from "./src/cogs/configs/diffbase.ts";
+
+// Structures.
+export { Patch } from "./src/cogs/structs/patches.ts";
+export { diff, reduceDiff } from "./src/cogs/structs/diffs.ts";
+export type { Diff, DiffItem, DiffOperation } from "./src/cogs/structs/diffs.ts";
+export { Resource, Selector } from "./src/cogs/structs/references.ts";
+export { ConnectionInfo, LoginError, Vault } from "./src/cogs/structs/credentials.ts";
+
+// Authentication.
+export {
+  loginViaClient,
+  loginWithKubeconfig,
+  loginWithServiceAccount,
+} from "./src/cogs/clients/auth.ts";
+
+// Hierarchies.
+export {
+  adjustNamespace,
+  adopt,
+  appendOwnerReference,
+  buildObjectReference,
+  buildOwnerReference,
+  harmonizeNaming,
+  label,
+  removeOwnerReference,
+} from "./src/kits/hierarchies.ts";
+
+// Running and embedding.
+export { operator, OperatorError, run, runTasks, spawnTasks } from "./src/core/reactor/running.ts";
+export type { OperatorOptions, OperatorTask } from "./src/core/reactor/running.ts";
+export { main } from "./src/cli/main.ts";

@@ -6,9 +6,9 @@
  * @module
  */
 
-import { Command, CommanderError, InvalidArgumentError } from "commander";
+import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { VERSION } from "../cogs/configs/version.ts";
-import { runApiServer } from "./apiserver.ts";
+import { type RunControls, runOperator } from "./run.ts";
 
 /**
  * Runs the CLI.
@@ -23,8 +23,18 @@ import { runApiServer } from "./apiserver.ts";
  * console.log(code); // 0
  * ```
  */
-export async function main(args: string[]): Promise<number> {
+export async function main(
+  args: string[] = Deno.args,
+  controls: RunControls = {},
+): Promise<number> {
   let code = 0;
+  // `kopf.main()` in a handlers file: its arguments are run's flags.
+  if (
+    !args.length ||
+    args[0]!.startsWith("-") && !["-V", "--version", "-h", "--help"].includes(args[0]!)
+  ) {
+    args = ["run", ...args];
+  }
   const program = new Command("kopf")
     .description("Kopf for Deno: Kubernetes operators in a few lines of TypeScript")
     .version(VERSION)
@@ -42,7 +52,71 @@ export async function main(args: string[]): Promise<number> {
     .option("--verbose", "log one line per request", false)
     .option("--faults <json>", "fault switches at start, as JSON (see README)")
     .action(async (opts) => {
+      const { runApiServer } = await import("./apiserver.ts");
       code = await runApiServer(opts);
+    });
+
+  program.command("run")
+    .description("run an operator with the handlers of the given files or modules")
+    .argument("[paths...]", "TypeScript/JavaScript files with handlers")
+    .option("-m, --module <module>", "import a module with handlers (repeatable)", collect, [])
+    .option(
+      "-n, --namespace <pattern>",
+      "serve this namespace; globs and !negations allowed (repeatable)",
+      collect,
+      [],
+    )
+    .option("-A, --all-namespaces", "serve all namespaces (cluster-wide)", false)
+    .option("--standalone", "run without peering, ignoring other operators", false)
+    .option("--peering <name>", "the peering object's name")
+    .option("--priority <n>", "the peering priority", parseInteger)
+    .option("--dev", "development mode: standalone with priority 666", false)
+    .option(
+      "-L, --liveness <url>",
+      "serve liveness probes at this URL, e.g. http://0.0.0.0:8080/healthz",
+    )
+    .option("-v, --verbose", "log debug messages too", false)
+    .option("-d, --debug", "log debug messages too (same as --verbose)", false)
+    .option("-q, --quiet", "log warnings and errors only", false)
+    .addOption(
+      new Option("--log-format <format>", "log line format").choices(["plain", "full", "json"])
+        .default("full"),
+    )
+    .option("--log-prefix", "prefix per-object lines with [ns/name] (default: on, except json)")
+    .option("--no-log-prefix", "do not prefix per-object lines")
+    .option("--log-refkey <key>", "the key of the object reference in JSON lines", "object")
+    .action(async (paths: string[], opts) => {
+      const stop = new AbortController();
+      const signal = controls.signal
+        ? AbortSignal.any([stop.signal, controls.signal])
+        : stop.signal;
+      const onSignal = () => {
+        if (stop.signal.aborted) Deno.exit(130);
+        stop.abort();
+      };
+      const signals: Deno.Signal[] = controls.signal ? [] : ["SIGINT", "SIGTERM"];
+      for (const s of signals) Deno.addSignalListener(s, onSignal);
+      try {
+        code = await runOperator({
+          paths,
+          modules: opts.module,
+          namespaces: opts.namespace,
+          allNamespaces: opts.allNamespaces,
+          standalone: opts.standalone,
+          peering: opts.peering,
+          priority: opts.priority,
+          dev: opts.dev,
+          liveness: opts.liveness,
+          verbose: opts.verbose,
+          debug: opts.debug,
+          quiet: opts.quiet,
+          logFormat: opts.logFormat,
+          logPrefix: opts.logPrefix,
+          logRefkey: opts.logRefkey,
+        }, { ...controls, signal });
+      } finally {
+        for (const s of signals) Deno.removeSignalListener(s, onSignal);
+      }
     });
 
   try {
@@ -58,6 +132,16 @@ export async function main(args: string[]): Promise<number> {
     return 1;
   }
   return code;
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+function parseInteger(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n)) throw new InvalidArgumentError("use a whole number.");
+  return n;
 }
 
 function parsePort(value: string): number {

@@ -1,0 +1,178 @@
+/**
+ * `kopf run`: loads handler files and modules, then runs the operator with
+ * Kopf's flags until SIGINT/SIGTERM. Loading and running failures are one
+ * line on stderr and a non-zero exit code.
+ *
+ * Files are imported into a fresh registry: each `kopf run` (and each test
+ * runner) gets exactly the handlers of the files it names.
+ *
+ * @module
+ */
+
+import { isAbsolute, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { OperatorSettings } from "../cogs/configs/settings.ts";
+import type { Level, LogFormat, LogSink } from "../core/actions/loggers.ts";
+import { getDefaultRegistry, setDefaultRegistry } from "../core/intents/registration.ts";
+import { OperatorRegistry } from "../core/intents/registry.ts";
+import { operator } from "../core/reactor/running.ts";
+
+/** The flags of `kopf run`. */
+export interface RunFlags {
+  paths: string[];
+  modules: string[];
+  namespaces: string[];
+  allNamespaces: boolean;
+  standalone: boolean;
+  peering?: string;
+  priority?: number;
+  dev: boolean;
+  liveness?: string;
+  verbose: boolean;
+  debug: boolean;
+  quiet: boolean;
+  logFormat: LogFormat;
+  logPrefix?: boolean;
+  logRefkey?: string;
+}
+
+/** What an embedding caller (the test runner, `kopf.main()`) controls. */
+export interface RunControls {
+  /** Use this registry instead of loading into a fresh one (`kopf.main()`, tests). */
+  registry?: OperatorRegistry;
+  settings?: OperatorSettings;
+  /** Stops the operator. */
+  signal?: AbortSignal;
+  /** Where log lines go (default stderr). */
+  write?: (line: string) => void;
+  /** A sink for records instead of lines. */
+  sink?: LogSink;
+  /** Called once the operator is ready. */
+  onReady?: () => void;
+}
+
+/** A handler file or module could not be loaded. */
+export class LoadingError extends Error {
+  override name = "LoadingError";
+}
+
+let loads = 0;
+let loading: Promise<unknown> = Promise.resolve();
+
+/**
+ * Imports handler files and modules into a new registry.
+ *
+ * @param paths File paths (relative to the working directory).
+ * @param modules Module specifiers (`-m`): URLs, `npm:`/`jsr:` names, or paths.
+ * @returns The registry with their handlers.
+ * @throws {LoadingError} For a missing or broken file, with one line naming it.
+ */
+export async function loadHandlers(paths: string[], modules: string[]): Promise<OperatorRegistry> {
+  // Imports are serialised: the default registry is process-wide while a file registers into it.
+  const previous = loading;
+  let release!: () => void;
+  loading = new Promise<void>((r) => (release = r));
+  await previous;
+  const registry = new OperatorRegistry();
+  const saved = getDefaultRegistry();
+  setDefaultRegistry(registry);
+  try {
+    const n = ++loads;
+    for (const path of paths) {
+      const full = isAbsolute(path) ? path : resolve(Deno.cwd(), path);
+      try {
+        const info = await Deno.stat(full);
+        if (!info.isFile) {
+          throw new LoadingError(`cannot load handlers from ${path}: it is not a file`);
+        }
+      } catch (e) {
+        if (e instanceof LoadingError) throw e;
+        if (e instanceof Deno.errors.NotFound) {
+          throw new LoadingError(
+            `cannot load handlers from ${path}: no such file (check the path)`,
+          );
+        }
+        throw new LoadingError(
+          `cannot load handlers from ${path}: ${(e as Error).message.split("\n")[0]}`,
+        );
+      }
+      // A query makes each load a fresh module instance, so handlers register again.
+      await importOne(`${pathToFileURL(full).href}?kopf-load=${n}`, path);
+    }
+    for (const module of modules) {
+      const spec = /^[a-z][a-z0-9+.-]*:/i.test(module)
+        ? module
+        : pathToFileURL(resolve(Deno.cwd(), module)).href;
+      await importOne(spec, module);
+    }
+  } finally {
+    setDefaultRegistry(saved);
+    release();
+  }
+  return registry;
+}
+
+async function importOne(specifier: string, shown: string): Promise<void> {
+  try {
+    await import(specifier);
+  } catch (e) {
+    const message = e instanceof Error ? e.message.split("\n")[0]! : String(e);
+    if (e instanceof Error && e.name === "NotCapable") {
+      throw new LoadingError(
+        `cannot load handlers from ${shown}: ${message} (give Deno the permission, e.g. -A)`,
+      );
+    }
+    throw new LoadingError(
+      `cannot load handlers from ${shown}: ${e instanceof Error ? e.name + ": " : ""}${message}`,
+    );
+  }
+}
+
+/**
+ * Runs the operator as `kopf run` does.
+ *
+ * @param flags The parsed flags.
+ * @param controls Registry, settings, signal, log output, readiness callback.
+ * @returns The exit code: 0 after a clean stop.
+ * @throws {LoadingError} For handler files that cannot be loaded.
+ * @throws {Error} For fatal operator errors (the CLI turns them into one line).
+ */
+export async function runOperator(flags: RunFlags, controls: RunControls = {}): Promise<number> {
+  const registry = controls.registry ??
+    (flags.paths.length || flags.modules.length
+      ? await loadHandlers(flags.paths, flags.modules)
+      : getDefaultRegistry());
+  const level: Level = flags.debug || flags.verbose ? "debug" : flags.quiet ? "warning" : "info";
+  const logging: {
+    level: Level;
+    format: LogFormat;
+    prefix?: boolean;
+    refkey?: string;
+    write?: (l: string) => void;
+  } = {
+    level,
+    format: flags.logFormat,
+  };
+  if (flags.logPrefix !== undefined) logging.prefix = flags.logPrefix;
+  if (flags.logRefkey) logging.refkey = flags.logRefkey;
+  if (controls.write) logging.write = controls.write;
+  const settings = controls.settings ?? new OperatorSettings();
+  if (flags.dev) {
+    settings.peering.priority = 666;
+  }
+  if (flags.priority !== undefined) settings.peering.priority = flags.priority;
+  if (flags.peering) settings.peering.name = flags.peering;
+  if (flags.standalone) settings.peering.standalone = true;
+  await operator({
+    registry,
+    settings,
+    namespaces: flags.namespaces,
+    clusterwide: flags.allNamespaces,
+    standalone: flags.standalone || flags.dev,
+    ...(flags.liveness ? { liveness: flags.liveness } : {}),
+    ...(controls.signal ? { signal: controls.signal } : {}),
+    ...(controls.onReady ? { onReady: controls.onReady } : {}),
+    ...(controls.sink ? { sink: controls.sink } : { logging }),
+  });
+  return 0;
+}

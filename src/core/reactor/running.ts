@@ -1,0 +1,573 @@
+/**
+ * Running an operator: startup handlers, login, discovery of the resources
+ * the handlers want, one watcher per resource and namespace feeding
+ * per-object queues, the cleanup at exit — all owned by one task that stops
+ * through an `AbortSignal`, gracefully, with nothing left running behind.
+ *
+ * `operator()` is the embeddable core (several operators may run in one
+ * process, each with its own registry and settings); `run()` adds the process
+ * signals (SIGINT/SIGTERM, a second one forces the exit); `spawnTasks()` and
+ * `runTasks()` split the two steps for applications with their own loops.
+ *
+ * @module
+ */
+
+import { AsyncLocalStorage } from "node:async_hooks";
+import { sleep } from "../../cogs/aio/sleep.ts";
+import { ApiClient } from "../../cogs/clients/api.ts";
+import { loginViaClient, runAuthenticator } from "../../cogs/clients/auth.ts";
+import { postEvent } from "../../cogs/clients/events.ts";
+import { readObject } from "../../cogs/clients/fetching.ts";
+import { patchObject } from "../../cogs/clients/patching.ts";
+import { scanResources } from "../../cogs/clients/scanning.ts";
+import { infiniteWatch } from "../../cogs/clients/watching.ts";
+import { OperatorSettings } from "../../cogs/configs/settings.ts";
+import { ConnectionInfo, Vault, type VaultSource } from "../../cogs/structs/credentials.ts";
+import { matchNamespace, type Resource, type Selector } from "../../cogs/structs/references.ts";
+import type { ObjectApi } from "../actions/application.ts";
+import { allAtOnce, type Lifecycle } from "../actions/execution.ts";
+import type { AnyObject } from "../actions/invocation.ts";
+import {
+  lineSink,
+  type LogOutputOptions,
+  type LogSink,
+  OperatorLogger,
+} from "../actions/loggers.ts";
+import { ActivityError, runActivity } from "../engines/activities.ts";
+import { EventPoster, postingScope } from "../engines/posting.ts";
+import { Memo } from "../intents/handlers.ts";
+import { getDefaultRegistry } from "../intents/registration.ts";
+import type { OperatorRegistry } from "../intents/registry.ts";
+import { type OperatorContext, processEvent } from "./processing.ts";
+import { ObjectQueues } from "./queueing.ts";
+
+/** The operator could not start or run: one line says what and what to do. */
+export class OperatorError extends Error {
+  override name = "OperatorError";
+}
+
+/** Options of an operator. */
+export interface OperatorOptions {
+  /** The handlers (default: the default registry of `kopf.on.*`). */
+  registry?: OperatorRegistry;
+  /** The settings (default: fresh defaults; startup handlers may change them). */
+  settings?: OperatorSettings;
+  /** The operator memo passed to all handlers (`kopf.Memo`). */
+  memo?: AnyObject;
+  /** Serve these namespaces (globs and `!negations` allowed); namespaced resources only there. */
+  namespaces?: string[];
+  /** Serve all namespaces (`-A`). This is also the default when no namespaces are given. */
+  clusterwide?: boolean;
+  /** Run without peering (accepted; peering comes later). */
+  standalone?: boolean;
+  /** The peering priority (accepted; peering comes later). */
+  priority?: number;
+  /** The peering name (accepted; peering comes later). */
+  peeringName?: string;
+  /** Serve liveness probes at this URL, e.g. `http://0.0.0.0:8080/healthz`. */
+  liveness?: string;
+  /** Stops the operator when aborted. */
+  signal?: AbortSignal;
+  /** Called once the operator watches everything it should. */
+  onReady?: () => void;
+  /** Credentials store (default: a new vault filled by login handlers or the default login). */
+  vault?: Vault;
+  /** Which ready handlers run in one cycle (default: all, in order). */
+  lifecycle?: Lifecycle;
+  /** Log output: level, format, prefix, where lines go. */
+  logging?: LogOutputOptions;
+  /** A sink for the operator's records instead of `logging`. */
+  sink?: LogSink;
+}
+
+/** One long-running part of an operator. */
+export interface OperatorTask {
+  name: string;
+  done: Promise<void>;
+}
+
+/** The scope of a running operator (for `kopf.event()`, test runners and console capture). */
+export interface OperatorScope {
+  id: number;
+}
+
+/** The operator the current code runs in. */
+export const operatorScope: AsyncLocalStorage<OperatorScope> = new AsyncLocalStorage<
+  OperatorScope
+>();
+
+let nextId = 1;
+
+/**
+ * Runs an operator until the signal aborts (or a fatal error).
+ *
+ * @param options Registry, settings, namespaces, logging, signal.
+ * @returns When stopped.
+ * @throws {OperatorError} For unknown resources, failed startup or login, unreachable API.
+ *
+ * @example
+ * ```ts ignore
+ * import { operator } from "./running.ts";
+ * const stop = new AbortController();
+ * setTimeout(() => stop.abort(), 10_000);
+ * await operator({ clusterwide: true, signal: stop.signal });
+ * ```
+ */
+export async function operator(options: OperatorOptions = {}): Promise<void> {
+  const tasks = await spawnTasks(options);
+  await runTasks(tasks, options.signal);
+}
+
+/**
+ * Starts an operator's tasks: the returned tasks run until the signal aborts.
+ * Startup handlers, login and discovery happen before this resolves.
+ *
+ * @param options As for {@link operator}.
+ * @returns The tasks.
+ * @throws {OperatorError} For failed startup, login, or discovery.
+ */
+export async function spawnTasks(options: OperatorOptions = {}): Promise<OperatorTask[]> {
+  const scope: OperatorScope = { id: nextId++ };
+  return await operatorScope.run(scope, () => startOperator(options));
+}
+
+/**
+ * Waits for an operator's tasks; the first failing task stops the others.
+ *
+ * @param tasks The tasks from {@link spawnTasks}.
+ * @param signal The same signal as given to spawnTasks (used only to tell a stop from a failure).
+ * @returns When all tasks ended.
+ * @throws The first task's error.
+ */
+export async function runTasks(tasks: OperatorTask[], signal?: AbortSignal): Promise<void> {
+  const results = await Promise.allSettled(tasks.map((t) => t.done));
+  void signal;
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+  if (failed) throw failed.reason;
+}
+
+async function startOperator(options: OperatorOptions): Promise<OperatorTask[]> {
+  const registry = options.registry ?? getDefaultRegistry();
+  const settings = options.settings ?? new OperatorSettings();
+  const memo = options.memo ?? new Memo();
+  const indices: AnyObject = {};
+  const sink = options.sink ?? lineSink(options.logging);
+  const logger = new OperatorLogger(sink, "kopf.activities");
+  const stop = new AbortController();
+  const outer = options.signal;
+  if (outer?.aborted) stop.abort();
+  outer?.addEventListener("abort", () => stop.abort(), { once: true });
+  const signal = stop.signal;
+  const env = { logger, memo, settings, indices };
+  const lifecycle = options.lifecycle ?? allAtOnce;
+
+  if (registry.isEmpty) {
+    logger.warning(
+      "No handlers are registered: nothing to do. Check the handler files or modules given to kopf run.",
+    );
+  }
+
+  await runActivity("startup", registry.activityHandlers("startup"), env, signal).catch(
+    fatal("startup"),
+  );
+
+  // Login: the login handlers, or the default (kubeconfig, in-cluster, or the client library's config).
+  const vault = options.vault ?? new Vault();
+  const owned = !options.vault;
+  const loginHandlers = registry.activityHandlers("login");
+  const login = async (s: AbortSignal | undefined): Promise<VaultSource> => {
+    if (!loginHandlers.length) return { "login_via_client": await loginViaClient() };
+    const results = await runActivity("login", loginHandlers, env, s);
+    const out: Record<string, ConnectionInfo | null> = {};
+    for (const [id, result] of results) {
+      out[id] = result instanceof ConnectionInfo || result === null || result === undefined
+        ? (result ?? null)
+        : new ConnectionInfo(result as ConstructorParameters<typeof ConnectionInfo>[0]);
+    }
+    return out;
+  };
+  let authenticator: Promise<void> = Promise.resolve();
+  if (owned || vault.isEmpty()) {
+    logger.info("Initial authentication has been initiated.");
+    authenticator = runAuthenticator(vault, login, { signal });
+    await vault.whenReady(signal).catch(fatal("login"));
+    logger.info("Initial authentication has finished.");
+  }
+
+  const requestCounts = new Map<string, number>();
+  const api = new ApiClient({
+    vault,
+    settings,
+    logger: {
+      debug: (m) => logger.debug(m),
+      warn: (m) => logger.warning(m),
+      error: (m) => logger.error(m),
+    },
+    onRequest: (r) => {
+      const key = `${r.method} ${r.code ?? "error"}`;
+      requestCounts.set(key, (requestCounts.get(key) ?? 0) + 1);
+    },
+  });
+
+  const poster = new EventPoster(
+    async (e, s) => {
+      await postEvent(api, { ref: e.ref, type: e.type, reason: e.reason, message: e.message }, {
+        posting: settings.posting,
+        signal: s,
+      });
+    },
+    (e) => logger.debug(`Failed to post an event: ${e instanceof Error ? e.message : e}`),
+  );
+  const op: OperatorContext = {
+    registry,
+    settings,
+    memo,
+    indices,
+    sink,
+    post: (ref, type, reason, message) => poster.post(ref, type, reason, message),
+    lifecycle,
+  };
+
+  // Discovery: which resources to serve.
+  let resources: Resource[];
+  try {
+    resources = await resolveResources(api, registry.selectors(), signal);
+  } catch (e) {
+    stop.abort();
+    await authenticator.catch(() => {});
+    await poster.close();
+    if (owned) vault.close();
+    throw e instanceof OperatorError ? e : new OperatorError(describeApiFailure(e));
+  }
+
+  const namespaces = options.clusterwide || !options.namespaces?.length
+    ? undefined
+    : options.namespaces;
+  if (!options.clusterwide && !options.namespaces?.length && resources.some((r) => r.namespaced)) {
+    logger.warning(
+      "Neither --namespace nor --all-namespaces is given: serving all namespaces (cluster-wide).",
+    );
+  }
+
+  const watchers = new Orchestrator(api, op, settings, logger, signal);
+  const ready = watchers.start(resources, namespaces);
+  const liveness = options.liveness
+    ? serveLiveness(options.liveness, registry, env, signal, logger)
+    : undefined;
+
+  const main = (async () => {
+    await ready;
+    options.onReady?.();
+    await new Promise<void>((resolve) =>
+      signal.addEventListener("abort", () => resolve(), { once: true })
+    );
+    logger.info("Stop-flag is raised. Operator is stopping.");
+    await watchers.stop();
+    await runActivity("cleanup", registry.activityHandlers("cleanup"), env).catch((e) => {
+      logger.error(`Cleanup failed: ${e instanceof Error ? e.message : e}`);
+    });
+    await poster.close();
+    await authenticator.catch(() => {});
+    await liveness?.shutdown();
+    if (owned) vault.close();
+  })();
+  const failing = watchers.failure.then((e) => {
+    if (e) {
+      stop.abort();
+      throw e;
+    }
+  });
+  return [
+    {
+      name: "main",
+      done: postingScope.run({ poster, posting: () => settings.posting }, () => main),
+    },
+    { name: "watchers", done: failing },
+  ];
+}
+
+function fatal(activity: string): (e: unknown) => never {
+  return (e) => {
+    if (e instanceof ActivityError) throw new OperatorError(e.message);
+    throw new OperatorError(
+      `The ${activity} failed: ${e instanceof Error ? e.message : String(e)}`,
+    );
+  };
+}
+
+function describeApiFailure(e: unknown): string {
+  const message = e instanceof Error ? e.message.split("\n")[0]! : String(e);
+  return `Cannot reach the Kubernetes API: ${message}`;
+}
+
+/**
+ * Resolves the registry's selectors against discovery; unknown or ambiguous specific names are fatal.
+ *
+ * @param api The client.
+ * @param selectors The selectors.
+ * @param signal Stops the scan.
+ * @returns The resources to serve.
+ */
+async function resolveResources(
+  api: ApiClient,
+  selectors: Selector[],
+  signal: AbortSignal,
+): Promise<Resource[]> {
+  if (!selectors.length) return [];
+  const all = await scanResources(api, { signal });
+  const out = new Map<string, Resource>();
+  for (const selector of selectors) {
+    if (selector.isSpecific) {
+      let resource: Resource;
+      try {
+        resource = selector.selectOne(all);
+      } catch (e) {
+        throw new OperatorError(`${(e as Error).message}`);
+      }
+      out.set(resource.toString(), resource);
+    } else {
+      for (const r of selector.select(all)) {
+        if (r.verbs.size && !(r.verbs.has("list") && r.verbs.has("watch"))) continue;
+        out.set(r.toString(), r);
+      }
+    }
+  }
+  return [...out.values()];
+}
+
+/** One watcher per resource (and namespace), feeding per-object queues. */
+class Orchestrator {
+  #api: ApiClient;
+  #op: OperatorContext;
+  #settings: OperatorSettings;
+  #logger: OperatorLogger;
+  #signal: AbortSignal;
+  #streams = new Map<
+    string,
+    { stop: AbortController; done: Promise<void>; queues: ObjectQueues }
+  >();
+  #failure: (e: unknown) => void = () => {};
+  /** Resolves with a fatal error of a watcher, or undefined at a clean stop. */
+  readonly failure: Promise<unknown>;
+
+  constructor(
+    api: ApiClient,
+    op: OperatorContext,
+    settings: OperatorSettings,
+    logger: OperatorLogger,
+    signal: AbortSignal,
+  ) {
+    this.#api = api;
+    this.#op = op;
+    this.#settings = settings;
+    this.#logger = logger;
+    this.#signal = signal;
+    this.failure = new Promise((resolve) => {
+      this.#failure = resolve;
+      signal.addEventListener("abort", () => resolve(undefined), { once: true });
+    });
+  }
+
+  /** Starts watching; resolves when every initial listing has been queued. */
+  async start(resources: Resource[], namespaces: string[] | undefined): Promise<void> {
+    const clusterScoped = resources.filter((r) => !r.namespaced || namespaces === undefined);
+    const listings = clusterScoped.map((r) => this.#watch(r, undefined));
+    const namespaced = namespaces === undefined ? [] : resources.filter((r) => r.namespaced);
+    if (namespaced.length) listings.push(this.#followNamespaces(namespaced, namespaces!));
+    await Promise.all(listings);
+  }
+
+  /** Watches namespaces; starts and stops the namespaced watchers as matching namespaces come and go. */
+  #followNamespaces(resources: Resource[], patterns: string[]): Promise<void> {
+    const nsResource = { group: "", version: "v1", plural: "namespaces" };
+    let listed!: () => void;
+    const ready = new Promise<void>((resolve) => (listed = resolve));
+    const served = new Set<string>();
+    const run = async () => {
+      const { Resource } = await import("../../cogs/structs/references.ts");
+      const namespacesResource = new Resource({
+        ...nsResource,
+        kind: "Namespace",
+        namespaced: false,
+      });
+      const starting: Promise<void>[] = [];
+      for await (
+        const event of infiniteWatch(this.#api, namespacesResource, null, { signal: this.#signal })
+      ) {
+        if (event.type === "LISTED") {
+          await Promise.all(starting.splice(0));
+          listed();
+          continue;
+        }
+        const name = event.object.metadata?.name ?? "";
+        if (!matchNamespace(patterns, name)) continue;
+        const gone = event.type === "DELETED" || !!event.object.metadata?.deletionTimestamp;
+        if (!gone && !served.has(name)) {
+          served.add(name);
+          for (const r of resources) starting.push(this.#watch(r, name));
+          if (event.type !== null) await Promise.all(starting.splice(0));
+        } else if (gone && event.type === "DELETED" && served.has(name)) {
+          served.delete(name);
+          for (const r of resources) await this.#unwatch(r, name);
+        }
+      }
+    };
+    run().catch((e) => this.#fail(e));
+    return ready;
+  }
+
+  /** Starts one watcher; resolves when its initial listing has been queued. */
+  #watch(resource: Resource, namespace: string | undefined): Promise<void> {
+    const key = `${resource}@${namespace ?? "*"}`;
+    if (this.#streams.has(key)) return Promise.resolve();
+    const stop = new AbortController();
+    const signal = AbortSignal.any([stop.signal, this.#signal]);
+    const settings = this.#settings;
+    const objectApi = this.#objectApi(resource);
+    const queues = new ObjectQueues(
+      (event, memory, s) => processEvent(this.#op, resource, objectApi, event, memory, s),
+      {
+        get batchWindow() {
+          return settings.batching.batchWindow;
+        },
+        get idleTimeout() {
+          return settings.batching.idleTimeout;
+        },
+        get workerLimit() {
+          return settings.batching.workerLimit;
+        },
+        get consistencyTimeout() {
+          return settings.persistence.consistencyTimeout;
+        },
+      },
+      (e) => this.#logger.exception(`Processing of ${resource} failed unexpectedly.`, e),
+    );
+    let listed!: () => void;
+    const ready = new Promise<void>((resolve) => (listed = resolve));
+    const done = (async () => {
+      try {
+        for await (
+          const event of infiniteWatch(this.#api, resource, namespace ?? null, {
+            signal,
+            serverTimeout: settings.watching.serverTimeout,
+            clientTimeout: settings.watching.clientTimeout,
+            connectTimeout: settings.watching.connectTimeout,
+            inactivityTimeout: settings.watching.inactivityTimeout,
+            reconnectBackoff: settings.watching.reconnectBackoff,
+          })
+        ) {
+          if (event.type === "LISTED") {
+            listed();
+            continue;
+          }
+          queues.push({ type: event.type, object: event.object as AnyObject });
+        }
+      } catch (e) {
+        if (!signal.aborted) this.#fail(e);
+      } finally {
+        listed();
+        await queues.close(settings.batching.exitTimeout);
+      }
+    })();
+    this.#streams.set(key, { stop, done, queues });
+    return ready;
+  }
+
+  async #unwatch(resource: Resource, namespace: string): Promise<void> {
+    const key = `${resource}@${namespace}`;
+    const stream = this.#streams.get(key);
+    if (!stream) return;
+    this.#streams.delete(key);
+    stream.stop.abort();
+    await stream.done;
+  }
+
+  #objectApi(resource: Resource): ObjectApi {
+    const api = this.#api;
+    return {
+      patch: async (name, namespace, body, type, signal) =>
+        await patchObject(api, resource, namespace ?? null, name, body, {
+          contentType: type,
+          signal,
+        }) as
+          | AnyObject
+          | undefined,
+      get: async (name, namespace, signal) =>
+        await readObject(api, resource, namespace ?? null, name, { signal }) as
+          | AnyObject
+          | undefined,
+    };
+  }
+
+  #fail(e: unknown): void {
+    this.#failure(e instanceof OperatorError ? e : new OperatorError(describeApiFailure(e)));
+  }
+
+  /** Stops all watchers and waits for their queues to finish. */
+  async stop(): Promise<void> {
+    const all = [...this.#streams.values()];
+    for (const s of all) s.stop.abort();
+    await Promise.allSettled(all.map((s) => s.done));
+  }
+}
+
+/** Serves liveness probes: the probe handlers' results as JSON, 200 once the operator runs. */
+function serveLiveness(
+  url: string,
+  registry: OperatorRegistry,
+  env: Parameters<typeof runActivity>[2],
+  signal: AbortSignal,
+  logger: OperatorLogger,
+): { shutdown: () => Promise<void> } {
+  const parsed = new URL(url);
+  const path = parsed.pathname || "/";
+  let cached: { at: number; body: string } | undefined;
+  const server = Deno.serve({
+    hostname: parsed.hostname === "localhost" ? "127.0.0.1" : parsed.hostname,
+    port: Number(parsed.port || 80),
+    signal,
+    onListen: () => logger.debug(`Serving health status at ${url}`),
+  }, async (req) => {
+    if (new URL(req.url).pathname !== path) return new Response("Not found.\n", { status: 404 });
+    if (!cached || Date.now() - cached.at > 1000) {
+      try {
+        const results = await runActivity("probe", registry.activityHandlers("probe"), env);
+        cached = { at: Date.now(), body: JSON.stringify(Object.fromEntries(results)) };
+      } catch (e) {
+        return new Response(JSON.stringify({ error: (e as Error).message }), { status: 500 });
+      }
+    }
+    return new Response(cached.body, { headers: { "content-type": "application/json" } });
+  });
+  return { shutdown: () => server.finished };
+}
+
+/**
+ * Runs an operator in this process until SIGINT or SIGTERM (a second signal forces the exit).
+ *
+ * @param options As for {@link operator}; a given `signal` is honoured too.
+ * @returns When stopped.
+ * @throws {OperatorError} For fatal errors.
+ *
+ * @example
+ * ```ts ignore
+ * import { run } from "./running.ts";
+ * await run({ clusterwide: true });
+ * ```
+ */
+export async function run(options: OperatorOptions = {}): Promise<void> {
+  const stop = new AbortController();
+  const signals: Deno.Signal[] = ["SIGINT", "SIGTERM"];
+  const onSignal = () => {
+    if (stop.signal.aborted) Deno.exit(130);
+    stop.abort();
+  };
+  for (const s of signals) Deno.addSignalListener(s, onSignal);
+  options.signal?.addEventListener("abort", () => stop.abort(), { once: true });
+  try {
+    await operator({ ...options, signal: stop.signal });
+  } finally {
+    for (const s of signals) Deno.removeSignalListener(s, onSignal);
+  }
+  await sleep(0);
+}
