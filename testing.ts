@@ -21,3 +21,5 @@ export {
 export type { FaultCounts, FaultSettings } from "./src/apiserver/faults.ts";
 export type { Kubeconfig } from "./src/apiserver/kubeconfig.ts";
 export type { TlsBundle } from "./src/apiserver/tls.ts";
+export { KopfRunner } from "./src/cli/runner.ts";
+export type { KopfRunnerOptions } from "./src/kits/runner.ts";

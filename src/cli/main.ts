@@ -128,6 +128,7 @@ export async function main(
         ? 0
         : 2;
     }
+    if (controls.throwErrors) throw e;
     console.error(`kopf: ${describe(e)}`);
     return 1;
   }

@@ -49,6 +49,10 @@ export interface RunControls {
   sink?: LogSink;
   /** Called once the operator is ready. */
   onReady?: () => void;
+  /** Log in with this kubeconfig file instead of the default login. */
+  kubeconfig?: string;
+  /** Throw fatal errors to the caller instead of printing them (test runners). */
+  throwErrors?: boolean;
 }
 
 /** A handler file or module could not be loaded. */
@@ -172,6 +176,7 @@ export async function runOperator(flags: RunFlags, controls: RunControls = {}): 
     ...(flags.liveness ? { liveness: flags.liveness } : {}),
     ...(controls.signal ? { signal: controls.signal } : {}),
     ...(controls.onReady ? { onReady: controls.onReady } : {}),
+    ...(controls.kubeconfig ? { kubeconfig: controls.kubeconfig } : {}),
     ...(controls.sink ? { sink: controls.sink } : { logging }),
   });
   return 0;

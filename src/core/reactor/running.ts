@@ -15,7 +15,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { sleep } from "../../cogs/aio/sleep.ts";
 import { ApiClient } from "../../cogs/clients/api.ts";
-import { loginViaClient, runAuthenticator } from "../../cogs/clients/auth.ts";
+import { loginViaClient, loginWithKubeconfig, runAuthenticator } from "../../cogs/clients/auth.ts";
 import { postEvent } from "../../cogs/clients/events.ts";
 import { readObject } from "../../cogs/clients/fetching.ts";
 import { patchObject } from "../../cogs/clients/patching.ts";
@@ -70,6 +70,8 @@ export interface OperatorOptions {
   signal?: AbortSignal;
   /** Called once the operator watches everything it should. */
   onReady?: () => void;
+  /** Log in with this kubeconfig file (when there are no login handlers) instead of the default login. */
+  kubeconfig?: string;
   /** Credentials store (default: a new vault filled by login handlers or the default login). */
   vault?: Vault;
   /** Which ready handlers run in one cycle (default: all, in order). */
@@ -176,7 +178,10 @@ async function startOperator(options: OperatorOptions): Promise<OperatorTask[]> 
   const owned = !options.vault;
   const loginHandlers = registry.activityHandlers("login");
   const login = async (s: AbortSignal | undefined): Promise<VaultSource> => {
-    if (!loginHandlers.length) return { "login_via_client": await loginViaClient() };
+    if (!loginHandlers.length) {
+      if (options.kubeconfig) return { "login_with_kubeconfig": await loginWithKubeconfig({ path: options.kubeconfig }) };
+      return { "login_via_client": await loginViaClient() };
+    }
     const results = await runActivity("login", loginHandlers, env, s);
     const out: Record<string, ConnectionInfo | null> = {};
     for (const [id, result] of results) {
