@@ -1,132 +1,138 @@
 /**
- * The demo: the embedded Kubernetes API server at work, driven by kubectl.
+ * The demo: an operator at work on the embedded Kubernetes API server.
  *
- * It starts the server, applies the example CRD and an object, lists them with
- * their printer columns, watches while the object is patched and deleted, and
- * stops — no cluster needed. Run it with `deno task demo`.
+ * It starts the API server, applies the example CRD, runs the minimal example
+ * operator (plus update and deletion handlers) in this process, creates,
+ * updates and deletes an object with kubectl, shows the operator's log lines,
+ * and stops — no cluster needed. Run it with `deno task demo`.
  *
- * Without kubectl on the PATH, the same steps run through plain HTTP requests.
+ * Without kubectl on the PATH, the same steps go through plain HTTP requests.
  *
  * @module
  */
 
-import { startApiServer } from "../testing.ts";
+import { parse } from "yaml";
+import { KopfRunner, startApiServer } from "../testing.ts";
 
 const here = new URL(".", import.meta.url).pathname;
+const home = await Deno.makeTempDir({ prefix: "kopf-demo-home-" });
 
-async function kubectlAvailable(): Promise<boolean> {
+async function hasKubectl(): Promise<boolean> {
   try {
-    const out = await new Deno.Command("kubectl", {
+    return (await new Deno.Command("kubectl", {
       args: ["version", "--client"],
       stdout: "null",
       stderr: "null",
-    })
-      .output();
-    return out.success;
+    }).output())
+      .success;
   } catch {
     return false;
   }
 }
 
 await using api = await startApiServer();
-console.log(`# The embedded API server is up at ${api.url}`);
+console.log(`# The embedded Kubernetes API server is up at ${api.url}`);
 console.log(`# export KUBECONFIG=${api.kubeconfig.path}\n`);
-
-const home = await Deno.makeTempDir({ prefix: "kopf-demo-home-" });
-const env = { KUBECONFIG: api.kubeconfig.path, HOME: home };
-
-async function kubectl(...args: string[]): Promise<void> {
-  console.log(`$ kubectl ${args.join(" ")}`);
-  const out = await new Deno.Command("kubectl", { args, env, stdout: "piped", stderr: "piped" })
-    .output();
-  const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
-  console.log(text.trimEnd().replace(/^/gm, "  "));
-  if (!out.success) throw new Error(`kubectl ${args[0]} failed (exit ${out.code})`);
+const useKubectl = await hasKubectl();
+if (!useKubectl) {
+  console.log(
+    "# kubectl is not installed (apt-get install kubernetes-client): using plain HTTP.\n",
+  );
 }
 
-try {
-  if (await kubectlAvailable()) {
-    await kubectl("apply", "-f", `${here}crd.yaml`);
-    await kubectl(
-      "wait",
-      "--for=condition=Established",
-      "crd/kopfexamples.kopf.dev",
-      "--timeout=10s",
-    );
-    await kubectl("apply", "-f", `${here}obj.yaml`);
-    await kubectl("get", "kopfexamples");
-
-    const watchArgs = ["get", "kopfexamples", "--watch-only", "--output-watch-events"];
-    console.log(`$ kubectl ${watchArgs.join(" ")}   (in the background)`);
-    const watcher = new Deno.Command("kubectl", {
-      args: watchArgs,
-      env,
+const base = "/apis/kopf.dev/v1/namespaces/default/kopfexamples";
+async function step(
+  description: string,
+  args: string[],
+  http: () => Promise<Response>,
+): Promise<void> {
+  if (useKubectl) {
+    console.log(`$ kubectl ${args.join(" ")}`);
+    const out = await new Deno.Command("kubectl", {
+      args,
+      env: { KUBECONFIG: api.kubeconfig.path, HOME: home },
       stdout: "piped",
-      stderr: "null",
-    })
-      .spawn();
-    await new Promise((r) => setTimeout(r, 500));
-
-    await kubectl(
-      "patch",
-      "kopfexample",
-      "kopf-example-1",
-      "--type=merge",
-      "-p",
-      '{"spec":{"duration":"2m"}}',
-    );
-    await kubectl("label", "kopfexample", "kopf-example-1", "stage=demo");
-    await kubectl("delete", "kopfexample", "kopf-example-1");
-    await new Promise((r) => setTimeout(r, 500));
-    watcher.kill("SIGTERM");
-    const seen = new TextDecoder().decode((await watcher.output()).stdout);
-    console.log("  what the watch saw:");
-    console.log(seen.trimEnd().replace(/^/gm, "    "));
-    await kubectl("get", "kopfexamples");
+      stderr: "piped",
+    }).output();
+    const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+    console.log(text.trimEnd().replace(/^/gm, "  "));
+    if (!out.success) throw new Error(`kubectl ${args[0]} failed (exit ${out.code})`);
   } else {
-    console.log(
-      "# kubectl is not installed (apt-get install kubernetes-client); doing the same over HTTP.\n",
-    );
-    const { parse } = await import("yaml");
-    const send = async (
-      method: string,
-      path: string,
-      body?: unknown,
-      type = "application/json",
-    ) => {
-      const res = await fetch(`${api.url}${path}`, {
-        method,
-        ...(body ? { body: JSON.stringify(body), headers: { "content-type": type } } : {}),
-      });
-      const json = await res.json();
-      console.log(`${method} ${path} → ${res.status}`);
-      return json;
-    };
-    await send(
-      "POST",
-      "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-      parse(await Deno.readTextFile(`${here}crd.yaml`)),
-    );
-    const base = "/apis/kopf.dev/v1/namespaces/default/kopfexamples";
-    await send("POST", base, parse(await Deno.readTextFile(`${here}obj.yaml`)));
-    const list = await send("GET", base);
-    console.log(
-      `  objects: ${
-        list.items.map((o: { metadata: { name: string } }) => o.metadata.name).join(", ")
-      }`,
-    );
-    const patched = await send(
-      "PATCH",
-      `${base}/kopf-example-1`,
-      { spec: { duration: "2m" } },
-      "application/merge-patch+json",
-    );
-    console.log(
-      `  duration is now ${patched.spec.duration}, generation ${patched.metadata.generation}`,
-    );
-    await send("DELETE", `${base}/kopf-example-1`);
+    const res = await http();
+    console.log(`${description} → HTTP ${res.status}`);
+    await res.body?.cancel();
   }
-  console.log("\n# Stopping the API server. Done.");
+}
+const post = (path: string, yamlFile: string) => () =>
+  Deno.readTextFile(yamlFile).then((text) =>
+    fetch(`${api.url}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(parse(text)),
+    })
+  );
+
+try {
+  await step(
+    "create the CRD",
+    ["apply", "-f", `${here}crd.yaml`],
+    post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", `${here}crd.yaml`),
+  );
+
+  console.log(
+    `\n$ kopf run -A examples/01-minimal/example.ts examples/demo/lifecycle.ts   (in this process)`,
+  );
+  const runner = await KopfRunner.start(
+    [
+      "run",
+      "-A",
+      "--log-format",
+      "plain",
+      `${here}01-minimal/example.ts`,
+      `${here}demo/lifecycle.ts`,
+    ],
+    { kubeconfig: api.kubeconfig.path, echo: false },
+  );
+  let shown = 0;
+  const show = () => {
+    const lines = runner.output.split("\n").filter(Boolean);
+    for (const line of lines.slice(shown)) console.log(`  | ${line}`);
+    shown = lines.length;
+  };
+
+  console.log();
+  await step("create an object", ["apply", "-f", `${here}obj.yaml`], post(base, `${here}obj.yaml`));
+  await runner.waitFor("All handlers succeeded for creation.");
+  show();
+
+  console.log();
+  await step(
+    "update the object",
+    ["patch", "kopfexample", "kopf-example-1", "--type=merge", "-p", '{"spec":{"duration":"2m"}}'],
+    () =>
+      fetch(`${api.url}${base}/kopf-example-1`, {
+        method: "PATCH",
+        headers: { "content-type": "application/merge-patch+json" },
+        body: JSON.stringify({ spec: { duration: "2m" } }),
+      }),
+  );
+  await runner.waitFor("All handlers succeeded for update.");
+  show();
+
+  console.log();
+  await step(
+    "delete the object",
+    ["delete", "kopfexample", "kopf-example-1"],
+    () => fetch(`${api.url}${base}/kopf-example-1`, { method: "DELETE" }),
+  );
+  await runner.waitFor("All handlers succeeded for deletion.");
+  show();
+
+  console.log("\n# Stopping the operator and the API server.");
+  await runner.stop();
+  show();
+  console.log(`# Done: the operator exited with code ${runner.exitCode}.`);
+  if (runner.exitCode !== 0) Deno.exitCode = 1;
 } finally {
   await Deno.remove(home, { recursive: true }).catch(() => {});
 }
