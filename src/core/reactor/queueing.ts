@@ -28,6 +28,8 @@ export interface QueueSettings {
   workerLimit: number | null;
   /** Seconds to wait for our own patch to come back before processing anyway (default 5). */
   consistencyTimeout: number;
+  /** Delays after unexpected errors of a cycle, one per consecutive error; the last repeats. */
+  errorDelays: Iterable<number>;
 }
 
 /** Processes one object's latest event; the queue owns the object's memory. */
@@ -51,7 +53,7 @@ interface Queue {
  * import { ObjectQueues } from "./queueing.ts";
  * const seen: string[] = [];
  * const queues = new ObjectQueues(async (e) => { seen.push(e.object.metadata.name); return {}; },
- *   { batchWindow: 0, idleTimeout: 0.01, workerLimit: null, consistencyTimeout: 1 });
+ *   { batchWindow: 0, idleTimeout: 0.01, workerLimit: null, consistencyTimeout: 1, errorDelays: [1] });
  * queues.push({ type: "ADDED", object: { metadata: { uid: "1", name: "a", resourceVersion: "1" } } });
  * await queues.close();
  * console.log(seen); // ["a"]
@@ -65,17 +67,17 @@ export class ObjectQueues {
   #stop = new AbortController();
   #active = 0;
   #waiting: Array<() => void> = [];
-  #errors: (error: unknown) => void;
+  #errors: (error: unknown, event: RawEvent, delay: number | undefined) => void;
 
   /**
    * @param processor Processes one object's event.
    * @param settings Batching window, idle timeout, worker limit, consistency timeout.
-   * @param onError Receives unexpected errors of a cycle (the worker goes on).
+   * @param onError Receives unexpected errors of a cycle, the event, and the throttling delay.
    */
   constructor(
     processor: Processor,
     settings: QueueSettings,
-    onError: (error: unknown) => void = () => {},
+    onError: (error: unknown, event: RawEvent, delay: number | undefined) => void = () => {},
   ) {
     this.#processor = processor;
     this.#settings = settings;
@@ -137,6 +139,9 @@ export class ObjectQueues {
     if (!memory) this.#memories.set(key, memory = newMemory());
     let last: RawEvent | undefined;
     let delay: number | undefined;
+    // Throttling of unexpected errors: a fresh delay sequence after every success.
+    let throttle: Iterator<number> | undefined;
+    let lastThrottle: number | undefined;
     try {
       while (true) {
         // Wait for events: up to the idle timeout, or until a sleeping handler wakes up.
@@ -179,13 +184,27 @@ export class ObjectQueues {
         const event = deleted ? batch.find((e) => e.type === "DELETED")! : last;
         delay = undefined;
         await this.#slot();
+        let failed = false;
         try {
           const result = await this.#processor(event, memory, this.#stop.signal);
           delay = result.delay;
+          throttle = undefined;
+          lastThrottle = undefined;
         } catch (e) {
-          this.#errors(e);
+          failed = true;
+          throttle ??= s.errorDelays[Symbol.iterator]();
+          const next = throttle.next();
+          if (!next.done) lastThrottle = next.value;
+          this.#errors(e, event, lastThrottle);
         } finally {
           this.#release();
+        }
+        if (failed && lastThrottle !== undefined && !deleted) {
+          // Events arriving meanwhile are batched: only the latest is processed after the pause.
+          await this.#wait(queue, lastThrottle, false);
+          if (!queue.events.length && !this.#closing) {
+            queue.events.push({ type: null, object: event.object });
+          }
         }
         if (deleted) {
           this.#memories.delete(key);

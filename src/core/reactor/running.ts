@@ -31,6 +31,7 @@ import {
   lineSink,
   type LogOutputOptions,
   type LogSink,
+  ObjectLogger,
   OperatorLogger,
 } from "../actions/loggers.ts";
 import { ActivityError, runActivity } from "../engines/activities.ts";
@@ -179,7 +180,9 @@ async function startOperator(options: OperatorOptions): Promise<OperatorTask[]> 
   const loginHandlers = registry.activityHandlers("login");
   const login = async (s: AbortSignal | undefined): Promise<VaultSource> => {
     if (!loginHandlers.length) {
-      if (options.kubeconfig) return { "login_with_kubeconfig": await loginWithKubeconfig({ path: options.kubeconfig }) };
+      if (options.kubeconfig) {
+        return { "login_with_kubeconfig": await loginWithKubeconfig({ path: options.kubeconfig }) };
+      }
       return { "login_via_client": await loginViaClient() };
     }
     const results = await runActivity("login", loginHandlers, env, s);
@@ -444,8 +447,20 @@ class Orchestrator {
         get consistencyTimeout() {
           return settings.persistence.consistencyTimeout;
         },
+        get errorDelays() {
+          return settings.batching.errorDelays;
+        },
       },
-      (e) => this.#logger.exception(`Processing of ${resource} failed unexpectedly.`, e),
+      (e, event, delay) => {
+        const logger = new ObjectLogger(this.#op.sink, event.object);
+        const what = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+        if (delay === undefined) {
+          logger.exception(`An unexpected error occurred (throttling is off): ${what}`, e);
+        } else {logger.exception(
+            `Throttling for ${delay} seconds due to an unexpected error: ${what}`,
+            e,
+          );}
+      },
     );
     let listed!: () => void;
     const ready = new Promise<void>((resolve) => (listed = resolve));
