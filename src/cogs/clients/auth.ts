@@ -1,0 +1,458 @@
+/**
+ * Logging in: functions that find credentials and return them as
+ * {@link ConnectionInfo} (the building blocks of `kopf.on.login` handlers),
+ * and the authenticator loop that keeps the {@link Vault} filled.
+ *
+ * - {@link loginWithKubeconfig}: a kubeconfig file (or `KUBECONFIG`'s list, or
+ *   `~/.kube/config`), any context. Parsed with `@kubernetes/client-node`,
+ *   whose authenticators also run exec plugins, OIDC and other auth
+ *   providers, so the returned token is a fresh one.
+ * - {@link loginWithServiceAccount}: in-cluster, from the pod's service account.
+ * - {@link loginViaClient}: whatever `@kubernetes/client-node` itself would
+ *   use (`KubeConfig.loadFromDefault()`: kubeconfig, then in-cluster), or a
+ *   `KubeConfig` you built — "piggybacking" on the client library.
+ *
+ * Failures are one-line {@link LoginError}s saying what to fix; a missing Deno
+ * permission names the flag (`--allow-read=…`, `--allow-env=…`, `--allow-run`).
+ * Credentials expire and get rejected: the API client then invalidates them
+ * and {@link runAuthenticator} calls the login function again, so every call
+ * of these functions reads the files anew and re-runs exec plugins.
+ *
+ * @module
+ */
+
+import { dirname, join } from "node:path";
+import type { KubeConfig } from "@kubernetes/client-node";
+import {
+  ConnectionInfo,
+  LoginError,
+  type Vault,
+  type VaultSource,
+} from "../structs/credentials.ts";
+import { permissionError, permissionHint } from "./_permissions.ts";
+
+/** Kopf's priority of credentials from the client library. */
+export const PRIORITY_OF_CLIENT = 10;
+/** Kopf's priority of credentials from a kubeconfig. */
+export const PRIORITY_OF_KUBECONFIG = 10;
+/** Kopf's priority of credentials from a service account. */
+export const PRIORITY_OF_SERVICE_ACCOUNT = 20;
+
+/** Where pods find their service account. */
+export const SERVICE_ACCOUNT_ROOT = "/var/run/secrets/kubernetes.io/serviceaccount";
+
+/** Options of {@link loginWithKubeconfig}. */
+export interface KubeconfigLoginOptions {
+  /** The kubeconfig file(s); default `KUBECONFIG`'s list, else `~/.kube/config`. */
+  path?: string | string[] | undefined;
+  /** The context to use; default the kubeconfig's `current-context`. */
+  context?: string | undefined;
+  /** The priority of the credentials (default 10). */
+  priority?: number | undefined;
+}
+
+/**
+ * Reads credentials from a kubeconfig. Several files merge as kubectl merges
+ * them: the first file that names a cluster, user or context wins, and so
+ * does the first `current-context`.
+ *
+ * @param options The file(s) and the context.
+ * @returns The credentials, or undefined when no path is given, `KUBECONFIG`
+ *   is unset and `~/.kube/config` does not exist.
+ * @throws {LoginError} For a missing or invalid file, an unknown context, a
+ *   failing exec plugin, or a missing permission.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { startApiServer } from "../../../testing.ts";
+ * import { loginWithKubeconfig } from "./auth.ts";
+ *
+ * await using server = await startApiServer({ token: "s3cret" });
+ * const info = await loginWithKubeconfig({ path: server.kubeconfig.path });
+ * assert.equal(info?.server, server.url);
+ * assert.equal(info?.token, "s3cret");
+ * assert.equal(info?.defaultNamespace, "default");
+ * ```
+ */
+export async function loginWithKubeconfig(
+  options: KubeconfigLoginOptions = {},
+): Promise<ConnectionInfo | undefined> {
+  const paths = options.path !== undefined
+    ? (Array.isArray(options.path) ? options.path : [options.path])
+    : defaultKubeconfigPaths();
+  if (paths === undefined || paths.length === 0) return undefined;
+  const { KubeConfig } = await import("@kubernetes/client-node");
+
+  const merged = new KubeConfig();
+  let current: string | undefined;
+  const clusters = new Map(), users = new Map(), contexts = new Map();
+  for (const path of paths) {
+    const text = await readKubeconfig(path);
+    const kc = new KubeConfig();
+    try {
+      kc.loadFromString(text);
+      kc.makePathsAbsolute(dirname(path));
+    } catch (error) {
+      throw new LoginError(`The kubeconfig ${path} is not valid: ${oneLine(error)}`, {
+        cause: error,
+      });
+    }
+    current ||= kc.getCurrentContext() || undefined;
+    for (const c of kc.getClusters()) if (!clusters.has(c.name)) clusters.set(c.name, c);
+    for (const u of kc.getUsers()) if (!users.has(u.name)) users.set(u.name, u);
+    for (const c of kc.getContexts()) if (!contexts.has(c.name)) contexts.set(c.name, c);
+  }
+  merged.loadFromOptions({
+    clusters: [...clusters.values()],
+    users: [...users.values()],
+    contexts: [...contexts.values()],
+    currentContext: options.context ?? current,
+  });
+  return await connectionInfoOf(
+    merged,
+    paths.join(", "),
+    options.priority ?? PRIORITY_OF_KUBECONFIG,
+  );
+}
+
+/** Options of {@link loginWithServiceAccount}. */
+export interface ServiceAccountLoginOptions {
+  /** The directory with `token`, `ca.crt`, `namespace` (default the pod's). */
+  root?: string | undefined;
+  /** The priority of the credentials (default 20). */
+  priority?: number | undefined;
+}
+
+/**
+ * Reads the pod's service account: the token, the CA and the namespace from
+ * `/var/run/secrets/kubernetes.io/serviceaccount`, the server from
+ * `KUBERNETES_SERVICE_HOST`/`_PORT` (or `https://kubernetes.default.svc` when
+ * those are unset or not readable).
+ *
+ * @param options Another directory (for tests), the priority.
+ * @returns The credentials, or undefined when there is no token file (not in a pod).
+ * @throws {LoginError} When the files exist but cannot be read (e.g. a missing `--allow-read`).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { loginWithServiceAccount } from "./auth.ts";
+ *
+ * const root = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${root}/token`, "t0ken\n");
+ * await Deno.writeTextFile(`${root}/namespace`, "operators");
+ * const info = await loginWithServiceAccount({ root });
+ * assert.equal(info?.token, "t0ken");
+ * assert.equal(info?.defaultNamespace, "operators");
+ * assert.equal(await loginWithServiceAccount({ root: `${root}/absent` }), undefined);
+ * await Deno.remove(root, { recursive: true });
+ * ```
+ */
+export async function loginWithServiceAccount(
+  options: ServiceAccountLoginOptions = {},
+): Promise<ConnectionInfo | undefined> {
+  const root = options.root ?? SERVICE_ACCOUNT_ROOT;
+  const token = await readOptional(`${root}/token`, "service account token");
+  if (token === undefined) return undefined;
+  const namespace = await readOptional(`${root}/namespace`, "service account namespace");
+  const ca = await readOptional(`${root}/ca.crt`, "service account CA");
+  return new ConnectionInfo({
+    server: inClusterServer(),
+    caPath: ca !== undefined ? `${root}/ca.crt` : undefined,
+    token: token.trim() || undefined,
+    defaultNamespace: namespace?.trim() || undefined,
+    priority: options.priority ?? PRIORITY_OF_SERVICE_ACCOUNT,
+  });
+}
+
+/** Options of {@link loginViaClient}. */
+export interface ClientLoginOptions {
+  /** A `KubeConfig` to take the credentials from (default: `loadFromDefault()`). */
+  kubeconfig?: KubeConfig | undefined;
+  /** The priority of the credentials (default 10). */
+  priority?: number | undefined;
+}
+
+/**
+ * Takes the credentials that `@kubernetes/client-node` would use, including
+ * tokens its authenticators fetch (exec plugins, OIDC refresh, token files).
+ *
+ * @param options A ready `KubeConfig`, or none to load the default one.
+ * @returns The credentials.
+ * @throws {LoginError} When the client library finds no configuration, or
+ *   its authentication fails.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { KubeConfig } from "@kubernetes/client-node";
+ * import { startApiServer } from "../../../testing.ts";
+ * import { loginViaClient } from "./auth.ts";
+ *
+ * await using server = await startApiServer({ token: "s3cret" });
+ * const kubeconfig = new KubeConfig();
+ * kubeconfig.loadFromString(server.kubeconfig.yaml);
+ * const info = await loginViaClient({ kubeconfig });
+ * assert.equal(info.token, "s3cret");
+ * assert.equal(info.scheme, "Bearer");
+ * ```
+ */
+export async function loginViaClient(options: ClientLoginOptions = {}): Promise<ConnectionInfo> {
+  let kc = options.kubeconfig;
+  if (!kc) {
+    const paths = defaultKubeconfigPaths();
+    const inCluster = (await readOptional(`${SERVICE_ACCOUNT_ROOT}/token`, "token")) !== undefined;
+    if (!paths?.length && !inCluster) {
+      throw new LoginError(
+        "Cannot authenticate the client library neither in-cluster, nor via kubeconfig: " +
+          "set KUBECONFIG or create ~/.kube/config",
+      );
+    }
+    const { KubeConfig } = await import("@kubernetes/client-node");
+    kc = new KubeConfig();
+    try {
+      kc.loadFromDefault();
+    } catch (error) {
+      const denied = permissionError(error);
+      throw new LoginError(
+        denied
+          ? `Loading the client library's configuration ${permissionHint(denied)}`
+          : `The client library cannot load its configuration: ${oneLine(error)}`,
+        { cause: error },
+      );
+    }
+  }
+  return await connectionInfoOf(
+    kc,
+    "the client library's configuration",
+    options.priority ?? PRIORITY_OF_CLIENT,
+  );
+}
+
+/** A login function: credentials by id (e.g. the login handler's), or none. */
+export type LoginFunction = (signal: AbortSignal | undefined) => VaultSource | Promise<VaultSource>;
+
+/**
+ * Keeps the vault filled: whenever it runs dry (at start, and when all
+ * credentials were rejected or expired), calls `login` and populates the
+ * vault with what it returns. A failing `login` populates nothing, so that the
+ * waiting API calls fail with a {@link LoginError} caused by its error.
+ * Returns when the signal aborts.
+ *
+ * @param vault The vault to fill.
+ * @param login Gets fresh credentials.
+ * @param options `signal` stops the loop.
+ * @returns When stopped.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { ConnectionInfo, Vault } from "../structs/credentials.ts";
+ * import { runAuthenticator } from "./auth.ts";
+ *
+ * using vault = new Vault();
+ * const stop = new AbortController();
+ * const task = runAuthenticator(vault, () => ({ login: new ConnectionInfo({ server: "http://x", token: "t" }) }), { signal: stop.signal });
+ * const { info } = await vault.select();
+ * assert.equal(info.token, "t");
+ * stop.abort();
+ * await task;
+ * ```
+ */
+export async function runAuthenticator(
+  vault: Vault,
+  login: LoginFunction,
+  options: { signal?: AbortSignal | undefined } = {},
+): Promise<void> {
+  const signal = options.signal;
+  while (!signal?.aborted) {
+    try {
+      await vault.whenEmpty(signal);
+    } catch (error) {
+      if (signal?.aborted) return;
+      throw error;
+    }
+    let src: VaultSource = {};
+    let failure: unknown = undefined;
+    try {
+      src = await login(signal);
+    } catch (error) {
+      if (signal?.aborted) return;
+      failure = error;
+    }
+    vault.populate(src, { error: failure });
+  }
+}
+
+async function connectionInfoOf(
+  kc: KubeConfig,
+  source: string,
+  priority: number,
+): Promise<ConnectionInfo> {
+  const contextName = kc.getCurrentContext();
+  if (!contextName) {
+    throw new LoginError(`The kubeconfig ${source} sets no current-context: pass a context to use`);
+  }
+  const context = kc.getContextObject(contextName);
+  if (!context) {
+    const known = kc.getContexts().map((c) => c.name).join(", ") || "none";
+    throw new LoginError(
+      `The kubeconfig ${source} has no context "${contextName}": use one of ${known}`,
+    );
+  }
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) {
+    throw new LoginError(
+      `The kubeconfig ${source} has no cluster "${context.cluster}" for the context "${contextName}"`,
+    );
+  }
+  const user = kc.getCurrentUser();
+  if (!user) {
+    throw new LoginError(
+      `The kubeconfig ${source} has no user "${context.user}" for the context "${contextName}"`,
+    );
+  }
+
+  // The client library resolves files, exec plugins and auth providers into
+  // these options; we take the results and leave its HTTP agent unused.
+  const opts: {
+    headers?: Record<string, unknown>;
+    ca?: unknown;
+    cert?: unknown;
+    key?: unknown;
+  } = { headers: {} };
+  try {
+    await kc.applyToHTTPSOptions(opts as Parameters<KubeConfig["applyToHTTPSOptions"]>[0]);
+  } catch (error) {
+    // Raised for http:// servers without insecure-skip-tls-verify only after
+    // everything else was applied; our fetch has no such restriction.
+    if (!/HTTP protocol is not allowed/.test(String((error as Error)?.message))) {
+      const denied = permissionError(error);
+      throw new LoginError(
+        denied
+          ? `Authenticating the user "${user.name}" of ${source} ${permissionHint(denied)}`
+          : `Authenticating the user "${user.name}" of ${source} failed: ${oneLine(error)}`,
+        { cause: error },
+      );
+    }
+  }
+  const authorization = String(opts.headers?.Authorization ?? opts.headers?.authorization ?? "");
+  const space = authorization.indexOf(" ");
+  const [scheme, token] = !authorization
+    ? [undefined, undefined]
+    : space < 0
+    ? [undefined, authorization]
+    : [authorization.slice(0, space), authorization.slice(space + 1)];
+  return new ConnectionInfo({
+    server: cluster.server,
+    caData: pemOf(opts.ca),
+    insecure: cluster.skipTLSVerify || undefined,
+    username: user.username || undefined,
+    password: user.password || undefined,
+    scheme: scheme === "Basic" ? undefined : scheme,
+    token: scheme === "Basic" ? undefined : token,
+    certificateData: pemOf(opts.cert),
+    privateKeyData: pemOf(opts.key),
+    defaultNamespace: context.namespace || undefined,
+    priority,
+  });
+}
+
+function pemOf(value: unknown): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === "string") return value || undefined;
+  if (value instanceof Uint8Array) return new TextDecoder().decode(value) || undefined;
+  return String(value) || undefined;
+}
+
+function defaultKubeconfigPaths(): string[] | undefined {
+  let env: string | undefined;
+  let home: string | undefined;
+  try {
+    env = Deno.env.get("KUBECONFIG");
+    home = env ? undefined : Deno.env.get("HOME") ?? Deno.env.get("USERPROFILE");
+  } catch (error) {
+    const denied = permissionError(error);
+    if (!denied) throw error;
+    throw new LoginError(
+      `Finding the kubeconfig needs env access to KUBECONFIG and HOME: ` +
+        `run with --allow-env=KUBECONFIG,HOME, or pass the kubeconfig's path`,
+      { cause: error },
+    );
+  }
+  if (env) {
+    const separator = Deno.build.os === "windows" ? ";" : ":";
+    return env.split(separator).map((p) => p.trim()).filter((p) => p);
+  }
+  if (!home) return undefined;
+  const path = join(home, ".kube", "config");
+  try {
+    Deno.statSync(path);
+    return [path];
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return undefined;
+    const denied = permissionError(error);
+    if (denied) {
+      throw new LoginError(`Reading the kubeconfig ${path} ${permissionHint(denied)}`, {
+        cause: error,
+      });
+    }
+    throw error;
+  }
+}
+
+async function readKubeconfig(path: string): Promise<string> {
+  try {
+    return await Deno.readTextFile(path);
+  } catch (error) {
+    const denied = permissionError(error);
+    if (denied) {
+      throw new LoginError(`Reading the kubeconfig ${path} ${permissionHint(denied)}`, {
+        cause: error,
+      });
+    }
+    if (error instanceof Deno.errors.NotFound) {
+      throw new LoginError(
+        `The kubeconfig ${path} does not exist: set KUBECONFIG or pass the path of an existing file`,
+        { cause: error },
+      );
+    }
+    throw new LoginError(`Cannot read the kubeconfig ${path}: ${oneLine(error)}`, { cause: error });
+  }
+}
+
+async function readOptional(path: string, what: string): Promise<string | undefined> {
+  try {
+    return await Deno.readTextFile(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return undefined;
+    const denied = permissionError(error);
+    if (denied) {
+      throw new LoginError(`Reading the ${what} ${path} ${permissionHint(denied)}`, {
+        cause: error,
+      });
+    }
+    throw new LoginError(`Cannot read the ${what} ${path}: ${oneLine(error)}`, { cause: error });
+  }
+}
+
+function inClusterServer(): string {
+  let host: string | undefined;
+  let port: string | undefined;
+  try {
+    host = Deno.env.get("KUBERNETES_SERVICE_HOST");
+    port = Deno.env.get("KUBERNETES_SERVICE_PORT");
+  } catch (error) {
+    if (!permissionError(error)) throw error;
+  }
+  if (!host) return "https://kubernetes.default.svc";
+  const bracketed = host.includes(":") ? `[${host}]` : host;
+  const scheme = port === "80" || port === "8080" || port === "8001" ? "http" : "https";
+  return `${scheme}://${bracketed}${port ? `:${port}` : ""}`;
+}
+
+function oneLine(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  return text.split("\n").map((l) => l.trim()).filter((l) => l).join(" ").slice(0, 300);
+}

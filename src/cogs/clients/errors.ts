@@ -1,0 +1,430 @@
+/**
+ * Kubernetes API errors as classes, so that the framework can catch exactly
+ * the outcome it expects (a 404 on a patch means "the object is gone", a 409
+ * on a create means "it exists", a 410 on a watch means "relist") and let
+ * everything else escalate. The details come from the `Status` body the API
+ * answers with, not from the HTTP code alone; non-Status bodies are cut short
+ * so that no data (maybe secret) spills into logs.
+ *
+ * Network-level failures (refused connections, TLS errors, timeouts) are an
+ * {@link ApiConnectionError}: retried like 5xx, never confused with answers.
+ *
+ * @module
+ */
+
+/** A `Status` object, as the API answers errors with. */
+export interface KubeStatus {
+  kind?: "Status";
+  apiVersion?: string;
+  status?: "Success" | "Failure";
+  message?: string;
+  reason?: string;
+  code?: number;
+  details?: {
+    name?: string;
+    group?: string;
+    kind?: string;
+    uid?: string;
+    causes?: Array<{ field?: string; reason?: string; message?: string }>;
+    retryAfterSeconds?: number;
+  };
+}
+
+/** How much of a non-JSON error body to keep. */
+const TEXT_ERROR_MAX_SIZE = 256;
+
+/** The fields of an {@link ApiError}. */
+export interface ApiErrorInit {
+  /** The HTTP status code. */
+  code: number;
+  /** The HTTP method. */
+  method: string;
+  /** The request path (no server). */
+  path: string;
+  /** The parsed Status body, if the answer was a Status. */
+  status?: KubeStatus | undefined;
+  /** The text body (cut to 256 characters), if not a Status. */
+  text?: string | undefined;
+  /** The response headers. */
+  headers?: Headers | undefined;
+}
+
+/**
+ * An error answer (HTTP 4xx/5xx) of the Kubernetes API.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { ApiError, NotFoundError } from "./errors.ts";
+ *
+ * const res = new Response(JSON.stringify({
+ *   kind: "Status", status: "Failure", reason: "NotFound", code: 404, message: 'pods "p1" not found',
+ * }), { status: 404 });
+ * const error = await ApiError.fromResponse(res, "GET", "/api/v1/namespaces/default/pods/p1");
+ * assert.ok(error instanceof NotFoundError);
+ * assert.equal(error.code, 404);
+ * assert.equal(error.reason, "NotFound");
+ * assert.equal(error.message, 'GET /api/v1/namespaces/default/pods/p1: 404 NotFound: pods "p1" not found');
+ * ```
+ */
+export class ApiError extends Error {
+  /** The HTTP status code. */
+  readonly code: number;
+  /** The Status reason (e.g. `NotFound`, `AlreadyExists`), or the HTTP status text. */
+  readonly reason: string;
+  /** The Status body, when the answer was one. */
+  readonly status: KubeStatus | undefined;
+  /** The (cut) text body, when the answer was not a Status. */
+  readonly text: string | undefined;
+  /** The HTTP method of the request. */
+  readonly method: string;
+  /** The path of the request. */
+  readonly path: string;
+  /** The response headers. */
+  readonly headers: Headers;
+
+  /**
+   * Creates the error; use {@link ApiError.fromResponse} to get the right subclass.
+   *
+   * @param init The code, request, and body.
+   * @param options The usual error options.
+   */
+  constructor(init: ApiErrorInit, options?: ErrorOptions) {
+    const reason = init.status?.reason || STATUS_TEXTS[init.code] || "Error";
+    const detail = init.status?.message ?? init.text;
+    const hint = HINTS[init.code];
+    super(
+      `${init.method} ${init.path}: ${init.code} ${reason}${detail ? `: ${detail}` : ""}${
+        hint ? ` — ${hint}` : ""
+      }`,
+      options,
+    );
+    this.name = "ApiError";
+    this.code = init.code;
+    this.reason = reason;
+    this.status = init.status;
+    this.text = init.text;
+    this.method = init.method;
+    this.path = init.path;
+    this.headers = init.headers ?? new Headers();
+  }
+
+  /** The Status details (causes, retryAfterSeconds, name/kind), if any. */
+  get details(): KubeStatus["details"] | undefined {
+    return this.status?.details;
+  }
+
+  /**
+   * How long the server asked to wait before retrying, in seconds: the
+   * `Retry-After` header, else `details.retryAfterSeconds`.
+   */
+  get retryAfter(): number | undefined {
+    const header = this.headers.get("retry-after");
+    if (header !== null) {
+      const seconds = Number(header);
+      if (Number.isFinite(seconds) && seconds >= 0) return seconds;
+      const date = Date.parse(header);
+      if (!Number.isNaN(date)) return Math.max(0, (date - Date.now()) / 1000);
+    }
+    const fromBody = this.status?.details?.retryAfterSeconds;
+    return typeof fromBody === "number" && fromBody >= 0 ? fromBody : undefined;
+  }
+
+  /**
+   * Reads an error response into the right error class (this consumes the body).
+   *
+   * @param response A response with status >= 400.
+   * @param method The request method.
+   * @param path The request path.
+   * @returns The error (not thrown).
+   */
+  static async fromResponse(response: Response, method: string, path: string): Promise<ApiError> {
+    let text: string | undefined;
+    try {
+      text = (await response.text()).trim() || undefined;
+    } catch {
+      text = undefined;
+    }
+    let status: KubeStatus | undefined;
+    if (text !== undefined) {
+      const raw = text;
+      try {
+        const parsed = JSON.parse(raw);
+        if (parsed && typeof parsed === "object" && parsed.kind === "Status") status = parsed;
+        text = undefined; // JSON but not a Status: maybe data, keep it out of logs.
+      } catch {
+        if (raw.length >= TEXT_ERROR_MAX_SIZE) text = raw.slice(0, TEXT_ERROR_MAX_SIZE - 3) + "...";
+      }
+    }
+    const init = { code: response.status, method, path, status, text, headers: response.headers };
+    const Class = errorClassFor(response.status);
+    return new Class(init);
+  }
+}
+
+/**
+ * 401: the credentials were rejected. The API client reports them to the
+ * vault and retries with new ones; this escalates only when re-login fails.
+ *
+ * @example
+ * ```ts
+ * import { UnauthorizedError } from "./errors.ts";
+ * const e = new UnauthorizedError({ code: 401, method: "GET", path: "/api" });
+ * console.log(e.name, e.code); // "UnauthorizedError" 401
+ * ```
+ */
+export class UnauthorizedError extends ApiError {
+  /**
+   * @param init The code, request, and body.
+   * @param options The usual error options.
+   */
+  constructor(init: ApiErrorInit, options?: ErrorOptions) {
+    super(init, options);
+    this.name = "UnauthorizedError";
+  }
+}
+
+/**
+ * 403: the credentials are valid but lack RBAC permissions.
+ *
+ * @example
+ * ```ts
+ * import { ForbiddenError } from "./errors.ts";
+ * console.log(new ForbiddenError({ code: 403, method: "GET", path: "/api/v1/pods" }).name); // "ForbiddenError"
+ * ```
+ */
+export class ForbiddenError extends ApiError {
+  /**
+   * @param init The code, request, and body.
+   * @param options The usual error options.
+   */
+  constructor(init: ApiErrorInit, options?: ErrorOptions) {
+    super(init, options);
+    this.name = "ForbiddenError";
+  }
+}
+
+/**
+ * 404: the object (or its namespace, or the resource) does not exist.
+ *
+ * @example
+ * ```ts
+ * import { NotFoundError } from "./errors.ts";
+ * console.log(new NotFoundError({ code: 404, method: "GET", path: "/x" }).name); // "NotFoundError"
+ * ```
+ */
+export class NotFoundError extends ApiError {
+  /**
+   * @param init The code, request, and body.
+   * @param options The usual error options.
+   */
+  constructor(init: ApiErrorInit, options?: ErrorOptions) {
+    super(init, options);
+    this.name = "NotFoundError";
+  }
+}
+
+/**
+ * 409: the object already exists, or a resourceVersion did not match.
+ *
+ * @example
+ * ```ts
+ * import { ConflictError } from "./errors.ts";
+ * console.log(new ConflictError({ code: 409, method: "POST", path: "/x" }).name); // "ConflictError"
+ * ```
+ */
+export class ConflictError extends ApiError {
+  /**
+   * @param init The code, request, and body.
+   * @param options The usual error options.
+   */
+  constructor(init: ApiErrorInit, options?: ErrorOptions) {
+    super(init, options);
+    this.name = "ConflictError";
+  }
+}
+
+/**
+ * 410: the resourceVersion is too old (watch/list must start over).
+ *
+ * @example
+ * ```ts
+ * import { GoneError } from "./errors.ts";
+ * console.log(new GoneError({ code: 410, method: "GET", path: "/x" }).name); // "GoneError"
+ * ```
+ */
+export class GoneError extends ApiError {
+  /**
+   * @param init The code, request, and body.
+   * @param options The usual error options.
+   */
+  constructor(init: ApiErrorInit, options?: ErrorOptions) {
+    super(init, options);
+    this.name = "GoneError";
+  }
+}
+
+/**
+ * 422: the object is invalid, or a JSON patch operation (e.g. `test`) failed.
+ *
+ * @example
+ * ```ts
+ * import { UnprocessableError } from "./errors.ts";
+ * console.log(new UnprocessableError({ code: 422, method: "PATCH", path: "/x" }).name); // "UnprocessableError"
+ * ```
+ */
+export class UnprocessableError extends ApiError {
+  /**
+   * @param init The code, request, and body.
+   * @param options The usual error options.
+   */
+  constructor(init: ApiErrorInit, options?: ErrorOptions) {
+    super(init, options);
+    this.name = "UnprocessableError";
+  }
+}
+
+/**
+ * 429: the server throttles the client; retried after `Retry-After`.
+ *
+ * @example
+ * ```ts
+ * import { TooManyRequestsError } from "./errors.ts";
+ * console.log(new TooManyRequestsError({ code: 429, method: "GET", path: "/x" }).name); // "TooManyRequestsError"
+ * ```
+ */
+export class TooManyRequestsError extends ApiError {
+  /**
+   * @param init The code, request, and body.
+   * @param options The usual error options.
+   */
+  constructor(init: ApiErrorInit, options?: ErrorOptions) {
+    super(init, options);
+    this.name = "TooManyRequestsError";
+  }
+}
+
+/**
+ * 5xx: the server failed; retried with backoff.
+ *
+ * @example
+ * ```ts
+ * import { ServerError } from "./errors.ts";
+ * console.log(new ServerError({ code: 503, method: "GET", path: "/x" }).name); // "ServerError"
+ * ```
+ */
+export class ServerError extends ApiError {
+  /**
+   * @param init The code, request, and body.
+   * @param options The usual error options.
+   */
+  constructor(init: ApiErrorInit, options?: ErrorOptions) {
+    super(init, options);
+    this.name = "ServerError";
+  }
+}
+
+/**
+ * The request got no answer: the connection was refused or reset, TLS
+ * failed, or it timed out. Retried with backoff like 5xx.
+ *
+ * @example
+ * ```ts
+ * import { ApiConnectionError } from "./errors.ts";
+ * const e = new ApiConnectionError("GET", "http://127.0.0.1:9/api", new TypeError("refused"));
+ * console.log(e.name, e.timedOut); // "ApiConnectionError" false
+ * ```
+ */
+export class ApiConnectionError extends Error {
+  /** The HTTP method. */
+  readonly method: string;
+  /** The full URL. */
+  readonly url: string;
+  /** Whether it failed because a timeout ran out (else: a network error). */
+  readonly timedOut: boolean;
+
+  /**
+   * Creates the error.
+   *
+   * @param method The HTTP method.
+   * @param url The full URL.
+   * @param cause The underlying failure.
+   * @param timeout The timeout that ran out, in seconds, if that was the failure.
+   */
+  constructor(method: string, url: string, cause: unknown, timeout?: number) {
+    const what = timeout !== undefined
+      ? `timed out after ${timeout}s`
+      : `failed: ${cause instanceof Error ? cause.message : String(cause)}`;
+    super(
+      `${method} ${url} ${what} — check that the API server is running and reachable`,
+      { cause },
+    );
+    this.name = "ApiConnectionError";
+    this.method = method;
+    this.url = url;
+    this.timedOut = timeout !== undefined;
+  }
+}
+
+/**
+ * Whether an error is temporary and worth retrying: connection failures,
+ * timeouts, 429 and 5xx (Kopf's "Retrying of API errors").
+ *
+ * @param error Any error.
+ * @returns True if retryable.
+ *
+ * @example
+ * ```ts
+ * import { isRetryable, NotFoundError, ServerError } from "./errors.ts";
+ * console.log(
+ *   isRetryable(new ServerError({ code: 503, method: "GET", path: "/" })),
+ *   isRetryable(new NotFoundError({ code: 404, method: "GET", path: "/" })),
+ * ); // true false
+ * ```
+ */
+export function isRetryable(error: unknown): boolean {
+  return error instanceof ApiConnectionError || error instanceof ServerError ||
+    error instanceof TooManyRequestsError;
+}
+
+function errorClassFor(code: number): typeof ApiError {
+  switch (code) {
+    case 401:
+      return UnauthorizedError;
+    case 403:
+      return ForbiddenError;
+    case 404:
+      return NotFoundError;
+    case 409:
+      return ConflictError;
+    case 410:
+      return GoneError;
+    case 422:
+      return UnprocessableError;
+    case 429:
+      return TooManyRequestsError;
+  }
+  return code >= 500 && code < 600 ? ServerError : ApiError;
+}
+
+const STATUS_TEXTS: Record<number, string> = {
+  400: "BadRequest",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "NotFound",
+  405: "MethodNotAllowed",
+  409: "Conflict",
+  410: "Gone",
+  415: "UnsupportedMediaType",
+  422: "Invalid",
+  429: "TooManyRequests",
+  500: "InternalError",
+  502: "BadGateway",
+  503: "ServiceUnavailable",
+  504: "Timeout",
+};
+
+const HINTS: Record<number, string> = {
+  401: "the credentials were rejected: check the kubeconfig's user or the login handlers",
+  403: "grant this verb on this resource to the operator's account (RBAC)",
+};

@@ -1,0 +1,158 @@
+/**
+ * Posting Kubernetes events about objects, exactly as Kopf posts them, so
+ * that `kubectl describe` shows the same "From kopf" lines for operators
+ * written with either.
+ *
+ * Events are helpful but auxiliary: a failure to post one (the namespace is
+ * gone, the server refuses, the network is down) must never fail the
+ * handling of the object. Such failures are logged and swallowed; only a
+ * missing login, a missing permission, and cancellation escalate.
+ *
+ * @module
+ */
+
+import { Resource } from "../structs/references.ts";
+import type { ApiClient } from "./api.ts";
+import { ApiConnectionError, ApiError } from "./errors.ts";
+import type { ObjectReference, RawBody } from "./types.ts";
+
+/** Events longer than this are cut in the middle (the API rejects longer ones). */
+export const MAX_MESSAGE_LENGTH = 1024;
+const CUT_MESSAGE_INFIX = "...";
+
+/** The core v1 events resource. */
+export const EVENTS_RESOURCE: Resource = new Resource({
+  group: "",
+  version: "v1",
+  plural: "events",
+  kind: "Event",
+  singular: "event",
+  namespaced: true,
+  shortcuts: ["ev"],
+});
+
+/** The posting settings read here (a structural subset of OperatorSettings.posting). */
+export interface PostingSettings {
+  /** `reportingComponent` (default `kopf`). */
+  reportingComponent?: string | undefined;
+  /** `reportingInstance` (default `dev`). */
+  reportingInstance?: string | undefined;
+  /** The `generateName` prefix (default `kopf-event-`). */
+  eventNamePrefix?: string | undefined;
+}
+
+/** One event to post. */
+export interface EventSpec {
+  /** The object the event is about. */
+  ref: ObjectReference;
+  /** `Normal` or `Warning` (free text for Kubernetes). */
+  type: string;
+  /** A short CamelCase reason, e.g. `Logging`, `Success`, `Error`. */
+  reason: string;
+  /** The message (cut to 1024 characters). */
+  message?: string | undefined;
+}
+
+/** Options of {@link postEvent}. */
+export interface PostEventOptions {
+  /** Reporting component and instance, name prefix. */
+  posting?: PostingSettings | undefined;
+  /** The events resource (default core v1 events). */
+  resource?: Resource | undefined;
+  /** Stops the request. */
+  signal?: AbortSignal | undefined;
+}
+
+/**
+ * Posts an event about an object. Cluster-scoped objects get their events in
+ * the credentials' default namespace, else `default`. Events about core v1
+ * events are not posted (that would loop).
+ *
+ * @param api The API client.
+ * @param event The object reference, type, reason, message.
+ * @param options Posting settings, signal.
+ * @returns The created event, or undefined if it was skipped or failed.
+ * @throws {LoginError} When no valid credentials are left.
+ * @throws {AccessError} When Deno may not connect.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { startApiServer } from "../../../testing.ts";
+ * import { ConnectionInfo, Vault } from "../structs/credentials.ts";
+ * import { ApiClient } from "./api.ts";
+ * import { postEvent } from "./events.ts";
+ *
+ * await using server = await startApiServer();
+ * using vault = new Vault({ login: new ConnectionInfo({ server: server.url }) });
+ * const ref = { apiVersion: "v1", kind: "ConfigMap", name: "cm1", namespace: "default", uid: "u1" };
+ * const event = await postEvent(new ApiClient({ vault }), { ref, type: "Normal", reason: "Logging", message: "hi" });
+ * assert.equal(event?.reportingComponent, "kopf");
+ * assert.match(String(event?.metadata?.name), /^kopf-event-/);
+ * ```
+ */
+export async function postEvent(
+  api: ApiClient,
+  event: EventSpec,
+  options: PostEventOptions = {},
+): Promise<RawBody | undefined> {
+  const { ref, type, reason } = event;
+  if (ref.apiVersion === "v1" && ref.kind === "Event") return undefined;
+
+  const namespace = ref.namespace || (await api.defaultNamespace(options.signal)) || "default";
+  const message = cutMessage(event.message ?? "");
+  const now = new Date().toISOString();
+  const posting = options.posting ?? {};
+  const component = posting.reportingComponent ?? "kopf";
+  const body = {
+    metadata: { namespace, generateName: posting.eventNamePrefix ?? "kopf-event-" },
+    action: "Action?",
+    type,
+    reason,
+    message,
+    reportingComponent: component,
+    reportingInstance: posting.reportingInstance ?? "dev",
+    source: { component },
+    involvedObject: { ...ref, namespace },
+    firstTimestamp: now,
+    lastTimestamp: now,
+    eventTime: now,
+  };
+  const resource = options.resource ?? EVENTS_RESOURCE;
+  try {
+    return await api.request<RawBody>("POST", resource.getUrl({ namespace }), {
+      body,
+      signal: options.signal,
+    });
+  } catch (error) {
+    if (!(error instanceof ApiError || error instanceof ApiConnectionError)) throw error;
+    api.logger.warn(
+      `Failed to post an event. Ignoring and continuing. ${error.message} ` +
+        `Event: type=${JSON.stringify(type)}, reason=${JSON.stringify(reason)}, ` +
+        `message=${JSON.stringify(message)}.`,
+    );
+    return undefined;
+  }
+}
+
+/**
+ * Cuts a message to {@link MAX_MESSAGE_LENGTH} characters, keeping its start
+ * and its end around `...` (as Kopf does).
+ *
+ * @param message The message.
+ * @returns The message, at most 1024 characters long.
+ *
+ * @example
+ * ```ts
+ * import { cutMessage } from "./events.ts";
+ * const cut = cutMessage("a".repeat(600) + "b".repeat(600));
+ * console.log(cut.length, cut.slice(509, 514)); // 1024 "aa..."
+ * ```
+ */
+export function cutMessage(message: string): string {
+  if (message.length <= MAX_MESSAGE_LENGTH) return message;
+  const infix = CUT_MESSAGE_INFIX;
+  const head = Math.floor(MAX_MESSAGE_LENGTH / 2) - Math.floor(infix.length / 2);
+  const tail = Math.floor(MAX_MESSAGE_LENGTH / 2) - (infix.length - Math.floor(infix.length / 2));
+  return `${message.slice(0, head)}${infix}${message.slice(message.length - tail)}`;
+}

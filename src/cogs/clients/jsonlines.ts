@@ -1,0 +1,55 @@
+/**
+ * Newline-delimited JSON from a byte stream, as watch responses send it.
+ * Chunks arrive cut anywhere — in the middle of a line, or of a multi-byte
+ * UTF-8 character — so bytes are decoded in streaming mode and lines are cut
+ * only at `\n`. Lines can be megabytes long (big Secrets, ConfigMaps): only
+ * each new chunk is searched for newlines, and a line's pieces are joined
+ * once, so a long line arriving in many chunks costs linear, not quadratic,
+ * time.
+ *
+ * @module
+ */
+
+/**
+ * Yields the JSON value of each non-empty line.
+ *
+ * @param chunks The bytes, in chunks of any size.
+ * @returns The parsed lines, in order.
+ * @throws {SyntaxError} For a line that is not JSON.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { iterJsonLines } from "./jsonlines.ts";
+ *
+ * const bytes = new TextEncoder().encode('{"a":"ü"}\n\n{"b":2}');
+ * const chunks = [bytes.slice(0, 7), bytes.slice(7)]; // cuts "ü" in half
+ * const values = [];
+ * for await (const value of iterJsonLines(chunks)) values.push(value);
+ * assert.deepEqual(values, [{ a: "ü" }, { b: 2 }]);
+ * ```
+ */
+export async function* iterJsonLines(
+  chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+): AsyncGenerator<unknown, void, undefined> {
+  const decoder = new TextDecoder();
+  let pending: string[] = []; // the pieces of the current, unfinished line
+  const finish = (last: string) => {
+    pending.push(last);
+    const line = pending.join("").trim();
+    pending = [];
+    return line;
+  };
+  for await (const chunk of chunks) {
+    const text = decoder.decode(chunk, { stream: true });
+    let start = 0;
+    for (let end = text.indexOf("\n"); end >= 0; end = text.indexOf("\n", start)) {
+      const line = finish(text.slice(start, end));
+      if (line) yield JSON.parse(line);
+      start = end + 1;
+    }
+    if (start < text.length) pending.push(text.slice(start));
+  }
+  const rest = finish(decoder.decode());
+  if (rest) yield JSON.parse(rest);
+}

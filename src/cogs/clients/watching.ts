@@ -1,0 +1,420 @@
+/**
+ * Watching: one watch request as a stream of raw events
+ * ({@link watchObjects}), and the continuous, self-healing watch that the
+ * operator runs per resource and namespace ({@link infiniteWatch}).
+ *
+ * `infiniteWatch` is a small state machine (as kube-rs' watcher):
+ *
+ * 1. **List** the objects; yield each as `{ type: null, object }` (Kopf's
+ *    raw events of the initial listing); after a *re*list, also yield
+ *    `{ type: "DELETED", object }` for every object seen before that is gone
+ *    now (its deletion happened while no stream was open); then yield the
+ *    marker `{ type: "LISTED", resourceVersion, count }` — "the state is
+ *    complete now" (Kopf's `Bookmark.LISTED`; indices become ready on it).
+ * 2. **Watch** from the list's resourceVersion; yield ADDED, MODIFIED and
+ *    DELETED events as they come. Bookmarks advance the resourceVersion and
+ *    are *not* yielded. Unknown event types are ignored.
+ * 3. When a stream ends — the server closed it, `serverTimeout` or
+ *    `clientTimeout` passed, the connection broke, or nothing (not even a
+ *    bookmark) arrived for `inactivityTimeout` seconds — sleep
+ *    `reconnectBackoff` and **resume** watching from the last seen
+ *    resourceVersion.
+ * 4. When the resourceVersion is too old — an in-stream `ERROR` with code 410
+ *    or an HTTP 410 answer — go back to 1 (**relist**).
+ *
+ * Guarantees: a consumer that applies the events to a map (null, ADDED,
+ * MODIFIED: set; DELETED: remove) holds exactly the server's state after each
+ * LISTED marker, and follows it afterwards. Events may repeat (a relist
+ * repeats every object), never go missing.
+ *
+ * Recovery: connection errors, 429 and 5xx when opening a stream or listing
+ * are retried by the API client (`networking.errorBackoffs`); when those run
+ * out, or on any other error answer, or an in-stream ERROR other than 410
+ * ({@link WatchingError}), the generator throws and the caller decides.
+ *
+ * Stopping: the generators end quietly (no error) when the signal aborts,
+ * promptly, also in the middle of a silent stream.
+ *
+ * Memory: `infiniteWatch` keeps the last body of every live object (a
+ * reference to what it yielded), to report deletions missed between streams.
+ *
+ * @module
+ */
+
+import type { Resource } from "../structs/references.ts";
+import { sleep } from "../aio/sleep.ts";
+import type { ApiClient } from "./api.ts";
+import { ApiConnectionError, GoneError, type KubeStatus } from "./errors.ts";
+import { listObjects } from "./fetching.ts";
+import { iterJsonLines } from "./jsonlines.ts";
+import type { RawBody } from "./types.ts";
+
+/**
+ * The watch stream said something the client cannot continue from (an
+ * `ERROR` event other than 410 Gone, or a line that is not JSON).
+ *
+ * @example
+ * ```ts
+ * import { WatchingError } from "./watching.ts";
+ * console.log(new WatchingError("Error in the watch-stream: 500").name); // "WatchingError"
+ * ```
+ */
+export class WatchingError extends Error {
+  /**
+   * Creates the error.
+   *
+   * @param message What the stream said.
+   * @param options The usual error options.
+   */
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "WatchingError";
+  }
+}
+
+/** The event types of a raw watch stream. */
+export type RawWatchType = "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" | "ERROR";
+
+/**
+ * One line of a watch stream, as sent. For `ERROR`, the object is a Status;
+ * for `BOOKMARK`, only `metadata.resourceVersion` is meaningful.
+ */
+export interface RawWatchEvent {
+  /** The event type. */
+  type: RawWatchType;
+  /** The object (a Status for ERROR). */
+  object: RawBody & KubeStatus;
+}
+
+/** Options of {@link watchObjects}. Timeouts default to `api.settings.watching`. */
+export interface WatchOptions {
+  /** Where to start; absent: "from now" (the server sends the current objects as ADDED). */
+  resourceVersion?: string | undefined;
+  /** Ask for BOOKMARK events (default true). */
+  bookmarks?: boolean | undefined;
+  /** A label selector. */
+  labelSelector?: string | undefined;
+  /** A field selector. */
+  fieldSelector?: string | undefined;
+  /** `timeoutSeconds` for the server; `null`: the server's default. */
+  serverTimeout?: number | null | undefined;
+  /** Seconds for the whole request, client-side; `null`: none. */
+  clientTimeout?: number | null | undefined;
+  /** Seconds to the response headers; `null`: none. */
+  connectTimeout?: number | null | undefined;
+  /** Seconds of silence after which the stream is closed; `null`: none. */
+  inactivityTimeout?: number | null | undefined;
+  /** Ends the stream (quietly). */
+  signal?: AbortSignal | undefined;
+}
+
+/**
+ * One watch request: yields the raw events until the stream ends (server
+ * close, timeouts, inactivity, a broken connection, or the signal). Errors
+ * when opening (e.g. {@link GoneError} for a too-old resourceVersion) are
+ * thrown; in-stream `ERROR` events are yielded as they are.
+ *
+ * @param api The API client.
+ * @param resource The resource.
+ * @param namespace A namespace, or null/undefined for cluster-wide.
+ * @param options Where to start, selectors, timeouts, signal.
+ * @returns The raw events.
+ * @throws {WatchingError} For a line that is not JSON.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { startApiServer } from "../../../testing.ts";
+ * import { ConnectionInfo, Vault } from "../structs/credentials.ts";
+ * import { Resource } from "../structs/references.ts";
+ * import { ApiClient } from "./api.ts";
+ * import { watchObjects } from "./watching.ts";
+ *
+ * await using server = await startApiServer();
+ * using vault = new Vault({ login: new ConnectionInfo({ server: server.url }) });
+ * const api = new ApiClient({ vault });
+ * const configmaps = new Resource({ group: "", version: "v1", plural: "configmaps", namespaced: true });
+ * const stop = new AbortController();
+ * const stream = watchObjects(api, configmaps, "default", { signal: stop.signal });
+ * await api.request("POST", configmaps.getUrl({ namespace: "default" }), { body: { metadata: { name: "cm1" } } });
+ * for await (const event of stream) {
+ *   assert.equal(event.type, "ADDED");
+ *   assert.equal(event.object.metadata?.name, "cm1");
+ *   stop.abort();
+ * }
+ * ```
+ */
+export async function* watchObjects(
+  api: ApiClient,
+  resource: Resource,
+  namespace?: string | null,
+  options: WatchOptions = {},
+): AsyncGenerator<RawWatchEvent, void, undefined> {
+  const s = api.settings;
+  const serverTimeout = pick(options.serverTimeout, s.watching?.serverTimeout ?? null);
+  const clientTimeout = pick(options.clientTimeout, s.watching?.clientTimeout ?? null);
+  // Kopf: watching.connectTimeout, else networking.connectTimeout, else networking.requestTimeout.
+  const requestTimeout = s.networking?.requestTimeout;
+  const connectTimeout = pick(
+    options.connectTimeout,
+    s.watching?.connectTimeout ?? s.networking?.connectTimeout ??
+      (requestTimeout === undefined ? 300 : requestTimeout),
+  );
+  const inactivityTimeout = pick(options.inactivityTimeout, s.watching?.inactivityTimeout ?? 70);
+  const outer = options.signal;
+  if (outer?.aborted) return;
+
+  const stopper = new AbortController();
+  const signal = outer ? AbortSignal.any([outer, stopper.signal]) : stopper.signal;
+  const url = resource.getUrl({
+    namespace,
+    params: {
+      watch: "true",
+      resourceVersion: options.resourceVersion,
+      allowWatchBookmarks: (options.bookmarks ?? true) ? "true" : undefined,
+      timeoutSeconds: serverTimeout ?? undefined,
+      labelSelector: options.labelSelector,
+      fieldSelector: options.fieldSelector,
+    },
+  });
+
+  let response: Response;
+  try {
+    response = await api.stream(url, { signal, connectTimeout, clientTimeout });
+  } catch (error) {
+    if (outer?.aborted) return;
+    throw error;
+  }
+  if (!response.body) return;
+  const reader = response.body.getReader();
+
+  // The inactivity timer runs only while waiting for the server, not while
+  // the consumer works on an event: a slow consumer is not a silent stream.
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  async function* chunks(): AsyncGenerator<Uint8Array> {
+    for (;;) {
+      if (inactivityTimeout !== null && inactivityTimeout > 0) {
+        timer = setTimeout(() => {
+          api.logger.debug(`The watch-stream for ${resource} is silent; reconnecting.`);
+          stopper.abort(new DOMException("The watch-stream is inactive", "TimeoutError"));
+        }, inactivityTimeout * 1000);
+      }
+      try {
+        const { done, value } = await reader.read();
+        if (done) return;
+        yield value;
+      } finally {
+        clearTimeout(timer);
+      }
+    }
+  }
+  const onStop = () => void reader.cancel().catch(() => {});
+  signal.addEventListener("abort", onStop, { once: true });
+  try {
+    for await (const line of iterJsonLines(chunks())) {
+      yield line as RawWatchEvent;
+    }
+  } catch (error) {
+    if (signal.aborted) return;
+    if (error instanceof SyntaxError) {
+      throw new WatchingError(`The watch-stream for ${resource} sent a line that is not JSON`, {
+        cause: error,
+      });
+    }
+    if (error instanceof TypeError || error instanceof ApiConnectionError) return; // a broken connection
+    if (error instanceof DOMException) return; // timeouts of the client
+    throw error;
+  } finally {
+    clearTimeout(timer);
+    signal.removeEventListener("abort", onStop);
+    await reader.cancel().catch(() => {});
+  }
+}
+
+/** What {@link infiniteWatch} yields (see the module doc). */
+export type WatchEvent =
+  | {
+    /** An object of a (re)listing: not a change, but the state. */
+    type: null;
+    /** The object. */
+    object: RawBody;
+  }
+  | {
+    /** A change. DELETED also comes for objects gone between a stream and a relist. */
+    type: "ADDED" | "MODIFIED" | "DELETED";
+    /** The object (for DELETED: its last state). */
+    object: RawBody;
+  }
+  | {
+    /** The (re)listing is complete: the objects yielded so far are the whole state. */
+    type: "LISTED";
+    /** The list's resourceVersion. */
+    resourceVersion: string;
+    /** How many objects the list had. */
+    count: number;
+  };
+
+/** Options of {@link infiniteWatch}. Timeouts default to `api.settings.watching`. */
+export interface InfiniteWatchOptions {
+  /** A label selector, for the list and the watches. */
+  labelSelector?: string | undefined;
+  /** A field selector, for the list and the watches. */
+  fieldSelector?: string | undefined;
+  /** Ask for bookmarks (default true; they keep silent streams alive). */
+  bookmarks?: boolean | undefined;
+  /** `timeoutSeconds` for each watch request. */
+  serverTimeout?: number | null | undefined;
+  /** Seconds for each watch request, client-side. */
+  clientTimeout?: number | null | undefined;
+  /** Seconds to each watch response's headers. */
+  connectTimeout?: number | null | undefined;
+  /** Seconds of silence after which a stream is reopened (default 70). */
+  inactivityTimeout?: number | null | undefined;
+  /** Seconds between watch requests (default 0.1). */
+  reconnectBackoff?: number | undefined;
+  /** The list page size (default 500). */
+  limit?: number | undefined;
+  /** Stops watching (quietly). */
+  signal?: AbortSignal | undefined;
+}
+
+/**
+ * Lists and watches a resource forever, healing disconnects and expired
+ * resourceVersions (see the module doc for the events and the guarantees).
+ *
+ * @param api The API client.
+ * @param resource The resource.
+ * @param namespace A namespace, or null/undefined for cluster-wide.
+ * @param options Selectors, timeouts, backoff, signal.
+ * @returns The events, until the signal aborts.
+ * @throws {ApiError} When listing or opening a stream fails for good.
+ * @throws {WatchingError} For an in-stream error other than 410.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { startApiServer } from "../../../testing.ts";
+ * import { ConnectionInfo, Vault } from "../structs/credentials.ts";
+ * import { Resource } from "../structs/references.ts";
+ * import { ApiClient } from "./api.ts";
+ * import { infiniteWatch } from "./watching.ts";
+ *
+ * await using server = await startApiServer();
+ * using vault = new Vault({ login: new ConnectionInfo({ server: server.url }) });
+ * const api = new ApiClient({ vault });
+ * const namespaces = new Resource({ group: "", version: "v1", plural: "namespaces", namespaced: false });
+ * const stop = new AbortController();
+ * const seen = new Set<string>();
+ * for await (const event of infiniteWatch(api, namespaces, null, { signal: stop.signal })) {
+ *   if (event.type === null) seen.add(event.object.metadata?.name ?? "");
+ *   if (event.type === "LISTED") stop.abort(); // the initial state is complete
+ * }
+ * assert.ok(seen.has("default"));
+ * ```
+ */
+export async function* infiniteWatch(
+  api: ApiClient,
+  resource: Resource,
+  namespace?: string | null,
+  options: InfiniteWatchOptions = {},
+): AsyncGenerator<WatchEvent, void, undefined> {
+  const signal = options.signal;
+  const where = namespace ? `in ${namespace}` : "cluster-wide";
+  const known = new Map<string, RawBody>();
+  const keyOf = (body: RawBody) => `${body.metadata?.namespace ?? ""}/${body.metadata?.name ?? ""}`;
+  let resourceVersion: string | undefined;
+  let relist = true;
+  api.logger.debug(`Starting the watch-stream for ${resource} ${where}.`);
+  try {
+    while (!signal?.aborted) {
+      if (relist) {
+        let listed;
+        try {
+          listed = await listObjects(api, resource, namespace, {
+            labelSelector: options.labelSelector,
+            fieldSelector: options.fieldSelector,
+            limit: options.limit,
+            signal,
+          });
+        } catch (error) {
+          if (signal?.aborted) return;
+          throw error;
+        }
+        const gone = new Map(known);
+        known.clear();
+        for (const object of listed.items) {
+          known.set(keyOf(object), object);
+          gone.delete(keyOf(object));
+          yield { type: null, object };
+        }
+        for (const object of gone.values()) yield { type: "DELETED", object };
+        resourceVersion = listed.resourceVersion || undefined;
+        relist = false;
+        yield {
+          type: "LISTED",
+          resourceVersion: listed.resourceVersion,
+          count: listed.items.length,
+        };
+      }
+
+      try {
+        const stream = watchObjects(api, resource, namespace, {
+          resourceVersion,
+          bookmarks: options.bookmarks,
+          labelSelector: options.labelSelector,
+          fieldSelector: options.fieldSelector,
+          serverTimeout: options.serverTimeout,
+          clientTimeout: options.clientTimeout,
+          connectTimeout: options.connectTimeout,
+          inactivityTimeout: options.inactivityTimeout,
+          signal,
+        });
+        for await (const { type, object } of stream) {
+          if (type === "ERROR") {
+            if (object.code === 410) {
+              relist = true;
+              break;
+            }
+            throw new WatchingError(
+              `Error in the watch-stream for ${resource} ${where}: ${object.code ?? "?"} ${
+                object.reason ?? ""
+              }: ${object.message ?? JSON.stringify(object)}`,
+            );
+          }
+          const rv = object.metadata?.resourceVersion;
+          if (type === "BOOKMARK") {
+            if (rv) resourceVersion = rv;
+            continue;
+          }
+          if (type !== "ADDED" && type !== "MODIFIED" && type !== "DELETED") {
+            api.logger.warn(
+              `Ignoring an unsupported event type ${JSON.stringify(type)} for ${resource}.`,
+            );
+            continue;
+          }
+          if (rv) resourceVersion = rv;
+          if (type === "DELETED") known.delete(keyOf(object));
+          else known.set(keyOf(object), object);
+          yield { type, object };
+        }
+      } catch (error) {
+        if (signal?.aborted) return;
+        if (!(error instanceof GoneError)) throw error;
+        relist = true;
+      }
+      if (relist) {
+        api.logger.debug(`Restarting the watch-stream for ${resource} ${where} (410 Gone).`);
+      }
+      await sleep(
+        pick(options.reconnectBackoff, api.settings.watching?.reconnectBackoff ?? 0.1),
+        signal,
+      );
+    }
+  } finally {
+    api.logger.debug(`Stopping the watch-stream for ${resource} ${where}.`);
+  }
+}
+
+function pick<T>(given: T | undefined, fallback: T): T {
+  return given !== undefined ? given : fallback;
+}

@@ -1,0 +1,563 @@
+/**
+ * Credentials: what login handlers return ({@link ConnectionInfo}) and where
+ * the operator keeps them ({@link Vault}).
+ *
+ * Why a vault and not one "current config": an operator may have several
+ * login handlers (a kubeconfig, a service account, a custom token service),
+ * credentials expire, and a 401 from the API must lead to a re-login without
+ * failing every task that happened to be mid-request. The vault keeps all the
+ * credentials by the id of the login handler that produced them; API clients
+ * take the best one (highest priority), report it back as invalid on a 401,
+ * and wait while the operator's authenticator runs the login handlers again.
+ * Credentials once found invalid are not taken back from the same handler, so
+ * a handler that keeps returning a rejected token cannot cause an endless
+ * re-login loop: the vault runs dry and the API calls fail with a
+ * {@link LoginError} instead.
+ *
+ * The vault also caches per-credentials objects (HTTP clients with their TLS
+ * material) and closes them when the credentials leave it.
+ *
+ * @module
+ */
+
+/**
+ * The operator cannot log in to the API: no credentials at all, all of them
+ * rejected, or a kubeconfig that cannot be read.
+ *
+ * @example
+ * ```ts
+ * import { LoginError } from "./credentials.ts";
+ * const error = new LoginError("Ran out of valid credentials: add a login handler");
+ * console.log(error.name, error instanceof Error); // "LoginError" true
+ * ```
+ */
+export class LoginError extends Error {
+  /**
+   * Creates the error.
+   *
+   * @param message What failed and what to do, on one line.
+   * @param options The usual error options, e.g. a `cause`.
+   */
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "LoginError";
+  }
+}
+
+/**
+ * The operator cannot access the cluster API at all — e.g. the Deno process
+ * lacks the network permission for the server. Not retried.
+ *
+ * @example
+ * ```ts
+ * import { AccessError } from "./credentials.ts";
+ * const error = new AccessError("Network access to 10.0.0.1:443 is denied: run with --allow-net=10.0.0.1:443");
+ * console.log(error.name); // "AccessError"
+ * ```
+ */
+export class AccessError extends Error {
+  /**
+   * Creates the error.
+   *
+   * @param message What failed and what to do, on one line.
+   * @param options The usual error options, e.g. a `cause`.
+   */
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "AccessError";
+  }
+}
+
+/** PEM text, or base64 of PEM text (as kubeconfigs carry it), or its bytes. */
+export type PemData = string | Uint8Array;
+
+/** The fields of {@link ConnectionInfo} (Kopf's, camelCased); only `server` is required. */
+export interface ConnectionInfoInit {
+  /** The API server URL, e.g. `https://10.0.0.1:6443`. */
+  server: string;
+  /** A file with the CA certificate(s) to trust. */
+  caPath?: string | undefined;
+  /** The CA certificate(s): PEM, or base64 of PEM (kubeconfig's `certificate-authority-data`). */
+  caData?: PemData | undefined;
+  /** Skip the verification of the server's certificate. */
+  insecure?: boolean | undefined;
+  /** Basic authentication user. */
+  username?: string | undefined;
+  /** Basic authentication password. */
+  password?: string | undefined;
+  /** The Authorization scheme for the token (default `Bearer`). */
+  scheme?: string | undefined;
+  /** The token for the Authorization header. */
+  token?: string | undefined;
+  /** A file with the client certificate (PEM). */
+  certificatePath?: string | undefined;
+  /** The client certificate: PEM, or base64 of PEM. */
+  certificateData?: PemData | undefined;
+  /** A file with the client certificate's private key (PEM). */
+  privateKeyPath?: string | undefined;
+  /** The client private key: PEM, or base64 of PEM. */
+  privateKeyData?: PemData | undefined;
+  /** The namespace for things that need one when none is given (events of cluster objects). */
+  defaultNamespace?: string | undefined;
+  /** Higher priorities are used first (default 0). */
+  priority?: number | undefined;
+  /**
+   * When the credentials stop being valid. A `Date`, epoch milliseconds, or
+   * an ISO string; a string without a time zone means UTC (as in Kopf).
+   */
+  expiration?: Date | string | number | undefined;
+}
+
+/**
+ * One API endpoint with the credentials and connection flags to use it: what
+ * a login handler returns. Immutable; two infos with equal fields are
+ * {@link ConnectionInfo.equals | equal}.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { ConnectionInfo } from "./credentials.ts";
+ *
+ * const info = new ConnectionInfo({ server: "https://k8s:6443", token: "abc", expiration: "2099-12-31T23:59:59" });
+ * assert.equal(info.priority, 0);
+ * assert.equal(info.expiration?.toISOString(), "2099-12-31T23:59:59.000Z");
+ * assert.throws(() => new ConnectionInfo({ server: "https://k8s", caPath: "/ca.crt", caData: "..." }), TypeError);
+ * ```
+ */
+export class ConnectionInfo {
+  /** The API server URL. */
+  readonly server: string;
+  /** A CA file. */
+  readonly caPath: string | undefined;
+  /** CA data. */
+  readonly caData: PemData | undefined;
+  /** Skip server certificate verification. */
+  readonly insecure: boolean | undefined;
+  /** Basic auth user. */
+  readonly username: string | undefined;
+  /** Basic auth password. */
+  readonly password: string | undefined;
+  /** The token's Authorization scheme. */
+  readonly scheme: string | undefined;
+  /** The token. */
+  readonly token: string | undefined;
+  /** A client certificate file. */
+  readonly certificatePath: string | undefined;
+  /** Client certificate data. */
+  readonly certificateData: PemData | undefined;
+  /** A client private key file. */
+  readonly privateKeyPath: string | undefined;
+  /** Client private key data. */
+  readonly privateKeyData: PemData | undefined;
+  /** The default namespace. */
+  readonly defaultNamespace: string | undefined;
+  /** The priority (higher first). */
+  readonly priority: number;
+  /** When it expires, if ever. */
+  readonly expiration: Date | undefined;
+
+  /**
+   * Creates connection info.
+   *
+   * @param init The fields.
+   * @throws {TypeError} If both a path and data are given for the same thing,
+   *   or the expiration is not a valid time.
+   */
+  constructor(init: ConnectionInfoInit) {
+    if (init.caPath && init.caData) {
+      throw new TypeError("ConnectionInfo got both caPath and caData: give only one");
+    }
+    if (init.certificatePath && init.certificateData) {
+      throw new TypeError(
+        "ConnectionInfo got both certificatePath and certificateData: give only one",
+      );
+    }
+    if (init.privateKeyPath && init.privateKeyData) {
+      throw new TypeError(
+        "ConnectionInfo got both privateKeyPath and privateKeyData: give only one",
+      );
+    }
+    this.server = init.server;
+    this.caPath = init.caPath;
+    this.caData = init.caData;
+    this.insecure = init.insecure;
+    this.username = init.username;
+    this.password = init.password;
+    this.scheme = init.scheme;
+    this.token = init.token;
+    this.certificatePath = init.certificatePath;
+    this.certificateData = init.certificateData;
+    this.privateKeyPath = init.privateKeyPath;
+    this.privateKeyData = init.privateKeyData;
+    this.defaultNamespace = init.defaultNamespace;
+    this.priority = init.priority ?? 0;
+    this.expiration = toDate(init.expiration);
+    Object.freeze(this);
+  }
+
+  /**
+   * Whether the credentials have expired at the given time.
+   *
+   * @param now Epoch milliseconds (default: now).
+   * @returns True if expired.
+   */
+  isExpired(now: number = Date.now()): boolean {
+    return this.expiration !== undefined && now >= this.expiration.getTime();
+  }
+
+  /**
+   * Field-by-field equality (Kopf's dataclass equality).
+   *
+   * @param other Another info.
+   * @returns True if every field is equal.
+   */
+  equals(other: ConnectionInfo): boolean {
+    if (this === other) return true;
+    for (const key of Object.keys(this) as Array<keyof ConnectionInfo>) {
+      const a = this[key], b = other[key];
+      if (a instanceof Date || b instanceof Date) {
+        if (!(a instanceof Date && b instanceof Date && a.getTime() === b.getTime())) return false;
+      } else if (a instanceof Uint8Array || b instanceof Uint8Array) {
+        if (!(a instanceof Uint8Array && b instanceof Uint8Array)) return false;
+        if (a.length !== b.length || a.some((x, i) => x !== b[i])) return false;
+      } else if (a !== b) return false;
+    }
+    return true;
+  }
+}
+
+function toDate(value: Date | string | number | undefined): Date | undefined {
+  if (value === undefined) return undefined;
+  let date: Date;
+  if (value instanceof Date) date = new Date(value.getTime());
+  else if (typeof value === "number") date = new Date(value);
+  else {
+    // ISO date-times without a zone are UTC, not local time (Kopf: TZ-naive means UTC).
+    const zoned = /(?:Z|[+-]\d\d:?\d\d)$/i.test(value) || !value.includes("T");
+    date = new Date(zoned ? value : `${value}Z`);
+  }
+  if (Number.isNaN(date.getTime())) {
+    throw new TypeError(`ConnectionInfo got an invalid expiration ${String(value)}: use a Date`);
+  }
+  return date;
+}
+
+/** The id of the login handler that produced the credentials. */
+export type VaultKey = string;
+
+/** Credentials as login handlers give them; `null`/`undefined` entries mean "nothing". */
+export type VaultSource =
+  | Record<VaultKey, ConnectionInfo | null | undefined>
+  | Iterable<readonly [VaultKey, ConnectionInfo | null | undefined]>;
+
+/** Options of {@link Vault}. */
+export interface VaultOptions {
+  /** The clock, in epoch milliseconds (for tests). */
+  now?: () => number;
+  /** A random source in [0, 1) to choose among equal priorities (for tests). */
+  random?: () => number;
+}
+
+/** What {@link Vault.select} gives: the credentials and the key to report them under. */
+export interface VaultEntry {
+  /** The login handler's id. */
+  key: VaultKey;
+  /** The credentials. */
+  info: ConnectionInfo;
+}
+
+const OUT_OF_CREDENTIALS = "Ran out of valid credentials: add a login handler (kopf.on.login) " +
+  "or fix the kubeconfig / service account; see the Authentication docs";
+
+/**
+ * The store of currently valid credentials (see the module doc).
+ *
+ * Life cycle: an empty vault is "not ready"; the authenticator sees that via
+ * {@link Vault.whenEmpty}, runs the login handlers and calls
+ * {@link Vault.populate}, which makes it ready (even with nothing in it).
+ * Consumers call {@link Vault.select} (it waits for readiness, drops expired
+ * credentials, and throws {@link LoginError} when nothing is left), and on a
+ * 401 call {@link Vault.invalidate}, which — if that was the last valid
+ * credentials — marks the vault not ready and waits for the re-login.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { ConnectionInfo, Vault } from "./credentials.ts";
+ *
+ * using vault = new Vault();
+ * assert.equal(vault.ready, false); // an empty vault asks for a login
+ * vault.populate({ "login_fn": new ConnectionInfo({ server: "http://127.0.0.1:1", token: "t" }) });
+ * const { key, info } = await vault.select();
+ * assert.equal(key, "login_fn");
+ * assert.equal(info.token, "t");
+ * ```
+ */
+export class Vault implements AsyncIterable<VaultEntry>, Disposable {
+  #current = new Map<VaultKey, ConnectionInfo>();
+  #invalid = new Map<VaultKey, ConnectionInfo[]>();
+  #caches = new Map<ConnectionInfo, Map<string, unknown>>();
+  #waiters = new Set<() => void>();
+  #ready: boolean;
+  #lastError: unknown = undefined;
+  #now: () => number;
+  #random: () => number;
+
+  /**
+   * Creates a vault, optionally pre-populated (then it is ready at once).
+   *
+   * @param src Initial credentials by key.
+   * @param options Clock and randomness, for tests.
+   */
+  constructor(src?: VaultSource, options: VaultOptions = {}) {
+    this.#now = options.now ?? Date.now;
+    this.#random = options.random ?? Math.random;
+    if (src !== undefined) this.#update(src);
+    this.#ready = !this.isEmpty();
+  }
+
+  /** Whether the credentials are ready to use (no re-login is pending). */
+  get ready(): boolean {
+    return this.#ready;
+  }
+
+  /**
+   * Whether there are no unexpired credentials.
+   *
+   * @returns True if empty.
+   */
+  isEmpty(): boolean {
+    const now = this.#now();
+    for (const info of this.#current.values()) if (!info.isExpired(now)) return false;
+    return true;
+  }
+
+  /**
+   * Adds the credentials that login handlers returned and marks the vault
+   * ready — also when nothing usable was given, so that waiting consumers
+   * wake up and fail with a {@link LoginError}. Credentials that the same key
+   * gave before and that were invalidated are ignored.
+   *
+   * @param src Credentials by key (login handler id).
+   * @param options `error`: why the login failed, if it did (becomes the
+   *   `cause` of the consumers' LoginError).
+   */
+  populate(src: VaultSource, options: { error?: unknown } = {}): void {
+    this.#update(src);
+    this.#lastError = options.error;
+    this.#ready = true;
+    this.#notify();
+  }
+
+  /**
+   * The best credentials: the highest priority, random among equals. Waits
+   * while a re-login is pending; discards expired credentials (and asks for a
+   * re-login if that empties the vault).
+   *
+   * @param options `signal` stops the waiting.
+   * @returns The key and the credentials.
+   * @throws {LoginError} If the vault is ready but has no valid credentials.
+   * @throws The signal's reason, if it aborts.
+   */
+  async select(options: { signal?: AbortSignal | undefined } = {}): Promise<VaultEntry> {
+    for (;;) {
+      await this.whenReady(options.signal);
+      this.expire();
+      if (!this.#ready) continue;
+      if (this.#current.size === 0) {
+        throw new LoginError(
+          OUT_OF_CREDENTIALS,
+          this.#lastError === undefined ? undefined : { cause: this.#lastError },
+        );
+      }
+      let top = -Infinity;
+      let best: VaultEntry[] = [];
+      for (const [key, info] of this.#current) {
+        if (info.priority > top) [top, best] = [info.priority, []];
+        if (info.priority === top) best.push({ key, info });
+      }
+      return best[Math.floor(this.#random() * best.length)] ?? best[0]!;
+    }
+  }
+
+  /**
+   * Yields credentials to try until one is not invalidated while the
+   * consumer holds it (Kopf's iteration protocol): `for await (const {key,
+   * info} of vault) { try { return await call(info) } catch (e) { if (is401(e))
+   * await vault.invalidate(key, info, { error: e }); else throw e; } }`.
+   *
+   * @returns The async iterator.
+   */
+  async *[Symbol.asyncIterator](): AsyncIterator<VaultEntry> {
+    for (;;) {
+      const entry = await this.select();
+      yield entry;
+      if (this.#current.get(entry.key) === entry.info) return;
+    }
+  }
+
+  /**
+   * Reports credentials as rejected (HTTP 401). They are removed and
+   * remembered as invalid for their key. If nothing valid is left, the vault
+   * becomes not ready (the authenticator re-runs the login handlers) and
+   * this call waits for the new credentials. Concurrent calls for the same
+   * credentials cause one re-login. `info` must be the object that
+   * {@link Vault.select} gave: if the key holds other credentials by now
+   * (someone else already re-logged in), nothing is removed.
+   *
+   * @param key The key from {@link Vault.select}.
+   * @param info The credentials from {@link Vault.select}.
+   * @param options `error`: the 401, as the cause of a LoginError; `signal`
+   *   stops the waiting.
+   * @throws {LoginError} If the re-login brought no valid credentials.
+   * @throws The signal's reason, if it aborts.
+   */
+  async invalidate(
+    key: VaultKey,
+    info: ConnectionInfo,
+    options: { error?: unknown; signal?: AbortSignal | undefined } = {},
+  ): Promise<void> {
+    if (this.#current.get(key) === info) {
+      const history = this.#invalid.get(key) ?? [];
+      this.#invalid.set(key, [...history.slice(-2), info]);
+      this.#current.delete(key);
+      this.#flush(info);
+    }
+    if (this.#current.size === 0) {
+      if (this.#ready) {
+        this.#ready = false;
+        this.#notify();
+      }
+      await this.whenReady(options.signal);
+      if (this.#current.size === 0) {
+        throw new LoginError(OUT_OF_CREDENTIALS, { cause: options.error ?? this.#lastError });
+      }
+    }
+  }
+
+  /**
+   * Discards expired credentials (they may come back from a re-login, unlike
+   * invalidated ones); marks the vault not ready if that empties it.
+   */
+  expire(): void {
+    const now = this.#now();
+    let expired = false;
+    for (const [key, info] of [...this.#current]) {
+      if (info.isExpired(now)) {
+        this.#current.delete(key);
+        this.#flush(info);
+        expired = true;
+      }
+    }
+    if (expired && this.#current.size === 0 && this.#ready) {
+      this.#ready = false;
+      this.#notify();
+    }
+  }
+
+  /**
+   * Resolves when the vault is ready (no re-login pending).
+   *
+   * @param signal Stops the waiting.
+   * @returns When ready.
+   * @throws The signal's reason, if it aborts.
+   */
+  whenReady(signal?: AbortSignal): Promise<void> {
+    return this.#waitFor(() => this.#ready, signal);
+  }
+
+  /**
+   * Resolves when the vault needs a (re-)login: initially when empty, later
+   * when all credentials were invalidated or expired. The authenticator's
+   * loop: `for (;;) { await vault.whenEmpty(signal); vault.populate(await login()); }`.
+   *
+   * @param signal Stops the waiting.
+   * @returns When a login is needed.
+   * @throws The signal's reason, if it aborts.
+   */
+  whenEmpty(signal?: AbortSignal): Promise<void> {
+    return this.#waitFor(() => !this.#ready, signal);
+  }
+
+  /**
+   * An object cached for these credentials (e.g. an HTTP client), made by
+   * `factory` once per credentials and purpose. When the credentials leave
+   * the vault, cached objects with a `close()` method are closed.
+   *
+   * @param info The credentials.
+   * @param purpose A name for what is cached.
+   * @param factory Makes the object.
+   * @returns The cached object.
+   */
+  cached<T>(info: ConnectionInfo, purpose: string, factory: (info: ConnectionInfo) => T): T {
+    let cache = this.#caches.get(info);
+    if (!cache) this.#caches.set(info, cache = new Map());
+    if (!cache.has(purpose)) cache.set(purpose, factory(info));
+    return cache.get(purpose) as T;
+  }
+
+  /** Closes every cached object (at the operator's exit). The credentials stay. */
+  close(): void {
+    for (const info of [...this.#caches.keys()]) this.#flush(info);
+  }
+
+  /** Same as {@link Vault.close}, for `using`. */
+  [Symbol.dispose](): void {
+    this.close();
+  }
+
+  #update(src: VaultSource): void {
+    const entries = Symbol.iterator in src
+      ? [...(src as Iterable<readonly [VaultKey, ConnectionInfo | null | undefined]>)]
+      : Object.entries(src);
+    for (const [key, info] of entries) {
+      if (info === null || info === undefined) continue;
+      if (!(info instanceof ConnectionInfo)) {
+        throw new TypeError(`Login handler "${key}" returned something else than a ConnectionInfo`);
+      }
+      if ((this.#invalid.get(key) ?? []).some((bad) => bad.equals(info))) continue;
+      const old = this.#current.get(key);
+      this.#current.set(key, info);
+      if (old && old !== info) this.#flush(old);
+    }
+  }
+
+  #flush(info: ConnectionInfo): void {
+    const cache = this.#caches.get(info);
+    this.#caches.delete(info);
+    for (const obj of cache?.values() ?? []) {
+      const close = (obj as { close?: unknown } | null)?.close;
+      if (typeof close === "function") {
+        try {
+          close.call(obj);
+        } catch {
+          // Closing is best effort: a client already closed must not break the vault.
+        }
+      }
+    }
+  }
+
+  #notify(): void {
+    const waiters = [...this.#waiters];
+    this.#waiters.clear();
+    for (const wake of waiters) wake();
+  }
+
+  async #waitFor(condition: () => boolean, signal?: AbortSignal): Promise<void> {
+    while (!condition()) {
+      signal?.throwIfAborted();
+      await new Promise<void>((resolve, reject) => {
+        const onAbort = () => {
+          this.#waiters.delete(wake);
+          reject(signal!.reason);
+        };
+        const wake = () => {
+          signal?.removeEventListener("abort", onAbort);
+          resolve();
+        };
+        this.#waiters.add(wake);
+        signal?.addEventListener("abort", onAbort, { once: true });
+      });
+    }
+  }
+}

@@ -1,0 +1,29 @@
+/**
+ * Run in a subprocess with narrow permissions by auth_test.ts: performs one
+ * client action and prints the error's name and message (one line each), so
+ * the test can check that a missing permission is a clear one-liner.
+ *
+ * Usage: deno run [narrow flags] _permission_probe.ts <action> [args…]
+ *
+ * @module
+ */
+
+import { loginWithKubeconfig } from "../../src/cogs/clients/auth.ts";
+import { ApiClient } from "../../src/cogs/clients/api.ts";
+import { ConnectionInfo, Vault } from "../../src/cogs/structs/credentials.ts";
+
+const [action, arg] = Deno.args;
+try {
+  if (action === "kubeconfig-default") {
+    await loginWithKubeconfig();
+  } else if (action === "kubeconfig-path") {
+    await loginWithKubeconfig({ path: arg! });
+  } else if (action === "request") {
+    using vault = new Vault({ probe: new ConnectionInfo({ server: arg! }) });
+    await new ApiClient({ vault }).request("GET", "/version");
+  }
+  console.log("OK");
+} catch (error) {
+  console.log((error as Error).name);
+  console.log((error as Error).message);
+}

@@ -1,0 +1,302 @@
+import assert from "node:assert/strict";
+import { startApiServer } from "../../testing.ts";
+import { ApiClient, describeRequest, type RequestRecord } from "../../src/cogs/clients/api.ts";
+import { runAuthenticator } from "../../src/cogs/clients/auth.ts";
+import {
+  ApiConnectionError,
+  type ApiError,
+  ConflictError,
+  NotFoundError,
+  ServerError,
+  TooManyRequestsError,
+  UnprocessableError,
+} from "../../src/cogs/clients/errors.ts";
+import { ConnectionInfo, LoginError, Vault } from "../../src/cogs/structs/credentials.ts";
+import { CONFIGMAPS, setup } from "./_setup.ts";
+
+function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  return port;
+}
+
+Deno.test("request() parses JSON; error answers become typed errors with code, reason, Status", async () => {
+  await using env = await setup();
+  const { api } = env;
+  const url = CONFIGMAPS.getUrl({ namespace: "default" });
+  const made = await api.request<{ metadata: { name: string } }>("POST", url, {
+    body: { metadata: { name: "cm1" }, data: { a: "1" } },
+  });
+  assert.equal(made.metadata.name, "cm1");
+
+  const conflict = await api.request("POST", url, { body: { metadata: { name: "cm1" } } }).catch((
+    e,
+  ) => e);
+  assert.ok(conflict instanceof ConflictError);
+  assert.equal(conflict.code, 409);
+  assert.equal(conflict.reason, "AlreadyExists");
+  assert.equal(conflict.status?.kind, "Status");
+  assert.equal(conflict.status?.details?.name, "cm1");
+  assert.ok(!conflict.message.includes("\n"));
+
+  const missing = await api.request(
+    "GET",
+    CONFIGMAPS.getUrl({ namespace: "default", name: "absent" }),
+  )
+    .catch((e) => e);
+  assert.ok(missing instanceof NotFoundError);
+  assert.equal(
+    missing.message,
+    `GET /api/v1/namespaces/default/configmaps/absent: 404 NotFound: configmaps "absent" not found`,
+  );
+
+  const invalid = await api.request(
+    "PATCH",
+    CONFIGMAPS.getUrl({ namespace: "default", name: "cm1" }),
+    {
+      body: [{ op: "test", path: "/data/a", value: "2" }],
+      contentType: "application/json-patch+json",
+    },
+  ).catch((e) => e);
+  assert.ok(invalid instanceof UnprocessableError);
+  assert.equal(invalid.code, 422);
+});
+
+Deno.test("an unreachable server is retried with the backoffs, then a clear ApiConnectionError", async () => {
+  const records: RequestRecord[] = [];
+  using vault = new Vault({ x: new ConnectionInfo({ server: `http://127.0.0.1:${freePort()}` }) });
+  const api = new ApiClient({
+    vault,
+    settings: { networking: { errorBackoffs: [0.05, 0.1] } },
+    onRequest: (r) => records.push(r),
+  });
+  const started = performance.now();
+  const error = await api.request("GET", "/api/v1/namespaces").catch((e) => e);
+  const elapsed = (performance.now() - started) / 1000;
+  assert.ok(error instanceof ApiConnectionError, String(error));
+  assert.equal(error.timedOut, false);
+  assert.match(
+    error.message,
+    /^GET http:\/\/127\.0\.0\.1:\d+\/api\/v1\/namespaces failed: .* — check that the API server is running and reachable$/,
+  );
+  assert.deepEqual(records.map((r) => [r.attempt, r.code, r.verb, r.resource]), [
+    [1, 0, "list", "namespaces"],
+    [2, 0, "list", "namespaces"],
+    [3, 0, "list", "namespaces"],
+  ]);
+  assert.ok(elapsed >= 0.15 && elapsed < 5, `elapsed ${elapsed}`);
+});
+
+Deno.test("429 with Retry-After is retried no sooner than the server asked", async () => {
+  await using env = await setup({ faults: { rate429: 1, retryAfterSeconds: 1 } });
+  const { api, server } = env;
+  setTimeout(() => server.setFaults({ rate429: null }), 300);
+  const started = performance.now();
+  await api.request("GET", "/api/v1/namespaces/default");
+  const elapsed = (performance.now() - started) / 1000;
+  assert.equal(server.faultCounts.error429, 1);
+  assert.ok(elapsed >= 0.95 && elapsed < 3, `waited ${elapsed}s, not the Retry-After of 1s`);
+});
+
+Deno.test("503s escalate when the backoffs run out; the attempts are one more than the backoffs", async () => {
+  await using env = await setup({ faults: { rate503: 1, retryAfterSeconds: 0 } }, {
+    settings: { networking: { errorBackoffs: [0.01, 0.01] } },
+  });
+  const error = await env.api.request("GET", "/api/v1/namespaces").catch((e) => e);
+  assert.ok(error instanceof ServerError, String(error));
+  assert.equal(error.code, 503);
+  assert.equal(error.reason, "ServiceUnavailable");
+  assert.equal(env.server.faultCounts.error503, 3);
+  assert.equal(env.server.countRequests({ verb: "list", resource: "namespaces", code: 503 }), 3);
+});
+
+Deno.test("errorBackoffs: a number is one retry; [] disables retrying; 4xx never retries", async () => {
+  await using env = await setup({ faults: { rate500: 1 } });
+  const one = new ApiClient({
+    vault: env.vault,
+    settings: { networking: { errorBackoffs: 0.01 } },
+  });
+  await assert.rejects(one.request("GET", "/api/v1/namespaces"), ServerError);
+  assert.equal(env.server.faultCounts.error500, 2);
+  const none = new ApiClient({ vault: env.vault, settings: { networking: { errorBackoffs: [] } } });
+  await assert.rejects(none.request("GET", "/api/v1/namespaces"), ServerError);
+  assert.equal(env.server.faultCounts.error500, 3);
+  env.server.setFaults({ rate500: null });
+  const before = env.server.countRequests({ code: 404 });
+  await assert.rejects(env.api.request("GET", "/api/v1/namespaces/absent"), NotFoundError);
+  assert.equal(env.server.countRequests({ code: 404 }) - before, 1);
+});
+
+Deno.test("enforceRetryAfter uses the server's delay instead of a longer backoff", async () => {
+  await using env = await setup({ faults: { rate429: 1, retryAfterSeconds: 0.2 } }, {
+    settings: { networking: { errorBackoffs: [5], enforceRetryAfter: true } },
+  });
+  const started = performance.now();
+  await assert.rejects(env.api.request("GET", "/api/v1/namespaces"), TooManyRequestsError);
+  const elapsed = (performance.now() - started) / 1000;
+  assert.ok(elapsed >= 0.19 && elapsed < 2, `elapsed ${elapsed}`);
+  assert.equal(env.server.faultCounts.error429, 2);
+});
+
+Deno.test("requestTimeout cuts a slow request (and retries it)", async () => {
+  await using env = await setup({ faults: { latencyMs: 1500 } }, {
+    settings: { networking: { requestTimeout: 0.2, errorBackoffs: [0.01] } },
+  });
+  const started = performance.now();
+  const error = await env.api.request("GET", "/api/v1/namespaces").catch((e) => e);
+  const elapsed = (performance.now() - started) / 1000;
+  assert.ok(error instanceof ApiConnectionError, String(error));
+  assert.equal(error.timedOut, true);
+  assert.match(error.message, /timed out after 0\.2s/);
+  assert.ok(elapsed >= 0.4 && elapsed < 1.4, `elapsed ${elapsed}`);
+  // A per-request timeout overrides the setting.
+  env.server.setFaults({ latencyMs: 300 });
+  await env.api.request("GET", "/api/v1/namespaces", { timeout: 5 });
+});
+
+Deno.test("401 invalidates the credentials; the re-login's new token makes the request succeed", async () => {
+  await using server = await startApiServer({ token: "good" });
+  using vault = new Vault({ login: new ConnectionInfo({ server: server.url, token: "stale" }) });
+  const api = new ApiClient({ vault });
+  const logins: string[] = [];
+  const stop = new AbortController();
+  const authenticator = runAuthenticator(vault, () => {
+    logins.push("login");
+    return { login: new ConnectionInfo({ server: server.url, token: "good" }) };
+  }, { signal: stop.signal });
+  try {
+    // Several concurrent requests fail with the stale token, but cause one re-login.
+    const results = await Promise.all(
+      [1, 2, 3].map(() =>
+        api.request<{ metadata: { name: string } }>("GET", "/api/v1/namespaces/default")
+      ),
+    );
+    assert.deepEqual(results.map((r) => r.metadata.name), ["default", "default", "default"]);
+    assert.deepEqual(logins, ["login"]);
+    assert.equal(server.countRequests({ code: 401 }), 3);
+    assert.equal((await vault.select()).info.token, "good");
+  } finally {
+    stop.abort();
+    await authenticator;
+  }
+});
+
+Deno.test("401 with a re-login that gives the same rejected token ends in a LoginError", async () => {
+  await using server = await startApiServer({ token: "good" });
+  const bad = () => new ConnectionInfo({ server: server.url, token: "bad" });
+  using vault = new Vault({ login: bad() });
+  const api = new ApiClient({ vault });
+  const stop = new AbortController();
+  const authenticator = runAuthenticator(vault, () => ({ login: bad() }), { signal: stop.signal });
+  try {
+    const error = await api.request("GET", "/api/v1/namespaces").catch((e) => e);
+    assert.ok(error instanceof LoginError, String(error));
+    assert.match(error.message, /^Ran out of valid credentials: /);
+    assert.equal((error.cause as ApiError).code, 401);
+  } finally {
+    stop.abort();
+    await authenticator;
+  }
+});
+
+Deno.test("a failing login handler surfaces as the LoginError's cause", async () => {
+  using vault = new Vault();
+  const api = new ApiClient({ vault });
+  const stop = new AbortController();
+  const authenticator = runAuthenticator(vault, () => {
+    throw new Error("token service down");
+  }, { signal: stop.signal });
+  try {
+    const error = await api.request("GET", "/version").catch((e) => e);
+    assert.ok(error instanceof LoginError);
+    assert.equal((error.cause as Error).message, "token service down");
+  } finally {
+    stop.abort();
+    await authenticator;
+  }
+});
+
+Deno.test("an abort stops waiting for credentials, retries and slow answers at once", async () => {
+  using empty = new Vault();
+  const waiting = new ApiClient({ vault: empty });
+  const stop1 = new AbortController();
+  setTimeout(() => stop1.abort(new Error("stop1")), 50);
+  await assert.rejects(waiting.request("GET", "/version", { signal: stop1.signal }), /stop1/);
+
+  await using env = await setup({ faults: { rate503: 1, retryAfterSeconds: 30 } });
+  const stop2 = new AbortController();
+  setTimeout(() => stop2.abort(new Error("stop2")), 100);
+  const started = performance.now();
+  await assert.rejects(
+    env.api.request("GET", "/api/v1/namespaces", { signal: stop2.signal }),
+    /stop2/,
+  );
+  env.server.setFaults({ rate503: null, latencyMs: 1000 });
+  const stop3 = new AbortController();
+  setTimeout(() => stop3.abort(new Error("stop3")), 100);
+  await assert.rejects(
+    env.api.request("GET", "/api/v1/namespaces", { signal: stop3.signal }),
+    /stop3/,
+  );
+  assert.ok(performance.now() - started < 900);
+  env.server.setFaults({ latencyMs: null });
+});
+
+Deno.test("onRequest reports verb, resource, subresource and code per attempt", async () => {
+  const records: RequestRecord[] = [];
+  await using env = await setup({}, { onRequest: (r) => records.push(r) });
+  await env.api.request("POST", CONFIGMAPS.getUrl({ namespace: "default" }), {
+    body: { metadata: { name: "x" } },
+  });
+  await env.api.request("GET", "/api/v1/configmaps", { query: { limit: 1 } });
+  await env.api.request("GET", "/apis").catch(() => {});
+  await env.api.request("DELETE", CONFIGMAPS.getUrl({ namespace: "default", name: "nope" })).catch(
+    () => {},
+  );
+  assert.deepEqual(records.map((r) => [r.verb, r.resource, r.code]), [
+    ["create", "configmaps", 201],
+    ["list", "configmaps", 200],
+    ["list", "", 200],
+    ["delete", "configmaps", 404],
+  ]);
+  assert.ok(records.every((r) => r.durationMs >= 0 && r.attempt === 1));
+  assert.deepEqual(describeRequest("GET", "/apis/kopf.dev/v1/kopfexamples", true), {
+    verb: "watch",
+    resource: "kopfexamples.kopf.dev",
+    subresource: undefined,
+  });
+  assert.deepEqual(describeRequest("GET", "/api/v1/namespaces/ns1"), {
+    verb: "get",
+    resource: "namespaces",
+    subresource: undefined,
+  });
+});
+
+Deno.test("expired credentials are dropped and a re-login brings new ones", async () => {
+  await using server = await startApiServer({ token: "t2" });
+  let now = Date.now();
+  using vault = new Vault({
+    login: new ConnectionInfo({
+      server: server.url,
+      token: "t1",
+      expiration: new Date(now + 1000),
+    }),
+  }, { now: () => now });
+  const api = new ApiClient({ vault });
+  const stop = new AbortController();
+  let logins = 0;
+  const authenticator = runAuthenticator(vault, () => {
+    logins++;
+    return { login: new ConnectionInfo({ server: server.url, token: "t2" }) };
+  }, { signal: stop.signal });
+  try {
+    now += 2000;
+    await api.request("GET", "/api/v1/namespaces");
+    assert.equal(logins, 1);
+    assert.equal(server.countRequests({ code: 401 }), 0, "expired credentials were not even tried");
+  } finally {
+    stop.abort();
+    await authenticator;
+  }
+});

@@ -1,0 +1,88 @@
+import assert from "node:assert/strict";
+import { readVersion, scanResources } from "../../src/cogs/clients/scanning.ts";
+import { deleteObject } from "../../src/cogs/clients/deleting.ts";
+import { ApiClient } from "../../src/cogs/clients/api.ts";
+import { Selector } from "../../src/cogs/structs/references.ts";
+import { CRDS, createKopfExampleCrd, eventually, setup } from "./_setup.ts";
+
+Deno.test("scanResources() finds the built-ins with their names, scope, verbs, subresources", async () => {
+  await using env = await setup();
+  const resources = await scanResources(env.api);
+  const pods = new Selector("pods").selectOne(resources);
+  assert.equal(String(pods), "pods.v1");
+  assert.equal(pods.kind, "Pod");
+  assert.equal(pods.singular, "pod");
+  assert.ok(pods.shortcuts.has("po"));
+  assert.equal(pods.namespaced, true);
+  assert.ok(pods.verbs.has("watch"));
+  assert.ok(pods.subresources.has("status"));
+  assert.ok(!resources.some((r) => r.plural.includes("/")), "subresources are folded");
+  const namespaces = new Selector("v1", "namespaces").selectOne(resources);
+  assert.equal(namespaces.namespaced, false);
+  assert.equal(new Selector("deployments.apps").selectOne(resources).apiVersion, "apps/v1");
+  assert.equal(
+    new Selector("apiextensions.k8s.io", "customresourcedefinitions").selectOne(resources).kind,
+    "CustomResourceDefinition",
+  );
+  assert.ok(new Selector("events").select(resources).length >= 1);
+  assert.equal((await readVersion(env.api)).major, "1");
+});
+
+Deno.test("a CRD created at run time appears in the next scan, with preferred versions", async () => {
+  await using env = await setup();
+  const before = await scanResources(env.api);
+  assert.deepEqual(new Selector("kopfexamples").select(before), []);
+  await createKopfExampleCrd(env.api);
+  let after = await scanResources(env.api, { groups: ["kopf.dev"] });
+  await eventually(
+    async () => {
+      after = await scanResources(env.api, { groups: ["kopf.dev"] });
+      return after.length === 2;
+    },
+    5,
+    "the CRD to be served",
+  );
+  const versions = after.map((r) => `${r}:${r.preferred}`).sort();
+  assert.deepEqual(versions, [
+    "kopfexamples.v1.kopf.dev:true",
+    "kopfexamples.v1beta1.kopf.dev:false",
+  ]);
+  const kex = new Selector("kex").selectOne(after);
+  assert.equal(kex.version, "v1", "a versionless selector takes the preferred version");
+  assert.ok(kex.subresources.has("status"));
+  assert.ok(kex.categories.has("all"));
+  assert.equal(
+    new Selector("kopf.dev", "v1beta1", "KopfExample").selectOne(after).version,
+    "v1beta1",
+  );
+  assert.ok(after.every((r) => r.group === "kopf.dev"), "groups limit the scan");
+
+  await deleteObject(env.api, CRDS, null, "kopfexamples.kopf.dev");
+  await eventually(async () =>
+    (await scanResources(env.api, { groups: ["kopf.dev"] })).length === 0
+  );
+});
+
+Deno.test("a group-version that 404s between /apis and its own request has no resources", async () => {
+  await using env = await setup();
+  // Let /apis announce a group that the server does not serve (as happens
+  // when the last CRD of a group is deleted between the two requests).
+  const api = new ApiClient({
+    vault: env.vault,
+    fetch: async (url, init) => {
+      const response = await fetch(url, init);
+      if (!url.endsWith("/apis")) return response;
+      const body = await response.json();
+      body.groups.push({
+        name: "gone.example.com",
+        versions: [{ groupVersion: "gone.example.com/v1", version: "v1" }],
+        preferredVersion: { groupVersion: "gone.example.com/v1", version: "v1" },
+      });
+      return Response.json(body);
+    },
+  });
+  const resources = await scanResources(api);
+  assert.ok(resources.length > 10);
+  assert.ok(!resources.some((r) => r.group === "gone.example.com"));
+  assert.equal(env.server.countRequests({ code: 404 }), 1);
+});

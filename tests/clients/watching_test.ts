@@ -1,0 +1,283 @@
+import assert from "node:assert/strict";
+import { iterJsonLines } from "../../src/cogs/clients/jsonlines.ts";
+import {
+  infiniteWatch,
+  type RawWatchEvent,
+  type WatchEvent,
+  WatchingError,
+  watchObjects,
+} from "../../src/cogs/clients/watching.ts";
+import { listObjects } from "../../src/cogs/clients/fetching.ts";
+import { createObject } from "../../src/cogs/clients/creating.ts";
+import { deleteObject } from "../../src/cogs/clients/deleting.ts";
+import { patchObject } from "../../src/cogs/clients/patching.ts";
+import { ApiClient } from "../../src/cogs/clients/api.ts";
+import type { RawBody } from "../../src/cogs/clients/types.ts";
+import { CONFIGMAPS, eventually, setup } from "./_setup.ts";
+
+Deno.test("iterJsonLines() survives any chunk boundary, multi-byte characters included", async () => {
+  const text = '{"a":"ü€𝄞"}\r\n\n{"b":[1,2]}\n{"c":"' + "x".repeat(5000) + '"}';
+  const bytes = new TextEncoder().encode(text);
+  const expected = [{ a: "ü€𝄞" }, { b: [1, 2] }, { c: "x".repeat(5000) }];
+  for (const size of [1, 2, 3, 7, 64, bytes.length]) {
+    const chunks: Uint8Array[] = [];
+    for (let i = 0; i < bytes.length; i += size) chunks.push(bytes.slice(i, i + size));
+    const values = [];
+    for await (const value of iterJsonLines(chunks)) values.push(value);
+    assert.deepEqual(values, expected, `chunk size ${size}`);
+  }
+  await assert.rejects(async () => {
+    for await (const _ of iterJsonLines([new TextEncoder().encode("{oops}\n")])) { /* consume */ }
+  }, SyntaxError);
+});
+
+Deno.test("iterJsonLines() stays linear for a huge line in many small chunks", async () => {
+  const line = new TextEncoder().encode(JSON.stringify({ data: "y".repeat(4_000_000) }) + "\n");
+  const chunks: Uint8Array[] = [];
+  for (let i = 0; i < line.length; i += 1024) chunks.push(line.subarray(i, i + 1024));
+  const started = performance.now();
+  let count = 0;
+  for await (const _ of iterJsonLines(chunks)) count++;
+  assert.equal(count, 1);
+  assert.ok(performance.now() - started < 1000);
+});
+
+Deno.test("watchObjects() yields ADDED, MODIFIED, DELETED in order from a resourceVersion", async () => {
+  await using env = await setup();
+  const { api } = env;
+  await createObject(api, CONFIGMAPS, "default", { metadata: { name: "before" } });
+  const { resourceVersion } = await listObjects(api, CONFIGMAPS, "default");
+  const stop = new AbortController();
+  const events: Array<[string, string | undefined]> = [];
+  const watching = (async () => {
+    for await (
+      const { type, object } of watchObjects(api, CONFIGMAPS, "default", {
+        resourceVersion,
+        signal: stop.signal,
+      })
+    ) {
+      if (type === "BOOKMARK") continue;
+      events.push([type, object.metadata?.name]);
+      if (type === "DELETED") stop.abort();
+    }
+  })();
+  await createObject(api, CONFIGMAPS, "default", { metadata: { name: "cm" }, data: { a: "1" } });
+  await patchObject(api, CONFIGMAPS, "default", "cm", { data: { a: "2" } });
+  await deleteObject(api, CONFIGMAPS, "default", "cm");
+  await watching;
+  assert.deepEqual(events, [["ADDED", "cm"], ["MODIFIED", "cm"], ["DELETED", "cm"]]);
+});
+
+Deno.test("watchObjects() yields the in-stream 410 ERROR for an expired resourceVersion", async () => {
+  await using env = await setup();
+  const { resourceVersion } = await listObjects(env.api, CONFIGMAPS, "default");
+  await createObject(env.api, CONFIGMAPS, "default", { metadata: { name: "cm" } });
+  env.server.expireResourceVersions();
+  const events: RawWatchEvent[] = [];
+  for await (const event of watchObjects(env.api, CONFIGMAPS, "default", { resourceVersion })) {
+    events.push(event);
+    if (event.type === "ERROR") break;
+  }
+  assert.equal(events.at(-1)?.type, "ERROR");
+  assert.equal(events.at(-1)?.object.code, 410);
+});
+
+/** Applies infiniteWatch events to a name → resourceVersion map. */
+function apply(state: Map<string, string>, event: WatchEvent): void {
+  if (event.type === "LISTED") return;
+  const name = event.object.metadata!.name!;
+  if (event.type === "DELETED") state.delete(name);
+  else state.set(name, event.object.metadata!.resourceVersion!);
+}
+
+async function serverState(env: { api: ApiClient }): Promise<Map<string, string>> {
+  const { items } = await listObjects(env.api, CONFIGMAPS, "default");
+  return new Map(items.map((i) => [i.metadata!.name!, i.metadata!.resourceVersion!]));
+}
+
+/** Whether two name → resourceVersion maps are equal (in any order). */
+function same(a: Map<string, string>, b: Map<string, string>): boolean {
+  return a.size === b.size && [...a].every(([k, v]) => b.get(k) === v);
+}
+
+/** Runs infiniteWatch in the background, collecting the events and the state. */
+function follow(api: ApiClient, options: Parameters<typeof infiniteWatch>[3] = {}) {
+  const stop = new AbortController();
+  const events: WatchEvent[] = [];
+  const state = new Map<string, string>();
+  const done = (async () => {
+    for await (
+      const event of infiniteWatch(api, CONFIGMAPS, "default", { ...options, signal: stop.signal })
+    ) {
+      events.push(event);
+      apply(state, event);
+    }
+  })();
+  const listings = () => events.filter((e) => e.type === "LISTED").length;
+  return {
+    events,
+    state,
+    listings,
+    async stop() {
+      stop.abort();
+      await done;
+    },
+  };
+}
+
+Deno.test("infiniteWatch() lists, marks LISTED, then follows changes", async () => {
+  await using env = await setup();
+  await createObject(env.api, CONFIGMAPS, "default", { metadata: { name: "a" } });
+  await createObject(env.api, CONFIGMAPS, "default", { metadata: { name: "b" } });
+  const watch = follow(env.api);
+  try {
+    await eventually(() => watch.listings() === 1);
+    assert.deepEqual(
+      watch.events.map((e) =>
+        e.type === "LISTED" ? ["LISTED", e.count] : [e.type, e.object.metadata?.name]
+      ),
+      [
+        [null, "a"],
+        [null, "b"],
+        ["LISTED", 2],
+      ],
+    );
+    await createObject(env.api, CONFIGMAPS, "default", { metadata: { name: "c" } });
+    await deleteObject(env.api, CONFIGMAPS, "default", "a");
+    const expected = await serverState(env);
+    await eventually(() => same(watch.state, expected));
+    assert.ok(!watch.events.some((e) => (e.type as string) === "BOOKMARK"));
+  } finally {
+    await watch.stop();
+  }
+});
+
+Deno.test("infiniteWatch() survives closed watches and ends with the exact server state", async () => {
+  await using env = await setup({ faults: { closeWatchesEvery: 0.15 } });
+  const watch = follow(env.api);
+  try {
+    await eventually(() => watch.listings() === 1);
+    for (let i = 0; i < 20; i++) {
+      await createObject(env.api, CONFIGMAPS, "default", { metadata: { name: `cm${i}` } });
+      if (i % 3 === 0) {
+        await patchObject(env.api, CONFIGMAPS, "default", `cm${i}`, { data: { i: `${i}` } });
+      }
+      if (i % 4 === 0) await deleteObject(env.api, CONFIGMAPS, "default", `cm${i}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const expected = await serverState(env);
+    await eventually(() => same(watch.state, expected), 10, "the same state");
+    assert.ok(
+      env.server.faultCounts.watchClosed >= 2,
+      `closed ${env.server.faultCounts.watchClosed}`,
+    );
+    assert.equal(watch.listings(), 1, "resumed from the last resourceVersion, never relisted");
+  } finally {
+    await watch.stop();
+  }
+});
+
+Deno.test("infiniteWatch() relists on 410 and reports deletions it missed", async () => {
+  await using env = await setup({}, { settings: { watching: { reconnectBackoff: 0.3 } } });
+  for (const name of ["a", "b", "c"]) {
+    await createObject(env.api, CONFIGMAPS, "default", { metadata: { name } });
+  }
+  const watch = follow(env.api);
+  try {
+    await eventually(() => watch.listings() === 1);
+    // Close the stream; change things while no stream is open; forget that history.
+    env.server.expireResourceVersions();
+    await deleteObject(env.api, CONFIGMAPS, "default", "a");
+    await patchObject(env.api, CONFIGMAPS, "default", "b", { data: { x: "1" } });
+    await createObject(env.api, CONFIGMAPS, "default", { metadata: { name: "d" } });
+    env.server.expireResourceVersions();
+    await eventually(() => watch.listings() === 2, 10, "a relist");
+    assert.ok(same(watch.state, await serverState(env)));
+    const relisted = watch.events.slice(watch.events.findIndex((e) => e.type === "LISTED") + 1);
+    assert.deepEqual(
+      relisted.map((e) => e.type === "LISTED" ? "LISTED" : `${e.type}:${e.object.metadata?.name}`),
+      ["null:b", "null:c", "null:d", "DELETED:a", "LISTED"],
+    );
+    assert.ok(env.server.faultCounts.expiredWatches >= 1);
+  } finally {
+    await watch.stop();
+  }
+});
+
+Deno.test("infiniteWatch() reopens a silent (stalled) stream after the inactivity timeout", async () => {
+  await using env = await setup({}, { settings: { watching: { inactivityTimeout: 0.5 } } });
+  const watch = follow(env.api);
+  try {
+    await eventually(() => watch.listings() === 1);
+    await new Promise((r) => setTimeout(r, 100)); // let the watch stream open
+    env.server.setFaults({ stallWatches: true });
+    await createObject(env.api, CONFIGMAPS, "default", { metadata: { name: "during-stall" } });
+    env.server.setFaults({ stallWatches: null });
+    const started = performance.now();
+    await eventually(() => watch.state.has("during-stall"), 5, "the event after reconnecting");
+    const waited = (performance.now() - started) / 1000;
+    assert.ok(env.server.faultCounts.watchStalled >= 1);
+    assert.ok(waited >= 0.2 && waited < 3, `waited ${waited}s`);
+    assert.equal(watch.listings(), 1);
+  } finally {
+    await watch.stop();
+  }
+});
+
+Deno.test("infiniteWatch() stops promptly when aborted, also on a silent stream", async () => {
+  await using env = await setup();
+  const watch = follow(env.api);
+  await eventually(() => watch.listings() === 1);
+  await new Promise((r) => setTimeout(r, 100));
+  const started = performance.now();
+  await watch.stop();
+  assert.ok(performance.now() - started < 200);
+});
+
+Deno.test("an HTTP 410 relists; an in-stream ERROR other than 410 is a WatchingError", async () => {
+  await using env = await setup();
+  await createObject(env.api, CONFIGMAPS, "default", { metadata: { name: "a" } });
+  let watches = 0;
+  const api = new ApiClient({
+    vault: env.vault,
+    settings: { watching: { reconnectBackoff: 0.01 } },
+    // Tamper with the real server's answers to watches: 410 first, then an ERROR event.
+    fetch: (url, init) => {
+      if (!url.includes("watch=true")) return fetch(url, init);
+      watches++;
+      if (watches === 1) {
+        return Promise.resolve(
+          Response.json({ kind: "Status", code: 410, reason: "Expired", message: "too old" }, {
+            status: 410,
+          }),
+        );
+      }
+      const line = JSON.stringify({
+        type: "ERROR",
+        object: { kind: "Status", code: 500, reason: "InternalError", message: "boom" },
+      });
+      return Promise.resolve(new Response(line + "\n"));
+    },
+  });
+  const events: WatchEvent[] = [];
+  await assert.rejects(
+    (async () => {
+      for await (const event of infiniteWatch(api, CONFIGMAPS, "default")) events.push(event);
+    })(),
+    (e: Error) => e instanceof WatchingError && /500 InternalError: boom/.test(e.message),
+  );
+  assert.equal(events.filter((e) => e.type === "LISTED").length, 2, "relisted after the HTTP 410");
+  assert.ok(events.every((e) => e.type !== "DELETED"));
+  assert.equal(watches, 2);
+});
+
+Deno.test("watchObjects() ends when the client timeout passes", async () => {
+  await using env = await setup();
+  const started = performance.now();
+  const events: RawBody[] = [];
+  for await (const event of watchObjects(env.api, CONFIGMAPS, "default", { clientTimeout: 0.3 })) {
+    events.push(event.object);
+  }
+  const elapsed = (performance.now() - started) / 1000;
+  assert.ok(elapsed >= 0.25 && elapsed < 2, `elapsed ${elapsed}`);
+});
