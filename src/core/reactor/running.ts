@@ -15,6 +15,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { sleep } from "../../cogs/aio/sleep.ts";
 import { ApiClient } from "../../cogs/clients/api.ts";
+import { NotFoundError } from "../../cogs/clients/errors.ts";
 import { loginViaClient, loginWithKubeconfig, runAuthenticator } from "../../cogs/clients/auth.ts";
 import { postEvent } from "../../cogs/clients/events.ts";
 import { readObject } from "../../cogs/clients/fetching.ts";
@@ -23,7 +24,12 @@ import { scanResources } from "../../cogs/clients/scanning.ts";
 import { infiniteWatch } from "../../cogs/clients/watching.ts";
 import { OperatorSettings } from "../../cogs/configs/settings.ts";
 import { ConnectionInfo, Vault, type VaultSource } from "../../cogs/structs/credentials.ts";
-import { matchNamespace, type Resource, type Selector } from "../../cogs/structs/references.ts";
+import {
+  matchNamespace,
+  type Resource,
+  Resource as ResourceClass,
+  type Selector,
+} from "../../cogs/structs/references.ts";
 import type { ObjectApi } from "../actions/application.ts";
 import { allAtOnce, type Lifecycle } from "../actions/execution.ts";
 import type { AnyObject } from "../actions/invocation.ts";
@@ -258,7 +264,7 @@ async function startOperator(options: OperatorOptions): Promise<OperatorTask[]> 
   }
 
   const watchers = new Orchestrator(api, op, settings, logger, signal);
-  const ready = watchers.start(resources, namespaces);
+  const ready = watchers.start(resources, namespaces, registry.selectors());
   const liveness = options.liveness
     ? serveLiveness(options.liveness, registry, env, signal, logger)
     : undefined;
@@ -309,7 +315,8 @@ function describeApiFailure(e: unknown): string {
 }
 
 /**
- * Resolves the registry's selectors against discovery; unknown or ambiguous specific names are fatal.
+ * Resolves the registry's selectors against discovery; unknown or ambiguous specific names are
+ * fatal when `strict` (at start), and skipped otherwise (rescans while running).
  *
  * @param api The client.
  * @param selectors The selectors.
@@ -320,6 +327,7 @@ async function resolveResources(
   api: ApiClient,
   selectors: Selector[],
   signal: AbortSignal,
+  strict = true,
 ): Promise<Resource[]> {
   if (!selectors.length) return [];
   const all = await scanResources(api, { signal });
@@ -330,6 +338,7 @@ async function resolveResources(
       try {
         resource = selector.selectOne(all);
       } catch (e) {
+        if (!strict) continue;
         throw new OperatorError(`${(e as Error).message}`);
       }
       out.set(resource.toString(), resource);
@@ -343,7 +352,13 @@ async function resolveResources(
   return [...out.values()];
 }
 
-/** One watcher per resource (and namespace), feeding per-object queues. */
+/**
+ * One watcher per resource (and namespace), feeding per-object queues. The
+ * set of watchers follows two things while running: the namespaces that
+ * match `-n` patterns (a watch on namespaces), and the served resources (a
+ * watch on CRDs: a new CRD matching a category/EVERYTHING selector is picked
+ * up; a deleted CRD's watchers stop; a re-created one's restart).
+ */
 class Orchestrator {
   #api: ApiClient;
   #op: OperatorContext;
@@ -355,6 +370,10 @@ class Orchestrator {
     { stop: AbortController; done: Promise<void>; queues: ObjectQueues }
   >();
   #failure: (e: unknown) => void = () => {};
+  #resources: Resource[] = [];
+  /** Served namespaces, or undefined for cluster-wide. */
+  #namespaces: Set<string> | undefined;
+  #selectors: Selector[] = [];
   /** Resolves with a fatal error of a watcher, or undefined at a clean stop. */
   readonly failure: Promise<unknown>;
 
@@ -377,50 +396,118 @@ class Orchestrator {
   }
 
   /** Starts watching; resolves when every initial listing has been queued. */
-  async start(resources: Resource[], namespaces: string[] | undefined): Promise<void> {
-    const clusterScoped = resources.filter((r) => !r.namespaced || namespaces === undefined);
-    const listings = clusterScoped.map((r) => this.#watch(r, undefined));
-    const namespaced = namespaces === undefined ? [] : resources.filter((r) => r.namespaced);
-    if (namespaced.length) listings.push(this.#followNamespaces(namespaced, namespaces!));
-    await Promise.all(listings);
+  async start(
+    resources: Resource[],
+    namespaces: string[] | undefined,
+    selectors: Selector[],
+  ): Promise<void> {
+    this.#resources = resources;
+    this.#selectors = selectors;
+    const waits: Promise<void>[] = [];
+    if (namespaces !== undefined && resources.some((r) => r.namespaced)) {
+      this.#namespaces = new Set();
+      waits.push(this.#followNamespaces(namespaces));
+    }
+    if (selectors.length) waits.push(this.#followCrds());
+    await Promise.all(waits);
+    await this.#reconcile();
   }
 
-  /** Watches namespaces; starts and stops the namespaced watchers as matching namespaces come and go. */
-  #followNamespaces(resources: Resource[], patterns: string[]): Promise<void> {
-    const nsResource = { group: "", version: "v1", plural: "namespaces" };
+  /** Starts and stops watchers to match the current resources and namespaces. */
+  #reconcile(): Promise<void> {
+    const wanted = new Map<string, [Resource, string | undefined]>();
+    for (const r of this.#resources) {
+      if (!r.namespaced || this.#namespaces === undefined) wanted.set(`${r}@*`, [r, undefined]);
+      else for (const ns of this.#namespaces) wanted.set(`${r}@${ns}`, [r, ns]);
+    }
+    const starting: Promise<void>[] = [];
+    for (const [key, [r, ns]] of wanted) {
+      if (!this.#streams.has(key)) starting.push(this.#watch(r, ns));
+    }
+    for (const key of [...this.#streams.keys()]) if (!wanted.has(key)) void this.#unwatchKey(key);
+    return Promise.all(starting).then(() => {});
+  }
+
+  /** Follows namespaces: the served set changes as matching namespaces come and go. */
+  #followNamespaces(patterns: string[]): Promise<void> {
     let listed!: () => void;
     const ready = new Promise<void>((resolve) => (listed = resolve));
-    const served = new Set<string>();
+    const namespaces = new ResourceClass({
+      group: "",
+      version: "v1",
+      plural: "namespaces",
+      kind: "Namespace",
+      namespaced: false,
+    });
     const run = async () => {
-      const { Resource } = await import("../../cogs/structs/references.ts");
-      const namespacesResource = new Resource({
-        ...nsResource,
-        kind: "Namespace",
-        namespaced: false,
-      });
-      const starting: Promise<void>[] = [];
+      let initial = true;
       for await (
-        const event of infiniteWatch(this.#api, namespacesResource, null, { signal: this.#signal })
+        const event of infiniteWatch(this.#api, namespaces, null, { signal: this.#signal })
       ) {
         if (event.type === "LISTED") {
-          await Promise.all(starting.splice(0));
+          initial = false;
           listed();
           continue;
         }
         const name = event.object.metadata?.name ?? "";
         if (!matchNamespace(patterns, name)) continue;
-        const gone = event.type === "DELETED" || !!event.object.metadata?.deletionTimestamp;
-        if (!gone && !served.has(name)) {
-          served.add(name);
-          for (const r of resources) starting.push(this.#watch(r, name));
-          if (event.type !== null) await Promise.all(starting.splice(0));
-        } else if (gone && event.type === "DELETED" && served.has(name)) {
-          served.delete(name);
-          for (const r of resources) await this.#unwatch(r, name);
-        }
+        const served = this.#namespaces!;
+        if (event.type === "DELETED") served.delete(name);
+        else served.add(name);
+        if (!initial) await this.#reconcile();
       }
     };
-    run().catch((e) => this.#fail(e));
+    run().catch((e) => this.#fail(e)).finally(() => listed());
+    return ready;
+  }
+
+  /** Follows CRDs: re-resolves the selectors after any CRD change (debounced). */
+  #followCrds(): Promise<void> {
+    let listed!: () => void;
+    const ready = new Promise<void>((resolve) => (listed = resolve));
+    const crds = new ResourceClass({
+      group: "apiextensions.k8s.io",
+      version: "v1",
+      plural: "customresourcedefinitions",
+      kind: "CustomResourceDefinition",
+      namespaced: false,
+    });
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const rescan = () => {
+      clearTimeout(timer);
+      timer = setTimeout(async () => {
+        try {
+          const next = await resolveResources(this.#api, this.#selectors, this.#signal, false);
+          const before = new Set(this.#resources.map(String));
+          const added = next.filter((r) => !before.has(String(r)));
+          if (added.length) {
+            this.#logger.info(`Serving new resources: ${added.map(String).join(", ")}.`);
+          }
+          this.#resources = next;
+          await this.#reconcile();
+        } catch (e) {
+          if (!this.#signal.aborted) {
+            this.#logger.warning(`Rescanning the resources failed: ${(e as Error).message}`);
+          }
+        }
+      }, 500);
+    };
+    this.#signal.addEventListener("abort", () => clearTimeout(timer), { once: true });
+    const run = async () => {
+      let initial = true;
+      for await (const event of infiniteWatch(this.#api, crds, null, { signal: this.#signal })) {
+        if (event.type === "LISTED") {
+          initial = false;
+          listed();
+          continue;
+        }
+        if (!initial) rescan();
+      }
+    };
+    run().catch((e) => {
+      // Without access to CRDs the operator still serves what it found at start.
+      if (!this.#signal.aborted) this.#logger.debug(`Not following CRDs: ${(e as Error).message}`);
+    }).finally(() => listed());
     return ready;
   }
 
@@ -483,7 +570,11 @@ class Orchestrator {
           queues.push({ type: event.type, object: event.object as AnyObject });
         }
       } catch (e) {
-        if (!signal.aborted) this.#fail(e);
+        if (e instanceof NotFoundError) {
+          // The resource went away (its CRD was deleted): the CRD watch restarts it if it comes back.
+          this.#logger.debug(`Stopped watching ${resource}: it is not served any more.`);
+          if (this.#streams.get(key)?.stop === stop) this.#streams.delete(key);
+        } else if (!signal.aborted) this.#fail(e);
       } finally {
         listed();
         await queues.close(settings.batching.exitTimeout);
@@ -493,8 +584,7 @@ class Orchestrator {
     return ready;
   }
 
-  async #unwatch(resource: Resource, namespace: string): Promise<void> {
-    const key = `${resource}@${namespace}`;
+  async #unwatchKey(key: string): Promise<void> {
     const stream = this.#streams.get(key);
     if (!stream) return;
     this.#streams.delete(key);
