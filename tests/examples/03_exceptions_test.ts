@@ -1,0 +1,147 @@
+import assert from "node:assert/strict";
+import { KopfRunner } from "../../testing.ts";
+import { cluster, ROOT } from "./_setup.ts";
+
+// deno-lint-ignore no-explicit-any
+type Obj = any;
+
+/** Records every version of the example objects, as a watch delivers them. */
+async function watchVersions(url: string): Promise<{ versions: Obj[]; stop: () => Promise<void> }> {
+  const abort = new AbortController();
+  const response = await fetch(
+    `${url}/apis/kopf.dev/v1/namespaces/default/kopfexamples?watch=true`,
+    {
+      signal: abort.signal,
+    },
+  );
+  assert.equal(response.status, 200);
+  const versions: Obj[] = [];
+  const reading = (async () => {
+    let buffer = "";
+    const decoder = new TextDecoder();
+    try {
+      for await (const chunk of response.body!) {
+        buffer += decoder.decode(chunk, { stream: true });
+        let nl;
+        while ((nl = buffer.indexOf("\n")) >= 0) {
+          const line = buffer.slice(0, nl).trim();
+          buffer = buffer.slice(nl + 1);
+          if (line) versions.push(JSON.parse(line).object);
+        }
+      }
+    } catch (e) {
+      if (!abort.signal.aborted) throw e;
+    }
+  })();
+  return {
+    versions,
+    stop: async () => {
+      abort.abort();
+      await reading;
+    },
+  };
+}
+
+const KEY = "kopf.zalando.org/create_fn";
+const DIFFBASE = "kopf.zalando.org/last-handled-configuration";
+
+Deno.test("03-exceptions: TemporaryError retried after its delay, an arbitrary error after the backoff, PermanentError stops; progress kept in the annotation meanwhile", async () => {
+  await using c = await cluster();
+  const watch = await watchVersions(c.api.url);
+  const runner = await KopfRunner.start(
+    ["run", "-A", "--verbose", `${ROOT}examples/03-exceptions/example.ts`],
+    { kubeconfig: c.api.kubeconfig.path },
+  );
+  try {
+    assert.equal((await c.kubectl("apply", "-f", `${ROOT}examples/obj.yaml`)).code, 0);
+    await runner.waitFor("Creation is processed: 0 succeeded; 1 failed.", 15);
+    // The last cycle's patch (purging the progress, storing the diff base) comes through the watch.
+    const deadline = Date.now() + 5000;
+    while (!watch.versions.at(-1)?.metadata?.annotations?.[DIFFBASE]) {
+      assert.ok(Date.now() < deadline, "the last patch is not seen within 5s");
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  } finally {
+    await runner.stop();
+    await watch.stop();
+  }
+  assert.equal(runner.exitCode, 0);
+  assert.equal(runner.exception, undefined);
+  const out = runner.output;
+
+  // The log: each kind of failure with Kopf's words, in this order.
+  const lines = [
+    "[default/kopf-example-1] Handler 'create_fn' failed temporarily: First failure.",
+    "[default/kopf-example-1] Handler 'create_fn' failed with an exception. Will retry.",
+    "MyException: Second failure.",
+    "[default/kopf-example-1] Handler 'create_fn' failed permanently: Third failure, the final one.",
+    "[default/kopf-example-1] Creation is processed: 0 succeeded; 1 failed.",
+  ];
+  let at = -1;
+  for (const line of lines) {
+    const found = out.indexOf(line, at + 1);
+    assert.ok(found > at, `expected in order after the previous line: ${line}\n${out}`);
+    at = found;
+  }
+  // Three attempts, and no more after the permanent failure.
+  assert.deepEqual(out.match(/create_fn is called with retry=\d+/g), [
+    "create_fn is called with retry=0",
+    "create_fn is called with retry=1",
+    "create_fn is called with retry=2",
+  ]);
+  assert.doesNotMatch(out, /Handler 'create_fn' succeeded/);
+
+  // The progress records as the object carried them between the attempts.
+  const records: Obj[] = [];
+  for (const v of watch.versions) {
+    const raw = v.metadata?.annotations?.[KEY];
+    if (raw && raw !== JSON.stringify(records.at(-1))) records.push(JSON.parse(raw));
+  }
+  assert.equal(records.length, 2, `two records (after each retriable failure): ${records}`);
+  const [first, second] = records;
+  assert.deepEqual(Object.keys(first), [
+    "started",
+    "delayed",
+    "purpose",
+    "retries",
+    "success",
+    "failure",
+    "message",
+  ]);
+  assert.deepEqual(
+    {
+      purpose: first.purpose,
+      retries: first.retries,
+      success: first.success,
+      failure: first.failure,
+      message: first.message,
+    },
+    { purpose: "create", retries: 1, success: false, failure: false, message: "First failure." },
+  );
+  assert.deepEqual(
+    {
+      purpose: second.purpose,
+      retries: second.retries,
+      success: second.success,
+      failure: second.failure,
+      message: second.message,
+    },
+    { purpose: "create", retries: 2, success: false, failure: false, message: "Second failure." },
+  );
+  assert.equal(second.started, first.started, "the first start is kept across retries");
+  assert.match(first.started, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00$/);
+  const ms = (s: string) => Date.parse(s);
+  const firstDelay = ms(first.delayed) - ms(first.started);
+  assert.ok(
+    firstDelay >= 1000 && firstDelay < 2000,
+    `delayed by TemporaryError's 1s: ${firstDelay}ms`,
+  );
+  const backoff = ms(second.delayed) - ms(first.delayed);
+  assert.ok(backoff >= 1000 && backoff < 2500, `delayed by the 1s backoff: ${backoff}ms`);
+
+  // When the handler failed for good, the record is purged; nothing in the status either.
+  const last = watch.versions.at(-1);
+  assert.equal(last.metadata.annotations[KEY], undefined);
+  assert.equal(last.status?.kopf?.progress, undefined);
+  assert.ok(last.metadata.annotations[DIFFBASE]);
+});
