@@ -50,6 +50,8 @@ export class HandlerState {
   dirty: boolean;
   /** Whether a record exists in storage (needs purging at the end). */
   stored: boolean;
+  /** The stored `started` text, rewritten as is (Kopf's microseconds survive a takeover). */
+  startedText: string | undefined;
 
   /**
    * @param init The fields.
@@ -68,6 +70,7 @@ export class HandlerState {
     this.subrefs = init.subrefs ?? [];
     this.dirty = init.dirty ?? false;
     this.stored = init.stored ?? false;
+    this.startedText = init.startedText;
   }
 
   /**
@@ -88,13 +91,17 @@ export class HandlerState {
       message: record.message ?? undefined,
       subrefs: [...(record.subrefs ?? [])],
       stored: true,
+      ...(record.started?.endsWith("+00:00") ? { startedText: record.started } : {}),
     });
   }
 
   /** The record to store, in Kopf's format. */
   toRecord(): ProgressRecord {
     return {
-      started: formatTime(this.started),
+      started: this.startedText !== undefined &&
+          parseTime(this.startedText)?.getTime() === this.started.getTime()
+        ? this.startedText
+        : formatTime(this.started),
       stopped: this.stopped ? formatTime(this.stopped) : null,
       delayed: this.delayed ? formatTime(this.delayed) : null,
       purpose: this.purpose ?? null,

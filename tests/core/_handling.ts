@@ -1,0 +1,209 @@
+/**
+ * Shared set-up of the handling tests: an embedded API server with the
+ * example CRD (`kopfexamples.kopf.dev`, status with
+ * `x-kubernetes-preserve-unknown-fields`), plain-HTTP helpers to create,
+ * read, patch and delete objects, waiting for object states, counting the
+ * operator's PATCH requests, and an in-process operator with an inline
+ * registry.
+ *
+ * @module
+ */
+
+import { KopfRunner, type RunningApiServer, startApiServer } from "../../testing.ts";
+import type { OperatorRegistry, OperatorSettings } from "../../mod.ts";
+
+// deno-lint-ignore no-explicit-any
+export type Obj = Record<string, any>;
+
+/** The resource key of the example CRD, as the API server counts requests. */
+export const KEX = "kopfexamples.kopf.dev";
+
+const BASE = "/apis/kopf.dev/v1/namespaces/default/kopfexamples";
+
+/** The example CRD, as in examples/crd.yaml (a status subresource, unknown fields preserved). */
+export const CRD = {
+  apiVersion: "apiextensions.k8s.io/v1",
+  kind: "CustomResourceDefinition",
+  metadata: { name: "kopfexamples.kopf.dev" },
+  spec: {
+    scope: "Namespaced",
+    group: "kopf.dev",
+    names: { kind: "KopfExample", plural: "kopfexamples", singular: "kopfexample" },
+    versions: [{
+      name: "v1",
+      served: true,
+      storage: true,
+      subresources: { status: {} },
+      schema: {
+        openAPIV3Schema: {
+          type: "object",
+          properties: {
+            spec: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
+            status: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
+          },
+        },
+      },
+    }],
+  },
+};
+
+/** A test cluster: the API server with the CRD and object helpers. */
+export interface Env extends AsyncDisposable {
+  api: RunningApiServer;
+  /** Creates a KopfExample in `default` (name and spec, plus any metadata given). */
+  create(name: string, spec?: Obj, metadata?: Obj): Promise<Obj>;
+  /** Reads an object; undefined when it does not exist. */
+  get(name: string): Promise<Obj | undefined>;
+  /** Merge-patches an object (main resource, not the status). */
+  patch(name: string, patch: Obj): Promise<Obj>;
+  /** Merge-patches the status subresource of an object. */
+  patchStatus(name: string, patch: Obj): Promise<Obj>;
+  /** Deletes an object (it may linger while finalizers are on it). */
+  remove(name: string): Promise<void>;
+  /** Polls until the object matches, returning it; throws with the last state on timeout. */
+  waitFor(name: string, check: (o: Obj) => boolean, seconds?: number): Promise<Obj>;
+  /** Polls until the object is gone. */
+  waitGone(name: string, seconds?: number): Promise<void>;
+  /** PATCH requests to KopfExamples so far (main resource and /status together). */
+  patches(): number;
+  /** Runs an operator with this registry (and settings) against the server, cluster-wide, verbose. */
+  operator(registry: OperatorRegistry, settings?: OperatorSettings): Promise<KopfRunner>;
+}
+
+async function call(api: RunningApiServer, method: string, path: string, body?: unknown) {
+  const init: RequestInit = { method };
+  if (body !== undefined) {
+    init.body = JSON.stringify(body);
+    init.headers = {
+      "content-type": method === "PATCH" ? "application/merge-patch+json" : "application/json",
+    };
+  }
+  const res = await fetch(`${api.url}${path}`, init);
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+}
+
+/**
+ * Starts an API server with the example CRD.
+ *
+ * @returns The environment; dispose it with `await using`.
+ */
+export async function setup(): Promise<Env> {
+  const api = await startApiServer();
+  const crd = await call(
+    api,
+    "POST",
+    "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+    CRD,
+  );
+  if (crd.status !== 201) throw new Error(`CRD creation failed: ${JSON.stringify(crd.body)}`);
+  const runners: KopfRunner[] = [];
+  const env: Env = {
+    api,
+    async create(name, spec = {}, metadata = {}) {
+      const res = await call(api, "POST", BASE, {
+        apiVersion: "kopf.dev/v1",
+        kind: "KopfExample",
+        metadata: { ...metadata, name, namespace: "default" },
+        spec,
+      });
+      if (res.status !== 201) throw new Error(`create ${name}: ${JSON.stringify(res.body)}`);
+      return res.body;
+    },
+    async get(name) {
+      const res = await call(api, "GET", `${BASE}/${name}`);
+      return res.status === 200 ? res.body : undefined;
+    },
+    async patch(name, patch) {
+      const res = await call(api, "PATCH", `${BASE}/${name}`, patch);
+      if (res.status !== 200) throw new Error(`patch ${name}: ${JSON.stringify(res.body)}`);
+      return res.body;
+    },
+    async patchStatus(name, patch) {
+      const res = await call(api, "PATCH", `${BASE}/${name}/status`, patch);
+      if (res.status !== 200) throw new Error(`patch ${name}/status: ${JSON.stringify(res.body)}`);
+      return res.body;
+    },
+    async remove(name) {
+      const res = await call(api, "DELETE", `${BASE}/${name}`);
+      if (res.status !== 200 && res.status !== 202) {
+        throw new Error(`delete ${name}: ${JSON.stringify(res.body)}`);
+      }
+    },
+    async waitFor(name, check, seconds = 10) {
+      const deadline = Date.now() + seconds * 1000;
+      let last: Obj | undefined;
+      while (Date.now() < deadline) {
+        last = await env.get(name);
+        if (last && check(last)) return last;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      throw new Error(`${name} did not reach the state in ${seconds}s: ${JSON.stringify(last)}`);
+    },
+    async waitGone(name, seconds = 10) {
+      const deadline = Date.now() + seconds * 1000;
+      let last: Obj | undefined;
+      while (Date.now() < deadline) {
+        last = await env.get(name);
+        if (!last) return;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      throw new Error(`${name} is still there after ${seconds}s: ${JSON.stringify(last)}`);
+    },
+    patches: () => api.countRequests({ verb: "patch", resource: KEX }),
+    async operator(registry, settings) {
+      const runner = await KopfRunner.start(["run", "-A", "--verbose"], {
+        registry,
+        kubeconfig: api.kubeconfig.path,
+        ...(settings ? { settings } : {}),
+        ...(Deno.env.get("KOPF_TEST_ECHO") ? { echo: true } : {}),
+      });
+      runners.push(runner);
+      return runner;
+    },
+    async [Symbol.asyncDispose]() {
+      for (const r of runners) await r.stop().catch(() => {});
+      await api.stop();
+    },
+  };
+  return env;
+}
+
+/** Annotations of an object (`{}` when none). */
+export function annotations(o: Obj | undefined): Record<string, string> {
+  return o?.metadata?.annotations ?? {};
+}
+
+/** Kopf's own annotations of an object (`kopf.zalando.org/…`), by their name after the prefix. */
+export function kopfAnnotations(o: Obj | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(annotations(o))) {
+    if (k.startsWith("kopf.zalando.org/")) out[k.slice("kopf.zalando.org/".length)] = v;
+  }
+  return out;
+}
+
+/** The last-handled-configuration annotation's key. */
+export const LAST_HANDLED = "kopf.zalando.org/last-handled-configuration";
+
+/** Kopf's default finalizer. */
+export const FINALIZER = "kopf.zalando.org/KopfFinalizerMarker";
+
+/** A Python-Kopf timestamp (`isoformat()` of an aware UTC time, microseconds) for `offsetSeconds` from now. */
+export function pyTime(offsetSeconds: number, micros = 123456): string {
+  const iso = new Date(Date.now() + offsetSeconds * 1000).toISOString();
+  return `${iso.slice(0, 19)}.${String(micros).padStart(6, "0")}+00:00`;
+}
+
+/** Kopf's timestamp shape. */
+export const PY_TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00$/;
+
+/** Waits a little (for "nothing else happens" checks). */
+export function sleep(seconds: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, seconds * 1000));
+}
+
+/** Counts the occurrences of a substring. */
+export function count(text: string, needle: string): number {
+  return text.split(needle).length - 1;
+}
