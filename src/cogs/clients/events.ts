@@ -102,6 +102,8 @@ export async function postEvent(
   const namespace = ref.namespace || (await api.defaultNamespace(options.signal)) || "default";
   const message = cutMessage(event.message ?? "");
   const now = new Date().toISOString();
+  // eventTime is a MicroTime: Kubernetes parses it with exactly six fractional digits.
+  const micro = now.replace(/\.(\d{3})Z$/, ".$1000Z");
   const posting = options.posting ?? {};
   const component = posting.reportingComponent ?? "kopf";
   const body = {
@@ -116,7 +118,7 @@ export async function postEvent(
     involvedObject: { ...ref, namespace },
     firstTimestamp: now,
     lastTimestamp: now,
-    eventTime: now,
+    eventTime: micro,
   };
   const resource = options.resource ?? EVENTS_RESOURCE;
   try {

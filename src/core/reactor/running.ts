@@ -41,7 +41,7 @@ import {
   OperatorLogger,
 } from "../actions/loggers.ts";
 import { ActivityError, runActivity } from "../engines/activities.ts";
-import { EventPoster, postingScope } from "../engines/posting.ts";
+import { EventPoster, type PostingScope, postingScope } from "../engines/posting.ts";
 import { Memo } from "../intents/handlers.ts";
 import { getDefaultRegistry } from "../intents/registration.ts";
 import type { OperatorRegistry } from "../intents/registry.ts";
@@ -137,7 +137,14 @@ export async function operator(options: OperatorOptions = {}): Promise<void> {
  */
 export async function spawnTasks(options: OperatorOptions = {}): Promise<OperatorTask[]> {
   const scope: OperatorScope = { id: nextId++ };
-  return await operatorScope.run(scope, () => startOperator(options));
+  const posting: PostingScope = {
+    poster: undefined,
+    posting: () => ({ enabled: false, level: "info" }),
+  };
+  return await operatorScope.run(
+    scope,
+    () => postingScope.run(posting, () => startOperator(options, posting)),
+  );
 }
 
 /**
@@ -155,7 +162,10 @@ export async function runTasks(tasks: OperatorTask[], signal?: AbortSignal): Pro
   if (failed) throw failed.reason;
 }
 
-async function startOperator(options: OperatorOptions): Promise<OperatorTask[]> {
+async function startOperator(
+  options: OperatorOptions,
+  posting: PostingScope,
+): Promise<OperatorTask[]> {
   const registry = options.registry ?? getDefaultRegistry();
   const settings = options.settings ?? new OperatorSettings();
   const memo = options.memo ?? new Memo();
@@ -232,6 +242,8 @@ async function startOperator(options: OperatorOptions): Promise<OperatorTask[]> 
     },
     (e) => logger.debug(`Failed to post an event: ${e instanceof Error ? e.message : e}`),
   );
+  posting.poster = poster;
+  posting.posting = () => settings.posting;
   const op: OperatorContext = {
     registry,
     settings,
@@ -264,7 +276,12 @@ async function startOperator(options: OperatorOptions): Promise<OperatorTask[]> 
   }
 
   const watchers = new Orchestrator(api, op, settings, logger, signal);
-  const ready = watchers.start(resources, namespaces, registry.selectors());
+  // The watchers' tasks (and so the handlers) run in the posting scope, for kopf.event().
+  const scope = { poster, posting: () => settings.posting };
+  const ready = postingScope.run(
+    scope,
+    () => watchers.start(resources, namespaces, registry.selectors()),
+  );
   const liveness = options.liveness
     ? serveLiveness(options.liveness, registry, env, signal, logger)
     : undefined;
@@ -294,7 +311,7 @@ async function startOperator(options: OperatorOptions): Promise<OperatorTask[]> 
   return [
     {
       name: "main",
-      done: postingScope.run({ poster, posting: () => settings.posting }, () => main),
+      done: main,
     },
     { name: "watchers", done: failing },
   ];
