@@ -22,9 +22,9 @@ export interface PendingEvent {
 /** Sends one event to the API (implemented over the client; failures are the poster's to log). */
 export type EventSender = (event: PendingEvent, signal: AbortSignal) => Promise<void>;
 
-/** What `kopf.event()` needs from the running operator. */
+/** What `kopf.event()` needs from the running operator (filled in as the operator starts). */
 export interface PostingScope {
-  poster: EventPoster;
+  poster: EventPoster | undefined;
   /** The current posting settings (they may change in startup handlers). */
   posting: () => { enabled: boolean; level: string };
 }
@@ -126,7 +126,7 @@ export function event(
   event: { type: string; reason: string; message?: string },
 ): void {
   const scope = postingScope.getStore();
-  if (!scope) {
+  if (!scope?.poster) {
     throw new Error(
       "kopf.event() works only inside a running operator (in a handler or a task it started)",
     );
@@ -142,7 +142,7 @@ export function event(
     if (meta.name) ref.name = meta.name;
     if (meta.uid) ref.uid = meta.uid;
     if (meta.namespace) ref.namespace = meta.namespace;
-    scope.poster.post(ref, event.type, event.reason, event.message ?? "");
+    scope.poster!.post(ref, event.type, event.reason, event.message ?? "");
   }
 }
 

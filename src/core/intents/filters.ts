@@ -113,6 +113,31 @@ export function matchesObject(
   return true;
 }
 
+/**
+ * Whether an object is in a changing handler's scope at all, whatever the cause
+ * (Kopf's pre-matching): labels, annotations and `when` on the object, and the
+ * field's value on either side of the change. When no handler of a resource
+ * pre-matches an object, the object is processed in the stealth mode.
+ *
+ * @param handler The handler.
+ * @param cause The object, and the old and new essences.
+ * @param context The handler context (for callbacks).
+ * @returns Whether the object is in the handler's scope.
+ */
+export function prematches(
+  handler: ChangingHandler,
+  cause: { body: AnyObject; old: unknown; new: unknown },
+  context: unknown,
+): boolean {
+  if (!matchesObject(handler, cause.body, context)) return false;
+  const field = handler.field;
+  if (!field) return true;
+  return [cause.body, cause.new, cause.old].some((side) => {
+    const v = getField(side, field);
+    return matchValue(handler.value ?? PRESENT, present(v), v, context);
+  });
+}
+
 function isChanging(handler: ResourceHandler): handler is ChangingHandler {
   return (handler as ChangingHandler).kind === "changing";
 }

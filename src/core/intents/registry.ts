@@ -8,7 +8,7 @@
  */
 
 import type { Resource, Selector } from "../../cogs/structs/references.ts";
-import { matchesChange, matchesObject } from "./filters.ts";
+import { matchesChange, matchesObject, prematches } from "./filters.ts";
 import type {
   ActivityHandler,
   AnyObject,
@@ -136,6 +136,24 @@ export class OperatorRegistry {
     context: unknown,
   ): ChangingHandler[] {
     return selectForCause(this.changingHandlers(resource), cause, context);
+  }
+
+  /**
+   * Whether any changing handler of a resource has an object in its scope
+   * (its filters pre-match, whatever the cause). If none has, the object is
+   * processed in the stealth mode: nothing is logged or stored on it.
+   *
+   * @param resource The resource.
+   * @param cause The object, and the old and new essences.
+   * @param context The handler context, for callback filters.
+   * @returns True when the object is in the scope of some handler.
+   */
+  prematch(
+    resource: Resource,
+    cause: { body: AnyObject; old: unknown; new: unknown },
+    context: unknown,
+  ): boolean {
+    return this.changingHandlers(resource).some((h) => prematches(h, cause, context));
   }
 
   /**

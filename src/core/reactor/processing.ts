@@ -112,7 +112,9 @@ export async function processEvent(
   const settings = op.settings;
   const logger = new ObjectLogger(op.sink, body, {
     post: op.post,
-    level: () => (settings.posting.enabled ? settings.posting.level as Level : undefined),
+    level: () => (settings.posting.enabled && settings.posting.loggers
+      ? settings.posting.level as Level
+      : undefined),
   });
   const patch = new Patch();
   const base = objectContext(op, resource, body, patch, logger);
@@ -216,6 +218,21 @@ async function processChanging(
     initial: !memory.fullyHandledOnce,
   });
   const causeContext: ChangingContext = { ...base, reason: cause.reason, diff, old, new: essence };
+
+  // Stealth mode: an object that no handler's filters match is not handled at all (nothing is
+  // logged about it, no diff-base is stored), so when it comes into the scope later, it is "created".
+  if (!registry.prematch(resource, { body, old, new: essence }, causeContext)) {
+    if (isDeletionBlocked(body, finalizer)) {
+      logger.debug("Removing the finalizer, as there are no handlers requiring it.");
+      const updated = await removeFinalizer(api, body, finalizer, signal);
+      if (!updated) return {};
+      expectVersion(memory, body, updated);
+      body = updated;
+    }
+    const applied = await applyPatch(api, body, patch.toJSON(), logger, signal);
+    expectVersion(memory, body, applied);
+    return {};
+  }
 
   if (cause.reason === "gone") {
     logger.debug("Deleted, really deleted, and we are notified.");
