@@ -276,12 +276,7 @@ async function startOperator(
   }
 
   const watchers = new Orchestrator(api, op, settings, logger, signal);
-  // The watchers' tasks (and so the handlers) run in the posting scope, for kopf.event().
-  const scope = { poster, posting: () => settings.posting };
-  const ready = postingScope.run(
-    scope,
-    () => watchers.start(resources, namespaces, registry.selectors()),
-  );
+  const ready = watchers.start(resources, namespaces, registry.selectors());
   const liveness = options.liveness
     ? serveLiveness(options.liveness, registry, env, signal, logger)
     : undefined;
