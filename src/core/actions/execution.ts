@@ -170,11 +170,15 @@ async function runHandler<H extends BaseHandler>(
     logger.error(`${noun} '${id}' failed permanently: ${error.message}`);
     return { final: true, error };
   }
+  // Ids of children run by kopf.execute(): remembered in the parent's record (subrefs),
+  // so that their own records are found again in the next cycle.
+  const executed: string[] = [];
   const scope: SubhandlerScope = {
     parentId: id,
     registered: [],
     parent: handler,
     execute: async (children) => {
+      for (const c of children) if (!executed.includes(c.id)) executed.push(c.id);
       const done = await runChildren(children, request, id, now);
       if (!done.finished) {
         throw new ChildrenRetry("sub-handlers are not finished yet", { delay: done.delay });
@@ -190,7 +194,7 @@ async function runHandler<H extends BaseHandler>(
     result = await handlerScope.run(scope, () => handler.fn(context));
     if (scope.registered.length) {
       const done = await runChildren(scope.registered, request, id, now);
-      const subrefs = scope.registered.map((h) => h.id);
+      const subrefs = [...executed, ...scope.registered.map((h) => h.id)];
       if (!done.finished) return { final: false, delay: done.delay, subrefs };
       if (done.failed) {
         const error = new ChildrenFailedError(`sub-handlers failed: ${done.failed}`);
@@ -199,11 +203,12 @@ async function runHandler<H extends BaseHandler>(
       }
     }
   } catch (e) {
-    return failure(handler, e, logger, noun);
+    const outcome = failure(handler, e, logger, noun);
+    return executed.length ? { ...outcome, subrefs: executed } : outcome;
   }
   logger.info(`${noun} '${id}' succeeded.`);
   if (result !== undefined && result !== null) request.onResult?.(handler, result);
-  return { final: true, result };
+  return executed.length ? { final: true, result, subrefs: executed } : { final: true, result };
 }
 
 function failure(handler: BaseHandler, e: unknown, logger: OperatorLogger, noun: string): Outcome {
