@@ -284,7 +284,9 @@ async function processChanging(
       skip = true;
     } else {
       const reasonTitle = REASON_TITLES[cause.reason];
-      logger.debug(`${REASON_PROGRESS[cause.reason]} is in progress: ${JSON.stringify(body)}`);
+      if (logger.isEnabledFor("debug")) {
+        logger.debug(`${REASON_PROGRESS[cause.reason]} is in progress: ${JSON.stringify(body)}`);
+      }
       const ids = handlers.map((h) => h.id);
       const state = await State.fromStorage(body, progress, ids, cause.reason);
       await runHandlersOnce<ChangingHandler>({
