@@ -21,6 +21,7 @@
  * @module
  */
 
+import { AsyncLocalStorage } from "node:async_hooks";
 import { dirname, join } from "node:path";
 import type { KubeConfig } from "@kubernetes/client-node";
 import {
@@ -366,7 +367,36 @@ function pemOf(value: unknown): string | undefined {
   return String(value) || undefined;
 }
 
+const kubeconfigScope = new AsyncLocalStorage<string>();
+
+/**
+ * Runs a function with a default kubeconfig for {@link loginWithKubeconfig}
+ * calls without a path (instead of `KUBECONFIG` or `~/.kube/config`): an
+ * operator given a kubeconfig (e.g. by `KopfRunner`) runs its login handlers
+ * so, and they reach the same cluster as the default login would.
+ *
+ * @param path The kubeconfig file.
+ * @param fn The function.
+ * @returns What the function returns.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { startApiServer } from "../../../testing.ts";
+ * import { loginWithKubeconfig, withDefaultKubeconfig } from "./auth.ts";
+ *
+ * await using server = await startApiServer();
+ * const info = await withDefaultKubeconfig(server.kubeconfig.path, () => loginWithKubeconfig());
+ * assert.equal(info?.server, server.url);
+ * ```
+ */
+export function withDefaultKubeconfig<T>(path: string, fn: () => T): T {
+  return kubeconfigScope.run(path, fn);
+}
+
 function defaultKubeconfigPaths(): string[] | undefined {
+  const scoped = kubeconfigScope.getStore();
+  if (scoped) return [scoped];
   let env: string | undefined;
   let home: string | undefined;
   try {

@@ -16,7 +16,12 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { sleep } from "../../cogs/aio/sleep.ts";
 import { ApiClient } from "../../cogs/clients/api.ts";
 import { NotFoundError } from "../../cogs/clients/errors.ts";
-import { loginViaClient, loginWithKubeconfig, runAuthenticator } from "../../cogs/clients/auth.ts";
+import {
+  loginViaClient,
+  loginWithKubeconfig,
+  runAuthenticator,
+  withDefaultKubeconfig,
+} from "../../cogs/clients/auth.ts";
 import { postEvent } from "../../cogs/clients/events.ts";
 import { readObject } from "../../cogs/clients/fetching.ts";
 import { patchObject } from "../../cogs/clients/patching.ts";
@@ -77,7 +82,10 @@ export interface OperatorOptions {
   signal?: AbortSignal;
   /** Called once the operator watches everything it should. */
   onReady?: () => void;
-  /** Log in with this kubeconfig file (when there are no login handlers) instead of the default login. */
+  /**
+   * Log in with this kubeconfig file (when there are no login handlers) instead of the default
+   * login; login handlers get it as the default of `kopf.loginWithKubeconfig()`.
+   */
   kubeconfig?: string;
   /** Credentials store (default: a new vault filled by login handlers or the default login). */
   vault?: Vault;
@@ -201,7 +209,13 @@ async function startOperator(
       }
       return { "login_via_client": await loginViaClient() };
     }
-    const results = await runActivity("login", loginHandlers, env, s);
+    // Login handlers of an operator given a kubeconfig find it as the default of loginWithKubeconfig().
+    const results = options.kubeconfig
+      ? await withDefaultKubeconfig(
+        options.kubeconfig,
+        () => runActivity("login", loginHandlers, env, s),
+      )
+      : await runActivity("login", loginHandlers, env, s);
     const out: Record<string, ConnectionInfo | null> = {};
     for (const [id, result] of results) {
       out[id] = result instanceof ConnectionInfo || result === null || result === undefined

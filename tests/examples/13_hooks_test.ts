@@ -1,0 +1,116 @@
+/**
+ * 13-hooks: startup (with retries, the memo and the settings), login (a
+ * custom handler returning the kubeconfig's credentials), probes (the
+ * liveness endpoint's JSON), and cleanup at the operator's stop.
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import { KopfRunner } from "../../testing.ts";
+import { type Cluster, cluster, ROOT } from "./_setup.ts";
+
+const EXAMPLE = `${ROOT}examples/13-hooks/example.ts`;
+
+function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  return port;
+}
+
+async function events(c: Cluster, name: string): Promise<{ type: string; message: string }[]> {
+  const got = await c.kubectl(
+    "get",
+    "events",
+    "--field-selector",
+    `involvedObject.name=${name}`,
+    "-o",
+    "json",
+  );
+  assert.equal(got.code, 0, got.stderr);
+  return JSON.parse(got.stdout).items;
+}
+
+Deno.test("13-hooks: startup, login, probes, and cleanup handlers", async () => {
+  await using c = await cluster();
+  const port = freePort();
+  const url = `http://127.0.0.1:${port}/healthz`;
+  // The kubeconfig option: the example's login handler gets it from kopf.loginWithKubeconfig().
+  const runner = await KopfRunner.start(["run", "-A", "--verbose", `--liveness=${url}`, EXAMPLE], {
+    kubeconfig: c.api.kubeconfig.path,
+  });
+  try {
+    // Startup: all handlers have finished before the operator became ready, the retried one too.
+    const startup = runner.output;
+    assert.match(startup, /Initialising the pod-tasks registry\.\.\./);
+    assert.match(startup, /Activity 'startupFnSimple' succeeded\./);
+    assert.equal(startup.match(/Activity 'startupFnRetried' failed temporarily/g)?.length, 3);
+    assert.match(startup, /Going to succeed in 1 more attempt\(s\)\./);
+    assert.match(startup, /Starting retried\.\.\./);
+    assert.match(startup, /Activity 'startupFnRetried' succeeded\./);
+    // Login: by the custom handler, after the startup.
+    assert.match(startup, /Logging in in 0\.5s\.\.\./);
+    assert.match(startup, /Activity 'loginFn' succeeded\./);
+    assert.ok(startup.indexOf("Starting retried...") < startup.indexOf("Logging in in 0.5s..."));
+    assert.ok(
+      startup.indexOf("Activity 'loginFn' succeeded.") <
+        startup.indexOf("Initial authentication has finished."),
+    );
+
+    // Probes: the liveness endpoint answers with the probe handlers' results.
+    const empty = await (await fetch(url)).json();
+    assert.equal(empty.tasksCount, 0);
+    assert.deepEqual(empty.monitoredObjects, {});
+    assert.ok(!Number.isNaN(Date.parse(empty.now)), `a timestamp: ${empty.now}`);
+
+    const created = await c.kubectl("run", "pod1", "--image=busybox");
+    assert.equal(created.code, 0, created.stderr);
+    await runner.waitFor("[default/pod1] A background task is started.");
+    await runner.waitFor("[default/pod1] Served by the background task.", 10);
+    // The probe results are cached for a short while: poll until the new state shows.
+    let health: { tasksCount: number; monitoredObjects: Record<string, string[]> } = empty;
+    const deadline = Date.now() + 5_000;
+    while (health.tasksCount !== 1 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      health = await (await fetch(url)).json();
+    }
+    assert.equal(health.tasksCount, 1);
+    assert.deepEqual(health.monitoredObjects, { default: ["pod1"] });
+    assert.equal((await fetch(url.replace("/healthz", "/other"))).status, 404);
+    await (await fetch(url.replace("/healthz", "/other"))).body?.cancel();
+
+    // A pod that lives through the stop: its task is stopped by the cleanup handler.
+    assert.equal((await c.kubectl("run", "pod2", "--image=busybox")).code, 0);
+    await runner.waitFor("[default/pod2] A background task is started.");
+
+    // The memo's settings: only warnings of handlers become events (posting.level = "warning").
+    assert.equal((await c.kubectl("delete", "pod", "pod1", "--wait=false")).code, 0);
+    await runner.waitFor("[default/pod1] The pod is gone: its background task is stopped.");
+    await runner.waitFor("[default/pod1] Serving is finished by request.");
+    let posted: { type: string; message: string }[] = [];
+    const posting = Date.now() + 10_000;
+    while (!posted.length && Date.now() < posting) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      posted = await events(c, "pod1");
+    }
+    assert.deepEqual(posted.map((e) => [e.type, e.message]), [
+      ["Warning", "The pod is gone: its background task is stopped."],
+    ]);
+  } finally {
+    await runner.stop();
+  }
+  assert.equal(runner.exitCode, 0);
+  assert.equal(runner.exception, undefined);
+
+  // Cleanup: at the stop, after the watching has ended.
+  const output = runner.output;
+  assert.match(output, /Cleaning up\.\.\./);
+  assert.match(output, /All pod-tasks are requested to stop\.\.\./);
+  assert.match(output, /\[default\/pod2\] Serving is finished by request\./);
+  assert.match(output, /Activity 'cleanupFn' succeeded\./);
+  assert.ok(
+    output.indexOf("Stop-flag is raised. Operator is stopping.") < output.indexOf("Cleaning up..."),
+  );
+  // The liveness endpoint is closed with the operator.
+  await assert.rejects(() => fetch(url));
+});
