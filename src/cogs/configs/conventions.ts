@@ -210,11 +210,19 @@ export class AnnotationKeys {
    */
   makeKeys(key: string, body?: Body): string[] {
     const marked = body === undefined ? key : markKey(key, body);
-    const v2 = this.makeV2Key(marked);
-    if (!this.v1) return [v2];
-    const v1 = this.makeV1Key(marked);
-    return v1 === v2 ? [v2] : [v2, v1];
+    // Every cycle asks for the same few keys; hashing them each time is waste.
+    let keys = this.#made.get(marked);
+    if (!keys) {
+      const v2 = this.makeV2Key(marked);
+      const v1 = this.v1 ? this.makeV1Key(marked) : v2;
+      keys = v1 === v2 ? [v2] : [v2, v1];
+      if (this.#made.size >= 1000) this.#made.clear();
+      this.#made.set(marked, keys);
+    }
+    return [...keys];
   }
+
+  #made = new Map<string, string[]>();
 
   /**
    * The legacy key: the whole key, prefix included, fits in `maxLength`.

@@ -52,7 +52,7 @@ export async function applyPatch(
   signal?: AbortSignal,
 ): Promise<AnyObject | undefined> {
   if (!Object.keys(patch).length) return body;
-  logger.debug(`Patching with: ${JSON.stringify(patch)}`);
+  if (logger.isEnabledFor("debug")) logger.debug(`Patching with: ${JSON.stringify(patch)}`);
   const patched = await api.patch(
     body.metadata.name,
     body.metadata.namespace,

@@ -54,8 +54,12 @@ export interface LogRecord {
   error?: unknown;
 }
 
-/** Where records go. */
-export type LogSink = (record: LogRecord) => void;
+/**
+ * Where records go. A sink may state the lowest level it keeps (`level`), so
+ * that messages below it that are costly to build (e.g. a body as JSON) are
+ * not built at all; a sink without it is given every record.
+ */
+export type LogSink = ((record: LogRecord) => void) & { readonly level?: Level };
 
 /** Output formats of `--log-format`. */
 export type LogFormat = "plain" | "full" | "json";
@@ -134,9 +138,10 @@ export function lineSink(options: LogOutputOptions = {}): LogSink {
   const encoder = new TextEncoder();
   const write = options.write ??
     ((line: string) => Deno.stderr.writeSync(encoder.encode(line + "\n")));
-  return (record) => {
+  const sink = (record: LogRecord) => {
     if (levelAtLeast(record.level, level)) write(formatRecord(record, options));
   };
+  return Object.assign(sink, { level });
 }
 
 /**
@@ -181,6 +186,19 @@ export class OperatorLogger {
   /** Emits a prepared record (subclasses add the object). @param record The record. */
   protected emit(record: LogRecord): void {
     this.sink(record);
+  }
+
+  /**
+   * Whether a record at this level goes anywhere: false only when the sink
+   * states a higher minimum level (and, for object loggers, no event is posted).
+   * Guards messages that are costly to build, as Python's `isEnabledFor` does.
+   *
+   * @param level The level.
+   * @returns Whether to build and log the message.
+   */
+  isEnabledFor(level: Level): boolean {
+    const minimum = this.sink.level;
+    return minimum === undefined || levelAtLeast(level, minimum);
   }
 
   /** @param message The message. */
@@ -267,6 +285,12 @@ export class ObjectLogger extends OperatorLogger {
     this.prefix = meta.namespace ? `[${meta.namespace}/${meta.name}] ` : `[${meta.name}] `;
     this.#post = posting?.post;
     this.#postingLevel = posting?.level ?? (() => undefined);
+  }
+
+  override isEnabledFor(level: Level): boolean {
+    if (super.isEnabledFor(level)) return true;
+    const threshold = this.#postingLevel();
+    return !!this.#post && !!threshold && levelAtLeast(level, threshold);
   }
 
   protected override emit(record: LogRecord): void {
