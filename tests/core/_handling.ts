@@ -64,7 +64,7 @@ export interface Env extends AsyncDisposable {
   waitFor(name: string, check: (o: Obj) => boolean, seconds?: number): Promise<Obj>;
   /** Polls until the object is gone. */
   waitGone(name: string, seconds?: number): Promise<void>;
-  /** PATCH requests to KopfExamples so far (main resource and /status together). */
+  /** The operator's PATCH requests to KopfExamples so far (main and /status; not the test's own). */
   patches(): number;
   /** Runs an operator with this registry (and settings) against the server, cluster-wide, verbose. */
   operator(registry: OperatorRegistry, settings?: OperatorSettings): Promise<KopfRunner>;
@@ -98,6 +98,7 @@ export async function setup(): Promise<Env> {
   );
   if (crd.status !== 201) throw new Error(`CRD creation failed: ${JSON.stringify(crd.body)}`);
   const runners: KopfRunner[] = [];
+  let own = 0;
   const env: Env = {
     api,
     async create(name, spec = {}, metadata = {}) {
@@ -115,11 +116,13 @@ export async function setup(): Promise<Env> {
       return res.status === 200 ? res.body : undefined;
     },
     async patch(name, patch) {
+      own++;
       const res = await call(api, "PATCH", `${BASE}/${name}`, patch);
       if (res.status !== 200) throw new Error(`patch ${name}: ${JSON.stringify(res.body)}`);
       return res.body;
     },
     async patchStatus(name, patch) {
+      own++;
       const res = await call(api, "PATCH", `${BASE}/${name}/status`, patch);
       if (res.status !== 200) throw new Error(`patch ${name}/status: ${JSON.stringify(res.body)}`);
       return res.body;
@@ -150,7 +153,7 @@ export async function setup(): Promise<Env> {
       }
       throw new Error(`${name} is still there after ${seconds}s: ${JSON.stringify(last)}`);
     },
-    patches: () => api.countRequests({ verb: "patch", resource: KEX }),
+    patches: () => api.countRequests({ verb: "patch", resource: KEX }) - own,
     async operator(registry, settings) {
       const runner = await KopfRunner.start(["run", "-A", "--verbose"], {
         registry,

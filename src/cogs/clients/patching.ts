@@ -109,7 +109,9 @@ export async function patchObject(
     const empty = typeof status === "object" && status !== null && !Object.keys(status).length;
     if (status !== undefined && !empty) {
       const answer = await send({ status }, "status");
-      patched = { ...patched, status: answer.status };
+      // The /status answer is the whole object after both writes (the newest resourceVersion);
+      // a status-only patch must not return a body without metadata (finalizers, version).
+      patched = answer.metadata ? answer : { ...patched, status: answer.status };
     }
     return patched;
   } catch (error) {
