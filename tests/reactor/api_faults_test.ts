@@ -1,0 +1,241 @@
+/**
+ * Watching and "Retrying of API errors", end to end: while the embedded API
+ * server closes watch streams, expires resourceVersions (410 Gone), answers
+ * 429/503 with Retry-After, or stalls streams silently, the operator keeps
+ * handling, and every object created during the faults is handled exactly
+ * once. A 401 makes the operator re-run its login handlers and continue.
+ */
+import assert from "node:assert/strict";
+import * as kopf from "../../mod.ts";
+import { KopfRunner } from "../../testing.ts";
+import { type Cluster, cluster, delay, until } from "./_setup.ts";
+
+/** Settings with short retries, so faults heal within a test's time. */
+function quickSettings(): kopf.OperatorSettings {
+  const settings = new kopf.OperatorSettings();
+  settings.networking.errorBackoffs = Array(30).fill(0.05);
+  settings.watching.reconnectBackoff = 0.05;
+  return settings;
+}
+
+/** A creation handler that counts its calls per object. */
+function counting(): { registry: kopf.OperatorRegistry; calls: Map<string, number> } {
+  const registry = new kopf.OperatorRegistry();
+  const calls = new Map<string, number>();
+  kopf.on.create("kopfexamples", { registry }, function createFn({ name }) {
+    calls.set(name!, (calls.get(name!) ?? 0) + 1);
+    return { done: true };
+  });
+  return { registry, calls };
+}
+
+/** Creates an object, retrying the test's own request through injected errors. */
+async function createDespiteFaults(c: Cluster, name: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const r = await c.call(
+      "POST",
+      "/apis/kopf.dev/v1/namespaces/default/kopfexamples",
+      { apiVersion: "kopf.dev/v1", kind: "KopfExample", metadata: { name }, spec: { i } },
+      [409, 429, 500, 503],
+    );
+    if (r.status === 201 || r.status === 409) return;
+    await delay(10);
+  }
+  throw new Error(`cannot create ${name}`);
+}
+
+/** Waits until every object is handled (its result in the status), then checks exactly once. */
+async function assertHandledOnce(
+  c: Cluster,
+  calls: Map<string, number>,
+  names: string[],
+  timeout = 15,
+): Promise<void> {
+  await until(() => names.every((n) => calls.has(n)), `handling of ${names.join(", ")}`, timeout);
+  await until(
+    async () => {
+      for (const n of names) {
+        let r;
+        do { // the test's own reads get injected errors too
+          r = await c.call(
+            "GET",
+            `/apis/kopf.dev/v1/namespaces/default/kopfexamples/${n}`,
+            undefined,
+            [429, 500, 503],
+          );
+        } while (r.status !== 200);
+        if (r.body.status?.createFn?.done !== true) return false;
+      }
+      return true;
+    },
+    "the results in the status",
+    timeout,
+  );
+  await delay(300); // a duplicate would show up here
+  for (const n of names) assert.equal(calls.get(n), 1, `${n} handled ${calls.get(n)} times`);
+}
+
+Deno.test("watching: watch streams closed every 0.3 s — reconnects, nothing lost, nothing repeated", async () => {
+  await using c = await cluster({ faults: { closeWatchesEvery: 0.3 } });
+  const { registry, calls } = counting();
+  const runner = await KopfRunner.start(["run", "--standalone", "-A", "-v"], {
+    registry,
+    settings: quickSettings(),
+    kubeconfig: c.api.kubeconfig.path,
+  });
+  const names: string[] = [];
+  try {
+    for (let i = 0; i < 12; i++) {
+      names.push(`closed-${i}`);
+      await createDespiteFaults(c, `closed-${i}`);
+      await delay(100);
+    }
+    await assertHandledOnce(c, calls, names);
+  } finally {
+    await runner.stop();
+  }
+  assert.equal(runner.exitCode, 0);
+  assert.ok(c.api.faultCounts.watchClosed >= 3, JSON.stringify(c.api.faultCounts));
+  assert.ok(c.api.countRequests({ verb: "watch", resource: "kopfexamples.kopf.dev" }) >= 3);
+});
+
+Deno.test("watching: expired resourceVersions (410 Gone) — relist, nothing lost, nothing repeated", async () => {
+  await using c = await cluster();
+  const { registry, calls } = counting();
+  const runner = await KopfRunner.start(["run", "--standalone", "-A", "-v"], {
+    registry,
+    settings: quickSettings(),
+    kubeconfig: c.api.kubeconfig.path,
+  });
+  const names: string[] = [];
+  try {
+    for (let round = 0; round < 3; round++) {
+      for (let i = 0; i < 3; i++) {
+        names.push(`gone-${round}-${i}`);
+        await createDespiteFaults(c, `gone-${round}-${i}`);
+      }
+      // Something newer than any kopfexample, so that every watcher's resourceVersion is expired.
+      await c.call("POST", "/api/v1/namespaces/default/configmaps", {
+        metadata: { name: `bump-${round}` },
+      });
+      c.api.expireResourceVersions();
+      await delay(150);
+    }
+    await assertHandledOnce(c, calls, names);
+    await runner.waitFor(
+      /Restarting the watch-stream for kopfexamples\.v1\.kopf\.dev .*\(410 Gone\)/,
+    );
+  } finally {
+    await runner.stop();
+  }
+  assert.equal(runner.exitCode, 0);
+  assert.ok(c.api.faultCounts.expired >= 1, JSON.stringify(c.api.faultCounts));
+  // Relisting: more than the initial list of kopfexamples.
+  assert.ok(c.api.countRequests({ verb: "list", resource: "kopfexamples.kopf.dev" }) >= 2);
+});
+
+Deno.test("retrying: 429 and 503 answers are retried, honouring Retry-After", async () => {
+  await using c = await cluster();
+  const { registry, calls } = counting();
+  const settings = quickSettings();
+  const runner = await KopfRunner.start(["run", "--standalone", "-A"], {
+    registry,
+    settings,
+    kubeconfig: c.api.kubeconfig.path,
+  });
+  const names: string[] = [];
+  try {
+    // Retry-After (0.4 s) is longer than the backoff (0.05 s): the client waits the longer one.
+    c.api.setFaults({ rate429: 0.25, rate503: 0.25, retryAfterSeconds: 0.4 });
+    for (let i = 0; i < 8; i++) {
+      names.push(`busy-${i}`);
+      await createDespiteFaults(c, `busy-${i}`);
+    }
+    await until(() => c.api.faultCounts.error429 + c.api.faultCounts.error503 >= 6, "faults", 15);
+    await assertHandledOnce(c, calls, names, 30);
+  } finally {
+    c.api.setFaults({ rate429: null, rate503: null });
+    await runner.stop();
+  }
+  assert.equal(runner.exitCode, 0);
+  assert.ok(c.api.faultCounts.error429 > 0 && c.api.faultCounts.error503 > 0);
+  // Retries are logged with the server's delay, not the 0.05 s backoff.
+  assert.match(runner.output, /Request attempt #\d+\/31 failed; will retry in 0\.4s: .* 429/);
+  assert.match(runner.output, /Request attempt #\d+\/31 failed; will retry in 0\.4s: .* 503/);
+  assert.doesNotMatch(runner.output, /will retry in 0\.05s/);
+});
+
+Deno.test("watching: silently stalled streams are reopened after settings.watching.inactivityTimeout", async () => {
+  await using c = await cluster();
+  const { registry, calls } = counting();
+  const settings = quickSettings();
+  settings.watching.inactivityTimeout = 1;
+  const runner = await KopfRunner.start(["run", "--standalone", "-A", "-v"], {
+    registry,
+    settings,
+    kubeconfig: c.api.kubeconfig.path,
+  });
+  const names = ["stalled-0", "stalled-1", "stalled-2"];
+  try {
+    c.api.setFaults({ stallWatches: true });
+    for (const n of names) await createDespiteFaults(c, n);
+    // Silent for longer than the inactivity timeout: reconnected, but still stalled.
+    await runner.waitFor(
+      /The watch-stream for kopfexamples\.v1\.kopf\.dev is silent; reconnecting\./,
+    );
+    assert.equal(calls.size, 0, "nothing can arrive through stalled streams");
+    c.api.setFaults({ stallWatches: null });
+    // The next reconnect (within ~1 s) resumes from the last resourceVersion.
+    await assertHandledOnce(c, calls, names, 5);
+  } finally {
+    await runner.stop();
+  }
+  assert.equal(runner.exitCode, 0);
+  assert.ok(c.api.faultCounts.watchStalled >= 1, JSON.stringify(c.api.faultCounts));
+});
+
+Deno.test("authentication: a 401 re-runs the login handlers; the operator continues with the new token", async () => {
+  await using c = await cluster({ token: "right-token" });
+  const { registry, calls } = counting();
+  const tokens: string[] = [];
+  kopf.on.login({ registry }, function loginFn() {
+    const token = tokens.length === 0 ? "wrong-token" : "right-token";
+    tokens.push(token);
+    return new kopf.ConnectionInfo({ server: c.api.url, token, defaultNamespace: "default" });
+  });
+  const runner = await KopfRunner.start(["run", "--standalone", "-A"], {
+    registry,
+    settings: quickSettings(),
+  });
+  try {
+    await createDespiteFaults(c, "auth-1");
+    await assertHandledOnce(c, calls, ["auth-1"]);
+  } finally {
+    await runner.stop();
+  }
+  assert.equal(runner.exitCode, 0);
+  assert.deepEqual(tokens, ["wrong-token", "right-token"]);
+  assert.match(runner.output, /401 Unauthorized; re-authenticating/);
+  assert.ok(c.api.countRequests({ code: 401 }) >= 1);
+});
+
+Deno.test("authentication: a login handler that keeps returning a rejected token is a fatal one-liner", async () => {
+  await using c = await cluster({ token: "right-token" });
+  const { registry } = counting();
+  let logins = 0;
+  kopf.on.login({ registry }, function loginFn() {
+    logins++;
+    return new kopf.ConnectionInfo({ server: c.api.url, token: "wrong-token" });
+  });
+  const runner = await KopfRunner.start(["run", "--standalone", "-A"], {
+    registry,
+    settings: quickSettings(),
+    reraise: false,
+  });
+  await runner.stop();
+  assert.equal(runner.exitCode, 1);
+  const message = (runner.exception as Error).message;
+  assert.doesNotMatch(message, /\n/);
+  assert.match(message, /credentials/i);
+  assert.ok(logins >= 2 && logins <= 3, `logins: ${logins}`);
+});
