@@ -8,7 +8,7 @@
  * @module
  */
 
-import type { Diff } from "../../cogs/structs/diffs.ts";
+import { type Diff, diff as computeDiff } from "../../cogs/structs/diffs.ts";
 import { ABSENT, PRESENT } from "./markers.ts";
 import type {
   AnyObject,
@@ -171,7 +171,9 @@ export function matchesChange(
   }
   const oldValue = field ? getField(change.old, field) : change.old;
   const newValue = field ? getField(change.new, field) : change.new;
-  if (field && !affects(change.diff, field)) return false;
+  // The field itself must change (added, removed, modified), as Kopf's `field_needs_change`:
+  // a diff at a parent (e.g. the whole essence added on creation) with no value on either side is none.
+  if (field && computeDiff(oldValue, newValue).length === 0) return false;
   if (field && handler.value !== undefined) {
     const either = matchValue(handler.value, present(oldValue), oldValue, context) ||
       matchValue(handler.value, present(newValue), newValue, context);
