@@ -133,11 +133,14 @@ Deno.test("03-exceptions: TemporaryError retried after its delay, an arbitrary e
   const ms = (s: string) => Date.parse(s);
   const firstDelay = ms(first.delayed) - ms(first.started);
   assert.ok(
-    firstDelay >= 1000 && firstDelay < 2000,
+    firstDelay >= 1000 && firstDelay < 5000,
     `delayed by TemporaryError's 1s: ${firstDelay}ms`,
   );
   const backoff = ms(second.delayed) - ms(first.delayed);
-  assert.ok(backoff >= 1000 && backoff < 2500, `delayed by the 1s backoff: ${backoff}ms`);
+  assert.ok(
+    backoff >= 1000 && backoff < 10000,
+    `delayed by the 1s backoff (not the default 60s): ${backoff}ms`,
+  );
 
   // When the handler failed for good, the record is purged; nothing in the status either.
   const last = watch.versions.at(-1);

@@ -208,7 +208,10 @@ async function runHandler<H extends BaseHandler>(
   }
   logger.info(`${noun} '${id}' succeeded.`);
   if (result !== undefined && result !== null) request.onResult?.(handler, result);
-  return executed.length ? { final: true, result, subrefs: executed } : { final: true, result };
+  // Registered children too: their records (kept while other handlers are unfinished) are found
+  // through the parent's subrefs, and purged with it.
+  const subrefs = [...executed, ...scope.registered.map((h) => h.id)];
+  return subrefs.length ? { final: true, result, subrefs } : { final: true, result };
 }
 
 function failure(handler: BaseHandler, e: unknown, logger: OperatorLogger, noun: string): Outcome {

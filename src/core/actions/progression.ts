@@ -5,9 +5,11 @@
  * format (through the configured progress storage), so that work survives
  * restarts and can be taken over from (or by) Python Kopf.
  *
- * A record is only written when there is something to remember (a retry, a
- * delay, sub-handlers); a handler that succeeds at once leaves no trace, and
- * all records are purged when the cycle completes.
+ * Records are only written while a cycle is unfinished (a retry, a delay,
+ * sub-handlers, other handlers still to run): then every handler that ran is
+ * remembered, the finished ones too, so that they are not run again. A cycle
+ * whose handlers all finish at once leaves no trace, and all records are
+ * purged when the cycle completes.
  *
  * @module
  */
@@ -283,7 +285,8 @@ export class State {
   }
 
   /**
-   * Writes the changed, unfinished states (and finished ones that have records) into the patch.
+   * Writes the changed states into the patch (call it only while the cycle is unfinished:
+   * when all handlers are done, {@link State.purge} removes the records instead).
    *
    * @param body The object.
    * @param patch The patch.
@@ -292,8 +295,6 @@ export class State {
   async store(body: AnyObject, patch: Patch, storage: ProgressStorage): Promise<void> {
     for (const [id, hs] of this.#states) {
       if (!hs.dirty) continue;
-      // A handler that finished at once needs no record: the cycle's end purges anyway.
-      if (hs.finished && !hs.stored && !hs.subrefs.length) continue;
       await storage.store(id, hs.toRecord(), body, patch);
       hs.stored = true;
       hs.dirty = false;

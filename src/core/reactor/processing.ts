@@ -300,7 +300,6 @@ async function processChanging(
           patch.status[handler.id] = value;
         },
       });
-      await state.store(body, patch, progress);
       done = state.done(ids);
       if (done) {
         const counts = state.counts(ids);
@@ -313,6 +312,8 @@ async function processChanging(
         }
         await state.purge(body, patch, progress, ids);
       } else {
+        // Finished handlers are remembered too, so that the next cycles do not run them again.
+        await state.store(body, patch, progress);
         delays = state.delays(ids, new Date());
       }
     }
