@@ -126,8 +126,15 @@ async function importOne(specifier: string, shown: string): Promise<void> {
         `cannot load handlers from ${shown}: ${message} (give Deno the permission, e.g. -A)`,
       );
     }
+    // Deno reports a module's syntax error as a TypeError whose message starts with
+    // "SyntaxError:" and whose location is on a later line (with colours): show it plainly.
+    // deno-lint-ignore no-control-regex
+    const lines = e instanceof Error ? e.message.replace(/\x1b\[[0-9;]*m/g, "").split("\n") : [];
+    const at = lines.slice(1).find((l) => /^\s*at \S+:\d+:\d+$/.test(l))?.trim()
+      .replace(/\?kopf-load=\d+/, "");
+    const name = e instanceof Error && !/^[A-Z]\w*Error: /.test(message) ? `${e.name}: ` : "";
     throw new LoadingError(
-      `cannot load handlers from ${shown}: ${e instanceof Error ? e.name + ": " : ""}${message}`,
+      `cannot load handlers from ${shown}: ${name}${message}${at ? ` (${at})` : ""}`,
     );
   }
 }

@@ -219,7 +219,8 @@ export async function loginViaClient(options: ClientLoginOptions = {}): Promise<
       throw new LoginError(
         denied
           ? `Loading the client library's configuration ${permissionHint(denied)}`
-          : `The client library cannot load its configuration: ${oneLine(error)}`,
+          : `The client library cannot load its configuration: ${oneLine(error)}: ` +
+            `point KUBECONFIG at a valid kubeconfig file (or unset it to use ~/.kube/config)`,
         { cause: error },
       );
     }

@@ -15,7 +15,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { sleep } from "../../cogs/aio/sleep.ts";
 import { ApiClient } from "../../cogs/clients/api.ts";
-import { NotFoundError } from "../../cogs/clients/errors.ts";
+import { ApiError, NotFoundError } from "../../cogs/clients/errors.ts";
 import {
   loginViaClient,
   loginWithKubeconfig,
@@ -28,7 +28,12 @@ import { patchObject } from "../../cogs/clients/patching.ts";
 import { scanResources } from "../../cogs/clients/scanning.ts";
 import { infiniteWatch } from "../../cogs/clients/watching.ts";
 import { OperatorSettings } from "../../cogs/configs/settings.ts";
-import { ConnectionInfo, Vault, type VaultSource } from "../../cogs/structs/credentials.ts";
+import {
+  ConnectionInfo,
+  LoginError,
+  Vault,
+  type VaultSource,
+} from "../../cogs/structs/credentials.ts";
 import {
   matchNamespace,
   type Resource,
@@ -298,9 +303,11 @@ async function startOperator(
   const main = (async () => {
     await ready;
     options.onReady?.();
-    await new Promise<void>((resolve) =>
-      signal.addEventListener("abort", () => resolve(), { once: true })
-    );
+    // Stopped during the start-up (e.g. an early SIGINT): the abort event has already fired.
+    await new Promise<void>((resolve) => {
+      if (signal.aborted) resolve();
+      else signal.addEventListener("abort", () => resolve(), { once: true });
+    });
     logger.info("Stop-flag is raised. Operator is stopping.");
     await watchers.stop();
     await runActivity("cleanup", registry.activityHandlers("cleanup"), env).catch((e) => {
@@ -336,6 +343,12 @@ function fatal(activity: string): (e: unknown) => never {
 }
 
 function describeApiFailure(e: unknown): string {
+  if (e instanceof LoginError) {
+    // Say why the login failed (a missing kubeconfig, a missing permission), not only that
+    // the credentials ran out; rejected credentials (an API answer) keep the advice.
+    const cause = e.cause instanceof Error && !(e.cause instanceof ApiError) ? e.cause : e;
+    return `Cannot log in to the Kubernetes API: ${cause.message.split("\n")[0]}`;
+  }
   const message = e instanceof Error ? e.message.split("\n")[0]! : String(e);
   return `Cannot reach the Kubernetes API: ${message}`;
 }
