@@ -1,6 +1,59 @@
+/**
+ * 02-children, end to end.
+ *
+ * The example's handler builds its `@kubernetes/client-node` client from the
+ * default kubeconfig, i.e. `KUBECONFIG`. The environment of this process is
+ * shared by the test modules that run in parallel (and some of them set or
+ * read `KUBECONFIG`), so the operator runs as `kopf run` in a process of its
+ * own, with its own `KUBECONFIG`, instead of in a KopfRunner.
+ *
+ * @module
+ */
 import assert from "node:assert/strict";
-import { KopfRunner } from "../../testing.ts";
 import { cluster, ROOT } from "./_setup.ts";
+
+/** `kopf run` in a child process, with its output collected. */
+class OperatorProcess {
+  #child: Deno.ChildProcess;
+  #text = "";
+  #pumps: Promise<void>[];
+
+  constructor(args: string[], env: Record<string, string>) {
+    this.#child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", `${ROOT}cli.ts`, ...args],
+      env,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    this.#pumps = [this.#pump(this.#child.stdout), this.#pump(this.#child.stderr)];
+  }
+
+  async #pump(stream: ReadableStream<Uint8Array>): Promise<void> {
+    for await (const chunk of stream.pipeThrough(new TextDecoderStream())) this.#text += chunk;
+  }
+
+  get output(): string {
+    return this.#text;
+  }
+
+  /** Waits until the output has the text. */
+  async waitFor(text: string, seconds = 10): Promise<void> {
+    await eventually(`${text} in the output:\n${this.#text}`, () => {
+      return Promise.resolve(this.#text.includes(text));
+    }, seconds);
+  }
+
+  /** Stops it as Ctrl-C would, and returns its exit code. */
+  async stop(): Promise<number> {
+    try {
+      this.#child.kill("SIGINT");
+    } catch { /* already exited */ }
+    const status = await this.#child.status;
+    await Promise.all(this.#pumps);
+    return status.code;
+  }
+}
 
 /** Polls until `check` passes (returns true), or fails after `seconds`. */
 async function eventually(what: string, check: () => Promise<boolean>, seconds = 10) {
@@ -13,67 +66,60 @@ async function eventually(what: string, check: () => Promise<boolean>, seconds =
 
 Deno.test("02-children: the creation handler creates an adopted pod with client-node; deleting the parent garbage-collects it", async () => {
   await using c = await cluster();
-  // The example builds its client-node KubeConfig with loadFromDefault(), which reads KUBECONFIG.
-  const previous = Deno.env.get("KUBECONFIG");
-  Deno.env.set("KUBECONFIG", c.api.kubeconfig.path);
+  const operator = new OperatorProcess(
+    ["run", "-A", "--verbose", `${ROOT}examples/02-children/example.ts`],
+    { KUBECONFIG: c.api.kubeconfig.path },
+  );
+  let exitCode: number | undefined;
   try {
-    const runner = await KopfRunner.start(
-      ["run", "-A", "--verbose", `${ROOT}examples/02-children/example.ts`],
-      { kubeconfig: c.api.kubeconfig.path },
+    await operator.waitFor("Starting the watch-stream for kopfexamples", 20);
+    assert.equal((await c.kubectl("apply", "-f", `${ROOT}examples/obj.yaml`)).code, 0);
+    await operator.waitFor("All handlers succeeded for creation.");
+
+    const parent = JSON.parse(
+      (await c.kubectl("get", "kopfexample", "kopf-example-1", "-o", "json")).stdout,
     );
-    try {
-      assert.equal((await c.kubectl("apply", "-f", `${ROOT}examples/obj.yaml`)).code, 0);
-      await runner.waitFor("All handlers succeeded for creation.");
+    const pods = JSON.parse((await c.kubectl("get", "pods", "-o", "json")).stdout).items;
+    assert.equal(pods.length, 1);
+    const pod = pods[0];
 
-      const parent = JSON.parse(
-        (await c.kubectl("get", "kopfexample", "kopf-example-1", "-o", "json")).stdout,
-      );
-      const pods = JSON.parse((await c.kubectl("get", "pods", "-o", "json")).stdout).items;
-      assert.equal(pods.length, 1);
-      const pod = pods[0];
+    // Adopted: owned by the parent, named after it, in its namespace, with its labels.
+    assert.deepEqual(pod.metadata.ownerReferences, [{
+      apiVersion: "kopf.dev/v1",
+      kind: "KopfExample",
+      name: "kopf-example-1",
+      uid: parent.metadata.uid,
+      controller: true,
+      blockOwnerDeletion: true,
+    }]);
+    assert.equal(pod.metadata.generateName, "kopf-example-1-");
+    assert.match(pod.metadata.name, /^kopf-example-1-.+/);
+    assert.equal(pod.metadata.namespace, "default");
+    assert.equal(pod.metadata.labels.somelabel, "somevalue");
+    // Rendered from the parent's spec.
+    const container = pod.spec.containers[0];
+    assert.equal(container.name, "the-only-one");
+    assert.deepEqual(container.env, [{ name: "FIELD", value: "value" }]);
+    assert.match(container.args[0], /sleep 1m/);
 
-      // Adopted: owned by the parent, named after it, in its namespace, with its labels.
-      assert.deepEqual(pod.metadata.ownerReferences, [{
-        apiVersion: "kopf.dev/v1",
-        kind: "KopfExample",
-        name: "kopf-example-1",
-        uid: parent.metadata.uid,
-        controller: true,
-        blockOwnerDeletion: true,
-      }]);
-      assert.equal(pod.metadata.generateName, "kopf-example-1-");
-      assert.match(pod.metadata.name, /^kopf-example-1-.+/);
-      assert.equal(pod.metadata.namespace, "default");
-      assert.equal(pod.metadata.labels.somelabel, "somevalue");
-      // Rendered from the parent's spec.
-      const container = pod.spec.containers[0];
-      assert.equal(container.name, "the-only-one");
-      assert.deepEqual(container.env, [{ name: "FIELD", value: "value" }]);
-      assert.match(container.args[0], /sleep 1m/);
+    // The result lands in status.create_fn, shown in the "Children" printer column.
+    assert.deepEqual(parent.status.create_fn, { children: [pod.metadata.name] });
+    const table = await c.kubectl("get", "kopfexamples");
+    assert.match(table.stdout, /CHILDREN/);
+    assert.match(table.stdout, new RegExp(`kopf-example-1 .*${pod.metadata.name}`));
+    assert.match(operator.output, new RegExp(`Pod child is created: ${pod.metadata.name}`));
 
-      // The result lands in status.create_fn, shown in the "Children" printer column.
-      assert.deepEqual(parent.status.create_fn, { children: [pod.metadata.name] });
-      const table = await c.kubectl("get", "kopfexamples");
-      assert.match(table.stdout, /CHILDREN/);
-      assert.match(table.stdout, new RegExp(`kopf-example-1 .*${pod.metadata.name}`));
-      assert.match(runner.output, new RegExp(`Pod child is created: ${pod.metadata.name}`));
-
-      // Deleting the parent garbage-collects the pod (the API server's owner-reference GC).
-      assert.equal((await c.kubectl("delete", "-f", `${ROOT}examples/obj.yaml`)).code, 0);
-      await runner.waitFor("Deleted, really deleted");
-      await c.api.settled();
-      await eventually("the pod is garbage-collected", async () => {
-        const left = JSON.parse((await c.kubectl("get", "pods", "-o", "json")).stdout).items;
-        return left.length === 0;
-      });
-    } finally {
-      await runner.stop();
-    }
-    assert.equal(runner.exitCode, 0);
-    assert.equal(runner.exception, undefined);
-    assert.match(runner.output, /\[default\/kopf-example-1\] Handler 'create_fn' succeeded\./);
+    // Deleting the parent garbage-collects the pod (the API server's owner-reference GC).
+    assert.equal((await c.kubectl("delete", "-f", `${ROOT}examples/obj.yaml`)).code, 0);
+    await operator.waitFor("Deleted, really deleted");
+    await c.api.settled();
+    await eventually("the pod is garbage-collected", async () => {
+      const left = JSON.parse((await c.kubectl("get", "pods", "-o", "json")).stdout).items;
+      return left.length === 0;
+    });
   } finally {
-    if (previous === undefined) Deno.env.delete("KUBECONFIG");
-    else Deno.env.set("KUBECONFIG", previous);
+    exitCode = await operator.stop();
   }
+  assert.equal(exitCode, 0, operator.output);
+  assert.match(operator.output, /\[default\/kopf-example-1\] Handler 'create_fn' succeeded\./);
 });
