@@ -89,6 +89,24 @@ Deno.test("errors: without a delay or backoff, temporary and arbitrary errors sl
   assert.equal(annotations(obj)[LAST_HANDLED], undefined, "creation is not finished");
 });
 
+Deno.test("errors: settings.execution.defaultBackoff replaces the 60 s for handlers without backoff", async () => {
+  await using env = await setup();
+  const registry = new kopf.OperatorRegistry();
+  const times: number[] = [];
+  kopf.on.create("kopfexamples", { registry }, function create_fn({ retry }) {
+    times.push(Date.now());
+    if (retry === 0) throw new Error("boom");
+  });
+  const settings = new kopf.OperatorSettings();
+  settings.execution.defaultBackoff = 0.4;
+  const runner = await env.operator(registry, settings);
+  await env.create("kex");
+  await runner.waitFor("[default/kex] All handlers succeeded for creation.");
+  await runner.stop();
+  assert.equal(times.length, 2);
+  assert.ok(gaps(times)[0]! >= 0.35 && gaps(times)[0]! < 2.5, `gap ${gaps(times)[0]}s`);
+});
+
 Deno.test("errors: errors='permanent' and PermanentError stop the handler, errors='ignored' goes on; the cycle completes", async () => {
   await using env = await setup();
   const registry = new kopf.OperatorRegistry();

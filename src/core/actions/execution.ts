@@ -189,9 +189,11 @@ async function runHandler<H extends BaseHandler>(
     },
   };
   let result: unknown;
+  let context: AnyObject | undefined;
   try {
-    const context = request.context(handler, hs.retries, hs.started, runtime);
-    result = await handlerScope.run(scope, () => handler.fn(context));
+    context = request.context(handler, hs.retries, hs.started, runtime);
+    const args = context;
+    result = await handlerScope.run(scope, () => handler.fn(args));
     if (scope.registered.length) {
       const done = await runChildren(scope.registered, request, id, now);
       const subrefs = [...executed, ...scope.registered.map((h) => h.id)];
@@ -203,7 +205,10 @@ async function runHandler<H extends BaseHandler>(
       }
     }
   } catch (e) {
-    const outcome = failure(handler, e, logger, noun);
+    // Without the handler's own `backoff`: the operator's settings.execution.defaultBackoff.
+    const backoff = handler.backoff ?? context?.settings?.execution?.defaultBackoff ??
+      DEFAULT_BACKOFF;
+    const outcome = failure(handler, e, logger, noun, backoff);
     return executed.length ? { ...outcome, subrefs: executed } : outcome;
   }
   logger.info(`${noun} '${id}' succeeded.`);
@@ -214,7 +219,13 @@ async function runHandler<H extends BaseHandler>(
   return subrefs.length ? { final: true, result, subrefs } : { final: true, result };
 }
 
-function failure(handler: BaseHandler, e: unknown, logger: OperatorLogger, noun: string): Outcome {
+function failure(
+  handler: BaseHandler,
+  e: unknown,
+  logger: OperatorLogger,
+  noun: string,
+  backoff: number,
+): Outcome {
   const id = handler.id;
   if (e instanceof ChildrenRetry) {
     logger.debug(`${noun} '${id}' has unfinished sub-handlers. Will retry.`);
@@ -238,7 +249,7 @@ function failure(handler: BaseHandler, e: unknown, logger: OperatorLogger, noun:
     return { final: true, error: e };
   }
   logger.exception(`${noun} '${id}' failed with an exception. Will retry.`, e);
-  return { final: false, error: e, delay: handler.backoff ?? DEFAULT_BACKOFF };
+  return { final: false, error: e, delay: backoff };
 }
 
 async function runChildren<H extends BaseHandler>(
