@@ -1,7 +1,7 @@
 /**
  * Cause detection (`detectChangingCause`), every branch, as Kopf decides it:
- * gone, free, delete, create (never mixed with resuming), resume, noop, update
- * (with resuming mixed in during the first cycle).
+ * gone, free, delete, create, resume, noop, update (with resuming mixed in
+ * during the first cycle of an object noticed by the initial listing, creation included).
  */
 
 import assert from "node:assert/strict";
@@ -72,12 +72,12 @@ Deno.test("detectChangingCause(): a deleting object without our finalizer is 'fr
   );
 });
 
-Deno.test("detectChangingCause(): no diff base is 'create', never mixed with resuming", () => {
+Deno.test("detectChangingCause(): no diff base is 'create'; resuming joins when noticed by the initial listing", () => {
   for (const eventType of [null, "ADDED", "MODIFIED"]) {
     for (const initial of [true, false]) {
       assert.deepEqual(detect({ eventType, old: undefined, initial }), {
         reason: "create",
-        initial: false,
+        initial,
       });
     }
   }

@@ -238,7 +238,7 @@ Deno.test("selectForCause(): each cause runs its own handlers, in registration o
   assert.deepEqual(select("noop", { spec: {} }, { spec: {} }), []);
 });
 
-Deno.test("selectForCause(): resume handlers only in the first cycle, never with creation, not during deletion unless deleted=true", () => {
+Deno.test("selectForCause(): resume handlers only in the first cycle (creation included), not during deletion unless deleted=true", () => {
   const handlers = changing((registry) => {
     kopf.on.resume("kopfexamples", { registry, id: "resume" }, noop);
     kopf.on.resume("kopfexamples", { registry, id: "resume_deleted", deleted: true }, noop);
@@ -260,8 +260,27 @@ Deno.test("selectForCause(): resume handlers only in the first cycle, never with
   assert.deepEqual(select("update", true, changed), ["resume", "resume_deleted", "update"]);
   assert.deepEqual(select("update", false, changed), ["update"]);
   assert.deepEqual(select("create", false), []);
+  assert.deepEqual(select("create", true), ["resume", "resume_deleted"]);
   assert.deepEqual(select("delete", true), ["resume_deleted", "delete"]);
   assert.deepEqual(select("delete", false), ["delete"]);
+});
+
+Deno.test("selectForCause(): one function under one id runs once per cycle (create + resume)", () => {
+  const handlers = changing((registry) => {
+    function both() {}
+    kopf.on.resume("kopfexamples", { registry }, both);
+    kopf.on.create("kopfexamples", { registry }, both);
+    kopf.on.create("kopfexamples", { registry, id: "other" }, both);
+  });
+  const ids = selectForCause(handlers, {
+    reason: "create",
+    initial: true,
+    body: body({}),
+    old: undefined,
+    new: { spec: {} },
+    diff: diff(undefined, { spec: {} }),
+  }, CTX).map((h) => h.id);
+  assert.deepEqual(ids, ["both", "other"]);
 });
 
 Deno.test("selectForCause(): field handlers run only when their field changed (on creation: when it appeared)", () => {

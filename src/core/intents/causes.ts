@@ -25,7 +25,7 @@ export interface CauseInputs {
   new: unknown;
   /** The diff between them. */
   diff: Diff;
-  /** True until the object has been fully handled once by this process. */
+  /** True while an object noticed by the initial listing has not been fully handled once by this process. */
   initial: boolean;
 }
 
@@ -86,7 +86,7 @@ export function isDeletionBlocked(body: AnyObject, finalizer: string): boolean {
  * const cause = detectChangingCause({
  *   eventType: "ADDED", body: { metadata: {} }, finalizer: "f", old: undefined, new: {}, diff: [], initial: true,
  * });
- * console.log(cause.reason, cause.initial); // "create" false
+ * console.log(cause.reason, cause.initial); // "create" true
  * ```
  */
 export function detectChangingCause(inputs: CauseInputs): ChangingCause {
@@ -95,8 +95,9 @@ export function detectChangingCause(inputs: CauseInputs): ChangingCause {
   if (isDeletionOngoing(body)) {
     return { reason: isDeletionBlocked(body, finalizer) ? "delete" : "free", initial };
   }
-  // Creation never mixes with resuming, even when noticed at startup.
-  if (old === undefined || old === null) return { reason: "create", initial: false };
+  // An object created while the operator was down is both created and resumed:
+  // resume handlers join its creation when it was noticed by the initial listing.
+  if (old === undefined || old === null) return { reason: "create", initial };
   if (diff.length === 0) return { reason: initial ? "resume" : "noop", initial };
   return { reason: "update", initial };
 }

@@ -179,8 +179,11 @@ export class OperatorRegistry {
 
 /**
  * Selects, from a list of changing handlers, those that apply to a cause:
- * the cause's own handlers, resume handlers in the first cycle (not during
- * deletion unless `deleted: true`), and field handlers whose field changed.
+ * the cause's own handlers, resume handlers in the first cycle of an object
+ * noticed by the initial listing (also mixed into its creation, when it was
+ * created while the operator was down; not during deletion unless
+ * `deleted: true`), and field handlers whose field changed. A function
+ * registered under one id for several causes runs once per cycle.
  *
  * @param handlers The candidates.
  * @param cause The cause.
@@ -199,15 +202,24 @@ export function selectForCause(
   },
   context: unknown,
 ): ChangingHandler[] {
-  return handlers.filter((h) => {
+  const selected = handlers.filter((h) => {
     if (h.initial) {
       if (!cause.initial) return false;
       if (cause.reason === "delete" && !h.deleted) return false;
-      if (cause.reason === "create") return false;
     } else if (h.reason !== undefined && h.reason !== cause.reason) return false;
     else if (h.reason === undefined && !(cause.reason === "update" || cause.reason === "create")) {
       return false;
     }
     return matchesChange(h, cause, context);
+  });
+  // The same function with the same id registered for several causes (e.g. create and resume,
+  // for an object created while the operator was down) runs once per cycle: the first wins.
+  // The same function with other ids (e.g. other fields) runs once per id, as in Kopf.
+  const seen = new Map<unknown, Set<string>>();
+  return selected.filter((h) => {
+    const ids = seen.get(h.fn) ?? new Set<string>();
+    if (ids.has(h.id)) return false;
+    seen.set(h.fn, ids.add(h.id));
+    return true;
   });
 }

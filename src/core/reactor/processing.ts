@@ -45,6 +45,8 @@ import type { OperatorRegistry } from "../intents/registry.ts";
 export interface ObjectMemory {
   /** All changing handlers ran to the end at least once in this process (no more resume handlers). */
   fullyHandledOnce: boolean;
+  /** The object was first seen in a listing (it existed when the watch started), not as a change. */
+  noticedByListing: boolean | undefined;
   /** The resourceVersion of our own last patch: events older than it are stale. */
   expectedVersion: string | undefined;
   /** The per-object memo (`memo` of handlers is the operator's; this is kept for daemons later). */
@@ -63,7 +65,12 @@ export interface ObjectMemory {
  * ```
  */
 export function newMemory(): ObjectMemory {
-  return { fullyHandledOnce: false, expectedVersion: undefined, memo: {} };
+  return {
+    fullyHandledOnce: false,
+    noticedByListing: undefined,
+    expectedVersion: undefined,
+    memo: {},
+  };
 }
 
 /** The operator-wide parts a cycle needs. */
@@ -110,6 +117,8 @@ export async function processEvent(
 ): Promise<CycleResult> {
   const body = event.object;
   const settings = op.settings;
+  // Whether the object existed when the operator started watching (listed) or appeared later.
+  memory.noticedByListing ??= event.type === null;
   const logger = new ObjectLogger(op.sink, body, {
     post: op.post,
     level: () => (settings.posting.enabled && settings.posting.loggers
@@ -215,7 +224,7 @@ async function processChanging(
     old,
     new: essence,
     diff,
-    initial: !memory.fullyHandledOnce,
+    initial: memory.noticedByListing === true && !memory.fullyHandledOnce,
   });
   const causeContext: ChangingContext = { ...base, reason: cause.reason, diff, old, new: essence };
 
