@@ -171,7 +171,7 @@ kopf.on.update(
   { id: "fieldChange", field: "spec.field", old: "value", new: "changed" },
   function updateWithFieldChangeSatisfied({ old, new: now, logger }) {
     logger.info(`Field change is satisfied: ${old} -> ${now}.`);
-    return { old, new: now }; // lands in status.fieldChange
+    return { old, new: now }; // lands in status["fieldChange/spec.field"] (the field is part of the id)
   },
 );
 

@@ -314,14 +314,11 @@ Deno.test("selectForCause(): field handlers run only when their field changed (o
 });
 
 // Kopf appends the field to the handler id even when an id is given ("Since the field name is
-// part of the handler id (e.g., "fn/spec.field")": registries.generate_id(id=id, suffix=field)),
-// so records and results of a Python Kopf operator's `id="upd", field="spec.size"` handler are
-// keyed `upd/spec.size`. registration.ts appends it only when no id is given; the fix there
-// changes example 11's `status.fieldChange`, so it is left to its owner (see the report).
+// part of the handler id (e.g., "fn/spec.field")"), so records of Kopf's `id="upd", field="spec.size"`
+// handler (key `upd/spec.size`) are found on takeover.
 Deno.test({
   name:
     "handler ids: the field is part of the id, also with an explicit id (takeover of Kopf's records)",
-  ignore: true,
   fn: () => {
     const ids = changing((registry) => {
       kopf.on.update("kopfexamples", { registry, id: "upd", field: "spec.size" }, noop);

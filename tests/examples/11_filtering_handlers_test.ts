@@ -31,14 +31,11 @@ Deno.test("11-filtering-handlers: matching handlers run, non-matching ones do no
     );
     assert.equal(patched.code, 0, patched.stderr);
     await runner.waitFor(`${P}All handlers succeeded for update.`);
-    const result = await c.kubectl(
-      "get",
-      "-f",
-      OBJ,
-      "-o",
-      "jsonpath={.status.fieldChange}",
-    );
-    assert.deepEqual(JSON.parse(result.stdout), { old: "value", new: "changed" });
+    const result = await c.kubectl("get", "-f", OBJ, "-o", "json");
+    assert.deepEqual(JSON.parse(result.stdout).status["fieldChange/spec.field"], {
+      old: "value",
+      new: "changed",
+    });
     assert.equal((await c.kubectl("delete", "-f", OBJ)).code, 0);
     await runner.waitFor(`${P}Deleted, really deleted`);
   } finally {
@@ -92,7 +89,7 @@ Deno.test("11-filtering-handlers: matching handlers run, non-matching ones do no
   ) {
     assert.ok(!runner.output.includes(`'${id}'`), `not mentioned: ${id}`);
   }
-  assert.ok(runner.output.includes(`${P}Handler 'fieldChange' succeeded.`));
+  assert.ok(runner.output.includes(`${P}Handler 'fieldChange/spec.field' succeeded.`));
   assert.ok(
     runner.output.includes(`${P}Handler 'createWithFieldValueSatisfied/spec.field' succeeded.`),
   );

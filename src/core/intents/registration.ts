@@ -226,7 +226,8 @@ export function registerChanging(
   }
   const field = o.field !== undefined ? parseField(o.field) : undefined;
   const base = o.id ?? defaultId(fn, `${what.replace("kopf.on.", "")}_handler`);
-  const id = field && o.id === undefined ? `${base}/${field.join(".")}` : base;
+  // As in Kopf, the field is part of the id, also with an explicit id ("fn/spec.field").
+  const id = field ? `${base}/${field.join(".")}` : base;
   const handler: ChangingHandler = {
     kind: "changing",
     id,
@@ -267,7 +268,7 @@ export function registerWatching(args: unknown[]): HandlerFn {
   const base = o.id ?? defaultId(fn, "event_handler");
   const handler: WatchingHandler = {
     kind: "watching",
-    id: field && o.id === undefined ? `${base}/${field.join(".")}` : base,
+    id: field ? `${base}/${field.join(".")}` : base,
     fn,
     param: o.param,
     errors: o.errors,
