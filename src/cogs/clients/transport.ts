@@ -100,7 +100,12 @@ export function createTransport(info: ConnectionInfo, options: TransportOptions 
   } else {
     send = fetch;
   }
-  if (https && !(info.insecure && !options.fetch) && (ca || cert)) {
+  const tls = https && !(info.insecure && !options.fetch) && (ca || cert);
+  // A client of its own also without TLS material: closing the transport then
+  // closes its connections instead of leaving them in the process-wide pool
+  // (a burst of requests opens as many connections as there are requests in flight).
+  const own = !options.fetch && !(https && info.insecure);
+  if (tls || own) {
     try {
       client = Deno.createHttpClient({
         ...(ca ? { caCerts: [ca] } : {}),
