@@ -15,6 +15,8 @@ export interface ServerProcess extends AsyncDisposable {
   readonly url: string;
   /** The process id (of the Deno process that serves). */
   readonly pid: number;
+  /** The kubeconfig file the server wrote (removed when it stops). */
+  readonly kubeconfig: string;
   /** Resident set size now, in bytes (`VmRSS` of `/proc/<pid>/status`). */
   rss(): Promise<number>;
   /** CPU time used so far (user + system), in seconds. */
@@ -103,6 +105,7 @@ export async function startServerProcess(
   return {
     url,
     pid,
+    kubeconfig: `${dir}/kubeconfig`,
     rss: () => readRss(pid),
     cpuSeconds: () => readCpuSeconds(pid),
     stop,

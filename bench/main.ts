@@ -6,7 +6,10 @@
  * 1. merge-patch throughput with 50 concurrent clients;
  * 2. merge-patch latency at a fixed 1,000 patches/s, open loop;
  * 3. watch fan-out to 20 watchers, checked for exactly-once, in-order delivery;
- * 4. RSS with 100,000 small ConfigMaps (on a fresh server).
+ * 4. RSS with 100,000 small ConfigMaps (on a fresh server);
+ * 5. the operator (`operator_bench.ts`): objects fully handled per second in
+ *    bursts of 1,000 and 10,000, creation-to-handler latency at 100 objects/s,
+ *    API requests per object lifecycle, peak RSS (on a fresh server).
  *
  * A missed target is printed, not failed: the run exits non-zero only when
  * the benchmark itself breaks (failed requests, lost or repeated watch events,
@@ -23,6 +26,7 @@ import { readCpuSeconds, type ServerProcess, startServerProcess } from "./_serve
 import { figure, fmt } from "./_stats.ts";
 import { measureLatency } from "./patch_latency.ts";
 import { measureMemory } from "./memory.ts";
+import { machine, measureOperator } from "./operator_bench.ts";
 import { measureThroughput, seedConfigMaps } from "./patch_throughput.ts";
 import { measureFanout, seedKopfExamples } from "./watch_fanout.ts";
 
@@ -208,6 +212,18 @@ async function main(): Promise<number> {
     }));
   } finally {
     await stop(fresh, "second");
+  }
+
+  // The operator benchmark: a fresh server, the operator in this process.
+  const third = await start();
+  try {
+    console.log(`kopf operator benchmark: server pid ${third.pid}; ${machine()}`);
+    const outcome = await measureOperator(third, ROOT);
+    targets += outcome.targets;
+    met += outcome.met;
+    broken.push(...outcome.broken);
+  } finally {
+    await stop(third, "third");
   }
 
   Deno.removeSignalListener("SIGINT", onSignal);
