@@ -13,13 +13,7 @@ import {
 } from "../../src/cogs/clients/errors.ts";
 import { ConnectionInfo, LoginError, Vault } from "../../src/cogs/structs/credentials.ts";
 import { CONFIGMAPS, setup } from "./_setup.ts";
-
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
-}
+import { freePort } from "../examples/_setup.ts";
 
 Deno.test("request() parses JSON; error answers become typed errors with code, reason, Status", async () => {
   await using env = await setup();

@@ -11,6 +11,7 @@
 
 import { KopfRunner, type RunningApiServer, startApiServer } from "../../testing.ts";
 import type { OperatorRegistry, OperatorSettings } from "../../mod.ts";
+import { crd } from "../reactor/_setup.ts";
 
 // deno-lint-ignore no-explicit-any
 export type Obj = Record<string, any>;
@@ -21,31 +22,12 @@ export const KEX = "kopfexamples.kopf.dev";
 const BASE = "/apis/kopf.dev/v1/namespaces/default/kopfexamples";
 
 /** The example CRD, as in examples/crd.yaml (a status subresource, unknown fields preserved). */
-export const CRD = {
-  apiVersion: "apiextensions.k8s.io/v1",
-  kind: "CustomResourceDefinition",
-  metadata: { name: "kopfexamples.kopf.dev" },
-  spec: {
-    scope: "Namespaced",
-    group: "kopf.dev",
-    names: { kind: "KopfExample", plural: "kopfexamples", singular: "kopfexample" },
-    versions: [{
-      name: "v1",
-      served: true,
-      storage: true,
-      subresources: { status: {} },
-      schema: {
-        openAPIV3Schema: {
-          type: "object",
-          properties: {
-            spec: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
-            status: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
-          },
-        },
-      },
-    }],
-  },
-};
+export const CRD: Record<string, unknown> = crd({
+  group: "kopf.dev",
+  plural: "kopfexamples",
+  kind: "KopfExample",
+  scope: "Namespaced",
+});
 
 /** A test cluster: the API server with the CRD and object helpers. */
 export interface Env extends AsyncDisposable {

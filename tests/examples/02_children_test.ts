@@ -2,67 +2,14 @@
  * 02-children, end to end.
  *
  * The example's handler builds its `@kubernetes/client-node` client from the
- * default kubeconfig, i.e. `KUBECONFIG`. The environment of this process is
- * shared by the test modules that run in parallel (and some of them set or
- * read `KUBECONFIG`), so the operator runs as `kopf run` in a process of its
- * own, with its own `KUBECONFIG`, instead of in a KopfRunner.
+ * default kubeconfig, i.e. `KUBECONFIG`, so the operator runs as `kopf run`
+ * in a process of its own, with its own `KUBECONFIG` (see `_process.ts`).
  *
  * @module
  */
 import assert from "node:assert/strict";
-import { cluster, ROOT } from "./_setup.ts";
-
-/** `kopf run` in a child process, with its output collected. */
-class OperatorProcess {
-  #child: Deno.ChildProcess;
-  #text = "";
-  #pumps: Promise<void>[];
-
-  constructor(args: string[], env: Record<string, string>) {
-    this.#child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", `${ROOT}cli.ts`, ...args],
-      env,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    this.#pumps = [this.#pump(this.#child.stdout), this.#pump(this.#child.stderr)];
-  }
-
-  async #pump(stream: ReadableStream<Uint8Array>): Promise<void> {
-    for await (const chunk of stream.pipeThrough(new TextDecoderStream())) this.#text += chunk;
-  }
-
-  get output(): string {
-    return this.#text;
-  }
-
-  /** Waits until the output has the text. */
-  async waitFor(text: string, seconds = 10): Promise<void> {
-    await eventually(`${text} in the output:\n${this.#text}`, () => {
-      return Promise.resolve(this.#text.includes(text));
-    }, seconds);
-  }
-
-  /** Stops it as Ctrl-C would, and returns its exit code. */
-  async stop(): Promise<number> {
-    try {
-      this.#child.kill("SIGINT");
-    } catch { /* already exited */ }
-    const status = await this.#child.status;
-    await Promise.all(this.#pumps);
-    return status.code;
-  }
-}
-
-/** Polls until `check` passes (returns true), or fails after `seconds`. */
-async function eventually(what: string, check: () => Promise<boolean>, seconds = 10) {
-  const deadline = Date.now() + seconds * 1000;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`not within ${seconds}s: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+import { cluster, eventually, ROOT } from "./_setup.ts";
+import { OperatorProcess } from "./_process.ts";
 
 Deno.test("02-children: the creation handler creates an adopted pod with client-node; deleting the parent garbage-collects it", async () => {
   await using c = await cluster();
@@ -118,7 +65,7 @@ Deno.test("02-children: the creation handler creates an adopted pod with client-
       return left.length === 0;
     });
   } finally {
-    exitCode = await operator.stop();
+    exitCode = await operator.stop("SIGINT");
   }
   assert.equal(exitCode, 0, operator.output);
   assert.match(operator.output, /\[default\/kopf-example-1\] Handler 'create_fn' succeeded\./);

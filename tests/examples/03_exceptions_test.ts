@@ -1,46 +1,6 @@
 import assert from "node:assert/strict";
 import { KopfRunner } from "../../testing.ts";
-import { cluster, ROOT } from "./_setup.ts";
-
-// deno-lint-ignore no-explicit-any
-type Obj = any;
-
-/** Records every version of the example objects, as a watch delivers them. */
-async function watchVersions(url: string): Promise<{ versions: Obj[]; stop: () => Promise<void> }> {
-  const abort = new AbortController();
-  const response = await fetch(
-    `${url}/apis/kopf.dev/v1/namespaces/default/kopfexamples?watch=true`,
-    {
-      signal: abort.signal,
-    },
-  );
-  assert.equal(response.status, 200);
-  const versions: Obj[] = [];
-  const reading = (async () => {
-    let buffer = "";
-    const decoder = new TextDecoder();
-    try {
-      for await (const chunk of response.body!) {
-        buffer += decoder.decode(chunk, { stream: true });
-        let nl;
-        while ((nl = buffer.indexOf("\n")) >= 0) {
-          const line = buffer.slice(0, nl).trim();
-          buffer = buffer.slice(nl + 1);
-          if (line) versions.push(JSON.parse(line).object);
-        }
-      }
-    } catch (e) {
-      if (!abort.signal.aborted) throw e;
-    }
-  })();
-  return {
-    versions,
-    stop: async () => {
-      abort.abort();
-      await reading;
-    },
-  };
-}
+import { cluster, eventually, type Obj, ROOT, watchVersions } from "./_setup.ts";
 
 const KEY = "kopf.zalando.org/create_fn";
 const DIFFBASE = "kopf.zalando.org/last-handled-configuration";
@@ -56,11 +16,12 @@ Deno.test("03-exceptions: TemporaryError retried after its delay, an arbitrary e
     assert.equal((await c.kubectl("apply", "-f", `${ROOT}examples/obj.yaml`)).code, 0);
     await runner.waitFor("Creation is processed: 0 succeeded; 1 failed.", 15);
     // The last cycle's patch (purging the progress, storing the diff base) comes through the watch.
-    const deadline = Date.now() + 5000;
-    while (!watch.versions.at(-1)?.metadata?.annotations?.[DIFFBASE]) {
-      assert.ok(Date.now() < deadline, "the last patch is not seen within 5s");
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await eventually(
+      "the last patch seen through the watch",
+      () => watch.versions.at(-1)?.metadata?.annotations?.[DIFFBASE],
+      Boolean,
+      5,
+    );
   } finally {
     await runner.stop();
     await watch.stop();

@@ -1,9 +1,6 @@
 import assert from "node:assert/strict";
 import { KopfRunner } from "../../testing.ts";
-import { cluster, ROOT } from "./_setup.ts";
-
-// deno-lint-ignore no-explicit-any
-type Obj = any;
+import { cluster, eventually, type Obj, ROOT } from "./_setup.ts";
 
 Deno.test("04-events: kopf.event/info/warn/exception and the object's log records are posted as Kubernetes Events", async () => {
   await using c = await cluster();
@@ -16,20 +13,18 @@ Deno.test("04-events: kopf.event/info/warn/exception and the object's log record
     assert.equal((await c.kubectl("apply", "-f", `${ROOT}examples/obj.yaml`)).code, 0);
     await runner.waitFor("All handlers succeeded for creation.");
     // Events are posted in the background, in order: wait for the last one.
-    const deadline = Date.now() + 10_000;
-    while (!events.some((e) => e.message === "All handlers succeeded for creation.")) {
-      assert.ok(
-        Date.now() < deadline,
-        `the events are not posted in 10s: ${JSON.stringify(events)}`,
-      );
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      const got = await c.kubectl("get", "events", "-o", "json");
-      assert.equal(got.code, 0, got.stderr);
-      // In the order of posting (a listing is ordered by the names, which are random).
-      events = JSON.parse(got.stdout).items.sort((a: Obj, b: Obj) =>
-        Number(a.metadata.resourceVersion) - Number(b.metadata.resourceVersion)
-      );
-    }
+    events = await eventually(
+      "the events are posted",
+      async (): Promise<Obj[]> => {
+        const got = await c.kubectl("get", "events", "-o", "json");
+        assert.equal(got.code, 0, got.stderr);
+        // In the order of posting (a listing is ordered by the names, which are random).
+        return JSON.parse(got.stdout).items.sort((a: Obj, b: Obj) =>
+          Number(a.metadata.resourceVersion) - Number(b.metadata.resourceVersion)
+        );
+      },
+      (items) => items.some((e) => e.message === "All handlers succeeded for creation."),
+    );
   } finally {
     await runner.stop();
   }

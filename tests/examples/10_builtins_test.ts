@@ -6,7 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { KopfRunner } from "../../testing.ts";
-import { cluster, ROOT } from "./_setup.ts";
+import { cluster, eventually, ROOT } from "./_setup.ts";
+import { OperatorProcess } from "./_process.ts";
 
 const EXAMPLE = `${ROOT}examples/10-builtins/example.ts`;
 const FINALIZER = "kopf.zalando.org/KopfFinalizerMarker";
@@ -77,16 +78,10 @@ Deno.test("10-builtins: the killer deletes the pod after its time (the operator 
   await using c = await cluster();
   // The killer uses @kubernetes/client-node's default kubeconfig (KUBECONFIG): give it to the
   // operator's own process, so this test does not change the environment of other tests.
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", `${ROOT}cli.ts`, "run", "-A", "--verbose", EXAMPLE],
-    env: { KUBECONFIG: c.api.kubeconfig.path },
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const output = Promise.all([
-    new Response(child.stdout).text(),
-    new Response(child.stderr).text(),
-  ]).then(([out, err]) => out + err);
+  const operator = new OperatorProcess(["run", "-A", "--verbose", EXAMPLE], {
+    KUBECONFIG: c.api.kubeconfig.path,
+  });
+  let exitCode: number | undefined;
   try {
     const created = await c.kubectl(
       "run",
@@ -95,17 +90,17 @@ Deno.test("10-builtins: the killer deletes the pod after its time (the operator 
       "--annotations=kopf.dev/kill-after=1",
     );
     assert.equal(created.code, 0, created.stderr);
-    const deadline = Date.now() + 20_000;
-    while ((await c.kubectl("get", "pod", "short-lived")).code === 0) {
-      assert.ok(Date.now() < deadline, "the pod is deleted by its killer within 20s");
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    await eventually(
+      "the pod is deleted by its killer",
+      async () => (await c.kubectl("get", "pod", "short-lived")).code,
+      (code) => code !== 0,
+      20,
+    );
   } finally {
-    child.kill("SIGTERM");
+    exitCode = await operator.stop();
   }
-  const status = await child.status;
-  const text = await output;
-  assert.equal(status.code, 0, text);
+  const text = operator.output;
+  assert.equal(exitCode, 0, text);
   assert.match(text, /\[default\/short-lived\] === Pod killing happens in 1s\./);
   assert.match(text, /\[default\/short-lived\] === Pod killing happens NOW!/);
 });

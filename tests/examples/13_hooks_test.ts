@@ -7,16 +7,9 @@
  */
 import assert from "node:assert/strict";
 import { KopfRunner } from "../../testing.ts";
-import { type Cluster, cluster, ROOT } from "./_setup.ts";
+import { type Cluster, cluster, freePort, ROOT } from "./_setup.ts";
 
 const EXAMPLE = `${ROOT}examples/13-hooks/example.ts`;
-
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
-}
 
 async function events(c: Cluster, name: string): Promise<{ type: string; message: string }[]> {
   const got = await c.kubectl(

@@ -11,94 +11,12 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { type Cluster, cluster, ROOT } from "./_setup.ts";
+import { type Cluster, cluster, eventually, freePort, ROOT } from "./_setup.ts";
+import { OperatorProcess } from "./_process.ts";
 
 const EXAMPLE = `${ROOT}examples/99-all-at-once/example.ts`;
 const OBJ = `${ROOT}examples/obj.yaml`;
 const P = "[default/kopf-example-1] ";
-
-/** `kopf run` in a child process, with its output collected and awaited as KopfRunner does. */
-class OperatorProcess {
-  #child: Deno.ChildProcess;
-  #text = "";
-  #waiters = new Set<() => void>();
-  #pumps: Promise<void>[];
-  #ended = false;
-
-  constructor(args: string[], env: Record<string, string>) {
-    this.#child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", `${ROOT}cli.ts`, ...args],
-      env,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    this.#pumps = [this.#pump(this.#child.stdout), this.#pump(this.#child.stderr)];
-    this.#child.status.then(() => {
-      this.#ended = true;
-      for (const w of this.#waiters) w();
-    });
-  }
-
-  async #pump(stream: ReadableStream<Uint8Array>): Promise<void> {
-    for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
-      this.#text += chunk;
-      for (const w of this.#waiters) w();
-    }
-  }
-
-  get output(): string {
-    return this.#text;
-  }
-
-  waitFor(text: string, seconds = 10): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const check = () => {
-        if (this.#text.includes(text)) done(resolve);
-        else if (this.#ended) {
-          done(() => reject(new Error(`exited without ${text}:\n${this.#text}`)));
-        }
-      };
-      const timer = setTimeout(
-        () => done(() => reject(new Error(`no ${text} within ${seconds}s:\n${this.#text}`))),
-        seconds * 1000,
-      );
-      const done = (then: () => void) => {
-        clearTimeout(timer);
-        this.#waiters.delete(check);
-        then();
-      };
-      this.#waiters.add(check);
-      check();
-    });
-  }
-
-  /** Stops it as Ctrl-C or Kubernetes would (SIGTERM), and returns its exit code. */
-  async stop(): Promise<number> {
-    if (!this.#ended) this.#child.kill("SIGTERM");
-    const status = await this.#child.status;
-    await Promise.all(this.#pumps);
-    return status.code;
-  }
-}
-
-async function eventually<T>(
-  what: string,
-  get: () => Promise<T>,
-  ok: (value: T) => boolean,
-  seconds = 10,
-): Promise<T> {
-  const deadline = Date.now() + seconds * 1000;
-  while (true) {
-    const value = await get();
-    if (ok(value)) return value;
-    assert.ok(
-      Date.now() < deadline,
-      `not within ${seconds}s: ${what} (last: ${JSON.stringify(value)})`,
-    );
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 async function json(c: Cluster, ...args: string[]) {
   const got = await c.kubectl("get", ...args, "-o", "json");
@@ -110,13 +28,6 @@ interface KubeEvent {
   type: string;
   reason: string;
   message: string;
-}
-
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
 }
 
 Deno.test("99-all-at-once: create, update, delete — every handler's effect", async () => {

@@ -1,11 +1,19 @@
 /**
  * Shared set-up of the example tests: an embedded API server with the
- * example CRD applied, and kubectl bound to it.
+ * example CRD applied, and kubectl bound to it; plus the small helpers the
+ * example tests have in common — polling until a state is reached, a free
+ * TCP port for the probes, and a recorder of the objects' versions as a
+ * watch delivers them. (The operator as a child process is in `_process.ts`.)
  *
  * @module
  */
 
+import assert from "node:assert/strict";
 import { type RunningApiServer, startApiServer } from "../../testing.ts";
+
+/** An object as the API server returns it (the tests read it freely). */
+// deno-lint-ignore no-explicit-any
+export type Obj = any;
 
 /** The repository root (with a trailing slash). */
 export const ROOT = new URL("../../", import.meta.url).pathname;
@@ -49,6 +57,94 @@ export async function cluster(): Promise<Cluster> {
     async [Symbol.asyncDispose]() {
       await api.stop();
       await Deno.remove(home, { recursive: true }).catch(() => {});
+    },
+  };
+}
+
+/**
+ * Polls `get` until its value passes `ok`, and returns that value.
+ *
+ * @param what What is awaited (for the failure message).
+ * @param get Reads the current value (sync or async).
+ * @param ok Whether the value is the awaited one (by default: is it truthy).
+ * @param seconds How long to poll at most.
+ * @returns The first value that passes `ok`.
+ * @throws {assert.AssertionError} When no value passes within `seconds` (with the last one).
+ */
+export async function eventually<T>(
+  what: string,
+  get: () => T | Promise<T>,
+  ok: (value: T) => boolean = Boolean,
+  seconds = 10,
+): Promise<T> {
+  const deadline = Date.now() + seconds * 1000;
+  while (true) {
+    const value = await get();
+    if (ok(value)) return value;
+    if (Date.now() > deadline) {
+      assert.fail(`not within ${seconds}s: ${what} (last: ${JSON.stringify(value)})`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/**
+ * A TCP port on 127.0.0.1 that is free now (for an operator's probe endpoint).
+ *
+ * @returns The port number.
+ */
+export function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  return port;
+}
+
+/** The versions of objects a watch has delivered so far, and how to stop watching. */
+export interface WatchedVersions {
+  /** Every version, in the order of delivery (the events' `object`s). */
+  versions: Obj[];
+  /** Stops the watch and waits until its reading has ended. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Records every version of the example objects (KopfExamples in `default`), as a watch
+ * delivers them — to check what the objects carried between the operator's steps.
+ *
+ * @param url The API server's URL.
+ * @returns The recorded versions (growing while watching); stop it when done.
+ */
+export async function watchVersions(url: string): Promise<WatchedVersions> {
+  const abort = new AbortController();
+  const response = await fetch(
+    `${url}/apis/kopf.dev/v1/namespaces/default/kopfexamples?watch=true`,
+    { signal: abort.signal },
+  );
+  assert.equal(response.status, 200);
+  const versions: Obj[] = [];
+  const reading = (async () => {
+    let buffer = "";
+    const decoder = new TextDecoder();
+    try {
+      for await (const chunk of response.body!) {
+        buffer += decoder.decode(chunk, { stream: true });
+        let nl;
+        while ((nl = buffer.indexOf("\n")) >= 0) {
+          const line = buffer.slice(0, nl).trim();
+          buffer = buffer.slice(nl + 1);
+          if (line) versions.push(JSON.parse(line).object);
+        }
+      }
+    } catch (e) {
+      if (!abort.signal.aborted) throw e;
+    }
+  })();
+  return {
+    versions,
+    stop: async () => {
+      abort.abort();
+      await reading;
     },
   };
 }
