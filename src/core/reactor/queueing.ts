@@ -20,7 +20,10 @@ import { newMemory } from "./processing.ts";
 
 /** Timing and limits of the queues. */
 export interface QueueSettings {
-  /** Seconds to wait for more events of the same object before processing (default 0.1). */
+  /**
+   * Seconds to wait for more events of the same object before processing, when its events
+   * come in a burst (default 0.1); a lone event is processed at once.
+   */
   batchWindow: number;
   /** Seconds an idle worker lives before it is destroyed (default 5). */
   idleTimeout: number;
@@ -43,6 +46,8 @@ interface Queue {
   events: RawEvent[];
   wake: (() => void) | undefined;
   worker: Promise<void>;
+  /** When the last two events of this object arrived (ms), to tell a burst from a lone event. */
+  arrivals: [number, number];
 }
 
 /**
@@ -106,12 +111,13 @@ export class ObjectQueues {
     const key = keyOf(event.object);
     let queue = this.#queues.get(key);
     if (!queue) {
-      queue = { events: [], wake: undefined, worker: Promise.resolve() };
+      queue = { events: [], wake: undefined, worker: Promise.resolve(), arrivals: [0, Date.now()] };
       this.#queues.set(key, queue);
       queue.events.push(event);
       queue.worker = this.#work(key, queue);
       return;
     }
+    queue.arrivals = [queue.arrivals[1], Date.now()];
     queue.events.push(event);
     queue.wake?.();
   }
@@ -157,8 +163,11 @@ export class ObjectQueues {
             } else return;
           }
         }
-        // Batch: a short window for more events of this object; only the latest matters.
-        if (s.batchWindow > 0 && !this.#closing) await this.#wait(queue, s.batchWindow, false);
+        // Batch: when events of this object come in a burst (the last two within the window),
+        // wait the window for more; only the latest matters. A lone event is processed at once.
+        const [previous, latest] = queue.arrivals;
+        const burst = latest - previous < s.batchWindow * 1000;
+        if (s.batchWindow > 0 && burst && !this.#closing) await this.#wait(queue, s.batchWindow, false);
         const batch = queue.events.splice(0);
         const deleted = batch.some((e) => e.type === "DELETED");
         if (memory.expectedVersion !== undefined && !deleted) {
