@@ -485,7 +485,11 @@ export async function measureOperator(
           target: { below: 100 },
           note: `[p50 ${fmt(r.p50, 1)} ms, p90 ${fmt(r.p90, 1)} ms, max ${fmt(r.max, 1)} ms; ` +
             `${fmt(r.objects)} objects, from the POST being sent` +
-            `${window === defaultWindow ? "; the window alone adds its 100 ms" : ""}; ` +
+            `${
+              window === defaultWindow
+                ? "; a lone event is not batched: the window applies to bursts"
+                : ""
+            }; ` +
             `generator sent up to ${fmt(r.maxSendDelay, 1)} ms late]`,
         },
       ));
