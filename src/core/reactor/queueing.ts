@@ -167,7 +167,9 @@ export class ObjectQueues {
         // wait the window for more; only the latest matters. A lone event is processed at once.
         const [previous, latest] = queue.arrivals;
         const burst = latest - previous < s.batchWindow * 1000;
-        if (s.batchWindow > 0 && burst && !this.#closing) await this.#wait(queue, s.batchWindow, false);
+        if (s.batchWindow > 0 && burst && !this.#closing) {
+          await this.#wait(queue, s.batchWindow, false);
+        }
         const batch = queue.events.splice(0);
         const deleted = batch.some((e) => e.type === "DELETED");
         if (memory.expectedVersion !== undefined && !deleted) {
