@@ -124,3 +124,16 @@ export {
 export { operator, OperatorError, run, runTasks, spawnTasks } from "./src/core/reactor/running.ts";
 export type { OperatorOptions, OperatorTask } from "./src/core/reactor/running.ts";
 export { main } from "./src/cli/main.ts";
+
+// Daemons and timers (kopf.daemon, kopf.timer; also kopf.on.daemon, kopf.on.timer).
+export { daemon, timer } from "./on.ts";
+export type { SpawningHandlerArgs } from "./on.ts";
+export { DaemonStoppingReason, StopFlag } from "./src/core/engines/daemons.ts";
+export type {
+  DaemonStopped,
+  DaemonStoppingReason as DaemonStoppingReasonValue,
+  SpawningContext,
+  SpawningContext as DaemonContext,
+  SpawningContext as TimerContext,
+} from "./src/core/intents/handlers.ts";
+export type { SpawningOptions } from "./src/core/intents/registration.ts";

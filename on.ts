@@ -158,3 +158,61 @@ export function login(...args: ActivityHandlerArgs): HandlerFn<ActivityContext> 
 export function probe(...args: ActivityHandlerArgs): HandlerFn<ActivityContext> {
   return registerActivity("probe", args);
 }
+
+// --- Daemons and timers (kopf.daemon, kopf.timer) ---------------------------------------------
+
+import { registerSpawning, type SpawningOptions } from "./src/core/intents/registration.ts";
+import type { SpawningContext } from "./src/core/intents/handlers.ts";
+
+/** The argument list of daemons and timers: resource parts, optional options, the function. */
+export type SpawningHandlerArgs =
+  | [...resource: ResourceArg[], fn: HandlerFn<SpawningContext>]
+  | [...resource: ResourceArg[], options: SpawningOptions, fn: HandlerFn<SpawningContext>];
+
+/**
+ * Registers a daemon (also `kopf.daemon`): a long-running function spawned for each matching
+ * object when it appears or when the operator starts, and stopped (its `signal` aborted, its
+ * `stopped` flag set) when the object is deleted, stops matching the filters, or the operator
+ * exits. The deletion waits for it through the finalizer.
+ *
+ * @param args The resource, optional options (`initialDelay`, `cancellationBackoff`,
+ *   `cancellationTimeout`, `cancellationPolling`, errors and filters), and the function.
+ * @returns The handler function.
+ *
+ * @example
+ * ```ts
+ * import * as kopf from "./mod.ts";
+ * const registry = new kopf.OperatorRegistry();
+ * kopf.on.daemon("kopfexamples", { registry }, async function monitor({ signal, logger }) {
+ *   while (!signal.aborted) {
+ *     logger.info("Checking.");
+ *     await kopf.sleep(10, signal);
+ *   }
+ * });
+ * ```
+ */
+export function daemon(...args: SpawningHandlerArgs): HandlerFn<SpawningContext> {
+  return registerSpawning("daemon", args);
+}
+
+/**
+ * Registers a timer (also `kopf.timer`): a function run for each matching object every
+ * `interval` seconds (on a grid with `sharp`), only after `idle` seconds without changes,
+ * first after `initialDelay`; never overlapping itself; stopped with the object.
+ *
+ * @param args The resource, optional options (`interval`, `sharp`, `idle`, `initialDelay`,
+ *   errors and filters), and the function.
+ * @returns The handler function.
+ *
+ * @example
+ * ```ts
+ * import * as kopf from "./mod.ts";
+ * const registry = new kopf.OperatorRegistry();
+ * kopf.on.timer("kopfexamples", { registry, interval: 60, idle: 10 }, function ping({ spec }) {
+ *   return { seen: spec.field };
+ * });
+ * ```
+ */
+export function timer(...args: SpawningHandlerArgs): HandlerFn<SpawningContext> {
+  return registerSpawning("timer", args);
+}

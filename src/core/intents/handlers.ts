@@ -172,3 +172,63 @@ export interface ActivityHandler extends BaseHandler {
 
 /** Any registered handler. */
 export type Handler = ChangingHandler | WatchingHandler | ActivityHandler;
+
+// --- Daemons and timers (kopf.daemon, kopf.timer) ---------------------------------------------
+
+/**
+ * Why a daemon or timer is being stopped (Kopf's `kopf.DaemonStoppingReason`): the operator
+ * exits, the object is deleted, it stops matching the filters, or it finished on its own.
+ */
+export type DaemonStoppingReason =
+  | "done"
+  | "filters mismatching"
+  | "resource deleted"
+  | "operator pausing"
+  | "operator exiting"
+  | "daemon signalled"
+  | "daemon cancelled"
+  | "daemon abandoned";
+
+/** The stop-flag of daemons and timers (Kopf's `stopped` kwarg). */
+export interface DaemonStopped {
+  /** Whether the daemon is asked to stop. */
+  isSet(): boolean;
+  /** The first reason of the stop, or undefined while running. */
+  readonly reason: DaemonStoppingReason | undefined;
+  /** All reasons of the stop, in order. */
+  readonly reasons: readonly DaemonStoppingReason[];
+  /**
+   * Sleeps for `seconds` or until the stop, whichever comes first.
+   * Resolves to whether the daemon is stopped.
+   */
+  wait(seconds?: number): Promise<boolean>;
+}
+
+/** The context of daemons and timers: the object's live view, plus the stop-flag and signal. */
+export interface SpawningContext extends ObjectContext {
+  /** Aborted when the daemon or timer is asked to stop. */
+  signal: AbortSignal;
+  /** The stop-flag: `stopped.isSet()`, `stopped.reason`, `await stopped.wait(seconds)`. */
+  stopped: DaemonStopped;
+}
+
+/** A daemon or a timer (`kopf.daemon`, `kopf.timer`): spawned per matching object. */
+export interface SpawningHandler extends ResourceHandler {
+  kind: "spawning";
+  /** "daemon" runs once for long; "timer" runs on a schedule. */
+  spawn: "daemon" | "timer";
+  /** Seconds before the first run after the object is seen. */
+  initialDelay: number | undefined;
+  /** Daemons: seconds of graceful waiting after the stop-flag is set. */
+  cancellationBackoff: number | undefined;
+  /** Daemons: seconds to wait more before abandoning a daemon that does not exit. */
+  cancellationTimeout: number | undefined;
+  /** Daemons: seconds between checks (and log lines) while a daemon is exiting. */
+  cancellationPolling: number | undefined;
+  /** Timers: seconds between runs. */
+  interval: number | undefined;
+  /** Timers: run on the interval grid, whatever each run takes. */
+  sharp: boolean;
+  /** Timers: run only when the object has not changed for so many seconds. */
+  idle: number | undefined;
+}

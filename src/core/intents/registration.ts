@@ -19,6 +19,7 @@ import type {
   FilterOptions,
   HandlerFn,
   Reason,
+  SpawningHandler,
   WatchingHandler,
 } from "./handlers.ts";
 import { defaultId } from "./handlers.ts";
@@ -420,4 +421,124 @@ function makeChild(
     old: o.old,
     new: o.new,
   };
+}
+
+// --- Daemons and timers (kopf.daemon, kopf.timer) ---------------------------------------------
+
+/** Options of `kopf.daemon` and `kopf.timer`. */
+export interface SpawningOptions extends BaseOptions, FilterOptions {
+  /** Register in this registry instead of the default one. */
+  registry?: OperatorRegistry;
+  /** Seconds before the first run after the object is seen (or the operator starts). */
+  initialDelay?: number;
+  /** Daemons: seconds of graceful waiting after the stop-flag is set. */
+  cancellationBackoff?: number;
+  /** Daemons: seconds to wait more before abandoning a daemon that does not exit. */
+  cancellationTimeout?: number;
+  /** Daemons: seconds between checks while a daemon is exiting (default 5). */
+  cancellationPolling?: number;
+  /** Timers: seconds between runs. */
+  interval?: number;
+  /** Timers: run on the interval grid, whatever each run takes. */
+  sharp?: boolean;
+  /** Timers: run only when the object has not changed for so many seconds. */
+  idle?: number;
+}
+
+const DAEMON_KEYS = [
+  "initialDelay",
+  "cancellationBackoff",
+  "cancellationTimeout",
+  "cancellationPolling",
+];
+const TIMER_KEYS = ["initialDelay", "interval", "sharp", "idle"];
+for (const k of [...DAEMON_KEYS, ...TIMER_KEYS]) OPTION_KEYS.add(k);
+
+/**
+ * Registers a daemon or a timer (`kopf.daemon`, `kopf.timer`).
+ *
+ * @param spawn "daemon" or "timer".
+ * @param args The call's arguments: resource, optional options, the function.
+ * @returns The handler function.
+ * @throws {RegistrationError} For options of the other kind, or bad numbers.
+ */
+export function registerSpawning(
+  spawn: "daemon" | "timer",
+  args: unknown[],
+): HandlerFn {
+  const what = `kopf.${spawn}`;
+  const { selector, options: o, fn } = parseResourceArgs<
+    SpawningOptions & ResourceOptions
+  >(
+    what,
+    args,
+  );
+  checkBase(what, o);
+  const own = spawn === "daemon" ? DAEMON_KEYS : TIMER_KEYS;
+  for (const key of Object.keys(o)) {
+    if (
+      ["old", "new", "optional", "deleted", ...DAEMON_KEYS, ...TIMER_KEYS]
+        .includes(key) &&
+      !own.includes(key)
+    ) {
+      throw new RegistrationError(
+        `${what}(...): the option "${key}" is not for ${spawn}s`,
+      );
+    }
+  }
+  for (
+    const k of [
+      "initialDelay",
+      "cancellationBackoff",
+      "cancellationTimeout",
+      "cancellationPolling",
+      "interval",
+      "idle",
+    ] as const
+  ) {
+    const v = o[k];
+    if (v !== undefined && (typeof v !== "number" || !(v >= 0))) {
+      throw new RegistrationError(
+        `${what}(...): ${k} must be a number of 0 or more, not ${JSON.stringify(v)}`,
+      );
+    }
+  }
+  if (spawn === "timer" && o.interval === undefined && o.idle === undefined) {
+    throw new RegistrationError(
+      `${what}(...) needs an interval or idle time, e.g. ${what}("kopfexamples", { interval: 60 }, fn)`,
+    );
+  }
+  if (o.sharp && o.interval === undefined) {
+    throw new RegistrationError(
+      `${what}(...): sharp needs an interval, e.g. { interval: 10, sharp: true }`,
+    );
+  }
+  const field = o.field !== undefined ? parseField(o.field) : undefined;
+  const base = o.id ?? defaultId(fn, `${spawn}_handler`);
+  const handler: SpawningHandler = {
+    kind: "spawning",
+    spawn,
+    id: field ? `${base}/${field.join(".")}` : base,
+    fn,
+    param: o.param,
+    errors: o.errors,
+    timeout: o.timeout,
+    retries: o.retries,
+    backoff: o.backoff,
+    selector,
+    labels: o.labels,
+    annotations: o.annotations,
+    when: o.when,
+    field,
+    value: o.value,
+    initialDelay: o.initialDelay,
+    cancellationBackoff: o.cancellationBackoff,
+    cancellationTimeout: o.cancellationTimeout,
+    cancellationPolling: o.cancellationPolling,
+    interval: o.interval,
+    sharp: o.sharp ?? false,
+    idle: o.idle,
+  };
+  (o.registry ?? defaultRegistry).registerSpawning(handler);
+  return fn;
 }

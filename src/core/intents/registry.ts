@@ -15,6 +15,7 @@ import type {
   ChangingHandler,
   Handler,
   ResourceHandler,
+  SpawningHandler,
   WatchingHandler,
 } from "./handlers.ts";
 import type { Diff } from "../../cogs/structs/diffs.ts";
@@ -75,7 +76,7 @@ export class OperatorRegistry {
   /** Every resource selector that has handlers (what the operator must watch). */
   selectors(): Selector[] {
     const seen = new Map<string, Selector>();
-    for (const h of [...this.#changing, ...this.#watching]) {
+    for (const h of [...this.#changing, ...this.#watching, ...this.#spawning]) {
       seen.set(h.selector.toString(), h.selector);
     }
     return [...seen.values()];
@@ -153,12 +154,13 @@ export class OperatorRegistry {
     cause: { body: AnyObject; old: unknown; new: unknown },
     context: unknown,
   ): boolean {
-    return this.changingHandlers(resource).some((h) => prematches(h, cause, context));
+    return this.changingHandlers(resource).some((h) => prematches(h, cause, context)) ||
+      this.spawningHandlers(resource).some((h) => matchesObject(h, cause.body, context));
   }
 
   /**
    * Whether an object needs our finalizer: a non-optional delete handler
-   * matches it. (Daemons and timers will add to this.)
+   * matches it, or a daemon or timer matches it (their stop must be awaited).
    *
    * @param resource The resource.
    * @param body The object.
@@ -168,12 +170,45 @@ export class OperatorRegistry {
   requiresFinalizer(resource: Resource, body: AnyObject, context: unknown): boolean {
     return this.changingHandlers(resource).some((h) =>
       h.requiresFinalizer && h.reason === "delete" && matchesObject(h, body, context)
-    );
+    ) || this.spawningHandlers(resource).some((h) => matchesObject(h, body, context));
   }
 
   /** Whether any handler at all is registered. */
   get isEmpty(): boolean {
-    return !this.#changing.length && !this.#watching.length && !this.#activities.length;
+    return !this.#changing.length && !this.#watching.length && !this.#activities.length &&
+      !this.#spawning.length;
+  }
+
+  // --- Daemons and timers (kopf.daemon, kopf.timer) -------------------------------------------
+
+  #spawning: SpawningHandler[] = [];
+
+  /**
+   * Adds a daemon or timer handler (`kopf.daemon`, `kopf.timer`).
+   *
+   * @param handler The handler.
+   * @throws {DuplicateHandlerError} When the id is already taken for the same resource.
+   */
+  registerSpawning(handler: SpawningHandler): void {
+    const clash = this.#spawning.find((h) =>
+      h.id === handler.id && h.selector.toString() === handler.selector.toString()
+    );
+    if (clash) {
+      throw new DuplicateHandlerError(
+        `a daemon or timer with id "${handler.id}" is already registered for ${handler.selector}: give one of them another id ({ id: "..." })`,
+      );
+    }
+    this.#spawning.push(handler);
+  }
+
+  /**
+   * The daemons and timers of a resource, in registration order.
+   *
+   * @param resource The resource.
+   * @returns The handlers.
+   */
+  spawningHandlers(resource: Resource): SpawningHandler[] {
+    return this.#spawning.filter((h) => h.selector.check(resource));
   }
 }
 

@@ -40,6 +40,7 @@ import type {
   ObjectContext,
 } from "../intents/handlers.ts";
 import type { OperatorRegistry } from "../intents/registry.ts";
+import { type Daemons, DaemonStoppingReason, type SpawnedObject } from "../engines/daemons.ts";
 
 /** What the operator keeps in memory about one object between cycles. */
 export interface ObjectMemory {
@@ -51,6 +52,8 @@ export interface ObjectMemory {
   expectedVersion: string | undefined;
   /** The per-object memo (`memo` of handlers is the operator's; this is kept for daemons later). */
   memo: AnyObject;
+  /** Daemons and timers of the object (engines/daemons.ts), while any were spawned. */
+  spawned?: SpawnedObject | undefined;
 }
 
 /**
@@ -82,6 +85,8 @@ export interface OperatorContext {
   sink: LogSink;
   post: EventPoster;
   lifecycle: Lifecycle;
+  /** Daemons and timers (`kopf.daemon`, `kopf.timer`), if the operator runs them. */
+  daemons?: Daemons | undefined;
 }
 
 /** A watch event as the queue hands it over: type null for listings and re-checks. */
@@ -144,8 +149,16 @@ export async function processEvent(
     }
   }
 
+  // Daemons and timers: a deleted object's (or one being deleted) are asked to stop at once;
+  // the delete cycle waits for them below, before its handlers and the finalizer's release.
+  const deleting = event.type === "DELETED" || !!body.metadata?.deletionTimestamp;
+  if (deleting && memory.spawned && op.daemons) {
+    op.daemons.touch(memory.spawned, body);
+    op.daemons.stopObject(memory.spawned, DaemonStoppingReason.RESOURCE_DELETED);
+  }
+
   let result: CycleResult = {};
-  if (op.registry.changingHandlers(resource).length) {
+  if (op.registry.changingHandlers(resource).length || op.daemons?.serves(resource)) {
     result = await processChanging(
       op,
       resource,
@@ -161,6 +174,11 @@ export async function processEvent(
   } else {
     const applied = await applyPatch(api, body, patch.toJSON(), logger, signal);
     expectVersion(memory, body, applied);
+  }
+  // Daemons and timers: spawned for a matching object, stopped when it stops matching; they
+  // see the object live (each event updates their view).
+  if (!deleting && op.daemons) {
+    memory.spawned = op.daemons.observe(memory.spawned, resource, api, body, base);
   }
   return result;
 }
@@ -250,6 +268,12 @@ async function processChanging(
   if (cause.reason === "free") {
     logger.debug("Deletion, but we are done with it, and we do not care.");
     return {};
+  }
+
+  // Daemons and timers: the deletion (its handlers, then the finalizer's release) waits until
+  // they have exited or were abandoned after their cancellation timeout; meanwhile, re-checks.
+  if (cause.reason === "delete" && memory.spawned && op.daemons) {
+    if (!(await op.daemons.waitObject(memory.spawned, signal))) return { delay: 0.001 };
   }
 
   // Add or remove our finalizer as the handlers need it, before any handler runs.

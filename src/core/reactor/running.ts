@@ -51,6 +51,7 @@ import {
   OperatorLogger,
 } from "../actions/loggers.ts";
 import { ActivityError, runActivity } from "../engines/activities.ts";
+import { Daemons } from "../engines/daemons.ts";
 import { EventPoster, type PostingScope, postingScope } from "../engines/posting.ts";
 import { Memo } from "../intents/handlers.ts";
 import { getDefaultRegistry } from "../intents/registration.ts";
@@ -272,6 +273,8 @@ async function startOperator(
     post: (ref, type, reason, message) => poster.post(ref, type, reason, message),
     lifecycle,
   };
+  // Daemons and timers: spawned by the object cycles, all stopped at exit before the cleanup.
+  op.daemons = new Daemons(op);
 
   // Discovery: which resources to serve.
   let resources: Resource[];
@@ -309,6 +312,7 @@ async function startOperator(
       else signal.addEventListener("abort", () => resolve(), { once: true });
     });
     logger.info("Stop-flag is raised. Operator is stopping.");
+    await op.daemons?.close();
     await watchers.stop();
     await runActivity("cleanup", registry.activityHandlers("cleanup"), env).catch((e) => {
       logger.error(`Cleanup failed: ${e instanceof Error ? e.message : e}`);
