@@ -120,6 +120,11 @@ export {
   removeOwnerReference,
 } from "./src/kits/hierarchies.ts";
 
+// In-memory indexing and containers (kopf.index, kopf.Index, kopf.Store; memos).
+export { index } from "./on.ts";
+export { Index, Store } from "./src/core/engines/indexing.ts";
+export type { IndexingContext, IndexingOptions } from "./src/core/intents/indexers.ts";
+
 // Running and embedding.
 export { operator, OperatorError, run, runTasks, spawnTasks } from "./src/core/reactor/running.ts";
 export type { OperatorOptions, OperatorTask } from "./src/core/reactor/running.ts";

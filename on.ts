@@ -33,6 +33,11 @@ import type {
   HandlerFn,
 } from "./src/core/intents/handlers.ts";
 import type { EVERYTHING } from "./src/cogs/structs/references.ts";
+import {
+  type IndexingContext,
+  type IndexingOptions,
+  registerIndexing,
+} from "./src/core/intents/indexers.ts";
 
 /** A resource in any of Kopf's forms: names, `{ group, version, plural, … }`, or EVERYTHING. */
 export type ResourceArg = string | typeof EVERYTHING | {
@@ -215,4 +220,33 @@ export function daemon(...args: SpawningHandlerArgs): HandlerFn<SpawningContext>
  */
 export function timer(...args: SpawningHandlerArgs): HandlerFn<SpawningContext> {
   return registerSpawning("timer", args);
+}
+
+// --- In-memory indexing (kopf.index) -----------------------------------------------------------
+
+/**
+ * Registers an indexing handler (`kopf.index`, also `kopf.on.index`): its result for every
+ * matching object is kept in the in-memory index named by its id (the function's name or `id`),
+ * which all handlers find in `indices`. Return `{ key: value }` (or a `Map`, for non-string keys)
+ * to index under keys, any other value to collect it under the key `null`, nothing to skip.
+ *
+ * @param args The resource, optional options (`id`, filters, `errors`, `backoff`, `retries`,
+ *   `timeout`), and the function.
+ * @returns The handler function.
+ *
+ * @example
+ * ```ts
+ * import * as kopf from "./mod.ts";
+ * const registry = new kopf.OperatorRegistry();
+ * kopf.on.index("pods", { registry }, function byApp({ labels, name }) {
+ *   return { [labels.app ?? ""]: name };
+ * });
+ * ```
+ */
+export function index(
+  ...args:
+    | [...resource: ResourceArg[], fn: HandlerFn<IndexingContext>]
+    | [...resource: ResourceArg[], options: IndexingOptions, fn: HandlerFn<IndexingContext>]
+): HandlerFn<IndexingContext> {
+  return registerIndexing(args);
 }

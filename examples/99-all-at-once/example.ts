@@ -20,7 +20,9 @@ import * as kopf from "../../mod.ts";
 kopf.on.startup(async function startupFnSimple({ logger, memo }) {
   logger.info("Starting in 0.5s...");
   await kopf.sleep(0.5);
-  memo.createdPods = 0;
+  // Resource handlers get per-object shallow copies of this memo: a shared container
+  // (not a bare number) is what they all see and change.
+  memo.counters = { createdPods: 0 };
 });
 
 kopf.on.startup(function startupFnRetried({ retry, logger }) {
@@ -34,12 +36,12 @@ kopf.on.startup(function startupFnRetried({ retry, logger }) {
 });
 
 kopf.on.cleanup(async function cleanupFn({ logger, memo }) {
-  logger.info(`Cleaning up in 0.5s... (${memo.createdPods} pods were created)`);
+  logger.info(`Cleaning up in 0.5s... (${memo.counters.createdPods} pods were created)`);
   await kopf.sleep(0.5);
 });
 
 kopf.on.probe({ id: "createdPods" }, function createdPods({ memo }) {
-  return memo.createdPods;
+  return memo.counters.createdPods;
 });
 
 kopf.on.create("kopfexamples", function create1({ body, patch }) {
@@ -93,7 +95,7 @@ kopf.on.create("kopfexamples", async function createPod({ body, logger, memo }) 
     namespace: pod.metadata!.namespace!,
     body: pod,
   });
-  memo.createdPods += 1;
+  memo.counters.createdPods += 1;
   logger.info(`Pod child is created: ${created.metadata?.name}`);
   return { pod: created.metadata?.name };
 });

@@ -173,6 +173,13 @@ export interface ActivityHandler extends BaseHandler {
 /** Any registered handler. */
 export type Handler = ChangingHandler | WatchingHandler | ActivityHandler;
 
+// --- In-memory indexing (kopf.index) -----------------------------------------------------------
+
+/** An indexing handler (`kopf.index`): its result goes into the in-memory index named by its id. */
+export interface IndexingHandler extends ResourceHandler {
+  kind: "indexing";
+}
+
 // --- Daemons and timers (kopf.daemon, kopf.timer) ---------------------------------------------
 
 /**

@@ -14,6 +14,7 @@ import type {
   AnyObject,
   ChangingHandler,
   Handler,
+  IndexingHandler,
   ResourceHandler,
   SpawningHandler,
   WatchingHandler,
@@ -76,7 +77,9 @@ export class OperatorRegistry {
   /** Every resource selector that has handlers (what the operator must watch). */
   selectors(): Selector[] {
     const seen = new Map<string, Selector>();
-    for (const h of [...this.#changing, ...this.#watching, ...this.#spawning]) {
+    for (
+      const h of [...this.#changing, ...this.#watching, ...this.#indexing, ...this.#spawning]
+    ) {
       seen.set(h.selector.toString(), h.selector);
     }
     return [...seen.values()];
@@ -176,7 +179,41 @@ export class OperatorRegistry {
   /** Whether any handler at all is registered. */
   get isEmpty(): boolean {
     return !this.#changing.length && !this.#watching.length && !this.#activities.length &&
-      !this.#spawning.length;
+      !this.#indexing.length && !this.#spawning.length;
+  }
+
+  // --- In-memory indexing (kopf.index) ---------------------------------------------------------
+
+  #indexing: IndexingHandler[] = [];
+
+  /**
+   * Adds an indexing handler (`kopf.index`). Index ids are operator-wide: one id, one index;
+   * handlers of several resources with the same id (e.g. one function registered for pods and
+   * for deployments) feed the same index.
+   *
+   * @param handler The handler.
+   * @throws {DuplicateHandlerError} When the id is already taken for the same resource.
+   */
+  registerIndexing(handler: IndexingHandler): void {
+    const selector = handler.selector.toString();
+    if (this.#indexing.some((h) => h.id === handler.id && h.selector.toString() === selector)) {
+      throw new DuplicateHandlerError(
+        `an index with id "${handler.id}" is already registered for ${selector}: give one of them another id ({ id: "..." })`,
+      );
+    }
+    this.#indexing.push(handler);
+  }
+
+  /**
+   * The indexing handlers: all of them, or those of one resource.
+   *
+   * @param resource The resource, or undefined for all.
+   * @returns The handlers, in registration order.
+   */
+  indexingHandlers(resource?: Resource): IndexingHandler[] {
+    return resource
+      ? this.#indexing.filter((h) => h.selector.check(resource))
+      : [...this.#indexing];
   }
 
   // --- Daemons and timers (kopf.daemon, kopf.timer) -------------------------------------------

@@ -40,6 +40,8 @@ import type {
   ObjectContext,
 } from "../intents/handlers.ts";
 import type { OperatorRegistry } from "../intents/registry.ts";
+import type { OperatorIndexers } from "../engines/indexing.ts";
+import { objectMemo } from "../engines/memos.ts";
 import { type Daemons, DaemonStoppingReason, type SpawnedObject } from "../engines/daemons.ts";
 
 /** What the operator keeps in memory about one object between cycles. */
@@ -50,7 +52,7 @@ export interface ObjectMemory {
   noticedByListing: boolean | undefined;
   /** The resourceVersion of our own last patch: events older than it are stale. */
   expectedVersion: string | undefined;
-  /** The per-object memo (`memo` of handlers is the operator's; this is kept for daemons later). */
+  /** The per-object memo: handlers' `memo`, a shallow copy of the operator's (engines/memos.ts). */
   memo: AnyObject;
   /** Daemons and timers of the object (engines/daemons.ts), while any were spawned. */
   spawned?: SpawnedObject | undefined;
@@ -87,6 +89,8 @@ export interface OperatorContext {
   lifecycle: Lifecycle;
   /** Daemons and timers (`kopf.daemon`, `kopf.timer`), if the operator runs them. */
   daemons?: Daemons | undefined;
+  /** In-memory indices: no handler runs before `indexers.ready` (all indices listed). */
+  indexers?: OperatorIndexers | undefined;
 }
 
 /** A watch event as the queue hands it over: type null for listings and re-checks. */
@@ -132,6 +136,10 @@ export async function processEvent(
   });
   const patch = new Patch();
   const base = objectContext(op, resource, body, patch, logger);
+  // Memos and indices: the per-object memo (a shallow copy of the operator's, kept across
+  // events); no handler runs before every index is filled from its initial listing.
+  base.memo = objectMemo(memory, op.memo);
+  if (op.indexers?.active) await op.indexers.ready;
 
   for (
     const handler of op.registry.watchingHandlers(resource, body, {

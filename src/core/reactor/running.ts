@@ -51,6 +51,7 @@ import {
   OperatorLogger,
 } from "../actions/loggers.ts";
 import { ActivityError, runActivity } from "../engines/activities.ts";
+import { OperatorIndexers } from "../engines/indexing.ts";
 import { Daemons } from "../engines/daemons.ts";
 import { EventPoster, type PostingScope, postingScope } from "../engines/posting.ts";
 import { Memo } from "../intents/handlers.ts";
@@ -183,7 +184,6 @@ async function startOperator(
   const registry = options.registry ?? getDefaultRegistry();
   const settings = options.settings ?? new OperatorSettings();
   const memo = options.memo ?? new Memo();
-  const indices: AnyObject = {};
   const sink = options.sink ?? lineSink(options.logging);
   const logger = new OperatorLogger(sink, "kopf.activities");
   const stop = new AbortController();
@@ -191,6 +191,9 @@ async function startOperator(
   if (outer?.aborted) stop.abort();
   outer?.addEventListener("abort", () => stop.abort(), { once: true });
   const signal = stop.signal;
+  // In-memory indexing: the watchers fill the indices; handlers wait until all are listed.
+  const indexers = new OperatorIndexers({ registry, settings, memo, sink, signal });
+  const indices: AnyObject = indexers.indices;
   const env = { logger, memo, settings, indices };
   const lifecycle = options.lifecycle ?? allAtOnce;
 
@@ -269,6 +272,7 @@ async function startOperator(
     settings,
     memo,
     indices,
+    indexers,
     sink,
     post: (ref, type, reason, message) => poster.post(ref, type, reason, message),
     lifecycle,
@@ -299,6 +303,7 @@ async function startOperator(
 
   const watchers = new Orchestrator(api, op, settings, logger, signal);
   const ready = watchers.start(resources, namespaces, registry.selectors());
+  ready.then(() => indexers.markReady(), () => indexers.markReady());
   const liveness = options.liveness
     ? serveLiveness(options.liveness, registry, env, signal, logger)
     : undefined;
@@ -610,6 +615,9 @@ class Orchestrator {
             listed();
             continue;
           }
+          // Indexed before any handler sees the event (the docs' readiness rule).
+          const raw = { type: event.type, object: event.object as AnyObject };
+          await this.#op.indexers?.index(resource, key, raw);
           queues.push({ type: event.type, object: event.object as AnyObject });
         }
       } catch (e) {
@@ -620,6 +628,8 @@ class Orchestrator {
         } else if (!signal.aborted) this.#fail(e);
       } finally {
         listed();
+        // A watcher stopped while the operator runs (CRD deleted, namespace gone): unindex its objects.
+        if (!this.#signal.aborted) await this.#op.indexers?.forgetStream(key);
         await queues.close(settings.batching.exitTimeout);
       }
     })();

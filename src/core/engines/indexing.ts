@@ -1,0 +1,510 @@
+/**
+ * In-memory indexing (`kopf.index`): every event of every watched object goes
+ * through the indexing handlers of its resource before it is queued for
+ * processing, and their results are kept as `kopf.Index` (keys → `kopf.Store`
+ * of values, one value per object) under the handler's id.
+ *
+ * Why indexing runs in the watcher's loop rather than in the per-object
+ * queues: the docs' readiness rule says that no handler starts before every
+ * index is filled from its initial listing. Indexed inline, an index holds
+ * every listed object at the very moment the watcher sees the listing end
+ * (`LISTED`), so readiness is "every watcher has listed" — no counting of
+ * queued-but-unprocessed objects. Indexing functions are meant to be fast
+ * (the docs say so); all indexing of one operator is serialised, so an index
+ * never sees two updates of one object out of order, also when a temporarily
+ * excluded object is re-indexed by its timer.
+ *
+ * Decisions (where the docs leave room):
+ * - Objects are identified by resource, namespace and name; an object
+ *   re-created under the same name replaces the old one's values.
+ * - A `DELETED` event (also the one the watcher synthesises for objects that
+ *   vanished during a relist after a 410) removes the object's values from
+ *   all indices and forgets its exclusions.
+ * - When a watcher stops for good while the operator runs (its CRD was
+ *   deleted, its namespace is no longer served), its objects leave the indices.
+ * - Errors follow "Errors in indexing": never retried by the indexer itself;
+ *   `"ignored"` (the default) keeps stale values; `PermanentError` or
+ *   `errors: "permanent"` drop the values and exclude the object (this uid)
+ *   for good; `TemporaryError` (its `delay`) or `errors: "temporary"`
+ *   (`backoff`, default 60 s) drop the values and exclude the object for the
+ *   delay, after which it is re-indexed from its latest state; `retries` and
+ *   `timeout` since the first failure turn a temporary exclusion permanent.
+ *   Indexing handlers get `retry`, `started`, `runtime` of that failure
+ *   sequence; a success resets it.
+ * - Indexing handlers get the operator's memo (they run outside the objects'
+ *   queues, where the per-object memos live) and the indices.
+ *
+ * @module
+ */
+
+import { Patch } from "../../cogs/structs/patches.ts";
+import type { Resource } from "../../cogs/structs/references.ts";
+import type { OperatorSettings } from "../../cogs/configs/settings.ts";
+import { PermanentError, TemporaryError } from "../actions/errors.ts";
+import { type LogSink, ObjectLogger } from "../actions/loggers.ts";
+import { matchesObject } from "../intents/filters.ts";
+import type { AnyObject, IndexingHandler } from "../intents/handlers.ts";
+import type { OperatorRegistry } from "../intents/registry.ts";
+
+const MUTATE = Symbol("kopf.index.mutate");
+
+/** A canonical text of a key, so that tuple-like keys (`["ns", "name"]`) are found by value. */
+function canonical(key: unknown): string {
+  if (typeof key === "string") return `s:${key}`;
+  if (key === undefined || key === null) return "null";
+  try {
+    return `j:${JSON.stringify(key)}`;
+  } catch {
+    return `o:${String(key)}`;
+  }
+}
+
+/**
+ * The values of one key of an index: one value per indexed object, never
+ * empty (an emptied store leaves its index). Read-only for handlers.
+ *
+ * @example
+ * ```ts
+ * import { Index } from "./indexing.ts";
+ * const index = new Index();
+ * for (const value of index.get("missing") ?? []) console.log(value);
+ * console.log(index.size); // 0
+ * ```
+ */
+export class Store<V = unknown> implements Iterable<V> {
+  #items = new Map<string, V>();
+
+  /** How many values (objects) the store holds. */
+  get size(): number {
+    return this.#items.size;
+  }
+
+  /** Iterates over the values. */
+  [Symbol.iterator](): IterableIterator<V> {
+    return this.#items.values();
+  }
+
+  /** The values. @returns An iterator of the values. */
+  values(): IterableIterator<V> {
+    return this.#items.values();
+  }
+
+  /** The values as an array (for JSON and tests). @returns The array. */
+  toJSON(): V[] {
+    return [...this.#items.values()];
+  }
+
+  /** @internal */
+  [MUTATE](objectKey: string, value: V | typeof REMOVE): void {
+    if (value === REMOVE) this.#items.delete(objectKey);
+    else this.#items.set(objectKey, value);
+  }
+}
+
+const REMOVE = Symbol("kopf.index.remove");
+
+/**
+ * An in-memory index (`kopf.Index`): a read-only mapping of keys to stores of
+ * values. Keys are the keys of the objects (or `Map`s) that indexing
+ * functions return, or `null` for non-dict results; array keys are matched by
+ * value (`index.get(["ns", "name"])`). As in Kopf's mapping, iterating an
+ * index yields its keys; `entries()` yields `[key, store]` pairs.
+ *
+ * @example
+ * ```ts
+ * import * as kopf from "../../../mod.ts";
+ * const registry = new kopf.OperatorRegistry();
+ * kopf.index("pods", { registry }, function byApp({ labels, name }) {
+ *   return { [labels.app ?? ""]: name };
+ * });
+ * kopf.on.create("kopfexamples", { registry }, ({ indices, logger }) => {
+ *   const byApp = indices.byApp as kopf.Index<string, string>;
+ *   logger.info(`web pods: ${[...(byApp.get("web") ?? [])].join(", ")}`);
+ * });
+ * ```
+ */
+export class Index<K = unknown, V = unknown> implements Iterable<K> {
+  #stores = new Map<string, { key: K; store: Store<V> }>();
+
+  /** How many keys. */
+  get size(): number {
+    return this.#stores.size;
+  }
+
+  /**
+   * The store of a key.
+   *
+   * @param key The key (arrays and objects are matched by value).
+   * @returns The store, or undefined when no object has this key.
+   */
+  get(key: K): Store<V> | undefined {
+    return this.#stores.get(canonical(key))?.store;
+  }
+
+  /**
+   * Whether some object has this key.
+   *
+   * @param key The key.
+   * @returns True when the key is in the index.
+   */
+  has(key: K): boolean {
+    return this.#stores.has(canonical(key));
+  }
+
+  /** Iterates over the keys. */
+  *[Symbol.iterator](): IterableIterator<K> {
+    for (const { key } of this.#stores.values()) yield key;
+  }
+
+  /** The keys. @returns An iterator of the keys. */
+  keys(): IterableIterator<K> {
+    return this[Symbol.iterator]();
+  }
+
+  /** The stores. @returns An iterator of the stores. */
+  *values(): IterableIterator<Store<V>> {
+    for (const { store } of this.#stores.values()) yield store;
+  }
+
+  /** The keys with their stores. @returns An iterator of `[key, store]`. */
+  *entries(): IterableIterator<[K, Store<V>]> {
+    for (const { key, store } of this.#stores.values()) yield [key, store];
+  }
+
+  /** A plain view for JSON and tests: `[[key, [values…]], …]`. @returns The pairs. */
+  toJSON(): Array<[K, V[]]> {
+    return [...this.entries()].map(([k, s]) => [k, s.toJSON()]);
+  }
+
+  /** @internal */
+  [MUTATE](canon: string, key: K, objectKey: string, value: V | typeof REMOVE): void {
+    let entry = this.#stores.get(canon);
+    if (!entry) {
+      if (value === REMOVE) return;
+      this.#stores.set(canon, entry = { key, store: new Store<V>() });
+    }
+    entry.store[MUTATE](objectKey, value);
+    if (!entry.store.size) this.#stores.delete(canon);
+  }
+}
+
+/** Splits an indexing result into keys and values, as the docs say (dict → keys; else → null). */
+function resultEntries(result: unknown): Map<string, [unknown, unknown]> {
+  const out = new Map<string, [unknown, unknown]>();
+  if (result instanceof Map) {
+    for (const [k, v] of result) out.set(canonical(k), [k, v]);
+  } else if (
+    result !== null && typeof result === "object" &&
+    [Object.prototype, null].includes(Object.getPrototypeOf(result))
+  ) {
+    for (const [k, v] of Object.entries(result)) out.set(canonical(k), [k, v]);
+  } else {
+    out.set(canonical(null), [null, result]);
+  }
+  return out;
+}
+
+/** One index with the bookkeeping of which keys each object has in it. */
+class IndexState {
+  readonly index = new Index();
+  /** Object key → the canonical keys (with the original keys) the object has values under. */
+  readonly objects = new Map<string, Map<string, unknown>>();
+  /** Object key → its failure sequence or exclusion. */
+  readonly failures = new Map<string, Failure>();
+
+  replace(objectKey: string, entries: Map<string, [unknown, unknown]>): void {
+    const before = this.objects.get(objectKey);
+    for (const [canon, key] of before ?? []) {
+      if (!entries.has(canon)) this.index[MUTATE](canon, key, objectKey, REMOVE);
+    }
+    const keys = new Map<string, unknown>();
+    for (const [canon, [key, value]] of entries) {
+      this.index[MUTATE](canon, key, objectKey, value);
+      keys.set(canon, key);
+    }
+    if (keys.size) this.objects.set(objectKey, keys);
+    else this.objects.delete(objectKey);
+  }
+
+  remove(objectKey: string): void {
+    this.replace(objectKey, new Map());
+  }
+}
+
+interface Failure {
+  uid: string | undefined;
+  retry: number;
+  started: Date;
+  /** Excluded until this time (ms); Infinity for good; undefined when not excluded. */
+  until: number | undefined;
+  timer?: ReturnType<typeof setTimeout>;
+}
+
+/** What the indexers need from the operator. */
+export interface IndexersOptions {
+  registry: OperatorRegistry;
+  settings: OperatorSettings;
+  memo: AnyObject;
+  sink: LogSink;
+  /** Stops the re-indexing timers. */
+  signal?: AbortSignal;
+}
+
+/**
+ * The indices of one operator and the readiness gate of its handlers.
+ *
+ * @example
+ * ```ts
+ * import { OperatorIndexers } from "./indexing.ts";
+ * import { OperatorRegistry } from "../intents/registry.ts";
+ * import { OperatorSettings } from "../../cogs/configs/settings.ts";
+ * const indexers = new OperatorIndexers({
+ *   registry: new OperatorRegistry(), settings: new OperatorSettings(), memo: {}, sink: () => {},
+ * });
+ * console.log(Object.keys(indexers.indices)); // []
+ * ```
+ */
+export class OperatorIndexers {
+  #options: IndexersOptions;
+  #states = new Map<string, IndexState>();
+  /** Stream key → object keys indexed through it. */
+  #streams = new Map<string, Set<string>>();
+  /** Object key → the latest body and resource (for re-indexing after a temporary exclusion). */
+  #latest = new Map<string, { resource: Resource; body: AnyObject; stream: string }>();
+  #chain: Promise<void> = Promise.resolve();
+  #ready!: () => void;
+  /** Resolves when every index is filled from the initial listings (see {@link markReady}). */
+  readonly ready: Promise<void>;
+  /** The read-only indices by id, as handlers get them in `indices`. */
+  readonly indices: Readonly<Record<string, Index>>;
+
+  /** @param options The registry, settings, operator memo, log sink, and a stop signal. */
+  constructor(options: IndexersOptions) {
+    this.#options = options;
+    const indices: Record<string, Index> = {};
+    for (const h of options.registry.indexingHandlers()) {
+      if (this.#states.has(h.id)) continue; // one id, one index, whatever the resources
+      const state = new IndexState();
+      this.#states.set(h.id, state);
+      indices[h.id] = state.index;
+    }
+    this.indices = Object.freeze(indices);
+    this.ready = new Promise((resolve) => (this.#ready = resolve));
+    if (!this.#states.size) this.#ready();
+    options.signal?.addEventListener("abort", () => {
+      this.#ready();
+      for (const state of this.#states.values()) {
+        for (const f of state.failures.values()) clearTimeout(f.timer);
+      }
+    }, { once: true });
+  }
+
+  /** Whether the operator has any indexing handlers (and handlers must wait for readiness). */
+  get active(): boolean {
+    return this.#states.size > 0;
+  }
+
+  /** Opens the readiness gate: every watcher has listed its objects (they are all indexed). */
+  markReady(): void {
+    this.#ready();
+  }
+
+  /**
+   * Whether a resource is indexed at all.
+   *
+   * @param resource The resource.
+   * @returns True when some indexing handler serves it.
+   */
+  indexes(resource: Resource): boolean {
+    return this.#options.registry.indexingHandlers(resource).length > 0;
+  }
+
+  /**
+   * Indexes one watch event (listing, ADDED, MODIFIED, DELETED) of one object.
+   *
+   * @param resource The object's resource.
+   * @param stream The watcher's key (to forget its objects when it stops).
+   * @param event The event.
+   * @returns When indexed.
+   */
+  index(
+    resource: Resource,
+    stream: string,
+    event: { type: string | null; object: AnyObject },
+  ): Promise<void> {
+    if (!this.#states.size || !this.indexes(resource)) return Promise.resolve();
+    return this.#serial(() => this.#index(resource, stream, event));
+  }
+
+  /**
+   * Forgets the objects of a stopped watcher: their values leave all indices.
+   *
+   * @param stream The watcher's key.
+   * @returns When forgotten.
+   */
+  forgetStream(stream: string): Promise<void> {
+    return this.#serial(() => {
+      for (const objectKey of this.#streams.get(stream) ?? []) this.#forget(objectKey);
+      this.#streams.delete(stream);
+    });
+  }
+
+  #serial(fn: () => void | Promise<void>): Promise<void> {
+    const next = this.#chain.then(fn);
+    this.#chain = next.catch(() => {});
+    return next;
+  }
+
+  #forget(objectKey: string): void {
+    for (const state of this.#states.values()) {
+      state.remove(objectKey);
+      clearTimeout(state.failures.get(objectKey)?.timer);
+      state.failures.delete(objectKey);
+    }
+    this.#latest.delete(objectKey);
+  }
+
+  async #index(
+    resource: Resource,
+    stream: string,
+    event: { type: string | null; object: AnyObject },
+  ): Promise<void> {
+    const body = event.object;
+    const meta = body.metadata ?? {};
+    const objectKey = `${resource}|${meta.namespace ?? ""}|${meta.name ?? ""}`;
+    if (event.type === "DELETED") {
+      this.#forget(objectKey);
+      this.#streams.get(stream)?.delete(objectKey);
+      return;
+    }
+    let objects = this.#streams.get(stream);
+    if (!objects) this.#streams.set(stream, objects = new Set());
+    objects.add(objectKey);
+    this.#latest.set(objectKey, { resource, body, stream });
+    for (const handler of this.#options.registry.indexingHandlers(resource)) {
+      const state = this.#states.get(handler.id);
+      if (state) await this.#indexOne(handler, state, resource, objectKey, event);
+    }
+  }
+
+  async #indexOne(
+    handler: IndexingHandler,
+    state: IndexState,
+    resource: Resource,
+    objectKey: string,
+    event: { type: string | null; object: AnyObject },
+  ): Promise<void> {
+    const body = event.object;
+    const meta = body.metadata ?? {};
+    const logger = new ObjectLogger(this.#options.sink, body);
+    const context: AnyObject = {
+      body,
+      spec: body.spec ?? {},
+      meta,
+      status: body.status ?? {},
+      uid: meta.uid,
+      name: meta.name,
+      namespace: meta.namespace,
+      labels: meta.labels ?? {},
+      annotations: meta.annotations ?? {},
+      resource,
+      patch: new Patch(),
+      logger,
+      memo: this.#options.memo,
+      settings: this.#options.settings,
+      indices: this.indices,
+      param: handler.param,
+      type: event.type,
+      event,
+      retry: 0,
+      started: new Date(),
+      runtime: 0,
+    };
+    if (!matchesObject(handler, body, context)) {
+      state.remove(objectKey);
+      return;
+    }
+    let failure = state.failures.get(objectKey);
+    if (failure && failure.uid !== meta.uid) {
+      clearTimeout(failure.timer);
+      state.failures.delete(objectKey);
+      failure = undefined;
+    }
+    if (failure?.until !== undefined) {
+      if (failure.until > Date.now()) return; // excluded: not even invoked
+      failure.until = undefined;
+    }
+    if (failure) {
+      context.retry = failure.retry;
+      context.started = failure.started;
+      context.runtime = (Date.now() - failure.started.getTime()) / 1000;
+    }
+    let result: unknown;
+    try {
+      result = await handler.fn(context);
+    } catch (e) {
+      this.#fail(handler, state, objectKey, meta.uid, failure, e, logger);
+      return;
+    }
+    if (failure) state.failures.delete(objectKey);
+    if (result === undefined || result === null) return; // ignored: the values stay as they are
+    state.replace(objectKey, resultEntries(result));
+  }
+
+  #fail(
+    handler: IndexingHandler,
+    state: IndexState,
+    objectKey: string,
+    uid: string | undefined,
+    failure: Failure | undefined,
+    e: unknown,
+    logger: ObjectLogger,
+  ): void {
+    const mode = e instanceof PermanentError
+      ? "permanent"
+      : e instanceof TemporaryError
+      ? "temporary"
+      : handler.errors ?? "ignored";
+    const expected = e instanceof PermanentError || e instanceof TemporaryError;
+    const log = (message: string) =>
+      expected ? logger.error(`${message}: ${(e as Error).message}`) : logger.exception(
+        `${message}: ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}`,
+        e,
+      );
+    if (mode === "ignored") {
+      log(`Indexing handler '${handler.id}' failed with an exception. Will ignore`);
+      return;
+    }
+    state.remove(objectKey);
+    const now = Date.now();
+    const f: Failure = failure ?? { uid, retry: 0, started: new Date(now), until: undefined };
+    f.retry += 1;
+    const delay = e instanceof TemporaryError ? e.delay : handler.backoff ?? 60;
+    const runtime = (now - f.started.getTime()) / 1000;
+    const exhausted = (handler.retries !== undefined && f.retry > handler.retries) ||
+      (handler.timeout !== undefined && runtime + delay > handler.timeout);
+    if (mode === "permanent" || exhausted) {
+      log(`Indexing handler '${handler.id}' failed permanently; excluded from the index`);
+      f.until = Infinity;
+    } else {
+      log(`Indexing handler '${handler.id}' failed temporarily; excluded for ${delay}s`);
+      f.until = now + delay * 1000;
+      // With no delay, the object is re-indexed on its next event (a timer would spin on errors).
+      if (delay > 0 && !this.#options.signal?.aborted) {
+        f.timer = setTimeout(() => {
+          const latest = this.#latest.get(objectKey);
+          if (!latest || state.failures.get(objectKey) !== f) return;
+          void this.#serial(async () => {
+            if (state.failures.get(objectKey) !== f) return;
+            await this.#indexOne(handler, state, latest.resource, objectKey, {
+              type: null,
+              object: this.#latest.get(objectKey)?.body ?? latest.body,
+            });
+          }).catch(() => {});
+        }, delay * 1000);
+        Deno.unrefTimer(f.timer);
+      }
+    }
+    state.failures.set(objectKey, f);
+  }
+}

@@ -1,0 +1,104 @@
+/**
+ * Turning `kopf.index(...)` calls into registered indexing handlers. Kept
+ * apart from `registration.ts` because indexing handlers have their own
+ * registry list (index ids are operator-wide, one id — one index) and their
+ * own default errors mode (`"ignored"`, as in Kopf's "Errors in indexing").
+ *
+ * @module
+ */
+
+import { parseField } from "../../cogs/structs/dicts.ts";
+import type {
+  BaseOptions,
+  FilterOptions,
+  HandlerFn,
+  IndexingHandler,
+  ObjectContext,
+} from "./handlers.ts";
+import { defaultId } from "./handlers.ts";
+import { getDefaultRegistry, parseResourceArgs, RegistrationError } from "./registration.ts";
+import type { OperatorRegistry } from "./registry.ts";
+
+/**
+ * The context of indexing handlers: the object, plus the raw event. `memo` is the operator's
+ * memo; `patch` is discarded (indexing does not write to objects); `retry`, `started` and
+ * `runtime` count the failures since the first failed indexing of the object.
+ */
+export interface IndexingContext extends ObjectContext {
+  /** ADDED, MODIFIED, or null for listings and re-indexing. */
+  type: "ADDED" | "MODIFIED" | null;
+  /** The raw watch event. */
+  event: { type: string | null; object: Record<string, unknown> };
+}
+
+/** Options of `kopf.index`. */
+export interface IndexingOptions extends BaseOptions, FilterOptions {
+  /** Register in this registry instead of the default one. */
+  registry?: OperatorRegistry;
+}
+
+/**
+ * Registers an indexing handler: `(…resource, options?, fn)`. The function's
+ * name (or `id`) is the index's name, under which handlers find it in `indices`.
+ *
+ * @param args The call's arguments.
+ * @returns The handler function.
+ * @throws {RegistrationError} For bad arguments.
+ *
+ * @example
+ * ```ts
+ * import { registerIndexing } from "./indexers.ts";
+ * import { OperatorRegistry } from "./registry.ts";
+ * const registry = new OperatorRegistry();
+ * registerIndexing(["pods", { registry }, function byName({ name }: { name: string }) {
+ *   return { [name]: true };
+ * }]);
+ * console.log(registry.indexingHandlers().map((h) => h.id)); // ["byName"]
+ * ```
+ */
+export function registerIndexing(args: unknown[]): HandlerFn {
+  const what = "kopf.index";
+  const { selector, options: o, fn } = parseResourceArgs<IndexingOptions & { old?: unknown }>(
+    what,
+    args,
+  );
+  for (const key of ["old", "new", "optional", "deleted"]) {
+    if ((o as Record<string, unknown>)[key] !== undefined) {
+      throw new RegistrationError(`${what}(...): the option "${key}" is not for indexing handlers`);
+    }
+  }
+  if (o.errors !== undefined && !["temporary", "permanent", "ignored"].includes(o.errors)) {
+    throw new RegistrationError(
+      `${what}(...): errors must be "temporary", "permanent" or "ignored", not ${
+        JSON.stringify(o.errors)
+      }`,
+    );
+  }
+  for (const k of ["timeout", "retries", "backoff"] as const) {
+    const v = o[k];
+    if (v !== undefined && (typeof v !== "number" || !(v >= 0))) {
+      throw new RegistrationError(
+        `${what}(...): ${k} must be a number of 0 or more, not ${JSON.stringify(v)}`,
+      );
+    }
+  }
+  const field = o.field !== undefined ? parseField(o.field) : undefined;
+  const handler: IndexingHandler = {
+    kind: "indexing",
+    id: o.id ?? defaultId(fn, "index"),
+    fn,
+    param: o.param,
+    errors: o.errors,
+    timeout: o.timeout,
+    retries: o.retries,
+    backoff: o.backoff,
+    selector,
+    labels: o.labels,
+    annotations: o.annotations,
+    when: o.when,
+    field,
+    value: o.value,
+  };
+  (o.registry ?? getDefaultRegistry()).registerIndexing(handler);
+  return fn;
+}

@@ -1,0 +1,370 @@
+/**
+ * In-memory indexing (`kopf.index`), end to end against the embedded API
+ * server: the documented structure (keys → stores), multiple keys per object,
+ * removal on deletion and on filter mismatch, errors in indexing, several
+ * resources, the readiness rule, and consistency with the server's objects
+ * after watch reconnects and after a 410 relist with deletions missed.
+ */
+import assert from "node:assert/strict";
+import * as kopf from "../../mod.ts";
+import { KopfRunner } from "../../testing.ts";
+import { type Cluster, cluster, delay, until } from "../reactor/_setup.ts";
+
+function quickSettings(): kopf.OperatorSettings {
+  const settings = new kopf.OperatorSettings();
+  settings.networking.errorBackoffs = Array(30).fill(0.05);
+  settings.watching.reconnectBackoff = 0.05;
+  return settings;
+}
+
+/** A plain, sorted view of an index: `{ key: [values…] }` (keys as JSON for non-strings). */
+function view(index: kopf.Index | undefined): Record<string, unknown[]> {
+  const out: Record<string, unknown[]> = {};
+  for (const [key, store] of index?.entries() ?? []) {
+    assert.ok(store.size > 0, "stores are never empty");
+    const values = [...store].sort((a, b) => JSON.stringify(a) < JSON.stringify(b) ? -1 : 1);
+    out[typeof key === "string" ? key : JSON.stringify(key)] = values;
+  }
+  return Object.fromEntries(Object.entries(out).sort(([a], [b]) => a < b ? -1 : 1));
+}
+
+/** Registers a startup handler that captures the operator's indices. */
+function captureIndices(registry: kopf.OperatorRegistry): () => Record<string, kopf.Index> {
+  let captured: Record<string, kopf.Index> | undefined;
+  kopf.on.startup({ registry }, function capture({ indices }) {
+    captured = indices as Record<string, kopf.Index>;
+  });
+  return () => {
+    assert.ok(captured, "the operator has started");
+    return captured;
+  };
+}
+
+async function start(c: Cluster, registry: kopf.OperatorRegistry): Promise<KopfRunner> {
+  return await KopfRunner.start(["run", "--standalone", "-A", "-v"], {
+    registry,
+    settings: quickSettings(),
+    kubeconfig: c.api.kubeconfig.path,
+  });
+}
+
+async function pod(c: Cluster, name: string, labels: Record<string, string>, ns = "default") {
+  await c.call("POST", `/api/v1/namespaces/${ns}/pods`, {
+    metadata: { name, labels },
+    spec: { containers: [{ name: "main", image: "x" }] },
+  }, [409]);
+}
+
+async function relabel(c: Cluster, name: string, labels: Record<string, string | null>) {
+  const r = await fetch(`${c.api.url}/api/v1/namespaces/default/pods/${name}`, {
+    method: "PATCH",
+    headers: { "content-type": "application/merge-patch+json" },
+    body: JSON.stringify({ metadata: { labels } }),
+  });
+  await r.body?.cancel();
+  assert.equal(r.status, 200);
+}
+
+async function remove(c: Cluster, path: string): Promise<void> {
+  await c.call("DELETE", path, undefined, [404]);
+}
+
+async function eventually(check: () => void, what: string, timeout = 10): Promise<void> {
+  let last: unknown;
+  await until(
+    () => {
+      try {
+        check();
+        return true;
+      } catch (e) {
+        last = e;
+        return false;
+      }
+    },
+    what,
+    timeout,
+  ).catch((e) => {
+    throw last ?? e;
+  });
+}
+
+Deno.test("kopf.index: keys → stores, several keys per object, non-dict results, nothing to skip", async () => {
+  await using c = await cluster();
+  const registry = new kopf.OperatorRegistry();
+  const indices = captureIndices(registry);
+  kopf.index("pods", { registry }, function byLabel({ labels, name }) {
+    return Object.fromEntries(Object.entries(labels).map(([k, v]) => [`${k}=${v}`, name]));
+  });
+  kopf.index("pods", { registry }, function byIdentity({ namespace, name }) {
+    return new Map([[[namespace, name], null]]);
+  });
+  kopf.index("pods", { registry }, function podNames({ name }) {
+    return name;
+  });
+  kopf.index("pods", { registry }, function nothing() {});
+  await pod(c, "pod1", { app: "web", tier: "front" });
+  await pod(c, "pod2", { app: "web" });
+  const runner = await start(c, registry);
+  try {
+    await pod(c, "pod3", { app: "db", tier: "front" });
+    await eventually(() => {
+      assert.deepEqual(view(indices().byLabel), {
+        "app=db": ["pod3"],
+        "app=web": ["pod1", "pod2"],
+        "tier=front": ["pod1", "pod3"],
+      });
+    }, "byLabel");
+    const byIdentity = indices().byIdentity!;
+    assert.deepEqual([...byIdentity.get(["default", "pod2"]) ?? []], [null]);
+    assert.ok(byIdentity.has(["default", "pod3"]));
+    assert.deepEqual(view(indices().podNames), { null: ["pod1", "pod2", "pod3"] });
+    assert.deepEqual([...indices().podNames!.keys()], [null]);
+    assert.equal(indices().nothing!.size, 0);
+
+    // Changed keys: the old ones leave (and their emptied stores with them).
+    await relabel(c, "pod3", { app: "web", tier: null });
+    await eventually(() => {
+      assert.deepEqual(view(indices().byLabel), {
+        "app=web": ["pod1", "pod2", "pod3"],
+        "tier=front": ["pod1"],
+      });
+    }, "relabelled");
+
+    // Deletion removes all the object's values.
+    await remove(c, "/api/v1/namespaces/default/pods/pod1");
+    await eventually(() => {
+      assert.deepEqual(view(indices().byLabel), { "app=web": ["pod2", "pod3"] });
+      assert.deepEqual(view(indices().podNames), { null: ["pod2", "pod3"] });
+      assert.ok(!indices().byIdentity!.has(["default", "pod1"]));
+    }, "deleted");
+  } finally {
+    await runner.stop();
+  }
+  assert.equal(runner.exitCode, 0);
+});
+
+Deno.test("kopf.index: filters — an object that stops matching leaves the index; matching again returns", async () => {
+  await using c = await cluster();
+  const registry = new kopf.OperatorRegistry();
+  const indices = captureIndices(registry);
+  kopf.index("pods", { registry, labels: { indexed: "yes" } }, function selected({ name }) {
+    return { all: name };
+  });
+  kopf.index(
+    "pods",
+    { registry, when: ({ labels }) => labels.app === "web" },
+    function web({ name }) {
+      return { web: name };
+    },
+  );
+  await pod(c, "a", { indexed: "yes", app: "web" });
+  await pod(c, "b", { indexed: "no", app: "db" });
+  const runner = await start(c, registry);
+  try {
+    await eventually(() => {
+      assert.deepEqual(view(indices().selected), { all: ["a"] });
+      assert.deepEqual(view(indices().web), { web: ["a"] });
+    }, "initial");
+    await relabel(c, "a", { indexed: "no", app: "db" });
+    await relabel(c, "b", { indexed: "yes" });
+    await eventually(() => {
+      assert.deepEqual(view(indices().selected), { all: ["b"] });
+      assert.deepEqual(view(indices().web), {});
+    }, "after the relabelling");
+  } finally {
+    await runner.stop();
+  }
+});
+
+Deno.test("kopf.index: errors — ignored keeps stale values, permanent excludes, temporary excludes for the delay", async () => {
+  await using c = await cluster();
+  const registry = new kopf.OperatorRegistry();
+  const indices = captureIndices(registry);
+  const calls = { permanent: 0, temporary: 0 };
+  kopf.index("pods", { registry }, function ignored({ labels, name }) {
+    if (labels.fail) throw new Error("keep the stale values");
+    return { [labels.v ?? ""]: name };
+  });
+  kopf.index("pods", { registry }, function permanent({ labels, name }) {
+    calls.permanent++;
+    if (labels.fail) throw new kopf.PermanentError("excluded forever");
+    return { [labels.v ?? ""]: name };
+  });
+  kopf.index("pods", { registry }, function temporary({ labels, name, retry }) {
+    calls.temporary++;
+    if (labels.fail && retry < 1) {
+      throw new kopf.TemporaryError("excluded for 0.5s", { delay: 0.5 });
+    }
+    return { [labels.v ?? ""]: name };
+  });
+  await pod(c, "p", { v: "1" });
+  const runner = await start(c, registry);
+  try {
+    await eventually(() => {
+      for (const id of ["ignored", "permanent", "temporary"]) {
+        assert.deepEqual(view(indices()[id]), { "1": ["p"] }, id);
+      }
+    }, "initial");
+    await relabel(c, "p", { v: "2", fail: "yes" });
+    await eventually(() => {
+      assert.deepEqual(view(indices().ignored), { "1": ["p"] }); // stale
+      assert.deepEqual(view(indices().permanent), {});
+    }, "after the failures");
+    // The temporary exclusion ends by itself: re-indexed from the latest state (retry=1).
+    await eventually(() => {
+      assert.deepEqual(view(indices().temporary), { "2": ["p"] });
+    }, "re-indexed after the delay");
+    const permanentCalls = calls.permanent;
+    await relabel(c, "p", { v: "3", fail: null });
+    await eventually(() => assert.deepEqual(view(indices().ignored), { "3": ["p"] }), "ignored");
+    assert.deepEqual(view(indices().permanent), {});
+    assert.equal(calls.permanent, permanentCalls, "an excluded object is not even indexed");
+    await runner.waitFor(/Indexing handler 'ignored' failed with an exception. Will ignore/);
+    await runner.waitFor(/Indexing handler 'permanent' failed permanently/);
+    await runner.waitFor(/Indexing handler 'temporary' failed temporarily; excluded for 0.5s/);
+  } finally {
+    await runner.stop();
+  }
+});
+
+Deno.test("kopf.index: several resources feed one index; several indices side by side", async () => {
+  await using c = await cluster();
+  const registry = new kopf.OperatorRegistry();
+  const indices = captureIndices(registry);
+  const byKind = ({ body, name }: kopf.IndexingContext) => ({ [body.kind as string]: name });
+  kopf.index("pods", { registry, id: "byKind" }, byKind);
+  kopf.index("configmaps", { registry, id: "byKind" }, byKind);
+  kopf.index("kopfexamples", { registry }, function kexes({ name }) {
+    return name;
+  });
+  await pod(c, "p1", {});
+  await c.call("POST", "/api/v1/namespaces/default/configmaps", { metadata: { name: "cm1" } });
+  const runner = await start(c, registry);
+  try {
+    await c.createKex("default", "kex1");
+    await eventually(() => {
+      const byKindView = view(indices().byKind);
+      assert.deepEqual(byKindView.Pod, ["p1"]);
+      assert.ok(byKindView.ConfigMap?.includes("cm1"), JSON.stringify(byKindView));
+      assert.deepEqual(view(indices().kexes), { null: ["kex1"] });
+    }, "both resources");
+    await remove(c, "/api/v1/namespaces/default/configmaps/cm1");
+    await eventually(() => assert.ok(!view(indices().byKind).ConfigMap?.includes("cm1")), "gone");
+    assert.deepEqual(view(indices().byKind).Pod, ["p1"]);
+  } finally {
+    await runner.stop();
+  }
+});
+
+Deno.test("kopf.index: readiness — handlers start only when every index holds all pre-existing objects", async () => {
+  await using c = await cluster();
+  const registry = new kopf.OperatorRegistry();
+  kopf.index("pods", { registry }, function pods({ name }) {
+    return name;
+  });
+  kopf.index("configmaps", { registry }, function maps({ name }) {
+    return name;
+  });
+  const seen = new Map<string, [number, number]>();
+  kopf.on.resume("kopfexamples", { registry }, function look({ name, indices }) {
+    seen.set(name, [indices.pods.get(null)?.size ?? 0, indices.maps.get(null)?.size ?? 0]);
+  });
+  kopf.on.event("kopfexamples", { registry }, function peek({ name, indices }) {
+    if (!seen.has(`event:${name}`)) {
+      seen.set(`event:${name}`, [indices.pods.get(null)?.size ?? 0, 0]);
+    }
+  });
+  const pods = 40;
+  await Promise.all(Array.from({ length: pods }, (_, i) => pod(c, `pre-${i}`, {})));
+  const before = (await c.call("GET", "/api/v1/configmaps")).body.items.length;
+  for (let i = 0; i < 5; i++) {
+    await c.call("POST", "/api/v1/namespaces/default/configmaps", { metadata: { name: `m${i}` } });
+  }
+  await c.createKex("default", "k1");
+  const runner = await start(c, registry);
+  try {
+    await until(() => seen.has("k1") && seen.has("event:k1"), "the handlers");
+    assert.deepEqual(seen.get("k1"), [pods, before + 5]);
+    assert.deepEqual(seen.get("event:k1"), [pods, 0]);
+  } finally {
+    await runner.stop();
+  }
+});
+
+/** Waits until the index of pod names equals the server's pods. */
+async function assertMirrors(
+  c: Cluster,
+  index: () => kopf.Index | undefined,
+  timeout = 15,
+): Promise<void> {
+  let server: string[] = [];
+  await until(
+    async () => {
+      const r = await c.call("GET", "/api/v1/namespaces/default/pods", undefined, [429, 500, 503]);
+      if (r.status !== 200) return false;
+      server = r.body.items.map((p: { metadata: { name: string } }) => p.metadata.name).sort();
+      return JSON.stringify(view(index()).null ?? []) === JSON.stringify(server);
+    },
+    "the index mirrors the server",
+    timeout,
+  ).catch((e) => {
+    throw new Error(
+      `${e.message}: index ${JSON.stringify(view(index()).null)} vs server ${
+        JSON.stringify(server)
+      }`,
+    );
+  });
+}
+
+Deno.test("kopf.index: consistent while the API server closes watch streams every 0.3 s", async () => {
+  await using c = await cluster({ faults: { closeWatchesEvery: 0.3 } });
+  const registry = new kopf.OperatorRegistry();
+  const indices = captureIndices(registry);
+  kopf.index("pods", { registry }, function names({ name }) {
+    return name;
+  });
+  for (let i = 0; i < 5; i++) await pod(c, `old-${i}`, {});
+  const runner = await start(c, registry);
+  try {
+    await assertMirrors(c, () => indices().names);
+    for (let i = 0; i < 12; i++) {
+      await pod(c, `new-${i}`, {});
+      if (i % 2) await remove(c, `/api/v1/namespaces/default/pods/old-${i % 5}`);
+      if (i % 3 === 0) await remove(c, `/api/v1/namespaces/default/pods/new-${i}`);
+      await delay(100);
+    }
+    await assertMirrors(c, () => indices().names);
+    assert.ok(c.api.faultCounts.watchClosed >= 3, JSON.stringify(c.api.faultCounts));
+  } finally {
+    await runner.stop();
+  }
+  assert.equal(runner.exitCode, 0);
+});
+
+Deno.test("kopf.index: consistent after a 410 relist — objects deleted during the outage leave the index", async () => {
+  await using c = await cluster();
+  const registry = new kopf.OperatorRegistry();
+  const indices = captureIndices(registry);
+  kopf.index("pods", { registry }, function names({ name }) {
+    return name;
+  });
+  for (let i = 0; i < 8; i++) await pod(c, `p${i}`, {});
+  const runner = await start(c, registry);
+  try {
+    await assertMirrors(c, () => indices().names);
+    // The outage: watch streams deliver nothing while objects are deleted and created.
+    c.api.setFaults({ stallWatches: true });
+    for (const i of [1, 3, 5]) await remove(c, `/api/v1/namespaces/default/pods/p${i}`);
+    await pod(c, "during", {});
+    assert.ok(view(indices().names).null!.includes("p1"), "the deletion is not seen yet");
+    // Resuming from the old resourceVersion gets 410 Gone: the watcher relists.
+    c.api.expireResourceVersions();
+    c.api.setFaults({ stallWatches: null });
+    await assertMirrors(c, () => indices().names);
+    assert.ok(c.api.faultCounts.expired >= 1, JSON.stringify(c.api.faultCounts));
+    assert.ok(c.api.countRequests({ verb: "list", resource: "pods" }) >= 2);
+  } finally {
+    await runner.stop();
+  }
+  assert.equal(runner.exitCode, 0);
+});
