@@ -76,6 +76,8 @@ export type {
 
 // Events.
 export { event, exception, info, warn } from "./src/core/engines/posting.ts";
+export { OperatorMetrics } from "./src/core/engines/metrics.ts";
+export type { OperatorMetricsOptions, QueueSample } from "./src/core/engines/metrics.ts";
 
 // Settings and storages.
 export { OperatorSettings } from "./src/cogs/configs/settings.ts";

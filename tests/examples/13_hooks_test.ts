@@ -60,9 +60,9 @@ Deno.test("13-hooks: startup, login, probes, and cleanup handlers", async () => 
     assert.equal(created.code, 0, created.stderr);
     await runner.waitFor("[default/pod1] A background task is started.");
     await runner.waitFor("[default/pod1] Served by the background task.", 10);
-    // The probe results are cached for a short while: poll until the new state shows.
+    // The probe results are cached for 10 seconds (as in Kopf): poll until the new state shows.
     let health: { tasksCount: number; monitoredObjects: Record<string, string[]> } = empty;
-    const deadline = Date.now() + 5_000;
+    const deadline = Date.now() + 15_000;
     while (health.tasksCount !== 1 && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 200));
       health = await (await fetch(url)).json();

@@ -105,6 +105,29 @@ export const handlerScope: AsyncLocalStorage<SubhandlerScope> = new AsyncLocalSt
   SubhandlerScope
 >();
 
+/**
+ * Where runs of handlers are recorded (the operator's metrics); without one, nothing is recorded.
+ *
+ * @example
+ * ```ts
+ * import type { HandlerMetrics } from "./execution.ts";
+ * const runs: string[] = [];
+ * const metrics: HandlerMetrics = { handlerRun: (id, kind) => void runs.push(`${kind}/${id}`) };
+ * metrics.handlerRun("createFn", "changing", 0.1, false);
+ * ```
+ */
+export interface HandlerMetrics {
+  /**
+   * One run of a handler has ended.
+   *
+   * @param handler The handler's id.
+   * @param kind `changing`, `event`, `activity`, `daemon`, `timer`, …
+   * @param seconds How long it ran.
+   * @param failed Whether it failed (temporarily or permanently).
+   */
+  handlerRun(handler: string, kind: string, seconds: number, failed: boolean): void;
+}
+
 /** Everything needed to run handlers of one cycle. */
 export interface RunRequest<H extends BaseHandler> {
   /** The handlers of the cycle, in order. */
@@ -123,6 +146,8 @@ export interface RunRequest<H extends BaseHandler> {
   now?: () => Date;
   /** How log lines name the handlers: "Handler" (default) or "Activity". */
   noun?: string;
+  /** Records each handler's run (metrics); absent, nothing is recorded. */
+  metrics?: HandlerMetrics | undefined;
 }
 
 /**
@@ -139,7 +164,13 @@ export async function runHandlersOnce<H extends BaseHandler>(
   const ready = request.handlers.filter((h) => request.state.ensure(h.id, t0).awakened(t0));
   const outcomes = new Map<string, Outcome>();
   for (const handler of request.lifecycle(ready, request.state)) {
+    const began = request.metrics ? performance.now() : 0;
     const outcome = await runHandler(handler, request, now);
+    if (request.metrics) {
+      const kind = (handler as { kind?: string }).kind ?? "handler";
+      const seconds = (performance.now() - began) / 1000;
+      request.metrics.handlerRun(handler.id, kind, seconds, outcome.error !== undefined);
+    }
     request.state.get(handler.id)!.apply(outcome, now());
     outcomes.set(handler.id, outcome);
   }

@@ -9,7 +9,7 @@
  */
 
 import { sleep } from "../../cogs/aio/sleep.ts";
-import { allAtOnce, runHandlersOnce } from "../actions/execution.ts";
+import { allAtOnce, type HandlerMetrics, runHandlersOnce } from "../actions/execution.ts";
 import type { AnyObject } from "../actions/invocation.ts";
 import type { OperatorLogger } from "../actions/loggers.ts";
 import { State } from "../actions/progression.ts";
@@ -37,6 +37,8 @@ export interface ActivityEnvironment {
   memo: AnyObject;
   settings: ActivityContext["settings"];
   indices: AnyObject;
+  /** Records the handlers' runs (metrics), if given. */
+  metrics?: HandlerMetrics | undefined;
 }
 
 /**
@@ -77,6 +79,7 @@ export async function runActivity(
       lifecycle: allAtOnce,
       logger: env.logger,
       noun: "Activity",
+      metrics: env.metrics,
       context: (handler, retry, started, runtime): ActivityContext => ({
         logger: env.logger,
         memo: env.memo,

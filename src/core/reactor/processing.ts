@@ -23,7 +23,7 @@ import {
   type ObjectApi,
   removeFinalizer,
 } from "../actions/application.ts";
-import { type Lifecycle, runHandlersOnce } from "../actions/execution.ts";
+import { type HandlerMetrics, type Lifecycle, runHandlersOnce } from "../actions/execution.ts";
 import { type EventPoster, type Level, type LogSink, ObjectLogger } from "../actions/loggers.ts";
 import { State } from "../actions/progression.ts";
 import {
@@ -87,6 +87,8 @@ export interface OperatorContext {
   sink: LogSink;
   post: EventPoster;
   lifecycle: Lifecycle;
+  /** Records handler runs (metrics; daemons and timers record theirs here too), if given. */
+  metrics?: HandlerMetrics | undefined;
   /** Daemons and timers (`kopf.daemon`, `kopf.timer`), if the operator runs them. */
   daemons?: Daemons | undefined;
   /** In-memory indices: no handler runs before `indexers.ready` (all indices listed). */
@@ -149,12 +151,16 @@ export async function processEvent(
     })
   ) {
     const context = { ...base, type: event.type, event, param: handler.param };
+    const began = op.metrics ? performance.now() : 0;
+    let failed = false;
     try {
       await handler.fn(context);
       logger.debug(`Handler '${handler.id}' succeeded.`);
     } catch (e) {
+      failed = true;
       logger.exception(`Handler '${handler.id}' failed with an exception. Will ignore.`, e);
     }
+    op.metrics?.handlerRun(handler.id, "event", (performance.now() - began) / 1000, failed);
   }
 
   // Daemons and timers: a deleted object's (or one being deleted) are asked to stop at once;
@@ -334,6 +340,7 @@ async function processChanging(
         handlers,
         state,
         lifecycle: op.lifecycle,
+        metrics: op.metrics,
         logger,
         context: (handler, retry, started, runtime) =>
           handlerContext(current, handler, retry, started, runtime),

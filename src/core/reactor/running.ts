@@ -53,7 +53,9 @@ import {
 import { ActivityError, runActivity } from "../engines/activities.ts";
 import { OperatorIndexers } from "../engines/indexing.ts";
 import { Daemons } from "../engines/daemons.ts";
+import { OperatorMetrics, type QueueSample } from "../engines/metrics.ts";
 import { EventPoster, type PostingScope, postingScope } from "../engines/posting.ts";
+import { type ProbeServer, serveProbes } from "../engines/probing.ts";
 import { Memo } from "../intents/handlers.ts";
 import { getDefaultRegistry } from "../intents/registration.ts";
 import type { OperatorRegistry } from "../intents/registry.ts";
@@ -83,8 +85,13 @@ export interface OperatorOptions {
   priority?: number;
   /** The peering name (accepted; peering comes later). */
   peeringName?: string;
-  /** Serve liveness probes at this URL, e.g. `http://0.0.0.0:8080/healthz`. */
+  /**
+   * Serve liveness probes at this URL, e.g. `http://0.0.0.0:8080/healthz` (200 once ready, 503
+   * before), and Prometheus metrics on `/metrics` of the same server.
+   */
   liveness?: string;
+  /** Record metrics here (default: a new registry of its own when `liveness` is given). */
+  metrics?: OperatorMetrics;
   /** Stops the operator when aborted. */
   signal?: AbortSignal;
   /** Called once the operator watches everything it should. */
@@ -181,6 +188,21 @@ async function startOperator(
   options: OperatorOptions,
   posting: PostingScope,
 ): Promise<OperatorTask[]> {
+  // What to undo when the start fails half-way (e.g. the health server started before startup).
+  const undo: Array<() => Promise<void>> = [];
+  try {
+    return await startOperatorTasks(options, posting, undo);
+  } catch (e) {
+    for (const fn of undo) await fn().catch(() => {});
+    throw e;
+  }
+}
+
+async function startOperatorTasks(
+  options: OperatorOptions,
+  posting: PostingScope,
+  undo: Array<() => Promise<void>>,
+): Promise<OperatorTask[]> {
   const registry = options.registry ?? getDefaultRegistry();
   const settings = options.settings ?? new OperatorSettings();
   const memo = options.memo ?? new Memo();
@@ -194,13 +216,31 @@ async function startOperator(
   // In-memory indexing: the watchers fill the indices; handlers wait until all are listed.
   const indexers = new OperatorIndexers({ registry, settings, memo, sink, signal });
   const indices: AnyObject = indexers.indices;
-  const env = { logger, memo, settings, indices };
+  const metrics = options.metrics ?? (options.liveness ? new OperatorMetrics() : undefined);
+  const env = { logger, memo, settings, indices, metrics };
   const lifecycle = options.lifecycle ?? allAtOnce;
 
   if (registry.isEmpty) {
     logger.warning(
       "No handlers are registered: nothing to do. Check the handler files or modules given to kopf run.",
     );
+  }
+
+  let probing: ProbeServer | undefined;
+  if (options.liveness) {
+    try {
+      probing = serveProbes({
+        url: options.liveness,
+        probes: () => registry.activityHandlers("probe"),
+        env,
+        metrics,
+        signal,
+        logger,
+      });
+    } catch (e) {
+      throw new OperatorError(`Cannot serve the liveness endpoint: ${(e as Error).message}`);
+    }
+    undo.push(probing.shutdown);
   }
 
   await runActivity("startup", registry.activityHandlers("startup"), env, signal).catch(
@@ -251,6 +291,7 @@ async function startOperator(
       error: (m) => logger.error(m),
     },
     onRequest: (r) => {
+      metrics?.apiRequest(r);
       const key = `${r.method} ${r.code ?? "error"}`;
       requestCounts.set(key, (requestCounts.get(key) ?? 0) + 1);
     },
@@ -276,6 +317,7 @@ async function startOperator(
     sink,
     post: (ref, type, reason, message) => poster.post(ref, type, reason, message),
     lifecycle,
+    metrics,
   };
   // Daemons and timers: spawned by the object cycles, all stopped at exit before the cleanup.
   op.daemons = new Daemons(op);
@@ -304,12 +346,11 @@ async function startOperator(
   const watchers = new Orchestrator(api, op, settings, logger, signal);
   const ready = watchers.start(resources, namespaces, registry.selectors());
   ready.then(() => indexers.markReady(), () => indexers.markReady());
-  const liveness = options.liveness
-    ? serveLiveness(options.liveness, registry, env, signal, logger)
-    : undefined;
+  const unobserve = metrics?.observeQueues(() => watchers.queueSamples());
 
   const main = (async () => {
     await ready;
+    probing?.ready();
     options.onReady?.();
     // Stopped during the start-up (e.g. an early SIGINT): the abort event has already fired.
     await new Promise<void>((resolve) => {
@@ -324,7 +365,8 @@ async function startOperator(
     });
     await poster.close();
     await authenticator.catch(() => {});
-    await liveness?.shutdown();
+    unobserve?.();
+    await probing?.shutdown();
     if (owned) vault.close();
   })();
   const failing = watchers.failure.then((e) => {
@@ -666,43 +708,21 @@ class Orchestrator {
     this.#failure(e instanceof OperatorError ? e : new OperatorError(describeApiFailure(e)));
   }
 
+  /** The per-object queues' depth and size by resource (for the metrics). */
+  queueSamples(): QueueSample[] {
+    return [...this.#streams].map(([key, s]) => ({
+      resource: key.slice(0, key.lastIndexOf("@")),
+      depth: s.queues.depth,
+      objects: s.queues.size,
+    }));
+  }
+
   /** Stops all watchers and waits for their queues to finish. */
   async stop(): Promise<void> {
     const all = [...this.#streams.values()];
     for (const s of all) s.stop.abort();
     await Promise.allSettled(all.map((s) => s.done));
   }
-}
-
-/** Serves liveness probes: the probe handlers' results as JSON, 200 once the operator runs. */
-function serveLiveness(
-  url: string,
-  registry: OperatorRegistry,
-  env: Parameters<typeof runActivity>[2],
-  signal: AbortSignal,
-  logger: OperatorLogger,
-): { shutdown: () => Promise<void> } {
-  const parsed = new URL(url);
-  const path = parsed.pathname || "/";
-  let cached: { at: number; body: string } | undefined;
-  const server = Deno.serve({
-    hostname: parsed.hostname === "localhost" ? "127.0.0.1" : parsed.hostname,
-    port: Number(parsed.port || 80),
-    signal,
-    onListen: () => logger.debug(`Serving health status at ${url}`),
-  }, async (req) => {
-    if (new URL(req.url).pathname !== path) return new Response("Not found.\n", { status: 404 });
-    if (!cached || Date.now() - cached.at > 1000) {
-      try {
-        const results = await runActivity("probe", registry.activityHandlers("probe"), env);
-        cached = { at: Date.now(), body: JSON.stringify(Object.fromEntries(results)) };
-      } catch (e) {
-        return new Response(JSON.stringify({ error: (e as Error).message }), { status: 500 });
-      }
-    }
-    return new Response(cached.body, { headers: { "content-type": "application/json" } });
-  });
-  return { shutdown: () => server.finished };
 }
 
 /**

@@ -1,0 +1,235 @@
+/**
+ * Prometheus metrics of one operator: handler runs, failures and durations by
+ * handler id and kind, the per-object queues' depth, watch (re)connects by
+ * resource, and API requests by verb and code.
+ *
+ * Why a registry per operator and not prom-client's global default one:
+ * several operators can run in one process (embedding, tests), and each must
+ * report its own numbers — two operators never share or double-count a
+ * metric. Why the recording is a small interface (`HandlerMetrics`, defined in
+ * the actions layer): the code that runs handlers knows nothing of Prometheus,
+ * and without a metrics object nothing is recorded and nothing costs.
+ *
+ * The exposition is prom-client's text format 0.0.4, served on `/metrics` next
+ * to the liveness endpoint (see `probing.ts`).
+ *
+ * @module
+ */
+
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { RequestRecord } from "../../cogs/clients/api.ts";
+import type { HandlerMetrics } from "../actions/execution.ts";
+
+/** One sample of a stream's per-object queues, for the queue gauges. */
+export interface QueueSample {
+  /** The resource (`plural.group`, or as the operator names it). */
+  resource: string;
+  /** How many events wait in the queues of this resource's objects. */
+  depth: number;
+  /** How many objects have a live worker. */
+  objects: number;
+}
+
+/** Options of {@link OperatorMetrics}. */
+export interface OperatorMetricsOptions {
+  /** Buckets of the handler duration histogram, in seconds (default: prom-client's). */
+  buckets?: number[];
+  /** Labels added to every metric (e.g. `{ operator: "my-op" }`). */
+  labels?: Record<string, string>;
+}
+
+/**
+ * The metrics of one operator, in their own Prometheus registry.
+ *
+ * Handler kinds are `changing`, `event` (watching handlers), `activity`; other
+ * engines (daemons, timers) record theirs with their own kind through
+ * {@link OperatorMetrics.handlerRun}.
+ *
+ * @example
+ * ```ts
+ * import { OperatorMetrics } from "./metrics.ts";
+ * const metrics = new OperatorMetrics();
+ * metrics.handlerRun("createFn", "changing", 0.12, false);
+ * metrics.handlerRun("createFn", "changing", 0.05, true);
+ * const text = await metrics.metrics();
+ * console.log(text.includes('kopf_handler_runs_total{handler="createFn",kind="changing"} 2')); // true
+ * ```
+ */
+export class OperatorMetrics implements HandlerMetrics {
+  /** The Prometheus registry of this operator (not the global default one). */
+  readonly registry: Registry;
+  #runs: Counter<"handler" | "kind">;
+  #failures: Counter<"handler" | "kind">;
+  #durations: Histogram<"handler" | "kind">;
+  #requests: Counter<"verb" | "code">;
+  #watches: Counter<"resource">;
+  #queues = new Set<() => Iterable<QueueSample>>();
+
+  /**
+   * @param options Histogram buckets and default labels.
+   */
+  constructor(options: OperatorMetricsOptions = {}) {
+    this.registry = new Registry();
+    if (options.labels) this.registry.setDefaultLabels(options.labels);
+    const registers = [this.registry];
+    this.#runs = new Counter({
+      name: "kopf_handler_runs_total",
+      help: "Runs of handlers (each attempt), by handler id and kind.",
+      labelNames: ["handler", "kind"] as const,
+      registers,
+    });
+    this.#failures = new Counter({
+      name: "kopf_handler_failures_total",
+      help: "Failed runs of handlers (temporary or permanent), by handler id and kind.",
+      labelNames: ["handler", "kind"] as const,
+      registers,
+    });
+    this.#durations = new Histogram({
+      name: "kopf_handler_duration_seconds",
+      help: "Durations of handler runs, by handler id and kind.",
+      labelNames: ["handler", "kind"] as const,
+      ...(options.buckets ? { buckets: options.buckets } : {}),
+      registers,
+    });
+    this.#requests = new Counter({
+      name: "kopf_api_requests_total",
+      help: "Requests to the Kubernetes API (each attempt), by verb and HTTP code (0: no answer).",
+      labelNames: ["verb", "code"] as const,
+      registers,
+    });
+    this.#watches = new Counter({
+      name: "kopf_watch_connects_total",
+      help: "Watch-streams opened (connects and reconnects), by resource.",
+      labelNames: ["resource"] as const,
+      registers,
+    });
+    const samples = (): Map<string, { depth: number; objects: number }> => {
+      const out = new Map<string, { depth: number; objects: number }>();
+      for (const source of this.#queues) {
+        for (const s of source()) {
+          const total = out.get(s.resource) ?? { depth: 0, objects: 0 };
+          total.depth += s.depth;
+          total.objects += s.objects;
+          out.set(s.resource, total);
+        }
+      }
+      return out;
+    };
+    new Gauge({
+      name: "kopf_queue_depth",
+      help: "Events waiting in the per-object queues, by resource.",
+      labelNames: ["resource"] as const,
+      registers,
+      collect() {
+        this.reset();
+        for (const [resource, s] of samples()) this.set({ resource }, s.depth);
+      },
+    });
+    new Gauge({
+      name: "kopf_queue_objects",
+      help: "Objects with a live per-object worker, by resource.",
+      labelNames: ["resource"] as const,
+      registers,
+      collect() {
+        this.reset();
+        for (const [resource, s] of samples()) this.set({ resource }, s.objects);
+      },
+    });
+  }
+
+  /** The content type of {@link OperatorMetrics.metrics} (text format 0.0.4). */
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  /**
+   * Records one run of a handler.
+   *
+   * @param handler The handler's id.
+   * @param kind Its kind: `changing`, `event`, `activity`, `daemon`, `timer`, …
+   * @param seconds How long it ran.
+   * @param failed Whether it failed (temporarily or permanently).
+   *
+   * @example
+   * ```ts
+   * import { OperatorMetrics } from "./metrics.ts";
+   * new OperatorMetrics().handlerRun("checkFn", "timer", 0.01, false);
+   * ```
+   */
+  handlerRun(handler: string, kind: string, seconds: number, failed: boolean): void {
+    const labels = { handler, kind };
+    this.#runs.inc(labels);
+    if (failed) this.#failures.inc(labels);
+    this.#durations.observe(labels, seconds);
+  }
+
+  /**
+   * Records one attempt of an API request (give it to `ApiClient`'s `onRequest`);
+   * a `watch` request also counts as a watch (re)connect of its resource.
+   *
+   * @param record The attempt as the client reports it.
+   *
+   * @example
+   * ```ts
+   * import { OperatorMetrics } from "./metrics.ts";
+   * const metrics = new OperatorMetrics();
+   * metrics.apiRequest({ verb: "watch", resource: "pods", subresource: undefined, code: 200,
+   *   method: "GET", path: "/api/v1/pods", attempt: 1, durationMs: 3 });
+   * console.log((await metrics.metrics()).includes('kopf_watch_connects_total{resource="pods"} 1')); // true
+   * ```
+   */
+  apiRequest(record: RequestRecord): void {
+    this.#requests.inc({ verb: record.verb, code: String(record.code) });
+    if (record.verb === "watch") this.watchConnect(record.resource);
+  }
+
+  /**
+   * Records a watch-stream opened (a connect or a reconnect).
+   *
+   * @param resource The resource.
+   *
+   * @example
+   * ```ts
+   * import { OperatorMetrics } from "./metrics.ts";
+   * new OperatorMetrics().watchConnect("kopfexamples.kopf.dev");
+   * ```
+   */
+  watchConnect(resource: string): void {
+    this.#watches.inc({ resource });
+  }
+
+  /**
+   * Adds a source of queue samples, read at each scrape.
+   *
+   * @param source Gives the current samples.
+   * @returns A function that removes the source.
+   *
+   * @example
+   * ```ts
+   * import { OperatorMetrics } from "./metrics.ts";
+   * const metrics = new OperatorMetrics();
+   * const remove = metrics.observeQueues(() => [{ resource: "pods", depth: 3, objects: 2 }]);
+   * console.log((await metrics.metrics()).includes('kopf_queue_depth{resource="pods"} 3')); // true
+   * remove();
+   * ```
+   */
+  observeQueues(source: () => Iterable<QueueSample>): () => void {
+    this.#queues.add(source);
+    return () => void this.#queues.delete(source);
+  }
+
+  /**
+   * The metrics in the Prometheus text exposition format 0.0.4.
+   *
+   * @returns The text.
+   *
+   * @example
+   * ```ts
+   * import { OperatorMetrics } from "./metrics.ts";
+   * console.log((await new OperatorMetrics().metrics()).includes("# TYPE kopf_queue_depth gauge")); // true
+   * ```
+   */
+  async metrics(): Promise<string> {
+    return await this.registry.metrics();
+  }
+}

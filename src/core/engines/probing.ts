@@ -1,0 +1,200 @@
+/**
+ * The health endpoint (`--liveness URL`): the results of the `on.probe`
+ * handlers as JSON (`{"handler-id": result, …}`, as Kopf reports them), and on
+ * the same server a Prometheus `/metrics` endpoint.
+ *
+ * Why the server starts before the startup handlers and answers 503 until the
+ * operator is ready: a probe that gets 200 means the operator has finished its
+ * startup, logged in and listed everything it serves; before that, Kubernetes
+ * sees "not yet" rather than "nothing there". Why the probe results are cached
+ * (10 seconds, as in Kopf) and computed by one request at a time: probes can
+ * be heavy, and mass-requesting the status must not multiply that work.
+ *
+ * The request handling is a plain `(Request) => Promise<Response>`
+ * ({@link Prober.handle}): tests call it without a socket.
+ *
+ * @module
+ */
+
+import type { OperatorLogger } from "../actions/loggers.ts";
+import type { ActivityHandler } from "../intents/handlers.ts";
+import { type ActivityEnvironment, runActivity } from "./activities.ts";
+import type { OperatorMetrics } from "./metrics.ts";
+
+/** How long probe results are reused, in seconds (Kopf's `probing_max_age`). */
+export const PROBE_CACHE_PERIOD = 10;
+
+/** Options of {@link Prober}. */
+export interface ProberOptions {
+  /** The probe handlers (read at each refresh: handlers registered later count too). */
+  probes: () => ActivityHandler[];
+  /** Logger, memo, settings and indices for the probe handlers. */
+  env: ActivityEnvironment;
+  /** The path of the probe results (default `/healthz`). */
+  path?: string;
+  /** The metrics served on `/metrics` (absent: 404 there). */
+  metrics?: OperatorMetrics | undefined;
+  /** Seconds to reuse probe results (default {@link PROBE_CACHE_PERIOD}). */
+  cachePeriod?: number;
+  /** The clock, in milliseconds (tests). */
+  now?: () => number;
+}
+
+/**
+ * Answers health requests: probe results (cached) once ready, 503 before; metrics on `/metrics`.
+ *
+ * @example
+ * ```ts
+ * import { Prober } from "./probing.ts";
+ * import { OperatorLogger } from "../actions/loggers.ts";
+ * const prober = new Prober({
+ *   probes: () => [{ kind: "activity", activity: "probe", id: "now", fn: () => "ok", param: undefined,
+ *     errors: undefined, timeout: undefined, retries: undefined, backoff: undefined }],
+ *   env: { logger: new OperatorLogger(() => {}), memo: {}, settings: {} as never, indices: {} },
+ * });
+ * console.log((await prober.handle(new Request("http://x/healthz"))).status); // 503
+ * prober.ready();
+ * console.log(await (await prober.handle(new Request("http://x/healthz"))).json()); // { now: "ok" }
+ * ```
+ */
+export class Prober {
+  #options: ProberOptions;
+  #path: string;
+  #ready = false;
+  #cached: { at: number; body: string } | undefined;
+  #refreshing: Promise<{ at: number; body: string }> | undefined;
+
+  /**
+   * @param options Probe handlers, their environment, path, metrics, cache period.
+   */
+  constructor(options: ProberOptions) {
+    this.#options = options;
+    this.#path = options.path || "/healthz";
+  }
+
+  /** Whether the operator has finished its startup and is ready. */
+  get isReady(): boolean {
+    return this.#ready;
+  }
+
+  /** Marks the operator as ready: the probe path answers 200 from now on. */
+  ready(): void {
+    this.#ready = true;
+  }
+
+  /**
+   * Answers one request.
+   *
+   * @param request The request.
+   * @returns 200 with the probe results (once ready), 503 (before), 500 (a probe failed),
+   *   the metrics on `/metrics`, or 404.
+   */
+  async handle(request: Request): Promise<Response> {
+    const path = new URL(request.url).pathname;
+    const metrics = this.#options.metrics;
+    if (path === "/metrics" && metrics && path !== this.#path) {
+      return new Response(await metrics.metrics(), {
+        headers: { "content-type": metrics.contentType },
+      });
+    }
+    if (path !== this.#path) return new Response("Not found.\n", { status: 404 });
+    if (!this.#ready) {
+      return json({ error: "The operator is not ready yet: its startup is in progress." }, 503);
+    }
+    try {
+      const { body } = await this.#results();
+      return new Response(body, { headers: { "content-type": "application/json" } });
+    } catch (e) {
+      return json({ error: e instanceof Error ? e.message : String(e) }, 500);
+    }
+  }
+
+  /** The probe results: cached, or refreshed by one request while the others wait for it. */
+  #results(): Promise<{ at: number; body: string }> {
+    const now = this.#options.now ?? Date.now;
+    const period = (this.#options.cachePeriod ?? PROBE_CACHE_PERIOD) * 1000;
+    const cached = this.#cached;
+    if (cached && now() - cached.at < period) return Promise.resolve(cached);
+    this.#refreshing ??= (async () => {
+      try {
+        const results = await runActivity("probe", this.#options.probes(), this.#options.env);
+        this.#cached = { at: now(), body: JSON.stringify(Object.fromEntries(results)) };
+        return this.#cached;
+      } finally {
+        this.#refreshing = undefined;
+      }
+    })();
+    return this.#refreshing;
+  }
+}
+
+function json(body: unknown, status: number): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { "content-type": "application/json" },
+  });
+}
+
+/** Options of {@link serveProbes}. */
+export interface ServeProbesOptions extends Omit<ProberOptions, "path"> {
+  /** The liveness URL, e.g. `http://0.0.0.0:8080/healthz` (its path serves the probes). */
+  url: string;
+  /** Stops the server. */
+  signal: AbortSignal;
+  /** Where to log the serving. */
+  logger: OperatorLogger;
+}
+
+/** A running health server. */
+export interface ProbeServer {
+  /** Marks the operator as ready (503 → 200). */
+  ready(): void;
+  /** Stops the server (also stopped by the signal) and waits until it is closed. */
+  shutdown(): Promise<void>;
+}
+
+/**
+ * Serves the probes and the metrics at the liveness URL until the signal aborts.
+ *
+ * @param options The URL, the probe handlers and their environment, metrics, signal, logger.
+ * @returns The server: mark it ready, shut it down.
+ * @throws {Error} When the URL is not `http://` or its port cannot be bound.
+ *
+ * @example
+ * ```ts
+ * import { serveProbes } from "./probing.ts";
+ * import { OperatorLogger } from "../actions/loggers.ts";
+ * const logger = new OperatorLogger(() => {});
+ * const server = serveProbes({
+ *   url: "http://127.0.0.1:0/healthz", probes: () => [], logger, signal: new AbortController().signal,
+ *   env: { logger, memo: {}, settings: {} as never, indices: {} },
+ * });
+ * server.ready();
+ * await server.shutdown();
+ * ```
+ */
+export function serveProbes(options: ServeProbesOptions): ProbeServer {
+  const parsed = new URL(options.url);
+  if (parsed.protocol !== "http:") {
+    throw new Error(
+      `Unsupported liveness URL ${options.url}: only http:// is served (e.g. http://0.0.0.0:8080/healthz).`,
+    );
+  }
+  const prober = new Prober({ ...options, path: parsed.pathname || "/" });
+  const stop = new AbortController();
+  const signal = AbortSignal.any([stop.signal, options.signal]);
+  const hostname = parsed.hostname.replace(/^\[|\]$/g, "");
+  const server = Deno.serve({
+    hostname: hostname === "localhost" ? "127.0.0.1" : hostname,
+    port: Number(parsed.port || 80),
+    signal,
+    onListen: () => options.logger.debug(`Serving health status at ${options.url}`),
+  }, (request) => prober.handle(request));
+  return {
+    ready: () => prober.ready(),
+    shutdown: async () => {
+      stop.abort();
+      await server.finished;
+    },
+  };
+}

@@ -1,0 +1,98 @@
+/**
+ * Helpers of the probing and metrics tests: a free port, the value of one
+ * sample in a Prometheus text exposition, and an operator started in this
+ * process with a liveness URL.
+ *
+ * @module
+ */
+
+import * as kopf from "../../mod.ts";
+
+/**
+ * A free TCP port on 127.0.0.1 (for the liveness URL).
+ *
+ * @returns The port.
+ */
+export function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  return port;
+}
+
+/**
+ * The value of a sample `name{labels}` in a text exposition (labels in any order).
+ *
+ * @param text The exposition.
+ * @param name The sample's name.
+ * @param labels Labels the sample must have (others may be there too).
+ * @returns The value (summed over the matching samples), or undefined when none matches.
+ */
+export function sample(
+  text: string,
+  name: string,
+  labels: Record<string, string> = {},
+): number | undefined {
+  let total: number | undefined;
+  for (const line of text.split("\n")) {
+    const m = line.match(/^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/);
+    if (!m || m[1] !== name) continue;
+    const have = new Map(
+      [...(m[2] ?? "").matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((l) => [l[1]!, l[2]!]),
+    );
+    if (Object.entries(labels).every(([k, v]) => have.get(k) === v)) {
+      total = (total ?? 0) + Number(m[3]);
+    }
+  }
+  return total;
+}
+
+/** An operator running in this process. */
+export interface RunningOperator extends AsyncDisposable {
+  /** The liveness URL (`http://127.0.0.1:<port>/healthz`). */
+  url: string;
+  /** The metrics URL on the same server. */
+  metricsUrl: string;
+  /** Resolves when the operator is ready. */
+  ready: Promise<void>;
+  /** The log lines. */
+  lines: string[];
+  /** Stops the operator and waits for it. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts an operator in this process, serving its health at a free port.
+ *
+ * @param options Operator options (the kubeconfig and the registry at least).
+ * @returns The running operator; dispose it with `await using`.
+ */
+export function startOperator(options: kopf.OperatorOptions): RunningOperator {
+  const url = `http://127.0.0.1:${freePort()}/healthz`;
+  const stop = new AbortController();
+  const lines: string[] = [];
+  let onReady!: () => void;
+  const ready = new Promise<void>((resolve) => (onReady = resolve));
+  const done = kopf.operator({
+    standalone: true,
+    liveness: url,
+    signal: stop.signal,
+    onReady,
+    logging: { format: "plain", level: "debug", write: (l) => lines.push(l) },
+    ...options,
+  });
+  // A failed start is reported by stop(); the readiness only waits for it.
+  const settled = done.then(() => {}, () => {});
+  const stopping = async () => {
+    stop.abort();
+    await done;
+  };
+  return {
+    url,
+    metricsUrl: url.replace("/healthz", "/metrics"),
+    ready: Promise.race([ready, settled]),
+    lines,
+    stop: stopping,
+    [Symbol.asyncDispose]: stopping,
+  };
+}
