@@ -9,7 +9,9 @@
  * 4. RSS with 100,000 small ConfigMaps (on a fresh server);
  * 5. the operator (`operator_bench.ts`): objects fully handled per second in
  *    bursts of 1,000 and 10,000, creation-to-handler latency at 100 objects/s,
- *    API requests per object lifecycle, peak RSS (on a fresh server).
+ *    API requests per object lifecycle, peak RSS (on a fresh server);
+ * 6. daemons and timers (`daemons_bench.ts`): 10,000 objects, each with a
+ *    10-second timer and a daemon: CPU share, timer drift, RSS (on a fresh server).
  *
  * A missed target is printed, not failed: the run exits non-zero only when
  * the benchmark itself breaks (failed requests, lost or repeated watch events,
@@ -25,6 +27,7 @@ import { BenchClient } from "./_client.ts";
 import { readCpuSeconds, type ServerProcess, startServerProcess } from "./_server_process.ts";
 import { figure, fmt } from "./_stats.ts";
 import { measureLatency } from "./patch_latency.ts";
+import { measureDaemons } from "./daemons_bench.ts";
 import { measureMemory } from "./memory.ts";
 import { machine, measureOperator } from "./operator_bench.ts";
 import { measureThroughput, seedConfigMaps } from "./patch_throughput.ts";
@@ -224,6 +227,21 @@ async function main(): Promise<number> {
     broken.push(...outcome.broken);
   } finally {
     await stop(third, "third");
+  }
+
+  // Daemons and timers: a fresh server, the default settings.
+  const fourth = await start();
+  try {
+    console.log(`kopf daemons & timers benchmark: server pid ${fourth.pid}; ${machine()}`);
+    const outcome = await measureDaemons(fourth, ROOT);
+    targets += outcome.targets;
+    met += outcome.met;
+    broken.push(...outcome.broken);
+    console.log(
+      "  (with a worker limit: KOPF_BENCH_WORKER_LIMIT=100 deno run -A bench/daemons_bench.ts)",
+    );
+  } finally {
+    await stop(fourth, "fourth");
   }
 
   Deno.removeSignalListener("SIGINT", onSignal);
