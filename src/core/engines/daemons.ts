@@ -64,6 +64,102 @@ const DEFAULT_POLLING = 5;
 const EXIT_TIMEOUT = 5;
 
 /**
+ * One `setTimeout` for all the sleeps of daemons and timers: at 10,000 objects, a timer each,
+ * a Deno timer (≈1.3 KB) and an abort listener (≈1 KB) per sleeping object add up; a heap of
+ * small entries with one armed timeout for the earliest does not. Cancelled entries are
+ * dropped lazily when their time comes.
+ */
+class Scheduler {
+  #heap: Array<{ when: number; fire: (() => void) | undefined }> = [];
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #armedFor = Infinity;
+  /** Entries not cancelled nor fired: when none is left, no timeout stays armed. */
+  #live = 0;
+
+  /**
+   * Calls `fire` at `when` (a `performance.now()` time).
+   *
+   * @returns The entry, for `cancel`.
+   */
+  at(when: number, fire: () => void): { when: number; fire: (() => void) | undefined } {
+    const entry = { when, fire: fire as (() => void) | undefined };
+    const heap = this.#heap;
+    this.#live++;
+    heap.push(entry);
+    let i = heap.length - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (heap[parent]!.when <= when) break;
+      heap[i] = heap[parent]!;
+      i = parent;
+    }
+    heap[i] = entry;
+    if (when < this.#armedFor) this.#arm();
+    return entry;
+  }
+
+  cancel(entry: { fire: (() => void) | undefined }): void {
+    if (!entry.fire) return;
+    entry.fire = undefined;
+    if (--this.#live === 0) {
+      this.#heap = [];
+      this.#arm();
+    }
+  }
+
+  #pop(): { when: number; fire: (() => void) | undefined } {
+    const heap = this.#heap;
+    const top = heap[0]!;
+    const last = heap.pop()!;
+    if (heap.length) {
+      let i = 0;
+      while (true) {
+        const l = 2 * i + 1;
+        if (l >= heap.length) break;
+        const r = l + 1;
+        const c = r < heap.length && heap[r]!.when < heap[l]!.when ? r : l;
+        if (heap[c]!.when >= last.when) break;
+        heap[i] = heap[c]!;
+        i = c;
+      }
+      heap[i] = last;
+    }
+    return top;
+  }
+
+  #arm(): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#armedFor = Infinity;
+    // Drop the cancelled entries at the top: they must not keep the process alive.
+    while (this.#heap.length && !this.#heap[0]!.fire) this.#pop();
+    if (!this.#heap.length) return;
+    const next = this.#heap[0]!.when;
+    this.#armedFor = next;
+    const delay = Math.min(Math.max(0, next - performance.now()), 2 ** 31 - 1);
+    this.#timer = setTimeout(() => this.#run(), delay);
+  }
+
+  #run(): void {
+    this.#timer = undefined;
+    this.#armedFor = Infinity;
+    const now = performance.now();
+    while (this.#heap.length && this.#heap[0]!.when <= now + 0.5) {
+      const entry = this.#pop();
+      const fire = entry.fire;
+      entry.fire = undefined;
+      if (fire) {
+        this.#live--;
+        fire();
+      }
+    }
+    this.#arm();
+  }
+}
+
+const scheduler = new Scheduler();
+
+/**
  * The stop-flag of a daemon or timer: an `AbortSignal` plus Kopf's `stopped` interface.
  *
  * @example
@@ -77,6 +173,7 @@ const EXIT_TIMEOUT = 5;
 export class StopFlag implements DaemonStopped {
   readonly #controller = new AbortController();
   readonly #reasons: Reason[] = [];
+  #wakers: Array<() => void> | undefined;
 
   /** Aborted when the flag is set. */
   get signal(): AbortSignal {
@@ -106,6 +203,9 @@ export class StopFlag implements DaemonStopped {
   set(reason: Reason): void {
     if (!this.#reasons.includes(reason)) this.#reasons.push(reason);
     if (!this.#controller.signal.aborted) this.#controller.abort(reason);
+    const wakers = this.#wakers;
+    this.#wakers = undefined;
+    if (wakers) { for (const wake of wakers) wake(); }
   }
 
   /**
@@ -115,23 +215,27 @@ export class StopFlag implements DaemonStopped {
    * @returns Whether the flag is set.
    */
   wait(seconds?: number): Promise<boolean> {
-    const signal = this.#controller.signal;
-    if (signal.aborted || (seconds !== undefined && !(seconds > 0))) {
+    if (this.isSet() || (seconds !== undefined && !(seconds > 0))) {
       return Promise.resolve(this.isSet());
     }
     return new Promise((resolve) => {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const onAbort = () => {
-        if (timer !== undefined) clearTimeout(timer);
+      let entry: { fire: (() => void) | undefined } | undefined;
+      const wake = () => {
+        if (entry) scheduler.cancel(entry);
         resolve(true);
       };
+      (this.#wakers ??= []).push(wake);
       if (seconds !== undefined) {
-        timer = setTimeout(() => {
-          signal.removeEventListener("abort", onAbort);
+        entry = scheduler.at(performance.now() + seconds * 1000, () => {
+          const wakers = this.#wakers;
+          if (wakers) {
+            const i = wakers.indexOf(wake);
+            if (i >= 0) wakers.splice(i, 1);
+            if (!wakers.length) this.#wakers = undefined;
+          }
           resolve(this.isSet());
-        }, Math.min(seconds * 1000, 2 ** 31 - 1));
+        });
       }
-      signal.addEventListener("abort", onAbort, { once: true });
     });
   }
 }
@@ -369,12 +473,14 @@ export class Daemons {
     const run = handler.spawn === "daemon"
       ? this.#daemon(state, handler, flag)
       : this.#timer(state, handler, flag);
-    runner.done = run.catch((e) => {
-      state.logger.exception(`${noun(handler)} '${handler.id}' crashed unexpectedly.`, e);
-    }).finally(() => {
+    const exited = () => {
       if (state.running.get(handler.id) === runner) state.running.delete(handler.id);
       if (!state.running.size) this.#objects.delete(state);
       flag.set(DaemonStoppingReason.DONE);
+    };
+    runner.done = run.then(exited, (e) => {
+      state.logger.exception(`${noun(handler)} '${handler.id}' crashed unexpectedly.`, e);
+      exited();
     });
     state.running.set(handler.id, runner);
   }
@@ -412,7 +518,15 @@ export class Daemons {
     })();
   }
 
-  /** Runs the handler until it succeeds or fails permanently; applies its patch after each run. */
+  /**
+   * Runs the handler until it succeeds or fails permanently; applies its patch after each run.
+   *
+   * The function is called here, directly, and its settled outcome is then replayed through
+   * `runHandlersOnce` (Kopf's error protocol, logs and retry state): a daemon waits for long,
+   * and each async frame it waits under costs memory at 10,000 objects — the protocol's own
+   * frames would hold ≈5 KB per daemon for nothing. The limits (`timeout`, `retries`) are
+   * checked before the call, as `runHandlersOnce` would.
+   */
   async #runOnce(
     state: SpawnedObject,
     handler: SpawningHandler,
@@ -422,14 +536,39 @@ export class Daemons {
     const ids = [handler.id];
     while (!flag.isSet()) {
       const patch = new Patch();
+      const now = new Date();
+      const hs = progress.ensure(handler.id, now);
+      const runtime = hs.runtime(now);
+      const exceeded = (handler.timeout !== undefined && runtime > handler.timeout) ||
+        (handler.retries !== undefined && hs.retries >= handler.retries);
+      let context: SpawningContext | undefined;
+      let replay: SpawningHandler = handler;
+      if (!exceeded && hs.awakened(now)) {
+        context = this.#context(state, handler, flag, patch, hs.retries, hs.started, runtime);
+        let settled: { value: unknown } | { error: unknown };
+        try {
+          settled = { value: await handler.fn(context) };
+        } catch (error) {
+          settled = { error };
+        }
+        replay = {
+          ...handler,
+          timeout: undefined,
+          retries: undefined,
+          fn: () => {
+            if ("error" in settled) throw settled.error;
+            return settled.value;
+          },
+        };
+      }
       const outcomes = await runHandlersOnce<SpawningHandler>({
-        handlers: [handler],
+        handlers: [replay],
         state: progress,
         lifecycle: allAtOnce,
         logger: state.logger,
         noun: noun(handler),
         context: (h, retry, started, runtime) =>
-          this.#context(state, h, flag, patch, retry, started, runtime),
+          context ?? this.#context(state, h, flag, patch, retry, started, runtime),
         onResult: (h, value) => {
           patch.status[h.id] = value;
         },
@@ -520,35 +659,7 @@ export class Daemons {
     runtime: number,
   ): SpawningContext {
     const op = this.#op;
-    // A live view: every field reads the latest body, as in Kopf.
-    return {
-      get body() {
-        return state.body;
-      },
-      get spec() {
-        return state.body.spec ?? {};
-      },
-      get meta() {
-        return state.body.metadata ?? {};
-      },
-      get status() {
-        return state.body.status ?? {};
-      },
-      get uid() {
-        return state.body.metadata?.uid;
-      },
-      get name() {
-        return state.body.metadata?.name;
-      },
-      get namespace() {
-        return state.body.metadata?.namespace;
-      },
-      get labels() {
-        return state.body.metadata?.labels ?? {};
-      },
-      get annotations() {
-        return state.body.metadata?.annotations ?? {};
-      },
+    return new LiveContext(state, {
       resource: state.resource,
       patch,
       logger: state.logger,
@@ -561,9 +672,72 @@ export class Daemons {
       runtime,
       signal: flag.signal,
       stopped: flag,
-    };
+    });
   }
 }
+
+/**
+ * The context of a daemon or timer: a live view — every object field reads the latest body,
+ * as in Kopf. A class, so that its getters live on the prototype, not in every context.
+ */
+class LiveContext {
+  readonly #state: SpawnedObject;
+  resource!: SpawningContext["resource"];
+  patch!: Patch;
+  logger!: ObjectLogger;
+  memo!: AnyObject;
+  settings!: OperatorSettings;
+  indices!: AnyObject;
+  param: unknown;
+  retry!: number;
+  started!: Date;
+  runtime!: number;
+  signal!: AbortSignal;
+  stopped!: StopFlag;
+
+  constructor(state: SpawnedObject, fields: Omit<SpawningContext, LiveField>) {
+    this.#state = state;
+    Object.assign(this, fields);
+  }
+  get body(): AnyObject {
+    return this.#state.body;
+  }
+  get spec(): AnyObject {
+    return this.#state.body.spec ?? {};
+  }
+  get meta(): AnyObject {
+    return this.#state.body.metadata ?? {};
+  }
+  get status(): AnyObject {
+    return this.#state.body.status ?? {};
+  }
+  get uid(): string {
+    return this.#state.body.metadata?.uid;
+  }
+  get name(): string {
+    return this.#state.body.metadata?.name;
+  }
+  get namespace(): string | undefined {
+    return this.#state.body.metadata?.namespace;
+  }
+  get labels(): Record<string, string> {
+    return this.#state.body.metadata?.labels ?? {};
+  }
+  get annotations(): Record<string, string> {
+    return this.#state.body.metadata?.annotations ?? {};
+  }
+}
+
+type LiveField =
+  | "body"
+  | "spec"
+  | "meta"
+  | "status"
+  | "uid"
+  | "name"
+  | "namespace"
+  | "labels"
+  | "annotations";
 
 function noun(handler: SpawningHandler): string {
   return handler.spawn === "daemon" ? "Daemon" : "Timer";
