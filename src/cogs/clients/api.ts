@@ -46,6 +46,8 @@ export interface NetworkingSettings {
   errorBackoffs?: Iterable<number> | number | undefined;
   /** Use `Retry-After` instead of the backoff (default: the longer of both). */
   enforceRetryAfter?: boolean | undefined;
+  /** How many requests (watches excepted) may be in flight at once; `null`: unlimited. */
+  maxConcurrentRequests?: number | null | undefined;
 }
 
 /** The watching settings the streams read (a structural subset of OperatorSettings). */
@@ -180,6 +182,8 @@ export class ApiClient {
   /** The logger. */
   readonly logger: ClientLogger;
   #fetch: FetchFn | undefined;
+  #inFlight = 0;
+  #waiting: Array<() => void> = [];
   #onRequest: ((record: RequestRecord) => void) | undefined;
   #userAgent: string | undefined;
   // Transports are cached in the vault per credentials and per client: two
@@ -233,15 +237,22 @@ export class ApiClient {
         : JSON.stringify(options.body);
       headers["content-type"] = options.contentType ?? "application/json";
     }
-    const { response, text } = await this.#send(method, path, {
-      query: options.query,
-      signal: options.signal,
-      headers,
-      body,
-      total: timeout,
-      connect: net?.connectTimeout ?? null,
-      stream: false,
-    });
+    await this.#acquire(net?.maxConcurrentRequests ?? null);
+    let sent;
+    try {
+      sent = await this.#send(method, path, {
+        query: options.query,
+        signal: options.signal,
+        headers,
+        body,
+        total: timeout,
+        connect: net?.connectTimeout ?? null,
+        stream: false,
+      });
+    } finally {
+      this.#release();
+    }
+    const { response, text } = sent;
     try {
       return (text?.trim() ? JSON.parse(text) : undefined) as T;
     } catch {
@@ -253,6 +264,20 @@ export class ApiClient {
         text: "the answer is not JSON",
       });
     }
+  }
+
+  /** Waits for a request slot (bounded concurrency; the limit is read at every use). */
+  #acquire(limit: number | null): Promise<void> {
+    if (limit === null || this.#inFlight < limit) {
+      this.#inFlight++;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.#waiting.push(() => (this.#inFlight++, resolve())));
+  }
+
+  #release(): void {
+    this.#inFlight--;
+    this.#waiting.shift()?.();
   }
 
   /**

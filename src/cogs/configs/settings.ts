@@ -561,6 +561,21 @@ export class NetworkingSettings {
   #connectTimeout: number | null = null;
   #errorBackoffs: Iterable<number> = Object.freeze([1, 1, 2, 3, 5, 8, 13, 21]);
   #enforceRetryAfter = false;
+  #maxConcurrentRequests: number | null = 64;
+
+  /**
+   * How many API requests (watches excepted) may be in flight at once; `null`: unlimited.
+   * Default 64: a burst of thousands of objects then queues its writes instead of opening
+   * thousands of connections at once (which costs hundreds of MB), at the same throughput.
+   */
+  get maxConcurrentRequests(): number | null {
+    return this.#maxConcurrentRequests;
+  }
+  set maxConcurrentRequests(value: number | null) {
+    this.#maxConcurrentRequests = value === null
+      ? null
+      : integer("networking.maxConcurrentRequests", value, 1);
+  }
 
   /** Limit of one API request, watches excepted (seconds; `null`: none). Default 300. */
   get requestTimeout(): number | null {

@@ -89,10 +89,10 @@ export interface OperatorContext {
   lifecycle: Lifecycle;
   /** Records handler runs (metrics; daemons and timers record theirs here too), if given. */
   metrics?: HandlerMetrics | undefined;
-  /** Daemons and timers (`kopf.daemon`, `kopf.timer`), if the operator runs them. */
-  daemons?: Daemons | undefined;
   /** In-memory indices: no handler runs before `indexers.ready` (all indices listed). */
   indexers?: OperatorIndexers | undefined;
+  /** Daemons and timers (`kopf.daemon`, `kopf.timer`), if the operator runs them. */
+  daemons?: Daemons | undefined;
 }
 
 /** A watch event as the queue hands it over: type null for listings and re-checks. */

@@ -51,8 +51,8 @@ import {
   OperatorLogger,
 } from "../actions/loggers.ts";
 import { ActivityError, runActivity } from "../engines/activities.ts";
-import { OperatorIndexers } from "../engines/indexing.ts";
 import { Daemons } from "../engines/daemons.ts";
+import { OperatorIndexers } from "../engines/indexing.ts";
 import { OperatorMetrics, type QueueSample } from "../engines/metrics.ts";
 import { EventPoster, type PostingScope, postingScope } from "../engines/posting.ts";
 import { type ProbeServer, serveProbes } from "../engines/probing.ts";
