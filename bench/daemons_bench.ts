@@ -188,9 +188,9 @@ export async function measureDaemons(
     }));
     report(figure(`daemons: operator RSS${tuned}`, rss / MB, "MB", {
       target: { below: 300 },
-      note: `[V8 heap used ${fmt(Deno.memoryUsage().heapUsed / MB)} MB; most of the rest is ` +
-        `left from the start-up burst of ${fmt(2 * objects)} concurrent writes ` +
-        `(finalizers, diff-bases), which settings.batching.workerLimit bounds]`,
+      note: `[V8 heap used ${fmt(Deno.memoryUsage().heapUsed / MB)} MB; the start-up burst of ` +
+        `${fmt(2 * objects)} writes (finalizers, diff-bases) runs at most ` +
+        `settings.networking.maxConcurrentRequests at a time]`,
     }));
     if (samples.length < expected * 0.9) {
       outcome.broken.push(`only ${samples.length} timer runs of ≈${expected} expected`);
