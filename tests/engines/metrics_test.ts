@@ -123,3 +123,21 @@ Deno.test("/metrics: two operators in one process keep separate metrics", async 
   const { register } = await import("prom-client");
   assert.doesNotMatch(await register.metrics(), /kopf_/);
 });
+
+Deno.test("/metrics: daemon and timer runs are recorded by kind", async () => {
+  await using c = await cluster();
+  const registry = new kopf.OperatorRegistry();
+  kopf.timer("kopfexamples", { registry, interval: 0.1 }, function tickFn() {});
+  kopf.daemon("kopfexamples", { registry }, function onceFn() {
+    return "done";
+  });
+  await using op = startOperator({ registry, kubeconfig: c.api.kubeconfig.path });
+  await op.ready;
+  await c.createKex("default", "kex-1");
+  await until(async () => {
+    const text = await scrape(op.metricsUrl);
+    return (sample(text, "kopf_handler_runs_total", { handler: "tickFn", kind: "timer" }) ?? 0) >=
+        3 &&
+      sample(text, "kopf_handler_runs_total", { handler: "onceFn", kind: "daemon" }) === 1;
+  }, "timer and daemon runs in the metrics");
+});

@@ -25,7 +25,7 @@ import { Patch } from "../../cogs/structs/patches.ts";
 import type { Resource } from "../../cogs/structs/references.ts";
 import type { OperatorSettings } from "../../cogs/configs/settings.ts";
 import { applyPatch, type ObjectApi } from "../actions/application.ts";
-import { allAtOnce, runHandlersOnce } from "../actions/execution.ts";
+import { allAtOnce, type HandlerMetrics, runHandlersOnce } from "../actions/execution.ts";
 import { type EventPoster, type Level, type LogSink, ObjectLogger } from "../actions/loggers.ts";
 import { State } from "../actions/progression.ts";
 import { matchesObject } from "../intents/filters.ts";
@@ -277,6 +277,8 @@ export interface DaemonsContext {
   indices: AnyObject;
   sink: LogSink;
   post: EventPoster;
+  /** Records each run of a daemon or timer (the operator's metrics), if given. */
+  metrics?: HandlerMetrics | undefined;
 }
 
 /**
@@ -546,11 +548,18 @@ export class Daemons {
       if (!exceeded && hs.awakened(now)) {
         context = this.#context(state, handler, flag, patch, hs.retries, hs.started, runtime);
         let settled: { value: unknown } | { error: unknown };
+        const began = this.#op.metrics ? performance.now() : 0;
         try {
           settled = { value: await handler.fn(context) };
         } catch (error) {
           settled = { error };
         }
+        this.#op.metrics?.handlerRun(
+          handler.id,
+          handler.spawn,
+          (performance.now() - began) / 1000,
+          "error" in settled,
+        );
         replay = {
           ...handler,
           timeout: undefined,
