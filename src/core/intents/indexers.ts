@@ -7,7 +7,6 @@
  * @module
  */
 
-import { parseField } from "../../cogs/structs/dicts.ts";
 import type {
   BaseOptions,
   FilterOptions,
@@ -15,8 +14,13 @@ import type {
   IndexingHandler,
   ObjectContext,
 } from "./handlers.ts";
-import { defaultId } from "./handlers.ts";
-import { getDefaultRegistry, parseResourceArgs, RegistrationError } from "./registration.ts";
+import {
+  checkBase,
+  getDefaultRegistry,
+  parseResourceArgs,
+  RegistrationError,
+  resourceHandlerBase,
+} from "./registration.ts";
 import type { OperatorRegistry } from "./registry.ts";
 
 /**
@@ -67,37 +71,10 @@ export function registerIndexing(args: unknown[]): HandlerFn {
       throw new RegistrationError(`${what}(...): the option "${key}" is not for indexing handlers`);
     }
   }
-  if (o.errors !== undefined && !["temporary", "permanent", "ignored"].includes(o.errors)) {
-    throw new RegistrationError(
-      `${what}(...): errors must be "temporary", "permanent" or "ignored", not ${
-        JSON.stringify(o.errors)
-      }`,
-    );
-  }
-  for (const k of ["timeout", "retries", "backoff"] as const) {
-    const v = o[k];
-    if (v !== undefined && (typeof v !== "number" || !(v >= 0))) {
-      throw new RegistrationError(
-        `${what}(...): ${k} must be a number of 0 or more, not ${JSON.stringify(v)}`,
-      );
-    }
-  }
-  const field = o.field !== undefined ? parseField(o.field) : undefined;
+  checkBase(what, o);
   const handler: IndexingHandler = {
     kind: "indexing",
-    id: o.id ?? defaultId(fn, "index"),
-    fn,
-    param: o.param,
-    errors: o.errors,
-    timeout: o.timeout,
-    retries: o.retries,
-    backoff: o.backoff,
-    selector,
-    labels: o.labels,
-    annotations: o.annotations,
-    when: o.when,
-    field,
-    value: o.value,
+    ...resourceHandlerBase(o, fn, selector, "index", false),
   };
   (o.registry ?? getDefaultRegistry()).registerIndexing(handler);
   return fn;

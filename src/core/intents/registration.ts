@@ -19,6 +19,7 @@ import type {
   FilterOptions,
   HandlerFn,
   Reason,
+  ResourceHandler,
   SpawningHandler,
   WatchingHandler,
 } from "./handlers.ts";
@@ -180,7 +181,14 @@ export function parseResourceArgs<O extends object>(what: string, args: unknown[
   return { selector, options: options as O, fn: fn as HandlerFn };
 }
 
-function checkBase(what: string, o: BaseOptions): void {
+/**
+ * Checks the error options of a registration (errors mode, timeout, retries, backoff).
+ *
+ * @param what The decorator name, for messages.
+ * @param o The options.
+ * @throws {RegistrationError} For a bad value.
+ */
+export function checkBase(what: string, o: BaseOptions): void {
   if (o.errors !== undefined && !["temporary", "permanent", "ignored"].includes(o.errors)) {
     throw new RegistrationError(
       `${what}(...): errors must be "temporary", "permanent" or "ignored", not ${
@@ -196,6 +204,44 @@ function checkBase(what: string, o: BaseOptions): void {
       );
     }
   }
+}
+
+/**
+ * The fields every resource handler has, from a registration's options: the id (the field
+ * appended, as Kopf does, unless `fieldInId` is false), the function, its error options, the
+ * selector and the filters.
+ *
+ * @param o The registration's options.
+ * @param fn The handler function.
+ * @param selector The resource selector.
+ * @param fallbackId The id of an anonymous function.
+ * @param fieldInId Whether the field is part of the id.
+ * @returns The common fields.
+ */
+export function resourceHandlerBase(
+  o: BaseOptions & FilterOptions,
+  fn: HandlerFn,
+  selector: Selector,
+  fallbackId: string,
+  fieldInId = true,
+): ResourceHandler {
+  const field = o.field !== undefined ? parseField(o.field) : undefined;
+  const base = o.id ?? defaultId(fn, fallbackId);
+  return {
+    id: field && fieldInId ? `${base}/${field.join(".")}` : base,
+    fn,
+    param: o.param,
+    errors: o.errors,
+    timeout: o.timeout,
+    retries: o.retries,
+    backoff: o.backoff,
+    selector,
+    labels: o.labels,
+    annotations: o.annotations,
+    when: o.when,
+    field,
+    value: o.value,
+  };
 }
 
 /**
@@ -225,25 +271,9 @@ export function registerChanging(
       `${what}(...): old/new filters are only for update and field handlers`,
     );
   }
-  const field = o.field !== undefined ? parseField(o.field) : undefined;
-  const base = o.id ?? defaultId(fn, `${what.replace("kopf.on.", "")}_handler`);
-  // As in Kopf, the field is part of the id, also with an explicit id ("fn/spec.field").
-  const id = field ? `${base}/${field.join(".")}` : base;
   const handler: ChangingHandler = {
     kind: "changing",
-    id,
-    fn,
-    param: o.param,
-    errors: o.errors,
-    timeout: o.timeout,
-    retries: o.retries,
-    backoff: o.backoff,
-    selector,
-    labels: o.labels,
-    annotations: o.annotations,
-    when: o.when,
-    field,
-    value: o.value,
+    ...resourceHandlerBase(o, fn, selector, `${what.replace("kopf.on.", "")}_handler`),
     reason,
     initial: extra.initial ?? false,
     deleted: o.deleted ?? false,
@@ -265,23 +295,9 @@ export function registerWatching(args: unknown[]): HandlerFn {
   const what = "kopf.on.event";
   const { selector, options: o, fn } = parseResourceArgs<ResourceOptions>(what, args);
   checkBase(what, o);
-  const field = o.field !== undefined ? parseField(o.field) : undefined;
-  const base = o.id ?? defaultId(fn, "event_handler");
   const handler: WatchingHandler = {
     kind: "watching",
-    id: field ? `${base}/${field.join(".")}` : base,
-    fn,
-    param: o.param,
-    errors: o.errors,
-    timeout: o.timeout,
-    retries: o.retries,
-    backoff: o.backoff,
-    selector,
-    labels: o.labels,
-    annotations: o.annotations,
-    when: o.when,
-    field,
-    value: o.value,
+    ...resourceHandlerBase(o, fn, selector, "event_handler"),
   };
   (o.registry ?? defaultRegistry).register(handler);
   return fn;
@@ -513,24 +529,10 @@ export function registerSpawning(
       `${what}(...): sharp needs an interval, e.g. { interval: 10, sharp: true }`,
     );
   }
-  const field = o.field !== undefined ? parseField(o.field) : undefined;
-  const base = o.id ?? defaultId(fn, `${spawn}_handler`);
   const handler: SpawningHandler = {
     kind: "spawning",
     spawn,
-    id: field ? `${base}/${field.join(".")}` : base,
-    fn,
-    param: o.param,
-    errors: o.errors,
-    timeout: o.timeout,
-    retries: o.retries,
-    backoff: o.backoff,
-    selector,
-    labels: o.labels,
-    annotations: o.annotations,
-    when: o.when,
-    field,
-    value: o.value,
+    ...resourceHandlerBase(o, fn, selector, `${spawn}_handler`),
     initialDelay: o.initialDelay,
     cancellationBackoff: o.cancellationBackoff,
     cancellationTimeout: o.cancellationTimeout,
