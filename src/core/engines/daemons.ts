@@ -171,12 +171,17 @@ const scheduler = new Scheduler();
  * ```
  */
 export class StopFlag implements DaemonStopped {
-  readonly #controller = new AbortController();
+  /** Made on the first read of `signal` (an `AbortSignal` costs ≈0.3 KB, most flags never need one). */
+  #controller: AbortController | undefined;
   readonly #reasons: Reason[] = [];
   #wakers: Array<() => void> | undefined;
 
   /** Aborted when the flag is set. */
   get signal(): AbortSignal {
+    if (!this.#controller) {
+      this.#controller = new AbortController();
+      if (this.#reasons.length) this.#controller.abort(this.#reasons[0]);
+    }
     return this.#controller.signal;
   }
 
@@ -202,7 +207,8 @@ export class StopFlag implements DaemonStopped {
    */
   set(reason: Reason): void {
     if (!this.#reasons.includes(reason)) this.#reasons.push(reason);
-    if (!this.#controller.signal.aborted) this.#controller.abort(reason);
+    const controller = this.#controller;
+    if (controller && !controller.signal.aborted) controller.abort(reason);
     const wakers = this.#wakers;
     this.#wakers = undefined;
     if (wakers) { for (const wake of wakers) wake(); }
@@ -299,11 +305,18 @@ export interface DaemonsContext {
 export class Daemons {
   readonly #op: DaemonsContext;
   readonly #objects = new Set<SpawnedObject>();
+  /** The posting level of all objects' loggers: one closure, not one per object. */
+  readonly #level: () => Level | undefined;
   #closing = false;
 
   /** @param op The registry, settings, memo, indices, logging and posting of the operator. */
   constructor(op: DaemonsContext) {
     this.#op = op;
+    const settings = op.settings;
+    this.#level =
+      () => (settings.posting.enabled && settings.posting.loggers
+        ? settings.posting.level as Level
+        : undefined);
   }
 
   /**
@@ -460,13 +473,7 @@ export class Daemons {
   }
 
   #logger(body: AnyObject): ObjectLogger {
-    const settings = this.#op.settings;
-    return new ObjectLogger(this.#op.sink, body, {
-      post: this.#op.post,
-      level: () => (settings.posting.enabled && settings.posting.loggers
-        ? settings.posting.level as Level
-        : undefined),
-    });
+    return new ObjectLogger(this.#op.sink, body, { post: this.#op.post, level: this.#level });
   }
 
   #spawn(state: SpawnedObject, handler: SpawningHandler): void {
@@ -679,7 +686,6 @@ export class Daemons {
       retry,
       started,
       runtime,
-      signal: flag.signal,
       stopped: flag,
     });
   }
@@ -701,12 +707,15 @@ class LiveContext {
   retry!: number;
   started!: Date;
   runtime!: number;
-  signal!: AbortSignal;
   stopped!: StopFlag;
 
   constructor(state: SpawnedObject, fields: Omit<SpawningContext, LiveField>) {
     this.#state = state;
     Object.assign(this, fields);
+  }
+  /** The stop-flag's signal, made only when a handler reads it. */
+  get signal(): AbortSignal {
+    return this.stopped.signal;
   }
   get body(): AnyObject {
     return this.#state.body;
@@ -738,6 +747,7 @@ class LiveContext {
 }
 
 type LiveField =
+  | "signal"
   | "body"
   | "spec"
   | "meta"
