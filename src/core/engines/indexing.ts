@@ -43,6 +43,7 @@ import type { OperatorSettings } from "../../cogs/configs/settings.ts";
 import { PermanentError, TemporaryError } from "../actions/errors.ts";
 import { type LogSink, ObjectLogger } from "../actions/loggers.ts";
 import { matchesObject } from "../intents/filters.ts";
+import { objectContext } from "../intents/contexts.ts";
 import type { AnyObject, IndexingHandler } from "../intents/handlers.ts";
 import type { OperatorRegistry } from "../intents/registry.ts";
 
@@ -398,27 +399,14 @@ export class OperatorIndexers {
     const meta = body.metadata ?? {};
     const logger = new ObjectLogger(this.#options.sink, body);
     const context: AnyObject = {
-      body,
-      spec: body.spec ?? {},
-      meta,
-      status: body.status ?? {},
-      uid: meta.uid,
-      name: meta.name,
-      namespace: meta.namespace,
-      labels: meta.labels ?? {},
-      annotations: meta.annotations ?? {},
-      resource,
-      patch: new Patch(),
-      logger,
-      memo: this.#options.memo,
-      settings: this.#options.settings,
-      indices: this.indices,
+      ...objectContext(body, resource, new Patch(), logger, {
+        memo: this.#options.memo,
+        settings: this.#options.settings,
+        indices: this.indices,
+      }),
       param: handler.param,
       type: event.type,
       event,
-      retry: 0,
-      started: new Date(),
-      runtime: 0,
     };
     if (!matchesObject(handler, body, context)) {
       state.remove(objectKey);

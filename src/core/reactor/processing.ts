@@ -40,6 +40,7 @@ import type {
   ObjectContext,
 } from "../intents/handlers.ts";
 import type { OperatorRegistry } from "../intents/registry.ts";
+import { objectContext } from "../intents/contexts.ts";
 import type { OperatorIndexers } from "../engines/indexing.ts";
 import { objectMemo } from "../engines/memos.ts";
 import { type Daemons, DaemonStoppingReason, type SpawnedObject } from "../engines/daemons.ts";
@@ -137,7 +138,7 @@ export async function processEvent(
       : undefined),
   });
   const patch = new Patch();
-  const base = objectContext(op, resource, body, patch, logger);
+  const base = objectContext(body, resource, patch, logger, op);
   // Memos and indices: the per-object memo (a shallow copy of the operator's, kept across
   // events); no handler runs before every index is filled from its initial listing.
   base.memo = objectMemo(memory, op.memo);
@@ -195,37 +196,6 @@ export async function processEvent(
     memory.spawned = op.daemons.observe(memory.spawned, resource, api, body, base);
   }
   return result;
-}
-
-function objectContext(
-  op: OperatorContext,
-  resource: Resource,
-  body: AnyObject,
-  patch: Patch,
-  logger: ObjectLogger,
-): ObjectContext {
-  const meta = body.metadata ?? {};
-  return {
-    body,
-    spec: body.spec ?? {},
-    meta,
-    status: body.status ?? {},
-    uid: meta.uid,
-    name: meta.name,
-    namespace: meta.namespace,
-    labels: meta.labels ?? {},
-    annotations: meta.annotations ?? {},
-    resource,
-    patch,
-    logger,
-    memo: op.memo,
-    settings: op.settings,
-    indices: op.indices,
-    param: undefined,
-    retry: 0,
-    started: new Date(),
-    runtime: 0,
-  };
 }
 
 async function processChanging(

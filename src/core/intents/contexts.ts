@@ -1,0 +1,67 @@
+/**
+ * Building the object context handlers receive: the object's parts (`spec`,
+ * `meta`, `labels`, …) spread out for convenience, plus the operator-wide
+ * memo, settings and indices. One builder, so that every kind of handler
+ * (changing, event, index) sees the same shape.
+ *
+ * @module
+ */
+
+import type { Patch } from "../../cogs/structs/patches.ts";
+import type { Resource } from "../../cogs/structs/references.ts";
+import type { ObjectLogger } from "../actions/loggers.ts";
+import type { AnyObject, ObjectContext } from "./handlers.ts";
+
+/** The operator-wide parts of an object context. */
+export interface SharedContext {
+  memo: AnyObject;
+  settings: ObjectContext["settings"];
+  indices: AnyObject;
+}
+
+/**
+ * Builds the context of a handler for one object.
+ *
+ * @param body The object.
+ * @param resource Its resource.
+ * @param patch The cycle's patch.
+ * @param logger The object's logger.
+ * @param shared The memo, settings and indices.
+ * @returns The context (param, retry, started and runtime at their defaults).
+ *
+ * @example
+ * ```ts ignore
+ * const ctx = objectContext(body, resource, new Patch(), logger, { memo, settings, indices });
+ * ctx.spec.size;
+ * ```
+ */
+export function objectContext(
+  body: AnyObject,
+  resource: Resource,
+  patch: Patch,
+  logger: ObjectLogger,
+  shared: SharedContext,
+): ObjectContext {
+  const meta = body.metadata ?? {};
+  return {
+    body,
+    spec: body.spec ?? {},
+    meta,
+    status: body.status ?? {},
+    uid: meta.uid,
+    name: meta.name,
+    namespace: meta.namespace,
+    labels: meta.labels ?? {},
+    annotations: meta.annotations ?? {},
+    resource,
+    patch,
+    logger,
+    memo: shared.memo,
+    settings: shared.settings,
+    indices: shared.indices,
+    param: undefined,
+    retry: 0,
+    started: new Date(),
+    runtime: 0,
+  };
+}
