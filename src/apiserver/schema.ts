@@ -404,24 +404,29 @@ export function applyDefaults(schema: JsonSchema, obj: unknown): unknown {
   return defaultValue(schema, obj);
 }
 
+/** Maps array items copy-on-write: the same array comes back when no item changed. */
+function mapItems(v: unknown[], fn: (item: unknown, index: number) => unknown): unknown[] {
+  let out: unknown[] | undefined;
+  for (let i = 0; i < v.length; i++) {
+    const next = fn(v[i], i);
+    if (next !== v[i]) {
+      out ??= v.slice();
+      out[i] = next;
+    }
+  }
+  return out ?? v;
+}
+
 function defaultValue(s: JsonSchema, v: unknown): unknown {
   if (Array.isArray(v)) {
     const items = s.items;
     if (items === undefined) return v;
-    let out: unknown[] | undefined;
-    for (let i = 0; i < v.length; i++) {
-      const child: unknown = v[i];
-      let next = child;
-      if (child === null && items.nullable !== true && items.default !== undefined) {
-        next = cloneJson(items.default);
-      }
-      next = defaultValue(items, next);
-      if (next !== child) {
-        out ??= v.slice();
-        out[i] = next;
-      }
-    }
-    return out ?? v;
+    return mapItems(v, (child) => {
+      const filled = child === null && items.nullable !== true && items.default !== undefined
+        ? cloneJson(items.default)
+        : child;
+      return defaultValue(items, filled);
+    });
   }
   if (!isObject(v)) return v;
   const props = s.properties;
@@ -530,18 +535,12 @@ function pruneValue(
   if (s !== undefined && s[PRESERVE] === true) return skipPrune(s, v, path, pruned, resource);
   if (Array.isArray(v)) {
     const items = s?.items;
-    let out: unknown[] | undefined;
-    for (let i = 0; i < v.length; i++) {
-      const child: unknown = v[i];
+    return mapItems(v, (child, i) => {
       path.push(i);
       const next = pruneValue(items, child, path, pruned, false);
       path.pop();
-      if (next !== child) {
-        out ??= v.slice();
-        out[i] = next;
-      }
-    }
-    return out ?? v;
+      return next;
+    });
   }
   if (!isObject(v)) return v;
   const embedded = s !== undefined && (resource || s[EMBEDDED] === true);
@@ -583,18 +582,12 @@ function skipPrune(
   if (Array.isArray(v)) {
     const items = s.items;
     if (items === undefined) return v;
-    let out: unknown[] | undefined;
-    for (let i = 0; i < v.length; i++) {
-      const child: unknown = v[i];
+    return mapItems(v, (child, i) => {
       path.push(i);
       const next = skipPrune(items, child, path, pruned, false);
       path.pop();
-      if (next !== child) {
-        out ??= v.slice();
-        out[i] = next;
-      }
-    }
-    return out ?? v;
+      return next;
+    });
   }
   if (!isObject(v)) return v;
   const embedded = resource || s[EMBEDDED] === true;
