@@ -1,31 +1,17 @@
 import assert from "node:assert/strict";
-import { KopfRunner } from "../../testing.ts";
-import { cluster, eventually, type Obj, ROOT, watchVersions } from "./_setup.ts";
+import { cluster, type Obj, runRecorded } from "./_setup.ts";
 
 const KEY = "kopf.zalando.org/create_fn";
 const DIFFBASE = "kopf.zalando.org/last-handled-configuration";
 
 Deno.test("03-exceptions: TemporaryError retried after its delay, an arbitrary error after the backoff, PermanentError stops; progress kept in the annotation meanwhile", async () => {
   await using c = await cluster();
-  const watch = await watchVersions(c.api.url);
-  const runner = await KopfRunner.start(
-    ["run", "-A", "--verbose", `${ROOT}examples/03-exceptions/example.ts`],
-    { kubeconfig: c.api.kubeconfig.path },
+  const { runner, versions } = await runRecorded(
+    c,
+    "03-exceptions/example.ts",
+    "Creation is processed: 0 succeeded; 1 failed.",
+    15,
   );
-  try {
-    assert.equal((await c.kubectl("apply", "-f", `${ROOT}examples/obj.yaml`)).code, 0);
-    await runner.waitFor("Creation is processed: 0 succeeded; 1 failed.", 15);
-    // The last cycle's patch (purging the progress, storing the diff base) comes through the watch.
-    await eventually(
-      "the last patch seen through the watch",
-      () => watch.versions.at(-1)?.metadata?.annotations?.[DIFFBASE],
-      Boolean,
-      5,
-    );
-  } finally {
-    await runner.stop();
-    await watch.stop();
-  }
   assert.equal(runner.exitCode, 0);
   assert.equal(runner.exception, undefined);
   const out = runner.output;
@@ -54,7 +40,7 @@ Deno.test("03-exceptions: TemporaryError retried after its delay, an arbitrary e
 
   // The progress records as the object carried them between the attempts.
   const records: Obj[] = [];
-  for (const v of watch.versions) {
+  for (const v of versions) {
     const raw = v.metadata?.annotations?.[KEY];
     if (raw && raw !== JSON.stringify(records.at(-1))) records.push(JSON.parse(raw));
   }
@@ -104,7 +90,7 @@ Deno.test("03-exceptions: TemporaryError retried after its delay, an arbitrary e
   );
 
   // When the handler failed for good, the record is purged; nothing in the status either.
-  const last = watch.versions.at(-1);
+  const last = versions.at(-1);
   assert.equal(last.metadata.annotations[KEY], undefined);
   assert.equal(last.status?.kopf?.progress, undefined);
   assert.ok(last.metadata.annotations[DIFFBASE]);

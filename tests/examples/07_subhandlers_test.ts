@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
-import { KopfRunner } from "../../testing.ts";
-import { cluster, eventually, type Obj, ROOT, watchVersions } from "./_setup.ts";
+import { cluster, type Obj, runRecorded } from "./_setup.ts";
 
 const PREFIX = "kopf.zalando.org/";
 const DIFFBASE = `${PREFIX}last-handled-configuration`;
@@ -18,25 +17,12 @@ function progressOf(body: Obj): Record<string, Obj> {
 
 Deno.test("07-subhandlers: kopf.subhandler and kopf.register per item with ids parent/item and their own progress; a temporary failure retries only that sub-handler", async () => {
   await using c = await cluster();
-  const watch = await watchVersions(c.api.url);
-  const runner = await KopfRunner.start(
-    ["run", "-A", "--verbose", `${ROOT}examples/07-subhandlers/example.ts`],
-    { kubeconfig: c.api.kubeconfig.path },
+  const { runner, versions } = await runRecorded(
+    c,
+    "07-subhandlers/example.ts",
+    "All handlers succeeded for creation.",
+    10,
   );
-  try {
-    assert.equal((await c.kubectl("apply", "-f", `${ROOT}examples/obj.yaml`)).code, 0);
-    await runner.waitFor("All handlers succeeded for creation.", 10);
-    // The last patch (purging the progress, storing the diff base) comes through the watch.
-    await eventually(
-      "the last patch seen through the watch",
-      () => watch.versions.at(-1)?.metadata?.annotations?.[DIFFBASE],
-      Boolean,
-      5,
-    );
-  } finally {
-    await runner.stop();
-    await watch.stop();
-  }
   assert.equal(runner.exitCode, 0);
   assert.equal(runner.exception, undefined);
   const out = runner.output;
@@ -73,7 +59,7 @@ Deno.test("07-subhandlers: kopf.subhandler and kopf.register per item with ids p
   );
 
   // While item2 waited for its retry, every handler had its own progress record on the object.
-  const waiting = watch.versions.map(progressOf).find((p) => p["create_fn.item2"]);
+  const waiting = versions.map(progressOf).find((p) => p["create_fn.item2"]);
   assert.ok(waiting, "a version with the sub-handler's progress");
   const parent = waiting["create_fn"];
   assert.deepEqual(parent.subrefs, ["create_fn/item1", "create_fn/item2"]);
@@ -99,5 +85,5 @@ Deno.test("07-subhandlers: kopf.subhandler and kopf.register per item with ids p
   assert.deepEqual(register.subrefs, ["register_fn/item1", "register_fn/item2"]);
 
   // Once all are done, all the records are purged.
-  assert.deepEqual(progressOf(watch.versions.at(-1)), {});
+  assert.deepEqual(progressOf(versions.at(-1)), {});
 });

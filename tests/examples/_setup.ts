@@ -9,7 +9,7 @@
  */
 
 import assert from "node:assert/strict";
-import { type RunningApiServer, startApiServer } from "../../testing.ts";
+import { KopfRunner, type RunningApiServer, startApiServer } from "../../testing.ts";
 
 /** An object as the API server returns it (the tests read it freely). */
 // deno-lint-ignore no-explicit-any
@@ -147,4 +147,50 @@ export async function watchVersions(url: string): Promise<WatchedVersions> {
       await reading;
     },
   };
+}
+
+/** What {@link runRecorded} gives back: the stopped runner and every version of the object. */
+export interface RecordedRun {
+  runner: KopfRunner;
+  versions: Obj[];
+}
+
+/**
+ * Runs an example as `kopf run -A --verbose` on the cluster, applies examples/obj.yaml, waits
+ * for a log line and for the cycle's last patch (the diff base) to come through a watch, then
+ * stops the operator — recording every version of the object on the way.
+ *
+ * @param c The cluster.
+ * @param example The example's path under examples/, e.g. `03-exceptions/example.ts`.
+ * @param until The log line that ends the handling.
+ * @param seconds How long to wait for it.
+ * @returns The stopped runner and the recorded versions.
+ */
+export async function runRecorded(
+  c: Cluster,
+  example: string,
+  until: string,
+  seconds: number,
+): Promise<RecordedRun> {
+  const watch = await watchVersions(c.api.url);
+  const runner = await KopfRunner.start(["run", "-A", "--verbose", `${ROOT}examples/${example}`], {
+    kubeconfig: c.api.kubeconfig.path,
+  });
+  try {
+    assert.equal((await c.kubectl("apply", "-f", `${ROOT}examples/obj.yaml`)).code, 0);
+    await runner.waitFor(until, seconds);
+    // The cycle's last patch (purging the progress, storing the diff base) comes through the watch.
+    await eventually(
+      "the last patch seen through the watch",
+      () =>
+        watch.versions.at(-1)?.metadata?.annotations
+          ?.["kopf.zalando.org/last-handled-configuration"],
+      Boolean,
+      5,
+    );
+  } finally {
+    await runner.stop();
+    await watch.stop();
+  }
+  return { runner, versions: watch.versions };
 }
