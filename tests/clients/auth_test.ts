@@ -162,7 +162,7 @@ Deno.test("loginWithKubeconfig() without a path uses KUBECONFIG, else nothing", 
   }
 });
 
-Deno.test("an exec plugin's token is used (client-node runs the plugin)", async () => {
+Deno.test("an exec plugin's token is used (the plugin runs at login)", async () => {
   await using server = await startApiServer({ token: "from-exec" });
   const dir = await Deno.makeTempDir();
   try {

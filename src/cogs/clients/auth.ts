@@ -4,9 +4,11 @@
  * and the authenticator loop that keeps the {@link Vault} filled.
  *
  * - {@link loginWithKubeconfig}: a kubeconfig file (or `KUBECONFIG`'s list, or
- *   `~/.kube/config`), any context. Parsed with `@kubernetes/client-node`,
- *   whose authenticators also run exec plugins, OIDC and other auth
- *   providers, so the returned token is a fresh one.
+ *   `~/.kube/config`), any context: tokens, token files, basic auth, client
+ *   certificates, CAs, exec credential plugins (run anew at every login, so
+ *   the token is a fresh one). Users with an `auth-provider` (OIDC and the
+ *   legacy cloud providers) go through `@kubernetes/client-node`, loaded for
+ *   them only (see kubeconfig.ts for why).
  * - {@link loginWithServiceAccount}: in-cluster, from the pod's service account.
  * - {@link loginViaClient}: whatever `@kubernetes/client-node` itself would
  *   use (`KubeConfig.loadFromDefault()`: kubeconfig, then in-cluster), or a
@@ -31,6 +33,8 @@ import {
   type VaultSource,
 } from "../structs/credentials.ts";
 import { permissionError, permissionHint } from "./_permissions.ts";
+import { pemText } from "./transport.ts";
+import { oneLine, parseKubeconfigs, runExecPlugin, selectContext } from "./kubeconfig.ts";
 
 /** Kopf's priority of credentials from the client library. */
 export const PRIORITY_OF_CLIENT = 10;
@@ -83,13 +87,87 @@ export async function loginWithKubeconfig(
     ? (Array.isArray(options.path) ? options.path : [options.path])
     : defaultKubeconfigPaths();
   if (paths === undefined || paths.length === 0) return undefined;
-  const { KubeConfig } = await import("@kubernetes/client-node");
+  const files = [];
+  for (const path of paths) files.push({ path, text: await readKubeconfig(path) });
+  const kc = parseKubeconfigs(files);
+  const { context, cluster, user } = selectContext(kc, options.context);
+  const priority = options.priority ?? PRIORITY_OF_KUBECONFIG;
+  if (user.impersonate) {
+    throw new LoginError(
+      `The kubeconfig ${kc.source} impersonates "${user.impersonate}" for the user "${user.name}", ` +
+        `which the operator does not support: use a context without "as"`,
+    );
+  }
+  if (user.authProvider) return await viaClientLibrary(files, context.name, kc.source, priority);
 
+  let token = user.token;
+  if (!token && user.tokenFile) {
+    token = (await readRequired(user.tokenFile, `token file of the user "${user.name}"`)).trim();
+  }
+  let certificateData = user.clientCertificateData;
+  let privateKeyData = user.clientKeyData;
+  let expiration: string | undefined;
+  if (user.exec) {
+    const exec = await runExecPlugin(kc.source, { ...user, exec: user.exec }, cluster);
+    token = exec.token ?? token;
+    if (exec.clientCertificateData && exec.clientKeyData) {
+      certificateData = exec.clientCertificateData;
+      privateKeyData = exec.clientKeyData;
+    }
+    expiration = exec.expiration;
+  }
+  const fromExec = certificateData !== user.clientCertificateData;
+  const pem = (data: string | undefined, field: string, owner: string) => {
+    if (!data) return undefined;
+    try {
+      return pemText(data);
+    } catch (error) {
+      throw new LoginError(
+        `The kubeconfig ${kc.source} has a ${field} of ${owner} that is neither PEM nor base64: fix it`,
+        { cause: error },
+      );
+    }
+  };
+  const userName = fromExec
+    ? `the exec plugin of the user "${user.name}"`
+    : `the user "${user.name}"`;
+  return new ConnectionInfo({
+    server: cluster.server,
+    caPath: cluster.certificateAuthorityData ? undefined : cluster.certificateAuthority,
+    caData: pem(
+      cluster.certificateAuthorityData,
+      "certificate-authority-data",
+      `the cluster "${cluster.name}"`,
+    ),
+    insecure: cluster.insecureSkipTlsVerify || undefined,
+    username: token ? undefined : user.username || undefined,
+    password: token ? undefined : user.password || undefined,
+    scheme: token ? "Bearer" : undefined,
+    token: token || undefined,
+    certificatePath: certificateData ? undefined : user.clientCertificate,
+    certificateData: pem(certificateData, "client-certificate-data", userName),
+    privateKeyPath: privateKeyData || fromExec ? undefined : user.clientKey,
+    privateKeyData: pem(privateKeyData, "client-key-data", userName),
+    defaultNamespace: context.namespace,
+    expiration,
+    priority,
+  });
+}
+
+/**
+ * Users with an `auth-provider` (OIDC, the legacy cloud providers): the client
+ * library implements their token refresh, so it is loaded for them only.
+ */
+async function viaClientLibrary(
+  files: Array<{ path: string; text: string }>,
+  context: string,
+  source: string,
+  priority: number,
+): Promise<ConnectionInfo> {
+  const { KubeConfig } = await import("@kubernetes/client-node");
   const merged = new KubeConfig();
-  let current: string | undefined;
   const clusters = new Map(), users = new Map(), contexts = new Map();
-  for (const path of paths) {
-    const text = await readKubeconfig(path);
+  for (const { path, text } of files) {
     const kc = new KubeConfig();
     try {
       kc.loadFromString(text);
@@ -99,7 +177,6 @@ export async function loginWithKubeconfig(
         cause: error,
       });
     }
-    current ||= kc.getCurrentContext() || undefined;
     for (const c of kc.getClusters()) if (!clusters.has(c.name)) clusters.set(c.name, c);
     for (const u of kc.getUsers()) if (!users.has(u.name)) users.set(u.name, u);
     for (const c of kc.getContexts()) if (!contexts.has(c.name)) contexts.set(c.name, c);
@@ -108,13 +185,9 @@ export async function loginWithKubeconfig(
     clusters: [...clusters.values()],
     users: [...users.values()],
     contexts: [...contexts.values()],
-    currentContext: options.context ?? current,
+    currentContext: context,
   });
-  return await connectionInfoOf(
-    merged,
-    paths.join(", "),
-    options.priority ?? PRIORITY_OF_KUBECONFIG,
-  );
+  return await connectionInfoOf(merged, source, priority);
 }
 
 /** Options of {@link loginWithServiceAccount}. */
@@ -453,6 +526,14 @@ async function readKubeconfig(path: string): Promise<string> {
   }
 }
 
+async function readRequired(path: string, what: string): Promise<string> {
+  const text = await readOptional(path, what);
+  if (text === undefined) {
+    throw new LoginError(`The ${what} ${path} does not exist: create it or fix the kubeconfig`);
+  }
+  return text;
+}
+
 async function readOptional(path: string, what: string): Promise<string | undefined> {
   try {
     return await Deno.readTextFile(path);
@@ -481,9 +562,4 @@ function inClusterServer(): string {
   const bracketed = host.includes(":") ? `[${host}]` : host;
   const scheme = port === "80" || port === "8080" || port === "8001" ? "http" : "https";
   return `${scheme}://${bracketed}${port ? `:${port}` : ""}`;
-}
-
-function oneLine(error: unknown): string {
-  const text = error instanceof Error ? error.message : String(error);
-  return text.split("\n").map((l) => l.trim()).filter((l) => l).join(" ").slice(0, 300);
 }
