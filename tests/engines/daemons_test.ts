@@ -160,6 +160,26 @@ Deno.test("daemons: errors — TemporaryError restarts after its delay, arbitrar
   assert.match(runner.output, /Daemon 'flaky' failed with an exception\. Will retry\./);
 });
 
+Deno.test('daemons: TemporaryError with delay null restarts at once (the docs\' "Restarting")', async () => {
+  await using env = await setup();
+  const registry = new kopf.OperatorRegistry();
+  const runs: number[] = [];
+  kopf.daemon("kopfexamples", { registry }, async function restarting({ stopped }) {
+    runs.push(performance.now());
+    if (runs.length < 3) throw new kopf.TemporaryError("Need to restart.", { delay: null });
+    await stopped.wait();
+  });
+  const runner = await env.operator(registry);
+  await env.create("kex");
+  for (let i = 0; i < 100 && runs.length < 3; i++) await sleep(0.05);
+  assert.equal(runs.length, 3, "restarted twice within 5 s");
+  assert.ok(runs[2]! - runs[0]! < 2000, `restarted at once, not after the default 60 s`);
+  await env.remove("kex");
+  await env.waitGone("kex");
+  await runner.stop();
+  assert.match(runner.output, /Daemon 'restarting' failed temporarily: Need to restart\./);
+});
+
 Deno.test("daemons: errors: 'ignored' and retries bound the restarts", async () => {
   await using env = await setup();
   const registry = new kopf.OperatorRegistry();

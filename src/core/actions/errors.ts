@@ -23,12 +23,14 @@ export class PermanentError extends Error {
 
 /**
  * A handler failed and should be retried after a delay (60 s by default).
+ * `delay: 0` — or `null`, Kopf's `delay=None` — retries at once (a daemon restarts instantly).
  *
  * @example
  * ```ts
  * import { TemporaryError } from "./errors.ts";
  * const err = new TemporaryError("not ready yet", { delay: 10 });
  * console.log(err.delay); // 10
+ * console.log(new TemporaryError("restart", { delay: null }).delay); // 0
  * ```
  */
 export class TemporaryError extends Error {
@@ -38,11 +40,11 @@ export class TemporaryError extends Error {
 
   /**
    * @param message What is not ready.
-   * @param options The delay in seconds (default 60) and a cause.
+   * @param options The delay in seconds (default 60; `null` means none) and a cause.
    */
-  constructor(message = "", options: { delay?: number; cause?: unknown } = {}) {
+  constructor(message = "", options: { delay?: number | null; cause?: unknown } = {}) {
     super(message, options.cause !== undefined ? { cause: options.cause } : undefined);
-    this.delay = options.delay ?? 60;
+    this.delay = options.delay === null ? 0 : options.delay ?? 60;
   }
 }
 
