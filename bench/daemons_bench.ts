@@ -192,6 +192,15 @@ export async function measureDaemons(
         `${fmt(2 * objects)} writes (finalizers, diff-bases) runs at most ` +
         `settings.networking.maxConcurrentRequests at a time]`,
     }));
+    // No target: the peak is what a pod's memory limit must allow (it includes the seeding).
+    const peak = /VmHWM:\s*(\d+) kB/.exec(await Deno.readTextFile("/proc/self/status"))?.[1];
+    if (peak) {
+      console.log(
+        figure("daemons: operator peak RSS (start-up)", Number(peak) / 1024, "MB", {
+          note: "[the process's high-water mark, seeding included; no target]",
+        }).line,
+      );
+    }
     if (samples.length < expected * 0.9) {
       outcome.broken.push(`only ${samples.length} timer runs of ≈${expected} expected`);
     }
