@@ -2,12 +2,14 @@
  * In-memory indexing (`kopf.index`), end to end against the embedded API
  * server: the documented structure (keys → stores), multiple keys per object,
  * removal on deletion and on filter mismatch, errors in indexing, several
- * resources, the readiness rule, and consistency with the server's objects
- * after watch reconnects and after a 410 relist with deletions missed.
+ * resources, the readiness rule (also for watchers started later, and with
+ * the gate on its own), and consistency with the server's objects after watch
+ * reconnects and after a 410 relist with deletions missed.
  */
 import assert from "node:assert/strict";
 import * as kopf from "../../mod.ts";
 import { KopfRunner } from "../../testing.ts";
+import { OperatorIndexers } from "../../src/core/engines/indexing.ts";
 import { type Cluster, cluster, delay, until } from "../reactor/_setup.ts";
 
 function quickSettings(): kopf.OperatorSettings {
@@ -367,4 +369,194 @@ Deno.test("kopf.index: consistent after a 410 relist — objects deleted during 
     await runner.stop();
   }
   assert.equal(runner.exitCode, 0);
+});
+
+/**
+ * Makes changes the operator does not see as they happen: the watch streams stall meanwhile,
+ * then they are closed with their resourceVersions expired, so the watchers relist (410 Gone)
+ * and find the changes complete — e.g. a new namespace together with its objects, which new
+ * watchers then find in their initial listings.
+ */
+async function unseen(c: Cluster, changes: () => Promise<void>): Promise<void> {
+  c.api.setFaults({ stallWatches: true });
+  try {
+    await changes();
+  } finally {
+    c.api.setFaults({ stallWatches: null });
+    c.api.expireResourceVersions(true);
+  }
+}
+
+async function startIn(
+  c: Cluster,
+  registry: kopf.OperatorRegistry,
+  namespaces: string,
+): Promise<KopfRunner> {
+  return await KopfRunner.start(["run", "--standalone", "-n", namespaces, "-v"], {
+    registry,
+    settings: quickSettings(),
+    kubeconfig: c.api.kubeconfig.path,
+  });
+}
+
+Deno.test("kopf.index: readiness — a namespace served later holds the handlers until its indices are listed", async () => {
+  await using c = await cluster();
+  const registry = new kopf.OperatorRegistry();
+  kopf.index("pods", { registry }, async function byNamespace({ namespace, name }) {
+    // Slow in the new namespace: without the gate, its objects' handlers would see a partial index.
+    if (namespace === "team-b") await delay(20);
+    return { [namespace ?? ""]: name };
+  });
+  const seen = new Map<string, number>();
+  const look = (what: string) =>
+  (
+    { name, namespace, indices }: Pick<kopf.IndexingContext, "name" | "namespace" | "indices">,
+  ) => {
+    const index = indices.byNamespace as kopf.Index<string, string>;
+    if (!seen.has(`${what}:${name}`)) {
+      seen.set(`${what}:${name}`, index.get(namespace!)?.size ?? 0);
+    }
+  };
+  kopf.on.event("kopfexamples", { registry, id: "peek" }, look("event"));
+  kopf.on.create("kopfexamples", { registry, id: "look" }, look("create"));
+  await c.createNamespace("team-a");
+  await pod(c, "a1", {}, "team-a");
+  await c.createKex("team-a", "k0");
+  const runner = await startIn(c, registry, "team-*");
+  try {
+    await until(() => seen.has("event:k0") && seen.has("create:k0"), "the handlers of team-a");
+    assert.equal(seen.get("event:k0"), 1);
+    // The new namespace comes with its objects: the new watchers list them all at once.
+    const pods = 30;
+    await unseen(c, async () => {
+      await c.createNamespace("team-b");
+      await Promise.all(Array.from({ length: pods }, (_, i) => pod(c, `b${i}`, {}, "team-b")));
+      await c.createKex("team-b", "k1");
+    });
+    await until(() => seen.has("event:k1") && seen.has("create:k1"), "the handlers of team-b", 20);
+    assert.equal(seen.get("event:k1"), pods, "the raw event handler saw the full index");
+    assert.equal(seen.get("create:k1"), pods, "the creation handler saw the full index");
+  } finally {
+    await runner.stop();
+  }
+  assert.equal(runner.exitCode, 0);
+});
+
+Deno.test("kopf.index: readiness — a watcher stopped before its listing does not keep the gate closed", async () => {
+  await using c = await cluster();
+  const registry = new kopf.OperatorRegistry();
+  let unblock!: () => void;
+  const blocked = new Promise<void>((resolve) => (unblock = resolve));
+  let blocking = false;
+  kopf.index("pods", { registry }, async function byNamespace({ namespace, name }) {
+    if (name === "blocker") {
+      blocking = true;
+      await blocked; // the listing of team-c never finishes (until the test's end)
+    }
+    return { [namespace ?? ""]: name };
+  });
+  const handled: string[] = [];
+  kopf.on.event("kopfexamples", { registry }, function record({ name }) {
+    if (!handled.includes(name)) handled.push(name);
+  });
+  await c.createNamespace("team-a");
+  const runner = await startIn(c, registry, "team-*");
+  try {
+    await c.createKex("team-a", "before");
+    await until(() => handled.includes("before"), "the handlers before");
+    await unseen(c, async () => {
+      await c.createNamespace("team-c");
+      await pod(c, "blocker", {}, "team-c");
+    });
+    await until(() => blocking, "the listing of team-c");
+    await c.createKex("team-a", "probe");
+    await delay(500);
+    assert.deepEqual(handled, ["before"], "the gate is closed while team-c lists");
+    // The namespace goes: its watchers stop before their listing is indexed. Meanwhile, the
+    // relist of the pods in team-a (after the 410) waits behind the blocked indexing: a relist
+    // of a watcher that has listed once does not close the gate.
+    await remove(c, "/api/v1/namespaces/team-c");
+    await until(() => handled.includes("probe"), "the gate opens again");
+  } finally {
+    unblock();
+    await runner.stop();
+  }
+  assert.equal(runner.exitCode, 0);
+});
+
+Deno.test("OperatorIndexers: the gate closes for watchers of indexed resources until they list or stop", async () => {
+  const registry = new kopf.OperatorRegistry();
+  kopf.index("pods", { registry }, function names({ name }) {
+    return name;
+  });
+  const stop = new AbortController();
+  const indexers = new OperatorIndexers({
+    registry,
+    settings: new kopf.OperatorSettings(),
+    memo: {},
+    sink: () => {},
+    signal: stop.signal,
+  });
+  const pods = new kopf.Resource({ group: "", version: "v1", plural: "pods", kind: "Pod" });
+  const maps = new kopf.Resource({ group: "", version: "v1", plural: "configmaps" });
+  const settled = async (p: Promise<void>) =>
+    await Promise.race([p.then(() => true), delay(20).then(() => false)]);
+
+  // Closed at start-up, until markReady(), whatever the watchers do.
+  assert.equal(indexers.isReady, false);
+  const first = indexers.whenReady();
+  indexers.hold(pods)();
+  assert.equal(await settled(first), false);
+  indexers.markReady();
+  assert.equal(await settled(first), true);
+  assert.equal(indexers.isReady, true);
+
+  // A watcher of a resource without indexing handlers never closes it.
+  const ignored = indexers.hold(maps);
+  assert.equal(indexers.isReady, true);
+  ignored();
+
+  // Two new watchers: open only when both have listed (or stopped); releases count once.
+  const listing = indexers.hold(pods);
+  const stopping = indexers.hold(pods);
+  const waiting = indexers.whenReady();
+  listing();
+  listing(); // a relist's LISTED, then the stop: no effect
+  assert.equal(indexers.isReady, false);
+  assert.equal(await settled(waiting), false);
+  stopping(); // stopped before its listing
+  assert.equal(await settled(waiting), true);
+  assert.equal(await settled(indexers.whenReady()), true);
+
+  // Re-closable again; the operator's stop opens it for good.
+  indexers.hold(pods);
+  const last = indexers.whenReady();
+  assert.equal(await settled(last), false);
+  stop.abort();
+  assert.equal(await settled(last), true);
+  indexers.hold(pods);
+  assert.equal(indexers.isReady, true);
+});
+
+Deno.test("OperatorIndexers: forgetting a stopped watcher keeps the objects its successor indexed", async () => {
+  const registry = new kopf.OperatorRegistry();
+  kopf.index("pods", { registry }, function names({ name }) {
+    return name;
+  });
+  const indexers = new OperatorIndexers({
+    registry,
+    settings: new kopf.OperatorSettings(),
+    memo: {},
+    sink: () => {},
+  });
+  const pods = new kopf.Resource({ group: "", version: "v1", plural: "pods", kind: "Pod" });
+  const obj = (name: string) => ({ metadata: { namespace: "ns", name, uid: name } });
+  await indexers.index(pods, "pods@ns#1", { type: null, object: obj("kept") });
+  await indexers.index(pods, "pods@ns#1", { type: null, object: obj("gone") });
+  // The namespace is re-created: the next watcher indexes "kept" before the old one is forgotten.
+  await indexers.index(pods, "pods@ns#2", { type: null, object: obj("kept") });
+  await indexers.forgetStream("pods@ns#1");
+  assert.deepEqual(view(indexers.indices.names), { null: ["kept"] });
+  await indexers.forgetStream("pods@ns#2");
+  assert.deepEqual(view(indexers.indices.names), {});
 });

@@ -9,10 +9,22 @@
  * index is filled from its initial listing. Indexed inline, an index holds
  * every listed object at the very moment the watcher sees the listing end
  * (`LISTED`), so readiness is "every watcher has listed" — no counting of
- * queued-but-unprocessed objects. Indexing functions are meant to be fast
- * (the docs say so); all indexing of one operator is serialised, so an index
- * never sees two updates of one object out of order, also when a temporarily
- * excluded object is re-indexed by its timer.
+ * queued-but-unprocessed objects.
+ *
+ * The readiness gate is re-closable, as Kopf's `operator_indexed` toggle set:
+ * every watcher of an indexed resource holds it closed from its start until
+ * its initial listing is indexed, also watchers that start while the operator
+ * runs (a new namespace matching `-n`, a new CRD picked up by a category or
+ * `EVERYTHING`, a re-created CRD). Resource-related processing waits while any
+ * such watcher has not listed ({@link OperatorIndexers.whenReady}); watchers of
+ * resources without indexing handlers never close it. A watcher that stops
+ * before listing (stopped, its namespace gone, failed) releases its hold. The
+ * gate is a counter of holds and a promise re-made when it closes: no polling.
+ *
+ * Indexing functions are meant to be fast (the docs say so); all indexing of
+ * one operator is serialised, so an index never sees two updates of one
+ * object out of order, also when a temporarily excluded object is re-indexed
+ * by its timer.
  *
  * Decisions (where the docs leave room):
  * - Objects are identified by resource, namespace and name; an object
@@ -33,6 +45,17 @@
  *   sequence; a success resets it.
  * - Indexing handlers get the operator's memo (they run outside the objects'
  *   queues, where the per-object memos live) and the indices.
+ * - A relist of a watcher that has listed once (after a 410 Gone, or any
+ *   reconnect) does not close the gate, as in Kopf: the relisted objects are
+ *   re-indexed inline and in order, the vanished ones leave through the
+ *   synthesised `DELETED` before `LISTED`, so the index is never less complete
+ *   than what the watcher has already delivered; holding the handlers for the
+ *   relist would only stall the operator during every outage.
+ * - At start-up, the gate also waits for the initial listings of resources
+ *   without indexing handlers ({@link OperatorIndexers.markReady}), as it did
+ *   before it was re-closable.
+ * - Daemons and timers already running are not paused by a closed gate (nor in
+ *   Kopf); spawning new ones is part of processing and waits.
  *
  * @module
  */
@@ -103,6 +126,7 @@ export class Store<V = unknown> implements Iterable<V> {
 }
 
 const REMOVE = Symbol("kopf.index.remove");
+const OPEN: Promise<void> = Promise.resolve();
 
 /**
  * An in-memory index (`kopf.Index`): a read-only mapping of keys to stores of
@@ -252,17 +276,29 @@ export interface IndexersOptions {
 }
 
 /**
- * The indices of one operator and the readiness gate of its handlers.
+ * The indices of one operator and the readiness gate of its handlers: closed
+ * while the operator starts up and while any watcher of an indexed resource
+ * has not indexed its initial listing.
  *
  * @example
  * ```ts
+ * import * as kopf from "../../../mod.ts";
  * import { OperatorIndexers } from "./indexing.ts";
- * import { OperatorRegistry } from "../intents/registry.ts";
- * import { OperatorSettings } from "../../cogs/configs/settings.ts";
- * const indexers = new OperatorIndexers({
- *   registry: new OperatorRegistry(), settings: new OperatorSettings(), memo: {}, sink: () => {},
+ * const registry = new kopf.OperatorRegistry();
+ * kopf.index("pods", { registry }, function names({ name }) {
+ *   return name;
  * });
- * console.log(Object.keys(indexers.indices)); // []
+ * const indexers = new OperatorIndexers({
+ *   registry, settings: new kopf.OperatorSettings(), memo: {}, sink: () => {},
+ * });
+ * const pods = new kopf.Resource({ group: "", version: "v1", plural: "pods", kind: "Pod" });
+ * indexers.markReady(); // the start-up is over
+ * const release = indexers.hold(pods); // a new watcher of pods starts
+ * console.log(indexers.isReady); // false
+ * const waiting = indexers.whenReady(); // what handlers await
+ * release(); // its initial listing is indexed (or it stopped before)
+ * await waiting;
+ * console.log(indexers.isReady, Object.keys(indexers.indices)); // true [ "names" ]
  * ```
  */
 export class OperatorIndexers {
@@ -273,9 +309,14 @@ export class OperatorIndexers {
   /** Object key → the latest body and resource (for re-indexing after a temporary exclusion). */
   #latest = new Map<string, { resource: Resource; body: AnyObject; stream: string }>();
   #chain: Promise<void> = Promise.resolve();
-  #ready!: () => void;
-  /** Resolves when every index is filled from the initial listings (see {@link markReady}). */
-  readonly ready: Promise<void>;
+  /** The readiness gate: how many holds keep it closed, and the promise that resolves when open. */
+  #holds = 0;
+  #gate: Promise<void> = OPEN;
+  #open: () => void = () => {};
+  /** The operator stops: the gate is open for good (nothing waits for listings any more). */
+  #stopped = false;
+  /** The start-up hold, released by {@link markReady}. */
+  #startup: () => void;
   /** The read-only indices by id, as handlers get them in `indices`. */
   readonly indices: Readonly<Record<string, Index>>;
 
@@ -290,14 +331,16 @@ export class OperatorIndexers {
       indices[h.id] = state.index;
     }
     this.indices = Object.freeze(indices);
-    this.ready = new Promise((resolve) => (this.#ready = resolve));
-    if (!this.#states.size) this.#ready();
-    options.signal?.addEventListener("abort", () => {
-      this.#ready();
+    this.#startup = this.#states.size ? this.#hold() : () => {};
+    const stopping = () => {
+      this.#stopped = true;
+      this.#open();
       for (const state of this.#states.values()) {
         for (const f of state.failures.values()) clearTimeout(f.timer);
       }
-    }, { once: true });
+    };
+    if (options.signal?.aborted) stopping();
+    else options.signal?.addEventListener("abort", stopping, { once: true });
   }
 
   /** Whether the operator has any indexing handlers (and handlers must wait for readiness). */
@@ -305,9 +348,49 @@ export class OperatorIndexers {
     return this.#states.size > 0;
   }
 
-  /** Opens the readiness gate: every watcher has listed its objects (they are all indexed). */
+  /** Whether the readiness gate is open now: no watcher of an indexed resource is listing. */
+  get isReady(): boolean {
+    return this.#stopped || this.#holds === 0;
+  }
+
+  /**
+   * Waits until the readiness gate is open: the start-up is over and every watcher of an
+   * indexed resource has indexed its initial listing (or stopped before). Resource-related
+   * processing awaits this before any handler; the gate may close again later, when new
+   * watchers start, so every wait asks anew.
+   *
+   * @returns A promise that resolves when the gate is open (already resolved when open now).
+   */
+  whenReady(): Promise<void> {
+    return this.isReady ? OPEN : this.#gate;
+  }
+
+  /** Ends the start-up: every watcher that existed at start has listed its objects (or stopped). */
   markReady(): void {
-    this.#ready();
+    this.#startup();
+  }
+
+  /**
+   * Holds the readiness gate closed for one watcher of a resource until its initial listing is
+   * indexed: call the returned release when the watcher sees `LISTED`, and when it stops (both
+   * are fine; only the first call counts). A resource without indexing handlers does not hold.
+   *
+   * @param resource The watcher's resource.
+   * @returns The release (idempotent).
+   */
+  hold(resource: Resource): () => void {
+    if (this.#stopped || !this.#states.size || !this.indexes(resource)) return () => {};
+    return this.#hold();
+  }
+
+  #hold(): () => void {
+    if (this.#holds++ === 0) this.#gate = new Promise((resolve) => (this.#open = resolve));
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      if (--this.#holds === 0) this.#open();
+    };
   }
 
   /**
@@ -338,14 +421,19 @@ export class OperatorIndexers {
   }
 
   /**
-   * Forgets the objects of a stopped watcher: their values leave all indices.
+   * Forgets the objects of a stopped watcher: their values leave all indices — except the
+   * objects indexed since through another watcher (e.g. the next watcher of a re-created
+   * namespace or CRD, started while this one was still stopping).
    *
-   * @param stream The watcher's key.
+   * @param stream The watcher's key (unique per watcher: one key, one stream of events).
    * @returns When forgotten.
    */
   forgetStream(stream: string): Promise<void> {
     return this.#serial(() => {
-      for (const objectKey of this.#streams.get(stream) ?? []) this.#forget(objectKey);
+      for (const objectKey of this.#streams.get(stream) ?? []) {
+        const latest = this.#latest.get(objectKey);
+        if (!latest || latest.stream === stream) this.#forget(objectKey);
+      }
       this.#streams.delete(stream);
     });
   }

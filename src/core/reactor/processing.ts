@@ -90,7 +90,7 @@ export interface OperatorContext {
   lifecycle: Lifecycle;
   /** Records handler runs (metrics; daemons and timers record theirs here too), if given. */
   metrics?: HandlerMetrics | undefined;
-  /** In-memory indices: no handler runs before `indexers.ready` (all indices listed). */
+  /** In-memory indices: no handler runs while `indexers.whenReady()` waits (indices listing). */
   indexers?: OperatorIndexers | undefined;
   /** Daemons and timers (`kopf.daemon`, `kopf.timer`), if the operator runs them. */
   daemons?: Daemons | undefined;
@@ -140,9 +140,10 @@ export async function processEvent(
   const patch = new Patch();
   const base = objectContext(body, resource, patch, logger, op);
   // Memos and indices: the per-object memo (a shallow copy of the operator's, kept across
-  // events); no handler runs before every index is filled from its initial listing.
+  // events); no handler runs before every index is filled from its initial listing — also
+  // the listings of watchers started later (new namespaces, new CRDs): the gate re-closes.
   base.memo = objectMemo(memory, op.memo);
-  if (op.indexers?.active) await op.indexers.ready;
+  if (op.indexers?.active) await op.indexers.whenReady();
 
   for (
     const handler of op.registry.watchingHandlers(resource, body, {

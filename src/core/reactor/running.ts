@@ -345,6 +345,8 @@ async function startOperatorTasks(
 
   const watchers = new Orchestrator(api, op, settings, logger, signal);
   const ready = watchers.start(resources, namespaces, registry.selectors());
+  // The start-up hold of the readiness gate ends when all initial watchers have listed
+  // (indexed or not); from then on, only new watchers of indexed resources close it again.
   ready.then(() => indexers.markReady(), () => indexers.markReady());
   const unobserve = metrics?.observeQueues(() => watchers.queueSamples());
 
@@ -464,6 +466,8 @@ class Orchestrator {
   /** Served namespaces, or undefined for cluster-wide. */
   #namespaces: Set<string> | undefined;
   #selectors: Selector[] = [];
+  /** Counts the watchers started, to tell apart the watchers of one key over time. */
+  #generation = 0;
   /** Resolves with a fatal error of a watcher, or undefined at a clean stop. */
   readonly failure: Promise<unknown>;
 
@@ -544,7 +548,9 @@ class Orchestrator {
         const served = this.#namespaces!;
         if (event.type === "DELETED") served.delete(name);
         else served.add(name);
-        if (!initial) await this.#reconcile();
+        // Not awaited: the readiness gate holds the handlers while new watchers list, and a
+        // namespace that goes while its watchers still list must be noticed (and unwatched).
+        if (!initial) void this.#reconcile();
       }
     };
     run().catch((e) => this.#fail(e)).finally(() => listed());
@@ -641,6 +647,16 @@ class Orchestrator {
     );
     let listed!: () => void;
     const ready = new Promise<void>((resolve) => (listed = resolve));
+    // The readiness gate: a watcher of an indexed resource holds the handlers of the whole
+    // operator until its initial listing is indexed — also a watcher that starts while the
+    // operator runs. A watcher that stops before (no longer served, failed) releases at once,
+    // even if its loop is still busy in an indexing function. Its later relists (410 Gone,
+    // reconnects) do not hold again: they re-index inline, in order (see indexing.ts).
+    const release = this.#op.indexers?.hold(resource) ?? (() => {});
+    signal.addEventListener("abort", release, { once: true });
+    // The indexers' key of this very watcher: a namespace or CRD re-created while its old
+    // watcher still stops gets a new watcher under the same key, which must not be forgotten.
+    const stream = `${key}#${++this.#generation}`;
     const done = (async () => {
       try {
         for await (
@@ -654,12 +670,13 @@ class Orchestrator {
           })
         ) {
           if (event.type === "LISTED") {
+            release();
             listed();
             continue;
           }
           // Indexed before any handler sees the event (the docs' readiness rule).
           const raw = { type: event.type, object: event.object as AnyObject };
-          await this.#op.indexers?.index(resource, key, raw);
+          await this.#op.indexers?.index(resource, stream, raw);
           queues.push({ type: event.type, object: event.object as AnyObject });
         }
       } catch (e) {
@@ -669,9 +686,11 @@ class Orchestrator {
           if (this.#streams.get(key)?.stop === stop) this.#streams.delete(key);
         } else if (!signal.aborted) this.#fail(e);
       } finally {
+        release();
+        signal.removeEventListener("abort", release);
         listed();
         // A watcher stopped while the operator runs (CRD deleted, namespace gone): unindex its objects.
-        if (!this.#signal.aborted) await this.#op.indexers?.forgetStream(key);
+        if (!this.#signal.aborted) await this.#op.indexers?.forgetStream(stream);
         await queues.close(settings.batching.exitTimeout);
       }
     })();
