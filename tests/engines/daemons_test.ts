@@ -46,6 +46,30 @@ Deno.test("daemons: spawned per object with a live body; stopped on deletion, wh
   assert.match(runner.output, /Removing the finalizer, thus allowing the actual deletion\./);
 });
 
+Deno.test("daemons alone: one write per object (the finalizer), no diff-base annotation (as in Kopf)", async () => {
+  await using env = await setup();
+  const registry = new kopf.OperatorRegistry();
+  let started = 0;
+  kopf.daemon("kopfexamples", { registry }, async function watcher({ stopped }) {
+    started++;
+    await stopped.wait();
+  });
+  const runner = await env.operator(registry);
+  await env.create("kex");
+  const obj = await env.waitFor("kex", (o) => o.metadata.finalizers?.includes(FINALIZER));
+  for (let i = 0; i < 50 && !started; i++) await sleep(0.02);
+  await sleep(0.3);
+  assert.equal(started, 1);
+  assert.equal(
+    obj.metadata.annotations?.["kopf.zalando.org/last-handled-configuration"],
+    undefined,
+  );
+  assert.equal(env.patches(), 1, "only the finalizer was written");
+  await env.remove("kex");
+  await env.waitGone("kex");
+  await runner.stop();
+});
+
 Deno.test("daemons: one that ignores its signal is abandoned after cancellationTimeout; the finalizer is released", async () => {
   await using env = await setup();
   const registry = new kopf.OperatorRegistry();

@@ -339,7 +339,10 @@ async function processChanging(
   }
 
   if (done || skip) {
-    if (cause.reason !== "delete" && (old === undefined || diff.length > 0)) {
+    // Only for the changing handlers: a resource served by daemons/timers alone gets no diff-base
+    // (as in Kopf), which saves one write per object.
+    const changing = registry.changingHandlers(resource).length > 0;
+    if (changing && cause.reason !== "delete" && (old === undefined || diff.length > 0)) {
       await diffbase.store(body, patch, essence);
     }
     memory.fullyHandledOnce = true;
