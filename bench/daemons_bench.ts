@@ -144,7 +144,7 @@ export async function measureDaemons(
       }),
     ]);
     // Start-up: every object's daemon spawned and timer run once; then one more interval for
-    // the start-up writes (finalizers, diff-bases) and their events to settle.
+    // the start-up writes (the finalizers) and their events to settle.
     const deadline = performance.now() + 300_000;
     while ((lastRun.size < objects || daemons < objects) && performance.now() < deadline) {
       await kopf.sleep(0.5);
@@ -189,7 +189,7 @@ export async function measureDaemons(
     report(figure(`daemons: operator RSS${tuned}`, rss / MB, "MB", {
       target: { below: 300 },
       note: `[V8 heap used ${fmt(Deno.memoryUsage().heapUsed / MB)} MB; the start-up burst of ` +
-        `${fmt(2 * objects)} writes (finalizers, diff-bases) runs at most ` +
+        `${fmt(objects)} writes (the finalizers) runs at most ` +
         `settings.networking.maxConcurrentRequests at a time]`,
     }));
     // No target: the peak is what a pod's memory limit must allow (it includes the seeding).
