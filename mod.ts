@@ -66,6 +66,8 @@ export { Memo } from "./src/core/intents/handlers.ts";
 export { allAtOnce, asap, oneByOne, shuffled } from "./src/core/actions/execution.ts";
 export type { Lifecycle } from "./src/core/actions/execution.ts";
 export { ObjectLogger, OperatorLogger } from "./src/core/actions/loggers.ts";
+export { logtapeSink } from "./src/core/actions/logtape.ts";
+export type { LogtapeSinkOptions } from "./src/core/actions/logtape.ts";
 export type {
   Level,
   LogFormat,
