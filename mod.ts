@@ -30,6 +30,7 @@ export {
   none as none_,
   not as not_,
 } from "./src/core/intents/markers.ts";
+export type { Predicate } from "./src/core/intents/markers.ts";
 
 // Errors of handlers.
 export {
@@ -48,23 +49,39 @@ export {
   RegistrationError,
   setDefaultRegistry,
 } from "./src/core/intents/registration.ts";
+export type { SubhandlerOptions } from "./src/core/intents/registration.ts";
 export { subhandler } from "./src/core/intents/subhandler.ts";
 export { DuplicateHandlerError, OperatorRegistry } from "./src/core/intents/registry.ts";
 export type {
   ActivityContext,
+  ActivityHandler,
   AnyObject,
+  BaseContext,
+  ChangeFilterOptions,
   ChangingContext,
+  ChangingHandler,
   ErrorsMode,
   EventContext,
+  FilterOptions,
+  Handler,
   HandlerFn,
+  IndexingHandler,
+  MetaFilter,
   ObjectContext,
   Reason,
+  ResourceHandler,
+  SpawningHandler,
+  ValueFilter,
+  WatchingHandler,
+  WhenFilter,
 } from "./src/core/intents/handlers.ts";
+export type { BaseHandler, BaseOptions } from "./src/core/actions/invocation.ts";
 export { Memo } from "./src/core/intents/handlers.ts";
 
 // Lifecycles and loggers.
 export { allAtOnce, asap, oneByOne, shuffled } from "./src/core/actions/execution.ts";
-export type { Lifecycle } from "./src/core/actions/execution.ts";
+export type { HandlerMetrics, Lifecycle } from "./src/core/actions/execution.ts";
+export type { HandlerState, Outcome, State } from "./src/core/actions/progression.ts";
 export { ObjectLogger, OperatorLogger } from "./src/core/actions/loggers.ts";
 export { logtapeSink } from "./src/core/actions/logtape.ts";
 export type { LogtapeSinkOptions } from "./src/core/actions/logtape.ts";
@@ -74,15 +91,31 @@ export type {
   LogOutputOptions,
   LogRecord,
   LogSink,
+  ObjectRef,
 } from "./src/core/actions/loggers.ts";
 
 // Events.
 export { event, exception, info, warn } from "./src/core/engines/posting.ts";
 export { OperatorMetrics } from "./src/core/engines/metrics.ts";
 export type { OperatorMetricsOptions, QueueSample } from "./src/core/engines/metrics.ts";
+export type { RequestRecord } from "./src/cogs/clients/api.ts";
 
 // Settings and storages.
 export { OperatorSettings } from "./src/cogs/configs/settings.ts";
+export type {
+  AdmissionSettings,
+  BackgroundSettings,
+  BatchingSettings,
+  ExecutionSettings,
+  LogLevel,
+  NetworkingSettings,
+  PeeringSettings,
+  PersistenceSettings,
+  PostingSettings,
+  ProcessSettings,
+  ScanningSettings,
+  WatchingSettings,
+} from "./src/cogs/configs/settings.ts";
 export {
   AnnotationsProgressStorage,
   MultiProgressStorage,
@@ -90,7 +123,7 @@ export {
   SmartProgressStorage,
   StatusProgressStorage,
 } from "./src/cogs/configs/progress.ts";
-export type { ProgressRecord } from "./src/cogs/configs/progress.ts";
+export type { MaybePromise, ProgressRecord } from "./src/cogs/configs/progress.ts";
 export {
   AnnotationsDiffBaseStorage,
   DiffBaseStorage,
@@ -100,16 +133,42 @@ export {
 
 // Structures.
 export { Patch } from "./src/cogs/structs/patches.ts";
+export type { JsonPatchOperation, MetaPatch, PatchStrings } from "./src/cogs/structs/patches.ts";
+export type { JsonObject } from "./src/cogs/structs/_json.ts";
+export type {
+  Annotations,
+  Body,
+  BodyEssence,
+  Labels,
+  Meta,
+  OwnerReference as MetaOwnerReference,
+  Spec,
+  Status,
+} from "./src/cogs/structs/bodies.ts";
+export type { FieldPath, FieldSpec } from "./src/cogs/structs/dicts.ts";
 export { diff, reduceDiff } from "./src/cogs/structs/diffs.ts";
-export type { Diff, DiffItem, DiffOperation } from "./src/cogs/structs/diffs.ts";
+export type {
+  Diff,
+  DiffItem,
+  DiffOperation,
+  DiffOptions,
+  DiffScope,
+} from "./src/cogs/structs/diffs.ts";
 export { Resource, Selector } from "./src/cogs/structs/references.ts";
+export type { Everything, QueryParams, ResourceFilter } from "./src/cogs/structs/references.ts";
 export { ConnectionInfo, LoginError, Vault } from "./src/cogs/structs/credentials.ts";
+export type { PemData, VaultEntry, VaultKey, VaultSource } from "./src/cogs/structs/credentials.ts";
 
 // Authentication.
 export {
   loginViaClient,
   loginWithKubeconfig,
   loginWithServiceAccount,
+} from "./src/cogs/clients/auth.ts";
+export type {
+  ClientLoginOptions,
+  KubeconfigLoginOptions,
+  ServiceAccountLoginOptions,
 } from "./src/cogs/clients/auth.ts";
 
 // Hierarchies.
@@ -123,6 +182,18 @@ export {
   label,
   removeOwnerReference,
 } from "./src/kits/hierarchies.ts";
+export type {
+  AdoptOptions,
+  FieldPath as NestedFieldPath,
+  KubernetesObjects,
+  LabelOptions,
+  NamespaceOptions,
+  NamingOptions,
+  ObjectReference,
+  OwnerBody,
+  OwnerReference,
+  OwnerReferenceOptions,
+} from "./src/kits/hierarchies.ts";
 
 // In-memory indexing and containers (kopf.index, kopf.Index, kopf.Store; memos).
 export { index } from "./on.ts";
@@ -133,6 +204,7 @@ export type { IndexingContext, IndexingOptions } from "./src/core/intents/indexe
 export { operator, OperatorError, run, runTasks, spawnTasks } from "./src/core/reactor/running.ts";
 export type { OperatorOptions, OperatorTask } from "./src/core/reactor/running.ts";
 export { main } from "./src/cli/main.ts";
+export type { RunControls } from "./src/cli/run.ts";
 
 // Daemons and timers (kopf.daemon, kopf.timer; also kopf.on.daemon, kopf.on.timer).
 export { daemon, timer } from "./on.ts";

@@ -39,6 +39,8 @@ import {
   registerIndexing,
 } from "./src/core/intents/indexers.ts";
 
+export type { ActivityOptions, ResourceOptions };
+
 /** A resource in any of Kopf's forms: names, `{ group, version, plural, … }`, or EVERYTHING. */
 export type ResourceArg = string | typeof EVERYTHING | {
   group?: string;

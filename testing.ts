@@ -18,8 +18,34 @@ export {
   startApiServer,
   type StartApiServerOptions,
 } from "./src/apiserver/start.ts";
-export type { FaultCounts, FaultSettings } from "./src/apiserver/faults.ts";
+// The server's parts, as `RunningApiServer.server` exposes them (types only, not constructible).
+export type { ApiServer, ApiServerOptions, ClientIdentity } from "./src/apiserver/server.ts";
+export type { Controllers } from "./src/apiserver/controllers.ts";
+export type {
+  DeleteOptions,
+  FieldValidation,
+  Objects,
+  PatchType,
+  WriteOptions,
+  WriteResult,
+} from "./src/apiserver/objects.ts";
+export type { ResourceRegistry } from "./src/apiserver/registry.ts";
+export type { PrinterColumn, ResourceDef } from "./src/apiserver/resources.ts";
+export type { JsonSchema } from "./src/apiserver/schema.ts";
+export type {
+  Change,
+  EventType,
+  KObject,
+  Meta,
+  OwnerReference,
+  Store,
+  Watcher,
+} from "./src/apiserver/store.ts";
+export type { WatchHub, WatchRequest } from "./src/apiserver/watch.ts";
+export type { FieldRequirement } from "./src/cogs/structs/field_selector.ts";
+export type { LabelRequirement, LabelSelector } from "./src/cogs/structs/label_selector.ts";
+export type { FaultCounts, Faults, FaultSettings } from "./src/apiserver/faults.ts";
 export type { Kubeconfig } from "./src/apiserver/kubeconfig.ts";
 export type { TlsBundle } from "./src/apiserver/tls.ts";
 export { KopfRunner } from "./src/cli/runner.ts";
-export type { KopfRunnerOptions } from "./src/kits/runner.ts";
+export type { BaseKopfRunner, KopfRunnerOptions } from "./src/kits/runner.ts";
