@@ -81,7 +81,11 @@ export abstract class DiffBaseStorage {
   /** Fields removed from every essence. */
   readonly ignoredFields: readonly FieldSpec[];
 
-  /** @param options The ignored fields. */
+  /**
+   * Sets the fields to ignore.
+   *
+   * @param options The ignored fields.
+   */
   constructor(options: DiffBaseStorageOptions = {}) {
     this.ignoredFields = Object.freeze([...(options.ignoredFields ?? [])]);
   }
@@ -168,6 +172,8 @@ export class AnnotationsDiffBaseStorage extends DiffBaseStorage {
   readonly key: string;
 
   /**
+   * Creates the storage; every option has Kopf's default.
+   *
    * @param options Prefix, key, v1 keys, ignored fields.
    * @throws {TypeError} When the prefix is empty.
    */
@@ -200,6 +206,7 @@ export class AnnotationsDiffBaseStorage extends DiffBaseStorage {
     return this.#keys.makeKeys(this.key, body);
   }
 
+  /** Builds the essence, also without this storage's own annotation. */
   override build(body: Body, extraFields?: Iterable<FieldSpec> | null): BodyEssence {
     const essence = super.build(body, extraFields);
     removeAnnotations(essence, this.makeKeys(body));
@@ -207,6 +214,7 @@ export class AnnotationsDiffBaseStorage extends DiffBaseStorage {
     return essence;
   }
 
+  /** Reads the essence from the first of its annotations (v2, then v1) that is set; `null` if none. */
   override fetch(body: Body): BodyEssence | null {
     const annotations = annotationsOf(body);
     for (const fullKey of this.makeKeys(body)) {
@@ -217,6 +225,10 @@ export class AnnotationsDiffBaseStorage extends DiffBaseStorage {
     return null;
   }
 
+  /**
+   * Writes the essence as compact JSON plus `"
+   * "` into the patch, under all its annotation keys.
+   */
   override store(body: Body, patch: Patch, essence: BodyEssence): void {
     const encoded = `${dumpsCompact(essence)}\n`;
     for (const fullKey of this.makeKeys(body)) patch.metadata.annotations[fullKey] = encoded;
@@ -250,7 +262,11 @@ export class StatusDiffBaseStorage extends DiffBaseStorage {
   readonly #name: string;
   #field: string[];
 
-  /** @param options Name, field, ignored fields. */
+  /**
+   * Creates the storage; every option has Kopf's default.
+   *
+   * @param options Name, field, ignored fields.
+   */
   constructor(options: StatusDiffBaseStorageOptions = {}) {
     super(options);
     this.#name = options.name ?? "kopf";
@@ -270,18 +286,21 @@ export class StatusDiffBaseStorage extends DiffBaseStorage {
     this.#field = this.#parse(field);
   }
 
+  /** Builds the essence, also without this storage's own field. */
   override build(body: Body, extraFields?: Iterable<FieldSpec> | null): BodyEssence {
     const essence = super.build(body, extraFields);
     if (this.#field.length > 0) remove(essence, this.#field);
     return essence;
   }
 
+  /** Reads the essence from the JSON string in the field; `null` if it holds no string. */
   override fetch(body: Body): BodyEssence | null {
     const encoded = resolve(body, this.#field, null);
     if (typeof encoded !== "string") return null;
     return parseJsonEssence(encoded, `the field ${this.#field.join(".")}`);
   }
 
+  /** Writes the essence as a compact JSON string into the field, in the patch. */
   override store(_body: Body, patch: Patch, essence: BodyEssence): void {
     patch.set(this.#field, dumpsCompact(essence));
   }
@@ -307,12 +326,17 @@ export class MultiDiffBaseStorage extends DiffBaseStorage {
   /** The storages, in order of precedence. */
   readonly storages: readonly DiffBaseStorage[];
 
-  /** @param storages The storages, in order of precedence. */
+  /**
+   * Combines the storages (their own ignored fields apply; this one has none).
+   *
+   * @param storages The storages, in order of precedence.
+   */
   constructor(storages: Iterable<DiffBaseStorage>) {
     super();
     this.storages = Object.freeze([...storages]);
   }
 
+  /** Builds the essence, then lets every storage remove its own data from it. */
   override build(body: Body, extraFields?: Iterable<FieldSpec> | null): BodyEssence {
     const fields = extraFields === undefined || extraFields === null ? null : [...extraFields];
     let essence = super.build(body, fields);
@@ -320,6 +344,7 @@ export class MultiDiffBaseStorage extends DiffBaseStorage {
     return essence;
   }
 
+  /** Returns the first essence found, asking the storages in order of precedence. */
   override async fetch(body: Body): Promise<BodyEssence | null> {
     for (const storage of this.storages) {
       const essence = await storage.fetch(body);
@@ -328,6 +353,7 @@ export class MultiDiffBaseStorage extends DiffBaseStorage {
     return null;
   }
 
+  /** Writes the essence to every storage, in order. */
   override async store(body: Body, patch: Patch, essence: BodyEssence): Promise<void> {
     for (const storage of this.storages) await storage.store(body, patch, essence);
   }

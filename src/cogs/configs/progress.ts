@@ -307,6 +307,8 @@ export class AnnotationsProgressStorage extends ProgressStorage {
   readonly touchKey: string;
 
   /**
+   * Creates the storage; every option has Kopf's default.
+   *
    * @param options Prefix, verbosity, touch key, v1 keys.
    * @throws {TypeError} When the prefix is empty.
    */
@@ -351,6 +353,7 @@ export class AnnotationsProgressStorage extends ProgressStorage {
     return dumpsCompact(canonical(record, this.verbose));
   }
 
+  /** Reads the record from the first of its annotations (v2, then v1) that holds one; `null` if none. */
   override fetch(key: string, body: Body): ProgressRecord | null {
     const annotations = annotationsOf(body);
     for (const fullKey of this.makeKeys(key, body)) {
@@ -376,6 +379,7 @@ export class AnnotationsProgressStorage extends ProgressStorage {
     return null;
   }
 
+  /** Writes the record as compact JSON into the patch, under all its annotation keys. */
   override store(key: string, record: ProgressRecord, body: Body, patch: Patch): void {
     const encoded = this.encode(record);
     for (const fullKey of this.makeKeys(key, body)) {
@@ -384,12 +388,14 @@ export class AnnotationsProgressStorage extends ProgressStorage {
     storeMarker(this.prefix, patch, body);
   }
 
+  /** Deletes the record's annotations (in the patch) where the object has them. */
   override purge(key: string, body: Body, patch: Patch): void {
     for (const fullKey of this.makeKeys(key, body)) {
       purgeField(body, patch, ["metadata", "annotations", fullKey]);
     }
   }
 
+  /** Sets (a timestamp) or removes (`null`) the touch annotation, if it differs from the object's. */
   override touch(body: Body, patch: Patch, value: string | null): void {
     const annotations = annotationsOf(body);
     for (const fullKey of this.makeKeys(this.touchKey, body)) {
@@ -400,6 +406,7 @@ export class AnnotationsProgressStorage extends ProgressStorage {
     }
   }
 
+  /** Returns a copy of the essence without any annotation of this prefix (records and diff-bases alike). */
   override clear(essence: BodyEssence): BodyEssence {
     const cleared = super.clear(essence);
     const annotations = cleared.metadata?.annotations;
@@ -441,7 +448,11 @@ export class StatusProgressStorage extends ProgressStorage {
   #field: string[];
   #touchField: string[];
 
-  /** @param options Name, field, touch field. */
+  /**
+   * Creates the storage; every option has Kopf's default.
+   *
+   * @param options Name, field, touch field.
+   */
   constructor(options: StatusProgressStorageOptions = {}) {
     super();
     this.#name = options.name ?? "kopf";
@@ -467,6 +478,7 @@ export class StatusProgressStorage extends ProgressStorage {
     this.#touchField = formatField(field, this.#name);
   }
 
+  /** Reads the record at `<field>.<key>`; `null` if absent or not an object. */
   override fetch(key: string, body: Body): ProgressRecord | null {
     const container = resolve(body, this.#field, null);
     if (!isObject(container) || !Object.hasOwn(container, key)) return null;
@@ -474,21 +486,25 @@ export class StatusProgressStorage extends ProgressStorage {
     return isObject(record) ? record as ProgressRecord : null;
   }
 
+  /** Writes the full record (with `null`s, so stale fields go) at `<field>.<key>` in the patch. */
   override store(key: string, record: ProgressRecord, _body: Body, patch: Patch): void {
     // The full record: nulls delete the fields a previous record had.
     patch.set([...this.#field, key], canonical(record, true));
   }
 
+  /** Deletes `<field>.<key>` (in the patch) if the object has it. */
   override purge(key: string, body: Body, patch: Patch): void {
     purgeField(body, patch, [...this.#field, key]);
   }
 
+  /** Sets (a timestamp) or removes (`null`) the touch field, if it differs from the object's. */
   override touch(body: Body, patch: Patch, value: string | null): void {
     if ((resolve(body, this.#touchField, null) ?? null) !== value) {
       patch.set(this.#touchField, value);
     }
   }
 
+  /** Returns a copy of the essence without the records' field. */
   override clear(essence: BodyEssence): BodyEssence {
     const cleared = super.clear(essence);
     if (this.#field.length > 0) remove(cleared, this.#field);
@@ -522,12 +538,17 @@ export class MultiProgressStorage extends ProgressStorage {
   /** The storages, in order of precedence. */
   readonly storages: readonly ProgressStorage[];
 
-  /** @param storages The storages, in order of precedence. */
+  /**
+   * Combines the storages.
+   *
+   * @param storages The storages, in order of precedence.
+   */
   constructor(storages: Iterable<ProgressStorage>) {
     super();
     this.storages = Object.freeze([...storages]);
   }
 
+  /** Returns the first record found, asking the storages in order of precedence. */
   override async fetch(key: string, body: Body): Promise<ProgressRecord | null> {
     for (const storage of this.storages) {
       const record = await storage.fetch(key, body);
@@ -536,6 +557,7 @@ export class MultiProgressStorage extends ProgressStorage {
     return null;
   }
 
+  /** Writes the record to every storage, in order. */
   override async store(
     key: string,
     record: ProgressRecord,
@@ -545,20 +567,24 @@ export class MultiProgressStorage extends ProgressStorage {
     for (const storage of this.storages) await storage.store(key, record, body, patch);
   }
 
+  /** Deletes the record from every storage, in order. */
   override async purge(key: string, body: Body, patch: Patch): Promise<void> {
     for (const storage of this.storages) await storage.purge(key, body, patch);
   }
 
+  /** Touches every storage. */
   override touch(body: Body, patch: Patch, value: string | null): void {
     for (const storage of this.storages) storage.touch(body, patch, value);
   }
 
+  /** Clears the essence through every storage in turn. */
   override clear(essence: BodyEssence): BodyEssence {
     let cleared = essence;
     for (const storage of this.storages) cleared = storage.clear(cleared);
     return cleared;
   }
 
+  /** Flushes every storage, in order. */
   override async flush(): Promise<void> {
     for (const storage of this.storages) await storage.flush();
   }
@@ -586,7 +612,11 @@ export interface SmartProgressStorageOptions
  * ```
  */
 export class SmartProgressStorage extends MultiProgressStorage {
-  /** @param options The options of the annotations and status storages. */
+  /**
+   * Creates the annotations storage and the read-and-purge-only status storage.
+   *
+   * @param options The options of the annotations and status storages.
+   */
   constructor(options: SmartProgressStorageOptions = {}) {
     const annotations = new AnnotationsProgressStorage({
       ...(options.prefix !== undefined ? { prefix: options.prefix } : {}),

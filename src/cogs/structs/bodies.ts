@@ -23,27 +23,45 @@ export type Annotations = Record<string, string>;
 
 /** An owner reference as Kubernetes stores it in `metadata.ownerReferences`. */
 export interface OwnerReference {
+  /** The owner's API version, e.g. `"kopf.dev/v1"`. */
   apiVersion?: string;
+  /** The owner's kind, e.g. `"KopfExample"`. */
   kind?: string;
+  /** The owner's name. */
   name?: string;
+  /** The owner's UID. */
   uid?: string;
+  /** Whether the owner is the managing controller (at most one owner may be). */
   controller?: boolean;
+  /** Whether the owner's foreground deletion waits for this object. */
   blockOwnerDeletion?: boolean;
 }
 
 /** The `metadata` of an object; the fields the framework reads are named. */
 export interface Meta extends JsonObject {
+  /** The object's name. */
   name?: string;
+  /** A prefix from which the API server generates a name when `name` is absent. */
   generateName?: string;
+  /** The namespace; absent for cluster-scoped objects. */
   namespace?: string;
+  /** The unique id, set by the API server. */
   uid?: string;
+  /** The version of this state of the object, an opaque string for optimistic concurrency and watches. */
   resourceVersion?: string;
+  /** The sequence number of changes to the desired state (usually `spec`), set by the API server. */
   generation?: number;
+  /** When the object was created (RFC 3339, UTC). */
   creationTimestamp?: string;
+  /** When the deletion was requested (RFC 3339, UTC); the object lives on until its finalizers are gone. */
   deletionTimestamp?: string;
+  /** The labels. */
   labels?: Labels;
+  /** The annotations. */
   annotations?: Annotations;
+  /** The finalizers that block the deletion until removed. */
   finalizers?: string[];
+  /** The objects this one belongs to. */
   ownerReferences?: OwnerReference[];
 }
 
@@ -64,10 +82,15 @@ export type Status = JsonObject;
  * ```
  */
 export interface Body extends JsonObject {
+  /** The group and version, e.g. `"v1"` or `"kopf.dev/v1"`. */
   apiVersion?: string;
+  /** The kind, e.g. `"Pod"`. */
   kind?: string;
+  /** The metadata. */
   metadata?: Meta;
+  /** The desired state. */
   spec?: Spec;
+  /** The observed state. */
   status?: Status;
 }
 
@@ -84,17 +107,25 @@ export interface Body extends JsonObject {
  * ```
  */
 export interface BodyEssence extends JsonObject {
+  /** Only the labels and annotations (without the framework's own ones). */
   metadata?: { labels?: Labels; annotations?: Annotations };
+  /** The desired state. */
   spec?: Spec;
+  /** Usually absent (the status is not part of the essence), unless kept as an extra field. */
   status?: Status;
 }
 
 /** A reference to an object, as used in events' `involvedObject`. */
 export interface ObjectReference {
+  /** The object's API version. */
   apiVersion?: string;
+  /** The object's kind. */
   kind?: string;
+  /** The object's name. */
   name?: string;
+  /** The object's UID. */
   uid?: string;
+  /** The object's namespace; absent for cluster-scoped objects. */
   namespace?: string;
 }
 

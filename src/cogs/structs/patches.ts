@@ -32,14 +32,19 @@ export type PatchStrings = Record<string, string | null>;
  * ```
  */
 export interface MetaPatch extends JsonObject {
+  /** The labels to change: a string sets, `null` deletes. */
   labels: PatchStrings;
+  /** The annotations to change: a string sets, `null` deletes. */
   annotations: PatchStrings;
 }
 
 /** One operation of a JSON patch (RFC 6902), as {@link Patch.toJsonPatch} produces. */
 export interface JsonPatchOperation {
+  /** The operation (`toJsonPatch` produces `add`, `replace` and `remove`). */
   op: "add" | "replace" | "remove" | "test";
+  /** The JSON pointer (RFC 6901) of the field, e.g. `"/metadata/labels/app"`. */
   path: string;
+  /** The new value (for `add` and `replace`). */
   value?: unknown;
 }
 

@@ -18,6 +18,7 @@
  * ```
  */
 export class PermanentError extends Error {
+  /** Always `"PermanentError"`. */
   override name = "PermanentError";
 }
 
@@ -34,11 +35,14 @@ export class PermanentError extends Error {
  * ```
  */
 export class TemporaryError extends Error {
+  /** Always `"TemporaryError"`. */
   override name = "TemporaryError";
   /** Seconds to wait before the retry. */
   readonly delay: number;
 
   /**
+   * Creates the error with its retry delay.
+   *
    * @param message What is not ready.
    * @param options The delay in seconds (default 60; `null` means none) and a cause.
    */
@@ -58,6 +62,7 @@ export class TemporaryError extends Error {
  * ```
  */
 export class HandlerTimeoutError extends PermanentError {
+  /** Always `"HandlerTimeoutError"`. */
   override name = "HandlerTimeoutError";
 }
 
@@ -71,6 +76,7 @@ export class HandlerTimeoutError extends PermanentError {
  * ```
  */
 export class HandlerRetriesError extends PermanentError {
+  /** Always `"HandlerRetriesError"`. */
   override name = "HandlerRetriesError";
 }
 
@@ -84,5 +90,6 @@ export class HandlerRetriesError extends PermanentError {
  * ```
  */
 export class ChildrenFailedError extends PermanentError {
+  /** Always `"ChildrenFailedError"`. */
   override name = "ChildrenFailedError";
 }

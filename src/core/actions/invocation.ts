@@ -35,12 +35,19 @@ export interface BaseOptions {
 
 /** A registered handler: the parts every kind has. */
 export interface BaseHandler {
+  /** The handler id, unique per resource and handler kind; the key of its progress record. */
   id: string;
+  /** The function to call with the context. */
   fn: HandlerFn;
+  /** Any value, passed to the handler as `param`. */
   param: unknown;
+  /** What to do on arbitrary errors; `undefined` means `"temporary"` (retry). */
   errors: ErrorsMode | undefined;
+  /** Seconds after the first try when the handler fails (`HandlerTimeoutError`); `undefined`: never. */
   timeout: number | undefined;
+  /** How many retries before the handler fails (`HandlerRetriesError`); `undefined`: unlimited. */
   retries: number | undefined;
+  /** Seconds before a retry after an arbitrary error; `undefined`: `settings.execution.defaultBackoff` (60). */
   backoff: number | undefined;
 }
 

@@ -32,17 +32,25 @@ export function levelAtLeast(level: Level, threshold: Level): boolean {
 
 /** The object a record is about, as a Kubernetes object reference. */
 export interface ObjectRef {
+  /** The object's API version. */
   apiVersion?: string;
+  /** The object's kind. */
   kind?: string;
+  /** The object's name. */
   name?: string;
+  /** The object's UID. */
   uid?: string;
+  /** The object's namespace; absent for cluster-scoped objects. */
   namespace?: string;
 }
 
 /** One log record. */
 export interface LogRecord {
+  /** The record's level. */
   level: Level;
+  /** The message, without the object prefix. */
   message: string;
+  /** When the record was made. */
   time: Date;
   /** The logger's name, e.g. `kopf.objects`, `kopf.activities`. */
   logger: string;
@@ -68,6 +76,7 @@ export type LogFormat = "plain" | "full" | "json";
 export interface LogOutputOptions {
   /** The minimum level printed (default info; `-v` debug; `-q` warning). */
   level?: Level;
+  /** The line format (default `"full"`: timestamp, logger, level, message). */
   format?: LogFormat;
   /** Prefix per-object lines with `[ns/name] ` (default: yes, except for JSON). */
   prefix?: boolean;
@@ -162,6 +171,8 @@ export class OperatorLogger {
   readonly name: string;
 
   /**
+   * Creates a logger that sends its records to a sink.
+   *
    * @param sink Where records go.
    * @param name The logger's name (default `kopf`).
    */
@@ -201,17 +212,29 @@ export class OperatorLogger {
     return minimum === undefined || levelAtLeast(level, minimum);
   }
 
-  /** @param message The message. */
+  /**
+   * Logs a debug record.
+   *
+   * @param message The message.
+   */
   debug(message: string): void {
     this.log("debug", message);
   }
 
-  /** @param message The message. */
+  /**
+   * Logs an info record.
+   *
+   * @param message The message.
+   */
   info(message: string): void {
     this.log("info", message);
   }
 
-  /** @param message The message. */
+  /**
+   * Logs a warning record.
+   *
+   * @param message The message.
+   */
   warning(message: string): void {
     this.log("warning", message);
   }
@@ -221,7 +244,12 @@ export class OperatorLogger {
     this.log("warning", message);
   }
 
-  /** @param message The message. @param error An error to show. */
+  /**
+   * Logs an error record.
+   *
+   * @param message The message.
+   * @param error An error to show after the message (with its stack, in plain and full lines).
+   */
   error(message: string, error?: unknown): void {
     this.log("error", message, error);
   }
@@ -260,6 +288,8 @@ export class ObjectLogger extends OperatorLogger {
   #postingLevel: () => Level | undefined;
 
   /**
+   * Creates the logger of one object.
+   *
    * @param sink Where records go.
    * @param body The object.
    * @param posting Event posting: the poster and the current minimum level (undefined disables).
@@ -287,12 +317,14 @@ export class ObjectLogger extends OperatorLogger {
     this.#postingLevel = posting?.level ?? (() => undefined);
   }
 
+  /** Also true when an event would be posted at this level, even if the sink drops it. */
   override isEnabledFor(level: Level): boolean {
     if (super.isEnabledFor(level)) return true;
     const threshold = this.#postingLevel();
     return !!this.#post && !!threshold && levelAtLeast(level, threshold);
   }
 
+  /** Adds the object and prefix to the record, passes it on, and posts an event at or above the posting level. */
   protected override emit(record: LogRecord): void {
     record.object = this.ref;
     record.prefix = this.prefix;

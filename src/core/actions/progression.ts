@@ -179,7 +179,11 @@ export class State {
   readonly purpose: string;
   readonly #states = new Map<string, HandlerState>();
 
-  /** @param purpose The cause's reason. */
+  /**
+   * Creates an empty state (no handler records yet).
+   *
+   * @param purpose The cause's reason.
+   */
   constructor(purpose: string) {
     this.purpose = purpose;
   }

@@ -195,7 +195,11 @@ export class StopFlag implements DaemonStopped {
     return this.#reasons;
   }
 
-  /** @returns Whether the flag is set. */
+  /**
+   * Whether the flag is set (with any reason).
+   *
+   * @returns Whether the flag is set.
+   */
   isSet(): boolean {
     return this.#reasons.length > 0;
   }

@@ -66,6 +66,8 @@ export class OperatorMetrics implements HandlerMetrics {
   #queues = new Set<() => Iterable<QueueSample>>();
 
   /**
+   * Creates the metrics in a registry of their own.
+   *
    * @param options Histogram buckets and default labels.
    */
   constructor(options: OperatorMetricsOptions = {}) {

@@ -29,6 +29,7 @@ export type Reason = "create" | "update" | "delete" | "resume" | "noop" | "free"
 
 /** The operator-wide memo: a plain object handlers may put anything into (`kopf.Memo`). */
 export class Memo {
+  /** Anything the handlers store, by name. */
   // deno-lint-ignore no-explicit-any
   [key: string]: any;
 }
@@ -81,10 +82,15 @@ export interface ObjectContext extends BaseContext {
   meta: AnyObject;
   /** `body.status`, or `{}`. */
   status: AnyObject;
+  /** `metadata.uid`. */
   uid: string;
+  /** `metadata.name`. */
   name: string;
+  /** `metadata.namespace`; undefined for cluster-scoped objects. */
   namespace: string | undefined;
+  /** `metadata.labels`, or `{}`. */
   labels: Record<string, string>;
+  /** `metadata.annotations`, or `{}`. */
   annotations: Record<string, string>;
   /** The resource of the object. */
   resource: Resource;
@@ -96,6 +102,7 @@ export interface ObjectContext extends BaseContext {
 
 /** The context of resource-changing handlers (`on.create/update/delete/resume/field`). */
 export interface ChangingContext extends ObjectContext {
+  /** The cause the handler runs for. */
   reason: Reason;
   /** The diff of the essence (or of the field, for field handlers). */
   diff: Diff;
@@ -115,37 +122,51 @@ export interface EventContext extends ObjectContext {
 
 /** The context of operator activities (`on.startup/cleanup/login/probe`). */
 export interface ActivityContext extends BaseContext {
+  /** The operator-level logger (`kopf.activities`). */
   logger: OperatorLogger;
 }
 
 /** Filters of resource handlers. */
 export interface FilterOptions {
+  /** Only objects whose labels match: label → value filter. */
   labels?: MetaFilter;
+  /** Only objects whose annotations match: annotation → value filter. */
   annotations?: MetaFilter;
+  /** Only objects for which this callback of the context returns true. */
   when?: WhenFilter;
   /** A dotted field path; restricts and scopes the handler to that field. */
   field?: string | string[];
+  /** Only objects whose `field` has this value (for update and field handlers: the old or the new one). */
   value?: ValueFilter;
 }
 
 /** Change filters of update and field handlers. */
 export interface ChangeFilterOptions {
+  /** Only changes whose old value (of the field, or the whole essence) matches. */
   old?: ValueFilter;
+  /** Only changes whose new value (of the field, or the whole essence) matches. */
   new?: ValueFilter;
 }
 
 /** A handler of one resource kind, with filters. */
 export interface ResourceHandler extends BaseHandler {
+  /** The resource (or resources) the handler serves. */
   selector: Selector;
+  /** The label filters, if any. */
   labels: MetaFilter | undefined;
+  /** The annotation filters, if any. */
   annotations: MetaFilter | undefined;
+  /** The `when` callback, if any. */
   when: WhenFilter | undefined;
+  /** The field path, parsed; undefined for the whole object. */
   field: string[] | undefined;
+  /** The field's value filter, if any. */
   value: ValueFilter | undefined;
 }
 
 /** A resource-changing handler (`on.resume/create/update/delete/field`, sub-handlers). */
 export interface ChangingHandler extends ResourceHandler {
+  /** Always `"changing"`. */
   kind: "changing";
   /** The cause it reacts to; undefined for any (field and resume handlers). */
   reason: Reason | undefined;
@@ -155,18 +176,23 @@ export interface ChangingHandler extends ResourceHandler {
   deleted: boolean;
   /** Blocks deletion with a finalizer until it has run (non-optional delete handlers). */
   requiresFinalizer: boolean;
+  /** The old value filter (update and field handlers), if any. */
   old: ValueFilter | undefined;
+  /** The new value filter (update and field handlers), if any. */
   new: ValueFilter | undefined;
 }
 
 /** A raw event handler (`on.event`). */
 export interface WatchingHandler extends ResourceHandler {
+  /** Always `"watching"`. */
   kind: "watching";
 }
 
 /** An operator activity handler. */
 export interface ActivityHandler extends BaseHandler {
+  /** Always `"activity"`. */
   kind: "activity";
+  /** The activity it runs for. */
   activity: "startup" | "cleanup" | "login" | "probe";
 }
 
@@ -177,6 +203,7 @@ export type Handler = ChangingHandler | WatchingHandler | ActivityHandler;
 
 /** An indexing handler (`kopf.index`): its result goes into the in-memory index named by its id. */
 export interface IndexingHandler extends ResourceHandler {
+  /** Always `"indexing"`. */
   kind: "indexing";
 }
 
@@ -221,6 +248,7 @@ export interface SpawningContext extends ObjectContext {
 
 /** A daemon or a timer (`kopf.daemon`, `kopf.timer`): spawned per matching object. */
 export interface SpawningHandler extends ResourceHandler {
+  /** Always `"spawning"`. */
   kind: "spawning";
   /** "daemon" runs once for long; "timer" runs on a schedule. */
   spawn: "daemon" | "timer";

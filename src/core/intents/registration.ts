@@ -29,6 +29,7 @@ import { OperatorRegistry } from "./registry.ts";
 
 /** A handler registration could not be understood. */
 export class RegistrationError extends TypeError {
+  /** Always `"RegistrationError"`. */
   override name = "RegistrationError";
 }
 
@@ -44,6 +45,7 @@ export interface ResourceOptions extends BaseOptions, FilterOptions, ChangeFilte
 
 /** Options of activity handlers. */
 export interface ActivityOptions extends BaseOptions {
+  /** The registry to add the handler to (default: the global default registry). */
   registry?: OperatorRegistry;
 }
 

@@ -23,6 +23,7 @@ import type { Diff } from "../../cogs/structs/diffs.ts";
 
 /** A handler id was registered twice for the same resource and kind. */
 export class DuplicateHandlerError extends Error {
+  /** Always `"DuplicateHandlerError"`. */
   override name = "DuplicateHandlerError";
 }
 

@@ -64,6 +64,7 @@ import { ObjectQueues } from "./queueing.ts";
 
 /** The operator could not start or run: one line says what and what to do. */
 export class OperatorError extends Error {
+  /** Always `"OperatorError"`. */
   override name = "OperatorError";
 }
 
@@ -113,12 +114,15 @@ export interface OperatorOptions {
 
 /** One long-running part of an operator. */
 export interface OperatorTask {
+  /** What the task is, e.g. `"main"` or `"watchers"`. */
   name: string;
+  /** Settles when the task ends; rejects with its failure. */
   done: Promise<void>;
 }
 
 /** The scope of a running operator (for `kopf.event()`, test runners and console capture). */
 export interface OperatorScope {
+  /** A number unique to each operator started in this process, counting from 1. */
   id: number;
 }
 
