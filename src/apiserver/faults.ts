@@ -35,13 +35,21 @@ export interface FaultSettings {
 
 /** Counts of injected faults by kind. */
 export interface FaultCounts {
+  /** Watch streams closed by `closeWatchesEvery`, `closeWatchesRandomly` or a counted close-all. */
   watchClosed: number;
+  /** Watch streams that stalled (`stallWatches`). */
   watchStalled: number;
+  /** Requests answered with an injected 429. */
   error429: number;
+  /** Requests answered with an injected 500. */
   error500: number;
+  /** Requests answered with an injected 503. */
   error503: number;
+  /** Requests given added latency. */
   delayed: number;
+  /** Calls of {@link Faults.expire}. */
   expired: number;
+  /** Watches answered with 410 Gone because their resourceVersion was too old (expired by a fault or not). */
   expiredWatches: number;
 }
 
@@ -69,7 +77,9 @@ const KEYS: ReadonlyArray<keyof FaultSettings> = [
  * ```
  */
 export class Faults {
+  /** The current switches (validated). */
   settings: FaultSettings;
+  /** The injected faults so far, by kind; never reset. */
   readonly counts: FaultCounts = {
     watchClosed: 0,
     watchStalled: 0,
@@ -85,8 +95,11 @@ export class Faults {
   #random: () => number;
 
   /**
+   * Creates the switches, validated.
+   *
    * @param settings The initial switches.
    * @param random A random source in [0, 1) (injectable for tests).
+   * @throws {TypeError} For an unknown switch or a value out of range.
    */
   constructor(settings: FaultSettings = {}, random: () => number = Math.random) {
     this.settings = validateFaults({ ...settings });

@@ -10,22 +10,35 @@ import { stringify } from "yaml";
 
 /** The kubeconfig object (the fields we write). */
 export interface Kubeconfig {
+  /** Always `"v1"`. */
   apiVersion: "v1";
+  /** Always `"Config"`. */
   kind: "Config";
+  /** The one cluster: its server URL and CA data (or `insecure-skip-tls-verify` for `http:`). */
   clusters: Array<{ name: string; cluster: Record<string, unknown> }>;
+  /** The one user: a token and/or client certificate data, or empty. */
   users: Array<{ name: string; user: Record<string, unknown> }>;
+  /** The one context, joining the cluster and the user, namespace `"default"`. */
   contexts: Array<{ name: string; context: { cluster: string; user: string; namespace?: string } }>;
+  /** The context in use: the one context's name. */
   "current-context": string;
+  /** Always empty. */
   preferences: Record<string, never>;
 }
 
 /** What goes into the kubeconfig. */
 export interface KubeconfigParts {
+  /** The API server's URL. */
   server: string;
+  /** A bearer token. */
   token?: string;
+  /** The CA certificate (PEM) to trust. */
   caCert?: string;
+  /** The client certificate (PEM); used only together with `clientKey`. */
   clientCert?: string;
+  /** The client key (PEM); used only together with `clientCert`. */
   clientKey?: string;
+  /** The name of the cluster, user and context (default `"kopf-embedded"`). */
   contextName?: string;
 }
 

@@ -82,17 +82,28 @@ const JSON_HEADERS = { "content-type": "application/json" };
  * ```
  */
 export class ApiServer {
+  /** The objects and their history (given in the options, or a new one). */
   readonly store: Store;
+  /** The served resources: built-ins and those of the stored CRDs. */
   readonly registry: ResourceRegistry;
+  /** Create, update, patch and delete with Kubernetes semantics. */
   readonly objects: Objects;
+  /** The fault switches and counters (see {@link Faults}). */
   readonly faults: Faults;
+  /** The garbage collector, namespace lifecycle and CRD cleaner. */
   readonly controllers: Controllers;
+  /** The live watch streams. */
   readonly watches: WatchHub;
   /** Request counts by `"<verb> <resource> <code>"`. */
   readonly requestCounts: Map<string, number> = new Map();
   #options: ApiServerOptions;
 
-  /** @param options Access, faults, history and logging. */
+  /**
+   * Creates the server core: serves the stored CRDs, bootstraps the built-in
+   * objects and starts the controllers (no listener; see `handle`).
+   *
+   * @param options Access, faults, history and logging.
+   */
   constructor(options: ApiServerOptions = {}) {
     this.#options = options;
     this.store = options.store ??

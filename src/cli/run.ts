@@ -40,6 +40,7 @@ export interface RunFlags {
 export interface RunControls {
   /** Use this registry instead of loading into a fresh one (`kopf.main()`, tests). */
   registry?: OperatorRegistry;
+  /** Use these settings instead of fresh defaults (the CLI's peering flags are written into them). */
   settings?: OperatorSettings;
   /** Stops the operator. */
   signal?: AbortSignal;

@@ -25,6 +25,8 @@ import { main } from "./main.ts";
  */
 export class KopfRunner extends BaseKopfRunner {
   /**
+   * Prepares a runner of the `kopf` CLI; nothing runs until {@link BaseKopfRunner.start}.
+   *
    * @param args The `kopf` arguments, e.g. `["run", "-A", "--verbose", "handlers.ts"]`.
    * @param options Registry, settings, kubeconfig, timeout, reraise, echo.
    */

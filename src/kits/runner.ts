@@ -96,6 +96,8 @@ export class BaseKopfRunner implements AsyncDisposable {
   #waiters = new Set<() => void>();
 
   /**
+   * Prepares a runner; nothing runs until {@link BaseKopfRunner.start}.
+   *
    * @param entry Runs `kopf` with arguments (the CLI's `main`).
    * @param args The `kopf` arguments, e.g. `["run", "-A", "--verbose", "handlers.ts"]`.
    * @param options Registry, settings, kubeconfig, timeout, reraise.
