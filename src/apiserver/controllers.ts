@@ -42,6 +42,8 @@ export class Controllers {
   #stopped = false;
 
   /**
+   * Indexes the stored owner references and follows the store's commits.
+   *
    * @param store The store to follow.
    * @param objects The write path to delete and update through.
    */

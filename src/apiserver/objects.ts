@@ -32,8 +32,11 @@ export type FieldValidation = "Strict" | "Warn" | "Ignore";
 
 /** Per-request options of a write. */
 export interface WriteOptions {
+  /** Validate and answer as if written, but store nothing (`?dryRun=All`). */
   dryRun?: boolean;
+  /** Who makes the change (`?fieldManager=`); required for server-side apply. */
   fieldManager?: string;
+  /** What to do with unknown fields (`?fieldValidation=`; default `"Warn"`). */
   fieldValidation?: FieldValidation;
   /** Server-side apply: take over conflicting fields. */
   force?: boolean;
@@ -41,7 +44,9 @@ export interface WriteOptions {
 
 /** The result of a write. */
 export interface WriteResult {
+  /** The object as stored (or as it would be, for a dry run). */
   object: KObject;
+  /** Warnings for the `Warning` response header (e.g. unknown fields with `Warn`). */
   warnings: string[];
   /** True when a new object was created (HTTP 201). */
   created: boolean;
@@ -49,8 +54,11 @@ export interface WriteResult {
 
 /** Deletion options (the `DeleteOptions` body and query). */
 export interface DeleteOptions {
+  /** What happens to dependents (default `"Background"`). */
   propagationPolicy?: "Background" | "Foreground" | "Orphan";
+  /** Delete only if the object still has this uid and/or resourceVersion. */
   preconditions?: { uid?: string; resourceVersion?: string };
+  /** Validate and answer as if deleted, but change nothing. */
   dryRun?: boolean;
 }
 
@@ -77,12 +85,16 @@ const CRD_CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io";
  * ```
  */
 export class Objects {
+  /** The objects. */
   readonly store: Store;
+  /** The served resources. */
   readonly registry: ResourceRegistry;
   /** Time source (ISO strings without sub-seconds, as Kubernetes writes timestamps). */
   now: () => string = () => new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
 
   /**
+   * Creates the write path over a store (no namespaces yet; see {@link Objects.bootstrap}).
+   *
    * @param store The object store.
    * @param registry The served resources.
    */

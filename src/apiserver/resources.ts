@@ -14,11 +14,17 @@ import type { JsonSchema } from "./schema.ts";
 
 /** A column of `kubectl get` as a CRD's `additionalPrinterColumns` declares it. */
 export interface PrinterColumn {
+  /** The column's header, e.g. `"Age"`. */
   name: string;
+  /** The value type: `"string"`, `"integer"`, `"number"`, `"boolean"` or `"date"`. */
   type: string;
+  /** Where the value is in the object, e.g. `".spec.size"`. */
   jsonPath: string;
+  /** An OpenAPI format that refines the type, e.g. `"int32"`. */
   format?: string;
+  /** What the column shows (in the column definitions of Table answers). */
   description?: string;
+  /** 0 shows it always; above 0 only with `-o wide`. */
   priority?: number;
 }
 
@@ -26,13 +32,21 @@ export interface PrinterColumn {
 export interface ResourceDef {
   /** API group; "" for the core group. */
   group: string;
+  /** The version, e.g. `"v1"`. */
   version: string;
+  /** The plural name, as in URLs, e.g. `"deployments"`. */
   plural: string;
+  /** The singular name, e.g. `"deployment"`. */
   singular: string;
+  /** The kind, e.g. `"Deployment"`. */
   kind: string;
+  /** Whether objects live in namespaces. */
   namespaced: boolean;
+  /** Short names for `kubectl`, e.g. `["deploy"]`. */
   shortNames: string[];
+  /** Categories for `kubectl get <category>`, e.g. `["all"]`. */
   categories: string[];
+  /** The verbs discovery lists, e.g. `["get", "list", "watch", "create"]`. */
   verbs: string[];
   /** Whether `<plural>/status` is served (and the main endpoint ignores status). */
   statusSubresource: boolean;

@@ -63,7 +63,9 @@ export interface ApiServerOptions {
 
 /** The identity a TLS listener verified from a client certificate. */
 export interface ClientIdentity {
+  /** The certificate subject's common name (CN): the user name. */
   commonName: string;
+  /** The certificate subject's organizations (O): the groups. */
   organizations: string[];
 }
 

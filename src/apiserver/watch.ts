@@ -27,14 +27,21 @@ let lastEncoded = new Map<string, Uint8Array>();
 
 /** What a watch request asked for. */
 export interface WatchRequest {
+  /** The resource watched. */
   def: ResourceDef;
   /** A namespace, or undefined for all. */
   namespace: string | undefined;
+  /** Start after this resourceVersion (replaying history; 410 if compacted); unset or `"0"`: list first, as ADDED. */
   resourceVersion: string | undefined;
+  /** The label selector (`?labelSelector=`); empty for all. */
   labels: LabelSelector;
+  /** The field selector (`?fieldSelector=`); empty for all. */
   fields: FieldRequirement[];
+  /** Reads a field of an object for the field selector. */
   fieldOf: (obj: KObject, field: string) => string | undefined;
+  /** Whether BOOKMARK events were asked for (`?allowWatchBookmarks=true`). */
   bookmarks: boolean;
+  /** Seconds until the server ends the stream (`?timeoutSeconds=`); unset: 30–60 minutes, random. */
   timeoutSeconds: number | undefined;
   /** Render events as one-row Tables (`kubectl get -w`). */
   table: boolean;
@@ -48,6 +55,8 @@ export class WatchHub {
   #bookmarkTimer: ReturnType<typeof setInterval> | undefined;
 
   /**
+   * Creates the hub and starts its bookmark timer (none when `bookmarkSeconds` is 0).
+   *
    * @param store The store.
    * @param faults The fault switches (stalls, closes).
    * @param bookmarkSeconds How often to send bookmarks to watches that asked for them.

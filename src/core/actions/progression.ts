@@ -39,14 +39,23 @@ export interface Outcome {
 
 /** The state of one handler. */
 export class HandlerState {
+  /** When the handler first started (the first attempt, across retries and restarts). */
   started: Date;
+  /** When it finished (succeeded or failed for good); undefined while running. */
   stopped: Date | undefined;
+  /** Not before this time is it retried; undefined to run at once. */
   delayed: Date | undefined;
+  /** The cause it runs for (the record's `purpose`). */
   purpose: string | undefined;
+  /** How many attempts it has made so far. */
   retries: number;
+  /** Whether it has succeeded. */
   success: boolean;
+  /** Whether it has failed for good. */
   failure: boolean;
+  /** The last error's message; undefined when the last attempt did not fail. */
   message: string | undefined;
+  /** Ids of its sub-handlers (the record's `subrefs`). */
   subrefs: string[];
   /** Whether this state differs from what is stored (needs writing). */
   dirty: boolean;
@@ -56,6 +65,8 @@ export class HandlerState {
   startedText: string | undefined;
 
   /**
+   * Creates a state; absent fields start empty (started now, no retries, not stored).
+   *
    * @param init The fields.
    */
   constructor(
