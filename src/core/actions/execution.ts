@@ -85,6 +85,7 @@ export function shuffled<H extends BaseHandler>(handlers: H[], _state: State): H
 
 /** Sub-handlers not finished yet: the parent retries (not an error of the parent). */
 export class ChildrenRetry extends TemporaryError {
+  /** Always `"ChildrenRetry"`. */
   override name = "ChildrenRetry";
 }
 
