@@ -166,6 +166,7 @@ export {
   loginWithServiceAccount,
 } from "./src/cogs/clients/auth.ts";
 export type {
+  ClientKubeConfig,
   ClientLoginOptions,
   KubeconfigLoginOptions,
   ServiceAccountLoginOptions,

@@ -146,9 +146,20 @@ Deno.test("loginWithKubeconfig() without a path uses KUBECONFIG, else nothing", 
   const saved = { KUBECONFIG: Deno.env.get("KUBECONFIG"), HOME: Deno.env.get("HOME") };
   const home = await Deno.makeTempDir();
   try {
-    Deno.env.set("KUBECONFIG", `${server.kubeconfig.path}:/nonexistent-second`);
-    // The missing second file is an error, as kubectl would report it.
-    await assert.rejects(loginWithKubeconfig(), /nonexistent-second does not exist/);
+    // Missing files in KUBECONFIG's list are skipped, as kubectl skips them…
+    Deno.env.set("KUBECONFIG", `/nonexistent-first:${server.kubeconfig.path}:/nonexistent-second`);
+    assert.equal((await loginWithKubeconfig())?.token, "env");
+    // …but when none exists, that is an error (kubectl would go to localhost:8080).
+    Deno.env.set("KUBECONFIG", "/nonexistent-first:/nonexistent-second");
+    await assert.rejects(loginWithKubeconfig(), (e: Error) => {
+      assert.ok(e instanceof LoginError);
+      assert.equal(
+        e.message,
+        "None of the kubeconfig files in KUBECONFIG exists (/nonexistent-first, /nonexistent-second): " +
+          "point KUBECONFIG at an existing file",
+      );
+      return true;
+    });
     Deno.env.set("KUBECONFIG", server.kubeconfig.path);
     assert.equal((await loginWithKubeconfig())?.token, "env");
     Deno.env.delete("KUBECONFIG");

@@ -25,7 +25,6 @@
 
 import { AsyncLocalStorage } from "node:async_hooks";
 import { dirname, join } from "node:path";
-import type { KubeConfig } from "@kubernetes/client-node";
 import {
   ConnectionInfo,
   LoginError,
@@ -83,12 +82,22 @@ export interface KubeconfigLoginOptions {
 export async function loginWithKubeconfig(
   options: KubeconfigLoginOptions = {},
 ): Promise<ConnectionInfo | undefined> {
-  const paths = options.path !== undefined
-    ? (Array.isArray(options.path) ? options.path : [options.path])
+  const found = options.path !== undefined
+    ? { paths: Array.isArray(options.path) ? options.path : [options.path], fromEnv: false }
     : defaultKubeconfigPaths();
-  if (paths === undefined || paths.length === 0) return undefined;
+  if (found === undefined || found.paths.length === 0) return undefined;
+  // As kubectl: missing files in KUBECONFIG's list are skipped; a path given explicitly must exist.
   const files = [];
-  for (const path of paths) files.push({ path, text: await readKubeconfig(path) });
+  for (const path of found.paths) {
+    const text = await readKubeconfig(path, found.fromEnv);
+    if (text !== undefined) files.push({ path, text });
+  }
+  if (!files.length) {
+    throw new LoginError(
+      `None of the kubeconfig files in KUBECONFIG exists (${found.paths.join(", ")}): ` +
+        `point KUBECONFIG at an existing file`,
+    );
+  }
   const kc = parseKubeconfigs(files);
   const { context, cluster, user } = selectContext(kc, options.context);
   const priority = options.priority ?? PRIORITY_OF_KUBECONFIG;
@@ -240,10 +249,32 @@ export async function loginWithServiceAccount(
   });
 }
 
+/**
+ * What {@link loginViaClient} uses of a `@kubernetes/client-node` `KubeConfig`: pass a
+ * `KubeConfig` as it is (this names only its members that are used, so that the operator's
+ * API does not carry the client library's types).
+ */
+export interface ClientKubeConfig {
+  /** The current context's name ("" when none). */
+  getCurrentContext(): string;
+  /** A context by name. */
+  getContextObject(
+    name: string,
+  ): { name: string; cluster: string; user: string; namespace?: string } | null;
+  /** All contexts. */
+  getContexts(): Array<{ name: string }>;
+  /** The current context's cluster. */
+  getCurrentCluster(): { name: string; server: string; skipTLSVerify: boolean } | null;
+  /** The current context's user. */
+  getCurrentUser(): { name: string; username?: string; password?: string } | null;
+  /** Fills HTTPS request options (headers, CA, client certificate), running authenticators. */
+  applyToHTTPSOptions(options: object): Promise<void>;
+}
+
 /** Options of {@link loginViaClient}. */
 export interface ClientLoginOptions {
   /** A `KubeConfig` to take the credentials from (default: `loadFromDefault()`). */
-  kubeconfig?: KubeConfig | undefined;
+  kubeconfig?: ClientKubeConfig | undefined;
   /** The priority of the credentials (default 10). */
   priority?: number | undefined;
 }
@@ -275,7 +306,7 @@ export interface ClientLoginOptions {
 export async function loginViaClient(options: ClientLoginOptions = {}): Promise<ConnectionInfo> {
   let kc = options.kubeconfig;
   if (!kc) {
-    const paths = defaultKubeconfigPaths();
+    const paths = defaultKubeconfigPaths()?.paths;
     const inCluster = (await readOptional(`${SERVICE_ACCOUNT_ROOT}/token`, "token")) !== undefined;
     if (!paths?.length && !inCluster) {
       throw new LoginError(
@@ -284,9 +315,10 @@ export async function loginViaClient(options: ClientLoginOptions = {}): Promise<
       );
     }
     const { KubeConfig } = await import("@kubernetes/client-node");
-    kc = new KubeConfig();
+    const loaded = new KubeConfig();
+    kc = loaded;
     try {
-      kc.loadFromDefault();
+      loaded.loadFromDefault();
     } catch (error) {
       const denied = permissionError(error);
       throw new LoginError(
@@ -361,7 +393,7 @@ export async function runAuthenticator(
 }
 
 async function connectionInfoOf(
-  kc: KubeConfig,
+  kc: ClientKubeConfig,
   source: string,
   priority: number,
 ): Promise<ConnectionInfo> {
@@ -398,7 +430,7 @@ async function connectionInfoOf(
     key?: unknown;
   } = { headers: {} };
   try {
-    await kc.applyToHTTPSOptions(opts as Parameters<KubeConfig["applyToHTTPSOptions"]>[0]);
+    await kc.applyToHTTPSOptions(opts);
   } catch (error) {
     // Raised for http:// servers without insecure-skip-tls-verify only after
     // everything else was applied; our fetch has no such restriction.
@@ -468,9 +500,10 @@ export function withDefaultKubeconfig<T>(path: string, fn: () => T): T {
   return kubeconfigScope.run(path, fn);
 }
 
-function defaultKubeconfigPaths(): string[] | undefined {
+/** The default kubeconfig files, and whether they come from `KUBECONFIG` (missing ones are skipped). */
+function defaultKubeconfigPaths(): { paths: string[]; fromEnv: boolean } | undefined {
   const scoped = kubeconfigScope.getStore();
-  if (scoped) return [scoped];
+  if (scoped) return { paths: [scoped], fromEnv: false };
   let env: string | undefined;
   let home: string | undefined;
   try {
@@ -487,13 +520,13 @@ function defaultKubeconfigPaths(): string[] | undefined {
   }
   if (env) {
     const separator = Deno.build.os === "windows" ? ";" : ":";
-    return env.split(separator).map((p) => p.trim()).filter((p) => p);
+    return { paths: env.split(separator).map((p) => p.trim()).filter((p) => p), fromEnv: true };
   }
   if (!home) return undefined;
   const path = join(home, ".kube", "config");
   try {
     Deno.statSync(path);
-    return [path];
+    return { paths: [path], fromEnv: false };
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return undefined;
     const denied = permissionError(error);
@@ -506,10 +539,11 @@ function defaultKubeconfigPaths(): string[] | undefined {
   }
 }
 
-async function readKubeconfig(path: string): Promise<string> {
+async function readKubeconfig(path: string, optional: boolean): Promise<string | undefined> {
   try {
     return await Deno.readTextFile(path);
   } catch (error) {
+    if (optional && error instanceof Deno.errors.NotFound) return undefined;
     const denied = permissionError(error);
     if (denied) {
       throw new LoginError(`Reading the kubeconfig ${path} ${permissionHint(denied)}`, {
