@@ -23,6 +23,7 @@ function loud(configure?: (settings: kopf.OperatorSettings) => void): kopf.Opera
     logger.info(`info about ${name}`);
     logger.warning(`warning about ${name}`);
     logger.error(`error about ${name}`);
+    logger.critical(`critical about ${name}`);
   });
   return registry;
 }
@@ -154,6 +155,7 @@ Deno.test("logging: -v shows debug lines, the default hides them, -q shows only 
       [
         "kopf.objects         [WARNING ] [default/kex-quiet] warning about kex-quiet",
         "kopf.objects         [ERROR   ] [default/kex-quiet] error about kex-quiet",
+        "kopf.objects         [CRITICAL] [default/kex-quiet] critical about kex-quiet",
       ],
     );
   });
@@ -214,8 +216,24 @@ Deno.test("events: per-object records at or above settings.posting.level become 
     const posted = logging(await eventsAbout(c, uid));
     assert.deepEqual(posted.sort(), [
       "Error: error about kex-ev-warn",
+      "Fatal: critical about kex-ev-warn",
       "Warning: warning about kex-ev-warn",
     ]);
+  });
+
+  await t.step("settings.posting.level = 'debug': event types are Kopf's, by level", async () => {
+    const registry = loud((s) => (s.posting.level = "debug"));
+    const { uid } = await runOnce(c, ["-v"], "kex-ev-debug", registry);
+    const posted = logging(await eventsAbout(c, uid));
+    for (
+      const line of [
+        "Debug: debug about kex-ev-debug",
+        "Normal: info about kex-ev-debug",
+        "Warning: warning about kex-ev-debug",
+        "Error: error about kex-ev-debug",
+        "Fatal: critical about kex-ev-debug",
+      ]
+    ) assert.ok(posted.includes(line), `${line} in:\n${posted.join("\n")}`);
   });
 
   await t.step("settings.posting.enabled = false: nothing is posted", async () => {

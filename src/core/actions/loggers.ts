@@ -258,7 +258,26 @@ export class OperatorLogger {
   exception(message: string, error?: unknown): void {
     this.log("error", message, error);
   }
+
+  /**
+   * Logs a critical record (as Python's `logger.critical`; posted as a `Fatal` event).
+   *
+   * @param message The message.
+   * @param error An error to show after the message.
+   */
+  critical(message: string, error?: unknown): void {
+    this.log("critical", message, error);
+  }
 }
+
+/** Kopf's event types of log records: the level's name, with info as Kubernetes' Normal. */
+const EVENT_TYPES: Record<Level, string> = {
+  debug: "Debug",
+  info: "Normal",
+  warning: "Warning",
+  error: "Error",
+  critical: "Fatal",
+};
 
 /** Posts a Kubernetes Event about an object (set by the operator; never blocks). */
 export type EventPoster = (ref: ObjectRef, type: string, reason: string, message: string) => void;
@@ -266,7 +285,8 @@ export type EventPoster = (ref: ObjectRef, type: string, reason: string, message
 /**
  * The per-object logger handlers get: `[ns/name] ` prefixed lines, and
  * records at or above `settings.posting.level` also posted as Kubernetes
- * Events (type Normal up to info, Warning, then Error; reason `Logging`).
+ * Events (as in Kopf, typed by level: Debug, Normal for info, Warning, Error, Fatal for
+ * critical; reason `Logging`).
  *
  * @example
  * ```ts
@@ -331,11 +351,7 @@ export class ObjectLogger extends OperatorLogger {
     this.sink(record);
     const threshold = this.#postingLevel();
     if (this.#post && threshold && levelAtLeast(record.level, threshold)) {
-      const type = levelAtLeast(record.level, "error")
-        ? "Error"
-        : levelAtLeast(record.level, "warning")
-        ? "Warning"
-        : "Normal";
+      const type = EVENT_TYPES[record.level];
       const message = record.error instanceof Error
         ? `${record.message} ${record.error.message}`
         : record.message;
