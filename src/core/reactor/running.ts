@@ -174,10 +174,12 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
 }
 
 /**
- * Waits for an operator's tasks; the first failing task stops the others.
+ * Waits for an operator's tasks; a task that fails stops the operator (and so the others) from
+ * inside, and its error is what this throws.
  *
  * @param tasks The tasks from {@link spawnTasks}.
- * @param signal The same signal as given to spawnTasks (used only to tell a stop from a failure).
+ * @param signal Not needed: the tasks stop on the signal given to {@link spawnTasks} (kept for
+ *   calls written as `runTasks(tasks, signal)`).
  * @returns When all tasks ended.
  * @throws The first task's error.
  */
