@@ -146,6 +146,15 @@ export class Faults {
     this.counts[kind]++;
   }
 
+  /**
+   * A number in [0, 1) from the switches' random source (injectable, so tests can repeat a run).
+   *
+   * @returns The number.
+   */
+  random(): number {
+    return this.#random();
+  }
+
   /** Counts a watch answered with 410 because of expired history. */
   noteExpired(): void {
     this.counts.expiredWatches++;

@@ -188,7 +188,7 @@ class WatchStream {
     }
     const randomly = this.#faults.settings.closeWatchesRandomly;
     if (randomly && randomly > 0) {
-      this.#timer(Math.random() * randomly, () => {
+      this.#timer(this.#faults.random() * randomly, () => {
         this.#faults.count("watchClosed");
         this.close();
       });

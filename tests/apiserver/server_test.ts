@@ -574,6 +574,19 @@ Deno.test("faults: closing, stalling and expiring watches", async () => {
   assert.equal(api.faultCounts.expiredWatches, 1);
 });
 
+Deno.test("faults: closeWatchesRandomly closes each watch at a random moment within its bound", async () => {
+  await using api = await startApiServer({ faults: { closeWatchesRandomly: 0.4 } });
+  const took: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const started = Date.now();
+    const res = await fetch(`${api.url}${CM}?watch=true`);
+    await res.body!.pipeTo(new WritableStream());
+    took.push(Date.now() - started);
+  }
+  assert.ok(took.every((ms) => ms < 2000), `closed within the bound (+ slack): ${took}`);
+  assert.equal(api.faultCounts.watchClosed, 3);
+});
+
 Deno.test("latency fault delays requests", async () => {
   await using api = await startApiServer({ faults: { latencyMs: 150 } });
   const t = Date.now();
