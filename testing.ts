@@ -32,13 +32,14 @@ export type {
 export type { ResourceRegistry } from "./src/apiserver/registry.ts";
 export type { PrinterColumn, ResourceDef } from "./src/apiserver/resources.ts";
 export type { JsonSchema } from "./src/apiserver/schema.ts";
+// Renamed where mod.ts has a type of the same name (kopf.Store is an index's store).
 export type {
   Change,
   EventType,
   KObject,
-  Meta,
-  OwnerReference,
-  Store,
+  Meta as ApiMeta,
+  OwnerReference as ApiOwnerReference,
+  Store as ApiStore,
   Watcher,
 } from "./src/apiserver/store.ts";
 export type { WatchHub, WatchRequest } from "./src/apiserver/watch.ts";
