@@ -52,7 +52,10 @@ const LEVELS: Record<Level, LogLevel> = {
  * const seen: LogRecord[] = [];
  * await configure({
  *   sinks: { memory: (record) => seen.push(record) },
- *   loggers: [{ category: ["kopf"], sinks: ["memory"], lowestLevel: "info" }],
+ *   loggers: [
+ *     { category: ["kopf"], sinks: ["memory"], lowestLevel: "info" },
+ *     { category: ["logtape", "meta"], sinks: [], lowestLevel: "warning" },
+ *   ],
  *   reset: true,
  * });
  * const sink = kopf.logtapeSink();
