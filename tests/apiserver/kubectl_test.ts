@@ -521,6 +521,79 @@ scenario(
   },
 );
 
+scenario(
+  "typed create commands store what kubectl meant (1.33 sends them as protobuf)",
+  async (k, api) => {
+    // Each command's object, as kubectl itself renders it with --dry-run=client -o json, must be
+    // what the server stored (1.27 sends JSON; 1.33 protobuf: both must give the same objects).
+    const commands: Array<[string[], string]> = [
+      [["create", "serviceaccount", "sa1"], "/api/v1/namespaces/default/serviceaccounts/sa1"],
+      [
+        ["create", "deployment", "web", "--image=nginx", "--replicas=0", "--port=80"],
+        "/apis/apps/v1/namespaces/default/deployments/web",
+      ],
+      [
+        ["create", "service", "nodeport", "svc1", "--tcp=80:http", "--node-port=30080"],
+        "/api/v1/namespaces/default/services/svc1",
+      ],
+      [
+        ["create", "job", "j1", "--image=busybox", "--", "echo", "hi"],
+        "/apis/batch/v1/namespaces/default/jobs/j1",
+      ],
+      [
+        ["create", "cronjob", "cj1", "--image=busybox", "--schedule=*/5 * * * *", "--", "date"],
+        "/apis/batch/v1/namespaces/default/cronjobs/cj1",
+      ],
+      [
+        ["create", "role", "r1", "--verb=get,list", "--resource=pods,deployments.apps"],
+        "/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles/r1",
+      ],
+      [
+        ["create", "rolebinding", "rb1", "--role=r1", "--serviceaccount=default:sa1", "--user=bob"],
+        "/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings/rb1",
+      ],
+      [
+        ["create", "clusterrole", "cr1", "--verb=get", "--non-resource-url=/healthz"],
+        "/apis/rbac.authorization.k8s.io/v1/clusterroles/cr1",
+      ],
+      [
+        ["create", "clusterrolebinding", "crb1", "--clusterrole=cr1", "--group=devs"],
+        "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/crb1",
+      ],
+    ];
+    // What kubectl meant is in what was stored (the server adds defaults, as a real one does).
+    const within = (meant: unknown, stored: unknown, where: string): void => {
+      if (meant === null) return; // e.g. creationTimestamp: null
+      if (typeof meant !== "object") return assertEquals(stored, meant, where);
+      if (Array.isArray(meant)) {
+        assert(Array.isArray(stored) && stored.length === meant.length, `${where}: ${stored}`);
+        return meant.forEach((m, i) => within(m, (stored as unknown[])[i], `${where}[${i}]`));
+      }
+      assert(stored && typeof stored === "object", `${where} is missing`);
+      for (const [key, m] of Object.entries(meant)) {
+        within(m, (stored as Record<string, unknown>)[key], `${where}.${key}`);
+      }
+    };
+    for (const [args, path] of commands) {
+      const dash = args.indexOf("--");
+      const dry = ["--dry-run=client", "-o", "json"];
+      const meant = JSON.parse(
+        await k.ok(
+          dash < 0 ? [...args, ...dry] : [...args.slice(0, dash), ...dry, ...args.slice(dash)],
+        ),
+      );
+      await k.ok(args);
+      const stored = await get(api, path);
+      delete meant.status;
+      within(meant, stored, args.slice(0, 3).join(" "));
+    }
+    assertEquals(
+      (await get(api, "/apis/apps/v1/namespaces/default/deployments/web")).spec.replicas,
+      0,
+    );
+  },
+);
+
 scenario("namespaces: create, fill, delete with contents; terminating refuses", async (k, api) => {
   await applyCrd(k);
   await using files = await manifests();
