@@ -3,9 +3,10 @@
  * objects through its typed clients with `Content-Type:
  * application/vnd.kubernetes.protobuf` (`kubectl create namespace`,
  * `configmap`, `secret`, `serviceaccount`, `service`, `deployment`, `job`,
- * `cronjob`, `role`, `rolebinding`, `clusterrole`, `clusterrolebinding`), and
- * client-go does not fall back to JSON when a server refuses protobuf — so a
- * server that speaks JSON only breaks those commands outright.
+ * `cronjob`, `role`, `rolebinding`, `clusterrole`, `clusterrolebinding`,
+ * `quota`, `priorityclass`, `poddisruptionbudget`, `ingress`), and client-go
+ * does not fall back to JSON when a server refuses protobuf — so a server
+ * that speaks JSON only breaks those commands outright.
  *
  * The body is the magic `k8s\0` followed by a `runtime.Unknown` envelope
  * (typeMeta, raw bytes of the object). The object is decoded by a schema per
@@ -111,7 +112,8 @@ interface Schema {
 
 /**
  * Builds a schema from a compact table: `"name"` is a string, `"name:int"` an int, a trailing
- * `[]` repeats it, a trailing `*` marks a pointer; a `[spec, schema]` pair is a nested message.
+ * `[]` repeats it, a trailing `*` marks a pointer (or a field whose zero JSON keeps); a
+ * `[spec, schema]` pair is a nested message, merged into its parent when named `inline`.
  */
 function message(table: Record<number, string | [string, Schema]>): Schema {
   const schema: Schema = { fields: new Map() };
@@ -324,6 +326,44 @@ const Subject = message({ 1: "kind", 2: "apiGroup", 3: "name", 4: "namespace" })
 const RoleRef = message({ 1: "apiGroup", 2: "kind", 3: "name" });
 const Status = message({}); // a client's status is not stored on create: only its zeros are accepted
 
+const ServiceBackendPort = message({ 1: "name", 2: "number:int" });
+const IngressBackend = message({
+  3: ["resource", message({ 1: "apiGroup*", 2: "kind", 3: "name" })],
+  4: ["service", message({ 1: "name", 2: ["port", ServiceBackendPort] })],
+});
+const IngressSpec = message({
+  1: ["defaultBackend", IngressBackend],
+  2: ["tls[]", message({ 1: "hosts[]", 2: "secretName" })],
+  3: [
+    "rules[]",
+    message({
+      1: "host",
+      2: [
+        "inline",
+        message({
+          1: [
+            "http",
+            message({
+              1: [
+                "paths[]",
+                message({ 1: "path", 2: ["backend", IngressBackend], 3: "pathType*" }),
+              ],
+            }),
+          ],
+        }),
+      ],
+    }),
+  ],
+  4: "ingressClassName*",
+});
+
+const PodDisruptionBudgetSpec = message({
+  1: "minAvailable:intOrString*",
+  2: ["selector", LabelSelector],
+  3: "maxUnavailable:intOrString*",
+  4: "unhealthyPodEvictionPolicy*",
+});
+
 /** The top-level kinds: apiVersion/kind → the object's fields (field 1 is always metadata). */
 const KINDS: Record<string, Schema> = {
   "v1/Namespace": message({
@@ -343,6 +383,28 @@ const KINDS: Record<string, Schema> = {
     3: "type",
     4: "stringData:map",
     5: "immutable:bool*",
+  }),
+  "v1/ResourceQuota": message({
+    1: ["metadata", ObjectMeta],
+    2: ["spec", message({ 1: "hard:quantityMap", 2: "scopes[]" })],
+    3: ["status", Status],
+  }),
+  "scheduling.k8s.io/v1/PriorityClass": message({
+    1: ["metadata", ObjectMeta],
+    2: "value:int*", // not omitempty in JSON: 0 is written
+    3: "globalDefault:bool",
+    4: "description",
+    5: "preemptionPolicy*",
+  }),
+  "policy/v1/PodDisruptionBudget": message({
+    1: ["metadata", ObjectMeta],
+    2: ["spec", PodDisruptionBudgetSpec],
+    3: ["status", Status],
+  }),
+  "networking.k8s.io/v1/Ingress": message({
+    1: ["metadata", ObjectMeta],
+    2: ["spec", IngressSpec],
+    3: ["status", Status],
   }),
   "v1/ServiceAccount": message({
     1: ["metadata", ObjectMeta],
@@ -494,7 +556,8 @@ function decode(schema: Schema, buf: Uint8Array, path: string): Record<string, u
       continue;
     }
     const v = value(def, f, where);
-    if (def.repeated) ((obj[def.name] ??= []) as unknown[]).push(v);
+    if (def.name === "inline") Object.assign(obj, v); // a Go struct embedded inline in JSON
+    else if (def.repeated) ((obj[def.name] ??= []) as unknown[]).push(v);
     else if (def.pointer || !isZero(v)) obj[def.name] = v;
   }
   return obj;

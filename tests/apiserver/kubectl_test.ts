@@ -560,6 +560,29 @@ scenario(
         ["create", "clusterrolebinding", "crb1", "--clusterrole=cr1", "--group=devs"],
         "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/crb1",
       ],
+      [
+        ["create", "quota", "q1", "--hard=pods=10,requests.memory=1Gi", "--scopes=NotTerminating"],
+        "/api/v1/namespaces/default/resourcequotas/q1",
+      ],
+      [
+        ["create", "priorityclass", "pc1", "--value=0", "--preemption-policy=Never"],
+        "/apis/scheduling.k8s.io/v1/priorityclasses/pc1",
+      ],
+      [
+        ["create", "poddisruptionbudget", "pdb1", "--selector=app=web", "--max-unavailable=50%"],
+        "/apis/policy/v1/namespaces/default/poddisruptionbudgets/pdb1",
+      ],
+      [
+        [
+          "create",
+          "ingress",
+          "ing1",
+          "--class=nginx",
+          "--rule=foo.com/bar*=svc1:80,tls=my-cert",
+          "--default-backend=defsvc:http",
+        ],
+        "/apis/networking.k8s.io/v1/namespaces/default/ingresses/ing1",
+      ],
     ];
     // What kubectl meant is in what was stored (the server adds defaults, as a real one does).
     const within = (meant: unknown, stored: unknown, where: string): void => {
