@@ -157,6 +157,17 @@ export interface StreamOptions {
 const SILENT: ClientLogger = { debug() {}, warn() {}, error() {} };
 let instances = 0;
 
+/** One request as the client sends it (after the options are resolved). */
+interface SendRequest {
+  query: Query | undefined;
+  signal: AbortSignal | undefined;
+  headers: Record<string, string>;
+  body: BodyInit | undefined;
+  total: number | null;
+  connect: number | null;
+  stream: boolean;
+}
+
 /**
  * The Kubernetes API client (see the module doc for its rules).
  *
@@ -339,15 +350,7 @@ export class ApiClient {
     return info.defaultNamespace;
   }
 
-  async #send(method: string, path: string, req: {
-    query: Query | undefined;
-    signal: AbortSignal | undefined;
-    headers: Record<string, string>;
-    body: BodyInit | undefined;
-    total: number | null;
-    connect: number | null;
-    stream: boolean;
-  }): Promise<Attempt> {
+  async #send(method: string, path: string, req: SendRequest): Promise<Attempt> {
     const signal = req.signal;
     for (;;) {
       const { key, info } = await this.vault.select({ signal });
@@ -366,15 +369,12 @@ export class ApiClient {
     }
   }
 
-  async #retrying(transport: Transport, method: string, path: string, req: {
-    query: Query | undefined;
-    signal: AbortSignal | undefined;
-    headers: Record<string, string>;
-    body: BodyInit | undefined;
-    total: number | null;
-    connect: number | null;
-    stream: boolean;
-  }): Promise<Attempt> {
+  async #retrying(
+    transport: Transport,
+    method: string,
+    path: string,
+    req: SendRequest,
+  ): Promise<Attempt> {
     const net = this.settings.networking;
     const backoffsSetting = net?.errorBackoffs ?? DEFAULT_ERROR_BACKOFFS;
     const backoffs = typeof backoffsSetting === "number" ? [backoffsSetting] : backoffsSetting;
