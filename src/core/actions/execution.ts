@@ -1,20 +1,37 @@
 /**
- * Running handlers with Kopf's error protocol: each handler runs until it
- * succeeds; a `TemporaryError` retries after its delay, an arbitrary error
- * after the handler's `backoff` (or stops, or is ignored, per `errors`), a
- * `PermanentError` stops it; `timeout` and `retries` bound the attempts. The
- * outcome of every handler is logged with Kopf's lines and folded into the
- * state that the progress storage keeps on the object.
+ * The one handler protocol, for every kind of handler — changing, event,
+ * daemon, timer, index, activity (and admission): run a handler once, turn
+ * what happened into an {@link Outcome}, log it with Kopf's lines, fold it
+ * into the handler's state. A kind differs only in its defaults (its errors
+ * mode: `"temporary"` for changing handlers, daemons, timers and activities,
+ * `"ignored"` for event and indexing handlers), what its context holds, and
+ * what it does with the outcome (store it on the object, keep it in memory,
+ * retry in a loop) — as Kopf's `execute_handlers_once(…, default_errors=…)`.
+ *
+ * The protocol:
+ * - before an attempt: `timeout` (seconds since the first attempt) and
+ *   `retries` exhausted → `HandlerTimeoutError` / `HandlerRetriesError`;
+ * - during it: the context's `signal` aborts at the handler's `timeout` and at
+ *   operator exit; when the timeout passes, the operator stops waiting for the
+ *   attempt (its later outcome is ignored, and logged at debug level) and the
+ *   handler fails with `HandlerTimeoutError`;
+ * - after it: `TemporaryError` → retry after its delay; `PermanentError` →
+ *   failed for good; any other error → per `errors` (or the kind's default):
+ *   retry after `backoff` (or `settings.execution.defaultBackoff`), stop, or
+ *   ignore; a result that is to be stored on the object is checked first
+ *   (results.ts): one that cannot be stored fails the handler permanently.
  *
  * Sub-handlers (`kopf.register`, `kopf.subhandler`, `kopf.execute`) are
  * collected while their parent runs, through an async context, and run as
- * children with ids `parent/child`.
+ * children with ids `parent/child`, by this same protocol.
  *
  * @module
  */
 
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { AnyObject, BaseHandler } from "./invocation.ts";
+import { type Clock, realClock } from "../../cogs/aio/clock.ts";
+import { deadline, LazySignal, type SignalSource } from "../../cogs/aio/signals.ts";
+import type { AnyObject, BaseHandler, ErrorsMode } from "./invocation.ts";
 import {
   ChildrenFailedError,
   HandlerRetriesError,
@@ -22,71 +39,26 @@ import {
   PermanentError,
   TemporaryError,
 } from "./errors.ts";
+import { allAtOnce, type Lifecycle } from "./lifecycles.ts";
 import type { OperatorLogger } from "./loggers.ts";
 import type { Outcome, State } from "./progression.ts";
+import { checkResult } from "./results.ts";
+
+export { allAtOnce, asap, type Lifecycle, oneByOne, shuffled } from "./lifecycles.ts";
 
 /** The default delay before retrying after an arbitrary error, in seconds. */
 export const DEFAULT_BACKOFF = 60;
-
-/** A handler-choosing policy per cycle (Kopf's lifecycles). */
-export type Lifecycle = <H extends BaseHandler>(handlers: H[], state: State) => H[];
-
-/**
- * All ready handlers, in order, one after another within one cycle — the
- * default here, as it needs the fewest API writes.
- *
- * @param handlers The ready handlers.
- * @param _state Their state.
- * @returns All of them.
- */
-export function allAtOnce<H extends BaseHandler>(handlers: H[], _state: State): H[] {
-  return handlers;
-}
-
-/**
- * Only the first ready handler per cycle (Kopf's `one_by_one`).
- *
- * @param handlers The ready handlers.
- * @param _state Their state.
- * @returns The first.
- */
-export function oneByOne<H extends BaseHandler>(handlers: H[], _state: State): H[] {
-  return handlers.slice(0, 1);
-}
-
-/**
- * The ready handler with the fewest retries first, one per cycle (Kopf's `asap`).
- *
- * @param handlers The ready handlers.
- * @param state Their state.
- * @returns One handler.
- */
-export function asap<H extends BaseHandler>(handlers: H[], state: State): H[] {
-  return [...handlers].sort((a, b) =>
-    (state.get(a.id)?.retries ?? 0) - (state.get(b.id)?.retries ?? 0)
-  ).slice(0, 1);
-}
-
-/**
- * All ready handlers in random order (Kopf's `shuffled`).
- *
- * @param handlers The ready handlers.
- * @param _state Their state.
- * @returns A shuffled copy.
- */
-export function shuffled<H extends BaseHandler>(handlers: H[], _state: State): H[] {
-  const out = [...handlers];
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(Math.random() * (i + 1));
-    [out[i], out[j]] = [out[j]!, out[i]!];
-  }
-  return out;
-}
 
 /** Sub-handlers not finished yet: the parent retries (not an error of the parent). */
 export class ChildrenRetry extends TemporaryError {
   /** Always `"ChildrenRetry"`. */
   override name = "ChildrenRetry";
+}
+
+/** A handler's result cannot be stored on the object: the handler failed permanently. */
+export class ResultError extends PermanentError {
+  /** Always `"ResultError"`. */
+  override name = "ResultError";
 }
 
 /** What `kopf.register`/`kopf.execute` see while a parent handler runs. */
@@ -129,78 +101,136 @@ export interface HandlerMetrics {
   handlerRun(handler: string, kind: string, seconds: number, failed: boolean): void;
 }
 
-/** Everything needed to run handlers of one cycle. */
-export interface RunRequest<H extends BaseHandler> {
-  /** The handlers of the cycle, in order. */
-  handlers: H[];
-  /** Their progress state (updated in place). */
+/** One attempt of a handler, as its context builder sees it. */
+export interface Attempt {
+  /** How many attempts were made before this one. */
+  retry: number;
+  /** When the first attempt started. */
+  started: Date;
+  /** Seconds since the first attempt started. */
+  runtime: number;
+  /** Aborts at the handler's timeout and at the operator's exit (made on first read). */
+  readonly signal: AbortSignal;
+}
+
+/** How one kind of handler is executed: the parts of the protocol a kind chooses. */
+export interface Execution<H extends BaseHandler> {
+  /** The handlers' progress (updated in place with each outcome). */
   state: State;
-  /** The policy choosing which ready handlers run now. */
-  lifecycle: Lifecycle;
-  /** Builds a handler's context argument. */
-  context: (handler: H, retry: number, started: Date, runtime: number) => AnyObject;
+  /** Builds a handler's context for one attempt. */
+  context: (handler: H, attempt: Attempt) => AnyObject;
   /** The logger of the object or operator. */
   logger: OperatorLogger;
-  /** Receives each successful handler's non-empty result. */
-  onResult?: (handler: H, result: unknown) => void;
-  /** The current time (injectable for tests). */
-  now?: () => Date;
-  /** How log lines name the handlers: "Handler" (default) or "Activity". */
-  noun?: string;
-  /** Records each handler's run (metrics); absent, nothing is recorded. */
+  /** The kind, for metrics: `changing`, `event`, `daemon`, `timer`, `index`, `activity`. */
+  kind: string;
+  /** What arbitrary errors do when the handler has no `errors` of its own. */
+  defaultErrors: ErrorsMode;
+  /** Seconds before a retry after an arbitrary error without the handler's `backoff` (60). */
+  defaultBackoff?: number | undefined;
+  /** Which ready handlers run in one call (default: all, in order). */
+  lifecycle?: Lifecycle | undefined;
+  /** Receives each successful handler's non-empty result (checked first, if `resultLimit`). */
+  onResult?: ((handler: H, result: unknown) => void) | undefined;
+  /** Results are stored on the object: they must be JSON of at most this many bytes. */
+  resultLimit?: number | undefined;
+  /** The time source (default: the real clock). */
+  clock?: Clock | undefined;
+  /** Aborts the attempts' signals: operator exit (a function: read only when needed). */
+  signal?: SignalSource;
+  /** How log lines name the handlers (default "Handler"). */
+  noun?: string | undefined;
+  /** The level of the "succeeded" line (default info). */
+  successLevel?: "info" | "debug" | undefined;
+  /** Records each run (metrics); absent, nothing is recorded. */
   metrics?: HandlerMetrics | undefined;
 }
 
 /**
- * Runs the ready handlers of one cycle once, recording their outcomes in the state.
+ * Runs the ready handlers once (as the lifecycle picks them), recording their outcomes.
  *
- * @param request Handlers, state, lifecycle, context factory, logger.
+ * @param handlers The handlers of the cycle, in order.
+ * @param ex How this kind executes.
  * @returns The outcomes of the handlers that ran, by id.
+ *
+ * @example
+ * ```ts
+ * import { executeHandlers } from "./execution.ts";
+ * import { State } from "./progression.ts";
+ * import { OperatorLogger } from "./loggers.ts";
+ * const handler = {
+ *   id: "hello", fn: () => "world", param: undefined,
+ *   errors: undefined, timeout: undefined, retries: undefined, backoff: undefined,
+ * };
+ * const outcomes = await executeHandlers([handler], {
+ *   state: new State("create"), context: () => ({}), logger: new OperatorLogger(() => {}),
+ *   kind: "changing", defaultErrors: "temporary",
+ * });
+ * console.log(outcomes.get("hello")); // { final: true, result: "world" }
+ * ```
  */
-export async function runHandlersOnce<H extends BaseHandler>(
-  request: RunRequest<H>,
+export async function executeHandlers<H extends BaseHandler>(
+  handlers: H[],
+  ex: Execution<H>,
 ): Promise<Map<string, Outcome>> {
-  const now = request.now ?? (() => new Date());
-  const t0 = now();
-  const ready = request.handlers.filter((h) => request.state.ensure(h.id, t0).awakened(t0));
+  const now = (ex.clock ?? realClock).date();
+  const ready = handlers.filter((h) => ex.state.ensure(h.id, now).awakened(now));
   const outcomes = new Map<string, Outcome>();
-  for (const handler of request.lifecycle(ready, request.state)) {
-    const began = request.metrics ? performance.now() : 0;
-    const outcome = await runHandler(handler, request, now);
-    if (request.metrics) {
-      const kind = (handler as { kind?: string }).kind ?? "handler";
-      const seconds = (performance.now() - began) / 1000;
-      request.metrics.handlerRun(handler.id, kind, seconds, outcome.error !== undefined);
-    }
-    request.state.get(handler.id)!.apply(outcome, now());
-    outcomes.set(handler.id, outcome);
+  for (const handler of (ex.lifecycle ?? allAtOnce)(ready, ex.state)) {
+    outcomes.set(handler.id, await executeHandler(handler, ex));
   }
   return outcomes;
 }
 
-async function runHandler<H extends BaseHandler>(
+/**
+ * Runs one handler once (one attempt, or none if its limits are exhausted), logs the outcome,
+ * records it in the state and the metrics.
+ *
+ * @param handler The handler.
+ * @param ex How this kind executes.
+ * @returns The outcome.
+ */
+export async function executeHandler<H extends BaseHandler>(
   handler: H,
-  request: RunRequest<H>,
-  now: () => Date,
+  ex: Execution<H>,
 ): Promise<Outcome> {
-  const { logger } = request;
-  const noun = request.noun ?? "Handler";
-  const hs = request.state.ensure(handler.id, now());
-  const runtime = hs.runtime(now());
+  const clock = ex.clock ?? realClock;
+  const began = ex.metrics ? clock.now() : 0;
+  const outcome = await attempt(handler, ex, clock);
+  ex.metrics?.handlerRun(
+    handler.id,
+    ex.kind,
+    (clock.now() - began) / 1000,
+    outcome.error !== undefined,
+  );
+  ex.state.get(handler.id)!.apply(outcome, clock.date());
+  return outcome;
+}
+
+async function attempt<H extends BaseHandler>(
+  handler: H,
+  ex: Execution<H>,
+  clock: Clock,
+): Promise<Outcome> {
+  const { logger } = ex;
+  const noun = ex.noun ?? "Handler";
   const id = handler.id;
+  const hs = ex.state.ensure(id, clock.date());
+  const runtime = hs.runtime(clock.date());
   if (handler.timeout !== undefined && runtime > handler.timeout) {
-    const error = new HandlerTimeoutError(
-      `${noun} '${id}' has timed out after ${formatSeconds(runtime)}.`,
+    return permanently(
+      logger,
+      noun,
+      id,
+      new HandlerTimeoutError(`${noun} '${id}' has timed out after ${seconds(runtime)}.`),
     );
-    logger.error(`${noun} '${id}' failed permanently: ${error.message}`);
-    return { final: true, error };
   }
   if (handler.retries !== undefined && hs.retries >= handler.retries) {
-    const error = new HandlerRetriesError(
-      `${noun} '${id}' has exceeded ${handler.retries} retries.`,
+    return permanently(
+      logger,
+      noun,
+      id,
+      new HandlerRetriesError(`${noun} '${id}' has exceeded ${handler.retries} retries.`),
     );
-    logger.error(`${noun} '${id}' failed permanently: ${error.message}`);
-    return { final: true, error };
   }
   // Ids of children run by kopf.execute(): remembered in the parent's record (subrefs),
   // so that their own records are found again in the next cycle.
@@ -211,7 +241,7 @@ async function runHandler<H extends BaseHandler>(
     parent: handler,
     execute: async (children) => {
       for (const c of children) if (!executed.includes(c.id)) executed.push(c.id);
-      const done = await runChildren(children, request, id, now);
+      const done = await runChildren(children, ex, id, clock);
       if (!done.finished) {
         throw new ChildrenRetry("sub-handlers are not finished yet", { delay: done.delay });
       }
@@ -220,42 +250,103 @@ async function runHandler<H extends BaseHandler>(
       }
     },
   };
+  const signals = new LazySignal(ex.signal);
   let result: unknown;
   let context: AnyObject | undefined;
   try {
-    context = request.context(handler, hs.retries, hs.started, runtime);
+    context = ex.context(handler, {
+      retry: hs.retries,
+      started: hs.started,
+      runtime,
+      get signal() {
+        return signals.signal;
+      },
+    });
     const args = context;
-    result = await handlerScope.run(scope, () => handler.fn(args));
+    const call = handlerScope.run(scope, () => handler.fn(args));
+    result = handler.timeout === undefined || !isPromise(call)
+      ? await call
+      : await deadline(call, handler.timeout - runtime, clock, () => {
+        const error = new HandlerTimeoutError(
+          `${noun} '${id}' has timed out after ${seconds(handler.timeout!)}.`,
+        );
+        signals.abort(error);
+        call.then(
+          () => logger.debug(`${noun} '${id}' has finished after its timeout; ignored.`),
+          (e) =>
+            logger.debug(`${noun} '${id}' has failed after its timeout; ignored: ${message(e)}`),
+        );
+        return error;
+      });
     if (scope.registered.length) {
-      const done = await runChildren(scope.registered, request, id, now);
+      const done = await runChildren(scope.registered, ex, id, clock);
       const subrefs = [...executed, ...scope.registered.map((h) => h.id)];
       if (!done.finished) return { final: false, delay: done.delay, subrefs };
       if (done.failed) {
         const error = new ChildrenFailedError(`sub-handlers failed: ${done.failed}`);
-        logger.error(`${noun} '${id}' failed permanently: ${error.message}`);
-        return { final: true, error, subrefs };
+        return {
+          ...permanently(
+            logger,
+            noun,
+            id,
+            error,
+          ),
+          subrefs,
+        };
       }
     }
   } catch (e) {
     // Without the handler's own `backoff`: the operator's settings.execution.defaultBackoff.
-    const backoff = handler.backoff ?? context?.settings?.execution?.defaultBackoff ??
-      DEFAULT_BACKOFF;
-    const outcome = failure(handler, e, logger, noun, backoff);
+    const backoff = handler.backoff ?? ex.defaultBackoff ??
+      context?.settings?.execution?.defaultBackoff ?? DEFAULT_BACKOFF;
+    const outcome = failure(handler, e, logger, noun, handler.errors ?? ex.defaultErrors, backoff);
     return executed.length ? { ...outcome, subrefs: executed } : outcome;
+  } finally {
+    signals.detach();
   }
-  logger.info(`${noun} '${id}' succeeded.`);
-  if (result !== undefined && result !== null) request.onResult?.(handler, result);
+  if (ex.resultLimit !== undefined && result !== undefined && result !== null) {
+    const checked = checkResult(result, ex.resultLimit);
+    if (!checked.ok) {
+      const { path, reason } = checked.problem;
+      return permanently(
+        logger,
+        noun,
+        id,
+        new ResultError(
+          `${noun} '${id}' returned a result that cannot be stored: ${path} is ${reason}.`,
+        ),
+      );
+    }
+    if (checked.dropped.length) {
+      logger.debug(
+        `${noun} '${id}' returned values that JSON drops (functions, undefined): ${
+          checked.dropped.join(", ")
+        }; they are not stored.`,
+      );
+    }
+    result = checked.value;
+  }
+  if (ex.successLevel === "debug") logger.debug(`${noun} '${id}' succeeded.`);
+  else logger.info(`${noun} '${id}' succeeded.`);
+  if (result !== undefined && result !== null) ex.onResult?.(handler, result);
   // Registered children too: their records (kept while other handlers are unfinished) are found
   // through the parent's subrefs, and purged with it.
   const subrefs = [...executed, ...scope.registered.map((h) => h.id)];
   return subrefs.length ? { final: true, result, subrefs } : { final: true, result };
 }
 
+function permanently(logger: OperatorLogger, noun: string, id: string, error: Error): Outcome {
+  logger.error(`${noun} '${id}' failed permanently: ${error.message}`);
+  return { final: true, error };
+}
+
+/** The outcome of a failed attempt, by error type and errors mode (the protocol's one table). */
 function failure(
   handler: BaseHandler,
   e: unknown,
   logger: OperatorLogger,
   noun: string,
+  mode: ErrorsMode,
   backoff: number,
 ): Outcome {
   const id = handler.id;
@@ -271,7 +362,6 @@ function failure(
     logger.error(`${noun} '${id}' failed permanently: ${e.message || e.name}`);
     return { final: true, error: e };
   }
-  const mode = handler.errors ?? "temporary";
   if (mode === "ignored") {
     logger.exception(`${noun} '${id}' failed with an exception. Will ignore.`, e);
     return { final: true };
@@ -286,25 +376,67 @@ function failure(
 
 async function runChildren<H extends BaseHandler>(
   children: BaseHandler[],
-  request: RunRequest<H>,
+  ex: Execution<H>,
   parentId: string,
-  now: () => Date,
+  clock: Clock,
 ): Promise<{ finished: boolean; failed: string; delay: number }> {
   const ids = children.map((c) => c.id);
-  const childRequest: RunRequest<BaseHandler> = {
-    ...(request as unknown as RunRequest<BaseHandler>),
-    handlers: children,
-    lifecycle: request.lifecycle,
-  };
-  await runHandlersOnce(childRequest);
-  const state = request.state;
+  await executeHandlers(children, ex as unknown as Execution<BaseHandler>);
+  const state = ex.state;
   const finished = state.done(ids);
   const failed = ids.filter((i) => state.get(i)?.failure).map((i) => i.slice(parentId.length + 1))
     .join(", ");
-  const delays = state.delays(ids, now());
+  const delays = state.delays(ids, clock.date());
   return { finished, failed, delay: delays.length ? Math.min(...delays) : 0 };
 }
 
-function formatSeconds(s: number): string {
+function isPromise(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as PromiseLike<unknown> | null)?.then === "function";
+}
+
+function message(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+function seconds(s: number): string {
   return `${Math.round(s * 1000) / 1000}s`;
+}
+
+/**
+ * The former entry point, kept while the engines move to {@link executeHandlers}.
+ *
+ * @internal
+ */
+export interface RunRequest<H extends BaseHandler> {
+  handlers: H[];
+  state: State;
+  lifecycle: Lifecycle;
+  context: (handler: H, retry: number, started: Date, runtime: number) => AnyObject;
+  logger: OperatorLogger;
+  onResult?: (handler: H, result: unknown) => void;
+  noun?: string;
+  metrics?: HandlerMetrics | undefined;
+}
+
+/**
+ * The former entry point, kept while the engines move to {@link executeHandlers}.
+ *
+ * @param request The handlers and how to run them.
+ * @returns The outcomes by id.
+ * @internal
+ */
+export function runHandlersOnce<H extends BaseHandler>(
+  request: RunRequest<H>,
+): Promise<Map<string, Outcome>> {
+  return executeHandlers(request.handlers, {
+    state: request.state,
+    lifecycle: request.lifecycle,
+    logger: request.logger,
+    onResult: request.onResult,
+    noun: request.noun,
+    metrics: request.metrics,
+    kind: (request.handlers[0] as { spawn?: string } | undefined)?.spawn ?? "changing",
+    defaultErrors: "temporary",
+    context: (h, a) => request.context(h, a.retry, a.started, a.runtime),
+  });
 }

@@ -8,8 +8,8 @@
  * @module
  */
 
-import { sleep } from "../../cogs/aio/sleep.ts";
-import { allAtOnce, type HandlerMetrics, runHandlersOnce } from "../actions/execution.ts";
+import { type Clock, realClock } from "../../cogs/aio/clock.ts";
+import { executeHandlers, type HandlerMetrics } from "../actions/execution.ts";
 import type { AnyObject } from "../actions/invocation.ts";
 import type { OperatorLogger } from "../actions/loggers.ts";
 import { State } from "../actions/progression.ts";
@@ -39,6 +39,8 @@ export interface ActivityEnvironment {
   indices: AnyObject;
   /** Records the handlers' runs (metrics), if given. */
   metrics?: HandlerMetrics | undefined;
+  /** The time source (default: the real clock). */
+  clock?: Clock | undefined;
 }
 
 /**
@@ -70,25 +72,32 @@ export async function runActivity(
 ): Promise<Map<string, unknown>> {
   const results = new Map<string, unknown>();
   if (!handlers.length) return results;
+  const clock = env.clock ?? realClock;
   const state = new State(activity);
   const ids = handlers.map((h) => h.id);
   while (true) {
-    await runHandlersOnce<ActivityHandler>({
-      handlers,
+    await executeHandlers<ActivityHandler>(handlers, {
       state,
-      lifecycle: allAtOnce,
+      kind: "activity",
+      defaultErrors: "temporary",
+      defaultBackoff: env.settings?.execution?.defaultBackoff,
       logger: env.logger,
       noun: "Activity",
       metrics: env.metrics,
-      context: (handler, retry, started, runtime): ActivityContext => ({
+      clock,
+      signal,
+      context: (handler, attempt): ActivityContext => ({
         logger: env.logger,
         memo: env.memo,
         settings: env.settings,
         indices: env.indices,
         param: handler.param,
-        retry,
-        started,
-        runtime,
+        retry: attempt.retry,
+        started: attempt.started,
+        runtime: attempt.runtime,
+        get signal() {
+          return attempt.signal;
+        },
       }),
       onResult: (handler, result) => results.set(handler.id, result),
     });
@@ -96,8 +105,8 @@ export async function runActivity(
     if (signal?.aborted) {
       throw new ActivityError(`The ${activity} activity was interrupted.`, new Map());
     }
-    const delays = state.delays(ids, new Date());
-    await sleep(Math.min(...delays), signal);
+    const delays = state.delays(ids, clock.date());
+    await clock.sleep(Math.min(...delays), signal);
   }
   const failed = ids.filter((id) => state.get(id)?.failure);
   if (failed.length) {

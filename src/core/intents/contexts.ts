@@ -17,7 +17,12 @@ export interface SharedContext {
   memo: AnyObject;
   settings: ObjectContext["settings"];
   indices: AnyObject;
+  /** The signal of the work the context is for (operator exit); a never-aborted one if absent. */
+  signal?: AbortSignal | undefined;
 }
+
+/** A signal that never aborts, for contexts built outside of any cancellable work. */
+const NEVER: AbortSignal = new AbortController().signal;
 
 /**
  * Builds the context of a handler for one object.
@@ -63,5 +68,6 @@ export function objectContext(
     retry: 0,
     started: new Date(),
     runtime: 0,
+    signal: shared.signal ?? NEVER,
   };
 }

@@ -70,6 +70,11 @@ export interface BaseContext {
   runtime: number;
   /** In-memory indices by id (filled by `kopf.index` handlers). */
   indices: AnyObject;
+  /**
+   * Aborted when the handler's `timeout` passes (the operator then stops waiting for it) and at
+   * the operator's exit; for daemons and timers, also when they are asked to stop.
+   */
+  signal: AbortSignal;
 }
 
 /** The context of handlers that work on one object. */
