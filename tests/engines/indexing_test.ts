@@ -223,7 +223,8 @@ Deno.test("kopf.index: errors — ignored keeps stale values, permanent excludes
     assert.equal(calls.permanent, permanentCalls, "an excluded object is not even indexed");
     await runner.waitFor(/Indexing handler 'ignored' failed with an exception. Will ignore/);
     await runner.waitFor(/Indexing handler 'permanent' failed permanently/);
-    await runner.waitFor(/Indexing handler 'temporary' failed temporarily; excluded for 0.5s/);
+    await runner.waitFor(/Indexing handler 'temporary' failed temporarily: excluded for 0.5s/);
+    await runner.waitFor(/Indexing handler 'temporary' is excluded from the index for 0.5s\./);
   } finally {
     await runner.stop();
   }

@@ -630,6 +630,7 @@ export class PersistenceSettings {
   #progressStorage: ProgressStorage = new SmartProgressStorage();
   #diffbaseStorage: DiffBaseStorage = new AnnotationsDiffBaseStorage();
   #consistencyTimeout = 5;
+  #resultSizeLimit = 256 * 1024;
 
   /** The finalizer that blocks deletion until deletion handlers are done. */
   get finalizer(): string {
@@ -667,6 +668,18 @@ export class PersistenceSettings {
   }
   set consistencyTimeout(value: number) {
     this.#consistencyTimeout = seconds("persistence.consistencyTimeout", value);
+  }
+
+  /**
+   * The largest result (in bytes of JSON) a handler may return to be stored in `status.<id>`;
+   * a larger one fails its handler permanently. Default 256 KiB: results travel with every
+   * watch event of the object, and the whole object must stay within the API's limits.
+   */
+  get resultSizeLimit(): number {
+    return this.#resultSizeLimit;
+  }
+  set resultSizeLimit(value: number) {
+    this.#resultSizeLimit = integer("persistence.resultSizeLimit", value, 1);
   }
 }
 

@@ -140,3 +140,139 @@ async function editFinalizers(
   }
   return undefined;
 }
+
+/** What a cycle writes, in layers that can be dropped one by one if the API refuses them. */
+export interface CycleWrite {
+  /** The framework's own bookkeeping: progress records, the diff-base. Always written. */
+  own: AnyObject;
+  /** The handlers' edits through their `patch`. */
+  edits: AnyObject;
+  /** The handlers' results, by handler id (they go to `status.<id>`). */
+  results: Map<string, unknown>;
+}
+
+/**
+ * Applies a cycle's write as one merge patch. When the API refuses it as invalid (422, or 413
+ * for a body too large), the refusal is logged once as a warning (which posts a Warning event)
+ * with the API's causes, and the patch is retried without the results, then without the
+ * handlers' edits: the handlers' outcomes (their success) are stored all the same, so nothing
+ * runs again because of a value that cannot be written. A refusal of the bookkeeping itself is
+ * thrown (the queue retries the object with backoff).
+ *
+ * @param api The object's API.
+ * @param body The object as last known.
+ * @param write The layers.
+ * @param logger The object's logger.
+ * @param signal Aborts the requests.
+ * @returns The patched object (or `body` if nothing was written), or undefined if it is gone.
+ * @throws The API's error when even the bookkeeping alone is refused, or for other errors.
+ */
+export async function applyCycleWrite(
+  api: ObjectApi,
+  body: AnyObject,
+  write: CycleWrite,
+  logger: OperatorLogger,
+  signal?: AbortSignal,
+): Promise<AnyObject | undefined> {
+  const results = write.results.size ? { status: Object.fromEntries(write.results) } : undefined;
+  const edits = Object.keys(write.edits).length ? write.edits : undefined;
+  const tries: Array<{ patch: AnyObject; dropped: string | undefined }> = [
+    { patch: mergeAll(write.edits, results, write.own), dropped: undefined },
+  ];
+  if (results) {
+    const ids = [...write.results.keys()].map((id) => `'${id}'`).join(", ");
+    tries.push({
+      patch: mergeAll(write.edits, write.own),
+      dropped: `the results of ${ids} are not stored`,
+    });
+  }
+  if (edits) {
+    tries.push({ patch: mergeAll(write.own), dropped: "the handlers' patch edits are dropped" });
+  }
+  let refusal: unknown;
+  for (const [i, { patch, dropped }] of tries.entries()) {
+    try {
+      const patched = await applyPatch(api, body, patch, logger, signal);
+      if (refusal !== undefined) {
+        logger.warning(
+          `The API refused the patch as invalid (${describeRefusal(refusal)}); ${dropped}. ` +
+            "The handlers' outcomes are stored.",
+        );
+      }
+      return patched;
+    } catch (e) {
+      if (!isRefusal(e) || i === tries.length - 1) {
+        if (isRefusal(e)) {
+          logger.error(`The API refused the patch as invalid (${describeRefusal(e)}).`);
+        }
+        throw e;
+      }
+      refusal ??= e;
+    }
+  }
+  return body; // not reached: the last try returns or throws
+}
+
+function mergeAll(...patches: Array<AnyObject | undefined>): AnyObject {
+  const out: AnyObject = {};
+  for (const patch of patches) if (patch) mergeInto(out, patch);
+  return out;
+}
+
+function mergeInto(dst: AnyObject, src: AnyObject): void {
+  for (const [key, value] of Object.entries(src)) {
+    const here = dst[key];
+    if (isPlain(value) && isPlain(here)) mergeInto(here, value);
+    else dst[key] = isPlain(value) ? mergeAll(value) : value;
+  }
+}
+
+function isPlain(value: unknown): value is AnyObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function isRefusal(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  return code === 422 || code === 413;
+}
+
+/** The API's message and causes, on one line. */
+function describeRefusal(e: unknown): string {
+  const error = e as {
+    code?: number;
+    message?: string;
+    status?: {
+      message?: string;
+      details?: { causes?: Array<{ field?: string; message?: string }> };
+    };
+  };
+  const causes = (error.status?.details?.causes ?? [])
+    .map((c) => [c.field, c.message].filter(Boolean).join(": "))
+    .filter(Boolean);
+  const message = error.status?.message ?? error.message ?? String(e);
+  const text = causes.length && !causes.every((c) => message.includes(c))
+    ? `${message}; causes: ${causes.join("; ")}`
+    : message;
+  return `${error.code}: ${text.split("\n")[0]}`;
+}
+
+/**
+ * Whether a write changed the object (a new resourceVersion): only then is there a version of
+ * our own to wait for.
+ *
+ * @param before The object before the write.
+ * @param after The object the write returned.
+ * @returns True when the resourceVersion changed.
+ *
+ * @example
+ * ```ts
+ * import { changed } from "./application.ts";
+ * const before = { metadata: { resourceVersion: "1" } };
+ * console.log(changed(before, before), changed(before, { metadata: { resourceVersion: "2" } }));
+ * // false true
+ * ```
+ */
+export function changed(before: AnyObject, after: AnyObject | undefined): after is AnyObject {
+  const rv = after?.metadata?.resourceVersion;
+  return !!rv && rv !== before.metadata?.resourceVersion;
+}

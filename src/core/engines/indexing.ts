@@ -34,13 +34,14 @@
  *   all indices and forgets its exclusions.
  * - When a watcher stops for good while the operator runs (its CRD was
  *   deleted, its namespace is no longer served), its objects leave the indices.
- * - Errors follow "Errors in indexing": never retried by the indexer itself;
- *   `"ignored"` (the default) keeps stale values; `PermanentError` or
- *   `errors: "permanent"` drop the values and exclude the object (this uid)
- *   for good; `TemporaryError` (its `delay`) or `errors: "temporary"`
- *   (`backoff`, default 60 s) drop the values and exclude the object for the
- *   delay, after which it is re-indexed from its latest state; `retries` and
- *   `timeout` since the first failure turn a temporary exclusion permanent.
+ * - Errors follow "Errors in indexing", through the one handler protocol
+ *   (actions/execution.ts) with errors ignored by default: `"ignored"` keeps
+ *   stale values; `PermanentError` or `errors: "permanent"` drop the values
+ *   and exclude the object (this uid) for good; `TemporaryError` (its `delay`)
+ *   or `errors: "temporary"` (`backoff`, else `settings.execution.defaultBackoff`)
+ *   drop the values and exclude the object for the delay, after which it is
+ *   re-indexed from its latest state; `retries` and `timeout`, counted from
+ *   the first failure, turn the next attempt into a permanent exclusion.
  *   Indexing handlers get `retry`, `started`, `runtime` of that failure
  *   sequence; a success resets it.
  * - Indexing handlers get the operator's memo (they run outside the objects'
@@ -63,8 +64,10 @@
 import { Patch } from "../../cogs/structs/patches.ts";
 import type { Resource } from "../../cogs/structs/references.ts";
 import type { OperatorSettings } from "../../cogs/configs/settings.ts";
-import { PermanentError, TemporaryError } from "../actions/errors.ts";
+import { type CancelTimer, type Clock, realClock } from "../../cogs/aio/clock.ts";
+import { executeHandler } from "../actions/execution.ts";
 import { type LogSink, ObjectLogger } from "../actions/loggers.ts";
+import { type Outcome, State } from "../actions/progression.ts";
 import { matchesObject } from "../intents/filters.ts";
 import { objectContext } from "../intents/contexts.ts";
 import type { AnyObject, IndexingHandler } from "../intents/handlers.ts";
@@ -258,11 +261,12 @@ class IndexState {
 
 interface Failure {
   uid: string | undefined;
-  retry: number;
-  started: Date;
-  /** Excluded until this time (ms); Infinity for good; undefined when not excluded. */
+  /** The failure sequence's progress (retries, started), as the executor keeps it. */
+  progress: State;
+  /** Excluded until this time (clock ms); Infinity for good; undefined when not excluded. */
   until: number | undefined;
-  timer?: ReturnType<typeof setTimeout>;
+  /** Cancels the re-indexing timer. */
+  cancel?: CancelTimer | undefined;
 }
 
 /** What the indexers need from the operator. */
@@ -273,6 +277,8 @@ export interface IndexersOptions {
   sink: LogSink;
   /** Stops the re-indexing timers. */
   signal?: AbortSignal;
+  /** The time source (default: the real clock). */
+  clock?: Clock | undefined;
 }
 
 /**
@@ -336,7 +342,7 @@ export class OperatorIndexers {
       this.#stopped = true;
       this.#open();
       for (const state of this.#states.values()) {
-        for (const f of state.failures.values()) clearTimeout(f.timer);
+        for (const f of state.failures.values()) f.cancel?.();
       }
     };
     if (options.signal?.aborted) stopping();
@@ -447,7 +453,7 @@ export class OperatorIndexers {
   #forget(objectKey: string): void {
     for (const state of this.#states.values()) {
       state.remove(objectKey);
-      clearTimeout(state.failures.get(objectKey)?.timer);
+      state.failures.get(objectKey)?.cancel?.();
       state.failures.delete(objectKey);
     }
     this.#latest.delete(objectKey);
@@ -500,87 +506,92 @@ export class OperatorIndexers {
       state.remove(objectKey);
       return;
     }
+    const clock = this.#options.clock ?? realClock;
     let failure = state.failures.get(objectKey);
     if (failure && failure.uid !== meta.uid) {
-      clearTimeout(failure.timer);
+      failure.cancel?.();
       state.failures.delete(objectKey);
       failure = undefined;
     }
     if (failure?.until !== undefined) {
-      if (failure.until > Date.now()) return; // excluded: not even invoked
+      if (failure.until > clock.now()) return; // excluded: not even invoked
       failure.until = undefined;
     }
-    if (failure) {
-      context.retry = failure.retry;
-      context.started = failure.started;
-      context.runtime = (Date.now() - failure.started.getTime()) / 1000;
-    }
-    let result: unknown;
-    try {
-      result = await handler.fn(context);
-    } catch (e) {
-      this.#fail(handler, state, objectKey, meta.uid, failure, e, logger);
+    // The one protocol, with the indexers' default: errors are ignored (the values stay).
+    const progress = failure?.progress ?? new State("index");
+    const outcome = await executeHandler<IndexingHandler>(handler, {
+      state: progress,
+      kind: "index",
+      defaultErrors: "ignored",
+      defaultBackoff: this.#options.settings.execution.defaultBackoff,
+      noun: "Indexing handler",
+      successLevel: "debug",
+      logger,
+      clock,
+      signal: this.#options.signal,
+      context: (_handler, attempt) => ({
+        ...context,
+        retry: attempt.retry,
+        started: attempt.started,
+        runtime: attempt.runtime,
+        get signal() {
+          return attempt.signal;
+        },
+      }),
+    });
+    if (outcome.final && outcome.error === undefined) {
+      if (failure) state.failures.delete(objectKey);
+      // No result (or an ignored error): the values stay as they are.
+      if (outcome.result === undefined || outcome.result === null) return;
+      state.replace(objectKey, resultEntries(outcome.result));
       return;
     }
-    if (failure) state.failures.delete(objectKey);
-    if (result === undefined || result === null) return; // ignored: the values stay as they are
-    state.replace(objectKey, resultEntries(result));
+    this.#exclude(
+      handler,
+      state,
+      objectKey,
+      meta.uid,
+      failure ?? { uid: meta.uid, progress, until: undefined },
+      outcome,
+      logger,
+    );
   }
 
-  #fail(
+  /** A failed indexing handler: the object leaves the index, for good or for the delay. */
+  #exclude(
     handler: IndexingHandler,
     state: IndexState,
     objectKey: string,
     uid: string | undefined,
-    failure: Failure | undefined,
-    e: unknown,
+    f: Failure,
+    outcome: Outcome,
     logger: ObjectLogger,
   ): void {
-    const mode = e instanceof PermanentError
-      ? "permanent"
-      : e instanceof TemporaryError
-      ? "temporary"
-      : handler.errors ?? "ignored";
-    const expected = e instanceof PermanentError || e instanceof TemporaryError;
-    const log = (message: string) =>
-      expected ? logger.error(`${message}: ${(e as Error).message}`) : logger.exception(
-        `${message}: ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}`,
-        e,
-      );
-    if (mode === "ignored") {
-      log(`Indexing handler '${handler.id}' failed with an exception. Will ignore`);
+    const clock = this.#options.clock ?? realClock;
+    f.uid = uid;
+    state.remove(objectKey);
+    state.failures.set(objectKey, f);
+    if (outcome.final) {
+      f.until = Infinity;
+      logger.debug(`Indexing handler '${handler.id}' is excluded from the index for good.`);
       return;
     }
-    state.remove(objectKey);
-    const now = Date.now();
-    const f: Failure = failure ?? { uid, retry: 0, started: new Date(now), until: undefined };
-    f.retry += 1;
-    const delay = e instanceof TemporaryError ? e.delay : handler.backoff ?? 60;
-    const runtime = (now - f.started.getTime()) / 1000;
-    const exhausted = (handler.retries !== undefined && f.retry > handler.retries) ||
-      (handler.timeout !== undefined && runtime + delay > handler.timeout);
-    if (mode === "permanent" || exhausted) {
-      log(`Indexing handler '${handler.id}' failed permanently; excluded from the index`);
-      f.until = Infinity;
-    } else {
-      log(`Indexing handler '${handler.id}' failed temporarily; excluded for ${delay}s`);
-      f.until = now + delay * 1000;
-      // With no delay, the object is re-indexed on its next event (a timer would spin on errors).
-      if (delay > 0 && !this.#options.signal?.aborted) {
-        f.timer = setTimeout(() => {
-          const latest = this.#latest.get(objectKey);
-          if (!latest || state.failures.get(objectKey) !== f) return;
-          void this.#serial(async () => {
-            if (state.failures.get(objectKey) !== f) return;
-            await this.#indexOne(handler, state, latest.resource, objectKey, {
-              type: null,
-              object: this.#latest.get(objectKey)?.body ?? latest.body,
-            });
-          }).catch(() => {});
-        }, delay * 1000);
-        Deno.unrefTimer(f.timer);
-      }
+    const delay = outcome.delay ?? 0;
+    f.until = clock.now() + delay * 1000;
+    logger.info(`Indexing handler '${handler.id}' is excluded from the index for ${delay}s.`);
+    // With no delay, the object is re-indexed on its next event (a timer would spin on errors).
+    if (delay > 0 && !this.#options.signal?.aborted) {
+      f.cancel = clock.timer(delay * 1000, () => {
+        const latest = this.#latest.get(objectKey);
+        if (!latest || state.failures.get(objectKey) !== f) return;
+        void this.#serial(async () => {
+          if (state.failures.get(objectKey) !== f) return;
+          await this.#indexOne(handler, state, latest.resource, objectKey, {
+            type: null,
+            object: this.#latest.get(objectKey)?.body ?? latest.body,
+          });
+        }).catch(() => {});
+      }, { unref: true });
     }
-    state.failures.set(objectKey, f);
   }
 }

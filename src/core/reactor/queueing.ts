@@ -5,16 +5,29 @@
  * Why queues per object: a cycle of one object may take long (handlers,
  * retries, API calls); its later events must wait for it and are then
  * collapsed — within a short batching window only the latest state matters.
- * Why the wait for our own patch: right after we patch an object, the watch
- * stream may still deliver older events that do not yet include our changes;
- * acting on them would re-run finished handlers, so they are skipped until
- * the event with our patch's resourceVersion arrives (or a timeout passes).
+ *
+ * Why the worker remembers its own last write: right after we patch an
+ * object, the watch stream may still deliver older events that do not yet
+ * include our changes; acting on them would re-run finished handlers. The
+ * processor returns the body its last write produced (`patched`); the worker
+ * alone keeps it (as Kopf's worker alone keeps `expected_version`), skips
+ * events until the one with that resourceVersion arrives, and — when
+ * sleeping handlers wake up with no new event, or when a stalled watch does
+ * not deliver our write in time — continues from that body or a fresh read of
+ * the object, never from a body older than its own last write.
+ *
  * Why queues are destroyed when idle: thousands of objects must not keep
  * thousands of sleeping workers; their memories stay until the object is gone.
+ *
+ * Time comes from a {@link Clock}, so that windows, timeouts and delays are
+ * tested on a fake clock.
  *
  * @module
  */
 
+import { type Clock, realClock } from "../../cogs/aio/clock.ts";
+import { Limiter } from "../../cogs/aio/limiter.ts";
+import type { AnyObject } from "../actions/invocation.ts";
 import type { CycleResult, ObjectMemory, RawEvent } from "./processing.ts";
 import { newMemory } from "./processing.ts";
 
@@ -29,7 +42,7 @@ export interface QueueSettings {
   idleTimeout: number;
   /** How many objects may be processed at once (null: unlimited). */
   workerLimit: number | null;
-  /** Seconds to wait for our own patch to come back before processing anyway (default 5). */
+  /** Seconds to wait for our own write to come back before re-reading the object (default 5). */
   consistencyTimeout: number;
   /** Delays after unexpected errors of a cycle, one per consecutive error; the last repeats. */
   errorDelays: Iterable<number>;
@@ -42,11 +55,24 @@ export type Processor = (
   signal: AbortSignal,
 ) => Promise<CycleResult>;
 
+/** The queues' collaborators besides the processor. */
+export interface QueueOptions {
+  /** The time source (default: the real clock). */
+  clock?: Clock | undefined;
+  /** Receives unexpected errors of a cycle, the event, and the throttling delay. */
+  onError?: ((error: unknown, event: RawEvent, delay: number | undefined) => void) | undefined;
+  /**
+   * Reads the object anew when our own write does not come back through the watch in time;
+   * resolves to undefined when the object is gone. Without it, the latest event is processed.
+   */
+  refresh?: ((body: AnyObject, signal: AbortSignal) => Promise<AnyObject | undefined>) | undefined;
+}
+
 interface Queue {
   events: RawEvent[];
   wake: (() => void) | undefined;
   worker: Promise<void>;
-  /** When the last two events of this object arrived (ms), to tell a burst from a lone event. */
+  /** When the last two events of this object arrived (clock ms), to tell a burst from a lone event. */
   arrivals: [number, number];
 }
 
@@ -70,23 +96,27 @@ export class ObjectQueues {
   #processor: Processor;
   #settings: QueueSettings;
   #stop = new AbortController();
-  #active = 0;
-  #waiting: Array<() => void> = [];
-  #errors: (error: unknown, event: RawEvent, delay: number | undefined) => void;
+  #limiter: Limiter;
+  #clock: Clock;
+  #options: QueueOptions;
+  #closing = false;
 
   /**
    * @param processor Processes one object's event.
    * @param settings Batching window, idle timeout, worker limit, consistency timeout.
-   * @param onError Receives unexpected errors of a cycle, the event, and the throttling delay.
+   * @param options The clock, the error callback, the re-reading of objects; or just the error
+   *   callback.
    */
   constructor(
     processor: Processor,
     settings: QueueSettings,
-    onError: (error: unknown, event: RawEvent, delay: number | undefined) => void = () => {},
+    options: QueueOptions | QueueOptions["onError"] = {},
   ) {
     this.#processor = processor;
     this.#settings = settings;
-    this.#errors = onError;
+    this.#options = typeof options === "function" ? { onError: options } : options ?? {};
+    this.#clock = this.#options.clock ?? realClock;
+    this.#limiter = new Limiter(() => settings.workerLimit);
   }
 
   /** How many objects have a live worker. */
@@ -109,15 +139,20 @@ export class ObjectQueues {
   push(event: RawEvent): void {
     if (this.#stop.signal.aborted) return;
     const key = keyOf(event.object);
+    const now = this.#clock.now();
     let queue = this.#queues.get(key);
     if (!queue) {
-      queue = { events: [], wake: undefined, worker: Promise.resolve(), arrivals: [0, Date.now()] };
+      queue = {
+        events: [event],
+        wake: undefined,
+        worker: Promise.resolve(),
+        arrivals: [-Infinity, now],
+      };
       this.#queues.set(key, queue);
-      queue.events.push(event);
       queue.worker = this.#work(key, queue);
       return;
     }
-    queue.arrivals = [queue.arrivals[1], Date.now()];
+    queue.arrivals = [queue.arrivals[1], now];
     queue.events.push(event);
     queue.wake?.();
   }
@@ -131,13 +166,11 @@ export class ObjectQueues {
     this.#closing = true;
     const workers = [...this.#queues.values()].map((q) => q.worker);
     for (const q of this.#queues.values()) q.wake?.();
-    const grace = setTimeout(() => this.#stop.abort(), graceSeconds * 1000);
+    const cancel = this.#clock.timer(graceSeconds * 1000, () => this.#stop.abort());
     await Promise.allSettled(workers);
-    clearTimeout(grace);
+    cancel();
     this.#stop.abort();
   }
-
-  #closing = false;
 
   async #work(key: string, queue: Queue): Promise<void> {
     const s = this.#settings;
@@ -145,6 +178,8 @@ export class ObjectQueues {
     if (!memory) this.#memories.set(key, memory = newMemory());
     let last: RawEvent | undefined;
     let delay: number | undefined;
+    /** The object as our own last write returned it, until the watch delivers that version. */
+    let own: AnyObject | undefined;
     // Throttling of unexpected errors: a fresh delay sequence after every success.
     let throttle: Iterator<number> | undefined;
     let lastThrottle: number | undefined;
@@ -157,10 +192,10 @@ export class ObjectQueues {
           const woke = await this.#wait(queue, waitFor);
           if (this.#closing && !queue.events.length) return;
           if (!woke && !queue.events.length) {
-            if (delay !== undefined && last && last.type !== "DELETED") {
-              // Handlers wake up: process the last known state again.
-              queue.events.push({ type: null, object: last.object });
-            } else return;
+            if (delay === undefined || !last || last.type === "DELETED") return;
+            // Handlers wake up with no news: continue from our own last write, if it is not
+            // back yet — never from the older body the previous cycle started from.
+            queue.events.push({ type: null, object: own ?? last.object });
           }
         }
         // Batch: when events of this object come in a burst (the last two within the window),
@@ -170,35 +205,40 @@ export class ObjectQueues {
         if (s.batchWindow > 0 && burst && !this.#closing) {
           await this.#wait(queue, s.batchWindow, false);
         }
-        const batch = queue.events.splice(0);
+        let batch = queue.events.splice(0);
         const deleted = batch.some((e) => e.type === "DELETED");
-        if (memory.expectedVersion !== undefined && !deleted) {
-          const expected = memory.expectedVersion;
-          const reached = batch.some((e) => e.object.metadata?.resourceVersion === expected);
-          if (reached) memory.expectedVersion = undefined;
-          else if (!this.#closing) {
-            // Our own patch is not back yet: these events are older; wait for it a bit.
+        if (own !== undefined && !deleted) {
+          const expected = own.metadata?.resourceVersion;
+          const at = batch.findLastIndex((e) => e.object.metadata?.resourceVersion === expected);
+          if (at >= 0) {
+            // Our write is back: what came before it is older; what came after, newer.
+            own = undefined;
+            batch = batch.slice(at);
+          } else if (!this.#closing) {
+            // These events are older than our own write (or the watch is late): wait for it.
             queue.events.unshift(...batch);
-            const deadline = Date.now() + s.consistencyTimeout * 1000;
-            let arrived = false;
-            while (!arrived && Date.now() < deadline && !this.#closing) {
-              await this.#wait(queue, (deadline - Date.now()) / 1000);
-              arrived = queue.events.some((e) =>
-                e.type === "DELETED" || e.object.metadata?.resourceVersion === expected
-              );
-            }
-            memory.expectedVersion = undefined;
+            if (await this.#awaitVersion(queue, expected)) continue;
+            if (this.#closing) continue;
+            // It did not come in time (a stalled watch, or a newer write of someone else):
+            // read the object anew rather than act on a body older than our own write.
+            const fresh = await this.#refresh(own);
+            own = undefined;
+            if (fresh === null) continue; // no way to re-read: the latest event is processed
+            queue.events.splice(0);
+            if (fresh === undefined) continue; // gone: its DELETED event ends the worker
+            queue.events.push({ type: null, object: fresh });
             continue;
           }
         }
         last = batch[batch.length - 1]!;
         const event = deleted ? batch.find((e) => e.type === "DELETED")! : last;
         delay = undefined;
-        await this.#slot();
+        await this.#limiter.acquire();
         let failed = false;
         try {
           const result = await this.#processor(event, memory, this.#stop.signal);
           delay = result.delay;
+          if (result.patched) own = result.patched;
           throttle = undefined;
           lastThrottle = undefined;
         } catch (e) {
@@ -206,15 +246,15 @@ export class ObjectQueues {
           throttle ??= s.errorDelays[Symbol.iterator]();
           const next = throttle.next();
           if (!next.done) lastThrottle = next.value;
-          this.#errors(e, event, lastThrottle);
+          this.#options.onError?.(e, event, lastThrottle);
         } finally {
-          this.#release();
+          this.#limiter.release();
         }
         if (failed && lastThrottle !== undefined && !deleted) {
           // Events arriving meanwhile are batched: only the latest is processed after the pause.
           await this.#wait(queue, lastThrottle, false);
           if (!queue.events.length && !this.#closing) {
-            queue.events.push({ type: null, object: event.object });
+            queue.events.push({ type: null, object: own ?? event.object });
           }
         }
         if (deleted) {
@@ -232,6 +272,32 @@ export class ObjectQueues {
     }
   }
 
+  /** Waits for the event of our own write (or a deletion) up to the consistency timeout. */
+  async #awaitVersion(queue: Queue, expected: unknown): Promise<boolean> {
+    const clock = this.#clock;
+    const deadline = clock.now() + this.#settings.consistencyTimeout * 1000;
+    const arrived = () =>
+      queue.events.some((e) =>
+        e.type === "DELETED" || e.object.metadata?.resourceVersion === expected
+      );
+    while (!arrived() && clock.now() < deadline && !this.#closing) {
+      await this.#wait(queue, (deadline - clock.now()) / 1000);
+    }
+    return arrived();
+  }
+
+  /** A fresh read of the object: the body, undefined when gone, null when it cannot be read. */
+  async #refresh(body: AnyObject): Promise<AnyObject | undefined | null> {
+    const refresh = this.#options.refresh;
+    if (!refresh) return null;
+    try {
+      return await refresh(body, this.#stop.signal);
+    } catch (e) {
+      this.#options.onError?.(e, { type: null, object: body }, undefined);
+      return null;
+    }
+  }
+
   /**
    * Waits for the time to pass (false), or for an event (true) if `wakeOnEvent`;
    * closing the queues always cuts the wait short.
@@ -239,34 +305,15 @@ export class ObjectQueues {
   #wait(queue: Queue, seconds: number, wakeOnEvent = true): Promise<boolean> {
     return new Promise((resolve) => {
       const done = (woke: boolean) => {
-        clearTimeout(timer);
+        cancel();
         queue.wake = undefined;
         resolve(woke);
       };
-      const timer = setTimeout(() => done(false), Math.max(0, seconds) * 1000);
+      const cancel = this.#clock.timer(Math.max(0, seconds) * 1000, () => done(false));
       queue.wake = () => {
         if (wakeOnEvent || this.#closing) done(true);
       };
     });
-  }
-
-  #slot(): Promise<void> {
-    const limit = this.#settings.workerLimit;
-    if (limit === null || this.#active < limit) {
-      this.#active++;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) =>
-      this.#waiting.push(() => {
-        this.#active++;
-        resolve();
-      })
-    );
-  }
-
-  #release(): void {
-    this.#active--;
-    this.#waiting.shift()?.();
   }
 }
 

@@ -13,6 +13,7 @@
  */
 
 import { AsyncLocalStorage } from "node:async_hooks";
+import type { Clock } from "../../cogs/aio/clock.ts";
 import { sleep } from "../../cogs/aio/sleep.ts";
 import { ApiClient } from "../../cogs/clients/api.ts";
 import { ApiError, NotFoundError } from "../../cogs/clients/errors.ts";
@@ -110,6 +111,8 @@ export interface OperatorOptions {
   logging?: LogOutputOptions;
   /** A sink for the operator's records instead of `logging`. */
   sink?: LogSink;
+  /** The time source of queues, retries, daemons and timers (default: the real clock). */
+  clock?: Clock;
 }
 
 /** One long-running part of an operator. */
@@ -220,10 +223,17 @@ async function startOperatorTasks(
   outer?.addEventListener("abort", () => stop.abort(), { once: true });
   const signal = stop.signal;
   // In-memory indexing: the watchers fill the indices; handlers wait until all are listed.
-  const indexers = new OperatorIndexers({ registry, settings, memo, sink, signal });
+  const indexers = new OperatorIndexers({
+    registry,
+    settings,
+    memo,
+    sink,
+    signal,
+    clock: options.clock,
+  });
   const indices: AnyObject = indexers.indices;
   const metrics = options.metrics ?? (options.liveness ? new OperatorMetrics() : undefined);
-  const env = { logger, memo, settings, indices, metrics };
+  const env = { logger, memo, settings, indices, metrics, clock: options.clock };
   const lifecycle = options.lifecycle ?? allAtOnce;
 
   if (registry.isEmpty) {
@@ -324,6 +334,7 @@ async function startOperatorTasks(
     post: (ref, type, reason, message) => poster.post(ref, type, reason, message),
     lifecycle,
     metrics,
+    clock: options.clock,
   };
   // Daemons and timers: spawned by the object cycles, all stopped at exit before the cleanup.
   op.daemons = new Daemons(op);
@@ -640,15 +651,20 @@ class Orchestrator {
           return settings.batching.errorDelays;
         },
       },
-      (e, event, delay) => {
-        const logger = new ObjectLogger(this.#op.sink, event.object);
-        const what = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
-        if (delay === undefined) {
-          logger.exception(`An unexpected error occurred (throttling is off): ${what}`, e);
-        } else {logger.exception(
-            `Throttling for ${delay} seconds due to an unexpected error: ${what}`,
-            e,
-          );}
+      {
+        clock: this.#op.clock,
+        // A stalled watch does not bring our own write back in time: read the object anew.
+        refresh: (body, s) => objectApi.get(body.metadata?.name, body.metadata?.namespace, s),
+        onError: (e, event, delay) => {
+          const logger = new ObjectLogger(this.#op.sink, event.object);
+          const what = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+          if (delay === undefined) {
+            logger.exception(`An unexpected error occurred (throttling is off): ${what}`, e);
+          } else {logger.exception(
+              `Throttling for ${delay} seconds due to an unexpected error: ${what}`,
+              e,
+            );}
+        },
       },
     );
     let listed!: () => void;

@@ -1,0 +1,69 @@
+/**
+ * A limit on how many tasks run at once (the per-object queues' worker
+ * limit): a counter and a FIFO of waiters, no polling. A slot is taken before
+ * the work and given back after it; waiters get freed slots in arrival order.
+ *
+ * @module
+ */
+
+/**
+ * Up to `limit` holders at once; `null` means no limit.
+ *
+ * @example
+ * ```ts
+ * import { Limiter } from "./limiter.ts";
+ * const limiter = new Limiter(1);
+ * await limiter.acquire();
+ * let second = false;
+ * const waiting = limiter.acquire().then(() => (second = true));
+ * console.log(limiter.active, second); // 1 false
+ * limiter.release();
+ * await waiting;
+ * console.log(limiter.active, second); // 1 true
+ * ```
+ */
+export class Limiter {
+  #limit: () => number | null;
+  #active = 0;
+  #waiting: Array<() => void> = [];
+
+  /** @param limit The limit, or a function read at every acquisition (settings may change). */
+  constructor(limit: number | null | (() => number | null)) {
+    this.#limit = typeof limit === "function" ? limit : () => limit;
+  }
+
+  /** How many slots are taken. */
+  get active(): number {
+    return this.#active;
+  }
+
+  /** How many wait for a slot. */
+  get waiting(): number {
+    return this.#waiting.length;
+  }
+
+  /**
+   * Takes a slot, waiting for one if all are taken.
+   *
+   * @returns When the slot is taken.
+   */
+  acquire(): Promise<void> {
+    const limit = this.#limit();
+    if (limit === null || this.#active < limit) {
+      this.#active++;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) =>
+      this.#waiting.push(() => {
+        this.#active++;
+        resolve();
+      })
+    );
+  }
+
+  /** Gives a slot back (to the longest waiter, if any). */
+  release(): void {
+    this.#active--;
+    this.#waiting.shift()?.();
+  }
+}

@@ -1,0 +1,286 @@
+/**
+ * The resource-changing part of a cycle: cause detection, the finalizer that
+ * deletion handlers need, the handlers of the cause through the one executor,
+ * then one write with everything the cycle changed, and the finalizer's
+ * release after deletion.
+ *
+ * Why the cause is detected again after the finalizer is added: the write
+ * that adds it may come back with a newer object (a conflict re-reads it),
+ * and the handlers must run for what the object is now, not for what it was.
+ *
+ * Why the write comes in layers (actions/application.ts `applyCycleWrite`):
+ * when the API refuses a result or an edit as invalid, the handlers' outcomes
+ * are stored anyway, so a value that cannot be written never makes finished
+ * handlers run again.
+ *
+ * The log lines are Kopf's: `Handler 'create_fn' succeeded.`, `All handlers
+ * succeeded for creation.`, `Adding the finalizer, thus preventing the actual
+ * deletion.`, `Deleted, really deleted, and we are notified.`, and so on.
+ *
+ * @module
+ */
+
+import { realClock } from "../../cogs/aio/clock.ts";
+import { diff as computeDiff, reduceDiff } from "../../cogs/structs/diffs.ts";
+import { Patch } from "../../cogs/structs/patches.ts";
+import type { Resource } from "../../cogs/structs/references.ts";
+import {
+  addFinalizer,
+  applyCycleWrite,
+  applyPatch,
+  changed,
+  type ObjectApi,
+  removeFinalizer,
+} from "../actions/application.ts";
+import { type Attempt, executeHandlers } from "../actions/execution.ts";
+import type { ObjectLogger } from "../actions/loggers.ts";
+import { State } from "../actions/progression.ts";
+import {
+  detectChangingCause,
+  isDeletionBlocked,
+  REASON_PROGRESS,
+  REASON_TITLES,
+} from "../intents/causes.ts";
+import { getField } from "../intents/filters.ts";
+import type {
+  AnyObject,
+  ChangingContext,
+  ChangingHandler,
+  ObjectContext,
+} from "../intents/handlers.ts";
+import type { CycleResult, ObjectMemory, OperatorContext, RawEvent } from "./processing.ts";
+
+/** Everything the changing part of one cycle works with. */
+export interface ChangingCycle {
+  op: OperatorContext;
+  resource: Resource;
+  api: ObjectApi;
+  event: RawEvent;
+  /** The handlers' patch (their edits), shared with the event handlers of the cycle. */
+  patch: Patch;
+  logger: ObjectLogger;
+  base: ObjectContext;
+  memory: ObjectMemory;
+  signal: AbortSignal | undefined;
+}
+
+/**
+ * Runs the changing handlers of the object's cause and writes the outcome.
+ *
+ * @param cycle The cycle.
+ * @returns When to come back, and the object as our last write returned it.
+ */
+export async function processChanging(cycle: ChangingCycle): Promise<CycleResult> {
+  const { op, resource, api, event, patch, logger, memory, signal } = cycle;
+  const { settings, registry } = op;
+  const clock = op.clock ?? realClock;
+  const finalizer = settings.persistence.finalizer;
+  const progress = settings.persistence.progressStorage;
+  const diffbase = settings.persistence.diffbaseStorage;
+  let body: AnyObject = event.object;
+  /** The object as our last write returned it. */
+  let patched: AnyObject | undefined;
+  const wrote = (after: AnyObject | undefined): AnyObject | undefined => {
+    if (changed(body, after)) patched = after;
+    return after;
+  };
+
+  for (let pass = 0;; pass++) {
+    const old = (await diffbase.fetch(body)) ?? undefined;
+    const essence = diffbase.build(body);
+    const diff = computeDiff(old, essence);
+    const cause = detectChangingCause({
+      eventType: event.type,
+      body,
+      finalizer,
+      old,
+      new: essence,
+      diff,
+      initial: memory.noticedByListing === true && !memory.fullyHandledOnce,
+    });
+    const causeContext: ChangingContext = {
+      ...cycle.base,
+      body,
+      meta: body.metadata,
+      labels: body.metadata?.labels ?? {},
+      reason: cause.reason,
+      diff,
+      old,
+      new: essence,
+    };
+
+    // Stealth mode: an object that no handler's filters match is not handled at all (nothing is
+    // logged about it, no diff-base is stored), so when it comes into the scope later, it is
+    // "created".
+    if (!registry.prematch(resource, { body, old, new: essence }, causeContext)) {
+      if (isDeletionBlocked(body, finalizer)) {
+        logger.debug("Removing the finalizer, as there are no handlers requiring it.");
+        const updated = wrote(await removeFinalizer(api, body, finalizer, signal));
+        if (!updated) return { patched };
+        body = updated;
+      }
+      wrote(await applyPatch(api, body, patch.toJSON(), logger, signal));
+      return { patched };
+    }
+
+    if (cause.reason === "gone") {
+      logger.debug("Deleted, really deleted, and we are notified.");
+      return { patched };
+    }
+    if (cause.reason === "free") {
+      logger.debug("Deletion, but we are done with it, and we do not care.");
+      return { patched };
+    }
+
+    // Daemons and timers: the deletion (its handlers, then the finalizer's release) waits until
+    // they have exited or were abandoned after their cancellation timeout; meanwhile, re-checks.
+    if (cause.reason === "delete" && memory.spawned && op.daemons) {
+      if (!(await op.daemons.waitObject(memory.spawned, signal))) {
+        return { delay: 0.001, patched };
+      }
+    }
+
+    // Add or remove our finalizer as the handlers need it, before any handler runs.
+    if (cause.reason !== "delete") {
+      const requires = registry.requiresFinalizer(resource, body, causeContext);
+      const blocked = isDeletionBlocked(body, finalizer);
+      if (requires && !blocked) {
+        logger.debug("Adding the finalizer, thus preventing the actual deletion.");
+        const updated = wrote(await addFinalizer(api, body, finalizer, signal));
+        if (!updated) return { patched };
+        body = updated;
+        // The object may have changed meanwhile (a conflict re-reads it): detect its cause anew.
+        if (pass === 0) continue;
+      } else if (!requires && blocked) {
+        logger.debug("Removing the finalizer, as there are no handlers requiring it.");
+        const updated = wrote(await removeFinalizer(api, body, finalizer, signal));
+        if (!updated) return { patched };
+        body = updated;
+      }
+    }
+
+    const own = new Patch();
+    const results = new Map<string, unknown>();
+    let done = false;
+    let skip = false;
+    let delays: Array<[string, number]> = [];
+    if (cause.reason === "noop") {
+      logger.debug("Something has changed, but we are not interested (the essence is the same).");
+      skip = true;
+    } else {
+      const handlers = registry.causeHandlers(
+        resource,
+        { reason: cause.reason, initial: cause.initial, body, old, new: essence, diff },
+        causeContext,
+      );
+      if (!handlers.length) {
+        skip = true;
+      } else {
+        const reasonTitle = REASON_TITLES[cause.reason];
+        if (logger.isEnabledFor("debug")) {
+          logger.debug(`${REASON_PROGRESS[cause.reason]} is in progress: ${JSON.stringify(body)}`);
+        }
+        const ids = handlers.map((h) => h.id);
+        const state = await State.fromStorage(body, progress, ids, cause.reason);
+        await executeHandlers<ChangingHandler>(handlers, {
+          state,
+          kind: "changing",
+          defaultErrors: "temporary",
+          defaultBackoff: settings.execution.defaultBackoff,
+          resultLimit: settings.persistence.resultSizeLimit,
+          lifecycle: op.lifecycle,
+          metrics: op.metrics,
+          clock: op.clock,
+          signal,
+          logger,
+          context: (handler, attempt) => handlerContext(causeContext, handler, attempt),
+          onResult: (handler, value) => void results.set(handler.id, value),
+        });
+        done = state.done(ids);
+        if (done) {
+          const counts = state.counts(ids);
+          if (counts.failure === 0) logger.info(`All handlers succeeded for ${reasonTitle}.`);
+          else {
+            const title = reasonTitle[0]!.toUpperCase() + reasonTitle.slice(1);
+            logger.info(
+              `${title} is processed: ${counts.success} succeeded; ${counts.failure} failed.`,
+            );
+          }
+          await state.purge(body, own, progress, ids);
+        } else {
+          // Finished handlers are remembered too, so that the next cycles do not run them again.
+          await state.store(body, own, progress);
+          const now = clock.date();
+          delays = ids.flatMap((id) => {
+            const [delay] = state.delays([id], now);
+            return delay === undefined ? [] : [[id, delay] as [string, number]];
+          });
+        }
+      }
+    }
+
+    if (done || skip) {
+      // Only for the changing handlers: a resource served by daemons/timers alone gets no
+      // diff-base (as in Kopf), which saves one write per object.
+      const changing = registry.changingHandlers(resource).length > 0;
+      if (changing && cause.reason !== "delete" && (old === undefined || diff.length > 0)) {
+        await diffbase.store(body, own, essence);
+      }
+      memory.fullyHandledOnce = true;
+    }
+
+    const written = wrote(
+      await applyCycleWrite(
+        api,
+        body,
+        { own: own.toJSON(), edits: patch.toJSON(), results },
+        logger,
+        signal,
+      ),
+    );
+    if (!written) return { patched };
+    body = written;
+
+    if (cause.reason === "delete" && (done || skip)) {
+      logger.debug("Removing the finalizer, thus allowing the actual deletion.");
+      wrote(await removeFinalizer(api, body, finalizer, signal));
+    }
+    if (!delays.length) return { patched };
+    const delay = Math.min(...delays.map(([, d]) => d));
+    logger.info(`Processing is postponed: ${describeDelays(delays)}.`);
+    return { delay, patched };
+  }
+}
+
+/** "handler 'a' will run in 1s, 'b' in 30s" — what waits and for how long. */
+function describeDelays(delays: Array<[string, number]>): string {
+  const sorted = [...delays].sort((a, b) => a[1] - b[1]);
+  return sorted.map(([id, delay], i) =>
+    `${i === 0 ? "handler " : ""}'${id}' ${i === 0 ? "will run " : ""}in ${
+      Math.round(delay * 1000) / 1000
+    }s`
+  ).join(", ");
+}
+
+function handlerContext(
+  cause: ChangingContext,
+  handler: ChangingHandler,
+  attempt: Attempt,
+): ChangingContext {
+  const ctx: ChangingContext = {
+    ...cause,
+    param: handler.param,
+    retry: attempt.retry,
+    started: attempt.started,
+    runtime: attempt.runtime,
+    get signal() {
+      return attempt.signal;
+    },
+  };
+  if (handler.field) {
+    ctx.old = getField(cause.old, handler.field);
+    ctx.new = getField(cause.new, handler.field);
+    ctx.diff = reduceDiff(cause.diff, handler.field);
+  }
+  return ctx;
+}
