@@ -53,7 +53,10 @@ Deno.test("exactly once: a stalled watch while a handler waits out its delay re-
     );
   }
   // The waiting is said, naming the handler.
-  assert.match(runner.output, /\[default\/kex\] Processing is postponed: handler 'second' will run in 1s\./);
+  assert.match(
+    runner.output,
+    /\[default\/kex\] Processing is postponed: handler 'second' will run in 1s\./,
+  );
 
   // Deletion: the delete handler once, the finalizer released, nothing handled after it is gone.
   await env.remove("kex");

@@ -99,16 +99,22 @@ class RealClock implements Clock {
     return new Date();
   }
   timer(ms: number, fn: () => void, options?: TimerOptions): CancelTimer {
-    let handle: ReturnType<typeof setTimeout> | undefined;
     const due = performance.now() + Math.max(0, ms);
-    const arm = () => {
+    // Never early: `setTimeout` counts whole milliseconds on a coarser clock than
+    // `performance.now()`, so a timer may fire a fraction before its due time; it re-arms then.
+    // Never synchronous either, even for zero: callers hold the cancel function first.
+    const fire = () => {
       const left = due - performance.now();
-      handle = left > MAX_TIMEOUT
-        ? setTimeout(arm, MAX_TIMEOUT)
-        : setTimeout(() => (handle = undefined, fn()), Math.max(0, left));
+      if (left > 0) return arm(left);
+      handle = undefined;
+      fn();
+    };
+    const arm = (delay: number) => {
+      handle = setTimeout(fire, Math.min(delay, MAX_TIMEOUT));
       if (options?.unref) Deno.unrefTimer(handle);
     };
-    arm();
+    let handle: ReturnType<typeof setTimeout> | undefined;
+    arm(Math.max(0, ms));
     return () => {
       if (handle !== undefined) clearTimeout(handle);
       handle = undefined;
