@@ -20,6 +20,8 @@
 
 export * as on from "./on.ts";
 export { sleep } from "./src/cogs/aio/sleep.ts";
+export { realClock } from "./src/cogs/aio/clock.ts";
+export type { CancelTimer, Clock, TimerOptions } from "./src/cogs/aio/clock.ts";
 export { VERSION } from "./src/cogs/configs/version.ts";
 
 // Markers and filters.

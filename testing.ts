@@ -49,4 +49,5 @@ export type { FaultCounts, Faults, FaultSettings } from "./src/apiserver/faults.
 export type { Kubeconfig } from "./src/apiserver/kubeconfig.ts";
 export type { TlsBundle } from "./src/apiserver/tls.ts";
 export { KopfRunner } from "./src/cli/runner.ts";
+export { FakeClock } from "./src/cogs/aio/fake_clock.ts";
 export type { BaseKopfRunner, KopfRunnerOptions } from "./src/kits/runner.ts";

@@ -10,7 +10,7 @@
 
 import assert from "node:assert/strict";
 import * as kopf from "../../mod.ts";
-import { count, setup, sleep } from "./_handling.ts";
+import { count, type Obj, setup, sleep } from "./_handling.ts";
 
 Deno.test("results: a BigInt, a cyclic object and a 300 KiB string each fail their handler once; nothing re-runs, nothing spins", async () => {
   await using env = await setup();
@@ -109,7 +109,7 @@ Deno.test("results: a write the API refuses (422) is said once with its causes a
   assert.equal(obj?.metadata?.labels?.["not a valid key!"], undefined);
   // The warning is posted as a Kubernetes Event of type Warning.
   const res = await fetch(`${env.api.url}/api/v1/namespaces/default/events`);
-  const events = (await res.json()).items as Array<Record<string, any>>;
+  const events = (await res.json()).items as Obj[];
   const warnings = events.filter((e) =>
     e.involvedObject?.uid === created.metadata.uid && e.type === "Warning"
   );

@@ -4,6 +4,7 @@
  * for the caching period and computed once for parallel requests; a failing
  * probe answers 500; `/metrics` on the same server.
  */
+import { FakeClock } from "../../src/cogs/aio/fake_clock.ts";
 import assert from "node:assert/strict";
 import * as kopf from "../../mod.ts";
 import { OperatorLogger } from "../../src/core/actions/loggers.ts";
@@ -36,19 +37,19 @@ const env = {
 
 Deno.test("`Prober` reuses probe results for the caching period (10 s, as in Kopf)", async () => {
   assert.equal(PROBE_CACHE_PERIOD, 10);
-  let clock = 1_000_000;
+  const clock = new FakeClock();
   let calls = 0;
   const prober = new Prober({
     probes: () => [probe("calls", () => ++calls)],
     env,
-    now: () => clock,
+    clock,
   });
   prober.ready();
   const get = async () => await (await prober.handle(new Request("http://x/healthz"))).json();
   assert.deepEqual(await get(), { calls: 1 });
-  clock += 9_900;
+  await clock.advance(9.9);
   assert.deepEqual(await get(), { calls: 1 }, "cached within the period");
-  clock += 200;
+  await clock.advance(0.2);
   assert.deepEqual(await get(), { calls: 2 }, "refreshed after the period");
 });
 

@@ -25,7 +25,7 @@ export interface TimerOptions {
  *
  * @example
  * ```ts
- * import { type Clock, realClock } from "./clock.ts";
+ * import { type Clock, realClock } from "../../../mod.ts";
  * async function twice(clock: Clock): Promise<number> {
  *   const t0 = clock.now();
  *   await clock.sleep(0.01);
@@ -130,7 +130,7 @@ class RealClock implements Clock {
  *
  * @example
  * ```ts
- * import { realClock } from "./clock.ts";
+ * import { realClock } from "../../../mod.ts";
  * const cancel = realClock.timer(1000, () => console.log("never"));
  * cancel();
  * console.log(realClock.date() instanceof Date); // true

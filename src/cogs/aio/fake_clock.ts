@@ -28,7 +28,7 @@ interface Entry {
  *
  * @example
  * ```ts
- * import { FakeClock } from "./fake_clock.ts";
+ * import { FakeClock } from "../../../testing.ts";
  * const clock = new FakeClock();
  * const woke: number[] = [];
  * void clock.sleep(2).then(() => woke.push(clock.now()));
@@ -45,6 +45,8 @@ export class FakeClock implements Clock {
   #timers: Entry[] = [];
 
   /**
+   * Makes a clock at time zero, whose wall time starts at `start`.
+   *
    * @param options `start`: the wall time at which the clock starts (default 2026-01-01 UTC).
    */
   constructor(options: { start?: Date } = {}) {

@@ -72,7 +72,7 @@ import { matchesObject } from "../intents/filters.ts";
 import { objectContext } from "../intents/contexts.ts";
 import type { AnyObject, IndexingHandler } from "../intents/handlers.ts";
 import type { OperatorRegistry } from "../intents/registry.ts";
-import { Index, IndexState, resultEntries } from "./indices.ts";
+import { type Index, IndexState, resultEntries } from "./indices.ts";
 
 export { Index, Store } from "./indices.ts";
 

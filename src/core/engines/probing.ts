@@ -16,6 +16,7 @@
  * @module
  */
 
+import { type Clock, realClock } from "../../cogs/aio/clock.ts";
 import type { OperatorLogger } from "../actions/loggers.ts";
 import type { ActivityHandler } from "../intents/handlers.ts";
 import { type ActivityEnvironment, runActivity } from "./activities.ts";
@@ -36,8 +37,8 @@ export interface ProberOptions {
   metrics?: OperatorMetrics | undefined;
   /** Seconds to reuse probe results (default {@link PROBE_CACHE_PERIOD}). */
   cachePeriod?: number;
-  /** The clock, in milliseconds (tests). */
-  now?: () => number;
+  /** The time source (default: the probes' environment's, else the real clock). */
+  clock?: Clock | undefined;
 }
 
 /**
@@ -111,7 +112,8 @@ export class Prober {
 
   /** The probe results: cached, or refreshed by one request while the others wait for it. */
   #results(): Promise<{ at: number; body: string }> {
-    const now = this.#options.now ?? Date.now;
+    const clock = this.#options.clock ?? this.#options.env.clock ?? realClock;
+    const now = () => clock.now();
     const period = (this.#options.cachePeriod ?? PROBE_CACHE_PERIOD) * 1000;
     const cached = this.#cached;
     if (cached && now() - cached.at < period) return Promise.resolve(cached);
