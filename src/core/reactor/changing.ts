@@ -191,7 +191,7 @@ export async function processChanging(cycle: ChangingCycle): Promise<CycleResult
           lifecycle: op.lifecycle,
           metrics: op.metrics,
           clock: op.clock,
-          signal,
+          signal: op.exiting ?? signal,
           logger,
           context: (handler, attempt) => handlerContext(causeContext, handler, attempt),
           onResult: (handler, value) => void results.set(handler.id, value),

@@ -78,6 +78,8 @@ export interface OperatorContext {
   daemons?: Daemons | undefined;
   /** The time source (default: the real clock). */
   clock?: Clock | undefined;
+  /** The operator's stop signal: handlers' `signal` aborts when the operator starts exiting. */
+  exiting?: AbortSignal | undefined;
 }
 
 /** A watch event as the queue hands it over: type null for listings and re-checks. */
@@ -196,7 +198,7 @@ async function runEventHandlers(
     logger,
     metrics: op.metrics,
     clock: op.clock,
-    signal,
+    signal: op.exiting ?? signal,
     context: (handler, attempt): EventContext => ({
       ...base,
       type: event.type,

@@ -335,6 +335,7 @@ async function startOperatorTasks(
     lifecycle,
     metrics,
     clock: options.clock,
+    exiting: signal,
   };
   // Daemons and timers: spawned by the object cycles, all stopped at exit before the cleanup.
   op.daemons = new Daemons(op);
