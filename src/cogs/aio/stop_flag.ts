@@ -27,7 +27,11 @@ export class StopFlag<Reason extends string = string> {
   #wakers: Array<() => void> | undefined;
   readonly #clock: Clock | undefined;
 
-  /** @param clock The clock its waits sleep on (default: the real clock). */
+  /**
+   * Makes a flag that is not set.
+   *
+   * @param clock The clock its waits sleep on (default: the real clock).
+   */
   constructor(clock?: Clock) {
     this.#clock = clock;
   }
