@@ -1,0 +1,279 @@
+/**
+ * Per-object queues on a fake clock: batching windows, serialisation per
+ * object, the worker limit, idle workers, the worker's own last write (older
+ * events skipped, continuing from our own body, re-reading when the watch is
+ * late), and the throttling of errors — no API server, no sockets, no
+ * wall-clock windows.
+ */
+
+import assert from "node:assert/strict";
+import { FakeClock } from "../../testing.ts";
+import { ObjectQueues, type QueueSettings } from "../../src/core/reactor/queueing.ts";
+import type { CycleResult, ObjectMemory, RawEvent } from "../../src/core/reactor/processing.ts";
+
+// deno-lint-ignore no-explicit-any
+type Obj = Record<string, any>;
+
+function obj(uid: string, rv: number, extra: Obj = {}): Obj {
+  return { metadata: { uid, name: uid, namespace: "ns", resourceVersion: String(rv) }, ...extra };
+}
+
+function ev(uid: string, rv: number, type: RawEvent["type"] = "MODIFIED"): RawEvent {
+  return { type, object: obj(uid, rv) };
+}
+
+const SETTINGS: QueueSettings = {
+  batchWindow: 0.1,
+  idleTimeout: 5,
+  workerLimit: null,
+  consistencyTimeout: 5,
+  errorDelays: [1, 2, 3],
+};
+
+interface Call {
+  uid: string;
+  rv: string;
+  type: RawEvent["type"];
+  at: number;
+  memory: ObjectMemory;
+}
+
+/** A processor that records calls; each call's result comes from `reply` (default: {}). */
+function recorder(
+  clock: FakeClock,
+  reply: (e: RawEvent, n: number) => CycleResult | Promise<CycleResult> = () => ({}),
+) {
+  const calls: Call[] = [];
+  let active = 0;
+  let maxActive = 0;
+  const activeByObject = new Map<string, number>();
+  let overlapping = false;
+  const processor = async (event: RawEvent, memory: ObjectMemory) => {
+    const uid = event.object.metadata.uid as string;
+    active++;
+    maxActive = Math.max(maxActive, active);
+    const mine = (activeByObject.get(uid) ?? 0) + 1;
+    if (mine > 1) overlapping = true;
+    activeByObject.set(uid, mine);
+    calls.push({
+      uid,
+      rv: event.object.metadata.resourceVersion,
+      type: event.type,
+      at: clock.now(),
+      memory,
+    });
+    try {
+      return await reply(event, calls.length);
+    } finally {
+      active--;
+      activeByObject.set(uid, (activeByObject.get(uid) ?? 1) - 1);
+    }
+  };
+  return { calls, processor, max: () => maxActive, overlapping: () => overlapping };
+}
+
+Deno.test("queues: a lone event is processed at once; a burst is batched for the window and only the latest is processed", async () => {
+  const clock = new FakeClock();
+  const r = recorder(clock);
+  const queues = new ObjectQueues(r.processor, SETTINGS, { clock });
+  queues.push(ev("a", 1));
+  await clock.advance(0);
+  assert.deepEqual(r.calls.map((c) => [c.rv, c.at]), [["1", 0]], "lone: at once");
+  await clock.advance(1);
+  queues.push(ev("a", 2));
+  queues.push(ev("a", 3));
+  queues.push(ev("a", 4));
+  await clock.advance(0.099);
+  assert.equal(r.calls.length, 1, "not before the window ends");
+  await clock.advance(0.001);
+  assert.deepEqual(r.calls.map((c) => c.rv), ["1", "4"], "the latest of the burst");
+  assert.equal(r.calls[1]!.at, 1100);
+  await queues.close();
+});
+
+Deno.test("queues: events of one object are processed one at a time, in order; objects concurrently", async () => {
+  const clock = new FakeClock();
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const r = recorder(clock, async (e) => {
+    if (e.object.metadata.resourceVersion === "1") await gate;
+    return {};
+  });
+  const queues = new ObjectQueues(r.processor, { ...SETTINGS, batchWindow: 0 }, { clock });
+  queues.push(ev("a", 1));
+  queues.push(ev("b", 1));
+  await clock.advance(0);
+  queues.push(ev("a", 2));
+  await clock.advance(1);
+  assert.deepEqual(r.calls.map((c) => `${c.uid}${c.rv}`), ["a1", "b1"], "a2 waits for a1");
+  assert.equal(r.max(), 2, "a and b at once");
+  release();
+  await clock.advance(0);
+  assert.deepEqual(r.calls.map((c) => `${c.uid}${c.rv}`), ["a1", "b1", "a2"]);
+  assert.equal(r.overlapping(), false, "never two cycles of one object at once");
+  await queues.close();
+});
+
+Deno.test("queues: the worker limit bounds how many objects are processed at once", async () => {
+  const clock = new FakeClock();
+  const r = recorder(clock, async () => {
+    await clock.sleep(1);
+    return {};
+  });
+  const queues = new ObjectQueues(r.processor, { ...SETTINGS, workerLimit: 2 }, { clock });
+  for (const uid of ["a", "b", "c", "d", "e"]) queues.push(ev(uid, 1));
+  await clock.advance(0);
+  assert.equal(r.calls.length, 2);
+  await clock.advance(1);
+  assert.equal(r.calls.length, 4);
+  await clock.advance(1);
+  assert.equal(r.calls.length, 5);
+  assert.equal(r.max(), 2);
+  assert.deepEqual(r.calls.map((c) => c.at), [0, 0, 1000, 1000, 2000]);
+  await clock.advance(1);
+  await queues.close();
+});
+
+Deno.test("queues: an idle worker is destroyed after the idle timeout; the object's memory stays until DELETED", async () => {
+  const clock = new FakeClock();
+  const r = recorder(clock);
+  const queues = new ObjectQueues(r.processor, SETTINGS, { clock });
+  queues.push(ev("a", 1));
+  await clock.advance(4.9);
+  assert.equal(queues.size, 1);
+  await clock.advance(0.1);
+  assert.equal(queues.size, 0, "destroyed when idle");
+  queues.push(ev("a", 2));
+  await clock.advance(0);
+  assert.equal(r.calls[1]!.memory, r.calls[0]!.memory, "the same memory for the next worker");
+  queues.push(ev("a", 3, "DELETED"));
+  await clock.advance(0.1);
+  assert.equal(queues.size, 0, "a deletion ends the worker at once");
+  queues.push(ev("a", 4, "ADDED"));
+  await clock.advance(0);
+  assert.notEqual(r.calls[3]!.memory, r.calls[0]!.memory, "a fresh memory after DELETED");
+  await queues.close();
+});
+
+Deno.test("queues: events older than our own write are skipped until its version arrives", async () => {
+  const clock = new FakeClock();
+  const r = recorder(
+    clock,
+    (e) => (e.object.metadata.resourceVersion === "2" ? { patched: obj("a", 5) } : {}),
+  );
+  const queues = new ObjectQueues(r.processor, { ...SETTINGS, batchWindow: 0 }, { clock });
+  queues.push(ev("a", 2));
+  await clock.advance(0);
+  queues.push(ev("a", 3));
+  await clock.advance(0.5);
+  queues.push(ev("a", 4));
+  await clock.advance(0.5);
+  assert.deepEqual(r.calls.map((c) => c.rv), ["2"], "3 and 4 are older than our write (5)");
+  queues.push(ev("a", 5));
+  await clock.advance(0);
+  assert.deepEqual(r.calls.map((c) => c.rv), ["2", "5"]);
+  queues.push(ev("a", 6));
+  await clock.advance(0);
+  assert.deepEqual(r.calls.map((c) => c.rv), ["2", "5", "6"], "newer ones pass again");
+  await queues.close();
+});
+
+Deno.test("queues: sleeping handlers wake after exactly the delay, continuing from our own write's body", async () => {
+  const clock = new FakeClock();
+  const r = recorder(clock, (_e, n) => (n === 1 ? { delay: 2, patched: obj("a", 7) } : {}));
+  const queues = new ObjectQueues(r.processor, SETTINGS, { clock });
+  queues.push(ev("a", 6));
+  await clock.advance(1.999);
+  assert.equal(r.calls.length, 1);
+  await clock.advance(0.001);
+  assert.deepEqual(r.calls.map((c) => [c.rv, c.type, c.at]), [["6", "MODIFIED", 0], [
+    "7",
+    null,
+    2000,
+  ]]);
+  await queues.close();
+});
+
+Deno.test("queues: when our own write does not come back in time, the object is read anew", async () => {
+  const clock = new FakeClock();
+  const reads: string[] = [];
+  const r = recorder(clock, (_e, n) => (n === 1 ? { patched: obj("a", 9) } : {}));
+  const queues = new ObjectQueues(r.processor, { ...SETTINGS, batchWindow: 0 }, {
+    clock,
+    refresh: (body) => {
+      reads.push(body.metadata.resourceVersion);
+      return Promise.resolve(obj("a", 12));
+    },
+  });
+  queues.push(ev("a", 8));
+  await clock.advance(0);
+  queues.push(ev("a", 8)); // a late duplicate of an older version: stale
+  await clock.advance(4.999);
+  assert.deepEqual(r.calls.map((c) => c.rv), ["8"]);
+  assert.deepEqual(reads, []);
+  await clock.advance(0.001);
+  assert.deepEqual(reads, ["9"], "re-read after the consistency timeout");
+  assert.deepEqual(r.calls.map((c) => c.rv), ["8", "12"], "the fresh body, not the stale event");
+  await queues.close();
+});
+
+Deno.test("queues: a re-read that finds the object gone processes nothing", async () => {
+  const clock = new FakeClock();
+  const r = recorder(clock, (_e, n) => (n === 1 ? { patched: obj("a", 9) } : {}));
+  const queues = new ObjectQueues(r.processor, { ...SETTINGS, batchWindow: 0 }, {
+    clock,
+    refresh: () => Promise.resolve(undefined),
+  });
+  queues.push(ev("a", 8));
+  await clock.advance(0);
+  queues.push(ev("a", 8));
+  await clock.advance(10);
+  assert.deepEqual(r.calls.map((c) => c.rv), ["8"]);
+  await queues.close();
+});
+
+Deno.test("queues: errors are throttled by errorDelays (the last repeats); a success resets the sequence", async () => {
+  const clock = new FakeClock();
+  const delays: Array<number | undefined> = [];
+  let failing = true;
+  const r = recorder(clock, () => {
+    if (failing) throw new Error("boom");
+    return {};
+  });
+  const queues = new ObjectQueues(r.processor, SETTINGS, {
+    clock,
+    onError: (_e, _event, delay) => delays.push(delay),
+  });
+  queues.push(ev("a", 1));
+  await clock.advance(0 + 1 + 2 + 3 + 3);
+  assert.deepEqual(r.calls.map((c) => c.at), [0, 1000, 3000, 6000, 9000]);
+  assert.deepEqual(delays, [1, 2, 3, 3, 3]);
+  failing = false;
+  await clock.advance(3);
+  assert.equal(r.calls.length, 6, "retried after the delay, succeeded");
+  failing = true;
+  queues.push(ev("a", 2));
+  await clock.advance(0);
+  assert.deepEqual(delays.slice(-1), [1], "a fresh sequence after the success");
+  await clock.advance(10);
+  await queues.close();
+});
+
+Deno.test("queues: close() waits for the current cycle and starts no new one", async () => {
+  const clock = new FakeClock();
+  let finished = false;
+  const r = recorder(clock, async () => {
+    await clock.sleep(1);
+    finished = true;
+    return { delay: 1 };
+  });
+  const queues = new ObjectQueues(r.processor, SETTINGS, { clock });
+  queues.push(ev("a", 1));
+  await clock.advance(0);
+  const closing = queues.close();
+  await clock.advance(1);
+  await closing;
+  assert.equal(finished, true);
+  await clock.advance(5);
+  assert.equal(r.calls.length, 1, "no re-check after close");
+});
