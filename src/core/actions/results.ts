@@ -168,5 +168,6 @@ function utf8Length(text: string): number {
 }
 
 function kib(bytes: number): string {
+  if (bytes < 1024) return `${bytes} bytes`;
   return `${Math.round((bytes / 1024) * 10) / 10} KiB`;
 }
