@@ -143,6 +143,8 @@ export interface Execution<H extends BaseHandler> {
   successLevel?: "info" | "debug" | undefined;
   /** Records each run (metrics); absent, nothing is recorded. */
   metrics?: HandlerMetrics | undefined;
+  /** Handlers of this kind may have sub-handlers (`kopf.register`, `kopf.execute`). */
+  subhandlers?: boolean | undefined;
 }
 
 /**
@@ -189,21 +191,23 @@ export async function executeHandlers<H extends BaseHandler>(
  * @param ex How this kind executes.
  * @returns The outcome.
  */
-export async function executeHandler<H extends BaseHandler>(
+export function executeHandler<H extends BaseHandler>(
   handler: H,
   ex: Execution<H>,
 ): Promise<Outcome> {
   const clock = ex.clock ?? realClock;
   const began = ex.metrics ? clock.now() : 0;
-  const outcome = await attempt(handler, ex, clock);
-  ex.metrics?.handlerRun(
-    handler.id,
-    ex.kind,
-    (clock.now() - began) / 1000,
-    outcome.error !== undefined,
-  );
-  ex.state.get(handler.id)!.apply(outcome, clock.date());
-  return outcome;
+  // A reaction, not an async frame: a daemon waits under it for as long as it lives.
+  return attempt(handler, ex, clock).then((outcome) => {
+    ex.metrics?.handlerRun(
+      handler.id,
+      ex.kind,
+      (clock.now() - began) / 1000,
+      outcome.error !== undefined,
+    );
+    ex.state.get(handler.id)!.apply(outcome, clock.date());
+    return outcome;
+  });
 }
 
 async function attempt<H extends BaseHandler>(
@@ -232,24 +236,11 @@ async function attempt<H extends BaseHandler>(
       new HandlerRetriesError(`${noun} '${id}' has exceeded ${handler.retries} retries.`),
     );
   }
-  // Ids of children run by kopf.execute(): remembered in the parent's record (subrefs),
-  // so that their own records are found again in the next cycle.
-  const executed: string[] = [];
-  const scope: SubhandlerScope = {
-    parentId: id,
-    registered: [],
-    parent: handler,
-    execute: async (children) => {
-      for (const c of children) if (!executed.includes(c.id)) executed.push(c.id);
-      const done = await runChildren(children, ex, id, clock);
-      if (!done.finished) {
-        throw new ChildrenRetry("sub-handlers are not finished yet", { delay: done.delay });
-      }
-      if (done.failed) {
-        throw new ChildrenFailedError(`sub-handlers of '${id}' failed: ${done.failed}`);
-      }
-    },
-  };
+  // Sub-handlers, for the kinds that have them (changing handlers): registered through an
+  // async context while the parent runs. The other kinds skip it: a daemon waiting for hours
+  // should hold no more than its own frame.
+  const scope = ex.subhandlers ? subhandlerScope(handler, ex, clock) : undefined;
+  const executed = scope?.executed ?? [];
   const signals = new LazySignal(ex.signal);
   let result: unknown;
   let context: AnyObject | undefined;
@@ -263,7 +254,7 @@ async function attempt<H extends BaseHandler>(
       },
     });
     const args = context;
-    const call = handlerScope.run(scope, () => handler.fn(args));
+    const call = scope ? handlerScope.run(scope, () => handler.fn(args)) : handler.fn(args);
     result = handler.timeout === undefined || !isPromise(call)
       ? await call
       : await deadline(call, handler.timeout - runtime, clock, () => {
@@ -278,7 +269,7 @@ async function attempt<H extends BaseHandler>(
         );
         return error;
       });
-    if (scope.registered.length) {
+    if (scope?.registered.length) {
       const done = await runChildren(scope.registered, ex, id, clock);
       const subrefs = [...executed, ...scope.registered.map((h) => h.id)];
       if (!done.finished) return { final: false, delay: done.delay, subrefs };
@@ -331,8 +322,37 @@ async function attempt<H extends BaseHandler>(
   if (result !== undefined && result !== null) ex.onResult?.(handler, result);
   // Registered children too: their records (kept while other handlers are unfinished) are found
   // through the parent's subrefs, and purged with it.
+  if (!scope) return { final: true, result };
   const subrefs = [...executed, ...scope.registered.map((h) => h.id)];
   return subrefs.length ? { final: true, result, subrefs } : { final: true, result };
+}
+
+/** The scope in which a parent handler registers and executes its sub-handlers. */
+function subhandlerScope<H extends BaseHandler>(
+  handler: H,
+  ex: Execution<H>,
+  clock: Clock,
+): SubhandlerScope & { executed: string[] } {
+  const id = handler.id;
+  // Ids of children run by kopf.execute(): remembered in the parent's record (subrefs),
+  // so that their own records are found again in the next cycle.
+  const executed: string[] = [];
+  return {
+    parentId: id,
+    registered: [],
+    parent: handler,
+    executed,
+    execute: async (children) => {
+      for (const c of children) if (!executed.includes(c.id)) executed.push(c.id);
+      const done = await runChildren(children, ex, id, clock);
+      if (!done.finished) {
+        throw new ChildrenRetry("sub-handlers are not finished yet", { delay: done.delay });
+      }
+      if (done.failed) {
+        throw new ChildrenFailedError(`sub-handlers of '${id}' failed: ${done.failed}`);
+      }
+    },
+  };
 }
 
 function permanently(logger: OperatorLogger, noun: string, id: string, error: Error): Outcome {

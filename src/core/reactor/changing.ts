@@ -185,6 +185,7 @@ export async function processChanging(cycle: ChangingCycle): Promise<CycleResult
         await executeHandlers<ChangingHandler>(handlers, {
           state,
           kind: "changing",
+          subhandlers: true,
           defaultErrors: "temporary",
           defaultBackoff: settings.execution.defaultBackoff,
           resultLimit: settings.persistence.resultSizeLimit,
