@@ -72,7 +72,10 @@ export class FakeClock implements Clock {
    * @returns A function that cancels the timer.
    */
   timer(ms: number, fn: () => void, _options?: TimerOptions): CancelTimer {
-    const entry: Entry = { due: this.#now + Math.max(0, ms), seq: this.#seq++, fn };
+    // Due times are kept to the microsecond: delays computed from dates (60 - 0.1 = 59.9 s)
+    // must not miss their moment by a float's last bit.
+    const due = Math.round((this.#now + Math.max(0, ms)) * 1000) / 1000;
+    const entry: Entry = { due, seq: this.#seq++, fn };
     // Kept sorted by due time, then by creation: the order real timers fire in.
     let i = this.#timers.length;
     while (i > 0) {

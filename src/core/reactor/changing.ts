@@ -258,7 +258,7 @@ function describeDelays(delays: Array<[string, number]>): string {
   const sorted = [...delays].sort((a, b) => a[1] - b[1]);
   return sorted.map(([id, delay], i) =>
     `${i === 0 ? "handler " : ""}'${id}' ${i === 0 ? "will run " : ""}in ${
-      Math.round(delay * 1000) / 1000
+      Math.round(delay * 100) / 100
     }s`
   ).join(", ");
 }

@@ -196,6 +196,7 @@ export class ObjectQueues {
             // Handlers wake up with no news: continue from our own last write, if it is not
             // back yet — never from the older body the previous cycle started from.
             queue.events.push({ type: null, object: own ?? last.object });
+            queue.arrivals = [-Infinity, -Infinity]; // a re-check is no arrival: not a burst
           }
         }
         // Batch: when events of this object come in a burst (the last two within the window),
@@ -255,6 +256,7 @@ export class ObjectQueues {
           await this.#wait(queue, lastThrottle, false);
           if (!queue.events.length && !this.#closing) {
             queue.events.push({ type: null, object: own ?? event.object });
+            queue.arrivals = [-Infinity, -Infinity];
           }
         }
         if (deleted) {
