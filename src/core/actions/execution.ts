@@ -113,6 +113,45 @@ export interface Attempt {
   readonly signal: AbortSignal;
 }
 
+/** The fields of a handler's context that come from its attempt. */
+export interface AttemptFields {
+  /** How many attempts were made before this one. */
+  retry: number;
+  /** When the first attempt started. */
+  started: Date;
+  /** Seconds since the first attempt started. */
+  runtime: number;
+  /** Aborts at the handler's timeout and at the operator's exit. */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * Completes a handler's context with its attempt's fields; the signal stays lazy (a getter).
+ *
+ * @param fields The context's other fields (a fresh object: it is completed in place).
+ * @param attempt The attempt.
+ * @returns The same object, with `retry`, `started`, `runtime` and `signal`.
+ *
+ * @example
+ * ```ts
+ * import { withAttempt } from "./execution.ts";
+ * const attempt = { retry: 1, started: new Date(0), runtime: 2, signal: AbortSignal.abort() };
+ * const ctx = withAttempt({ param: "x" }, attempt);
+ * console.log(ctx.retry, ctx.param, ctx.signal.aborted); // 1 "x" true
+ * ```
+ */
+export function withAttempt<T extends object>(fields: T, attempt: Attempt): T & AttemptFields {
+  const ctx = fields as T & { retry: number; started: Date; runtime: number };
+  ctx.retry = attempt.retry;
+  ctx.started = attempt.started;
+  ctx.runtime = attempt.runtime;
+  return Object.defineProperty(ctx, "signal", {
+    get: () => attempt.signal,
+    enumerable: true,
+    configurable: true,
+  }) as T & AttemptFields;
+}
+
 /** How one kind of handler is executed: the parts of the protocol a kind chooses. */
 export interface Execution<H extends BaseHandler> {
   /** The handlers' progress (updated in place with each outcome). */

@@ -59,7 +59,7 @@ export function checkResult(value: unknown, limit: number): CheckedResult {
   if (text === undefined) {
     return { ok: true, value: undefined, dropped: dropped.length ? dropped : ["result"], bytes: 0 };
   }
-  const bytes = utf8Length(text);
+  const bytes = new TextEncoder().encode(text).length;
   if (bytes > limit) {
     return {
       ok: false,
@@ -151,20 +151,6 @@ function walk(
 
 function pathKey(key: string): string {
   return /^[A-Za-z_$][\w$]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`;
-}
-
-function utf8Length(text: string): number {
-  let n = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 0x80) n += 1;
-    else if (c < 0x800) n += 2;
-    else if (c >= 0xd800 && c <= 0xdbff) {
-      n += 4;
-      i++;
-    } else n += 3;
-  }
-  return n;
 }
 
 function kib(bytes: number): string {

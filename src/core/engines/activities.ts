@@ -9,7 +9,7 @@
  */
 
 import { type Clock, realClock } from "../../cogs/aio/clock.ts";
-import { executeHandlers, type HandlerMetrics } from "../actions/execution.ts";
+import { executeHandlers, type HandlerMetrics, withAttempt } from "../actions/execution.ts";
 import type { AnyObject } from "../actions/invocation.ts";
 import type { OperatorLogger } from "../actions/loggers.ts";
 import { State } from "../actions/progression.ts";
@@ -86,19 +86,14 @@ export async function runActivity(
       metrics: env.metrics,
       clock,
       signal,
-      context: (handler, attempt): ActivityContext => ({
-        logger: env.logger,
-        memo: env.memo,
-        settings: env.settings,
-        indices: env.indices,
-        param: handler.param,
-        retry: attempt.retry,
-        started: attempt.started,
-        runtime: attempt.runtime,
-        get signal() {
-          return attempt.signal;
-        },
-      }),
+      context: (handler, attempt): ActivityContext =>
+        withAttempt({
+          logger: env.logger,
+          memo: env.memo,
+          settings: env.settings,
+          indices: env.indices,
+          param: handler.param,
+        }, attempt),
       onResult: (handler, result) => results.set(handler.id, result),
     });
     if (state.done(ids)) break;

@@ -65,7 +65,7 @@ import { Patch } from "../../cogs/structs/patches.ts";
 import type { Resource } from "../../cogs/structs/references.ts";
 import type { OperatorSettings } from "../../cogs/configs/settings.ts";
 import { type CancelTimer, type Clock, realClock } from "../../cogs/aio/clock.ts";
-import { executeHandler } from "../actions/execution.ts";
+import { executeHandler, withAttempt } from "../actions/execution.ts";
 import { type LogSink, ObjectLogger } from "../actions/loggers.ts";
 import { type Outcome, State } from "../actions/progression.ts";
 import { matchesObject } from "../intents/filters.ts";
@@ -348,15 +348,7 @@ export class OperatorIndexers {
       logger,
       clock,
       signal: this.#options.signal,
-      context: (_handler, attempt) => ({
-        ...context,
-        retry: attempt.retry,
-        started: attempt.started,
-        runtime: attempt.runtime,
-        get signal() {
-          return attempt.signal;
-        },
-      }),
+      context: (_handler, attempt) => withAttempt({ ...context }, attempt),
     });
     if (outcome.final && outcome.error === undefined) {
       if (failure) state.failures.delete(objectKey);

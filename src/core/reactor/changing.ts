@@ -32,7 +32,7 @@ import {
   type ObjectApi,
   removeFinalizer,
 } from "../actions/application.ts";
-import { type Attempt, executeHandlers } from "../actions/execution.ts";
+import { type Attempt, executeHandlers, withAttempt } from "../actions/execution.ts";
 import type { ObjectLogger } from "../actions/loggers.ts";
 import { State } from "../actions/progression.ts";
 import {
@@ -268,16 +268,7 @@ function handlerContext(
   handler: ChangingHandler,
   attempt: Attempt,
 ): ChangingContext {
-  const ctx: ChangingContext = {
-    ...cause,
-    param: handler.param,
-    retry: attempt.retry,
-    started: attempt.started,
-    runtime: attempt.runtime,
-    get signal() {
-      return attempt.signal;
-    },
-  };
+  const ctx: ChangingContext = withAttempt({ ...cause, param: handler.param }, attempt);
   if (handler.field) {
     ctx.old = getField(cause.old, handler.field);
     ctx.new = getField(cause.new, handler.field);

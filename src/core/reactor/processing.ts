@@ -19,7 +19,12 @@ import { Patch } from "../../cogs/structs/patches.ts";
 import type { Resource } from "../../cogs/structs/references.ts";
 import type { OperatorSettings } from "../../cogs/configs/settings.ts";
 import { applyPatch, changed, type ObjectApi } from "../actions/application.ts";
-import { executeHandlers, type HandlerMetrics, type Lifecycle } from "../actions/execution.ts";
+import {
+  executeHandlers,
+  type HandlerMetrics,
+  type Lifecycle,
+  withAttempt,
+} from "../actions/execution.ts";
 import { type EventPoster, type Level, type LogSink, ObjectLogger } from "../actions/loggers.ts";
 import { State } from "../actions/progression.ts";
 import type { AnyObject, EventContext, WatchingHandler } from "../intents/handlers.ts";
@@ -199,17 +204,7 @@ async function runEventHandlers(
     metrics: op.metrics,
     clock: op.clock,
     signal: op.exiting ?? signal,
-    context: (handler, attempt): EventContext => ({
-      ...base,
-      type: event.type,
-      event,
-      param: handler.param,
-      retry: attempt.retry,
-      started: attempt.started,
-      runtime: attempt.runtime,
-      get signal() {
-        return attempt.signal;
-      },
-    }),
+    context: (handler, attempt): EventContext =>
+      withAttempt({ ...base, type: event.type, event, param: handler.param }, attempt),
   });
 }
