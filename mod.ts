@@ -220,4 +220,4 @@ export type {
   SpawningContext as DaemonContext,
   SpawningContext as TimerContext,
 } from "./src/core/intents/handlers.ts";
-export type { SpawningOptions } from "./src/core/intents/registration.ts";
+export type { SpawningOptions } from "./src/core/intents/spawners.ts";

@@ -168,7 +168,7 @@ export function probe(...args: ActivityHandlerArgs): HandlerFn<ActivityContext> 
 
 // --- Daemons and timers (kopf.daemon, kopf.timer) ---------------------------------------------
 
-import { registerSpawning, type SpawningOptions } from "./src/core/intents/registration.ts";
+import { registerSpawning, type SpawningOptions } from "./src/core/intents/spawners.ts";
 import type { SpawningContext } from "./src/core/intents/handlers.ts";
 
 /** The argument list of daemons and timers: resource parts, optional options, the function. */

@@ -129,6 +129,18 @@ Deno.test("kopf run, bad input: unknown resource, missing file, failing import, 
         /^kopf: cannot load handlers from imports\.ts: TypeError: Module not found .*nope\.ts/,
       );
     });
+    await t.step("an option of another kind of handler", async () => {
+      await handlersFile(
+        dir,
+        "interval.ts",
+        `kopf.on.create("kopfexamples", { interval: 60 }, function createFn() {});`,
+      );
+      const r = await cli(["run", "-q", "--standalone", "-A", "interval.ts"], { env, cwd: dir });
+      assertOneLine(
+        r,
+        /^kopf: cannot load handlers from interval\.ts: RegistrationError: kopf\.on\.create\(\.\.\.\): the option "interval" is not for create handlers; it is for kopf\.timer\.$/,
+      );
+    });
     await t.step("an unknown flag", async () => {
       const r = await cli(["run", "--no-such-flag"], { env });
       assert.equal(r.code, 2);

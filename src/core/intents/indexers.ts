@@ -14,13 +14,7 @@ import type {
   IndexingHandler,
   ObjectContext,
 } from "./handlers.ts";
-import {
-  checkBase,
-  getDefaultRegistry,
-  parseResourceArgs,
-  RegistrationError,
-  resourceHandlerBase,
-} from "./registration.ts";
+import { getDefaultRegistry, parseResourceArgs, resourceHandlerBase } from "./registration.ts";
 import type { OperatorRegistry } from "./registry.ts";
 
 /**
@@ -62,16 +56,7 @@ export interface IndexingOptions extends BaseOptions, FilterOptions {
  */
 export function registerIndexing(args: unknown[]): HandlerFn {
   const what = "kopf.index";
-  const { selector, options: o, fn } = parseResourceArgs<IndexingOptions & { old?: unknown }>(
-    what,
-    args,
-  );
-  for (const key of ["old", "new", "optional", "deleted"]) {
-    if ((o as Record<string, unknown>)[key] !== undefined) {
-      throw new RegistrationError(`${what}(...): the option "${key}" is not for indexing handlers`);
-    }
-  }
-  checkBase(what, o);
+  const { selector, options: o, fn } = parseResourceArgs<IndexingOptions>(what, "index", args);
   const handler: IndexingHandler = {
     kind: "indexing",
     ...resourceHandlerBase(o, fn, selector, "index", false),

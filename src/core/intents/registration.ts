@@ -20,12 +20,12 @@ import type {
   HandlerFn,
   Reason,
   ResourceHandler,
-  SpawningHandler,
   WatchingHandler,
 } from "./handlers.ts";
 import { defaultId } from "./handlers.ts";
 import { EVERYTHING } from "../../cogs/structs/references.ts";
 import { OperatorRegistry } from "./registry.ts";
+import { checkOptions, type HandlerKind, hasOptionKeys, inheritedOptions } from "./options.ts";
 
 /** A handler registration could not be understood. */
 export class RegistrationError extends TypeError {
@@ -60,25 +60,6 @@ const SELECTOR_KEYS = [
   "name",
   "any_name",
 ];
-const OPTION_KEYS = new Set([
-  "id",
-  "param",
-  "errors",
-  "timeout",
-  "retries",
-  "backoff",
-  "labels",
-  "annotations",
-  "when",
-  "field",
-  "value",
-  "old",
-  "new",
-  "registry",
-  "optional",
-  "deleted",
-]);
-
 let defaultRegistry = new OperatorRegistry();
 
 /**
@@ -113,14 +94,20 @@ interface Parsed<O> {
 }
 
 /**
- * Parses `(…resource, options?, fn)`.
+ * Parses `(…resource, options?, fn)` and checks the options against the kind's (options.ts).
  *
  * @param what The decorator's name, for messages (e.g. `kopf.on.create`).
+ * @param kind The handler kind.
  * @param args The call's arguments.
  * @returns The selector, options and function.
- * @throws {RegistrationError} For a missing function, resource, or unknown option.
+ * @throws {RegistrationError} For a missing function or resource, or an option that is unknown,
+ *   of another kind, or of the wrong form.
  */
-export function parseResourceArgs<O extends object>(what: string, args: unknown[]): Parsed<O> {
+export function parseResourceArgs<O extends object>(
+  what: string,
+  kind: HandlerKind,
+  args: unknown[],
+): Parsed<O> {
   const fn = args[args.length - 1];
   if (typeof fn !== "function") {
     throw new RegistrationError(`${what}(...) needs the handler function as its last argument`);
@@ -143,8 +130,7 @@ export function parseResourceArgs<O extends object>(what: string, args: unknown[
     } else if (arg && typeof arg === "object" && !Array.isArray(arg)) {
       const obj = arg as Record<string, unknown>;
       const looksLikeResource = !strings.length && !resourceObject && !everything &&
-        Object.keys(obj).some((k) => SELECTOR_KEYS.includes(k)) &&
-        !Object.keys(obj).some((k) => OPTION_KEYS.has(k));
+        Object.keys(obj).some((k) => SELECTOR_KEYS.includes(k)) && !hasOptionKeys(obj);
       if (looksLikeResource) resourceObject = obj;
       else options = { ...options, ...obj };
     } else if (arg !== undefined) {
@@ -155,13 +141,8 @@ export function parseResourceArgs<O extends object>(what: string, args: unknown[
       );
     }
   }
-  for (const key of Object.keys(options)) {
-    if (!OPTION_KEYS.has(key)) {
-      throw new RegistrationError(
-        `${what}(...): unknown option "${key}"; known: ${[...OPTION_KEYS].join(", ")}`,
-      );
-    }
-  }
+  const problem = checkOptions(what, kind, options);
+  if (problem) throw new RegistrationError(problem);
   if (!strings.length && !resourceObject && !everything) {
     throw new RegistrationError(`${what}(...) needs a resource, e.g. ${what}("kopfexamples", fn)`);
   }
@@ -181,31 +162,6 @@ export function parseResourceArgs<O extends object>(what: string, args: unknown[
     throw new RegistrationError(`${what}(...): ${(e as Error).message}`);
   }
   return { selector, options: options as O, fn: fn as HandlerFn };
-}
-
-/**
- * Checks the error options of a registration (errors mode, timeout, retries, backoff).
- *
- * @param what The decorator name, for messages.
- * @param o The options.
- * @throws {RegistrationError} For a bad value.
- */
-export function checkBase(what: string, o: BaseOptions): void {
-  if (o.errors !== undefined && !["temporary", "permanent", "ignored"].includes(o.errors)) {
-    throw new RegistrationError(
-      `${what}(...): errors must be "temporary", "permanent" or "ignored", not ${
-        JSON.stringify(o.errors)
-      }`,
-    );
-  }
-  for (const k of ["timeout", "retries", "backoff"] as const) {
-    const v = o[k];
-    if (v !== undefined && (typeof v !== "number" || !(v >= 0))) {
-      throw new RegistrationError(
-        `${what}(...): ${k} must be a number of 0 or more, not ${JSON.stringify(v)}`,
-      );
-    }
-  }
 }
 
 /**
@@ -261,16 +217,11 @@ export function registerChanging(
   args: unknown[],
   extra: { initial?: boolean; requireField?: boolean } = {},
 ): HandlerFn {
-  const { selector, options: o, fn } = parseResourceArgs<ResourceOptions>(what, args);
-  checkBase(what, o);
+  const kind = (reason ?? (extra.requireField ? "field" : "resume")) as HandlerKind;
+  const { selector, options: o, fn } = parseResourceArgs<ResourceOptions>(what, kind, args);
   if (extra.requireField && !o.field) {
     throw new RegistrationError(
       `${what}(...) needs a field, e.g. ${what}("kopfexamples", { field: "spec.x" }, fn)`,
-    );
-  }
-  if ((o.old !== undefined || o.new !== undefined) && reason !== "update" && reason !== undefined) {
-    throw new RegistrationError(
-      `${what}(...): old/new filters are only for update and field handlers`,
     );
   }
   const handler: ChangingHandler = {
@@ -295,8 +246,7 @@ export function registerChanging(
  */
 export function registerWatching(args: unknown[]): HandlerFn {
   const what = "kopf.on.event";
-  const { selector, options: o, fn } = parseResourceArgs<ResourceOptions>(what, args);
-  checkBase(what, o);
+  const { selector, options: o, fn } = parseResourceArgs<ResourceOptions>(what, "event", args);
   const handler: WatchingHandler = {
     kind: "watching",
     ...resourceHandlerBase(o, fn, selector, "event_handler"),
@@ -327,12 +277,8 @@ export function registerActivity(
       `${what}(...) takes an optional options object and the function: ${what}({ id }, fn)`,
     );
   }
-  for (const key of Object.keys(o)) {
-    if (!["id", "param", "errors", "timeout", "retries", "backoff", "registry"].includes(key)) {
-      throw new RegistrationError(`${what}(...): unknown option "${key}"`);
-    }
-  }
-  checkBase(what, o);
+  const problem = checkOptions(what, activity, o as Record<string, unknown>);
+  if (problem) throw new RegistrationError(problem);
   const handler: ActivityHandler = {
     kind: "activity",
     activity,
@@ -368,7 +314,8 @@ export function registerSubhandler(fn: HandlerFn, options: SubhandlerOptions = {
       "kopf.register()/kopf.subhandler() work only inside a running resource-changing handler",
     );
   }
-  checkBase("kopf.register", options);
+  const problem = checkOptions("kopf.register", "subhandler", options as Record<string, unknown>);
+  if (problem) throw new RegistrationError(problem);
   const child = makeChild(
     scope.parent as ChangingHandler,
     scope.parentId,
@@ -398,6 +345,8 @@ export async function executeSubhandlers(
     );
   }
   const { fns, ...options } = spec;
+  const problem = checkOptions("kopf.execute", "subhandler", options as Record<string, unknown>);
+  if (problem) throw new RegistrationError(problem);
   const entries: Array<[string | undefined, HandlerFn]> = Array.isArray(fns)
     ? fns.map((f) => [undefined, f])
     : Object.entries(fns ?? {});
@@ -422,11 +371,17 @@ function makeChild(
 ): ChangingHandler {
   const field = o.field !== undefined ? parseField(o.field) : undefined;
   const own = o.id ?? defaultId(fn, `sub${index}`);
+  // What the table says a sub-handler inherits (its parent's value when it gives none).
+  const inherited: Record<string, unknown> = {};
+  for (const key of inheritedOptions()) {
+    inherited[key] = (o as Record<string, unknown>)[key] ??
+      (parent as unknown as Record<string, unknown>)[key];
+  }
   return {
     ...parent,
+    ...inherited,
     id: `${parentId}/${own}`,
     fn,
-    param: o.param ?? parent.param,
     errors: o.errors,
     timeout: o.timeout,
     retries: o.retries,
@@ -439,110 +394,4 @@ function makeChild(
     old: o.old,
     new: o.new,
   };
-}
-
-// --- Daemons and timers (kopf.daemon, kopf.timer) ---------------------------------------------
-
-/** Options of `kopf.daemon` and `kopf.timer`. */
-export interface SpawningOptions extends BaseOptions, FilterOptions {
-  /** Register in this registry instead of the default one. */
-  registry?: OperatorRegistry;
-  /** Seconds before the first run after the object is seen (or the operator starts). */
-  initialDelay?: number;
-  /** Daemons: seconds of graceful waiting after the stop-flag is set. */
-  cancellationBackoff?: number;
-  /** Daemons: seconds to wait more before abandoning a daemon that does not exit. */
-  cancellationTimeout?: number;
-  /** Daemons: seconds between checks while a daemon is exiting (default 5). */
-  cancellationPolling?: number;
-  /** Timers: seconds between runs. */
-  interval?: number;
-  /** Timers: run on the interval grid, whatever each run takes. */
-  sharp?: boolean;
-  /** Timers: run only when the object has not changed for so many seconds. */
-  idle?: number;
-}
-
-const DAEMON_KEYS = [
-  "initialDelay",
-  "cancellationBackoff",
-  "cancellationTimeout",
-  "cancellationPolling",
-];
-const TIMER_KEYS = ["initialDelay", "interval", "sharp", "idle"];
-for (const k of [...DAEMON_KEYS, ...TIMER_KEYS]) OPTION_KEYS.add(k);
-
-/**
- * Registers a daemon or a timer (`kopf.daemon`, `kopf.timer`).
- *
- * @param spawn "daemon" or "timer".
- * @param args The call's arguments: resource, optional options, the function.
- * @returns The handler function.
- * @throws {RegistrationError} For options of the other kind, or bad numbers.
- */
-export function registerSpawning(
-  spawn: "daemon" | "timer",
-  args: unknown[],
-): HandlerFn {
-  const what = `kopf.${spawn}`;
-  const { selector, options: o, fn } = parseResourceArgs<
-    SpawningOptions & ResourceOptions
-  >(
-    what,
-    args,
-  );
-  checkBase(what, o);
-  const own = spawn === "daemon" ? DAEMON_KEYS : TIMER_KEYS;
-  for (const key of Object.keys(o)) {
-    if (
-      ["old", "new", "optional", "deleted", ...DAEMON_KEYS, ...TIMER_KEYS]
-        .includes(key) &&
-      !own.includes(key)
-    ) {
-      throw new RegistrationError(
-        `${what}(...): the option "${key}" is not for ${spawn}s`,
-      );
-    }
-  }
-  for (
-    const k of [
-      "initialDelay",
-      "cancellationBackoff",
-      "cancellationTimeout",
-      "cancellationPolling",
-      "interval",
-      "idle",
-    ] as const
-  ) {
-    const v = o[k];
-    if (v !== undefined && (typeof v !== "number" || !(v >= 0))) {
-      throw new RegistrationError(
-        `${what}(...): ${k} must be a number of 0 or more, not ${JSON.stringify(v)}`,
-      );
-    }
-  }
-  if (spawn === "timer" && o.interval === undefined && o.idle === undefined) {
-    throw new RegistrationError(
-      `${what}(...) needs an interval or idle time, e.g. ${what}("kopfexamples", { interval: 60 }, fn)`,
-    );
-  }
-  if (o.sharp && o.interval === undefined) {
-    throw new RegistrationError(
-      `${what}(...): sharp needs an interval, e.g. { interval: 10, sharp: true }`,
-    );
-  }
-  const handler: SpawningHandler = {
-    kind: "spawning",
-    spawn,
-    ...resourceHandlerBase(o, fn, selector, `${spawn}_handler`),
-    initialDelay: o.initialDelay,
-    cancellationBackoff: o.cancellationBackoff,
-    cancellationTimeout: o.cancellationTimeout,
-    cancellationPolling: o.cancellationPolling,
-    interval: o.interval,
-    sharp: o.sharp ?? false,
-    idle: o.idle,
-  };
-  (o.registry ?? defaultRegistry).registerSpawning(handler);
-  return fn;
 }

@@ -1,0 +1,229 @@
+/**
+ * The handler options, declared once: for each option, the check of its value
+ * and the handler kinds that take it. Registration validates every call
+ * against this table (an option of another kind is refused with one line
+ * naming the option and the kinds that take it), and sub-handlers take from
+ * it what they inherit from their parent. Adding a kind of handler (admission
+ * webhooks, next) is one entry per option it takes.
+ *
+ * Why a table: the options used to be listed in six places, and the lists
+ * drifted — `kopf.on.create(…, { interval: 60 }, fn)` was accepted and did
+ * nothing, because the timers' options had been added to a shared list.
+ *
+ * @module
+ */
+
+import { OperatorRegistry } from "./registry.ts";
+
+/** The kinds of handlers, as registration names them. */
+export type HandlerKind =
+  | "create"
+  | "update"
+  | "delete"
+  | "resume"
+  | "field"
+  | "event"
+  | "daemon"
+  | "timer"
+  | "index"
+  | "startup"
+  | "cleanup"
+  | "login"
+  | "probe"
+  | "subhandler";
+
+/** How an option's value is checked. */
+type Check = (value: unknown) => string | undefined;
+
+/** One option: what its value must be, the kinds that take it, whether sub-handlers inherit it. */
+interface OptionSpec {
+  check: Check;
+  kinds: readonly HandlerKind[];
+  /** A sub-handler without its own value takes its parent's. */
+  inherit?: boolean;
+}
+
+const CHANGING = ["create", "update", "delete", "resume", "field"] as const;
+const SPAWNING = ["daemon", "timer"] as const;
+const ACTIVITIES = ["startup", "cleanup", "login", "probe"] as const;
+/** The kinds that handle objects of a resource (and so take a resource and its filters). */
+const RESOURCE = [...CHANGING, "event", ...SPAWNING, "index", "subhandler"] as const;
+const ALL = [...RESOURCE, ...ACTIVITIES] as const;
+/** Kinds registered by a call (sub-handlers go to their parent, not to a registry). */
+const REGISTERED = ALL.filter((k) => k !== "subhandler");
+
+const seconds: Check = (v) =>
+  typeof v === "number" && v >= 0 && v !== Infinity ? undefined : "a number of 0 or more (seconds)";
+const count: Check = (v) =>
+  typeof v === "number" && Number.isInteger(v) && v >= 0
+    ? undefined
+    : "a whole number of 0 or more";
+const flag: Check = (v) => (typeof v === "boolean" ? undefined : "true or false");
+const text: Check = (v) => (typeof v === "string" && v !== "" ? undefined : "a non-empty string");
+const anything: Check = () => undefined;
+const errors: Check = (v) =>
+  v === "temporary" || v === "permanent" || v === "ignored"
+    ? undefined
+    : `"temporary", "permanent" or "ignored"`;
+const callback: Check = (v) => (typeof v === "function" ? undefined : "a function");
+const meta: Check = (v) =>
+  v !== null && typeof v === "object" && !Array.isArray(v)
+    ? undefined
+    : "an object of names to values (or kopf.PRESENT/ABSENT/callbacks)";
+const field: Check = (v) =>
+  typeof v === "string" && v !== "" ||
+    Array.isArray(v) && v.length > 0 && v.every((p) => typeof p === "string")
+    ? undefined
+    : `a dotted path ("spec.size") or a list of keys`;
+const registry: Check = (v) =>
+  v instanceof OperatorRegistry ? undefined : "a kopf.OperatorRegistry";
+
+/**
+ * Every option of every kind of handler.
+ *
+ * @example
+ * ```ts
+ * import { OPTIONS } from "./options.ts";
+ * console.log(OPTIONS.interval?.kinds); // [ "timer" ]
+ * ```
+ */
+export const OPTIONS: Readonly<Record<string, OptionSpec>> = {
+  id: { check: text, kinds: ALL },
+  param: { check: anything, kinds: ALL, inherit: true },
+  errors: { check: errors, kinds: ALL },
+  timeout: { check: seconds, kinds: ALL },
+  retries: { check: count, kinds: ALL },
+  backoff: { check: seconds, kinds: ALL },
+  registry: { check: registry, kinds: REGISTERED },
+  labels: { check: meta, kinds: RESOURCE },
+  annotations: { check: meta, kinds: RESOURCE },
+  when: { check: callback, kinds: RESOURCE },
+  field: { check: field, kinds: RESOURCE },
+  value: { check: anything, kinds: RESOURCE },
+  old: { check: anything, kinds: ["update", "field", "subhandler"] },
+  new: { check: anything, kinds: ["update", "field", "subhandler"] },
+  optional: { check: flag, kinds: ["delete"] },
+  deleted: { check: flag, kinds: ["resume"] },
+  initialDelay: { check: seconds, kinds: SPAWNING },
+  cancellationBackoff: { check: seconds, kinds: ["daemon"] },
+  cancellationTimeout: { check: seconds, kinds: ["daemon"] },
+  cancellationPolling: { check: seconds, kinds: ["daemon"] },
+  interval: { check: seconds, kinds: ["timer"] },
+  sharp: { check: flag, kinds: ["timer"] },
+  idle: { check: seconds, kinds: ["timer"] },
+};
+
+/** How the kinds are called, for messages. */
+const CALLS: Readonly<Record<HandlerKind, string>> = {
+  create: "kopf.on.create",
+  update: "kopf.on.update",
+  delete: "kopf.on.delete",
+  resume: "kopf.on.resume",
+  field: "kopf.on.field",
+  event: "kopf.on.event",
+  daemon: "kopf.daemon",
+  timer: "kopf.timer",
+  index: "kopf.index",
+  startup: "kopf.on.startup",
+  cleanup: "kopf.on.cleanup",
+  login: "kopf.on.login",
+  probe: "kopf.on.probe",
+  subhandler: "kopf.register",
+};
+
+/**
+ * Whether an object given to a registration is an options object (rather than a resource).
+ *
+ * @param obj The object.
+ * @returns True if any of its keys is an option of some kind.
+ *
+ * @example
+ * ```ts
+ * import { hasOptionKeys } from "./options.ts";
+ * console.log(hasOptionKeys({ group: "kopf.dev", plural: "kopfexamples" })); // false
+ * console.log(hasOptionKeys({ id: "x" })); // true
+ * ```
+ */
+export function hasOptionKeys(obj: object): boolean {
+  return Object.keys(obj).some((k) => Object.hasOwn(OPTIONS, k));
+}
+
+/**
+ * Checks a registration's options against the table: each must be known, belong to this
+ * kind, and have a value of its form.
+ *
+ * @param what The call, for messages (e.g. `kopf.on.create`).
+ * @param kind The handler kind.
+ * @param options The options given.
+ * @returns The error message (one line), or undefined when all is well.
+ *
+ * @example
+ * ```ts
+ * import { checkOptions } from "./options.ts";
+ * console.log(checkOptions("kopf.on.create", "create", { interval: 60 }));
+ * // kopf.on.create(...): the option "interval" is not for create handlers; it is for kopf.timer.
+ * ```
+ */
+export function checkOptions(
+  what: string,
+  kind: HandlerKind,
+  options: Record<string, unknown>,
+): string | undefined {
+  for (const [key, value] of Object.entries(options)) {
+    const spec = Object.hasOwn(OPTIONS, key) ? OPTIONS[key] : undefined;
+    if (!spec) {
+      const known = Object.keys(OPTIONS).filter((k) => OPTIONS[k]!.kinds.includes(kind));
+      return `${what}(...): unknown option "${key}"; the options of ${noun(kind)} are: ${
+        known.join(", ")
+      }.`;
+    }
+    if (!spec.kinds.includes(kind)) {
+      return `${what}(...): the option "${key}" is not for ${noun(kind)}; it is for ${
+        takers(spec.kinds)
+      }.`;
+    }
+    if (value === undefined) continue;
+    const expected = spec.check(value);
+    if (expected) {
+      return `${what}(...): ${key} must be ${expected}, not ${show(value)}.`;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The options a sub-handler takes from its parent when it does not give its own.
+ *
+ * @returns The inherited option names.
+ *
+ * @example
+ * ```ts
+ * import { inheritedOptions } from "./options.ts";
+ * console.log(inheritedOptions()); // [ "param" ]
+ * ```
+ */
+export function inheritedOptions(): string[] {
+  return Object.keys(OPTIONS).filter((k) => OPTIONS[k]!.inherit);
+}
+
+function noun(kind: HandlerKind): string {
+  if (kind === "subhandler") return "sub-handlers";
+  if (kind === "index") return "indexing handlers";
+  if ((SPAWNING as readonly string[]).includes(kind)) return `${kind}s`;
+  return `${kind} handlers`;
+}
+
+/** "kopf.timer", "kopf.daemon and kopf.timer", "kopf.on.update, kopf.on.field and kopf.register". */
+function takers(kinds: readonly HandlerKind[]): string {
+  const names = kinds.map((k) => CALLS[k]);
+  return names.length === 1 ? names[0]! : `${names.slice(0, -1).join(", ")} and ${names.at(-1)}`;
+}
+
+function show(value: unknown): string {
+  if (typeof value === "function") return "a function";
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}

@@ -1,0 +1,180 @@
+/**
+ * Handler options, declared once per kind (src/core/intents/options.ts): each
+ * kind takes its own options; an option of another kind, an unknown one, or
+ * a value of the wrong form is refused at registration with one line naming
+ * the option (and the kinds that take it); sub-handlers inherit what the
+ * table says. No API server.
+ */
+
+import assert from "node:assert/strict";
+import * as kopf from "../../mod.ts";
+import { OPTIONS } from "../../src/core/intents/options.ts";
+import { executeHandlers } from "../../src/core/actions/execution.ts";
+import { OperatorLogger } from "../../src/core/actions/loggers.ts";
+import { State } from "../../src/core/actions/progression.ts";
+
+const fn = () => {};
+const KEX = new kopf.Resource({
+  group: "kopf.dev",
+  version: "v1",
+  plural: "kopfexamples",
+  kind: "KopfExample",
+});
+
+function refused(call: () => unknown, message: RegExp): void {
+  assert.throws(call, (e: Error) => {
+    assert.equal(e.name, "RegistrationError");
+    assert.ok(!e.message.includes("\n"), "one line");
+    assert.match(e.message, message);
+    return true;
+  });
+}
+
+Deno.test("options: each kind takes its own options", () => {
+  const registry = new kopf.OperatorRegistry();
+  const filters = { labels: { app: "x" }, annotations: {}, when: () => true };
+  const errorsOptions = { errors: "permanent", timeout: 5, retries: 3, backoff: 1 } as const;
+  kopf.on.create("kopfexamples", { registry, id: "c", param: 1, ...errorsOptions, ...filters }, fn);
+  kopf.on.update("kopfexamples", { registry, id: "u", field: "spec.x", old: 1, new: 2 }, fn);
+  kopf.on.delete("kopfexamples", { registry, id: "d", optional: true }, fn);
+  kopf.on.resume("kopfexamples", { registry, id: "r", deleted: true }, fn);
+  kopf.on.field("kopfexamples", { registry, id: "f", field: "spec.x", value: 1, old: 0 }, fn);
+  kopf.on.event("kopfexamples", { registry, id: "e", ...filters }, fn);
+  kopf.daemon("kopfexamples", {
+    registry,
+    id: "dm",
+    initialDelay: 1,
+    cancellationBackoff: 1,
+    cancellationTimeout: 2,
+    cancellationPolling: 3,
+  }, fn);
+  kopf.timer("kopfexamples", { registry, id: "t", interval: 1, sharp: true, idle: 2 }, fn);
+  kopf.index("kopfexamples", { registry, id: "i", field: "spec.x" }, fn);
+  kopf.on.startup({ registry, id: "s", ...errorsOptions }, fn);
+  assert.equal(registry.changingHandlers(KEX).length, 5);
+});
+
+Deno.test("options: an option of another kind is refused, naming the kinds that take it", () => {
+  const registry = new kopf.OperatorRegistry();
+  // The issue's case: the timers' option on a create handler was accepted and did nothing.
+  refused(
+    () => kopf.on.create("x", { registry, interval: 60 } as never, fn),
+    /^kopf\.on\.create\(\.\.\.\): the option "interval" is not for create handlers; it is for kopf\.timer\.$/,
+  );
+  refused(
+    () => kopf.on.update("x", { registry, optional: true }, fn),
+    /the option "optional" is not for update handlers; it is for kopf\.on\.delete\./,
+  );
+  refused(
+    () => kopf.on.create("x", { registry, old: 1 }, fn),
+    /"old" is not for create handlers; it is for kopf\.on\.update, kopf\.on\.field and kopf\.register\./,
+  );
+  refused(
+    () => kopf.on.delete("x", { registry, deleted: true }, fn),
+    /"deleted" is not for delete handlers; it is for kopf\.on\.resume\./,
+  );
+  refused(
+    () => kopf.timer("x", { registry, interval: 1, cancellationTimeout: 1 } as never, fn),
+    /"cancellationTimeout" is not for timers; it is for kopf\.daemon\./,
+  );
+  refused(
+    () => kopf.daemon("x", { registry, sharp: true } as never, fn),
+    /"sharp" is not for daemons; it is for kopf\.timer\./,
+  );
+  refused(
+    () => kopf.daemon("x", { registry, initialDelay: 1, old: 1 } as never, fn),
+    /"old" is not for daemons/,
+  );
+  refused(
+    () => kopf.index("x", { registry, new: 1 } as never, fn),
+    /"new" is not for indexing handlers/,
+  );
+  refused(
+    () => kopf.on.event("x", { registry, interval: 1 } as never, fn),
+    /"interval" is not for event handlers; it is for kopf\.timer\./,
+  );
+  refused(
+    () => kopf.on.startup({ registry, labels: {} } as never, fn),
+    /"labels" is not for startup handlers; it is for kopf\.on\.create, .*kopf\.register\./,
+  );
+});
+
+Deno.test("options: unknown options and values of the wrong form are refused in one line", () => {
+  const registry = new kopf.OperatorRegistry();
+  refused(
+    () => kopf.on.create("x", { registry, intervall: 60 } as never, fn),
+    /unknown option "intervall"; the options of create handlers are: id, param, errors, timeout, retries, backoff, registry, labels, annotations, when, field, value\.$/,
+  );
+  refused(
+    () => kopf.on.create("x", { registry, retries: 1.5 }, fn),
+    /retries must be a whole number of 0 or more, not 1\.5\./,
+  );
+  refused(
+    () => kopf.on.create("x", { registry, errors: "loud" } as never, fn),
+    /errors must be "temporary", "permanent" or "ignored", not "loud"\./,
+  );
+  refused(
+    () => kopf.on.create("x", { registry, when: true } as never, fn),
+    /when must be a function, not true\./,
+  );
+  refused(
+    () => kopf.on.create("x", { registry: {} } as never, fn),
+    /registry must be a kopf\.OperatorRegistry/,
+  );
+  refused(
+    () => kopf.timer("x", { registry, interval: -1 }, fn),
+    /interval must be a number of 0 or more/,
+  );
+});
+
+Deno.test("options: every option names at least one kind, and resource objects are not options", () => {
+  for (const [name, spec] of Object.entries(OPTIONS)) assert.ok(spec.kinds.length, name);
+  const registry = new kopf.OperatorRegistry();
+  // A resource given as an object is told from options by its keys.
+  kopf.on.create({ group: "kopf.dev", plural: "kopfexamples" }, { registry, id: "obj" }, fn);
+  assert.deepEqual(registry.changingHandlers(KEX).map((h) => h.id), ["obj"]);
+});
+
+Deno.test("options: sub-handlers take their own options and inherit param from the parent", async () => {
+  // Outside of a running handler there is no parent: one line says so.
+  refused(() => kopf.register(fn), /work only inside a running resource-changing handler/);
+  const params = new Map<string, unknown>();
+  let refusal = "";
+  const parent = {
+    id: "parent",
+    param: "from-parent",
+    errors: undefined,
+    timeout: undefined,
+    retries: undefined,
+    backoff: undefined,
+    fn: () => {
+      kopf.register(function inherits() {});
+      kopf.register(function owns() {}, { param: "own", retries: 2 });
+      try {
+        kopf.register(function bad() {}, { interval: 1 } as never);
+      } catch (e) {
+        refusal = (e as Error).message;
+      }
+    },
+  };
+  await executeHandlers([parent], {
+    state: new State("create"),
+    kind: "changing",
+    subhandlers: true,
+    defaultErrors: "temporary",
+    logger: new OperatorLogger(() => {}),
+    context: (handler) => {
+      params.set(handler.id, handler.param);
+      return {};
+    },
+  });
+  assert.deepEqual(Object.fromEntries(params), {
+    parent: "from-parent",
+    "parent/inherits": "from-parent",
+    "parent/owns": "own",
+  });
+  assert.equal(
+    refusal,
+    'kopf.register(...): the option "interval" is not for sub-handlers; it is for kopf.timer.',
+  );
+});
