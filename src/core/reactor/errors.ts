@@ -1,0 +1,67 @@
+/**
+ * Why an operator cannot start or go on, in one line: `OperatorError` is what
+ * `kopf run` prints (and exits non-zero for); it keeps the error it stands
+ * for as its `cause`, so an embedding application can still tell a login
+ * failure from an unreachable server from a startup handler's failure.
+ *
+ * @module
+ */
+
+import { ApiError } from "../../cogs/clients/errors.ts";
+import { LoginError } from "../../cogs/structs/credentials.ts";
+import { ActivityError } from "../engines/activities.ts";
+
+/**
+ * The operator could not start or run: one line says what and what to do; `cause` is the
+ * original error.
+ *
+ * @example
+ * ```ts
+ * import * as kopf from "../../../mod.ts";
+ * const e = new kopf.OperatorError("Cannot reach the Kubernetes API: refused", {
+ *   cause: new Error("connection refused"),
+ * });
+ * console.log(e.name, (e.cause as Error).message); // "OperatorError" "connection refused"
+ * ```
+ */
+export class OperatorError extends Error {
+  /** Always `"OperatorError"`. */
+  override name = "OperatorError";
+}
+
+/**
+ * The one line for a failed API call or login, as an OperatorError with the failure as cause.
+ *
+ * @param e The failure.
+ * @returns The error to stop the operator with (an OperatorError as given stays as it is).
+ */
+export function apiFailure(e: unknown): OperatorError {
+  if (e instanceof OperatorError) return e;
+  if (e instanceof LoginError) {
+    // Say why the login failed (a missing kubeconfig, a missing permission), not only that
+    // the credentials ran out; rejected credentials (an API answer) keep the advice.
+    const cause = e.cause instanceof Error && !(e.cause instanceof ApiError) ? e.cause : e;
+    return new OperatorError(
+      `Cannot log in to the Kubernetes API: ${cause.message.split("\n")[0]}`,
+      { cause: e },
+    );
+  }
+  const message = e instanceof Error ? e.message.split("\n")[0]! : String(e);
+  return new OperatorError(`Cannot reach the Kubernetes API: ${message}`, { cause: e });
+}
+
+/**
+ * Turns a failed activity (startup, login) into the operator's one line.
+ *
+ * @param activity The activity's name.
+ * @returns A rejection handler that throws the OperatorError.
+ */
+export function fatal(activity: string): (e: unknown) => never {
+  return (e) => {
+    if (e instanceof ActivityError) throw new OperatorError(e.message, { cause: e });
+    throw new OperatorError(
+      `The ${activity} failed: ${e instanceof Error ? e.message : String(e)}`,
+      { cause: e },
+    );
+  };
+}

@@ -1,0 +1,283 @@
+/**
+ * The orchestration of watchers: one watcher per served resource (and per
+ * served namespace, with `-n`), each feeding the indexers and the per-object
+ * queues of its resource. The set of watchers follows what is observed
+ * (observation.ts): namespaces that come and go, CRDs that are created,
+ * deleted and re-created. A watcher that fails for good stops the operator
+ * with one line.
+ *
+ * @module
+ */
+
+import { Debouncer } from "../../cogs/aio/debounce.ts";
+import type { ApiClient } from "../../cogs/clients/api.ts";
+import { NotFoundError } from "../../cogs/clients/errors.ts";
+import { readObject } from "../../cogs/clients/fetching.ts";
+import { patchObject } from "../../cogs/clients/patching.ts";
+import { infiniteWatch } from "../../cogs/clients/watching.ts";
+import type { OperatorSettings } from "../../cogs/configs/settings.ts";
+import type { Resource, Selector } from "../../cogs/structs/references.ts";
+import type { ObjectApi } from "../actions/application.ts";
+import type { AnyObject } from "../actions/invocation.ts";
+import { ObjectLogger, type OperatorLogger } from "../actions/loggers.ts";
+import type { QueueSample } from "../engines/metrics.ts";
+import { apiFailure } from "./errors.ts";
+import { followCrds, followNamespaces, resolveResources } from "./observation.ts";
+import { type OperatorContext, processEvent } from "./processing.ts";
+import { ObjectQueues } from "./queueing.ts";
+
+/**
+ * One watcher per resource (and namespace), feeding per-object queues. The
+ * set of watchers follows two things while running: the namespaces that
+ * match `-n` patterns (a watch on namespaces), and the served resources (a
+ * watch on CRDs: a new CRD matching a category/EVERYTHING selector is picked
+ * up; a deleted CRD's watchers stop; a re-created one's restart).
+ */
+export class Orchestrator {
+  #api: ApiClient;
+  #op: OperatorContext;
+  #settings: OperatorSettings;
+  #logger: OperatorLogger;
+  #signal: AbortSignal;
+  #streams = new Map<
+    string,
+    { stop: AbortController; done: Promise<void>; queues: ObjectQueues }
+  >();
+  #failure: (e: unknown) => void = () => {};
+  #resources: Resource[] = [];
+  /** Served namespaces, or undefined for cluster-wide. */
+  #namespaces: Set<string> | undefined;
+  #selectors: Selector[] = [];
+  /** Counts the watchers started, to tell apart the watchers of one key over time. */
+  #generation = 0;
+  /** Resolves with a fatal error of a watcher, or undefined at a clean stop. */
+  readonly failure: Promise<unknown>;
+
+  constructor(
+    api: ApiClient,
+    op: OperatorContext,
+    settings: OperatorSettings,
+    logger: OperatorLogger,
+    signal: AbortSignal,
+  ) {
+    this.#api = api;
+    this.#op = op;
+    this.#settings = settings;
+    this.#logger = logger;
+    this.#signal = signal;
+    this.failure = new Promise((resolve) => {
+      this.#failure = resolve;
+      signal.addEventListener("abort", () => resolve(undefined), { once: true });
+    });
+  }
+
+  /** Starts watching; resolves when every initial listing has been queued. */
+  async start(
+    resources: Resource[],
+    namespaces: string[] | undefined,
+    selectors: Selector[],
+  ): Promise<void> {
+    this.#resources = resources;
+    this.#selectors = selectors;
+    const waits: Promise<void>[] = [];
+    if (namespaces !== undefined && resources.some((r) => r.namespaced)) {
+      this.#namespaces = new Set();
+      waits.push(followNamespaces(this.#api, namespaces, this.#namespaces, {
+        signal: this.#signal,
+        // Not awaited: the readiness gate holds the handlers while new watchers list, and a
+        // namespace that goes while its watchers still list must be noticed (and unwatched).
+        onChange: () => void this.#reconcile(),
+        onError: (e) => this.#fail(e),
+      }));
+    }
+    if (selectors.length) {
+      const rescan = new Debouncer(0.5, () => this.#rescan(), this.#op.clock);
+      this.#signal.addEventListener("abort", () => rescan.cancel(), { once: true });
+      waits.push(followCrds(this.#api, {
+        signal: this.#signal,
+        onChange: () => rescan.trigger(),
+        // Without access to CRDs the operator still serves what it found at start.
+        onError: (e) => {
+          if (!this.#signal.aborted) {
+            this.#logger.debug(`Not following CRDs: ${(e as Error).message}`);
+          }
+        },
+      }));
+    }
+    await Promise.all(waits);
+    await this.#reconcile();
+  }
+
+  /** Starts and stops watchers to match the current resources and namespaces. */
+  #reconcile(): Promise<void> {
+    const wanted = new Map<string, [Resource, string | undefined]>();
+    for (const r of this.#resources) {
+      if (!r.namespaced || this.#namespaces === undefined) wanted.set(`${r}@*`, [r, undefined]);
+      else for (const ns of this.#namespaces) wanted.set(`${r}@${ns}`, [r, ns]);
+    }
+    const starting: Promise<void>[] = [];
+    for (const [key, [r, ns]] of wanted) {
+      if (!this.#streams.has(key)) starting.push(this.#watch(r, ns));
+    }
+    for (const key of [...this.#streams.keys()]) if (!wanted.has(key)) void this.#unwatchKey(key);
+    return Promise.all(starting).then(() => {});
+  }
+
+  /** Re-resolves the selectors after CRD changes, debounced (a burst of CRDs: one rescan). */
+  #rescan(): Promise<void> {
+    return resolveResources(this.#api, this.#selectors, this.#signal, false).then(async (next) => {
+      const before = new Set(this.#resources.map(String));
+      const added = next.filter((r) => !before.has(String(r)));
+      if (added.length) {
+        this.#logger.info(`Serving new resources: ${added.map(String).join(", ")}.`);
+      }
+      this.#resources = next;
+      await this.#reconcile();
+    }).catch((e) => {
+      if (!this.#signal.aborted) {
+        this.#logger.warning(`Rescanning the resources failed: ${(e as Error).message}`);
+      }
+    });
+  }
+
+  /** Starts one watcher; resolves when its initial listing has been queued. */
+  #watch(resource: Resource, namespace: string | undefined): Promise<void> {
+    const key = `${resource}@${namespace ?? "*"}`;
+    if (this.#streams.has(key)) return Promise.resolve();
+    const stop = new AbortController();
+    const signal = AbortSignal.any([stop.signal, this.#signal]);
+    const settings = this.#settings;
+    const objectApi = this.#objectApi(resource);
+    const queues = new ObjectQueues(
+      (event, memory, s) => processEvent(this.#op, resource, objectApi, event, memory, s),
+      {
+        get batchWindow() {
+          return settings.batching.batchWindow;
+        },
+        get idleTimeout() {
+          return settings.batching.idleTimeout;
+        },
+        get workerLimit() {
+          return settings.batching.workerLimit;
+        },
+        get consistencyTimeout() {
+          return settings.persistence.consistencyTimeout;
+        },
+        get errorDelays() {
+          return settings.batching.errorDelays;
+        },
+      },
+      {
+        clock: this.#op.clock,
+        // A stalled watch does not bring our own write back in time: read the object anew.
+        refresh: (body, s) => objectApi.get(body.metadata?.name, body.metadata?.namespace, s),
+        onError: (e, event, delay) => {
+          const logger = new ObjectLogger(this.#op.sink, event.object);
+          const what = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+          if (delay === undefined) {
+            logger.exception(`An unexpected error occurred (throttling is off): ${what}`, e);
+          } else {logger.exception(
+              `Throttling for ${delay} seconds due to an unexpected error: ${what}`,
+              e,
+            );}
+        },
+      },
+    );
+    let listed!: () => void;
+    const ready = new Promise<void>((resolve) => (listed = resolve));
+    // The readiness gate: a watcher of an indexed resource holds the handlers of the whole
+    // operator until its initial listing is indexed — also a watcher that starts while the
+    // operator runs. A watcher that stops before (no longer served, failed) releases at once,
+    // even if its loop is still busy in an indexing function. Its later relists (410 Gone,
+    // reconnects) do not hold again: they re-index inline, in order (see indexing.ts).
+    const release = this.#op.indexers?.hold(resource) ?? (() => {});
+    signal.addEventListener("abort", release, { once: true });
+    // The indexers' key of this very watcher: a namespace or CRD re-created while its old
+    // watcher still stops gets a new watcher under the same key, which must not be forgotten.
+    const stream = `${key}#${++this.#generation}`;
+    const done = (async () => {
+      try {
+        for await (
+          const event of infiniteWatch(this.#api, resource, namespace ?? null, {
+            signal,
+            serverTimeout: settings.watching.serverTimeout,
+            clientTimeout: settings.watching.clientTimeout,
+            connectTimeout: settings.watching.connectTimeout,
+            inactivityTimeout: settings.watching.inactivityTimeout,
+            reconnectBackoff: settings.watching.reconnectBackoff,
+          })
+        ) {
+          if (event.type === "LISTED") {
+            release();
+            listed();
+            continue;
+          }
+          // Indexed before any handler sees the event (the docs' readiness rule).
+          const raw = { type: event.type, object: event.object as AnyObject };
+          await this.#op.indexers?.index(resource, stream, raw);
+          queues.push({ type: event.type, object: event.object as AnyObject });
+        }
+      } catch (e) {
+        if (e instanceof NotFoundError) {
+          // The resource went away (its CRD was deleted): the CRD watch restarts it if it comes back.
+          this.#logger.debug(`Stopped watching ${resource}: it is not served any more.`);
+          if (this.#streams.get(key)?.stop === stop) this.#streams.delete(key);
+        } else if (!signal.aborted) this.#fail(e);
+      } finally {
+        release();
+        signal.removeEventListener("abort", release);
+        listed();
+        // A watcher stopped while the operator runs (CRD deleted, namespace gone): unindex its objects.
+        if (!this.#signal.aborted) await this.#op.indexers?.forgetStream(stream);
+        await queues.close(settings.batching.exitTimeout);
+      }
+    })();
+    this.#streams.set(key, { stop, done, queues });
+    return ready;
+  }
+
+  async #unwatchKey(key: string): Promise<void> {
+    const stream = this.#streams.get(key);
+    if (!stream) return;
+    this.#streams.delete(key);
+    stream.stop.abort();
+    await stream.done;
+  }
+
+  #objectApi(resource: Resource): ObjectApi {
+    const api = this.#api;
+    return {
+      patch: async (name, namespace, body, type, signal) =>
+        await patchObject(api, resource, namespace ?? null, name, body, {
+          contentType: type,
+          signal,
+        }) as
+          | AnyObject
+          | undefined,
+      get: async (name, namespace, signal) =>
+        await readObject(api, resource, namespace ?? null, name, { signal }) as
+          | AnyObject
+          | undefined,
+    };
+  }
+
+  #fail(e: unknown): void {
+    this.#failure(apiFailure(e));
+  }
+
+  /** The per-object queues' depth and size by resource (for the metrics). */
+  queueSamples(): QueueSample[] {
+    return [...this.#streams].map(([key, s]) => ({
+      resource: key.slice(0, key.lastIndexOf("@")),
+      depth: s.queues.depth,
+      objects: s.queues.size,
+    }));
+  }
+
+  /** Stops all watchers and waits for their queues to finish. */
+  async stop(): Promise<void> {
+    const all = [...this.#streams.values()];
+    for (const s of all) s.stop.abort();
+    await Promise.allSettled(all.map((s) => s.done));
+  }
+}
