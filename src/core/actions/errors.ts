@@ -93,3 +93,31 @@ export class ChildrenFailedError extends PermanentError {
   /** Always `"ChildrenFailedError"`. */
   override name = "ChildrenFailedError";
 }
+
+/**
+ * Sub-handlers not finished yet: the parent retries (not an error of the parent).
+ *
+ * @example
+ * ```ts
+ * import { ChildrenRetry, TemporaryError } from "./errors.ts";
+ * console.log(new ChildrenRetry("later") instanceof TemporaryError); // true
+ * ```
+ */
+export class ChildrenRetry extends TemporaryError {
+  /** Always `"ChildrenRetry"`. */
+  override name = "ChildrenRetry";
+}
+
+/**
+ * A handler's result cannot be stored on the object: the handler failed permanently.
+ *
+ * @example
+ * ```ts
+ * import { PermanentError, ResultError } from "./errors.ts";
+ * console.log(new ResultError("result.n is a BigInt") instanceof PermanentError); // true
+ * ```
+ */
+export class ResultError extends PermanentError {
+  /** Always `"ResultError"`. */
+  override name = "ResultError";
+}

@@ -31,12 +31,14 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { type Clock, realClock } from "../../cogs/aio/clock.ts";
 import { deadline, LazySignal, type SignalSource } from "../../cogs/aio/signals.ts";
-import type { AnyObject, BaseHandler, ErrorsMode } from "./invocation.ts";
+import type { AnyObject, BaseHandler, ErrorsMode, HandlerMetrics } from "./invocation.ts";
 import {
   ChildrenFailedError,
+  ChildrenRetry,
   HandlerRetriesError,
   HandlerTimeoutError,
   PermanentError,
+  ResultError,
   TemporaryError,
 } from "./errors.ts";
 import { allAtOnce, type Lifecycle } from "./lifecycles.ts";
@@ -45,21 +47,11 @@ import type { Outcome, State } from "./progression.ts";
 import { checkResult } from "./results.ts";
 
 export { allAtOnce, asap, type Lifecycle, oneByOne, shuffled } from "./lifecycles.ts";
+export { ChildrenRetry, ResultError } from "./errors.ts";
+export type { HandlerMetrics } from "./invocation.ts";
 
 /** The default delay before retrying after an arbitrary error, in seconds. */
 export const DEFAULT_BACKOFF = 60;
-
-/** Sub-handlers not finished yet: the parent retries (not an error of the parent). */
-export class ChildrenRetry extends TemporaryError {
-  /** Always `"ChildrenRetry"`. */
-  override name = "ChildrenRetry";
-}
-
-/** A handler's result cannot be stored on the object: the handler failed permanently. */
-export class ResultError extends PermanentError {
-  /** Always `"ResultError"`. */
-  override name = "ResultError";
-}
 
 /** What `kopf.register`/`kopf.execute` see while a parent handler runs. */
 export interface SubhandlerScope {
@@ -77,29 +69,6 @@ export interface SubhandlerScope {
 export const handlerScope: AsyncLocalStorage<SubhandlerScope> = new AsyncLocalStorage<
   SubhandlerScope
 >();
-
-/**
- * Where runs of handlers are recorded (the operator's metrics); without one, nothing is recorded.
- *
- * @example
- * ```ts
- * import type { HandlerMetrics } from "./execution.ts";
- * const runs: string[] = [];
- * const metrics: HandlerMetrics = { handlerRun: (id, kind) => void runs.push(`${kind}/${id}`) };
- * metrics.handlerRun("createFn", "changing", 0.1, false);
- * ```
- */
-export interface HandlerMetrics {
-  /**
-   * One run of a handler has ended.
-   *
-   * @param handler The handler's id.
-   * @param kind `changing`, `event`, `activity`, `daemon`, `timer`, …
-   * @param seconds How long it ran.
-   * @param failed Whether it failed (temporarily or permanently).
-   */
-  handlerRun(handler: string, kind: string, seconds: number, failed: boolean): void;
-}
 
 /** One attempt of a handler, as its context builder sees it. */
 export interface Attempt {

@@ -70,3 +70,26 @@ export function defaultId(fn: HandlerFn, fallback: string): string {
   if (!name || name === "anonymous" || name.startsWith("bound ")) return fallback;
   return name;
 }
+
+/**
+ * Where runs of handlers are recorded (the operator's metrics); without one, nothing is recorded.
+ *
+ * @example
+ * ```ts
+ * import type { HandlerMetrics } from "./invocation.ts";
+ * const runs: string[] = [];
+ * const metrics: HandlerMetrics = { handlerRun: (id, kind) => void runs.push(`${kind}/${id}`) };
+ * metrics.handlerRun("createFn", "changing", 0.1, false);
+ * ```
+ */
+export interface HandlerMetrics {
+  /**
+   * One run of a handler has ended.
+   *
+   * @param handler The handler's id.
+   * @param kind `changing`, `event`, `activity`, `daemon`, `timer`, …
+   * @param seconds How long it ran.
+   * @param failed Whether it failed (temporarily or permanently).
+   */
+  handlerRun(handler: string, kind: string, seconds: number, failed: boolean): void;
+}
