@@ -1,74 +1,92 @@
 /**
- * One armed timer for many sleeps: at 10,000 objects, each with a timer and a
- * daemon, a platform timer (≈1.3 KB) and an abort listener (≈1 KB) per
- * sleeping object add up; a heap of small entries with one armed timer for
- * the earliest does not. Cancelled entries are dropped lazily when their time
- * comes. Works on any {@link Clock}, so schedules are tested on a fake one.
+ * One armed timer for many sleepers. At 10,000 objects with a timer and a
+ * daemon each, a timer of the runtime (≈1.3 KB in Deno) and an abort listener
+ * (≈1 KB) per sleeping object add up; a binary heap of small entries with a
+ * single timer armed for the earliest does not. The daemons' and timers' stop
+ * flags ({@link StopFlag}, ./stop_flag.ts) sleep here.
+ *
+ * The heap works on a {@link Clock}: it reads the time with `clock.now()` and
+ * arms through `clock.timer()`, so that a fake clock drives it in tests.
+ * Cancelled entries stay in the heap until their time comes (a cancel is O(1));
+ * when no live entry is left, the heap is dropped and no timer stays armed, so
+ * an idle scheduler neither holds memory nor keeps the process alive.
  *
  * @module
  */
 
-import type { CancelTimer, Clock } from "./clock.ts";
-import { realClock } from "./clock.ts";
+import { type CancelTimer, type Clock, realClock } from "./clock.ts";
 
-/** A scheduled call: its time, and the call (undefined once fired or cancelled). */
-export interface Entry {
-  /** When, in the clock's milliseconds. */
-  when: number;
-  /** What to call; undefined once fired or cancelled. */
+/** An entry of a {@link Scheduler}: what to call, and when (`clock.now()` milliseconds). */
+export interface ScheduledEntry {
+  /** When it is due, in the clock's `now()` milliseconds. */
+  readonly when: number;
+  /** The order of scheduling: entries due at the same time fire in it. */
+  readonly seq: number;
+  /** What to call; cleared when it fires or is cancelled. */
   fire: (() => void) | undefined;
 }
 
 /**
- * Many sleeps on one armed timer of a {@link Clock}.
+ * A heap of callbacks due at given times, with one timer of the clock armed for the earliest.
+ * They fire in time order, and those due at the same time in the order they were scheduled.
  *
  * @example
  * ```ts
- * import { FakeClock } from "../../../testing.ts";
  * import { Scheduler } from "./scheduler.ts";
+ * import { FakeClock } from "./fake_clock.ts";
  * const clock = new FakeClock();
  * const scheduler = new Scheduler(clock);
  * const fired: string[] = [];
  * scheduler.at(2000, () => fired.push("b"));
  * scheduler.at(1000, () => fired.push("a"));
+ * const never = scheduler.at(1500, () => fired.push("cancelled"));
+ * scheduler.cancel(never);
  * await clock.advance(2);
- * console.log(fired, clock.pending); // [ "a", "b" ] 0
+ * console.log(fired); // [ "a", "b" ]
  * ```
  */
 export class Scheduler {
-  readonly #clock: Clock;
-  #heap: Entry[] = [];
+  /** The clock whose time and timers the scheduler uses. */
+  readonly clock: Clock;
+  #heap: ScheduledEntry[] = [];
   #cancel: CancelTimer | undefined;
   #armedFor = Infinity;
-  /** Entries not cancelled nor fired: when none is left, no timeout stays armed. */
+  /** Entries neither cancelled nor fired: when none is left, no timer stays armed. */
   #live = 0;
+  #seq = 0;
+  /** The one callback of every armed timer (not a closure per arming). */
+  readonly #onTimer = () => this.#run();
 
-  /** @param clock The clock whose timer is armed for the earliest entry. */
-  constructor(clock: Clock) {
-    this.#clock = clock;
+  /**
+   * Makes an empty scheduler.
+   *
+   * @param clock The clock (default: the real one).
+   */
+  constructor(clock: Clock = realClock) {
+    this.clock = clock;
   }
 
-  /** @returns The clock's time now, in milliseconds. */
-  now(): number {
-    return this.#clock.now();
+  /** How many entries wait to fire (cancelled ones not counted). */
+  get size(): number {
+    return this.#live;
   }
 
   /**
-   * Calls `fire` at `when` (a time of the clock's `now()`, in milliseconds).
+   * Calls `fire` at `when`.
    *
-   * @param when When.
+   * @param when The time, in the clock's `now()` milliseconds.
    * @param fire What to call.
-   * @returns The entry, for `cancel`.
+   * @returns The entry, for {@link Scheduler.cancel}.
    */
-  at(when: number, fire: () => void): Entry {
-    const entry = { when, fire: fire as (() => void) | undefined };
+  at(when: number, fire: () => void): ScheduledEntry {
+    const entry: ScheduledEntry = { when, seq: this.#seq++, fire };
     const heap = this.#heap;
     this.#live++;
     heap.push(entry);
     let i = heap.length - 1;
     while (i > 0) {
       const parent = (i - 1) >> 1;
-      if (heap[parent]!.when <= when) break;
+      if (!earlier(entry, heap[parent]!)) break;
       heap[i] = heap[parent]!;
       i = parent;
     }
@@ -78,11 +96,22 @@ export class Scheduler {
   }
 
   /**
-   * Cancels an entry (nothing happens if it has fired or was cancelled).
+   * Calls `fire` after `seconds`.
    *
-   * @param entry The entry from {@link Scheduler.at}.
+   * @param seconds The delay in seconds.
+   * @param fire What to call.
+   * @returns The entry, for {@link Scheduler.cancel}.
    */
-  cancel(entry: Entry): void {
+  after(seconds: number, fire: () => void): ScheduledEntry {
+    return this.at(this.clock.now() + seconds * 1000, fire);
+  }
+
+  /**
+   * Cancels an entry (nothing happens if it has fired or was cancelled already).
+   *
+   * @param entry The entry that `at` or `after` returned.
+   */
+  cancel(entry: ScheduledEntry): void {
     if (!entry.fire) return;
     entry.fire = undefined;
     if (--this.#live === 0) {
@@ -91,7 +120,7 @@ export class Scheduler {
     }
   }
 
-  #pop(): Entry {
+  #pop(): ScheduledEntry {
     const heap = this.#heap;
     const top = heap[0]!;
     const last = heap.pop()!;
@@ -101,8 +130,8 @@ export class Scheduler {
         const l = 2 * i + 1;
         if (l >= heap.length) break;
         const r = l + 1;
-        const c = r < heap.length && heap[r]!.when < heap[l]!.when ? r : l;
-        if (heap[c]!.when >= last.when) break;
+        const c = r < heap.length && earlier(heap[r]!, heap[l]!) ? r : l;
+        if (!earlier(heap[c]!, last)) break;
         heap[i] = heap[c]!;
         i = c;
       }
@@ -115,19 +144,20 @@ export class Scheduler {
     this.#cancel?.();
     this.#cancel = undefined;
     this.#armedFor = Infinity;
-    // Drop the cancelled entries at the top: they must not keep the process alive.
+    // Drop the cancelled entries at the top: they must not keep a timer armed.
     while (this.#heap.length && !this.#heap[0]!.fire) this.#pop();
     if (!this.#heap.length) return;
     const next = this.#heap[0]!.when;
     this.#armedFor = next;
-    this.#cancel = this.#clock.timer(Math.max(0, next - this.#clock.now()), () => this.#run());
+    this.#cancel = this.clock.timer(next - this.clock.now(), this.#onTimer);
   }
 
   #run(): void {
     this.#cancel = undefined;
-    this.#armedFor = Infinity;
-    const now = this.#clock.now();
-    while (this.#heap.length && this.#heap[0]!.when <= now + 0.5) {
+    // While the due entries fire, those they add wait for the re-arming at the end.
+    this.#armedFor = -Infinity;
+    const now = this.clock.now();
+    while (this.#heap.length && this.#heap[0]!.when <= now) {
       const entry = this.#pop();
       const fire = entry.fire;
       entry.fire = undefined;
@@ -140,22 +170,27 @@ export class Scheduler {
   }
 }
 
+/** Whether `a` fires before `b`: by time, then in the order of scheduling (as timers do). */
+function earlier(a: ScheduledEntry, b: ScheduledEntry): boolean {
+  return a.when < b.when || (a.when === b.when && a.seq < b.seq);
+}
+
 const schedulers = new WeakMap<Clock, Scheduler>();
 
 /**
- * The one scheduler of a clock (made on first use).
+ * The shared scheduler of a clock: all stop flags of one clock sleep on one heap and one timer.
  *
- * @param clock The clock (default: the real clock).
- * @returns Its scheduler.
+ * @param clock The clock (default: the real one).
+ * @returns Its scheduler (made on first use).
  *
  * @example
  * ```ts
- * import { realClock } from "../../../mod.ts";
- * import { schedulerOf } from "./scheduler.ts";
- * console.log(schedulerOf(realClock) === schedulerOf(realClock)); // true
+ * import { schedulerFor } from "./scheduler.ts";
+ * import { realClock } from "./clock.ts";
+ * console.log(schedulerFor(realClock) === schedulerFor(realClock)); // true
  * ```
  */
-export function schedulerOf(clock: Clock = realClock): Scheduler {
+export function schedulerFor(clock: Clock = realClock): Scheduler {
   let scheduler = schedulers.get(clock);
   if (!scheduler) schedulers.set(clock, scheduler = new Scheduler(clock));
   return scheduler;

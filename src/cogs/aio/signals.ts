@@ -11,8 +11,15 @@
 
 import type { Clock } from "./clock.ts";
 
-/** A signal source: a signal, or a function that gives one when asked (lazily). */
-export type SignalSource = AbortSignal | (() => AbortSignal | undefined) | undefined;
+/**
+ * A signal source: a signal, or what gives one when asked (lazily): a function, or an owner of a
+ * `signal` (an `AbortController`, a stop flag) whose `signal` is read only when needed.
+ */
+export type SignalSource =
+  | AbortSignal
+  | (() => AbortSignal | undefined)
+  | { readonly signal: AbortSignal }
+  | undefined;
 
 /**
  * An `AbortSignal` made on first read, aborted by {@link LazySignal.abort} or when the
@@ -34,7 +41,7 @@ export class LazySignal {
   #reason: unknown;
   #aborted = false;
 
-  /** @param outer The signal to follow (or a function giving it when first needed). */
+  /** @param outer The signal to follow (or a function or owner giving it, read when first needed). */
   constructor(outer: SignalSource) {
     this.#outer = outer;
   }
@@ -43,7 +50,12 @@ export class LazySignal {
   get signal(): AbortSignal {
     if (!this.#controller) {
       const controller = this.#controller = new AbortController();
-      const outer = typeof this.#outer === "function" ? this.#outer() : this.#outer;
+      const source = this.#outer;
+      const outer = typeof source === "function"
+        ? source()
+        : source instanceof AbortSignal
+        ? source
+        : source?.signal;
       if (this.#aborted) controller.abort(this.#reason);
       else if (outer?.aborted) controller.abort(outer.reason);
       else if (outer) {

@@ -32,19 +32,12 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { type Clock, realClock } from "../../cogs/aio/clock.ts";
 import { deadline, LazySignal, type SignalSource } from "../../cogs/aio/signals.ts";
 import type { AnyObject, BaseHandler, ErrorsMode, HandlerMetrics } from "./invocation.ts";
-import {
-  ChildrenFailedError,
-  ChildrenRetry,
-  HandlerRetriesError,
-  HandlerTimeoutError,
-  PermanentError,
-  ResultError,
-  TemporaryError,
-} from "./errors.ts";
+import { ChildrenFailedError, ChildrenRetry, HandlerTimeoutError, ResultError } from "./errors.ts";
 import { allAtOnce, type Lifecycle } from "./lifecycles.ts";
 import type { OperatorLogger } from "./loggers.ts";
 import type { Outcome, State } from "./progression.ts";
 import { checkResult } from "./results.ts";
+import { exhausted, failure, permanently, seconds } from "./outcomes.ts";
 
 export { allAtOnce, asap, type Lifecycle, oneByOne, shuffled } from "./lifecycles.ts";
 export { ChildrenRetry, ResultError } from "./errors.ts";
@@ -143,7 +136,7 @@ export interface Execution<H extends BaseHandler> {
   resultLimit?: number | undefined;
   /** The time source (default: the real clock). */
   clock?: Clock | undefined;
-  /** Aborts the attempts' signals: operator exit (a function: read only when needed). */
+  /** Aborts the attempts' signals: operator exit (a function or owner: read only when needed). */
   signal?: SignalSource;
   /** How log lines name the handlers (default "Handler"). */
   noun?: string | undefined;
@@ -151,7 +144,11 @@ export interface Execution<H extends BaseHandler> {
   successLevel?: "info" | "debug" | undefined;
   /** Records each run (metrics); absent, nothing is recorded. */
   metrics?: HandlerMetrics | undefined;
-  /** Handlers of this kind may have sub-handlers (`kopf.register`, `kopf.execute`). */
+  /**
+   * Handlers of this kind may have sub-handlers (`kopf.register`, `kopf.execute`): the
+   * resource-changing kind. The other kinds run without the sub-handler scope (an async
+   * context held for as long as a handler runs: a daemon's, for as long as its object lives).
+   */
   subhandlers?: boolean | undefined;
 }
 
@@ -195,114 +192,122 @@ export async function executeHandlers<H extends BaseHandler>(
  * Runs one handler once (one attempt, or none if its limits are exhausted), logs the outcome,
  * records it in the state and the metrics.
  *
+ * One async frame from the call to the outcome, on purpose: a daemon waits inside its handler
+ * for as long as its object lives, and every frame it waits under (a generator, its registers,
+ * a promise and the await's closures: ≈0.5 KB) is held that long, at 10,000 objects too.
+ *
  * @param handler The handler.
  * @param ex How this kind executes.
  * @returns The outcome.
  */
-export function executeHandler<H extends BaseHandler>(
+export async function executeHandler<H extends BaseHandler>(
   handler: H,
   ex: Execution<H>,
 ): Promise<Outcome> {
   const clock = ex.clock ?? realClock;
   const began = ex.metrics ? clock.now() : 0;
-  // A reaction, not an async frame: a daemon waits under it for as long as it lives.
-  return attempt(handler, ex, clock).then((outcome) => {
-    ex.metrics?.handlerRun(
-      handler.id,
-      ex.kind,
-      (clock.now() - began) / 1000,
-      outcome.error !== undefined,
-    );
-    ex.state.get(handler.id)!.apply(outcome, clock.date());
-    return outcome;
-  });
-}
-
-async function attempt<H extends BaseHandler>(
-  handler: H,
-  ex: Execution<H>,
-  clock: Clock,
-): Promise<Outcome> {
   const { logger } = ex;
   const noun = ex.noun ?? "Handler";
   const id = handler.id;
   const hs = ex.state.ensure(id, clock.date());
   const runtime = hs.runtime(clock.date());
-  if (handler.timeout !== undefined && runtime > handler.timeout) {
-    return permanently(
-      logger,
-      noun,
-      id,
-      new HandlerTimeoutError(`${noun} '${id}' has timed out after ${seconds(runtime)}.`),
-    );
-  }
-  if (handler.retries !== undefined && hs.retries >= handler.retries) {
-    return permanently(
-      logger,
-      noun,
-      id,
-      new HandlerRetriesError(`${noun} '${id}' has exceeded ${handler.retries} retries.`),
-    );
-  }
-  // Sub-handlers, for the kinds that have them (changing handlers): registered through an
-  // async context while the parent runs. The other kinds skip it: a daemon waiting for hours
-  // should hold no more than its own frame.
-  const scope = ex.subhandlers ? subhandlerScope(handler, ex, clock) : undefined;
-  const executed = scope?.executed ?? [];
-  const signals = new LazySignal(ex.signal);
-  let result: unknown;
-  let context: AnyObject | undefined;
-  try {
-    context = ex.context(handler, {
-      retry: hs.retries,
-      started: hs.started,
-      runtime,
-      get signal() {
-        return signals.signal;
-      },
-    });
-    const args = context;
-    const call = scope ? handlerScope.run(scope, () => handler.fn(args)) : handler.fn(args);
-    result = handler.timeout === undefined || !isPromise(call)
-      ? await call
-      : await deadline(call, handler.timeout - runtime, clock, () => {
-        const error = new HandlerTimeoutError(
-          `${noun} '${id}' has timed out after ${seconds(handler.timeout!)}.`,
-        );
-        signals.abort(error);
-        call.then(
-          () => logger.debug(`${noun} '${id}' has finished after its timeout; ignored.`),
-          (e) =>
-            logger.debug(`${noun} '${id}' has failed after its timeout; ignored: ${message(e)}`),
-        );
-        return error;
-      });
-    if (scope?.registered.length) {
-      const done = await runChildren(scope.registered, ex, id, clock);
-      const subrefs = [...executed, ...scope.registered.map((h) => h.id)];
-      if (!done.finished) return { final: false, delay: done.delay, subrefs };
-      if (done.failed) {
-        const error = new ChildrenFailedError(`sub-handlers failed: ${done.failed}`);
-        return {
-          ...permanently(
-            logger,
-            noun,
-            id,
-            error,
-          ),
-          subrefs,
-        };
+  let outcome = exhausted(handler, hs.retries, runtime, logger, noun);
+  if (!outcome) {
+    const scope = ex.subhandlers ? new AttemptScope(handler, ex, clock) : undefined;
+    const signals = new LazySignal(ex.signal);
+    let result: unknown;
+    let context: AnyObject | undefined;
+    try {
+      context = ex.context(handler, new AttemptInfo(hs.retries, hs.started, runtime, signals));
+      const call = scope ? inScope(scope, handler, context) : handler.fn(context);
+      result = handler.timeout === undefined || !isPromise(call)
+        ? await call
+        : await timed(call, handler, runtime, signals, ex, clock);
+      if (scope?.registered.length) {
+        outcome = childrenOutcome(await runChildren(scope.registered, ex, id, clock), scope, ex);
       }
+    } catch (e) {
+      // Without the handler's own `backoff`: the operator's settings.execution.defaultBackoff.
+      const backoff = handler.backoff ?? ex.defaultBackoff ??
+        context?.settings?.execution?.defaultBackoff ?? DEFAULT_BACKOFF;
+      outcome = failure(handler, e, logger, noun, handler.errors ?? ex.defaultErrors, backoff);
+      if (scope?.executed.length) outcome = { ...outcome, subrefs: scope.executed };
+    } finally {
+      signals.detach();
     }
-  } catch (e) {
-    // Without the handler's own `backoff`: the operator's settings.execution.defaultBackoff.
-    const backoff = handler.backoff ?? ex.defaultBackoff ??
-      context?.settings?.execution?.defaultBackoff ?? DEFAULT_BACKOFF;
-    const outcome = failure(handler, e, logger, noun, handler.errors ?? ex.defaultErrors, backoff);
-    return executed.length ? { ...outcome, subrefs: executed } : outcome;
-  } finally {
-    signals.detach();
+    outcome ??= success(handler, ex, result, scope);
   }
+  ex.metrics?.handlerRun(id, ex.kind, (clock.now() - began) / 1000, outcome.error !== undefined);
+  ex.state.get(id)!.apply(outcome, clock.date());
+  return outcome;
+}
+
+// The closures of an attempt are made in these helpers, not in executeHandler(): a function
+// with closures keeps its variables in a context object, held for as long as it awaits.
+
+/** Calls the handler with its sub-handler scope as the async context. */
+function inScope<H extends BaseHandler>(
+  scope: AttemptScope<H>,
+  handler: H,
+  context: AnyObject,
+): unknown {
+  return handlerScope.run(scope, () => handler.fn(context));
+}
+
+/**
+ * Waits for the handler's call until its timeout; then aborts the attempt's signal and fails
+ * with HandlerTimeoutError (the call's later end is logged at debug level and ignored).
+ */
+function timed<H extends BaseHandler>(
+  call: PromiseLike<unknown>,
+  handler: H,
+  runtime: number,
+  signals: LazySignal,
+  ex: Execution<H>,
+  clock: Clock,
+): Promise<unknown> {
+  const { logger } = ex;
+  const noun = ex.noun ?? "Handler";
+  const id = handler.id;
+  const timeout = handler.timeout!;
+  return deadline(call, timeout - runtime, clock, () => {
+    const error = new HandlerTimeoutError(
+      `${noun} '${id}' has timed out after ${seconds(timeout)}.`,
+    );
+    signals.abort(error);
+    call.then(
+      () => logger.debug(`${noun} '${id}' has finished after its timeout; ignored.`),
+      (e) => logger.debug(`${noun} '${id}' has failed after its timeout; ignored: ${message(e)}`),
+    );
+    return error;
+  });
+}
+
+/** The outcome of a parent whose registered sub-handlers ran: undefined if they all succeeded. */
+function childrenOutcome<H extends BaseHandler>(
+  done: { finished: boolean; failed: string; delay: number },
+  scope: AttemptScope<H>,
+  ex: Execution<H>,
+): Outcome | undefined {
+  const subrefs = [...scope.executed, ...scope.registered.map((h) => h.id)];
+  if (!done.finished) return { final: false, delay: done.delay, subrefs };
+  if (done.failed) {
+    const error = new ChildrenFailedError(`sub-handlers failed: ${done.failed}`);
+    return { ...permanently(ex.logger, ex.noun ?? "Handler", scope.parent.id, error), subrefs };
+  }
+  return undefined;
+}
+
+/** The outcome of a successful attempt: its result checked (if stored), logged, delivered. */
+function success<H extends BaseHandler>(
+  handler: H,
+  ex: Execution<H>,
+  result: unknown,
+  scope: AttemptScope<H> | undefined,
+): Outcome {
+  const { logger } = ex;
+  const noun = ex.noun ?? "Handler";
+  const id = handler.id;
   if (ex.resultLimit !== undefined && result !== undefined && result !== null) {
     const checked = checkResult(result, ex.resultLimit);
     if (!checked.ok) {
@@ -330,76 +335,66 @@ async function attempt<H extends BaseHandler>(
   if (result !== undefined && result !== null) ex.onResult?.(handler, result);
   // Registered children too: their records (kept while other handlers are unfinished) are found
   // through the parent's subrefs, and purged with it.
-  if (!scope) return { final: true, result };
-  const subrefs = [...executed, ...scope.registered.map((h) => h.id)];
+  const subrefs = scope ? [...scope.executed, ...scope.registered.map((h) => h.id)] : [];
   return subrefs.length ? { final: true, result, subrefs } : { final: true, result };
 }
 
-/** The scope in which a parent handler registers and executes its sub-handlers. */
-function subhandlerScope<H extends BaseHandler>(
-  handler: H,
-  ex: Execution<H>,
-  clock: Clock,
-): SubhandlerScope & { executed: string[] } {
-  const id = handler.id;
-  // Ids of children run by kopf.execute(): remembered in the parent's record (subrefs),
-  // so that their own records are found again in the next cycle.
-  const executed: string[] = [];
-  return {
-    parentId: id,
-    registered: [],
-    parent: handler,
-    executed,
-    execute: async (children) => {
-      for (const c of children) if (!executed.includes(c.id)) executed.push(c.id);
-      const done = await runChildren(children, ex, id, clock);
-      if (!done.finished) {
-        throw new ChildrenRetry("sub-handlers are not finished yet", { delay: done.delay });
-      }
-      if (done.failed) {
-        throw new ChildrenFailedError(`sub-handlers of '${id}' failed: ${done.failed}`);
-      }
-    },
-  };
+/**
+ * One attempt as its context builder sees it. A class, so that the `signal` getter is shared:
+ * an object literal with a getter is a dictionary of ≈0.5 KB, held for as long as the attempt
+ * runs (a daemon's runs for as long as its object lives).
+ */
+class AttemptInfo implements Attempt {
+  readonly retry: number;
+  readonly started: Date;
+  readonly runtime: number;
+  readonly #signals: LazySignal;
+
+  constructor(retry: number, started: Date, runtime: number, signals: LazySignal) {
+    this.retry = retry;
+    this.started = started;
+    this.runtime = runtime;
+    this.#signals = signals;
+  }
+
+  get signal(): AbortSignal {
+    return this.#signals.signal;
+  }
 }
 
-function permanently(logger: OperatorLogger, noun: string, id: string, error: Error): Outcome {
-  logger.error(`${noun} '${id}' failed permanently: ${error.message}`);
-  return { final: true, error };
-}
+/** What `kopf.register`/`kopf.execute` see while a handler runs (a class: no closures). */
+class AttemptScope<H extends BaseHandler> implements SubhandlerScope {
+  readonly parent: H;
+  readonly registered: BaseHandler[] = [];
+  /**
+   * Ids of children run by kopf.execute(): remembered in the parent's record (subrefs), so that
+   * their own records are found again in the next cycle.
+   */
+  readonly executed: string[] = [];
+  readonly #ex: Execution<H>;
+  readonly #clock: Clock;
 
-/** The outcome of a failed attempt, by error type and errors mode (the protocol's one table). */
-function failure(
-  handler: BaseHandler,
-  e: unknown,
-  logger: OperatorLogger,
-  noun: string,
-  mode: ErrorsMode,
-  backoff: number,
-): Outcome {
-  const id = handler.id;
-  if (e instanceof ChildrenRetry) {
-    logger.debug(`${noun} '${id}' has unfinished sub-handlers. Will retry.`);
-    return { final: false, delay: e.delay };
+  constructor(parent: H, ex: Execution<H>, clock: Clock) {
+    this.parent = parent;
+    this.#ex = ex;
+    this.#clock = clock;
   }
-  if (e instanceof TemporaryError) {
-    logger.error(`${noun} '${id}' failed temporarily: ${e.message || e.name}`);
-    return { final: false, error: e, delay: e.delay };
+
+  get parentId(): string {
+    return this.parent.id;
   }
-  if (e instanceof PermanentError) {
-    logger.error(`${noun} '${id}' failed permanently: ${e.message || e.name}`);
-    return { final: true, error: e };
+
+  async execute(children: BaseHandler[]): Promise<void> {
+    const id = this.parent.id;
+    for (const c of children) if (!this.executed.includes(c.id)) this.executed.push(c.id);
+    const done = await runChildren(children, this.#ex, id, this.#clock);
+    if (!done.finished) {
+      throw new ChildrenRetry("sub-handlers are not finished yet", { delay: done.delay });
+    }
+    if (done.failed) {
+      throw new ChildrenFailedError(`sub-handlers of '${id}' failed: ${done.failed}`);
+    }
   }
-  if (mode === "ignored") {
-    logger.exception(`${noun} '${id}' failed with an exception. Will ignore.`, e);
-    return { final: true };
-  }
-  if (mode === "permanent") {
-    logger.exception(`${noun} '${id}' failed with an exception. Will stop.`, e);
-    return { final: true, error: e };
-  }
-  logger.exception(`${noun} '${id}' failed with an exception. Will retry.`, e);
-  return { final: false, error: e, delay: backoff };
 }
 
 async function runChildren<H extends BaseHandler>(
@@ -424,8 +419,4 @@ function isPromise(value: unknown): value is PromiseLike<unknown> {
 
 function message(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
-}
-
-function seconds(s: number): string {
-  return `${Math.round(s * 1000) / 1000}s`;
 }

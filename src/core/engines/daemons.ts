@@ -9,17 +9,17 @@
  *
  * Why it is shaped like this: an operator may serve 10,000 objects, each with
  * a timer and a daemon. So the per-object state is one small record (the live
- * body, the last change time, the running daemons by id), all sleeps share one
- * armed timer (cogs/aio/scheduler.ts: no polling, no interval callbacks), and
- * a timer run that produced nothing to write makes no API call.
+ * body, the last change time, the running daemons by id), every sleep of
+ * every daemon and timer is an entry in one heap with one armed timer
+ * (cogs/aio/scheduler.ts, through the stop-flags), and a timer run that
+ * produced nothing to write makes no API call.
  *
- * The lives of a daemon and a timer are in spawning.ts; each run goes through
- * the one handler protocol (actions/execution.ts): a `TemporaryError` retries
- * after its delay, arbitrary errors after `backoff` (or stop/ignore per
- * `errors`), a `PermanentError` stops for good. A daemon that returns is not
- * restarted ("Daemon 'x' has exited on its own."). Stopping follows Kopf's
- * sequence: signal, graceful backoff, cancel, timeout, abandon — on the
- * engine's {@link Clock}, so it is tested on a fake one.
+ * This module is the engine: which daemons and timers run for which object,
+ * and how they are stopped (Kopf's sequence: the stop-flag, the graceful
+ * `cancellationBackoff`, "cancelled", `cancellationTimeout`, abandoned). What
+ * runs — the loops, their schedules and the error protocol — is in
+ * spawning.ts; their context is live_context.ts. All time is the context's
+ * `clock` (the real one by default), so that tests drive it by hand.
  *
  * @module
  */
@@ -39,11 +39,13 @@ import type {
 } from "../intents/handlers.ts";
 import type { OperatorRegistry } from "../intents/registry.ts";
 import {
+  type Flag,
+  type LiveObject,
   noun,
   runDaemon,
   runTimer,
-  type SpawnedObject as SpawnedRecord,
   type SpawningEnv,
+  touch,
 } from "./spawning.ts";
 
 export { StopFlag } from "../../cogs/aio/stop_flag.ts";
@@ -76,7 +78,7 @@ const EXIT_TIMEOUT = 5;
 /** One running daemon or timer of one object. */
 interface Runner {
   handler: SpawningHandler;
-  flag: StopFlag<Reason>;
+  flag: Flag;
   /** Settles when the function has truly exited. */
   done: Promise<void>;
   /** Settles when it exited or was abandoned after its stop (set when stopping starts). */
@@ -84,9 +86,11 @@ interface Runner {
 }
 
 /** What the engine keeps about one object (kept in the object's memory by the reactor). */
-export interface SpawnedObject extends SpawnedRecord {
+export interface SpawnedObject extends LiveObject {
   /** The running daemons and timers by id (also those exiting). */
   running: Map<string, Runner>;
+  /** Deleted or being deleted: nothing is spawned any more. */
+  deleting: boolean;
 }
 
 /** The operator-wide parts the engine needs. */
@@ -99,7 +103,7 @@ export interface DaemonsContext {
   post: EventPoster;
   /** Records each run of a daemon or timer (the operator's metrics), if given. */
   metrics?: HandlerMetrics | undefined;
-  /** The time source (default: the real clock). */
+  /** The time source of every sleep, schedule and timeout (default: the real clock). */
   clock?: Clock | undefined;
 }
 
@@ -120,24 +124,19 @@ export interface DaemonsContext {
  */
 export class Daemons {
   readonly #op: DaemonsContext;
-  readonly #clock: Clock;
-  readonly #env: SpawningEnv;
   readonly #objects = new Set<SpawnedObject>();
   /** The posting level of all objects' loggers: one closure, not one per object. */
   readonly #level: () => Level | undefined;
+  /** What the daemons' and timers' loops need (one record for all). */
+  readonly #env: SpawningEnv;
+  readonly #clock: Clock;
   #closing = false;
 
   /** @param op The registry, settings, memo, indices, logging and posting of the operator. */
   constructor(op: DaemonsContext) {
     this.#op = op;
-    this.#clock = op.clock ?? realClock;
-    this.#env = {
-      settings: op.settings,
-      indices: op.indices,
-      clock: this.#clock,
-      metrics: op.metrics,
-      touch: (state, body) => this.touch(state as SpawnedObject, body),
-    };
+    const clock = this.#clock = op.clock ?? realClock;
+    this.#env = { settings: op.settings, indices: op.indices, metrics: op.metrics, clock };
     const settings = op.settings;
     this.#level =
       () => (settings.posting.enabled && settings.posting.loggers
@@ -213,10 +212,7 @@ export class Daemons {
    * @param body The latest object.
    */
   touch(state: SpawnedObject, body: AnyObject): void {
-    if (body.metadata?.resourceVersion !== state.body.metadata?.resourceVersion) {
-      state.lastChange = this.#clock.now();
-    }
-    state.body = body;
+    touch(state, body, this.#clock);
   }
 
   /**

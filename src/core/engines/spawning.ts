@@ -1,106 +1,144 @@
 /**
- * The lives of one daemon and one timer: a daemon runs its function once, for
- * long, until it returns, fails for good, or is stopped; a timer runs its
- * function on a schedule (`interval`, on the grid with `sharp`, only after
- * `idle` seconds without changes, after `initialDelay`), never overlapping.
- * Every run goes through the one handler protocol (actions/execution.ts), so
- * retries, delays, errors modes, timeouts and result checks are the same as
- * for every other handler; the attempt's `signal` follows the stop-flag.
+ * The loops of one daemon and one timer of one object: when each runs, how
+ * often, and what happens between and after the runs. The engine
+ * (daemons.ts) decides which of them run for which object and stops them;
+ * this module is what runs.
  *
- * Time comes from the engine's {@link Clock}, so schedules are tested on a
- * fake one. A run that produced nothing to write makes no API call.
+ * Why apart from the engine: the schedules are the part worth testing on
+ * their own, on a fake clock — a timer's `interval` (the first run at once,
+ * then every interval counted from the end of a run), `sharp` (on the grid of
+ * the first run, whatever a run takes), `idle` (only after so long without a
+ * change), `initialDelay` — and every wait here goes through the engine's
+ * clock: the stop-flag's sleeps and `clock.now()`.
+ *
+ * Each run goes through the one handler protocol (actions/execution.ts) with
+ * errors `"temporary"` by default: a `TemporaryError` runs the function again
+ * after its delay, an arbitrary error after `backoff` (or the settings'
+ * default backoff), a `PermanentError` or exhausted `retries`/`timeout` end
+ * it. A daemon that returns is not restarted. The attempt's signal aborts when
+ * the stop-flag is set and at the handler's `timeout`; results land in
+ * `status.<id>`, so they are checked before they are accepted. A run that
+ * produced nothing to write makes no API call.
+ *
+ * Memory: a daemon waits inside its function for as long as its object lives,
+ * so what one attempt holds is kept small (one execution record per run of
+ * the loop, the state of one handler, a live context; no signal until read).
  *
  * @module
  */
 
+import { Patch } from "../../cogs/structs/patches.ts";
+import type { Resource } from "../../cogs/structs/references.ts";
 import type { Clock } from "../../cogs/aio/clock.ts";
 import type { StopFlag } from "../../cogs/aio/stop_flag.ts";
-import { Patch } from "../../cogs/structs/patches.ts";
 import type { OperatorSettings } from "../../cogs/configs/settings.ts";
 import { applyPatch, type ObjectApi } from "../actions/application.ts";
-import { type Attempt, executeHandler, type HandlerMetrics } from "../actions/execution.ts";
+import {
+  type Attempt,
+  executeHandler,
+  type Execution,
+  type HandlerMetrics,
+} from "../actions/execution.ts";
 import type { ObjectLogger } from "../actions/loggers.ts";
-import { State } from "../actions/progression.ts";
+import { type Outcome, State } from "../actions/progression.ts";
 import type {
   AnyObject,
   DaemonStoppingReason as Reason,
-  SpawningContext,
   SpawningHandler,
 } from "../intents/handlers.ts";
-import type { Resource } from "../../cogs/structs/references.ts";
+import { LiveContext } from "./live_context.ts";
 
-/** What the engine keeps about one object (kept in the object's memory by the reactor). */
-export interface SpawnedObject {
+/** The shortest wait before a re-run (a `TemporaryError` without a delay): never a hot loop. */
+const MIN_RERUN_DELAY = 0.001;
+
+/** What the loops read and write of an object's record (the engine keeps the rest). */
+export interface LiveObject {
   /** The object as last seen: daemons and timers read it live. */
   body: AnyObject;
   /** The clock's `now()` at the last change of the object (for `idle`). */
   lastChange: number;
+  /** The object's resource. */
   resource: Resource;
+  /** Patching the object. */
   api: ObjectApi;
+  /** The object's logger. */
   logger: ObjectLogger;
   /** The per-object memo (the handlers' `memo`). */
   memo: AnyObject;
-  /** The running daemons and timers by id (also those exiting). */
-  running: Map<string, unknown>;
   /** Ids that exited on their own or failed permanently: never re-spawned for this object. */
   finished: Set<string> | undefined;
-  /** Deleted or being deleted: nothing is spawned any more. */
-  deleting: boolean;
 }
 
-/** What the loops need from the engine. */
+/** The operator-wide parts the loops need. */
 export interface SpawningEnv {
+  /** The operator's settings. */
   settings: OperatorSettings;
+  /** The in-memory indices. */
   indices: AnyObject;
+  /** Records each run, if given. */
+  metrics: HandlerMetrics | undefined;
+  /** The time source of every wait. */
   clock: Clock;
-  metrics?: HandlerMetrics | undefined;
-  /** Takes in the object a run's patch returned (the live body, the last change). */
-  touch(state: SpawnedObject, body: AnyObject): void;
 }
+
+/** The stop-flag of a daemon or timer. */
+export type Flag = StopFlag<Reason>;
 
 /**
- * A daemon's life: after its initial delay, runs until it returns, fails for good, or stops.
+ * Runs a daemon: after its `initialDelay`, until it returns, fails for good, or is stopped.
  *
- * @param env The engine's parts.
- * @param state The object.
+ * @param env The operator-wide parts.
+ * @param object The object's record.
  * @param handler The daemon.
  * @param flag Its stop-flag.
- * @returns When it has exited.
  */
 export async function runDaemon(
   env: SpawningEnv,
-  state: SpawnedObject,
+  object: LiveObject,
   handler: SpawningHandler,
-  flag: StopFlag<Reason>,
+  flag: Flag,
 ): Promise<void> {
   if (handler.initialDelay && await flag.wait(handler.initialDelay)) return;
-  const end = await runUntilFinal(env, state, handler, flag);
+  // The loop of runToEnd(), written out here: a daemon waits inside its function for as long as
+  // its object lives, and each async frame it waits under holds ≈0.5 KB for that long.
+  const run = new SpawnedRun(env, object, handler, flag);
+  let end: End = "stopped";
+  while (!flag.isSet()) {
+    const outcome = await executeHandler(handler, run);
+    if (!run.patch.isEmpty()) await run.flush();
+    if (outcome.final) {
+      end = outcome.error !== undefined ? "failed" : "done";
+      break;
+    }
+    await flag.wait(rerunDelay(outcome));
+  }
   if (end === "stopped" || flag.isSet()) {
-    state.logger.debug(`Daemon '${handler.id}' has exited gracefully.`);
+    object.logger.debug(`Daemon '${handler.id}' has exited gracefully.`);
     return;
   }
-  (state.finished ??= new Set()).add(handler.id);
-  if (end === "done") state.logger.info(`Daemon '${handler.id}' has exited on its own.`);
-  else state.logger.debug(`Daemon '${handler.id}' has exited after a permanent failure.`);
+  (object.finished ??= new Set()).add(handler.id);
+  if (end === "done") object.logger.info(`Daemon '${handler.id}' has exited on its own.`);
+  else object.logger.debug(`Daemon '${handler.id}' has exited after a permanent failure.`);
 }
 
 /**
- * A timer's life: runs on its schedule until stopped or failed for good.
+ * Runs a timer: after its `initialDelay`, at once and then every `interval` (counted from the end
+ * of a run, or on the grid of the first run if `sharp`), only after `idle` seconds without a
+ * change if given; until it fails for good or is stopped.
  *
- * @param env The engine's parts.
- * @param state The object.
+ * @param env The operator-wide parts.
+ * @param object The object's record.
  * @param handler The timer.
  * @param flag Its stop-flag.
- * @returns When it has stopped.
  */
 export async function runTimer(
   env: SpawningEnv,
-  state: SpawnedObject,
+  object: LiveObject,
   handler: SpawningHandler,
-  flag: StopFlag<Reason>,
+  flag: Flag,
 ): Promise<void> {
-  const clock = env.clock;
   if (handler.initialDelay && await flag.wait(handler.initialDelay)) return;
+  const clock = env.clock;
   const interval = handler.interval !== undefined ? handler.interval * 1000 : undefined;
   const idle = handler.idle !== undefined ? handler.idle * 1000 : undefined;
   let anchor: number | undefined;
@@ -109,9 +147,9 @@ export async function runTimer(
     if (idle !== undefined) {
       // Idling: only after so long without changes; with no interval, once per quiet period.
       while (!flag.isSet()) {
-        const left = state.lastChange + idle - clock.now();
+        const left = object.lastChange + idle - clock.now();
         if (left > 0) await flag.wait(left / 1000);
-        else if (interval === undefined && lastRun >= state.lastChange) {
+        else if (interval === undefined && lastRun >= object.lastChange) {
           await flag.wait(idle / 1000);
         } else break;
       }
@@ -120,11 +158,11 @@ export async function runTimer(
     const started = clock.now();
     anchor ??= started;
     lastRun = started;
-    const end = await runUntilFinal(env, state, handler, flag);
+    const end = await runToEnd(env, object, handler, flag);
     if (end === "stopped") return;
     if (end === "failed") {
-      (state.finished ??= new Set()).add(handler.id);
-      state.logger.debug(`Timer '${handler.id}' has stopped after a permanent failure.`);
+      (object.finished ??= new Set()).add(handler.id);
+      object.logger.debug(`Timer '${handler.id}' has stopped after a permanent failure.`);
       return;
     }
     if (interval === undefined) continue;
@@ -140,147 +178,141 @@ export async function runTimer(
 }
 
 /**
- * Runs the handler until its outcome is final (retrying as the protocol says), applying its
- * patch after each run.
+ * Updates the live body of an object; a new resourceVersion counts as a change (for `idle`).
+ *
+ * @param object The object's record.
+ * @param body The latest object.
+ * @param clock The clock of `lastChange`.
  */
-async function runUntilFinal(
+export function touch(object: LiveObject, body: AnyObject, clock: Clock): void {
+  if (body.metadata?.resourceVersion !== object.body.metadata?.resourceVersion) {
+    object.lastChange = clock.now();
+  }
+  object.body = body;
+}
+
+/**
+ * How log lines name a daemon or timer.
+ *
+ * @param handler The handler.
+ * @returns "Daemon" or "Timer".
+ */
+export function noun(handler: SpawningHandler): "Daemon" | "Timer" {
+  return handler.spawn === "daemon" ? "Daemon" : "Timer";
+}
+
+/** How a run of the loop ended: succeeded, failed for good, or stopped by the flag. */
+type End = "done" | "failed" | "stopped";
+
+/**
+ * Runs the function until it succeeds or fails for good (again after each retryable outcome's
+ * delay), applying its patch after each attempt.
+ */
+async function runToEnd(
   env: SpawningEnv,
-  state: SpawnedObject,
+  object: LiveObject,
   handler: SpawningHandler,
-  flag: StopFlag<Reason>,
-): Promise<"done" | "failed" | "stopped"> {
-  const { clock, settings } = env;
-  const progress = new State(handler.spawn);
-  const ids = [handler.id];
+  flag: Flag,
+): Promise<End> {
+  const run = new SpawnedRun(env, object, handler, flag);
   while (!flag.isSet()) {
-    if (progress.ensure(handler.id, clock.date()).awakened(clock.date())) {
-      const patch = new Patch();
-      const outcome = await executeHandler<SpawningHandler>(handler, {
-        state: progress,
-        kind: handler.spawn,
-        defaultErrors: "temporary",
-        defaultBackoff: settings.execution.defaultBackoff,
-        resultLimit: settings.persistence.resultSizeLimit,
-        noun: noun(handler),
-        logger: state.logger,
-        metrics: env.metrics,
-        clock,
-        // The attempt's signal follows the stop-flag (read lazily: most daemons never ask).
-        signal: () => flag.signal,
-        context: (h, attempt) => new LiveContext(state, h, flag, patch, attempt, env),
-        onResult: (h, value) => {
-          patch.status[h.id] = value;
-        },
-      });
-      await flush(env, state, handler, patch);
-      if (outcome.final) return outcome.error !== undefined ? "failed" : "done";
-    }
-    const delays = progress.delays(ids, clock.date());
-    await flag.wait(delays.length ? Math.max(0.001, Math.min(...delays)) : 0.001);
+    const outcome = await executeHandler(handler, run);
+    if (!run.patch.isEmpty()) await run.flush();
+    if (outcome.final) return outcome.error !== undefined ? "failed" : "done";
+    await flag.wait(rerunDelay(outcome));
   }
   return "stopped";
 }
 
-async function flush(
-  env: SpawningEnv,
-  state: SpawnedObject,
-  handler: SpawningHandler,
-  patch: Patch,
-): Promise<void> {
-  if (patch.isEmpty()) return;
-  try {
-    const patched = await applyPatch(state.api, state.body, patch.toJSON(), state.logger);
-    if (patched) env.touch(state, patched);
-  } catch (e) {
-    state.logger.exception(
-      `${noun(handler)} '${handler.id}' could not apply its patch: ${
-        e instanceof Error ? e.message : e
-      }`,
-      e,
-    );
-  }
+/** Seconds until the function runs again after a retryable outcome (never a hot loop). */
+function rerunDelay(outcome: Outcome): number {
+  return Math.max(MIN_RERUN_DELAY, outcome.delay ?? 0);
 }
 
 /**
- * How log lines name a daemon or a timer.
- *
- * @param handler The daemon or timer.
- * @returns `"Daemon"` or `"Timer"`.
+ * How a daemon or timer is executed by the one protocol: errors "temporary" by default,
+ * results stored in `status.<id>` (checked against the settings' size limit), the attempt's
+ * signal following the stop-flag (read only if a handler reads its signal).
+ * One per run of the loop: a class, so that its methods are shared, not closures per run.
  */
-export function noun(handler: SpawningHandler): string {
-  return handler.spawn === "daemon" ? "Daemon" : "Timer";
-}
+class SpawnedRun implements Execution<SpawningHandler> {
+  /** The handler's progress in this run of the loop. */
+  readonly state: State;
+  /** Where the current attempt writes its changes (a fresh one after each flush). */
+  patch: Patch = new Patch();
+  /** The attempt's signal follows the stop-flag: the flag's own, made only when read. */
+  readonly signal: Flag;
+  readonly #env: SpawningEnv;
+  readonly #object: LiveObject;
+  readonly #handler: SpawningHandler;
 
-/**
- * The context of a daemon or timer: a live view — every object field reads the latest body,
- * as in Kopf. A class, so that its getters live on the prototype, not in every context.
- */
-class LiveContext implements SpawningContext {
-  readonly #state: SpawnedObject;
-  readonly #attempt: Attempt;
-  resource: SpawningContext["resource"];
-  patch: Patch;
-  logger: ObjectLogger;
-  memo: AnyObject;
-  settings: OperatorSettings;
-  indices: AnyObject;
-  param: unknown;
-  retry: number;
-  started: Date;
-  runtime: number;
-  stopped: StopFlag<Reason>;
+  constructor(env: SpawningEnv, object: LiveObject, handler: SpawningHandler, flag: Flag) {
+    this.#env = env;
+    this.#object = object;
+    this.#handler = handler;
+    this.signal = flag;
+    this.state = new State(handler.spawn);
+  }
 
-  constructor(
-    state: SpawnedObject,
-    handler: SpawningHandler,
-    flag: StopFlag<Reason>,
-    patch: Patch,
-    attempt: Attempt,
-    env: SpawningEnv,
-  ) {
-    this.#state = state;
-    this.#attempt = attempt;
-    this.resource = state.resource;
-    this.patch = patch;
-    this.logger = state.logger;
-    this.memo = state.memo;
-    this.settings = env.settings;
-    this.indices = env.indices;
-    this.param = handler.param;
-    this.retry = attempt.retry;
-    this.started = attempt.started;
-    this.runtime = attempt.runtime;
-    this.stopped = flag;
+  // The rest is read through getters: fields would be held by every waiting daemon.
+  get kind(): "daemon" | "timer" {
+    return this.#handler.spawn;
   }
-  /** Aborts when the daemon or timer is stopped, at its timeout, and at operator exit. */
-  get signal(): AbortSignal {
-    return this.#attempt.signal;
+  get noun(): "Daemon" | "Timer" {
+    return noun(this.#handler);
   }
-  get body(): AnyObject {
-    return this.#state.body;
+  get defaultErrors(): "temporary" {
+    return "temporary";
   }
-  get spec(): AnyObject {
-    return this.#state.body.spec ?? {};
+  get defaultBackoff(): number {
+    return this.#env.settings.execution.defaultBackoff;
   }
-  get meta(): AnyObject {
-    return this.#state.body.metadata ?? {};
+  get resultLimit(): number {
+    return this.#env.settings.persistence.resultSizeLimit;
   }
-  get status(): AnyObject {
-    return this.#state.body.status ?? {};
+  get clock(): Clock {
+    return this.#env.clock;
   }
-  get uid(): string {
-    return this.#state.body.metadata?.uid;
+  get metrics(): HandlerMetrics | undefined {
+    return this.#env.metrics;
   }
-  get name(): string {
-    return this.#state.body.metadata?.name;
+  get logger(): ObjectLogger {
+    return this.#object.logger;
   }
-  get namespace(): string | undefined {
-    return this.#state.body.metadata?.namespace;
+
+  context(handler: SpawningHandler, attempt: Attempt): AnyObject {
+    const object = this.#object;
+    return new LiveContext(object, attempt, {
+      resource: object.resource,
+      patch: this.patch,
+      logger: object.logger,
+      memo: object.memo,
+      settings: this.#env.settings,
+      indices: this.#env.indices,
+      param: handler.param,
+      stopped: this.signal,
+    }, handler.timeout !== undefined);
   }
-  get labels(): Record<string, string> {
-    return this.#state.body.metadata?.labels ?? {};
+
+  onResult(handler: SpawningHandler, result: unknown): void {
+    this.patch.status[handler.id] = result;
   }
-  get annotations(): Record<string, string> {
-    return this.#state.body.metadata?.annotations ?? {};
+
+  /** Applies the attempt's patch (and takes in the patched body); a fresh patch for the next. */
+  async flush(): Promise<void> {
+    const patch = this.patch;
+    const object = this.#object;
+    this.patch = new Patch();
+    try {
+      const patched = await applyPatch(object.api, object.body, patch.toJSON(), object.logger);
+      if (patched) touch(object, patched, this.clock);
+    } catch (e) {
+      object.logger.exception(
+        `${this.noun} '${this.#handler.id}' could not apply its patch: ${
+          e instanceof Error ? e.message : e
+        }`,
+        e,
+      );
+    }
   }
 }
