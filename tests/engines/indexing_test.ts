@@ -8,7 +8,7 @@
  */
 import assert from "node:assert/strict";
 import * as kopf from "../../mod.ts";
-import { KopfRunner } from "../../testing.ts";
+import { FakeClock, KopfRunner } from "../../testing.ts";
 import { OperatorIndexers } from "../../src/core/engines/indexing.ts";
 import { type Cluster, cluster, delay, until } from "../reactor/_setup.ts";
 
@@ -560,4 +560,41 @@ Deno.test("OperatorIndexers: forgetting a stopped watcher keeps the objects its 
   assert.deepEqual(view(indexers.indices.names), { null: ["kept"] });
   await indexers.forgetStream("pods@ns#2");
   assert.deepEqual(view(indexers.indices.names), {});
+});
+
+Deno.test("OperatorIndexers: a temporarily excluded object is re-indexed at the end of its delay from its latest body", async () => {
+  const clock = new FakeClock();
+  const registry = new kopf.OperatorRegistry();
+  const seen: string[] = [];
+  kopf.index("pods", { registry }, function byV({ labels, retry }) {
+    seen.push(`${labels.v}@${retry}`);
+    if (labels.v === "bad" && retry < 1) throw new kopf.TemporaryError("later", { delay: 2 });
+    return { [labels.v ?? ""]: true };
+  });
+  const stop = new AbortController();
+  const indexers = new OperatorIndexers({
+    registry,
+    settings: new kopf.OperatorSettings(),
+    memo: {},
+    sink: () => {},
+    signal: stop.signal,
+    clock,
+  });
+  const pods = new kopf.Resource({ group: "", version: "v1", plural: "pods", kind: "Pod" });
+  const obj = (v: string) => ({
+    metadata: { namespace: "ns", name: "p", uid: "u", labels: { v } },
+  });
+  await indexers.index(pods, "s", { type: "ADDED", object: obj("bad") });
+  assert.deepEqual(view(indexers.indices.byV), {}, "excluded");
+  // While excluded, a newer body arrives: not indexed now, but remembered for the re-indexing.
+  await clock.advance(1);
+  await indexers.index(pods, "s", { type: "MODIFIED", object: obj("newer") });
+  assert.deepEqual(seen, ["bad@0"], "an excluded object is not indexed during its delay");
+  await clock.advance(0.999);
+  assert.deepEqual(seen, ["bad@0"]);
+  await clock.advance(0.001);
+  await until(() => seen.length === 2, "re-indexed");
+  assert.deepEqual(seen, ["bad@0", "newer@1"], "at exactly the delay, from the latest body");
+  assert.deepEqual(view(indexers.indices.byV), { newer: [true] });
+  stop.abort();
 });

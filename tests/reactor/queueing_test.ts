@@ -143,12 +143,14 @@ Deno.test("queues: an idle worker is destroyed after the idle timeout; the objec
   assert.equal(queues.size, 1);
   await clock.advance(0.1);
   assert.equal(queues.size, 0, "destroyed when idle");
+  assert.equal(queues.known, 1, "the object stays in the inventory without a worker");
   queues.push(ev("a", 2));
   await clock.advance(0);
   assert.equal(r.calls[1]!.memory, r.calls[0]!.memory, "the same memory for the next worker");
   queues.push(ev("a", 3, "DELETED"));
   await clock.advance(0.1);
   assert.equal(queues.size, 0, "a deletion ends the worker at once");
+  assert.equal(queues.known, 0, "and forgets the object");
   queues.push(ev("a", 4, "ADDED"));
   await clock.advance(0);
   assert.notEqual(r.calls[3]!.memory, r.calls[0]!.memory, "a fresh memory after DELETED");

@@ -80,6 +80,9 @@ const OPEN: Promise<void> = Promise.resolve();
 
 interface Failure {
   uid: string | undefined;
+  /** The object's latest body and resource, to re-index it from when the exclusion ends. */
+  body: AnyObject;
+  resource: Resource;
   /** The failure sequence's progress (retries, started), as the executor keeps it. */
   progress: State;
   /** Excluded until this time (clock ms); Infinity for good; undefined when not excluded. */
@@ -131,8 +134,11 @@ export class OperatorIndexers {
   #states = new Map<string, IndexState<Failure>>();
   /** Stream key → object keys indexed through it. */
   #streams = new Map<string, Set<string>>();
-  /** Object key → the latest body and resource (for re-indexing after a temporary exclusion). */
-  #latest = new Map<string, { resource: Resource; body: AnyObject; stream: string }>();
+  /**
+   * Object key → the stream it was last indexed through. No bodies: only an excluded object's
+   * failure record keeps its latest body, to re-index it from when the exclusion ends.
+   */
+  #where = new Map<string, string>();
   #chain: Promise<void> = Promise.resolve();
   /** The readiness gate: how many holds keep it closed, and the promise that resolves when open. */
   #holds = 0;
@@ -256,8 +262,8 @@ export class OperatorIndexers {
   forgetStream(stream: string): Promise<void> {
     return this.#serial(() => {
       for (const objectKey of this.#streams.get(stream) ?? []) {
-        const latest = this.#latest.get(objectKey);
-        if (!latest || latest.stream === stream) this.#forget(objectKey);
+        const where = this.#where.get(objectKey);
+        if (where === undefined || where === stream) this.#forget(objectKey);
       }
       this.#streams.delete(stream);
     });
@@ -275,7 +281,7 @@ export class OperatorIndexers {
       state.failures.get(objectKey)?.cancel?.();
       state.failures.delete(objectKey);
     }
-    this.#latest.delete(objectKey);
+    this.#where.delete(objectKey);
   }
 
   async #index(
@@ -294,7 +300,7 @@ export class OperatorIndexers {
     let objects = this.#streams.get(stream);
     if (!objects) this.#streams.set(stream, objects = new Set());
     objects.add(objectKey);
-    this.#latest.set(objectKey, { resource, body, stream });
+    this.#where.set(objectKey, stream);
     for (const handler of this.#options.registry.indexingHandlers(resource)) {
       const state = this.#states.get(handler.id);
       if (state) await this.#indexOne(handler, state, resource, objectKey, event);
@@ -310,6 +316,16 @@ export class OperatorIndexers {
   ): Promise<void> {
     const body = event.object;
     const meta = body.metadata ?? {};
+    let failure = state.failures.get(objectKey);
+    if (failure && failure.uid !== meta.uid) {
+      failure.cancel?.();
+      state.failures.delete(objectKey);
+      failure = undefined;
+    }
+    if (failure) {
+      failure.body = body;
+      failure.resource = resource;
+    }
     const logger = new ObjectLogger(this.#options.sink, body);
     const context: AnyObject = {
       ...objectContext(body, resource, new Patch(), logger, {
@@ -326,12 +342,6 @@ export class OperatorIndexers {
       return;
     }
     const clock = this.#options.clock ?? realClock;
-    let failure = state.failures.get(objectKey);
-    if (failure && failure.uid !== meta.uid) {
-      failure.cancel?.();
-      state.failures.delete(objectKey);
-      failure = undefined;
-    }
     if (failure?.until !== undefined) {
       if (failure.until > clock.now()) return; // excluded: not even invoked
       failure.until = undefined;
@@ -362,7 +372,7 @@ export class OperatorIndexers {
       state,
       objectKey,
       meta.uid,
-      failure ?? { uid: meta.uid, progress, until: undefined },
+      failure ?? { uid: meta.uid, body, resource, progress, until: undefined },
       outcome,
       logger,
     );
@@ -393,13 +403,12 @@ export class OperatorIndexers {
     // With no delay, the object is re-indexed on its next event (a timer would spin on errors).
     if (delay > 0 && !this.#options.signal?.aborted) {
       f.cancel = clock.timer(delay * 1000, () => {
-        const latest = this.#latest.get(objectKey);
-        if (!latest || state.failures.get(objectKey) !== f) return;
+        if (state.failures.get(objectKey) !== f) return;
         void this.#serial(async () => {
           if (state.failures.get(objectKey) !== f) return;
-          await this.#indexOne(handler, state, latest.resource, objectKey, {
+          await this.#indexOne(handler, state, f.resource, objectKey, {
             type: null,
-            object: this.#latest.get(objectKey)?.body ?? latest.body,
+            object: f.body,
           });
         }).catch(() => {});
       }, { unref: true });

@@ -19,6 +19,13 @@
  * Why queues are destroyed when idle: thousands of objects must not keep
  * thousands of sleeping workers; their memories stay until the object is gone.
  *
+ * One inventory: what the operator knows of an object of this watcher is one
+ * entry under one key (the uid): its memory (handled-once flags, memo, the
+ * daemons' and timers' record with the live body) and, while a worker lives,
+ * its queue. The worker keeps its own last write to itself (as said above).
+ * The indexers keep index values by namespace/name (indexing.ts), but no
+ * bodies beyond those of objects waiting to be re-indexed.
+ *
  * Time comes from a {@link Clock}, so that windows, timeouts and delays are
  * tested on a fake clock.
  *
@@ -68,12 +75,19 @@ export interface QueueOptions {
   refresh?: ((body: AnyObject, signal: AbortSignal) => Promise<AnyObject | undefined>) | undefined;
 }
 
+/** The queue of one object, while its worker lives. */
 interface Queue {
   events: RawEvent[];
   wake: (() => void) | undefined;
   worker: Promise<void>;
   /** When the last two events of this object arrived (clock ms), to tell a burst from a lone event. */
   arrivals: [number, number];
+}
+
+/** What the operator knows of one object: its memory, and its queue while a worker lives. */
+interface ObjectEntry {
+  readonly memory: ObjectMemory;
+  queue: Queue | undefined;
 }
 
 /**
@@ -91,8 +105,10 @@ interface Queue {
  * ```
  */
 export class ObjectQueues {
-  #queues = new Map<string, Queue>();
-  #memories = new Map<string, ObjectMemory>();
+  /** The inventory: one entry per object (by uid), kept until the object is deleted. */
+  #objects = new Map<string, ObjectEntry>();
+  /** How many entries have a live worker. */
+  #workers = 0;
   #processor: Processor;
   #settings: QueueSettings;
   #stop = new AbortController();
@@ -121,13 +137,18 @@ export class ObjectQueues {
 
   /** How many objects have a live worker. */
   get size(): number {
-    return this.#queues.size;
+    return this.#workers;
+  }
+
+  /** How many objects are known (a memory kept, with or without a live worker). */
+  get known(): number {
+    return this.#objects.size;
   }
 
   /** How many events wait in all queues (for metrics). */
   get depth(): number {
     let n = 0;
-    for (const q of this.#queues.values()) n += q.events.length;
+    for (const { queue } of this.#objects.values()) n += queue?.events.length ?? 0;
     return n;
   }
 
@@ -140,16 +161,18 @@ export class ObjectQueues {
     if (this.#stop.signal.aborted) return;
     const key = keyOf(event.object);
     const now = this.#clock.now();
-    let queue = this.#queues.get(key);
+    let entry = this.#objects.get(key);
+    if (!entry) this.#objects.set(key, entry = { memory: newMemory(), queue: undefined });
+    let queue = entry.queue;
     if (!queue) {
-      queue = {
+      queue = entry.queue = {
         events: [event],
         wake: undefined,
         worker: Promise.resolve(),
         arrivals: [-Infinity, now],
       };
-      this.#queues.set(key, queue);
-      queue.worker = this.#work(key, queue);
+      this.#workers++;
+      queue.worker = this.#work(key, entry, queue);
       return;
     }
     queue.arrivals = [queue.arrivals[1], now];
@@ -164,18 +187,18 @@ export class ObjectQueues {
    */
   async close(graceSeconds = 5): Promise<void> {
     this.#closing = true;
-    const workers = [...this.#queues.values()].map((q) => q.worker);
-    for (const q of this.#queues.values()) q.wake?.();
+    const queues = [...this.#objects.values()].flatMap((e) => e.queue ? [e.queue] : []);
+    const workers = queues.map((q) => q.worker);
+    for (const q of queues) q.wake?.();
     const cancel = this.#clock.timer(graceSeconds * 1000, () => this.#stop.abort());
     await Promise.allSettled(workers);
     cancel();
     this.#stop.abort();
   }
 
-  async #work(key: string, queue: Queue): Promise<void> {
+  async #work(key: string, entry: ObjectEntry, queue: Queue): Promise<void> {
     const s = this.#settings;
-    let memory = this.#memories.get(key);
-    if (!memory) this.#memories.set(key, memory = newMemory());
+    const memory = entry.memory;
     let last: RawEvent | undefined;
     let delay: number | undefined;
     /** The object as our own last write returned it, until the watch delivers that version. */
@@ -260,12 +283,15 @@ export class ObjectQueues {
           }
         }
         if (deleted) {
-          this.#memories.delete(key);
+          if (this.#objects.get(key) === entry) this.#objects.delete(key);
           return;
         }
       }
     } finally {
-      if (this.#queues.get(key) === queue) this.#queues.delete(key);
+      if (entry.queue === queue) {
+        entry.queue = undefined;
+        this.#workers--;
+      }
       // Events pushed after the worker decided to exit get a new worker.
       if (queue.events.length && !this.#closing) {
         const events = queue.events.splice(0);
