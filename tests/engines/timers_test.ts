@@ -3,6 +3,10 @@
  * intervals, idling after changes, initialDelay, never overlapping itself,
  * errors and backoff overriding the schedule, results delivery (and no API
  * writes for runs with nothing to write), stopping with the object.
+ *
+ * The exact schedules (to the millisecond) are asserted on a fake clock in
+ * timers_clock_test.ts; here the windows are wide, only to show that the
+ * real clock and the real server give the same behaviour.
  */
 
 import assert from "node:assert/strict";
@@ -32,7 +36,7 @@ Deno.test("timers: interval runs repeatedly; no API writes for runs without resu
   const writes = env.patches();
   await until(() => runs.length >= 7);
   assert.equal(env.patches(), writes, "timer runs with nothing to write make no patches");
-  for (const g of gaps(runs)) assert.ok(g >= 0.09 && g < 0.3, `interval gap ${g}`);
+  for (const g of gaps(runs)) assert.ok(g >= 0.09 && g < 0.6, `interval gap ${g}`);
   await env.remove("kex");
   await env.waitGone("kex");
   const after = runs.length;
@@ -95,7 +99,8 @@ Deno.test("timers: sharp intervals fire on the grid whatever the handler takes",
   const first = starts[0]!;
   starts.forEach((t, i) => {
     const drift = (t - first) / 1000 - i * 0.3;
-    assert.ok(Math.abs(drift) < 0.06, `run ${i} is off the grid by ${drift}s`);
+    // Sharp: on the grid (a non-sharp timer would drift by the 0.15 s each run takes).
+    assert.ok(Math.abs(drift) < 0.12, `run ${i} is off the grid by ${drift}s`);
   });
 });
 
@@ -120,7 +125,7 @@ Deno.test("timers: idle — no runs while changes keep coming within the idle ti
   await runner.stop();
   const firstDelay = (runs[0]! - lastChange) / 1000;
   assert.ok(firstDelay >= 0.3 && firstDelay < 1.2, `first run after the changes: ${firstDelay}s`);
-  for (const g of gaps(runs)) assert.ok(g < 0.3, `interval while idle: ${g}`);
+  for (const g of gaps(runs)) assert.ok(g < 0.6, `interval while idle: ${g}`);
 });
 
 Deno.test("timers: initialDelay postpones the first run", async () => {
