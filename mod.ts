@@ -187,11 +187,11 @@ export {
 } from "./src/kits/hierarchies.ts";
 export type {
   AdoptOptions,
-  FieldPath as NestedFieldPath,
   KubernetesObjects,
   LabelOptions,
   NamespaceOptions,
   NamingOptions,
+  NestedFieldPath,
   ObjectReference,
   OwnerBody,
   OwnerReference,

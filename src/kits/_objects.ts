@@ -13,28 +13,40 @@
  * they are read and written like plain objects. The few model properties whose
  * names differ from the JSON (`_default`, `_from`, …) are found through the
  * class's static `attributeTypeMap`, as the library's own serializer does.
+ * That is also why the structs' `isObject()` serves here as is: it takes any
+ * non-array object, class instances included.
  *
  * @module
  */
 
-/** A Kubernetes object as the kit sees it: anything with string keys. */
-export type Obj = Record<string, unknown>;
+import { isObject, type JsonObject } from "../cogs/structs/_json.ts";
+import type { FieldSpec } from "../cogs/structs/dicts.ts";
 
 /** One object to work on, with where it came from for error messages. */
 export interface Target {
   /** The object itself (a plain object or a model instance), edited in place. */
-  obj: Obj;
+  obj: JsonObject;
   /** A path for messages, e.g. `objs[1]` or `objs[0].spec.template`. */
   where: string;
 }
 
-/** A field path: `"spec.template"` or `["spec", "template"]`. */
-export type FieldPath = string | readonly string[];
-
-/** Whether a value is a non-array object (a body, a model, a metadata block). */
-export function isObject(value: unknown): value is Obj {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
+/**
+ * A nested field inside each child, as `label()` and `adopt()` take it: a
+ * {@link FieldSpec} that names a field — dotted or an array of keys (for keys
+ * with dots) — never the root.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { label, type NestedFieldPath } from "./hierarchies.ts";
+ *
+ * const paths: NestedFieldPath[] = ["spec.template", ["spec", "jobTemplate"]];
+ * const job = { kind: "Job", spec: { template: {} } };
+ * label(job, { app: "web" }, { nested: paths });
+ * assert.deepEqual(job.spec.template, { metadata: { labels: { app: "web" } } });
+ * ```
+ */
+export type NestedFieldPath = NonNullable<FieldSpec>;
 
 /** A short phrase for a value of the wrong type: "a string", "null", "an array". */
 export function describe(value: unknown): string {
@@ -83,10 +95,10 @@ export function collectObjects(fn: string, objs: unknown): Target[] {
 /** Splits each nested field spec into its keys: `"spec.template"` → `["spec", "template"]`. */
 export function parseNested(
   fn: string,
-  nested: FieldPath | Iterable<FieldPath> | undefined,
+  nested: NestedFieldPath | Iterable<NestedFieldPath> | undefined,
 ): string[][] {
   if (nested === undefined) return [];
-  const specs: Iterable<FieldPath> = typeof nested === "string" ? [nested] : nested;
+  const specs: Iterable<NestedFieldPath> = typeof nested === "string" ? [nested] : nested;
   const paths: string[][] = [];
   for (const spec of specs) {
     const path = typeof spec === "string" ? spec.split(".") : Array.isArray(spec) ? [...spec] : [];
@@ -102,7 +114,7 @@ export function parseNested(
 }
 
 /** The property that holds the JSON field `key`: the same name, except in a few models. */
-function propertyOf(obj: Obj, key: string): string {
+function propertyOf(obj: JsonObject, key: string): string {
   if (Object.hasOwn(obj, key)) return key;
   const map = (obj.constructor as { attributeTypeMap?: unknown } | undefined)?.attributeTypeMap;
   if (Array.isArray(map)) {
@@ -172,26 +184,26 @@ export function checkMetadata(fn: string, target: Target, field?: [string, Shape
 }
 
 /** The object's `metadata`, created (as a plain object) when absent. Call `checkMetadata` first. */
-export function ensureMetadata(obj: Obj): Obj {
+export function ensureMetadata(obj: JsonObject): JsonObject {
   const meta = obj.metadata;
   if (isObject(meta)) return meta;
-  const created: Obj = {};
+  const created: JsonObject = {};
   obj.metadata = created;
   return created;
 }
 
 /** `metadata.<name>` as an object, created when absent. Call `checkMetadata` first. */
-export function ensureMetaObject(obj: Obj, name: string): Record<string, unknown> {
+export function ensureMetaObject(obj: JsonObject, name: string): Record<string, unknown> {
   const meta = ensureMetadata(obj);
   const value = meta[name];
   if (isObject(value)) return value;
-  const created: Obj = {};
+  const created: JsonObject = {};
   meta[name] = created;
   return created;
 }
 
 /** `metadata.<name>` as an array, created when absent. Call `checkMetadata` first. */
-export function ensureMetaArray(obj: Obj, name: string): unknown[] {
+export function ensureMetaArray(obj: JsonObject, name: string): unknown[] {
   const meta = ensureMetadata(obj);
   const value = meta[name];
   if (Array.isArray(value)) return value;

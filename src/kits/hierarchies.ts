@@ -37,6 +37,14 @@
  * @module
  */
 
+import { isObject, type JsonObject } from "../cogs/structs/_json.ts";
+import {
+  type Body,
+  buildOwnerReference as buildMetaOwnerReference,
+  type ObjectReference,
+  type OwnerReference as MetaOwnerReference,
+  type OwnerReferenceOptions,
+} from "../cogs/structs/bodies.ts";
 import {
   checkMetadata,
   collectObjects,
@@ -44,17 +52,16 @@ import {
   ensureMetaArray,
   ensureMetadata,
   ensureMetaObject,
-  type FieldPath,
-  isObject,
   isSet,
-  type Obj,
+  type NestedFieldPath,
   parseNested,
   peekMeta,
   resolveNested,
   type Target,
 } from "./_objects.ts";
 
-export type { FieldPath } from "./_objects.ts";
+export type { NestedFieldPath } from "./_objects.ts";
+export type { ObjectReference, OwnerReferenceOptions };
 
 /**
  * One Kubernetes object, or any nesting of arrays/iterables of them: plain
@@ -104,46 +111,25 @@ export type OwnerBody = {
   } | undefined;
 } | Readonly<Record<string, unknown>>;
 
-/** An owner reference, as stored in `metadata.ownerReferences` of a child. */
-export interface OwnerReference {
-  /** The owner's API version, e.g. `kopf.dev/v1`. */
-  apiVersion: string;
-  /** The owner's kind, e.g. `KopfExample`. */
-  kind: string;
-  /** The owner's name. */
-  name: string;
-  /** The owner's uid: what identifies the owner (and what duplicates are matched by). */
-  uid: string;
-  /** Whether the owner is the managing controller of the child. */
-  controller?: boolean;
-  /** Whether the owner's foreground deletion waits for this child. */
-  blockOwnerDeletion?: boolean;
-}
-
 /**
- * A reference to an object, as in events' `involvedObject`. Fields that the
- * object lacks (a namespace of a cluster-scoped object) are absent.
+ * An owner reference as this kit builds it: the one Kubernetes stores in a
+ * child's `metadata.ownerReferences` ({@link MetaOwnerReference}), with the
+ * four identifying fields always present (the kit refuses owners without them).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { buildOwnerReference, type OwnerReference } from "./hierarchies.ts";
+ *
+ * const owner = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "cm", uid: "u1" } };
+ * const ref: OwnerReference = buildOwnerReference(owner, { blockOwnerDeletion: null });
+ * assert.equal(ref.uid, "u1"); // a string, never undefined
+ * assert.equal(ref.blockOwnerDeletion, undefined);
+ * ```
  */
-export interface ObjectReference {
-  /** The object's API version. */
-  apiVersion?: string;
-  /** The object's kind. */
-  kind?: string;
-  /** The object's name. */
-  name?: string;
-  /** The object's uid. */
-  uid?: string;
-  /** The object's namespace, if it is namespaced. */
-  namespace?: string;
-}
-
-/** Options of {@link appendOwnerReference} and {@link buildOwnerReference}. */
-export interface OwnerReferenceOptions {
-  /** Mark the owner as the managing controller; `null` omits the field. Default: `true`. */
-  controller?: boolean | null;
-  /** Block the owner's foreground deletion until the child is gone; `null` omits the field. Default: `true`. */
-  blockOwnerDeletion?: boolean | null;
-}
+export type OwnerReference =
+  & MetaOwnerReference
+  & Required<Pick<MetaOwnerReference, "apiVersion" | "kind" | "name" | "uid">>;
 
 /** Options of {@link harmonizeNaming}. */
 export interface NamingOptions {
@@ -169,7 +155,7 @@ export interface LabelOptions {
    * one path, or a list of paths; a path is dotted or an array of keys.
    * Paths absent in a child are skipped.
    */
-  nested?: FieldPath | Iterable<FieldPath>;
+  nested?: NestedFieldPath | Iterable<NestedFieldPath>;
 }
 
 /** Options of {@link adopt}: `forced`, `strict` and `nested` are passed on to every step. */
@@ -178,7 +164,7 @@ export interface AdoptOptions extends NamingOptions, LabelOptions {}
 // ---------------------------------------------------------------------------
 // Reading the owner.
 
-function ownerString(fn: string, owner: Obj, field: "apiVersion" | "kind"): string {
+function ownerString(fn: string, owner: JsonObject, field: "apiVersion" | "kind"): string {
   const value = owner[field];
   if (!isSet(value)) {
     throw new TypeError(
@@ -189,7 +175,7 @@ function ownerString(fn: string, owner: Obj, field: "apiVersion" | "kind"): stri
   return value as string;
 }
 
-function ownerMeta(fn: string, owner: Obj, field: "name" | "uid"): string {
+function ownerMeta(fn: string, owner: JsonObject, field: "name" | "uid"): string {
   const value = peekMeta(owner, field);
   if (!isSet(value)) {
     throw new TypeError(
@@ -200,7 +186,7 @@ function ownerMeta(fn: string, owner: Obj, field: "name" | "uid"): string {
   return value as string;
 }
 
-function checkOwner(fn: string, owner: unknown): Obj {
+function checkOwner(fn: string, owner: unknown): JsonObject {
   if (!isObject(owner)) {
     throw new TypeError(
       `${fn}(): the owner is ${describe(owner)}; pass the parent object (e.g. the handler's body).`,
@@ -220,21 +206,20 @@ function checkOwner(fn: string, owner: unknown): Obj {
 function makeOwnerReference(
   fn: string,
   owner: unknown,
-  { controller = true, blockOwnerDeletion = true }: OwnerReferenceOptions = {},
+  options: OwnerReferenceOptions = {},
 ): OwnerReference {
-  const body = checkOwner(fn, owner);
-  const ref: OwnerReference = {
+  const body = checkOwner(fn, owner) as Body; // an object, with metadata that is an object or absent
+  // The structs build the reference (options, Kopf's key order); the kit insists on the four fields.
+  return {
+    ...buildMetaOwnerReference(body, options),
     apiVersion: ownerString(fn, body, "apiVersion"),
     kind: ownerString(fn, body, "kind"),
     name: ownerMeta(fn, body, "name"),
     uid: ownerMeta(fn, body, "uid"),
   };
-  if (controller !== null) ref.controller = controller;
-  if (blockOwnerDeletion !== null) ref.blockOwnerDeletion = blockOwnerDeletion;
-  return ref;
 }
 
-function ownerLabels(fn: string, owner: Obj): Record<string, string> {
+function ownerLabels(fn: string, owner: JsonObject): Record<string, string> {
   const labels = peekMeta(owner, "labels");
   if (labels === undefined || labels === null) return {};
   return checkLabels(fn, labels, "the owner's metadata.labels");
@@ -306,7 +291,7 @@ function applyLabels(targets: Target[], labels: Record<string, string>, forced: 
 function labelTargets(
   fn: string,
   targets: Target[],
-  nested: FieldPath | Iterable<FieldPath> | undefined,
+  nested: NestedFieldPath | Iterable<NestedFieldPath> | undefined,
 ): Target[] {
   const paths = parseNested(fn, nested);
   const all: Target[] = [];
@@ -688,7 +673,7 @@ export function adopt(
   const fn = "adopt";
   // Validate everything first; walk `objs` once (it may be a one-shot iterable).
   const ref = makeOwnerReference(fn, owner);
-  const body = owner as Obj;
+  const body = owner as JsonObject;
   const name = ref.name;
   const namespace = checkNamespace(fn, peekMeta(body, "namespace"));
   const labels = ownerLabels(fn, body);

@@ -1,7 +1,8 @@
 /**
- * Small private helpers shared by the patch modules: the JSON object type,
- * its guard, and a property setter that is safe for `__proto__` keys (a patch
- * must never be able to change an object's prototype).
+ * Small helpers shared by the patch modules and the layers above (configs,
+ * the hierarchies kit): the JSON object type, its guard, and a property
+ * setter that is safe for `__proto__` keys (a patch must never be able to
+ * change an object's prototype).
  *
  * @module
  */
@@ -10,15 +11,18 @@
 export type JsonObject = Record<string, unknown>;
 
 /**
- * Whether a value is a JSON object (not null, not an array).
+ * Whether a value is a JSON object (not null, not an array). Class instances
+ * count too — `@kubernetes/client-node` models carry the JSON field names as
+ * their properties, so they are read and written like plain objects.
  *
  * @param value Any value.
- * @returns True for plain objects.
+ * @returns True for plain objects and class instances; false for arrays, null, scalars.
  *
  * @example
  * ```ts
  * import { isObject } from "./_json.ts";
  * console.log(isObject({}), isObject([]), isObject(null)); // true false false
+ * console.log(isObject(new (class Pod {})())); // true
  * ```
  */
 export function isObject(value: unknown): value is JsonObject {

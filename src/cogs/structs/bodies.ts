@@ -21,7 +21,18 @@ export type Labels = Record<string, string>;
 /** Annotations of an object. */
 export type Annotations = Record<string, string>;
 
-/** An owner reference as Kubernetes stores it in `metadata.ownerReferences`. */
+/**
+ * An owner reference as Kubernetes stores it in `metadata.ownerReferences`.
+ * Every field is optional here because bodies are read as they come; the API
+ * requires the first four, and the hierarchies kit's references always have them.
+ *
+ * @example
+ * ```ts
+ * import { type OwnerReference } from "./bodies.ts";
+ * const ref: OwnerReference = { apiVersion: "v1", kind: "ConfigMap", name: "cm", uid: "u1", controller: true };
+ * console.log(ref.uid); // "u1"
+ * ```
+ */
 export interface OwnerReference {
   /** The owner's API version, e.g. `"kopf.dev/v1"`. */
   apiVersion?: string;
@@ -115,7 +126,17 @@ export interface BodyEssence extends JsonObject {
   status?: Status;
 }
 
-/** A reference to an object, as used in events' `involvedObject`. */
+/**
+ * A reference to an object, as used in events' `involvedObject`. Fields that
+ * the object lacks (the namespace of a cluster-scoped object) are absent.
+ *
+ * @example
+ * ```ts
+ * import { type ObjectReference } from "./bodies.ts";
+ * const ref: ObjectReference = { apiVersion: "v1", kind: "Node", name: "n1", uid: "u1" };
+ * console.log(ref.namespace); // undefined
+ * ```
+ */
 export interface ObjectReference {
   /** The object's API version. */
   apiVersion?: string;
@@ -129,7 +150,17 @@ export interface ObjectReference {
   namespace?: string;
 }
 
-/** Options of {@link buildOwnerReference}. */
+/**
+ * Options of {@link buildOwnerReference} (and of the hierarchies kit, which builds with it).
+ *
+ * @example
+ * ```ts
+ * import { buildOwnerReference, type OwnerReferenceOptions } from "./bodies.ts";
+ * const options: OwnerReferenceOptions = { controller: false, blockOwnerDeletion: null };
+ * const ref = buildOwnerReference({ apiVersion: "v1", kind: "Pod", metadata: { name: "p", uid: "u" } }, options);
+ * console.log(ref.controller, ref.blockOwnerDeletion); // false undefined
+ * ```
+ */
 export interface OwnerReferenceOptions {
   /** Whether the owner is the controller of the child (default `true`; `null` omits the field). */
   controller?: boolean | null;
