@@ -7,8 +7,9 @@
  * `certificate-authority-data`, `client-certificate-data` and
  * `client-key-data`, and those paths need a real TLS peer to be tested
  * against — kubectl (Go's crypto/tls), `@kubernetes/client-node` (node:https)
- * and Deno's `fetch` (rustls). Generating the chain here, with WebCrypto and a
- * small DER encoder, means no `openssl` binary and no fixtures that expire.
+ * and Deno's `fetch` (rustls). Generating the chain here, with WebCrypto keys
+ * and `@peculiar/x509` for the certificate structure, means no `openssl`
+ * binary and no fixtures that expire.
  *
  * Choices, and why:
  * - ECDSA P-256 with SHA-256: accepted by rustls, Go and node; fast to make.
@@ -19,26 +20,20 @@
  *   SubjectAltName (clients ignore the CN) with extendedKeyUsage serverAuth.
  * - The client certificate carries the user as CN and the group as O, as the
  *   Kubernetes x509 authenticator reads them, with extendedKeyUsage clientAuth.
+ *   Both are written as UTF8String values, never parsed as RFC 4514 text, so a
+ *   user name with `#`, `,` or quotes is taken literally.
  * - Validity starts five minutes in the past to tolerate clock skew.
+ * - `@peculiar/x509` is loaded on the first call, not at import: it costs a
+ *   couple of hundred milliseconds to load, and its dependency `tsyringe`
+ *   needs the `reflect-metadata` polyfill installed on the global `Reflect`
+ *   first — neither should burden an API server (or a `kopf/testing` user)
+ *   that never asks for TLS. Signing uses the global WebCrypto, passed
+ *   explicitly, so no library-wide crypto provider is set.
  *
  * @module
  */
 
-import {
-  bitString,
-  boolean,
-  concat,
-  explicit,
-  implicit,
-  integer,
-  namedBits,
-  octetString,
-  oid,
-  sequence,
-  set,
-  time,
-  utf8String,
-} from "./_der.ts";
+import { isIPv4 } from "node:net";
 
 /** PEM-encoded certificates and PKCS#8 private keys made by {@linkcode generateCertificates}. */
 export interface TlsBundle {
@@ -76,39 +71,34 @@ export interface GenerateCertificatesOptions {
 
 const DEFAULT_HOSTS = ["localhost", "127.0.0.1", "::1"];
 const SKEW_MS = 5 * 60 * 1000;
+const KEY_ALGORITHM: EcKeyGenParams = { name: "ECDSA", namedCurve: "P-256" };
+const SIGNING_ALGORITHM: EcdsaParams = { name: "ECDSA", hash: "SHA-256" };
+const DNS_NAME =
+  /^(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$/;
 
-const OID = {
-  commonName: "2.5.4.3",
-  organization: "2.5.4.10",
-  ecPublicKey: "1.2.840.10045.2.1",
-  ecdsaWithSha256: "1.2.840.10045.4.3.2",
-  subjectKeyIdentifier: "2.5.29.14",
-  keyUsage: "2.5.29.15",
-  subjectAltName: "2.5.29.17",
-  basicConstraints: "2.5.29.19",
-  authorityKeyIdentifier: "2.5.29.35",
-  extKeyUsage: "2.5.29.37",
-  serverAuth: "1.3.6.1.5.5.7.3.1",
-  clientAuth: "1.3.6.1.5.5.7.3.2",
-} as const;
+type X509 = typeof import("@peculiar/x509");
+type SubjectAltName = { type: "dns" | "ip"; value: string };
 
-/** KeyUsage bit numbers (RFC 5280 §4.2.1.3). */
-const KU = { digitalSignature: 0, keyCertSign: 5, cRLSign: 6 } as const;
+let x509Loading: Promise<X509> | undefined;
 
-/** A key pair with the bits a certificate needs from it. */
-interface Party {
-  keys: CryptoKeyPair;
-  spki: Uint8Array;
-  keyId: Uint8Array;
-  name: Uint8Array;
+/** Loads `@peculiar/x509` once, after the Reflect polyfill its `tsyringe` requires. */
+function loadX509(): Promise<X509> {
+  x509Loading ??= import("reflect-metadata")
+    .then(() => import("@peculiar/x509"))
+    .catch((error) => {
+      x509Loading = undefined; // let a later call retry
+      throw error;
+    });
+  return x509Loading;
 }
 
 /**
  * Generates a fresh CA, a server certificate for the loopback host and a
  * client certificate, all ECDSA P-256 / SHA-256, as PEM strings.
  *
- * Nothing is written to disk and nothing outside WebCrypto is used, so it
- * works on any machine Deno runs on.
+ * Nothing is written to disk and no native tool is used (WebCrypto makes and
+ * signs, `@peculiar/x509` lays out the certificates), so it works on any
+ * machine Deno runs on.
  *
  * @param options Extra hosts, validity and the client's user and group.
  * @returns The PEM bundle: CA, server and client certificates and keys.
@@ -140,181 +130,122 @@ export async function generateCertificates(
     );
   }
   const hosts = [...new Set([...DEFAULT_HOSTS, ...(options.hosts ?? [])])];
-  const sans = hosts.map(generalName);
+  const sans = hosts.map(subjectAltName);
   const user = options.clientCommonName ?? "kopf-admin";
   const group = options.clientOrganization ?? "system:masters";
 
+  const x509 = await loadX509();
   const notBefore = new Date(Date.now() - SKEW_MS);
   const notAfter = new Date(notBefore.getTime() + SKEW_MS + days * 24 * 60 * 60 * 1000);
-  const validity = sequence(time(notBefore), time(notAfter));
+  const [ca, server, client] = await Promise.all([newKeys(), newKeys(), newKeys()]);
+  const { KeyUsageFlags: KU } = x509;
 
-  const ca = await newParty([[OID.commonName, "kopf-apiserver-ca"]]);
-  const server = await newParty([[OID.commonName, hosts[0] ?? "localhost"]]);
-  const client = await newParty([
-    ...(group ? [[OID.organization, group] as const] : []),
-    [OID.commonName, user],
-  ]);
+  const caCert = await x509.X509CertificateGenerator.createSelfSigned({
+    name: distinguishedName(x509, [["CN", "kopf-apiserver-ca"]]),
+    keys: ca,
+    notBefore,
+    notAfter,
+    signingAlgorithm: SIGNING_ALGORITHM,
+    extensions: [
+      new x509.BasicConstraintsExtension(true, 0, true),
+      new x509.KeyUsagesExtension(KU.digitalSignature | KU.keyCertSign | KU.cRLSign, true),
+      await x509.SubjectKeyIdentifierExtension.create(ca.publicKey, false, crypto),
+    ],
+  }, crypto);
 
-  const caCert = await issue(ca, ca, validity, [
-    extension(OID.basicConstraints, true, sequence(boolean(true), integer(0))),
-    extension(
-      OID.keyUsage,
-      true,
-      namedBits([KU.digitalSignature, KU.keyCertSign, KU.cRLSign]),
-    ),
-    extension(OID.subjectKeyIdentifier, false, octetString(ca.keyId)),
+  /** Issues an end-entity certificate signed by the CA for one purpose (EKU). */
+  const issue = async (
+    keys: CryptoKeyPair,
+    subject: ReadonlyArray<readonly [string, string]>,
+    purpose: string,
+    extra: InstanceType<X509["Extension"]>[] = [],
+  ): Promise<string> => {
+    const cert = await x509.X509CertificateGenerator.create({
+      subject: distinguishedName(x509, subject),
+      issuer: caCert.subjectName, // the CA's exact bytes, as chain building compares them
+      publicKey: keys.publicKey,
+      signingKey: ca.privateKey,
+      notBefore,
+      notAfter,
+      signingAlgorithm: SIGNING_ALGORITHM,
+      extensions: [
+        new x509.BasicConstraintsExtension(false, undefined, true),
+        new x509.KeyUsagesExtension(KU.digitalSignature, true),
+        new x509.ExtendedKeyUsageExtension([purpose], false),
+        await x509.SubjectKeyIdentifierExtension.create(keys.publicKey, false, crypto),
+        await x509.AuthorityKeyIdentifierExtension.create(ca.publicKey, false, crypto),
+        ...extra,
+      ],
+    }, crypto);
+    return pem(cert.toString("pem"));
+  };
+
+  const { serverAuth, clientAuth } = x509.ExtendedKeyUsage;
+  const serverCert = await issue(server, [["CN", hosts[0] ?? "localhost"]], serverAuth, [
+    new x509.SubjectAlternativeNameExtension(sans, false),
   ]);
-  const serverCert = await issue(server, ca, validity, [
-    ...leafExtensions(server, ca, OID.serverAuth),
-    extension(OID.subjectAltName, false, sequence(...sans)),
-  ]);
-  const clientCert = await issue(client, ca, validity, leafExtensions(client, ca, OID.clientAuth));
+  const clientCert = await issue(
+    client,
+    [...(group ? [["O", group] as const] : []), ["CN", user]],
+    clientAuth,
+  );
 
   return {
-    caCert: pem("CERTIFICATE", caCert),
-    caKey: await privateKeyPem(ca),
-    serverCert: pem("CERTIFICATE", serverCert),
-    serverKey: await privateKeyPem(server),
-    clientCert: pem("CERTIFICATE", clientCert),
-    clientKey: await privateKeyPem(client),
+    caCert: pem(caCert.toString("pem")),
+    caKey: await privateKeyPem(x509, ca),
+    serverCert,
+    serverKey: await privateKeyPem(x509, server),
+    clientCert,
+    clientKey: await privateKeyPem(x509, client),
   };
 }
 
-/** Makes a key pair and derives what certificates need from it. */
-async function newParty(subject: ReadonlyArray<readonly [string, string]>): Promise<Party> {
-  const keys = await crypto.subtle.generateKey(
-    { name: "ECDSA", namedCurve: "P-256" },
-    true,
-    ["sign", "verify"],
-  );
-  const spki = new Uint8Array(await crypto.subtle.exportKey("spki", keys.publicKey));
-  const raw = new Uint8Array(await crypto.subtle.exportKey("raw", keys.publicKey));
-  const keyId = new Uint8Array(await crypto.subtle.digest("SHA-1", raw));
-  const name = sequence(
-    ...subject.map(([type, value]) => set(sequence(oid(type), utf8String(value)))),
-  );
-  return { keys, spki, keyId, name };
+/** An extractable ECDSA P-256 key pair (extractable, so the private key can be exported). */
+async function newKeys(): Promise<CryptoKeyPair> {
+  return await crypto.subtle.generateKey(KEY_ALGORITHM, true, ["sign", "verify"]);
 }
 
-/** Extensions shared by the server and client (end-entity) certificates. */
-function leafExtensions(subject: Party, issuer: Party, purpose: string): Uint8Array[] {
-  return [
-    extension(OID.basicConstraints, true, sequence()),
-    extension(OID.keyUsage, true, namedBits([KU.digitalSignature])),
-    extension(OID.extKeyUsage, false, sequence(oid(purpose))),
-    extension(OID.subjectKeyIdentifier, false, octetString(subject.keyId)),
-    extension(OID.authorityKeyIdentifier, false, sequence(implicit(0, issuer.keyId))),
-  ];
+/** A subject/issuer name from (type, value) pairs, each value a literal UTF8String. */
+function distinguishedName(
+  x509: X509,
+  attributes: ReadonlyArray<readonly [string, string]>,
+): InstanceType<X509["Name"]> {
+  return new x509.Name(attributes.map(([type, value]) => ({ [type]: [{ utf8String: value }] })));
 }
 
-/** `Extension ::= SEQUENCE { extnID, critical BOOLEAN DEFAULT FALSE, extnValue OCTET STRING }`. */
-function extension(id: string, critical: boolean, value: Uint8Array): Uint8Array {
-  return critical
-    ? sequence(oid(id), boolean(true), octetString(value))
-    : sequence(oid(id), octetString(value));
-}
-
-/** Builds and signs an X.509 v3 certificate; returns its DER bytes. */
-async function issue(
-  subject: Party,
-  issuer: Party,
-  validity: Uint8Array,
-  extensions: Uint8Array[],
-): Promise<Uint8Array> {
-  const algorithm = sequence(oid(OID.ecdsaWithSha256));
-  const serial = crypto.getRandomValues(new Uint8Array(16));
-  serial[0] = (serial[0]! & 0x7f) | 0x40; // positive, non-zero, fixed length
-  const tbs = sequence(
-    explicit(0, integer(2)), // version: v3
-    integer(serial),
-    algorithm,
-    issuer.name,
-    validity,
-    subject.name,
-    subject.spki,
-    explicit(3, sequence(...extensions)),
-  );
-  const raw = new Uint8Array(
-    await crypto.subtle.sign(
-      { name: "ECDSA", hash: "SHA-256" },
-      issuer.keys.privateKey,
-      concat(tbs),
-    ),
-  );
-  // WebCrypto gives r || s; X.509 wants ECDSA-Sig-Value ::= SEQUENCE { r INTEGER, s INTEGER }.
-  const half = raw.length / 2;
-  const signature = sequence(integer(raw.subarray(0, half)), integer(raw.subarray(half)));
-  return sequence(tbs, algorithm, bitString(signature));
-}
-
-/** A SubjectAltName GeneralName: iPAddress [7] for IPs, dNSName [2] otherwise. */
-function generalName(host: string): Uint8Array {
-  const ip = parseIp(host);
-  if (ip) return implicit(7, ip);
-  if (
-    !/^(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$/
-      .test(host)
-  ) {
-    throw new TypeError(
-      `TLS host ${JSON.stringify(host)} is neither an IP address nor a DNS name; ` +
-        `pass names like "localhost", "api.example" or addresses like "127.0.0.1", "::1".`,
-    );
-  }
-  // dNSName ::= [2] IMPLICIT IA5String: the ASCII bytes under a context tag.
-  return implicit(2, new TextEncoder().encode(host));
-}
-
-/** Parses an IPv4 or IPv6 literal into 4 or 16 bytes; `undefined` if it is not one. */
-function parseIp(host: string): Uint8Array | undefined {
-  const v4 = parseIpv4(host);
-  if (v4) return v4;
+/**
+ * A SubjectAltName entry: iPAddress for IPv4/IPv6 literals (brackets allowed),
+ * dNSName for host names; anything else is refused.
+ */
+function subjectAltName(host: string): SubjectAltName {
   const text = host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host;
-  if (!text.includes(":")) return undefined;
-  const halves = text.split("::");
-  if (halves.length > 2) return undefined;
-  const groups = (part: string | undefined): number[] | undefined => {
-    if (!part) return [];
-    const out: number[] = [];
-    for (const piece of part.split(":")) {
-      if (piece.includes(".")) {
-        const tail = parseIpv4(piece);
-        if (!tail) return undefined;
-        out.push((tail[0]! << 8) | tail[1]!, (tail[2]! << 8) | tail[3]!);
-      } else if (/^[0-9a-fA-F]{1,4}$/.test(piece)) {
-        out.push(parseInt(piece, 16));
-      } else {
-        return undefined;
-      }
-    }
-    return out;
-  };
-  const head = groups(halves[0]);
-  const tail = groups(halves[1]);
-  if (!head || !tail) return undefined;
-  const missing = 8 - head.length - tail.length;
-  if (halves.length === 1 ? missing !== 0 : missing < 1) return undefined;
-  const all = [...head, ...new Array<number>(halves.length === 1 ? 0 : missing).fill(0), ...tail];
-  return Uint8Array.from(all.flatMap((g) => [g >> 8, g & 0xff]));
+  if (isIPv4(text)) return { type: "ip", value: text };
+  const ipv6 = text.includes(":") ? canonicalIpv6(text) : undefined;
+  if (ipv6) return { type: "ip", value: ipv6 };
+  if (DNS_NAME.test(host)) return { type: "dns", value: host };
+  throw new TypeError(
+    `TLS host ${JSON.stringify(host)} is neither an IP address nor a DNS name; ` +
+      `pass names like "localhost", "api.example" or addresses like "127.0.0.1", "::1".`,
+  );
 }
 
-/** Parses a dotted-quad IPv4 literal into 4 bytes; `undefined` if it is not one. */
-function parseIpv4(text: string): Uint8Array | undefined {
-  const parts = text.split(".");
-  if (parts.length !== 4 || !parts.every((p) => /^(0|[1-9][0-9]{0,2})$/.test(p))) return undefined;
-  const bytes = parts.map(Number);
-  return bytes.every((b) => b <= 255) ? Uint8Array.from(bytes) : undefined;
+/**
+ * Validates an IPv6 literal with the WHATWG URL parser and returns it in hex
+ * groups only (`::ffff:10.0.0.1` → `::ffff:a00:1`), the form `@peculiar/x509`
+ * encodes correctly; `undefined` if it is not one.
+ */
+function canonicalIpv6(text: string): string | undefined {
+  if (!URL.canParse(`http://[${text}]/`)) return undefined;
+  return new URL(`http://[${text}]/`).hostname.slice(1, -1);
 }
 
-/** Exports a party's private key as PKCS#8 PEM. */
-async function privateKeyPem(party: Party): Promise<string> {
-  const pkcs8 = await crypto.subtle.exportKey("pkcs8", party.keys.privateKey);
-  return pem("PRIVATE KEY", new Uint8Array(pkcs8));
+/** Exports a private key as PKCS#8 PEM. */
+async function privateKeyPem(x509: X509, keys: CryptoKeyPair): Promise<string> {
+  const pkcs8 = await crypto.subtle.exportKey("pkcs8", keys.privateKey);
+  return pem(x509.PemConverter.encode(pkcs8, "PRIVATE KEY"));
 }
 
-/** Wraps DER bytes in a PEM block with 64-character base64 lines. */
-function pem(label: string, der: Uint8Array): string {
-  let binary = "";
-  for (const byte of der) binary += String.fromCharCode(byte);
-  const lines = btoa(binary).match(/.{1,64}/g) ?? [];
-  return `-----BEGIN ${label}-----\n${lines.join("\n")}\n-----END ${label}-----\n`;
+/** Normalises a PEM block to LF line ends and one trailing newline, as PEM files have. */
+function pem(text: string): string {
+  return `${text.replaceAll("\r\n", "\n").trimEnd()}\n`;
 }
