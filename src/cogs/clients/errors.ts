@@ -6,6 +6,10 @@
  * answers with, not from the HTTP code alone; non-Status bodies are cut short
  * so that no data (maybe secret) spills into logs.
  *
+ * One table of status codes (at the end) says, per code, the reason to show
+ * when the body names none, the error class, and a hint on what to do; the
+ * classes themselves add nothing but their type for `instanceof`.
+ *
  * Network-level failures (refused connections, TLS errors, timeouts) are an
  * {@link ApiConnectionError}: retried like 5xx, never confused with answers.
  *
@@ -85,21 +89,24 @@ export class ApiError extends Error {
 
   /**
    * Creates the error; use {@link ApiError.fromResponse} to get the right subclass.
+   * The subclasses add nothing but their type (and `name`): the reason and
+   * the hint for each code come from one table of status codes.
    *
    * @param init The code, request, and body.
    * @param options The usual error options.
    */
   constructor(init: ApiErrorInit, options?: ErrorOptions) {
-    const reason = init.status?.reason || STATUS_TEXTS[init.code] || "Error";
+    const known = STATUS_CODES[init.code];
+    const reason = init.status?.reason || known?.reason || "Error";
     const detail = init.status?.message ?? init.text;
-    const hint = HINTS[init.code];
+    const hint = known?.hint;
     super(
       `${init.method} ${init.path}: ${init.code} ${reason}${detail ? `: ${detail}` : ""}${
         hint ? ` — ${hint}` : ""
       }`,
       options,
     );
-    this.name = "ApiError";
+    this.name = new.target.name; // "ApiError", "NotFoundError", …: the class it was made as
     this.code = init.code;
     this.reason = reason;
     this.status = init.status;
@@ -157,7 +164,9 @@ export class ApiError extends Error {
       }
     }
     const init = { code: response.status, method, path, status, text, headers: response.headers };
-    const Class = errorClassFor(response.status);
+    const known = STATUS_CODES[response.status];
+    const Class = known?.error ??
+      (response.status >= 500 && response.status < 600 ? ServerError : ApiError);
     return new Class(init);
   }
 }
@@ -171,38 +180,27 @@ export class ApiError extends Error {
  * import { UnauthorizedError } from "./errors.ts";
  * const e = new UnauthorizedError({ code: 401, method: "GET", path: "/api" });
  * console.log(e.name, e.code); // "UnauthorizedError" 401
+ * console.log(e.message); // GET /api: 401 Unauthorized — the credentials were rejected: check …
  * ```
  */
-export class UnauthorizedError extends ApiError {
-  /**
-   * @param init The code, request, and body.
-   * @param options The usual error options.
-   */
-  constructor(init: ApiErrorInit, options?: ErrorOptions) {
-    super(init, options);
-    this.name = "UnauthorizedError";
-  }
-}
+export class UnauthorizedError extends ApiError {}
 
 /**
- * 403: the credentials are valid but lack RBAC permissions.
+ * 403: the credentials are valid but lack RBAC permissions; the message says
+ * what to grant.
  *
  * @example
  * ```ts
- * import { ForbiddenError } from "./errors.ts";
- * console.log(new ForbiddenError({ code: 403, method: "GET", path: "/api/v1/pods" }).name); // "ForbiddenError"
+ * import assert from "node:assert/strict";
+ * import { ApiError, ForbiddenError } from "./errors.ts";
+ *
+ * const res = new Response(null, { status: 403 });
+ * const error = await ApiError.fromResponse(res, "LIST", "/api/v1/pods");
+ * assert.ok(error instanceof ForbiddenError);
+ * assert.match(error.message, /grant this verb on this resource/);
  * ```
  */
-export class ForbiddenError extends ApiError {
-  /**
-   * @param init The code, request, and body.
-   * @param options The usual error options.
-   */
-  constructor(init: ApiErrorInit, options?: ErrorOptions) {
-    super(init, options);
-    this.name = "ForbiddenError";
-  }
-}
+export class ForbiddenError extends ApiError {}
 
 /**
  * 404: the object (or its namespace, or the resource) does not exist.
@@ -210,19 +208,11 @@ export class ForbiddenError extends ApiError {
  * @example
  * ```ts
  * import { NotFoundError } from "./errors.ts";
- * console.log(new NotFoundError({ code: 404, method: "GET", path: "/x" }).name); // "NotFoundError"
+ * const e = new NotFoundError({ code: 404, method: "GET", path: "/x" });
+ * console.log(e.name, e.reason); // "NotFoundError" "NotFound"
  * ```
  */
-export class NotFoundError extends ApiError {
-  /**
-   * @param init The code, request, and body.
-   * @param options The usual error options.
-   */
-  constructor(init: ApiErrorInit, options?: ErrorOptions) {
-    super(init, options);
-    this.name = "NotFoundError";
-  }
-}
+export class NotFoundError extends ApiError {}
 
 /**
  * 409: the object already exists, or a resourceVersion did not match.
@@ -230,39 +220,27 @@ export class NotFoundError extends ApiError {
  * @example
  * ```ts
  * import { ConflictError } from "./errors.ts";
- * console.log(new ConflictError({ code: 409, method: "POST", path: "/x" }).name); // "ConflictError"
+ * const status = { kind: "Status" as const, reason: "AlreadyExists", message: 'configmaps "cm" already exists' };
+ * const e = new ConflictError({ code: 409, method: "POST", path: "/x", status });
+ * console.log(e.name, e.reason); // "ConflictError" "AlreadyExists"
  * ```
  */
-export class ConflictError extends ApiError {
-  /**
-   * @param init The code, request, and body.
-   * @param options The usual error options.
-   */
-  constructor(init: ApiErrorInit, options?: ErrorOptions) {
-    super(init, options);
-    this.name = "ConflictError";
-  }
-}
+export class ConflictError extends ApiError {}
 
 /**
  * 410: the resourceVersion is too old (watch/list must start over).
  *
  * @example
  * ```ts
- * import { GoneError } from "./errors.ts";
- * console.log(new GoneError({ code: 410, method: "GET", path: "/x" }).name); // "GoneError"
+ * import assert from "node:assert/strict";
+ * import { ApiError, GoneError } from "./errors.ts";
+ *
+ * const error = await ApiError.fromResponse(new Response("too old", { status: 410 }), "GET", "/x");
+ * assert.ok(error instanceof GoneError);
+ * assert.equal(error.message, "GET /x: 410 Gone: too old");
  * ```
  */
-export class GoneError extends ApiError {
-  /**
-   * @param init The code, request, and body.
-   * @param options The usual error options.
-   */
-  constructor(init: ApiErrorInit, options?: ErrorOptions) {
-    super(init, options);
-    this.name = "GoneError";
-  }
-}
+export class GoneError extends ApiError {}
 
 /**
  * 422: the object is invalid, or a JSON patch operation (e.g. `test`) failed.
@@ -270,59 +248,40 @@ export class GoneError extends ApiError {
  * @example
  * ```ts
  * import { UnprocessableError } from "./errors.ts";
- * console.log(new UnprocessableError({ code: 422, method: "PATCH", path: "/x" }).name); // "UnprocessableError"
+ * const causes = [{ field: "spec.replicas", reason: "FieldValueInvalid" }];
+ * const e = new UnprocessableError({ code: 422, method: "PATCH", path: "/x", status: { details: { causes } } });
+ * console.log(e.name, e.details?.causes?.[0]?.field); // "UnprocessableError" "spec.replicas"
  * ```
  */
-export class UnprocessableError extends ApiError {
-  /**
-   * @param init The code, request, and body.
-   * @param options The usual error options.
-   */
-  constructor(init: ApiErrorInit, options?: ErrorOptions) {
-    super(init, options);
-    this.name = "UnprocessableError";
-  }
-}
+export class UnprocessableError extends ApiError {}
 
 /**
  * 429: the server throttles the client; retried after `Retry-After`.
  *
  * @example
  * ```ts
- * import { TooManyRequestsError } from "./errors.ts";
- * console.log(new TooManyRequestsError({ code: 429, method: "GET", path: "/x" }).name); // "TooManyRequestsError"
+ * import { isRetryable, TooManyRequestsError } from "./errors.ts";
+ * const headers = new Headers({ "retry-after": "3" });
+ * const e = new TooManyRequestsError({ code: 429, method: "GET", path: "/x", headers });
+ * console.log(e.name, e.retryAfter, isRetryable(e)); // "TooManyRequestsError" 3 true
  * ```
  */
-export class TooManyRequestsError extends ApiError {
-  /**
-   * @param init The code, request, and body.
-   * @param options The usual error options.
-   */
-  constructor(init: ApiErrorInit, options?: ErrorOptions) {
-    super(init, options);
-    this.name = "TooManyRequestsError";
-  }
-}
+export class TooManyRequestsError extends ApiError {}
 
 /**
- * 5xx: the server failed; retried with backoff.
+ * 5xx (any of them): the server failed; retried with backoff.
  *
  * @example
  * ```ts
- * import { ServerError } from "./errors.ts";
- * console.log(new ServerError({ code: 503, method: "GET", path: "/x" }).name); // "ServerError"
+ * import assert from "node:assert/strict";
+ * import { ApiError, ServerError } from "./errors.ts";
+ *
+ * const error = await ApiError.fromResponse(new Response(null, { status: 501 }), "GET", "/x");
+ * assert.ok(error instanceof ServerError);
+ * assert.equal(error.name, "ServerError");
  * ```
  */
-export class ServerError extends ApiError {
-  /**
-   * @param init The code, request, and body.
-   * @param options The usual error options.
-   */
-  constructor(init: ApiErrorInit, options?: ErrorOptions) {
-    super(init, options);
-    this.name = "ServerError";
-  }
-}
+export class ServerError extends ApiError {}
 
 /**
  * The request got no answer: the connection was refused or reset, TLS
@@ -387,44 +346,38 @@ export function isRetryable(error: unknown): boolean {
     error instanceof TooManyRequestsError;
 }
 
-function errorClassFor(code: number): typeof ApiError {
-  switch (code) {
-    case 401:
-      return UnauthorizedError;
-    case 403:
-      return ForbiddenError;
-    case 404:
-      return NotFoundError;
-    case 409:
-      return ConflictError;
-    case 410:
-      return GoneError;
-    case 422:
-      return UnprocessableError;
-    case 429:
-      return TooManyRequestsError;
-  }
-  return code >= 500 && code < 600 ? ServerError : ApiError;
+/** What the clients know of a status code. */
+interface StatusCode {
+  /** The reason when the answer is not a `Status` that names one (Kubernetes' names). */
+  reason: string;
+  /** The class of its errors; unlisted: {@link ServerError} for 5xx, else {@link ApiError}. */
+  error?: typeof ApiError;
+  /** What to do about it, appended to the message. */
+  hint?: string;
 }
 
-const STATUS_TEXTS: Record<number, string> = {
-  400: "BadRequest",
-  401: "Unauthorized",
-  403: "Forbidden",
-  404: "NotFound",
-  405: "MethodNotAllowed",
-  409: "Conflict",
-  410: "Gone",
-  415: "UnsupportedMediaType",
-  422: "Invalid",
-  429: "TooManyRequests",
-  500: "InternalError",
-  502: "BadGateway",
-  503: "ServiceUnavailable",
-  504: "Timeout",
-};
-
-const HINTS: Record<number, string> = {
-  401: "the credentials were rejected: check the kubeconfig's user or the login handlers",
-  403: "grant this verb on this resource to the operator's account (RBAC)",
+/** The status codes of the Kubernetes API, one row each. */
+const STATUS_CODES: Readonly<Record<number, StatusCode>> = {
+  400: { reason: "BadRequest" },
+  401: {
+    reason: "Unauthorized",
+    error: UnauthorizedError,
+    hint: "the credentials were rejected: check the kubeconfig's user or the login handlers",
+  },
+  403: {
+    reason: "Forbidden",
+    error: ForbiddenError,
+    hint: "grant this verb on this resource to the operator's account (RBAC)",
+  },
+  404: { reason: "NotFound", error: NotFoundError },
+  405: { reason: "MethodNotAllowed" },
+  409: { reason: "Conflict", error: ConflictError },
+  410: { reason: "Gone", error: GoneError },
+  415: { reason: "UnsupportedMediaType" },
+  422: { reason: "Invalid", error: UnprocessableError },
+  429: { reason: "TooManyRequests", error: TooManyRequestsError },
+  500: { reason: "InternalError" },
+  502: { reason: "BadGateway" },
+  503: { reason: "ServiceUnavailable" },
+  504: { reason: "Timeout" },
 };
