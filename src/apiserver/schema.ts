@@ -20,6 +20,8 @@
  * @module
  */
 
+import { deepCopy } from "../cogs/structs/dicts.ts";
+
 /**
  * The subset of an OpenAPI v3 schema (as CRDs use it) that these functions
  * understand. Unknown `x-` extensions are allowed and ignored.
@@ -417,13 +419,14 @@ function mapItems(v: unknown[], fn: (item: unknown, index: number) => unknown): 
   return out ?? v;
 }
 
+/** Fills in defaults; each default is a deep copy, never shared with the schema or other objects. */
 function defaultValue(s: JsonSchema, v: unknown): unknown {
   if (Array.isArray(v)) {
     const items = s.items;
     if (items === undefined) return v;
     return mapItems(v, (child) => {
       const filled = child === null && items.nullable !== true && items.default !== undefined
-        ? cloneJson(items.default)
+        ? deepCopy(items.default)
         : child;
       return defaultValue(items, filled);
     });
@@ -443,7 +446,7 @@ function defaultValue(s: JsonSchema, v: unknown): unknown {
       const current = Object.hasOwn(v, key) ? v[key] : undefined;
       if (current === undefined || (current === null && prop.nullable !== true)) {
         out ??= { ...v };
-        setKey(out, key, cloneJson(prop.default));
+        setKey(out, key, deepCopy(prop.default));
       }
     }
   }
@@ -457,7 +460,7 @@ function defaultValue(s: JsonSchema, v: unknown): unknown {
     let remove = false;
     if (child === null && sub.nullable !== true) {
       if (sub.default === undefined) remove = true;
-      else next = cloneJson(sub.default);
+      else next = deepCopy(sub.default);
     }
     if (!remove) next = defaultValue(sub, next);
     if (!remove && next === child) continue;
@@ -889,15 +892,6 @@ function jsonEqual(a: unknown, b: unknown): boolean {
     if (!Object.hasOwn(y, key) || !jsonEqual(x[key], y[key])) return false;
   }
   return true;
-}
-
-/** A deep copy of a JSON value (defaults must not be shared with the schema). */
-function cloneJson(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(cloneJson);
-  if (!isObject(v)) return v;
-  const out: Json = {};
-  for (const key in v) if (Object.hasOwn(v, key)) setKey(out, key, cloneJson(v[key]));
-  return out;
 }
 
 /** A shallow copy of `v` with the own keys that come before `stop`. */
