@@ -25,6 +25,12 @@
  * clients set (the field numbers are Kubernetes' `generated.proto` ones,
  * checked against kubectl 1.33's own bodies); anything else gets the 415.
  *
+ * Why ours and not a protobuf library: the wire format is the easy part (a
+ * varint reader); what matters is Kubernetes' envelope around the message and
+ * Go's zero-value and pointer rules on the way to JSON, which a generic decoder
+ * driven by `.proto` files would not apply, and it would need Kubernetes'
+ * `generated.proto` files shipped besides.
+ *
  * @module
  */
 

@@ -10,6 +10,11 @@
  * kubectl puts in its patches. Real Kubernetes reads the merge keys from Go
  * struct tags; we have no types, so a table below lists them by kind and path.
  * Lists not in the table are replaced, as Kubernetes does for atomic lists.
+ * Why ours: strategic merge is not a standard but Kubernetes' own rules — the
+ * `$patch`/`$retainKeys`/`$setElementOrder` directives and the merge keys per
+ * field live in its Go code (`apimachinery`'s `strategicpatch` and the API
+ * types' struct tags), not in a spec a general library could follow; this
+ * module ports them.
  *
  * Behaviour, as in Kubernetes:
  * - maps merge recursively; `null` deletes a key;

@@ -14,6 +14,11 @@
  * result shares every untouched subtree with the input (and copied values
  * with their source), so treat it as immutable.
  *
+ * Why ours and not a general JSON-patch package: the API server needs the
+ * failure in Kubernetes' terms (the index and `op` of the failed operation for
+ * its 422 Status), all-or-nothing application without cloning the whole
+ * object, and `__proto__`-safe pointers; together that is this module.
+ *
  * @module
  */
 
