@@ -71,6 +71,20 @@ async function remove(c: Cluster, path: string): Promise<void> {
   await c.call("DELETE", path, undefined, [404]);
 }
 
+/** Indexers of a registry on their own (no operator): default settings, logs go nowhere. */
+function newIndexers(
+  registry: kopf.OperatorRegistry,
+  options: { signal?: AbortSignal; clock?: FakeClock } = {},
+): OperatorIndexers {
+  return new OperatorIndexers({
+    registry,
+    settings: new kopf.OperatorSettings(),
+    memo: {},
+    sink: () => {},
+    ...options,
+  });
+}
+
 async function eventually(check: () => void, what: string, timeout = 10): Promise<void> {
   let last: unknown;
   await until(
@@ -491,13 +505,7 @@ Deno.test("OperatorIndexers: the gate closes for watchers of indexed resources u
     return name;
   });
   const stop = new AbortController();
-  const indexers = new OperatorIndexers({
-    registry,
-    settings: new kopf.OperatorSettings(),
-    memo: {},
-    sink: () => {},
-    signal: stop.signal,
-  });
+  const indexers = newIndexers(registry, { signal: stop.signal });
   const pods = new kopf.Resource({ group: "", version: "v1", plural: "pods", kind: "Pod" });
   const maps = new kopf.Resource({ group: "", version: "v1", plural: "configmaps" });
   const settled = async (p: Promise<void>) =>
@@ -544,12 +552,7 @@ Deno.test("OperatorIndexers: forgetting a stopped watcher keeps the objects its 
   kopf.index("pods", { registry }, function names({ name }) {
     return name;
   });
-  const indexers = new OperatorIndexers({
-    registry,
-    settings: new kopf.OperatorSettings(),
-    memo: {},
-    sink: () => {},
-  });
+  const indexers = newIndexers(registry);
   const pods = new kopf.Resource({ group: "", version: "v1", plural: "pods", kind: "Pod" });
   const obj = (name: string) => ({ metadata: { namespace: "ns", name, uid: name } });
   await indexers.index(pods, "pods@ns#1", { type: null, object: obj("kept") });
@@ -572,14 +575,7 @@ Deno.test("OperatorIndexers: a temporarily excluded object is re-indexed at the 
     return { [labels.v ?? ""]: true };
   });
   const stop = new AbortController();
-  const indexers = new OperatorIndexers({
-    registry,
-    settings: new kopf.OperatorSettings(),
-    memo: {},
-    sink: () => {},
-    signal: stop.signal,
-    clock,
-  });
+  const indexers = newIndexers(registry, { signal: stop.signal, clock });
   const pods = new kopf.Resource({ group: "", version: "v1", plural: "pods", kind: "Pod" });
   const obj = (v: string) => ({
     metadata: { namespace: "ns", name: "p", uid: "u", labels: { v } },
