@@ -15,10 +15,13 @@
  *   which makes the operator re-run the login handlers; the request waits for
  *   the new credentials and is sent again. When the login brings nothing
  *   new, a {@link LoginError} escalates.
- * - **Timeouts**: `settings.networking.requestTimeout` (default 300 s) limits
+ * - **Timeouts**: `settings.networking.requestTimeout` limits
  *   a whole request including its body; `connectTimeout` limits the time to
  *   the response headers (Deno's `fetch` exposes no separate TCP/TLS connect
  *   phase). Streams use `settings.watching.*` instead.
+ * - **Settings** are `OperatorSettings`' (or any part of its groups), read at
+ *   every use; one not given has `OperatorSettings`' default — also in a
+ *   bare client (e.g. at most 64 requests in flight).
  * - **Cancellation**: every call takes a `signal`; an abort stops waiting,
  *   retrying and reading at once and rejects with the signal's reason.
  * - **Permissions**: a missing `--allow-net` is an {@link AccessError} that
@@ -35,45 +38,20 @@ import { sleep } from "../aio/sleep.ts";
 import { ApiConnectionError, ApiError, isRetryable, UnauthorizedError } from "./errors.ts";
 import { createTransport, type FetchFn, type Transport } from "./transport.ts";
 import { permissionError, permissionHint } from "./_permissions.ts";
+import { type ClientNetworking, DEFAULTS, setting, type Some } from "./_settings.ts";
+import type { WatchingSettings } from "../configs/settings.ts";
 
-/** The networking settings the client reads (a structural subset of OperatorSettings). */
-export interface NetworkingSettings {
-  /** Seconds for a whole regular request; `null` for none (default 300). */
-  requestTimeout?: number | null | undefined;
-  /** Seconds to the response headers; `null` for none (default none). */
-  connectTimeout?: number | null | undefined;
-  /** Delays between attempts, in seconds (default Kopf's `[1, 1, 2, 3, 5, 8, 13, 21]`). */
-  errorBackoffs?: Iterable<number> | number | undefined;
-  /** Use `Retry-After` instead of the backoff (default: the longer of both). */
-  enforceRetryAfter?: boolean | undefined;
-  /** How many requests (watches excepted) may be in flight at once; `null`: unlimited. */
-  maxConcurrentRequests?: number | null | undefined;
-}
-
-/** The watching settings the streams read (a structural subset of OperatorSettings). */
-export interface WatchingSettings {
-  /** `timeoutSeconds` asked of the server for one watch request (default: the server's). */
-  serverTimeout?: number | null | undefined;
-  /** Seconds for one whole watch request, client-side (default: none). */
-  clientTimeout?: number | null | undefined;
-  /** Seconds to the watch response's headers (default: networking.connectTimeout, else requestTimeout). */
-  connectTimeout?: number | null | undefined;
-  /** Seconds between watch requests (default 0.1). */
-  reconnectBackoff?: number | undefined;
-  /** Seconds of silence (not even a bookmark) after which a stream is reopened (default 70). */
-  inactivityTimeout?: number | null | undefined;
-}
-
-/** Settings the clients read; `OperatorSettings` fits. Read at every use, so changes apply. */
+/**
+ * Settings the clients read: `OperatorSettings` fits, and so does any part of
+ * its `networking` and `watching` groups — a setting not given has its
+ * default in `OperatorSettings`. Read at every use, so changes apply.
+ */
 export interface ClientSettings {
-  /** Regular requests. */
-  networking?: NetworkingSettings | undefined;
-  /** Watch streams. */
-  watching?: WatchingSettings | undefined;
+  /** Regular requests: `OperatorSettings.networking`, or some of it. */
+  networking?: Some<ClientNetworking> | undefined;
+  /** Watch streams: `OperatorSettings.watching`, or some of it. */
+  watching?: Some<WatchingSettings> | undefined;
 }
-
-/** Kopf's default `networking.errorBackoffs`: about a minute of attempts. */
-export const DEFAULT_ERROR_BACKOFFS: readonly number[] = [1, 1, 2, 3, 5, 8, 13, 21];
 
 /** One attempt, as reported to {@link ApiClientOptions.onRequest}. */
 export interface RequestRecord {
@@ -233,13 +211,9 @@ export class ApiClient {
     path: string,
     options: RequestOptions = {},
   ): Promise<T> {
-    const net = this.settings.networking;
-    const setting = net?.requestTimeout;
     const timeout = options.timeout !== undefined
       ? options.timeout
-      : setting === undefined
-      ? 300
-      : setting; // null: no timeout
+      : this.#networking("requestTimeout"); // null: no timeout
     const headers: Record<string, string> = { accept: "application/json", ...options.headers };
     let body: BodyInit | undefined;
     if (options.body !== undefined) {
@@ -248,7 +222,7 @@ export class ApiClient {
         : JSON.stringify(options.body);
       headers["content-type"] = options.contentType ?? "application/json";
     }
-    await this.#acquire(net?.maxConcurrentRequests ?? null);
+    await this.#acquire(this.#networking("maxConcurrentRequests"));
     let sent;
     try {
       sent = await this.#send(method, path, {
@@ -257,7 +231,7 @@ export class ApiClient {
         headers,
         body,
         total: timeout,
-        connect: net?.connectTimeout ?? null,
+        connect: this.#networking("connectTimeout"),
         stream: false,
       });
     } finally {
@@ -275,6 +249,11 @@ export class ApiClient {
         text: "the answer is not JSON",
       });
     }
+  }
+
+  /** A networking setting: as given, else `OperatorSettings`' default. */
+  #networking<K extends keyof ClientNetworking>(key: K): ClientNetworking[K] {
+    return setting(this.settings.networking, DEFAULTS.networking, key);
   }
 
   /** Waits for a request slot (bounded concurrency; the limit is read at every use). */
@@ -375,8 +354,7 @@ export class ApiClient {
     path: string,
     req: SendRequest,
   ): Promise<Attempt> {
-    const net = this.settings.networking;
-    const backoffsSetting = net?.errorBackoffs ?? DEFAULT_ERROR_BACKOFFS;
+    const backoffsSetting = this.#networking("errorBackoffs");
     const backoffs = typeof backoffsSetting === "number" ? [backoffsSetting] : backoffsSetting;
     const count = Array.isArray(backoffs) ? backoffs.length + 1 : undefined;
     const delays = backoffs[Symbol.iterator]();
@@ -397,7 +375,7 @@ export class ApiClient {
         const retryAfter = error instanceof ApiError ? error.retryAfter : undefined;
         const delay = retryAfter === undefined
           ? next.value
-          : net?.enforceRetryAfter
+          : this.#networking("enforceRetryAfter")
           ? retryAfter
           : Math.max(next.value, retryAfter);
         this.logger.error(

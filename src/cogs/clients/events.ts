@@ -11,10 +11,13 @@
  * @module
  */
 
+import type { ObjectReference } from "../structs/bodies.ts";
 import { Resource } from "../structs/references.ts";
 import type { ApiClient } from "./api.ts";
 import { ApiConnectionError, ApiError } from "./errors.ts";
-import type { ObjectReference, RawBody } from "./types.ts";
+import type { RawBody } from "./types.ts";
+import { DEFAULTS, setting, type Some } from "./_settings.ts";
+import type { PostingSettings } from "../configs/settings.ts";
 
 /** Events longer than this are cut in the middle (the API rejects longer ones). */
 export const MAX_MESSAGE_LENGTH = 1024;
@@ -31,16 +34,6 @@ export const EVENTS_RESOURCE: Resource = new Resource({
   shortcuts: ["ev"],
 });
 
-/** The posting settings read here (a structural subset of OperatorSettings.posting). */
-export interface PostingSettings {
-  /** `reportingComponent` (default `kopf`). */
-  reportingComponent?: string | undefined;
-  /** `reportingInstance` (default `dev`). */
-  reportingInstance?: string | undefined;
-  /** The `generateName` prefix (default `kopf-event-`). */
-  eventNamePrefix?: string | undefined;
-}
-
 /** One event to post. */
 export interface EventSpec {
   /** The object the event is about. */
@@ -55,8 +48,13 @@ export interface EventSpec {
 
 /** Options of {@link postEvent}. */
 export interface PostEventOptions {
-  /** Reporting component and instance, name prefix. */
-  posting?: PostingSettings | undefined;
+  /**
+   * Reporting component and instance, name prefix: `OperatorSettings.posting`,
+   * or some of these three; the others have its defaults.
+   */
+  posting?:
+    | Some<Pick<PostingSettings, "reportingComponent" | "reportingInstance" | "eventNamePrefix">>
+    | undefined;
   /** The events resource (default core v1 events). */
   resource?: Resource | undefined;
   /** Stops the request. */
@@ -104,16 +102,16 @@ export async function postEvent(
   const now = new Date().toISOString();
   // eventTime is a MicroTime: Kubernetes parses it with exactly six fractional digits.
   const micro = now.replace(/\.(\d{3})Z$/, ".$1000Z");
-  const posting = options.posting ?? {};
-  const component = posting.reportingComponent ?? "kopf";
+  const posting = options.posting;
+  const component = setting(posting, DEFAULTS.posting, "reportingComponent");
   const body = {
-    metadata: { namespace, generateName: posting.eventNamePrefix ?? "kopf-event-" },
+    metadata: { namespace, generateName: setting(posting, DEFAULTS.posting, "eventNamePrefix") },
     action: "Action?",
     type,
     reason,
     message,
     reportingComponent: component,
-    reportingInstance: posting.reportingInstance ?? "dev",
+    reportingInstance: setting(posting, DEFAULTS.posting, "reportingInstance"),
     source: { component },
     involvedObject: { ...ref, namespace },
     firstTimestamp: now,

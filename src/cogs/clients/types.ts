@@ -3,6 +3,7 @@
  * typed just enough for the clients to find names and resourceVersions.
  * Richer views of bodies (spec, status, meta accessors) belong to the layers
  * above; these types are structural, so those views can accept them as is.
+ * A reference to an object (events' `involvedObject`) is the structs' one.
  *
  * @module
  */
@@ -31,27 +32,4 @@ export interface RawBody {
   metadata?: RawMeta;
   /** Anything else: spec, status, data, … */
   [key: string]: unknown;
-}
-
-/**
- * A reference to an object, e.g. for events' `involvedObject`.
- *
- * @example
- * ```ts
- * import type { ObjectReference } from "./types.ts";
- * const ref: ObjectReference = { apiVersion: "v1", kind: "Pod", name: "p1", namespace: "default", uid: "123" };
- * console.log(ref.kind); // "Pod"
- * ```
- */
-export interface ObjectReference {
-  /** The object's apiVersion. */
-  apiVersion?: string;
-  /** The object's kind. */
-  kind?: string;
-  /** The name. */
-  name?: string;
-  /** The uid. */
-  uid?: string;
-  /** The namespace (absent for cluster-scoped objects). */
-  namespace?: string | null;
 }

@@ -48,6 +48,7 @@ import { ApiConnectionError, GoneError, type KubeStatus } from "./errors.ts";
 import { listObjects } from "./fetching.ts";
 import { iterJsonLines } from "./jsonlines.ts";
 import type { RawBody } from "./types.ts";
+import { DEFAULTS, setting } from "./_settings.ts";
 
 /**
  * The watch stream said something the client cannot continue from (an
@@ -150,17 +151,26 @@ export async function* watchObjects(
   namespace?: string | null,
   options: WatchOptions = {},
 ): AsyncGenerator<RawWatchEvent, void, undefined> {
-  const s = api.settings;
-  const serverTimeout = pick(options.serverTimeout, s.watching?.serverTimeout ?? null);
-  const clientTimeout = pick(options.clientTimeout, s.watching?.clientTimeout ?? null);
+  const { networking, watching } = api.settings;
+  const serverTimeout = pick(
+    options.serverTimeout,
+    setting(watching, DEFAULTS.watching, "serverTimeout"),
+  );
+  const clientTimeout = pick(
+    options.clientTimeout,
+    setting(watching, DEFAULTS.watching, "clientTimeout"),
+  );
   // Kopf: watching.connectTimeout, else networking.connectTimeout, else networking.requestTimeout.
-  const requestTimeout = s.networking?.requestTimeout;
   const connectTimeout = pick(
     options.connectTimeout,
-    s.watching?.connectTimeout ?? s.networking?.connectTimeout ??
-      (requestTimeout === undefined ? 300 : requestTimeout),
+    setting(watching, DEFAULTS.watching, "connectTimeout") ??
+      setting(networking, DEFAULTS.networking, "connectTimeout") ??
+      setting(networking, DEFAULTS.networking, "requestTimeout"),
   );
-  const inactivityTimeout = pick(options.inactivityTimeout, s.watching?.inactivityTimeout ?? 70);
+  const inactivityTimeout = pick(
+    options.inactivityTimeout,
+    setting(watching, DEFAULTS.watching, "inactivityTimeout"),
+  );
   const outer = options.signal;
   if (outer?.aborted) return;
 
@@ -268,9 +278,9 @@ export interface InfiniteWatchOptions {
   clientTimeout?: number | null | undefined;
   /** Seconds to each watch response's headers. */
   connectTimeout?: number | null | undefined;
-  /** Seconds of silence after which a stream is reopened (default 70). */
+  /** Seconds of silence after which a stream is reopened; `null`: never (default: the setting). */
   inactivityTimeout?: number | null | undefined;
-  /** Seconds between watch requests (default 0.1). */
+  /** Seconds between watch requests (default: the setting). */
   reconnectBackoff?: number | undefined;
   /** The list page size (default 500). */
   limit?: number | undefined;
@@ -406,7 +416,10 @@ export async function* infiniteWatch(
         api.logger.debug(`Restarting the watch-stream for ${resource} ${where} (410 Gone).`);
       }
       await sleep(
-        pick(options.reconnectBackoff, api.settings.watching?.reconnectBackoff ?? 0.1),
+        pick(
+          options.reconnectBackoff,
+          setting(api.settings.watching, DEFAULTS.watching, "reconnectBackoff"),
+        ),
         signal,
       );
     }
