@@ -8,6 +8,8 @@
  * @module
  */
 
+import { buildObjectReference, type ObjectReference } from "../../cogs/structs/bodies.ts";
+
 /** Log levels, lowest first. */
 export type Level = "debug" | "info" | "warning" | "error" | "critical";
 
@@ -30,19 +32,17 @@ export function levelAtLeast(level: Level, threshold: Level): boolean {
   return RANK[level] >= RANK[threshold];
 }
 
-/** The object a record is about, as a Kubernetes object reference. */
-export interface ObjectRef {
-  /** The object's API version. */
-  apiVersion?: string;
-  /** The object's kind. */
-  kind?: string;
-  /** The object's name. */
-  name?: string;
-  /** The object's UID. */
-  uid?: string;
-  /** The object's namespace; absent for cluster-scoped objects. */
-  namespace?: string;
-}
+/**
+ * The object a record is about, as a Kubernetes object reference (the structs' one).
+ *
+ * @example
+ * ```ts
+ * import type { ObjectRef } from "../../../mod.ts";
+ * const ref: ObjectRef = { apiVersion: "v1", kind: "Pod", name: "p", namespace: "ns" };
+ * console.log(ref.name); // "p"
+ * ```
+ */
+export type ObjectRef = ObjectReference;
 
 /** One log record. */
 export interface LogRecord {
@@ -325,13 +325,7 @@ export class ObjectLogger extends OperatorLogger {
   ) {
     super(sink, "kopf.objects");
     const meta = body.metadata ?? {};
-    const ref: ObjectRef = {};
-    if (body.apiVersion) ref.apiVersion = body.apiVersion;
-    if (body.kind) ref.kind = body.kind;
-    if (meta.name) ref.name = meta.name;
-    if (meta.uid) ref.uid = meta.uid;
-    if (meta.namespace) ref.namespace = meta.namespace;
-    this.ref = ref;
+    this.ref = buildObjectReference(body);
     this.prefix = meta.namespace ? `[${meta.namespace}/${meta.name}] ` : `[${meta.name}] `;
     this.#post = posting?.post;
     this.#postingLevel = posting?.level ?? (() => undefined);

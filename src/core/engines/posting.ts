@@ -8,6 +8,7 @@
  */
 
 import { AsyncLocalStorage } from "node:async_hooks";
+import { buildObjectReference } from "../../cogs/structs/bodies.ts";
 import type { AnyObject } from "../actions/invocation.ts";
 import { type Level, levelAtLeast, type ObjectRef } from "../actions/loggers.ts";
 
@@ -135,14 +136,7 @@ export function event(
   const level = LEVEL_OF_TYPE[event.type] ?? "info";
   if (!posting.enabled || !levelAtLeast(level, posting.level as Level)) return;
   for (const obj of Array.isArray(objs) ? objs : [objs]) {
-    const meta = obj.metadata ?? {};
-    const ref: ObjectRef = {};
-    if (obj.apiVersion) ref.apiVersion = obj.apiVersion;
-    if (obj.kind) ref.kind = obj.kind;
-    if (meta.name) ref.name = meta.name;
-    if (meta.uid) ref.uid = meta.uid;
-    if (meta.namespace) ref.namespace = meta.namespace;
-    scope.poster!.post(ref, event.type, event.reason, event.message ?? "");
+    scope.poster!.post(buildObjectReference(obj), event.type, event.reason, event.message ?? "");
   }
 }
 
