@@ -20,7 +20,7 @@
 const ROOT = new URL("../", import.meta.url).pathname;
 const BENCHES = ["operator_bench.ts", "daemons_bench.ts"];
 
-/** One figure line: its label (up to the first `: <number>`), and the rest. */
+/** One figure line: its label, and the rest (the value, the unit, the notes). */
 interface Figure {
   label: string;
   rest: string;
@@ -31,12 +31,25 @@ interface Figure {
  *
  * @param text The output.
  * @returns The figures.
+ *
+ * @example
+ * ```ts
+ * import { figures } from "./compare.ts";
+ * const [f] = figures("operator: 1,000 created in a burst: 1,393 objects/s  [CPU: 1 µs]");
+ * console.log(f); // { label: "operator: 1,000 created in a burst", rest: "1,393 objects/s  [CPU: 1 µs]" }
+ * ```
  */
 export function figures(text: string): Figure[] {
   const out: Figure[] = [];
   for (const line of text.split("\n")) {
-    const m = /^(\S[^:]*?): ([\d.,]+ .*)$/.exec(line);
-    if (m) out.push({ label: m[1]!, rest: m[2]! });
+    if (/^\s/.test(line)) continue;
+    // Labels may hold ": " themselves ("operator: 1,000 created in a burst: 1,393 objects/s");
+    // the value is the last ": <number> " before the notes (which open with "[").
+    const notes = line.indexOf("[");
+    const head = notes < 0 ? line : line.slice(0, notes);
+    let at = -1;
+    for (const m of head.matchAll(/: [\d.,]+ /g)) at = m.index;
+    if (at > 0) out.push({ label: line.slice(0, at), rest: line.slice(at + 2) });
   }
   return out;
 }
