@@ -12,13 +12,16 @@
  *
  * Run: `deno task bench:compare REF [ROUNDS]` — e.g. `deno task bench:compare
  * HEAD~5 2`. ROUNDS (default 1) is how many times each side runs each
- * benchmark; every run's figures are printed.
+ * benchmark; every run's figures are printed. `KOPF_BENCHES=operator_bench.ts` runs one of
+ * them, and `KOPF_BENCH_PHASES=tuned` only some phases of the operator's (see there).
  *
  * @module
  */
 
 const ROOT = new URL("../", import.meta.url).pathname;
-const BENCHES = ["operator_bench.ts", "daemons_bench.ts"];
+/** The benchmarks to run (`KOPF_BENCHES`, comma-separated file names; both by default). */
+const BENCHES = Deno.env.get("KOPF_BENCHES")?.split(",").map((b) => b.trim()) ??
+  ["operator_bench.ts", "daemons_bench.ts"];
 
 /** One figure line: its label, and the rest (the value, the unit, the notes). */
 interface Figure {

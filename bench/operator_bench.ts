@@ -24,7 +24,10 @@
  * CPU per lifecycle (the operator's thread, the whole process, the server)
  * does not, and the load average is printed for that reason.
  *
- * Run alone: `deno run -A bench/operator_bench.ts`.
+ * Run alone: `deno run -A bench/operator_bench.ts`; only some phases:
+ * `KOPF_BENCH_PHASES=tuned,bursts deno run -A bench/operator_bench.ts` (phases:
+ * `accounting`, `tuned`, `bursts`, `latency`; the accounting run always runs
+ * first, as the warm-up).
  *
  * @module
  */
@@ -44,6 +47,14 @@ const CONCURRENCY = 50;
 /** The worker limit of the comparison burst (the default is none). */
 const TUNED_WORKERS = 100;
 const MB = 1024 * 1024;
+
+/** The phases to run (`KOPF_BENCH_PHASES`, comma-separated; all by default). */
+const PHASES = Deno.env.get("KOPF_BENCH_PHASES")?.split(",").map((p) => p.trim());
+
+/** Whether a phase runs. */
+function phase(name: "tuned" | "bursts" | "latency"): boolean {
+  return !PHASES || PHASES.includes(name);
+}
 
 /** Epoch milliseconds with sub-millisecond precision, comparable across threads. */
 const now = () => performance.timeOrigin + performance.now();
@@ -397,14 +408,15 @@ export async function measureOperator(
     // Bursts with a worker limit, for comparison: fewer requests in flight, hence
     // fewer connections and less CPU per request. First, so that RSS is its own
     // (freed memory mostly stays with the process).
-    {
+    if (phase("tuned")) {
       const objects = 10_000;
       await using _op = await startOperator(server.kubeconfig, { workerLimit: TUNED_WORKERS });
       const r = await burst(api, server, load, "tuned", objects);
       console.log(
         `operator: ${fmt(objects)} in a burst with settings.batching.workerLimit = ` +
           `${TUNED_WORKERS}: ${fmt(r.createRate)} objects/s fully handled, ` +
-          `${fmt(r.deleteRate)} objects/s gone  [not the default; CPU per lifecycle: ` +
+          `${fmt(r.deleteRate)} objects/s gone  [not the default; API requests per lifecycle: ` +
+          `${perObject(r.requests, objects)}; CPU per lifecycle: ` +
           `operator thread ${fmt((r.operatorCpu / objects) * 1e6)} µs, server ${
             fmt((r.serverCpu / objects) * 1e6)
           } µs; peak RSS ${fmt(r.peakRss / MB)} MB]`,
@@ -413,7 +425,7 @@ export async function measureOperator(
 
     // Bursts with the defaults: 1,000 objects three times (the best counts:
     // neighbours on the machine only ever slow a run down), then 10,000 once.
-    for (const [objects, runs] of [[1_000, 3], [10_000, 1]] as const) {
+    for (const [objects, runs] of phase("bursts") ? [[1_000, 3], [10_000, 1]] as const : []) {
       const results: BurstResult[] = [];
       for (let run = 0; run < runs; run++) {
         await using _op = await startOperator(server.kubeconfig);
@@ -470,7 +482,7 @@ export async function measureOperator(
 
     // Latency at a steady rate, with the default batching window and a short one.
     const defaultWindow = new kopf.OperatorSettings().batching.batchWindow;
-    for (const window of [defaultWindow, 0.01]) {
+    for (const window of phase("latency") ? [defaultWindow, 0.01] : []) {
       await using op = await startOperator(server.kubeconfig, { batchWindow: window });
       const rate = 100;
       const r = await steady(op, load, `steady${window * 1000}`, rate, 10);
