@@ -70,8 +70,6 @@ export const DaemonStoppingReason = {
   DAEMON_ABANDONED: "daemon abandoned",
 } as const satisfies Record<string, Reason>;
 
-/** Seconds between checks of an exiting daemon without a cancellation timeout (Kopf polls too). */
-const DEFAULT_POLLING = 5;
 /** Seconds the operator waits at exit for daemons that have no cancellation timeout. */
 const EXIT_TIMEOUT = 5;
 
@@ -229,7 +227,8 @@ export class Daemons {
 
   /**
    * Waits until all daemons and timers of an object have exited (or were abandoned), for one
-   * polling period at most (the smallest `cancellationPolling` of them, 5 s by default).
+   * polling period at most: the smallest `cancellationPolling` of them, where a handler without
+   * one polls every `settings.background.cancellationPolling` seconds (60 by default, as Kopf).
    *
    * @param state The object's record.
    * @param signal Stops the waiting (operator exit).
@@ -239,7 +238,9 @@ export class Daemons {
     const runners = [...state.running.values()];
     if (!runners.length) return true;
     const polling = Math.min(
-      ...runners.map((r) => r.handler.cancellationPolling ?? DEFAULT_POLLING),
+      ...runners.map((r) =>
+        r.handler.cancellationPolling ?? this.#env.settings.background.cancellationPolling
+      ),
     );
     const all = Promise.all(runners.map((r) => r.stopped ?? r.done));
     const timeout = new StopFlag<Reason>(this.#clock);
