@@ -10,6 +10,7 @@
  * @module
  */
 
+import { validateCrdSchemas } from "./crd_schema.ts";
 import { applyJsonPatch, JsonPatchError } from "../cogs/structs/json_patch.ts";
 import { applyMergePatch } from "../cogs/structs/merge_patch.ts";
 import { deepEqual } from "../cogs/structs/deep_equal.ts";
@@ -807,7 +808,9 @@ function validateCrd(crd: KObject, current: KObject | undefined): StatusCause[] 
     group?: string;
     scope?: string;
     names?: { plural?: string; kind?: string };
-    versions?: Array<{ name?: string; served?: boolean; storage?: boolean }>;
+    versions?: Array<
+      { name?: string; served?: boolean; storage?: boolean; schema?: { openAPIV3Schema?: unknown } }
+    >;
   };
   const req = (field: string) =>
     causes.push({ reason: "FieldValueRequired", message: "Required value", field });
@@ -850,6 +853,7 @@ function validateCrd(crd: KObject, current: KObject | undefined): StatusCause[] 
       field: "spec.versions",
     });
   }
+  causes.push(...validateCrdSchemas(versions));
   if (current) {
     const old = (current.spec ?? {}) as typeof spec;
     if (old.group !== spec.group) {

@@ -30,7 +30,12 @@ const multi = {
         },
         additionalPrinterColumns: [{ name: "Color", type: "string", jsonPath: ".spec.color" }],
       },
-      { name: "v2alpha1", served: false, storage: false },
+      {
+        name: "v2alpha1",
+        served: false,
+        storage: false,
+        schema: { openAPIV3Schema: { type: "object" } },
+      },
     ],
   },
 };
@@ -122,4 +127,135 @@ Deno.test("changing a CRD's schema applies to later writes", async () => {
   });
   assert.equal(bad.status, 422);
   assert.match(bad.body.message, /spec\.color: Unsupported value: "green"/);
+});
+
+Deno.test("a CRD whose schema is not structural is refused as kube-apiserver refuses it", async () => {
+  await using api = await startApiServer();
+  const crd = (openAPIV3Schema: unknown) => ({
+    ...multi,
+    spec: {
+      ...multi.spec,
+      versions: [{ name: "v1", served: true, storage: true, schema: { openAPIV3Schema } }],
+    },
+  });
+  const refused = await call(
+    api.url,
+    "POST",
+    CRDS,
+    crd({
+      type: "object",
+      properties: { spec: { type: "objekt" } },
+    }),
+  );
+  assert.equal(refused.status, 422);
+  assert.equal(refused.body.kind, "Status");
+  assert.equal(refused.body.reason, "Invalid");
+  assert.equal(
+    refused.body.message,
+    'CustomResourceDefinition.apiextensions.k8s.io "widgets.example.com" is invalid: ' +
+      'spec.versions[0].schema.openAPIV3Schema.properties[spec].type: Unsupported value: "objekt": ' +
+      'supported values: "array", "boolean", "integer", "number", "object", "string"',
+  );
+  assert.deepEqual(refused.body.details.causes, [{
+    reason: "FieldValueNotSupported",
+    message:
+      'Unsupported value: "objekt": supported values: "array", "boolean", "integer", "number", "object", "string"',
+    field: "spec.versions[0].schema.openAPIV3Schema.properties[spec].type",
+  }]);
+  assert.equal(
+    (await call(api.url, "GET", `${CRDS}/widgets.example.com`)).status,
+    404,
+    "not stored",
+  );
+
+  // The structural rules, each with kube-apiserver's field path and wording (sorted as it sorts).
+  const causes = async (schema: unknown) => {
+    const r = await call(api.url, "POST", CRDS, crd(schema));
+    assert.equal(r.status, 422, JSON.stringify(schema));
+    return r.body.details.causes.map((c: { field: string; message: string }) =>
+      `${c.field.replace("spec.versions[0].schema.openAPIV3Schema", "S")}: ${c.message}`
+    );
+  };
+  assert.deepEqual(await causes(undefined), [
+    "S: Required value: schemas are required",
+  ]);
+  assert.deepEqual(await causes({ properties: { spec: {} } }), [
+    "S.properties[spec].type: Required value: must not be empty for specified object fields",
+    "S.type: Required value: must not be empty at the root",
+  ]);
+  assert.deepEqual(await causes({ type: "string" }), [
+    'S.type: Invalid value: "string": must be object at the root',
+  ]);
+  assert.deepEqual(
+    await causes({
+      type: "object",
+      properties: { list: { type: "array" }, tags: { type: "array", items: {} } },
+    }),
+    [
+      "S.properties[list].items: Required value: must be specified",
+      "S.properties[tags].items.type: Required value: must not be empty for specified array items",
+    ],
+  );
+  assert.deepEqual(
+    await causes({
+      type: "object",
+      additionalProperties: { type: "string" },
+      properties: {
+        m: {
+          type: "object",
+          properties: { a: { type: "string" } },
+          additionalProperties: { type: "string" },
+        },
+      },
+    }),
+    [
+      "S.additionalProperties: Forbidden: additionalProperties and properties are mutual exclusive",
+      "S.additionalProperties: Forbidden: must not be used at the root",
+      "S.properties[m].additionalProperties: Forbidden: additionalProperties and properties are mutual exclusive",
+    ],
+  );
+  assert.deepEqual(
+    await causes({
+      type: "object",
+      properties: { metadata: { type: "object", properties: { labels: { type: "object" } } } },
+    }),
+    [
+      "S.properties[metadata]: Forbidden: must not specify anything other than name and generateName, but metadata is implicitly specified",
+    ],
+  );
+  assert.deepEqual(
+    await causes({
+      type: "object",
+      properties: { spec: { type: "object", anyOf: [{ type: "object", description: "x" }] } },
+    }),
+    [
+      "S.properties[spec].anyOf[0].description: Forbidden: must be empty to be structural",
+      "S.properties[spec].anyOf[0].type: Forbidden: must be empty to be structural",
+    ],
+  );
+
+  // What is structural passes: int-or-string, preserved unknown fields, metadata.name, value-only junctors.
+  const ok = await call(
+    api.url,
+    "POST",
+    CRDS,
+    crd({
+      type: "object",
+      properties: {
+        metadata: { type: "object", properties: { name: { type: "string", maxLength: 20 } } },
+        spec: {
+          type: "object",
+          properties: {
+            port: {
+              "x-kubernetes-int-or-string": true,
+              anyOf: [{ type: "integer" }, { type: "string" }],
+            },
+            free: { "x-kubernetes-preserve-unknown-fields": true },
+            size: { type: "integer", oneOf: [{ minimum: 1 }, { maximum: -1 }] },
+          },
+        },
+      },
+    }),
+  );
+  assert.equal(ok.status, 201, JSON.stringify(ok.body));
 });
