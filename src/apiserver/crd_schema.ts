@@ -53,7 +53,7 @@ type Schema = Record<string, unknown>;
  * ```
  */
 export function validateCrdSchemas(
-  versions: ReadonlyArray<{ schema?: { openAPIV3Schema?: unknown } | null }>,
+  versions: ReadonlyArray<{ name?: string; schema?: { openAPIV3Schema?: unknown } | null }>,
 ): StatusCause[] {
   const causes: StatusCause[] = [];
   versions.forEach((v, i) => {
