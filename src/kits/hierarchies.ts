@@ -19,11 +19,13 @@
  * - Existing values win unless `forced`: labels, names and namespaces already
  *   present are kept. Owner references are never duplicated (matched by uid).
  *
+ * - The owner (or the name, namespace, labels) may be omitted inside a
+ *   handler: it defaults to the object being handled (its body, name,
+ *   namespace, labels), as Kopf's context variable does — `kopf.adopt(data)`.
+ *   Options may then come second: `adopt(objs, { strict: true })`. Outside of
+ *   a handler, omitting it is a `TypeError` saying what to pass.
+ *
  * Differences from Kopf, on purpose:
- * - The owner (or the name, namespace, labels) is an explicit argument. In
- *   Kopf it defaults to the body of the handler being run, via a context
- *   variable; the core will add that default later (from the handler
- *   context), which will only make the argument optional.
  * - Everything is validated before anything is changed, so a bad element at
  *   the end of a list leaves the earlier ones untouched; a generator passed as
  *   `objs` is consumed once, even by `adopt()`.
@@ -45,6 +47,7 @@ import {
   type OwnerReference as MetaOwnerReference,
   type OwnerReferenceOptions,
 } from "../cogs/structs/bodies.ts";
+import { handledBody, splitOptions } from "./_handled.ts";
 import {
   checkMetadata,
   collectObjects,
@@ -329,9 +332,13 @@ function checkNamespace(fn: string, namespace: unknown): string | undefined {
 // ---------------------------------------------------------------------------
 // The public functions.
 //
-// The owner (or name/namespace/labels) is required for now. Kopf defaults it to
-// the body of the handler being run; the core will add that default from the
-// handler context later, making the argument optional without other changes.
+// The owner (or name/namespace/labels) defaults to the object being handled
+// (_handled.ts); options may then come second.
+
+const OWNER_REFERENCE_KEYS = ["controller", "blockOwnerDeletion"] as const;
+const NAMING_KEYS = ["forced", "strict"] as const;
+const LABEL_KEYS = ["forced", "nested"] as const;
+const ADOPT_KEYS = ["forced", "strict", "nested"] as const;
 
 /**
  * Builds an owner reference to `owner`, to put into a child's
@@ -418,10 +425,11 @@ export function buildObjectReference(body: OwnerBody): ObjectReference {
  * needed).
  *
  * @param objs An object, or an array/iterable of objects (plain or client-node models).
- * @param owner The parent object (in a handler: its `body`).
+ * @param owner The parent object; omitted (or `undefined`) inside a handler: the handled object.
+ *   Options may come second when it is omitted.
  * @param options `controller` and `blockOwnerDeletion`, both `true` by default.
- * @throws {TypeError} If the owner is incomplete (see {@link buildOwnerReference}),
- *   or `objs` holds something that is not an object.
+ * @throws {TypeError} If the owner is incomplete (see {@link buildOwnerReference}), omitted
+ *   outside of a handler, or `objs` holds something that is not an object.
  *
  * @example
  * ```ts
@@ -449,11 +457,13 @@ export function buildObjectReference(body: OwnerBody): ObjectReference {
  */
 export function appendOwnerReference(
   objs: KubernetesObjects,
-  owner: OwnerBody,
-  options: OwnerReferenceOptions = {},
+  owner?: OwnerBody | OwnerReferenceOptions,
+  options?: OwnerReferenceOptions,
 ): void {
   const fn = "appendOwnerReference";
-  const ref = makeOwnerReference(fn, owner, options);
+  const [given, opts] = splitOptions(owner, options, OWNER_REFERENCE_KEYS);
+  const parent = given ?? handledBody(fn, "the owner", "appendOwnerReference(objs, owner)");
+  const ref = makeOwnerReference(fn, parent, opts);
   const targets = collectObjects(fn, objs);
   for (const target of targets) checkMetadata(fn, target, ["ownerReferences", "array"]);
   applyOwnerReference(targets, ref);
@@ -465,8 +475,10 @@ export function appendOwnerReference(
  * are.
  *
  * @param objs An object, or an array/iterable of objects (plain or client-node models).
- * @param owner The former parent object; only its `metadata.uid` is needed.
- * @throws {TypeError} If the owner has no `metadata.uid`, or `objs` holds something that is not an object.
+ * @param owner The former parent object; only its `metadata.uid` is needed. Omitted inside a
+ *   handler: the handled object.
+ * @throws {TypeError} If the owner has no `metadata.uid` or is omitted outside of a handler, or
+ *   `objs` holds something that is not an object.
  *
  * @example
  * ```ts
@@ -480,9 +492,10 @@ export function appendOwnerReference(
  * assert.deepEqual(job, { kind: "Job", metadata: { name: "job", ownerReferences: [] } });
  * ```
  */
-export function removeOwnerReference(objs: KubernetesObjects, owner: OwnerBody): void {
+export function removeOwnerReference(objs: KubernetesObjects, owner?: OwnerBody): void {
   const fn = "removeOwnerReference";
-  const uid = ownerMeta(fn, checkOwner(fn, owner), "uid");
+  const parent = owner ?? handledBody(fn, "the owner", "removeOwnerReference(objs, owner)");
+  const uid = ownerMeta(fn, checkOwner(fn, parent), "uid");
   const targets = collectObjects(fn, objs);
   for (const target of targets) checkMetadata(fn, target, ["ownerReferences", "array"]);
   for (const { obj } of targets) {
@@ -503,9 +516,11 @@ export function removeOwnerReference(objs: KubernetesObjects, owner: OwnerBody):
  * `generateName` keep it, unless `forced`; setting one removes the other.
  *
  * @param objs An object, or an array/iterable of objects (plain or client-node models).
- * @param name The name or prefix, usually the owner's `metadata.name`.
+ * @param name The name or prefix, usually the owner's `metadata.name`; omitted (or `undefined`)
+ *   inside a handler: the handled object's name. Options may come second when it is omitted.
  * @param options `forced` and `strict`, both `false` by default.
- * @throws {TypeError} If `name` is not a non-empty string, or `objs` holds something that is not an object.
+ * @throws {TypeError} If `name` is not a non-empty string or is omitted outside of a handler, or
+ *   `objs` holds something that is not an object.
  *
  * @example
  * ```ts
@@ -525,11 +540,17 @@ export function removeOwnerReference(objs: KubernetesObjects, owner: OwnerBody):
  */
 export function harmonizeNaming(
   objs: KubernetesObjects,
-  name: string,
-  { forced = false, strict = false }: NamingOptions = {},
+  name?: string | NamingOptions,
+  options?: NamingOptions,
 ): void {
   const fn = "harmonizeNaming";
-  const checked = checkName(fn, name);
+  const [given, { forced = false, strict = false }] = splitOptions(name, options, NAMING_KEYS);
+  const checked = checkName(
+    fn,
+    given === undefined
+      ? peekMeta(handledBody(fn, "the name", "harmonizeNaming(objs, name)"), "name")
+      : given,
+  );
   const targets = collectObjects(fn, objs);
   for (const target of targets) checkMetadata(fn, target);
   applyNaming(targets, checked, forced, strict);
@@ -542,9 +563,12 @@ export function harmonizeNaming(
  * `forced`, it removes the objects' namespaces.
  *
  * @param objs An object, or an array/iterable of objects (plain or client-node models).
- * @param namespace The namespace, usually the owner's `metadata.namespace`.
+ * @param namespace The namespace, usually the owner's `metadata.namespace`; omitted (or
+ *   `undefined`) inside a handler: the handled object's namespace; `null` for none. Options may
+ *   come second when it is omitted.
  * @param options `forced`, `false` by default.
- * @throws {TypeError} If `namespace` is not a string (or null), or `objs` holds something that is not an object.
+ * @throws {TypeError} If `namespace` is not a string (or null) or is omitted outside of a
+ *   handler, or `objs` holds something that is not an object.
  *
  * @example
  * ```ts
@@ -563,11 +587,17 @@ export function harmonizeNaming(
  */
 export function adjustNamespace(
   objs: KubernetesObjects,
-  namespace: string | null | undefined,
-  { forced = false }: NamespaceOptions = {},
+  namespace?: string | null | NamespaceOptions,
+  options?: NamespaceOptions,
 ): void {
   const fn = "adjustNamespace";
-  const checked = checkNamespace(fn, namespace);
+  const [given, { forced = false }] = splitOptions(namespace, options, ["forced"]);
+  const checked = checkNamespace(
+    fn,
+    given === undefined
+      ? peekMeta(handledBody(fn, "the namespace", "adjustNamespace(objs, namespace)"), "namespace")
+      : given,
+  );
   const targets = collectObjects(fn, objs);
   for (const target of targets) checkMetadata(fn, target);
   applyNamespace(targets, checked, forced);
@@ -580,10 +610,12 @@ export function adjustNamespace(
  * `forced`. An empty `labels` object changes nothing.
  *
  * @param objs An object, or an array/iterable of objects (plain or client-node models).
- * @param labels The labels, usually the owner's `metadata.labels`.
+ * @param labels The labels, usually the owner's `metadata.labels`; omitted (or `undefined`)
+ *   inside a handler: the handled object's labels. Options may come second when it is omitted
+ *   (an object with only the keys `forced`/`nested` is taken as the options).
  * @param options `forced` (`false` by default) and `nested` paths.
- * @throws {TypeError} If `labels` is not an object of strings, a nested path leads to a
- *   non-object, or `objs` holds something that is not an object.
+ * @throws {TypeError} If `labels` is not an object of strings or is omitted outside of a
+ *   handler, a nested path leads to a non-object, or `objs` holds something that is not an object.
  *
  * @example
  * ```ts
@@ -607,11 +639,17 @@ export function adjustNamespace(
  */
 export function label(
   objs: KubernetesObjects,
-  labels: Readonly<Record<string, string>>,
-  { forced = false, nested }: LabelOptions = {},
+  labels?: Readonly<Record<string, string>> | LabelOptions,
+  options?: LabelOptions,
 ): void {
   const fn = "label";
-  const checked = checkLabels(fn, labels, "labels");
+  const [given, { forced = false, nested }] = splitOptions<
+    Readonly<Record<string, string>>,
+    LabelOptions
+  >(labels, options, LABEL_KEYS);
+  const checked = given === undefined
+    ? ownerLabels(fn, handledBody(fn, "the labels", "label(objs, labels)"))
+    : checkLabels(fn, given, "labels");
   const targets = labelTargets(fn, collectObjects(fn, objs), nested);
   applyLabels(targets, checked, forced);
 }
@@ -624,10 +662,11 @@ export function label(
  * and labels.
  *
  * @param objs An object, or an array/iterable of objects (plain or client-node models).
- * @param owner The parent object (in a handler: its `body`).
+ * @param owner The parent object; omitted (or `undefined`) inside a handler: the handled
+ *   object, as in Kopf's `kopf.adopt(data)`. Options may come second when it is omitted.
  * @param options `forced`, `strict` (both `false` by default) and `nested` paths.
- * @throws {TypeError} If the owner is incomplete (see {@link buildOwnerReference}), or
- *   `objs` holds something that is not an object. Nothing is changed then.
+ * @throws {TypeError} If the owner is incomplete (see {@link buildOwnerReference}) or omitted
+ *   outside of a handler, or `objs` holds something that is not an object. Nothing is changed then.
  *
  * @example
  * ```ts
@@ -667,13 +706,19 @@ export function label(
  */
 export function adopt(
   objs: KubernetesObjects,
-  owner: OwnerBody,
-  { forced = false, strict = false, nested }: AdoptOptions = {},
+  owner?: OwnerBody | AdoptOptions,
+  options?: AdoptOptions,
 ): void {
   const fn = "adopt";
+  const [given, { forced = false, strict = false, nested }] = splitOptions<OwnerBody, AdoptOptions>(
+    owner,
+    options,
+    ADOPT_KEYS,
+  );
+  const parent = given ?? handledBody(fn, "the owner", "adopt(objs, owner)");
   // Validate everything first; walk `objs` once (it may be a one-shot iterable).
-  const ref = makeOwnerReference(fn, owner);
-  const body = owner as JsonObject;
+  const ref = makeOwnerReference(fn, parent);
+  const body = parent as JsonObject;
   const name = ref.name;
   const namespace = checkNamespace(fn, peekMeta(body, "namespace"));
   const labels = ownerLabels(fn, body);

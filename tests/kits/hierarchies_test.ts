@@ -11,6 +11,9 @@ import {
   label,
   removeOwnerReference,
 } from "../../src/kits/hierarchies.ts";
+import { handlerScope } from "../../src/core/actions/execution.ts";
+import * as kopf from "../../mod.ts";
+import { setup } from "../core/_handling.ts";
 
 // deno-lint-ignore no-explicit-any
 type Any = any;
@@ -324,7 +327,6 @@ Deno.test("`adjustNamespace()` with no namespace sets nothing; forced removes it
   const bare: Any = { kind: "Job" };
   const placed: Any = { metadata: { namespace: "other" } };
   adjustNamespace([bare, placed], null);
-  adjustNamespace([bare, placed], undefined);
   assert.deepEqual(bare, { kind: "Job" });
   assert.deepEqual(placed.metadata, { namespace: "other" });
   adjustNamespace([bare, placed], null, { forced: true });
@@ -635,3 +637,180 @@ Deno.test("a list that contains itself is an error, not a hang", () => {
   objs.push(objs);
   assert.throws(() => label(objs, {}), /objs\[1\] contains itself/);
 });
+
+// ---------------------------------------------------------------------------
+// The owner omitted: the object being handled (Kopf's `kopf.adopt(data)`).
+
+/** Runs `fn` as if inside a handler of `body` (the handlers' async context). */
+function inHandler<T>(body: unknown, fn: () => T): T {
+  return handlerScope.run({ context: { body } }, fn);
+}
+
+Deno.test("the owner, name, namespace and labels default to the handled object inside a handler", () => {
+  const objs: Any[] = [{ kind: "Job", spec: { template: {} } }, { kind: "Pod" }];
+  inHandler(owner(), () => adopt(objs, { strict: true, nested: "spec.template" }));
+  assert.deepEqual(objs[0].metadata, {
+    ownerReferences: [REF],
+    name: "kopf-example-1",
+    namespace: "default",
+    labels: { somelabel: "somevalue" },
+  });
+  assert.deepEqual(objs[0].spec.template.metadata.labels, { somelabel: "somevalue" });
+
+  const one: Any = { kind: "Job" };
+  inHandler(owner(), () => {
+    appendOwnerReference(one, { controller: false });
+    harmonizeNaming(one);
+    adjustNamespace(one);
+    label(one);
+  });
+  assert.deepEqual(one.metadata, {
+    ownerReferences: [{ ...REF, controller: false }],
+    generateName: "kopf-example-1-",
+    namespace: "default",
+    labels: { somelabel: "somevalue" },
+  });
+  inHandler(owner(), () => {
+    harmonizeNaming(one, { strict: true, forced: true });
+    adjustNamespace(one, { forced: true });
+    label(one, { forced: true });
+    removeOwnerReference(one);
+  });
+  assert.deepEqual(one.metadata, {
+    ownerReferences: [],
+    name: "kopf-example-1",
+    namespace: "default",
+    labels: { somelabel: "somevalue" },
+  });
+  // Explicit values still win inside a handler; null is "no namespace".
+  const other: Any = { kind: "Job" };
+  inHandler(owner(), () => {
+    adopt(other, modelOwner());
+    adjustNamespace(other, null, { forced: true });
+  });
+  assert.equal(other.metadata.ownerReferences[0].name, "cm-owner");
+  assert.equal(other.metadata.namespace, undefined);
+});
+
+Deno.test("an omitted owner outside of a handler is one line naming the fix", () => {
+  const cases: Array<[() => void, string]> = [
+    [
+      () => adopt({}),
+      "adopt(): the owner is omitted outside of a handler; pass it: adopt(objs, owner) " +
+      "(it defaults to the handled object only inside a handler).",
+    ],
+    [
+      () => adopt({}, { strict: true }),
+      "adopt(): the owner is omitted outside of a handler; pass it: adopt(objs, owner) " +
+      "(it defaults to the handled object only inside a handler).",
+    ],
+    [
+      () => appendOwnerReference({}),
+      "appendOwnerReference(): the owner is omitted outside of a handler; pass it: " +
+      "appendOwnerReference(objs, owner) (it defaults to the handled object only inside a handler).",
+    ],
+    [
+      () => removeOwnerReference({}),
+      "removeOwnerReference(): the owner is omitted outside of a handler; pass it: " +
+      "removeOwnerReference(objs, owner) (it defaults to the handled object only inside a handler).",
+    ],
+    [
+      () => harmonizeNaming({}),
+      "harmonizeNaming(): the name is omitted outside of a handler; pass it: " +
+      "harmonizeNaming(objs, name) (it defaults to the handled object only inside a handler).",
+    ],
+    [
+      () => adjustNamespace({}, { forced: true }),
+      "adjustNamespace(): the namespace is omitted outside of a handler; pass it: " +
+      "adjustNamespace(objs, namespace) (it defaults to the handled object only inside a handler).",
+    ],
+    [
+      () => label({}),
+      "label(): the labels are omitted outside of a handler; pass them: label(objs, labels) " +
+      "(they default to the handled object only inside a handler).",
+    ],
+    [
+      () => inHandler(undefined, () => adopt({})),
+      "adopt(): the owner is omitted, and the running handler has no object to default to " +
+      "(e.g. on.startup); pass it: adopt(objs, owner).",
+    ],
+  ];
+  for (const [call, line] of cases) {
+    assert.throws(call, (e: unknown) => {
+      assert.ok(e instanceof TypeError);
+      assert.equal(e.message, line);
+      return true;
+    });
+  }
+});
+
+Deno.test("`adopt(data)` in real handlers: creation, raw events, daemons; not in startup", async () => {
+  await using env = await setup();
+  const registry = new kopf.OperatorRegistry();
+  const seen: Record<string, Any> = {};
+  let startupError = "";
+  kopf.on.startup({ registry }, function startup() {
+    try {
+      kopf.adopt({});
+    } catch (e) {
+      startupError = (e as Error).message;
+    }
+  });
+  kopf.on.create("kopfexamples", { registry }, async function create_fn() {
+    await Promise.resolve(); // the default survives awaits
+    const data: Any = { apiVersion: "v1", kind: "ConfigMap", data: { a: "b" } };
+    kopf.adopt(data);
+    seen.create = data;
+    return { child: data.metadata.generateName };
+  });
+  kopf.on.event("kopfexamples", { registry }, function event_fn({ type }) {
+    if (type === undefined) return;
+    const data: Any = {};
+    kopf.label(data);
+    seen.event = data;
+  });
+  kopf.daemon("kopfexamples", { registry }, async function watcher({ signal }) {
+    const data: Any = {};
+    kopf.adopt(data, { strict: true });
+    seen.daemon = data;
+    await kopf.sleep(60, signal);
+  });
+  const runner = await env.operator(registry);
+  const created = await env.create("kex", {}, { labels: { app: "web" } });
+  const done = await env.waitFor("kex", (o) => o.status?.create_fn !== undefined);
+  assert.deepEqual(done.status.create_fn, { child: "kex-" });
+  const ref = {
+    apiVersion: "kopf.dev/v1",
+    kind: "KopfExample",
+    name: "kex",
+    uid: created.metadata.uid,
+    controller: true,
+    blockOwnerDeletion: true,
+  };
+  assert.deepEqual(seen.create.metadata, {
+    ownerReferences: [ref],
+    generateName: "kex-",
+    namespace: "default",
+    labels: { app: "web" },
+  });
+  assert.deepEqual(seen.event, { metadata: { labels: { app: "web" } } });
+  await eventually(() => seen.daemon !== undefined);
+  assert.deepEqual(seen.daemon.metadata, {
+    ownerReferences: [ref],
+    name: "kex",
+    namespace: "default",
+    labels: { app: "web" },
+  });
+  assert.equal(
+    startupError,
+    "adopt(): the owner is omitted, and the running handler has no object to default to " +
+      "(e.g. on.startup); pass it: adopt(objs, owner).",
+  );
+  await runner.stop();
+  assert.equal(runner.exception, undefined);
+});
+
+async function eventually(ok: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !ok(); i++) await new Promise((r) => setTimeout(r, 50));
+  assert.ok(ok());
+}

@@ -58,10 +58,27 @@ export interface SubhandlerScope {
   execute: (handlers: BaseHandler[]) => Promise<void>;
 }
 
-/** The async context of running handlers (sub-handler registration, current object). */
-export const handlerScope: AsyncLocalStorage<SubhandlerScope> = new AsyncLocalStorage<
-  SubhandlerScope
+/**
+ * What the code of a running handler finds through its async context: the handler's context
+ * (so `kopf.adopt()` and the other hierarchy helpers default to its object, as Kopf's
+ * `cause_var` does) and, in resource-changing handlers, the sub-handler registration.
+ */
+export interface HandlerScope {
+  /** The running handler's context (its `body`, `name`, `namespace`, `labels`…). */
+  readonly context: AnyObject | undefined;
+  /** Sub-handler registration: only while a resource-changing handler runs. */
+  readonly subhandlers?: SubhandlerScope | undefined;
+}
+
+/** The async context of running handlers (the current context, sub-handler registration). */
+export const handlerScope: AsyncLocalStorage<HandlerScope> = new AsyncLocalStorage<
+  HandlerScope
 >();
+
+/** The context of the handler running now (in this async context); undefined outside of one. */
+export function currentContext(): AnyObject | undefined {
+  return handlerScope.getStore()?.context;
+}
 
 /** One attempt of a handler, as its context builder sees it. */
 export interface Attempt {
@@ -146,8 +163,8 @@ export interface Execution<H extends BaseHandler> {
   metrics?: HandlerMetrics | undefined;
   /**
    * Handlers of this kind may have sub-handlers (`kopf.register`, `kopf.execute`): the
-   * resource-changing kind. The other kinds run without the sub-handler scope (an async
-   * context held for as long as a handler runs: a daemon's, for as long as its object lives).
+   * resource-changing kind. The other kinds run in a scope with their context only (one small
+   * object held for as long as a handler runs: a daemon's, for as long as its object lives).
    */
   subhandlers?: boolean | undefined;
 }
@@ -219,7 +236,7 @@ export async function executeHandler<H extends BaseHandler>(
     let context: AnyObject | undefined;
     try {
       context = ex.context(handler, new AttemptInfo(hs.retries, hs.started, runtime, signals));
-      const call = scope ? inScope(scope, handler, context) : handler.fn(context);
+      const call = inScope(scope ?? { context }, handler, context);
       result = handler.timeout === undefined || !isPromise(call)
         ? await call
         : await timed(call, handler, runtime, signals, ex, clock);
@@ -245,12 +262,13 @@ export async function executeHandler<H extends BaseHandler>(
 // The closures of an attempt are made in these helpers, not in executeHandler(): a function
 // with closures keeps its variables in a context object, held for as long as it awaits.
 
-/** Calls the handler with its sub-handler scope as the async context. */
+/** Calls the handler with its scope (its context; its sub-handler registration) as the async context. */
 function inScope<H extends BaseHandler>(
-  scope: AttemptScope<H>,
+  scope: HandlerScope,
   handler: H,
   context: AnyObject,
 ): unknown {
+  if (scope instanceof AttemptScope) scope.context = context;
   return handlerScope.run(scope, () => handler.fn(context));
 }
 
@@ -363,7 +381,8 @@ class AttemptInfo implements Attempt {
 }
 
 /** What `kopf.register`/`kopf.execute` see while a handler runs (a class: no closures). */
-class AttemptScope<H extends BaseHandler> implements SubhandlerScope {
+class AttemptScope<H extends BaseHandler> implements SubhandlerScope, HandlerScope {
+  context: AnyObject | undefined;
   readonly parent: H;
   readonly registered: BaseHandler[] = [];
   /**
@@ -382,6 +401,10 @@ class AttemptScope<H extends BaseHandler> implements SubhandlerScope {
 
   get parentId(): string {
     return this.parent.id;
+  }
+
+  get subhandlers(): SubhandlerScope {
+    return this;
   }
 
   async execute(children: BaseHandler[]): Promise<void> {

@@ -308,7 +308,7 @@ export interface SubhandlerOptions extends BaseOptions, FilterOptions, ChangeFil
  * @throws {RegistrationError} Outside of a running resource-changing handler.
  */
 export function registerSubhandler(fn: HandlerFn, options: SubhandlerOptions = {}): HandlerFn {
-  const scope = handlerScope.getStore();
+  const scope = handlerScope.getStore()?.subhandlers;
   if (!scope) {
     throw new RegistrationError(
       "kopf.register()/kopf.subhandler() work only inside a running resource-changing handler",
@@ -338,7 +338,7 @@ export function registerSubhandler(fn: HandlerFn, options: SubhandlerOptions = {
 export async function executeSubhandlers(
   spec: { fns?: Record<string, HandlerFn> | HandlerFn[] } & SubhandlerOptions,
 ): Promise<void> {
-  const scope = handlerScope.getStore();
+  const scope = handlerScope.getStore()?.subhandlers;
   if (!scope) {
     throw new RegistrationError(
       "kopf.execute() works only inside a running resource-changing handler",
