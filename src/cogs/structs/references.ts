@@ -258,8 +258,8 @@ export interface SelectorFields {
   apiVersion?: string | undefined;
   /** Match by kind only. */
   kind?: string | undefined;
-  /** Match by plural only. */
-  plural?: string | undefined;
+  /** Match by plural only; EVERYTHING: every resource of the group (and version). */
+  plural?: string | Everything | undefined;
   /** Match by singular only. */
   singular?: string | undefined;
   /** Match by one short name. */
@@ -276,8 +276,8 @@ export interface SelectorFields {
  */
 export type SelectorSpec =
   | [name: string | Everything | ResourceFilter | SelectorFields]
-  | [groupOrApiVersion: string, name: string]
-  | [group: string, version: string, name: string];
+  | [groupOrApiVersion: string, name: string | Everything]
+  | [group: string, version: string, name: string | Everything];
 
 // Conventional API versions (v1, v2beta3, …) in "name.version.group" strings.
 const GROUP_VERSION_PATTERN = /^[^.]*\.v\d+(?:(?:alpha|beta)\d+)?(?:\..*)?$/;
@@ -293,7 +293,10 @@ const GROUP_VERSION_PATTERN = /^[^.]*\.v\d+(?:(?:alpha|beta)\d+)?(?:\..*)?$/;
  * - `("kopf.dev/v1", "kopfexamples")`, `("kopf.dev", "v1", "kopfexamples")`;
  * - `("v1", "pods")`, `("", "v1", "pods")`: the core API;
  * - `{ group, version, kind | plural | singular | shortcut | category }`;
- * - a callable `(resource) => boolean`, or {@link EVERYTHING}.
+ * - a callable `(resource) => boolean`, or {@link EVERYTHING};
+ * - {@link EVERYTHING} in the name's place, scoped to a group (and version):
+ *   `("kopf.dev", EVERYTHING)`, `("kopf.dev/v1", EVERYTHING)`,
+ *   `("kopf.dev", "v1", EVERYTHING)`, `{ group: "kopf.dev", plural: EVERYTHING }`.
  *
  * Without a version, only the preferred version of each group matches. A
  * name (not a category, filter or EVERYTHING) that the core API serves hides
@@ -304,7 +307,7 @@ const GROUP_VERSION_PATTERN = /^[^.]*\.v\d+(?:(?:alpha|beta)\d+)?(?:\..*)?$/;
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { Resource, Selector } from "./references.ts";
+ * import { EVERYTHING, Resource, Selector } from "./references.ts";
  *
  * const kex = new Resource({ group: "kopf.dev", version: "v1", plural: "kopfexamples", kind: "KopfExample", shortcuts: ["kex"] });
  * const pods = new Resource({ group: "", version: "v1", plural: "pods", kind: "Pod", singular: "pod" });
@@ -314,6 +317,7 @@ const GROUP_VERSION_PATTERN = /^[^.]*\.v\d+(?:(?:alpha|beta)\d+)?(?:\..*)?$/;
  * assert.deepEqual(new Selector("kopf.dev/v1", "kopfexamples").select([kex, pods]), [kex]);
  * assert.equal(new Selector("pods").selectOne([pods, metrics, kex]), pods);
  * assert.deepEqual(new Selector({ kind: "PodMetrics" }).select([pods, metrics]), [metrics]);
+ * assert.deepEqual(new Selector("kopf.dev", "v1", EVERYTHING).select([kex, pods, metrics]), [kex]);
  * ```
  */
 export class Selector {
@@ -473,6 +477,14 @@ interface ParsedSpec {
 function parseSpec(args: unknown[]): ParsedSpec {
   const [a1, a2, a3] = args;
   let f: ParsedSpec;
+  const last = args.length - 1;
+  if (
+    args.length > 1 && args.length <= 3 && args[last] === EVERYTHING &&
+    args.slice(0, last).every((a) => typeof a === "string")
+  ) {
+    // EVERYTHING in the name's place: every resource of that group (and version).
+    return { ...parseSpec([...args.slice(0, last), "*"]), any: EVERYTHING };
+  }
   if (args.length > 3) {
     throw new ResourceSelectorError(
       `Too many positional arguments for a resource (${args.length}): give at most group, version, name`,
@@ -571,6 +583,15 @@ function fromFields(o: SelectorFields): ParsedSpec {
     const slash = o.apiVersion.lastIndexOf("/");
     group = slash < 0 ? "" : o.apiVersion.slice(0, slash);
     version = slash < 0 ? o.apiVersion : o.apiVersion.slice(slash + 1);
+  }
+  // EVERYTHING given as the plural: every resource of the group (and version), as `any` means.
+  if (o.plural === EVERYTHING) {
+    if (o.any !== undefined) {
+      throw new ResourceSelectorError(
+        `Ambiguous resource specification: give only one of kind, plural, singular, shortcut, category, or a name`,
+      );
+    }
+    return { ...fromFields({ ...o, plural: undefined }), any: EVERYTHING };
   }
   return {
     group,
