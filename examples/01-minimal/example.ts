@@ -6,8 +6,10 @@
  */
 import * as kopf from "../../mod.ts";
 
-kopf.on.create("kopfexamples", function createFn({ spec, name, logger }) {
+// The handler's id is its function's name: the result lands in `status.create_fn`, which the
+// example CRD's MESSAGE column shows (`kubectl get kopfexamples`), as with Kopf's own example.
+kopf.on.create("kopfexamples", function create_fn({ spec, name, logger }) {
   console.log(`And here we are! Created ${name} with spec: ${JSON.stringify(spec)}`);
   logger.info("A handler is called with body.");
-  return { message: "hello world" }; // will be the new status
+  return { message: "hello world" }; // lands in status.create_fn
 });

@@ -16,9 +16,14 @@ Deno.test("01-minimal: the creation handler runs, its result lands in the status
       "kopfexample",
       "kopf-example-1",
       "-o",
-      "jsonpath={.status.createFn.message}",
+      "jsonpath={.status.create_fn.message}",
     );
     assert.equal(got.stdout, "hello world");
+    // The README's quick start: the MESSAGE printer column shows the handler's result.
+    const table = await c.kubectl("get", "kopfexamples");
+    const [header, row] = table.stdout.trim().split("\n");
+    assert.match(header!, /^NAME\s+DURATION\s+CHILDREN\s+MESSAGE$/);
+    assert.match(row!, /^kopf-example-1\s+1m\s+.*\s+hello world$/);
     assert.equal((await c.kubectl("delete", "-f", `${ROOT}examples/obj.yaml`)).code, 0);
     await runner.waitFor("Deleted, really deleted");
   } finally {
@@ -27,5 +32,5 @@ Deno.test("01-minimal: the creation handler runs, its result lands in the status
   assert.equal(runner.exitCode, 0);
   assert.equal(runner.exception, undefined);
   assert.match(runner.output, /And here we are! Created kopf-example-1/);
-  assert.match(runner.output, /\[default\/kopf-example-1\] Handler 'createFn' succeeded\./);
+  assert.match(runner.output, /\[default\/kopf-example-1\] Handler 'create_fn' succeeded\./);
 });

@@ -12,7 +12,7 @@ Deno.test("`deno task demo`: the operator handles creation, update and deletion,
   assert.equal(out.code, 0, text + new TextDecoder().decode(out.stderr));
   for (
     const line of [
-      "Handler 'createFn' succeeded.",
+      "Handler 'create_fn' succeeded.",
       "All handlers succeeded for creation.",
       "Handler 'updateFn' succeeded.",
       "All handlers succeeded for update.",
