@@ -38,7 +38,7 @@ Deno.test("options: each kind takes its own options", () => {
   kopf.on.update("kopfexamples", { registry, id: "u", field: "spec.x", old: 1, new: 2 }, fn);
   kopf.on.delete("kopfexamples", { registry, id: "d", optional: true }, fn);
   kopf.on.resume("kopfexamples", { registry, id: "r", deleted: true }, fn);
-  kopf.on.field("kopfexamples", { registry, id: "f", field: "spec.x", value: 1, old: 0 }, fn);
+  kopf.on.field("kopfexamples", { registry, id: "f", field: "spec.x", old: 0, new: 1 }, fn);
   kopf.on.event("kopfexamples", { registry, id: "e", ...filters }, fn);
   kopf.daemon("kopfexamples", {
     registry,
@@ -176,5 +176,94 @@ Deno.test("options: sub-handlers take their own options and inherit param from t
   assert.equal(
     refusal,
     'kopf.register(...): the option "interval" is not for sub-handlers; it is for kopf.timer.',
+  );
+});
+
+Deno.test("options: bad filters and NaN are refused at registration with these exact lines", () => {
+  const registry = new kopf.OperatorRegistry();
+  const table: Array<[() => unknown, string]> = [
+    [
+      () => kopf.on.create("x", { registry, labels: { "bad key!": "x" } }, fn),
+      'kopf.on.create(...): labels has the key "bad key!", which is not a label key; use at most ' +
+      '63 letters, digits, "-", "_" and "." that start and end with a letter or digit, optionally ' +
+      'prefixed with a DNS subdomain and "/" (e.g. "app", "example.com/app").',
+    ],
+    [
+      () => kopf.on.event("x", { registry, annotations: { "Example.com/x": kopf.PRESENT } }, fn),
+      'kopf.on.event(...): annotations has the key "Example.com/x", which is not an annotation ' +
+      'key; use at most 63 letters, digits, "-", "_" and "." that start and end with a letter or ' +
+      'digit, optionally prefixed with a DNS subdomain and "/" (e.g. "app", "example.com/app").',
+    ],
+    [
+      () => kopf.on.update("x", { registry, labels: { app: 1 } }, fn),
+      'kopf.on.update(...): labels["app"] must be a string, kopf.PRESENT, kopf.ABSENT or a ' +
+      "function (value) => boolean, not 1.",
+    ],
+    [
+      () => kopf.daemon("x", { registry, annotations: { note: null } as never }, fn),
+      'kopf.daemon(...): annotations["note"] must be a string, kopf.PRESENT, kopf.ABSENT or a ' +
+      "function (value) => boolean, not null.",
+    ],
+    [
+      () => kopf.on.create("x", { registry, labels: { app: "app in (" } }, fn),
+      'kopf.on.create(...): labels["app"] is "app in (", which no label can have; a label value ' +
+      'is at most 63 letters, digits, "-", "_" and "." that start and end with a letter or digit ' +
+      "(or empty).",
+    ],
+    [
+      () => kopf.on.create("x", { registry, labels: { "app in (": kopf.PRESENT } }, fn),
+      'kopf.on.create(...): labels has the key "app in (", which is not a label key; use at most ' +
+      '63 letters, digits, "-", "_" and "." that start and end with a letter or digit, optionally ' +
+      'prefixed with a DNS subdomain and "/" (e.g. "app", "example.com/app").',
+    ],
+    [
+      () => kopf.on.field("x", { registry, field: "spec.x", value: 1, old: 0 }, fn),
+      "kopf.on.field(...): value cannot be combined with old/new; use value (either side of the " +
+      "change) or old/new (each side), not both.",
+    ],
+    [
+      () => kopf.on.update("x", { registry, field: "spec.x", value: 1, new: 2 }, fn),
+      "kopf.on.update(...): value cannot be combined with old/new; use value (either side of the " +
+      "change) or old/new (each side), not both.",
+    ],
+    [
+      () => kopf.timer("x", { registry, interval: NaN }, fn),
+      "kopf.timer(...): interval must be a number of 0 or more (seconds), not NaN.",
+    ],
+    [
+      () => kopf.timer("x", { registry, interval: 1, idle: Number("10s") }, fn),
+      "kopf.timer(...): idle must be a number of 0 or more (seconds), not NaN.",
+    ],
+    [
+      () => kopf.daemon("x", { registry, initialDelay: NaN }, fn),
+      "kopf.daemon(...): initialDelay must be a number of 0 or more (seconds), not NaN.",
+    ],
+    [
+      () => kopf.on.create("x", { registry, backoff: NaN }, fn),
+      "kopf.on.create(...): backoff must be a number of 0 or more (seconds), not NaN.",
+    ],
+    [
+      () => kopf.on.create("x", { registry, timeout: Infinity }, fn),
+      "kopf.on.create(...): timeout must be a number of 0 or more (seconds), not Infinity.",
+    ],
+  ];
+  for (const [call, line] of table) {
+    assert.throws(call, (e: Error) => {
+      assert.equal(e.name, "RegistrationError");
+      assert.equal(e.message, line);
+      return true;
+    });
+  }
+  // Valid filters pass: prefixed keys, empty values, markers, callbacks; annotations take any text.
+  kopf.on.create("x", {
+    registry,
+    id: "ok",
+    labels: { "example.com/app": "web-1", tier: "", x: kopf.ABSENT, y: (v: unknown) => !!v },
+    annotations: { "example.com/note": "any text (even this)" },
+  }, fn);
+  // A TemporaryError with a NaN delay says so (thrown in a handler, it is an arbitrary error).
+  assert.throws(
+    () => new kopf.TemporaryError("x", { delay: NaN }),
+    /^TypeError: TemporaryError: delay must be a number of 0 or more \(seconds\) or null, not NaN\.$/,
   );
 });

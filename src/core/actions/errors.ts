@@ -45,10 +45,19 @@ export class TemporaryError extends Error {
    *
    * @param message What is not ready.
    * @param options The delay in seconds (default 60; `null` means none) and a cause.
+   * @throws {TypeError} If the delay is not a number of 0 or more (NaN, negative, a string).
    */
   constructor(message = "", options: { delay?: number | null; cause?: unknown } = {}) {
     super(message, options.cause !== undefined ? { cause: options.cause } : undefined);
-    this.delay = options.delay === null ? 0 : options.delay ?? 60;
+    const delay: unknown = options.delay === null ? 0 : options.delay ?? 60;
+    if (typeof delay !== "number" || !(delay >= 0)) {
+      throw new TypeError(
+        `TemporaryError: delay must be a number of 0 or more (seconds) or null, not ${
+          typeof delay === "number" ? String(delay) : JSON.stringify(delay) ?? String(delay)
+        }.`,
+      );
+    }
+    this.delay = delay;
   }
 }
 

@@ -13,6 +13,7 @@
  * @module
  */
 
+import { ABSENT, PRESENT } from "./markers.ts";
 import { OperatorRegistry } from "./registry.ts";
 
 /** The kinds of handlers, as registration names them. */
@@ -32,8 +33,11 @@ export type HandlerKind =
   | "probe"
   | "subhandler";
 
-/** How an option's value is checked. */
-type Check = (value: unknown) => string | undefined;
+/**
+ * How an option's value is checked: what it must be (for "<key> must be <this>, not <value>."),
+ * or a whole problem line (after "<call>(...): "), or undefined when it is fine.
+ */
+type Check = (value: unknown, key: string) => string | { line: string } | undefined;
 
 /** One option: what its value must be, the kinds that take it, whether sub-handlers inherit it. */
 interface OptionSpec {
@@ -66,10 +70,54 @@ const errors: Check = (v) =>
     ? undefined
     : `"temporary", "permanent" or "ignored"`;
 const callback: Check = (v) => (typeof v === "function" ? undefined : "a function");
-const meta: Check = (v) =>
-  v !== null && typeof v === "object" && !Array.isArray(v)
-    ? undefined
-    : "an object of names to values (or kopf.PRESENT/ABSENT/callbacks)";
+/** A label or annotation key: an optional DNS-subdomain prefix and "/", then a name. */
+const NAME = /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+const PREFIX = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const NAME_RULE = `at most 63 letters, digits, "-", "_" and "." that start and end with a ` +
+  `letter or digit`;
+
+function isQualifiedName(key: string): boolean {
+  const slash = key.indexOf("/");
+  if (slash < 0) return NAME.test(key);
+  const prefix = key.slice(0, slash);
+  return prefix.length <= 253 && PREFIX.test(prefix) && NAME.test(key.slice(slash + 1));
+}
+
+/** Label or annotation filters: valid keys; values a string, PRESENT, ABSENT or a callback. */
+function metaFilter(what: "label" | "annotation"): Check {
+  return (v, key) => {
+    if (v === null || typeof v !== "object" || Array.isArray(v)) {
+      return "an object of names to values (or kopf.PRESENT/ABSENT/callbacks)";
+    }
+    for (const [name, value] of Object.entries(v)) {
+      if (!isQualifiedName(name)) {
+        return {
+          line:
+            `${key} has the key ${show(name)}, which is not ${
+              what === "label" ? "a label" : "an annotation"
+            } key; use ${NAME_RULE}, optionally prefixed with a DNS subdomain and "/" ` +
+            `(e.g. "app", "example.com/app").`,
+        };
+      }
+      const valid = typeof value === "string" || value === PRESENT || value === ABSENT ||
+        typeof value === "function";
+      if (!valid) {
+        return {
+          line: `${key}[${show(name)}] must be a string, kopf.PRESENT, kopf.ABSENT or a ` +
+            `function (value) => boolean, not ${show(value)}.`,
+        };
+      }
+      if (what === "label" && typeof value === "string" && value !== "" && !NAME.test(value)) {
+        return {
+          line: `${key}[${show(name)}] is ${
+            show(value)
+          }, which no label can have; a label value is ${NAME_RULE} (or empty).`,
+        };
+      }
+    }
+    return undefined;
+  };
+}
 const field: Check = (v) =>
   typeof v === "string" && v !== "" ||
     Array.isArray(v) && v.length > 0 && v.every((p) => typeof p === "string")
@@ -95,8 +143,8 @@ export const OPTIONS: Readonly<Record<string, OptionSpec>> = {
   retries: { check: count, kinds: ALL },
   backoff: { check: seconds, kinds: ALL },
   registry: { check: registry, kinds: REGISTERED },
-  labels: { check: meta, kinds: RESOURCE },
-  annotations: { check: meta, kinds: RESOURCE },
+  labels: { check: metaFilter("label"), kinds: RESOURCE },
+  annotations: { check: metaFilter("annotation"), kinds: RESOURCE },
   when: { check: callback, kinds: RESOURCE },
   field: { check: field, kinds: RESOURCE },
   value: { check: anything, kinds: RESOURCE },
@@ -183,10 +231,15 @@ export function checkOptions(
       }.`;
     }
     if (value === undefined) continue;
-    const expected = spec.check(value);
-    if (expected) {
-      return `${what}(...): ${key} must be ${expected}, not ${show(value)}.`;
+    const problem = spec.check(value, key);
+    if (typeof problem === "string") {
+      return `${what}(...): ${key} must be ${problem}, not ${show(value)}.`;
     }
+    if (problem) return `${what}(...): ${problem.line}`;
+  }
+  if (options.value !== undefined && (options.old !== undefined || options.new !== undefined)) {
+    return `${what}(...): value cannot be combined with old/new; use value (either side of ` +
+      `the change) or old/new (each side), not both.`;
   }
   return undefined;
 }
@@ -221,6 +274,8 @@ function takers(kinds: readonly HandlerKind[]): string {
 
 function show(value: unknown): string {
   if (typeof value === "function") return "a function";
+  if (typeof value === "number" && !Number.isFinite(value)) return String(value); // NaN, Infinity
+  if (typeof value === "symbol" || typeof value === "bigint") return String(value);
   try {
     return JSON.stringify(value) ?? String(value);
   } catch {
