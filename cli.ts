@@ -1,8 +1,9 @@
 /**
  * The `kopf` command line: `deno run -A jsr-or-path/cli.ts <command>`.
  *
- * Commands today: `apiserver` (the embedded Kubernetes API server). The
- * operator commands (`run`, `freeze`, `resume`) arrive with the operator core.
+ * Commands: `run` (an operator with the handlers of the given files) and
+ * `apiserver` (the embedded Kubernetes API server). Without a command, it
+ * prints the help (exit code 1); bad input is one `kopf: …` line (exit code 2).
  *
  * @example
  * ```sh
@@ -12,6 +13,6 @@
  * @module
  */
 
-import { main } from "./src/cli/main.ts";
+import { cli } from "./src/cli/main.ts";
 
-if (import.meta.main) Deno.exit(await main(Deno.args));
+if (import.meta.main) Deno.exit(await cli(Deno.args));

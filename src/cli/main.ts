@@ -8,12 +8,15 @@
 
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { VERSION } from "../cogs/configs/version.ts";
+import { patternProblem } from "./_patterns.ts";
 import { type RunControls, runOperator } from "./run.ts";
 
 /**
- * Runs the CLI.
+ * Runs the CLI as `kopf.main()` does in a handlers file: arguments that start
+ * with an option (or none at all) are `run`'s flags.
  *
  * @param args The arguments (without the program name).
+ * @param controls What an embedding caller controls (registry, settings, signal, output).
  * @returns The exit code.
  *
  * @example
@@ -27,7 +30,6 @@ export async function main(
   args: string[] = Deno.args,
   controls: RunControls = {},
 ): Promise<number> {
-  let code = 0;
   // `kopf.main()` in a handlers file: its arguments are run's flags.
   if (
     !args.length ||
@@ -35,49 +37,81 @@ export async function main(
   ) {
     args = ["run", ...args];
   }
+  return await cli(args, controls);
+}
+
+/** A usage mistake found after parsing (e.g. `-A` with `-n`): one line, exit code 2. */
+class UsageError extends Error {
+  override name = "UsageError";
+}
+
+/**
+ * Runs the `kopf` command line (`cli.ts`): without a command, it prints the
+ * help to stderr and exits with 1, as commander does for a missing command.
+ *
+ * @param args The arguments (without the program name).
+ * @param controls What an embedding caller controls (registry, settings, signal, output).
+ * @returns The exit code: 0, 1 for a failure or no command, 2 for bad usage.
+ *
+ * @example
+ * ```ts
+ * import { cli } from "./main.ts";
+ * const code = await cli(["--version"]);
+ * console.log(code); // 0
+ * ```
+ */
+export async function cli(args: string[], controls: RunControls = {}): Promise<number> {
+  let code = 0;
+  let failure: string | undefined;
   const program = new Command("kopf")
     .description("Kopf for Deno: Kubernetes operators in a few lines of TypeScript")
     .version(VERSION)
     .exitOverride()
-    .configureOutput({ writeErr: (s) => Deno.stderr.writeSync(new TextEncoder().encode(s)) });
+    .configureOutput({
+      writeErr: (s) => Deno.stderr.writeSync(new TextEncoder().encode(s)),
+      outputError: (s) => (failure = s),
+    });
 
   program.command("apiserver")
     .description("run the embedded Kubernetes API server (no cluster needed)")
-    .option("--host <host>", "address to listen on (loopback by default)", "127.0.0.1")
+    .option("--host <host>", "address to listen on", "127.0.0.1")
     .option("--port <port>", "port to listen on; 0 picks a free one", parsePort, 0)
-    .option("--kubeconfig <path>", "where to write a kubeconfig for this server")
+    .option(
+      "--kubeconfig <path>",
+      "where to write a kubeconfig for this server " +
+        "(default: kopf-apiserver.kubeconfig in the current directory)",
+    )
     .option("--data-dir <dir>", "keep the state in this directory across restarts")
     .option("--token <token>", "require this bearer token")
-    .option("--tls", "serve HTTPS with a generated CA and client-certificate auth", false)
-    .option("--verbose", "log one line per request", false)
+    .option("--tls", "serve HTTPS with a generated CA and client-certificate auth")
+    .option("--verbose", "log one line per request")
     .option("--faults <json>", "fault switches at start, as JSON (see README)")
     .action(async (opts) => {
       const { runApiServer } = await import("./apiserver.ts");
-      code = await runApiServer(opts);
+      code = await runApiServer({ ...opts, tls: !!opts.tls, verbose: !!opts.verbose });
     });
 
   program.command("run")
     .description("run an operator with the handlers of the given files or modules")
     .argument("[paths...]", "TypeScript/JavaScript files with handlers")
-    .option("-m, --module <module>", "import a module with handlers (repeatable)", collect, [])
+    .option("-m, --module <module>", "import a module with handlers (repeatable)", collect)
     .option(
       "-n, --namespace <pattern>",
       "serve this namespace; globs and !negations allowed (repeatable)",
-      collect,
-      [],
+      collectPattern,
     )
-    .option("-A, --all-namespaces", "serve all namespaces (cluster-wide)", false)
-    .option("--standalone", "run without peering, ignoring other operators", false)
+    .option("-A, --all-namespaces", "serve all namespaces (cluster-wide)")
+    .option("--standalone", "run without peering, ignoring other operators")
     .option("--peering <name>", "the peering object's name")
     .option("--priority <n>", "the peering priority", parseInteger)
-    .option("--dev", "development mode: standalone with priority 666", false)
+    .option("--dev", "development mode: standalone with priority 666")
     .option(
       "-L, --liveness <url>",
       "serve liveness probes at this URL, e.g. http://0.0.0.0:8080/healthz",
     )
-    .option("-v, --verbose", "log debug messages too", false)
-    .option("-d, --debug", "log debug messages too (same as --verbose)", false)
-    .option("-q, --quiet", "log warnings and errors only", false)
+    .option("-v, --verbose", "log debug messages too")
+    .option("-d, --debug", "log debug messages and the API traffic (method, path, code, duration)")
+    .option("-q, --quiet", "log warnings and errors only")
     .addOption(
       new Option("--log-format <format>", "log line format").choices(["plain", "full", "json"])
         .default("full"),
@@ -86,6 +120,12 @@ export async function main(
     .option("--no-log-prefix", "do not prefix per-object lines")
     .option("--log-refkey <key>", "the key of the object reference in JSON lines", "object")
     .action(async (paths: string[], opts) => {
+      if (opts.allNamespaces && opts.namespace?.length) {
+        throw new UsageError(
+          "The operator can be either cluster-wide or namespaced, not both: " +
+            "use -A/--all-namespaces or -n/--namespace",
+        );
+      }
       const stop = new AbortController();
       const signal = controls.signal
         ? AbortSignal.any([stop.signal, controls.signal])
@@ -99,17 +139,17 @@ export async function main(
       try {
         code = await runOperator({
           paths,
-          modules: opts.module,
-          namespaces: opts.namespace,
-          allNamespaces: opts.allNamespaces,
-          standalone: opts.standalone,
+          modules: opts.module ?? [],
+          namespaces: opts.namespace ?? [],
+          allNamespaces: !!opts.allNamespaces,
+          standalone: !!opts.standalone,
           peering: opts.peering,
           priority: opts.priority,
-          dev: opts.dev,
+          dev: !!opts.dev,
           liveness: opts.liveness,
-          verbose: opts.verbose,
-          debug: opts.debug,
-          quiet: opts.quiet,
+          verbose: !!opts.verbose,
+          debug: !!opts.debug,
+          quiet: !!opts.quiet,
           logFormat: opts.logFormat,
           logPrefix: opts.logPrefix,
           logRefkey: opts.logRefkey,
@@ -123,10 +163,17 @@ export async function main(
     await program.parseAsync(args, { from: "user" });
   } catch (e) {
     if (e instanceof CommanderError) {
-      return e.exitCode === 0 || e.code === "commander.helpDisplayed" ||
-          e.code === "commander.version"
-        ? 0
-        : 2;
+      if (e.code === "commander.helpDisplayed" || e.code === "commander.version") return 0;
+      if (e.code === "commander.help") return e.exitCode; // no command: the help, on stderr
+      const command = program.commands.find((c) => c.name() === args[0]);
+      console.error(
+        `kopf: ${usageLine(failure ?? e.message, command ? `kopf ${command.name()}` : "kopf")}`,
+      );
+      return 2;
+    }
+    if (e instanceof UsageError) {
+      console.error(`kopf: ${e.message}`);
+      return 2;
     }
     if (controls.throwErrors) throw e;
     console.error(`kopf: ${describe(e)}`);
@@ -135,8 +182,43 @@ export async function main(
   return code;
 }
 
-function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}
+
+function collectPattern(value: string, previous: string[] | undefined): string[] {
+  const problem = patternProblem(value);
+  if (problem) throw new InvalidArgumentError(problem);
+  return collect(value, previous);
+}
+
+/** `-n, --namespace <pattern>` → `-n/--namespace`. */
+function flagOf(flags: string): string {
+  return flags.replace(/\s*[<[].*[>\]]$/, "").replace(/,\s*/, "/");
+}
+
+/**
+ * Commander's error as one line: `option '--port <port>' argument 'abc' is invalid. use…`
+ * becomes `--port 'abc' is invalid: use…`; unknown options and commands point at the help.
+ */
+function usageLine(message: string, command: string): string {
+  const text = message.trim().replace(/^error: /, "").replace(
+    /\n\(Did you mean (.*)\?\)$/,
+    " (did you mean $1?)",
+  );
+  const invalid = /^option '(.+?)' argument '(.*)' is invalid\. (.*)$/s.exec(text);
+  if (invalid) {
+    const [, flags, value, why] = invalid as unknown as [string, string, string, string];
+    return `${flagOf(flags)} '${value}' is invalid: ${why.charAt(0).toLowerCase()}${why.slice(1)}`;
+  }
+  const missing = /^option '(.+?)' argument missing$/.exec(text);
+  if (missing) {
+    return `${flagOf(missing[1]!)} needs a value: see '${command} --help'`;
+  }
+  if (/^(unknown|too many|missing)/.test(text)) {
+    return `${text.replace(/\.$/, "")}: see '${command} --help'`;
+  }
+  return text.split("\n").join(" ");
 }
 
 function parseInteger(value: string): number {

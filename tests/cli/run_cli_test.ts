@@ -144,7 +144,7 @@ Deno.test("kopf run, bad input: unknown resource, missing file, failing import, 
     await t.step("an unknown flag", async () => {
       const r = await cli(["run", "--no-such-flag"], { env });
       assert.equal(r.code, 2);
-      assert.deepEqual(r.lines, ["error: unknown option '--no-such-flag'"]);
+      assert.deepEqual(r.lines, ["kopf: unknown option '--no-such-flag': see 'kopf run --help'"]);
     });
   } finally {
     await Deno.remove(dir, { recursive: true });

@@ -1,0 +1,117 @@
+/**
+ * Bad input at the door of the `kopf` CLI, as a user types it (subprocesses
+ * of `deno run cli.ts …`): each gives exactly one line naming the problem and
+ * the fix, and exit code 2 (usage), before anything runs. The table holds the
+ * exact lines, so that a change of wording is seen. Also: `kopf` without a
+ * command prints the help (on stderr, exit 1, as commander does), and the
+ * help has no parser noise (`(default: [])`, `(default: false)`).
+ */
+import assert from "node:assert/strict";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+
+async function kopf(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--config", `${ROOT}deno.json`, `${ROOT}cli.ts`, ...args],
+    env: { NO_COLOR: "1" },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const dec = new TextDecoder();
+  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
+/** [arguments, the exact line on stderr]; every one exits with 2. */
+const BAD_INPUT: Array<[string[], string]> = [
+  [["bogus"], "kopf: unknown command 'bogus': see 'kopf --help'"],
+  [["run", "--bogus"], "kopf: unknown option '--bogus': see 'kopf run --help'"],
+  [
+    ["run", "--verbos"],
+    "kopf: unknown option '--verbos' (did you mean --verbose?): see 'kopf run --help'",
+  ],
+  [
+    ["run", "-A", "-n", "default"],
+    "kopf: The operator can be either cluster-wide or namespaced, not both: " +
+    "use -A/--all-namespaces or -n/--namespace",
+  ],
+  [
+    ["run", "-n", "foo["],
+    "kopf: -n/--namespace 'foo[' is invalid: it has an unclosed '[': " +
+    "close it (e.g. '[abc]') or remove it",
+  ],
+  [
+    ["run", "-n", "!"],
+    "kopf: -n/--namespace '!' is invalid: '!' excludes nothing: " +
+    "put a name or glob after it, e.g. '!kube-*'",
+  ],
+  [
+    ["run", "-n", "app-*,,!*-pr"],
+    "kopf: -n/--namespace 'app-*,,!*-pr' is invalid: " +
+    "it has an empty glob between commas: remove the extra comma",
+  ],
+  [
+    ["run", "-n", "app-*,!Kube"],
+    "kopf: -n/--namespace 'app-*,!Kube' is invalid: the glob '!Kube' has 'K', " +
+    "which no namespace name holds: names are lower-case letters, digits and '-'; " +
+    "globs add * ? [abc] and a leading !",
+  ],
+  [
+    ["run", "-n", "!!x"],
+    "kopf: -n/--namespace '!!x' is invalid: it negates twice: use one '!' before the glob, e.g. '!x'",
+  ],
+  [
+    ["run", "-n", ""],
+    "kopf: -n/--namespace '' is invalid: it is empty: give a namespace name or a glob, e.g. 'team-*'",
+  ],
+  [["run", "-n"], "kopf: -n/--namespace needs a value: see 'kopf run --help'"],
+  [["run", "--priority", "high"], "kopf: --priority 'high' is invalid: use a whole number."],
+  [
+    ["run", "--log-format", "xml"],
+    "kopf: --log-format 'xml' is invalid: allowed choices are plain, full, json.",
+  ],
+  [
+    ["apiserver", "--port", "abc"],
+    "kopf: --port 'abc' is invalid: use a port number from 0 to 65535 (0 picks a free port).",
+  ],
+  [
+    ["apiserver", "extra"],
+    "kopf: too many arguments for 'apiserver'. Expected 0 arguments but got 1: " +
+    "see 'kopf apiserver --help'",
+  ],
+];
+
+Deno.test("kopf CLI bad input: the exact line and exit code 2 for each", async () => {
+  const results = await Promise.all(BAD_INPUT.map(([args]) => kopf(args)));
+  const got = results.map((r, i) => [BAD_INPUT[i]![0], r.stderr.trimEnd(), r.code]);
+  assert.deepEqual(got, BAD_INPUT.map(([args, line]) => [args, line, 2]));
+  for (const r of results) assert.equal(r.stdout, "");
+});
+
+Deno.test("`kopf` without a command prints the help on stderr and exits with 1 (commander's convention)", async () => {
+  const r = await kopf([]);
+  assert.equal(r.code, 1);
+  assert.equal(r.stdout, "");
+  assert.match(r.stderr, /^Usage: kopf \[options\] \[command\]/);
+  assert.match(r.stderr, /^\s+run \[options\] \[paths\.\.\.\]/m);
+  assert.match(r.stderr, /^\s+apiserver \[options\]/m);
+  assert.doesNotMatch(r.stderr, /No handlers are registered|Initial authentication/);
+});
+
+Deno.test("`kopf run --help` and `kopf apiserver --help`: no parser noise; the default kubeconfig path shown", async () => {
+  const [run, apiserver] = await Promise.all([
+    kopf(["run", "--help"]),
+    kopf(["apiserver", "--help"]),
+  ]);
+  assert.equal(run.code, 0);
+  assert.equal(apiserver.code, 0);
+  for (const help of [run.stdout, apiserver.stdout]) {
+    assert.doesNotMatch(help, /\(default: (\[\]|false)\)|default:\s*(\[\]|false)/);
+  }
+  assert.match(run.stdout, /-A, --all-namespaces\s+serve all namespaces \(cluster-wide\)\n/);
+  assert.match(run.stdout, /-d, --debug\s+log debug messages and the API traffic/);
+  assert.match(
+    apiserver.stdout.replace(/\s+/g, " "),
+    /--kubeconfig <path> where to write a kubeconfig for this server \(default: kopf-apiserver\.kubeconfig in the current directory\)/,
+  );
+});
