@@ -1,8 +1,9 @@
 /**
  * "Resource specification" through discovery: every notation resolves to the
  * served resource; EVERYTHING with a label filter; CRDs created while running
- * are picked up by category and EVERYTHING selectors; unknown and ambiguous
- * names are one-line fatal errors with a non-zero exit.
+ * are picked up by category and EVERYTHING selectors; a name not served yet
+ * is one warning and is served once its CRD appears; an ambiguous name is
+ * one warning and neither resource is served.
  */
 import assert from "node:assert/strict";
 import * as kopf from "../../mod.ts";
@@ -141,67 +142,94 @@ Deno.test("resources: a CRD created while running is picked up by category and E
   assert.ok(![...seen].some((s) => s.startsWith("category:ClusterLatecomer/")));
 });
 
-async function fatalRun(
-  registry: kopf.OperatorRegistry,
-  kubeconfig: string,
-): Promise<{ message: string; code: number | undefined; output: string }> {
-  const runner = await KopfRunner.start(["run", "--standalone", "-A"], {
-    registry,
-    kubeconfig,
-    reraise: false,
-  });
-  await runner.stop();
-  assert.ok(runner.exception instanceof kopf.OperatorError, String(runner.exception));
-  return {
-    message: (runner.exception as Error).message,
-    code: runner.exitCode,
-    output: runner.output,
-  };
-}
-
-Deno.test("resources: an unknown resource is one fatal line and a non-zero exit", async () => {
+Deno.test("resources: a name not served yet is one warning; its handlers run once its CRD is applied", async () => {
   await using c = await cluster();
   const registry = new kopf.OperatorRegistry();
-  kopf.on.create("kopfexamples", { registry }, function fine() {});
-  kopf.on.create("nonexistents", { registry }, function missing() {});
-  const { message, code, output } = await fatalRun(registry, c.api.kubeconfig.path);
-  assert.notEqual(code, 0);
-  assert.doesNotMatch(message, /\n/);
-  assert.match(message, /"nonexistents" is not served by the cluster/);
-  assert.match(message, /create its CRD first/);
-  assert.doesNotMatch(output, /Watching|watch-stream/);
+  const seen: string[] = [];
+  kopf.on.create("kopfexamples", { registry }, function fine({ name }) {
+    seen.push(`kex:${name}`);
+  });
+  kopf.on.create("latewidgets", { registry }, function late({ namespace, name }) {
+    seen.push(`late:${namespace}/${name}`);
+  });
+  // -n: no namespaced resource of the operator but this one, so namespaces are followed late.
+  const runner = await KopfRunner.start(["run", "--standalone", "-n", "ns1"], {
+    registry,
+    kubeconfig: c.api.kubeconfig.path,
+  });
+  try {
+    await c.createNamespace("ns1");
+    await c.createKex("ns1", "kex1");
+    await until(() => seen.includes("kex:kex1"), "the operator serves what is there");
+    const warnings = runner.output.split("\n").filter((l) => l.includes("latewidgets"));
+    assert.equal(warnings.length, 1, runner.output);
+    assert.match(
+      warnings[0]!,
+      /WARNING.*Resource "latewidgets" is not served by the cluster: create its CRD first, or check the name with "kubectl api-resources"; it is served once its CRD appears\.$/,
+    );
+    assert.match(warnings[0]!, /WARNING/);
+    await c.createCrd(crd({
+      group: "late.example.com",
+      plural: "latewidgets",
+      kind: "LateWidget",
+      scope: "Namespaced",
+    }));
+    for (const ns of ["ns1", "default"]) {
+      await c.call("POST", `/apis/late.example.com/v1/namespaces/${ns}/latewidgets`, {
+        apiVersion: "late.example.com/v1",
+        kind: "LateWidget",
+        metadata: { name: "w1" },
+      });
+    }
+    await until(() => seen.includes("late:ns1/w1"), "the handler of the late CRD");
+    assert.match(runner.output, /Serving new resources: latewidgets\.v1\.late\.example\.com\./);
+    await c.createKex("ns1", "marker");
+    await until(() => seen.includes("kex:marker"), "the marker");
+  } finally {
+    await runner.stop();
+  }
+  assert.equal(runner.exitCode, 0);
+  assert.ok(!seen.includes("late:default/w1"), "-n still applies to the late resource");
 });
 
-Deno.test("resources: an ambiguous name (two groups serve it) is one fatal line naming both", async () => {
+Deno.test("resources: an ambiguous name (two groups serve it) is one warning naming both; neither is served", async () => {
   await using c = await cluster();
   for (const group of ["a.example.com", "b.example.com"]) {
     await c.createCrd(crd({ group, plural: "widgets", kind: "Widget", scope: "Namespaced" }));
   }
   const registry = new kopf.OperatorRegistry();
-  kopf.on.create("widgets", { registry }, function ambiguous() {});
-  const { message, code } = await fatalRun(registry, c.api.kubeconfig.path);
-  assert.notEqual(code, 0);
-  assert.doesNotMatch(message, /\n/);
-  assert.match(message, /"widgets" is ambiguous/);
-  assert.match(message, /widgets\.v1\.a\.example\.com, widgets\.v1\.b\.example\.com/);
-  assert.match(message, /specify the API group/);
-
-  // With the group, it is fine.
-  const ok = new kopf.OperatorRegistry();
   const seen: string[] = [];
-  kopf.on.event("widgets.b.example.com", { registry: ok }, ({ name }) => void seen.push(name!));
+  kopf.on.event("widgets", { registry }, function ambiguous({ name }) {
+    seen.push(`ambiguous:${name}`);
+  });
+  kopf.on.event("kopfexamples", { registry }, function marker({ name }) {
+    seen.push(`kex:${name}`);
+  });
   const runner = await KopfRunner.start(["run", "--standalone", "-A"], {
-    registry: ok,
+    registry,
     kubeconfig: c.api.kubeconfig.path,
   });
   try {
-    await c.call("POST", "/apis/b.example.com/v1/namespaces/default/widgets", {
-      apiVersion: "b.example.com/v1",
-      kind: "Widget",
-      metadata: { name: "w1" },
-    });
-    await until(() => seen.includes("w1"), "the widget");
+    for (const group of ["a.example.com", "b.example.com"]) {
+      await c.call("POST", `/apis/${group}/v1/namespaces/default/widgets`, {
+        apiVersion: `${group}/v1`,
+        kind: "Widget",
+        metadata: { name: `w-${group[0]}` },
+      });
+    }
+    // A marker created last: by the time it is seen, the widgets were seen (if they would be).
+    await c.createKex("default", "marker");
+    await until(() => seen.includes("kex:marker"), "the marker");
   } finally {
     await runner.stop();
   }
+  assert.equal(runner.exitCode, 0);
+  assert.deepEqual(seen, ["kex:marker"], "the ambiguous name serves neither");
+  assert.doesNotMatch(runner.output, /watch-stream for widgets/);
+  const warnings = runner.output.split("\n").filter((l) => l.includes("is ambiguous"));
+  assert.equal(warnings.length, 1, runner.output);
+  assert.match(
+    warnings[0]!,
+    /WARNING.*Resource "widgets" is ambiguous: it matches widgets\.v1\.a\.example\.com, widgets\.v1\.b\.example\.com; specify the API group, e\.g\. "widgets\.a\.example\.com"; neither is served\.$/,
+  );
 });

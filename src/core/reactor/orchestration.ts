@@ -22,7 +22,13 @@ import type { AnyObject } from "../actions/invocation.ts";
 import { ObjectLogger, type OperatorLogger } from "../actions/loggers.ts";
 import type { QueueSample } from "../engines/metrics.ts";
 import { apiFailure } from "./errors.ts";
-import { followCrds, followNamespaces, resolveResources } from "./observation.ts";
+import {
+  followCrds,
+  followNamespaces,
+  literalNamespaces,
+  type Resolution,
+  resolveResources,
+} from "./observation.ts";
 import { type OperatorContext, processEvent } from "./processing.ts";
 import { ObjectQueues } from "./queueing.ts";
 
@@ -45,8 +51,12 @@ export class Orchestrator {
   >();
   #failure: (e: unknown) => void = () => {};
   #resources: Resource[] = [];
-  /** Served namespaces, or undefined for cluster-wide. */
+  /** The `-n` patterns, or undefined for cluster-wide. */
+  #patterns: string[] | undefined;
+  /** Served namespaces; undefined for cluster-wide (or before a namespaced resource is served). */
   #namespaces: Set<string> | undefined;
+  /** The selectors' problems warned about (see {@link Resolution}). */
+  #problems = new Set<string>();
   #selectors: Selector[] = [];
   /** Counts the watchers started, to tell apart the watchers of one key over time. */
   #generation = 0;
@@ -71,26 +81,22 @@ export class Orchestrator {
     });
   }
 
-  /** Starts watching; resolves when every initial listing has been queued. */
+  /**
+   * Starts watching; resolves when every initial listing has been queued. The resolution's
+   * problems (names not served yet, ambiguous names) are warned about; the names not served
+   * yet are served once their CRDs appear (unless `settings.scanning.disabled`).
+   */
   async start(
-    resources: Resource[],
+    resolution: Resolution,
     namespaces: string[] | undefined,
     selectors: Selector[],
   ): Promise<void> {
-    this.#resources = resources;
+    this.#resources = resolution.resources;
     this.#selectors = selectors;
-    const waits: Promise<void>[] = [];
-    if (namespaces !== undefined && resources.some((r) => r.namespaced)) {
-      this.#namespaces = new Set();
-      waits.push(followNamespaces(this.#api, namespaces, this.#namespaces, {
-        signal: this.#signal,
-        // Not awaited: the readiness gate holds the handlers while new watchers list, and a
-        // namespace that goes while its watchers still list must be noticed (and unwatched).
-        onChange: () => void this.#reconcile(),
-        onError: (e) => this.#fail(e),
-      }));
-    }
-    if (selectors.length) {
+    this.#patterns = namespaces;
+    this.#report(resolution.problems);
+    const waits: Promise<void>[] = [this.#followNamespaces()];
+    if (selectors.length && !this.#settings.scanning.disabled) {
       const rescan = new Debouncer(0.5, () => this.#rescan(), this.#op.clock);
       this.#signal.addEventListener("abort", () => rescan.cancel(), { once: true });
       waits.push(followCrds(this.#api, {
@@ -98,8 +104,13 @@ export class Orchestrator {
         onChange: () => rescan.trigger(),
         // Without access to CRDs the operator still serves what it found at start.
         onError: (e) => {
-          if (!this.#signal.aborted) {
-            this.#logger.debug(`Not following CRDs: ${(e as Error).message}`);
+          if (this.#signal.aborted) return;
+          const line = `Not following CRDs: ${(e as Error).message.split("\n")[0]}`;
+          if (!this.#problems.size) this.#logger.debug(line);
+          else {
+            this.#logger.warning(
+              `${line}; the resources not served yet are served only after a restart.`,
+            );
           }
         },
       }));
@@ -108,11 +119,42 @@ export class Orchestrator {
     await this.#reconcile();
   }
 
+  /**
+   * Starts following the `-n` namespaces once a namespaced resource is served (at start, or
+   * when its CRD appears later); resolves when the served namespaces are known.
+   */
+  #followNamespaces(): Promise<void> {
+    const patterns = this.#patterns;
+    if (patterns === undefined || this.#namespaces !== undefined) return Promise.resolve();
+    if (!this.#resources.some((r) => r.namespaced)) return Promise.resolve();
+    const warn = (line: string) => this.#logger.warning(line);
+    if (this.#settings.scanning.disabled) {
+      this.#namespaces = literalNamespaces(patterns, "Scanning is disabled", warn);
+      return Promise.resolve();
+    }
+    this.#namespaces = new Set();
+    return followNamespaces(this.#api, patterns, this.#namespaces, {
+      signal: this.#signal,
+      // Not awaited: the readiness gate holds the handlers while new watchers list, and a
+      // namespace that goes while its watchers still list must be noticed (and unwatched).
+      onChange: () => void this.#reconcile(),
+      onError: (e) => this.#fail(e),
+      warn,
+    });
+  }
+
+  /** Warns once about each new problem of the selectors (until it goes and comes back). */
+  #report(problems: string[]): void {
+    for (const line of problems) if (!this.#problems.has(line)) this.#logger.warning(line);
+    this.#problems = new Set(problems);
+  }
+
   /** Starts and stops watchers to match the current resources and namespaces. */
   #reconcile(): Promise<void> {
     const wanted = new Map<string, [Resource, string | undefined]>();
     for (const r of this.#resources) {
-      if (!r.namespaced || this.#namespaces === undefined) wanted.set(`${r}@*`, [r, undefined]);
+      if (!r.namespaced || this.#patterns === undefined) wanted.set(`${r}@*`, [r, undefined]);
+      else if (this.#namespaces === undefined) continue; // Not known yet: #followNamespaces().
       else for (const ns of this.#namespaces) wanted.set(`${r}@${ns}`, [r, ns]);
     }
     const starting: Promise<void>[] = [];
@@ -125,13 +167,15 @@ export class Orchestrator {
 
   /** Re-resolves the selectors after CRD changes, debounced (a burst of CRDs: one rescan). */
   #rescan(): Promise<void> {
-    return resolveResources(this.#api, this.#selectors, this.#signal, false).then(async (next) => {
+    return resolveResources(this.#api, this.#selectors, this.#signal).then(async (next) => {
       const before = new Set(this.#resources.map(String));
-      const added = next.filter((r) => !before.has(String(r)));
+      const added = next.resources.filter((r) => !before.has(String(r)));
       if (added.length) {
         this.#logger.info(`Serving new resources: ${added.map(String).join(", ")}.`);
       }
-      this.#resources = next;
+      this.#report(next.problems);
+      this.#resources = next.resources;
+      await this.#followNamespaces();
       await this.#reconcile();
     }).catch((e) => {
       if (!this.#signal.aborted) {

@@ -25,7 +25,6 @@ import {
 import { postEvent } from "../../cogs/clients/events.ts";
 import { OperatorSettings } from "../../cogs/configs/settings.ts";
 import { ConnectionInfo, Vault, type VaultSource } from "../../cogs/structs/credentials.ts";
-import type { Resource } from "../../cogs/structs/references.ts";
 import { allAtOnce, type Lifecycle } from "../actions/execution.ts";
 import type { AnyObject } from "../actions/invocation.ts";
 import {
@@ -45,7 +44,7 @@ import { getDefaultRegistry } from "../intents/registration.ts";
 import type { OperatorRegistry } from "../intents/registry.ts";
 import type { OperatorContext } from "./processing.ts";
 import { apiFailure, fatal, OperatorError } from "./errors.ts";
-import { resolveResources } from "./observation.ts";
+import { type Resolution, resolveResources } from "./observation.ts";
 import { Orchestrator } from "./orchestration.ts";
 
 export { OperatorError } from "./errors.ts";
@@ -122,7 +121,7 @@ let nextId = 1;
  *
  * @param options Registry, settings, namespaces, logging, signal.
  * @returns When stopped.
- * @throws {OperatorError} For unknown resources, failed startup or login, unreachable API.
+ * @throws {OperatorError} For failed startup or login, an unreachable API.
  *
  * @example
  * ```ts ignore
@@ -324,9 +323,10 @@ async function startOperatorTasks(
   op.daemons = new Daemons(op);
 
   // Discovery: which resources to serve.
-  let resources: Resource[];
+  let resolution: Resolution;
   try {
-    resources = await resolveResources(api, registry.selectors(), signal);
+    const following = !settings.scanning.disabled;
+    resolution = await resolveResources(api, registry.selectors(), signal, following);
   } catch (e) {
     stop.abort();
     await authenticator.catch(() => {});
@@ -338,6 +338,7 @@ async function startOperatorTasks(
   const namespaces = options.clusterwide || !options.namespaces?.length
     ? undefined
     : options.namespaces;
+  const resources = resolution.resources;
   if (!options.clusterwide && !options.namespaces?.length && resources.some((r) => r.namespaced)) {
     logger.warning(
       "Neither --namespace nor --all-namespaces is given: serving all namespaces (cluster-wide).",
@@ -345,7 +346,7 @@ async function startOperatorTasks(
   }
 
   const watchers = new Orchestrator(api, op, settings, logger, signal);
-  const ready = watchers.start(resources, namespaces, registry.selectors());
+  const ready = watchers.start(resolution, namespaces, registry.selectors());
   // The start-up hold of the readiness gate ends when all initial watchers have listed
   // (indexed or not); from then on, only new watchers of indexed resources close it again.
   ready.then(() => indexers.markReady(), () => indexers.markReady());
