@@ -13,7 +13,7 @@
  */
 
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { Clock } from "../../cogs/aio/clock.ts";
+import { type Clock, realClock } from "../../cogs/aio/clock.ts";
 import { sleep } from "../../cogs/aio/sleep.ts";
 import { ApiClient } from "../../cogs/clients/api.ts";
 import {
@@ -362,12 +362,26 @@ async function startOperatorTasks(
       else signal.addEventListener("abort", () => resolve(), { once: true });
     });
     logger.info("Stop-flag is raised. Operator is stopping.");
-    await op.daemons?.close();
-    await watchers.stop();
-    await runActivity("cleanup", registry.activityHandlers("cleanup"), env).catch((e) => {
-      logger.error(`Cleanup failed: ${e instanceof Error ? e.message : e}`);
-    });
-    await poster.close();
+    let phase = "the daemons and timers";
+    const exiting = (async () => {
+      await op.daemons?.close();
+      phase = "the watchers and their handlers";
+      await watchers.stop();
+      phase = "the cleanup handlers";
+      await runActivity("cleanup", registry.activityHandlers("cleanup"), env).catch((e) => {
+        logger.error(`Cleanup failed: ${e instanceof Error ? e.message : e}`);
+      });
+      phase = "the posting of events";
+      await poster.close();
+    })();
+    // Kopf's absolute cap on the exit: after it, the operator exits whatever still runs.
+    const cap = settings.process.ultimateExitingTimeout;
+    if (!await within(exiting, cap, options.clock ?? realClock)) {
+      logger.warning(
+        `The operator did not stop within process.ultimateExitingTimeout (${cap}s): ` +
+          `exiting anyway, leaving ${phase} running.`,
+      );
+    }
     await authenticator.catch(() => {});
     unobserve?.();
     await probing?.shutdown();
@@ -386,6 +400,19 @@ async function startOperatorTasks(
     },
     { name: "watchers", done: failing },
   ];
+}
+
+/** Whether a task ends (or fails) within the seconds on the clock; null seconds: no limit. */
+function within(task: Promise<void>, seconds: number | null, clock: Clock): Promise<boolean> {
+  const ended = task.then(() => true, () => true);
+  if (seconds === null) return ended;
+  return new Promise((resolve) => {
+    const cancel = clock.timer(seconds * 1000, () => resolve(false));
+    void ended.then(() => {
+      cancel();
+      resolve(true);
+    });
+  });
 }
 
 /**
