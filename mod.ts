@@ -45,14 +45,14 @@ export {
 
 // Registration, sub-handlers, registries.
 export {
-  executeSubhandlers as execute,
   getDefaultRegistry,
   registerSubhandler as register,
   RegistrationError,
   setDefaultRegistry,
 } from "./src/core/intents/registration.ts";
 export type { SubhandlerOptions } from "./src/core/intents/registration.ts";
-export { subhandler } from "./src/core/intents/subhandler.ts";
+export { executeSubhandlers as execute, subhandler } from "./src/core/intents/subhandler.ts";
+export type { ExecuteCause, ExecuteOptions } from "./src/core/intents/subhandler.ts";
 export { DuplicateHandlerError, OperatorRegistry } from "./src/core/intents/registry.ts";
 export type {
   ActivityContext,
@@ -82,9 +82,12 @@ export { Memo } from "./src/core/intents/handlers.ts";
 
 // Lifecycles and loggers.
 export { allAtOnce, asap, oneByOne, shuffled } from "./src/core/actions/execution.ts";
+export { getDefaultLifecycle, setDefaultLifecycle } from "./src/core/actions/lifecycles.ts";
 export type { HandlerMetrics, Lifecycle } from "./src/core/actions/execution.ts";
 export type { HandlerState, Outcome, State } from "./src/core/actions/progression.ts";
 export { ObjectLogger, OperatorLogger } from "./src/core/actions/loggers.ts";
+export { configure, LocalObjectLogger } from "./src/core/actions/logging.ts";
+export type { ConfigureOptions } from "./src/core/actions/logging.ts";
 export { logtapeSink } from "./src/core/actions/logtape.ts";
 export type { LogtapeSinkOptions } from "./src/core/actions/logtape.ts";
 export type {

@@ -166,6 +166,11 @@ export function probe(...args: ActivityHandlerArgs): HandlerFn<ActivityContext> 
   return registerActivity("probe", args);
 }
 
+// --- Sub-handlers (kopf.on.subhandler, kopf.on.register) --------------------------------------
+
+export { registerSubhandler as register } from "./src/core/intents/registration.ts";
+export { subhandler } from "./src/core/intents/subhandler.ts";
+
 // --- Daemons and timers (kopf.daemon, kopf.timer) ---------------------------------------------
 
 import { registerSpawning, type SpawningOptions } from "./src/core/intents/spawners.ts";

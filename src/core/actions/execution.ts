@@ -33,7 +33,7 @@ import { type Clock, realClock } from "../../cogs/aio/clock.ts";
 import { deadline, LazySignal, type SignalSource } from "../../cogs/aio/signals.ts";
 import type { AnyObject, BaseHandler, ErrorsMode, HandlerMetrics } from "./invocation.ts";
 import { ChildrenFailedError, ChildrenRetry, HandlerTimeoutError, ResultError } from "./errors.ts";
-import { allAtOnce, type Lifecycle } from "./lifecycles.ts";
+import { getDefaultLifecycle, type Lifecycle } from "./lifecycles.ts";
 import type { OperatorLogger } from "./loggers.ts";
 import type { Outcome, State } from "./progression.ts";
 import { checkResult } from "./results.ts";
@@ -55,7 +55,7 @@ export interface SubhandlerScope {
   /** The parent handler (sub-handlers inherit its resource and filters). */
   parent: BaseHandler;
   /** Runs sub-handlers now (for `kopf.execute`), returning when they are all done. */
-  execute: (handlers: BaseHandler[]) => Promise<void>;
+  execute: (handlers: BaseHandler[], lifecycle?: Lifecycle) => Promise<void>;
 }
 
 /**
@@ -199,7 +199,7 @@ export async function executeHandlers<H extends BaseHandler>(
   const now = (ex.clock ?? realClock).date();
   const ready = handlers.filter((h) => ex.state.ensure(h.id, now).awakened(now));
   const outcomes = new Map<string, Outcome>();
-  for (const handler of (ex.lifecycle ?? allAtOnce)(ready, ex.state)) {
+  for (const handler of (ex.lifecycle ?? getDefaultLifecycle())(ready, ex.state)) {
     outcomes.set(handler.id, await executeHandler(handler, ex));
   }
   return outcomes;
@@ -407,10 +407,11 @@ class AttemptScope<H extends BaseHandler> implements SubhandlerScope, HandlerSco
     return this;
   }
 
-  async execute(children: BaseHandler[]): Promise<void> {
+  async execute(children: BaseHandler[], lifecycle?: Lifecycle): Promise<void> {
     const id = this.parent.id;
     for (const c of children) if (!this.executed.includes(c.id)) this.executed.push(c.id);
-    const done = await runChildren(children, this.#ex, id, this.#clock);
+    const ex = lifecycle ? { ...this.#ex, lifecycle } : this.#ex;
+    const done = await runChildren(children, ex, id, this.#clock);
     if (!done.finished) {
       throw new ChildrenRetry("sub-handlers are not finished yet", { delay: done.delay });
     }

@@ -70,3 +70,47 @@ export function shuffled<H extends BaseHandler>(handlers: H[], _state: State): H
   }
   return out;
 }
+
+let defaultLifecycle: Lifecycle = allAtOnce;
+
+/**
+ * The lifecycle used when an operator (`kopf.run`, `kopf.operator`) is given none
+ * (Kopf's `kopf.get_default_lifecycle()`): {@link allAtOnce} unless set.
+ *
+ * @returns The default lifecycle.
+ *
+ * @example
+ * ```ts
+ * import * as kopf from "../../../mod.ts";
+ * console.log(kopf.getDefaultLifecycle() === kopf.allAtOnce); // true
+ * ```
+ */
+export function getDefaultLifecycle(): Lifecycle {
+  return defaultLifecycle;
+}
+
+/**
+ * Sets the lifecycle used when an operator is given none (Kopf's
+ * `kopf.set_default_lifecycle()`); `null`/`undefined` restores {@link allAtOnce}.
+ * Call it before the operator starts.
+ *
+ * @param lifecycle The lifecycle: `kopf.allAtOnce`, `kopf.oneByOne`, `kopf.asap`,
+ *   `kopf.shuffled`, or a function of the same shape.
+ * @throws {TypeError} If it is not a function.
+ *
+ * @example
+ * ```ts
+ * import * as kopf from "../../../mod.ts";
+ * kopf.setDefaultLifecycle(kopf.oneByOne);
+ * console.log(kopf.getDefaultLifecycle() === kopf.oneByOne); // true
+ * kopf.setDefaultLifecycle(null);
+ * ```
+ */
+export function setDefaultLifecycle(lifecycle: Lifecycle | null | undefined): void {
+  if (lifecycle !== null && lifecycle !== undefined && typeof lifecycle !== "function") {
+    throw new TypeError(
+      `setDefaultLifecycle(): the lifecycle must be a function such as kopf.asap, not ${typeof lifecycle}.`,
+    );
+  }
+  defaultLifecycle = lifecycle ?? allAtOnce;
+}

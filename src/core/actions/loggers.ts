@@ -127,10 +127,24 @@ function withError(message: string, error: unknown, stack: boolean): string {
   return `${message} (${String(error)})`;
 }
 
+/** The defaults of new line sinks, as `kopf.configure()` sets them (logging.ts). */
+let configured: LogOutputOptions = {};
+
 /**
- * A sink that prints records as lines at or above a level.
+ * Sets the defaults of the line sinks made from now on (`kopf.configure()`): options given to
+ * a sink (the CLI's flags, `kopf.operator({ logging })`) still win.
  *
- * @param options Level, format, prefix, refkey and writer.
+ * @param options The defaults; `{}` resets them.
+ */
+export function configureLineSinks(options: LogOutputOptions): void {
+  configured = { ...options };
+}
+
+/**
+ * A sink that prints records as lines at or above a level (the defaults are
+ * `kopf.configure()`'s, then info, full format).
+ *
+ * @param given Level, format, prefix, refkey and writer.
  * @returns The sink.
  *
  * @example
@@ -142,7 +156,8 @@ function withError(message: string, error: unknown, stack: boolean): string {
  * console.log(lines); // ["Hello."]
  * ```
  */
-export function lineSink(options: LogOutputOptions = {}): LogSink {
+export function lineSink(given: LogOutputOptions = {}): LogSink {
+  const options = { ...configured, ...given };
   const level = options.level ?? "info";
   const encoder = new TextEncoder();
   const write = options.write ??

@@ -306,6 +306,17 @@ export interface SubhandlerOptions extends BaseOptions, FilterOptions, ChangeFil
  * @param options Its id, filters and error options.
  * @returns The function.
  * @throws {RegistrationError} Outside of a running resource-changing handler.
+ *
+ * @example
+ * ```ts
+ * import * as kopf from "../../../mod.ts";
+ * const registry = new kopf.OperatorRegistry();
+ * kopf.on.create("kopfexamples", { registry }, function create_fn({ spec }) {
+ *   for (const task of spec.tasks ?? []) {
+ *     kopf.register(({ logger }) => logger.info(`Task ${task}`), { id: task }); // create_fn/<task>
+ *   }
+ * });
+ * ```
  */
 export function registerSubhandler(fn: HandlerFn, options: SubhandlerOptions = {}): HandlerFn {
   const scope = handlerScope.getStore()?.subhandlers;
@@ -328,41 +339,18 @@ export function registerSubhandler(fn: HandlerFn, options: SubhandlerOptions = {
 }
 
 /**
- * Runs sub-handlers now, inside the running handler (`kopf.execute`): returns
- * when they all succeeded; otherwise the parent is retried later (their
- * progress is kept), or fails if one failed permanently.
+ * A sub-handler of the running handler: the parent's handler with the child's id
+ * (`parent/child`), function, own error options and filters, and what the table says it
+ * inherits.
  *
- * @param spec The functions (by id) or a list of functions, with shared options.
- * @throws {RegistrationError} Outside of a running resource-changing handler.
+ * @param parent The running (parent) handler.
+ * @param parentId The parent's id.
+ * @param fn The sub-handler's function.
+ * @param o The sub-handler's options.
+ * @param index Its position, for the id of an anonymous function (`sub<index>`).
+ * @returns The child handler.
  */
-export async function executeSubhandlers(
-  spec: { fns?: Record<string, HandlerFn> | HandlerFn[] } & SubhandlerOptions,
-): Promise<void> {
-  const scope = handlerScope.getStore()?.subhandlers;
-  if (!scope) {
-    throw new RegistrationError(
-      "kopf.execute() works only inside a running resource-changing handler",
-    );
-  }
-  const { fns, ...options } = spec;
-  const problem = checkOptions("kopf.execute", "subhandler", options as Record<string, unknown>);
-  if (problem) throw new RegistrationError(problem);
-  const entries: Array<[string | undefined, HandlerFn]> = Array.isArray(fns)
-    ? fns.map((f) => [undefined, f])
-    : Object.entries(fns ?? {});
-  const children = entries.map(([id, f], i) =>
-    makeChild(
-      scope.parent as ChangingHandler,
-      scope.parentId,
-      f,
-      id ? { ...options, id } : options,
-      i,
-    )
-  );
-  await scope.execute(children);
-}
-
-function makeChild(
+export function makeChild(
   parent: ChangingHandler,
   parentId: string,
   fn: HandlerFn,
