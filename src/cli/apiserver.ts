@@ -7,6 +7,7 @@
 
 import { startApiServer, type StartApiServerOptions } from "../apiserver/start.ts";
 import { validateFaults } from "../apiserver/faults.ts";
+import { permissionError, permissionHint } from "../cogs/clients/_permissions.ts";
 
 /** The parsed flags of `kopf apiserver`. */
 export interface ApiServerFlags {
@@ -42,7 +43,7 @@ export async function runApiServer(flags: ApiServerFlags): Promise<number> {
   };
   if (flags.kubeconfig) options.kubeconfigPath = flags.kubeconfig;
   else options.kubeconfigPath = `${Deno.cwd()}/kopf-apiserver.kubeconfig`;
-  if (flags.dataDir) options.dataDir = flags.dataDir;
+  if (flags.dataDir) options.dataDir = await checkDataDir(flags.dataDir);
   if (flags.token) options.token = flags.token;
   if (flags.faults) {
     let parsed: unknown;
@@ -64,7 +65,18 @@ export async function runApiServer(flags: ApiServerFlags): Promise<number> {
     stop.abort();
   };
   for (const s of signals) Deno.addSignalListener(s, onSignal);
-  const api = await startApiServer({ ...options, signal: stop.signal });
+  let api;
+  try {
+    api = await startApiServer({ ...options, signal: stop.signal });
+  } catch (error) {
+    for (const s of signals) Deno.removeSignalListener(s, onSignal);
+    // The data directory's own complaints (a broken snapshot) name the flag too.
+    const message = error instanceof Error ? error.message : "";
+    if (flags.dataDir && message.startsWith(flags.dataDir)) {
+      throw new Error(`--data-dir ${message}`, { cause: error });
+    }
+    throw error;
+  }
   console.log(`Kubernetes API server (embedded) listening at ${api.url}`);
   console.log(`export KUBECONFIG=${api.kubeconfig.path}`);
   await new Promise<void>((resolve) =>
@@ -74,4 +86,39 @@ export async function runApiServer(flags: ApiServerFlags): Promise<number> {
   for (const s of signals) Deno.removeSignalListener(s, onSignal);
   if (!forced) console.log("Stopped.");
   return 0;
+}
+
+/**
+ * Makes sure `--data-dir` is a directory the server can use (creating it if missing), so that a
+ * mistake is one line naming the flag rather than the file system's words about `mkdir`.
+ */
+async function checkDataDir(dir: string): Promise<string> {
+  const fail = (error: unknown) => {
+    const denied = permissionError(error);
+    const why = denied
+      ? permissionHint(denied)
+      : `cannot be used (${
+        (error as Error).message.split("\n")[0]!.replace(/:\s*(stat|mkdir) '.*'$/, "")
+      }): give a directory that exists or can be created`;
+    return new Error(`--data-dir ${dir} ${why}`, { cause: error });
+  };
+  let info: Deno.FileInfo | undefined;
+  try {
+    info = await Deno.stat(dir);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw fail(error);
+  }
+  if (info && !info.isDirectory) {
+    throw new Error(
+      `--data-dir ${dir} is a file, not a directory: give a directory (it is created if missing)`,
+    );
+  }
+  if (!info) {
+    try {
+      await Deno.mkdir(dir, { recursive: true });
+    } catch (error) {
+      throw fail(error);
+    }
+  }
+  return dir;
 }

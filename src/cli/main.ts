@@ -8,6 +8,7 @@
 
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { VERSION } from "../cogs/configs/version.ts";
+import { permissionError, permissionHint } from "../cogs/clients/_permissions.ts";
 import { patternProblem } from "./_patterns.ts";
 import { type RunControls, runOperator } from "./run.ts";
 
@@ -242,11 +243,11 @@ function parsePort(value: string): number {
  * @returns One line.
  */
 export function describe(e: unknown): string {
-  if (e instanceof Deno.errors.NotCapable || (e instanceof Error && e.name === "NotCapable")) {
-    const m = /Requires (\w+) access/.exec((e as Error).message);
-    return `missing Deno permission${m ? ` for ${m[1]}` : ""}: run with --allow-${
-      m?.[1] ?? "all"
-    } (or -A). ${(e as Error).message.split("\n")[0]}`;
+  // Only a bare permission error: wrapping errors say what needed it (and the flag) themselves.
+  const denied = permissionError(e);
+  if (denied && denied === e) {
+    // Listening on port 0 needs the host only: the port is not known before.
+    return `missing Deno permission: ${permissionHint(denied).replace(/:0(")?(?=:|$)/g, "$1")}`;
   }
   if (e instanceof Deno.errors.AddrInUse) {
     return `the address is already in use: pick another --port, or 0 for a free one`;

@@ -11,6 +11,7 @@
 
 import { isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+import { permissionError, permissionHint } from "../cogs/clients/_permissions.ts";
 import { OperatorSettings } from "../cogs/configs/settings.ts";
 import type { Level, LogFormat, LogSink } from "../core/actions/loggers.ts";
 import { getDefaultRegistry, setDefaultRegistry } from "../core/intents/registration.ts";
@@ -97,8 +98,11 @@ export async function loadHandlers(paths: string[], modules: string[]): Promise<
             `cannot load handlers from ${path}: no such file (check the path)`,
           );
         }
+        const denied = permissionError(e);
         throw new LoadingError(
-          `cannot load handlers from ${path}: ${(e as Error).message.split("\n")[0]}`,
+          `cannot load handlers from ${path}: ${
+            denied ? permissionHint(denied) : (e as Error).message.split("\n")[0]
+          }`,
         );
       }
       // A query makes each load a fresh module instance, so handlers register again.
@@ -122,10 +126,9 @@ async function importOne(specifier: string, shown: string): Promise<void> {
     await import(specifier);
   } catch (e) {
     const message = e instanceof Error ? e.message.split("\n")[0]! : String(e);
-    if (e instanceof Error && e.name === "NotCapable") {
-      throw new LoadingError(
-        `cannot load handlers from ${shown}: ${message} (give Deno the permission, e.g. -A)`,
-      );
+    const denied = permissionError(e);
+    if (denied) {
+      throw new LoadingError(`cannot load handlers from ${shown}: ${permissionHint(denied)}`);
     }
     // Deno reports a module's syntax error as a TypeError whose message starts with
     // "SyntaxError:" and whose location is on a later line (with colours): show it plainly.

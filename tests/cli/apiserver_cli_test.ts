@@ -93,7 +93,7 @@ Deno.test("bad input to `kopf apiserver` is one line naming the problem, and a n
     [
       ["apiserver", "--port", "0"],
       ["--allow-read"],
-      /missing Deno permission for net: run with --allow-net/,
+      /^kopf: missing Deno permission: needs net access to "127.0.0.1": run with --allow-net=127.0.0.1$/,
     ],
   ];
   for (const [args, perms, pattern] of cases) {

@@ -115,3 +115,67 @@ Deno.test("`kopf run --help` and `kopf apiserver --help`: no parser noise; the d
     /--kubeconfig <path> where to write a kubeconfig for this server \(default: kopf-apiserver\.kubeconfig in the current directory\)/,
   );
 });
+
+Deno.test("`kopf apiserver --data-dir` mistakes name the flag: a file, an uncreatable path, no write permission, a broken snapshot", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "kopf-bad-input-" });
+  try {
+    const file = `${dir}/a-file`;
+    await Deno.writeTextFile(file, "");
+    const broken = `${dir}/broken`;
+    await Deno.mkdir(broken);
+    await Deno.writeTextFile(`${broken}/snapshot.json`, "{nope");
+    const kc = ["--kubeconfig", `${dir}/kubeconfig`];
+    const cases: Array<[string[], string[], string]> = [
+      [
+        ["--data-dir", file],
+        ["-A"],
+        `kopf: --data-dir ${file} is a file, not a directory: give a directory (it is created if missing)`,
+      ],
+      [
+        ["--data-dir", `${file}/sub`],
+        ["-A"],
+        `kopf: --data-dir ${file}/sub cannot be used (Not a directory (os error 20)): ` +
+        `give a directory that exists or can be created`,
+      ],
+      [
+        ["--data-dir", `${dir}/new`],
+        ["--allow-read", "--allow-net=127.0.0.1", "--allow-env"],
+        `kopf: --data-dir ${dir}/new needs write access to "${dir}/new": ` +
+        `run with --allow-write=${dir}/new`,
+      ],
+      [
+        ["--data-dir", broken],
+        ["-A"],
+        `kopf: --data-dir ${broken}/snapshot.json is not valid JSON (Expected property name or '}' ` +
+        `in JSON at position 1 (line 1 column 2)): move it away to start empty`,
+      ],
+    ];
+    for (const [args, perms, line] of cases) {
+      const out = await new Deno.Command(Deno.execPath(), {
+        args: [
+          "run",
+          ...perms,
+          "--config",
+          `${ROOT}deno.json`,
+          `${ROOT}cli.ts`,
+          "apiserver",
+          "--port",
+          "0",
+          ...kc,
+          ...args,
+        ],
+        env: { NO_COLOR: "1" },
+        stdin: "null",
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      assert.deepEqual(
+        [new TextDecoder().decode(out.stderr).trimEnd(), out.code],
+        [line, 1],
+        args.join(" "),
+      );
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

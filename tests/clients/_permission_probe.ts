@@ -8,7 +8,7 @@
  * @module
  */
 
-import { loginWithKubeconfig } from "../../src/cogs/clients/auth.ts";
+import { loginViaClient, loginWithKubeconfig } from "../../src/cogs/clients/auth.ts";
 import { ApiClient } from "../../src/cogs/clients/api.ts";
 import { ConnectionInfo, Vault } from "../../src/cogs/structs/credentials.ts";
 
@@ -18,6 +18,10 @@ try {
     await loginWithKubeconfig();
   } else if (action === "kubeconfig-path") {
     await loginWithKubeconfig({ path: arg! });
+  } else if (action === "client-default") {
+    const info = await loginViaClient();
+    using vault = new Vault({ client: info });
+    await new ApiClient({ vault }).request("GET", "/api/v1/namespaces");
   } else if (action === "request") {
     using vault = new Vault({ probe: new ConnectionInfo({ server: arg! }) });
     await new ApiClient({ vault }).request("GET", "/version");

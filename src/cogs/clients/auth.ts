@@ -273,7 +273,10 @@ export interface ClientKubeConfig {
 
 /** Options of {@link loginViaClient}. */
 export interface ClientLoginOptions {
-  /** A `KubeConfig` to take the credentials from (default: `loadFromDefault()`). */
+  /**
+   * A `KubeConfig` to take the credentials from (default: the sources of `loadFromDefault()`:
+   * `KUBECONFIG`, `~/.kube/config`, in-cluster).
+   */
   kubeconfig?: ClientKubeConfig | undefined;
   /** The priority of the credentials (default 10). */
   priority?: number | undefined;
@@ -282,8 +285,12 @@ export interface ClientLoginOptions {
 /**
  * Takes the credentials that `@kubernetes/client-node` would use, including
  * tokens its authenticators fetch (exec plugins, OIDC refresh, token files).
+ * Without a `KubeConfig`, the sources of `loadFromDefault()` in its order: a
+ * kubeconfig (`KUBECONFIG`, else `~/.kube/config`) as {@link loginWithKubeconfig}
+ * reads it, else the pod's service account; the in-cluster token is not read
+ * when there is a kubeconfig.
  *
- * @param options A ready `KubeConfig`, or none to load the default one.
+ * @param options A ready `KubeConfig`, or none for the default sources.
  * @returns The credentials.
  * @throws {LoginError} When the client library finds no configuration, or
  *   its authentication fails.
@@ -304,37 +311,25 @@ export interface ClientLoginOptions {
  * ```
  */
 export async function loginViaClient(options: ClientLoginOptions = {}): Promise<ConnectionInfo> {
-  let kc = options.kubeconfig;
+  const kc = options.kubeconfig;
+  const priority = options.priority ?? PRIORITY_OF_CLIENT;
   if (!kc) {
-    const paths = defaultKubeconfigPaths()?.paths;
-    const inCluster = (await readOptional(`${SERVICE_ACCOUNT_ROOT}/token`, "token")) !== undefined;
-    if (!paths?.length && !inCluster) {
-      throw new LoginError(
-        "Cannot authenticate the client library neither in-cluster, nor via kubeconfig: " +
-          "set KUBECONFIG or create ~/.kube/config",
-      );
-    }
-    const { KubeConfig } = await import("@kubernetes/client-node");
-    const loaded = new KubeConfig();
-    kc = loaded;
-    try {
-      loaded.loadFromDefault();
-    } catch (error) {
-      const denied = permissionError(error);
-      throw new LoginError(
-        denied
-          ? `Loading the client library's configuration ${permissionHint(denied)}`
-          : `The client library cannot load its configuration: ${oneLine(error)}: ` +
-            `point KUBECONFIG at a valid kubeconfig file (or unset it to use ~/.kube/config)`,
-        { cause: error },
-      );
-    }
+    // The sources of `KubeConfig.loadFromDefault()`, in its order: `KUBECONFIG`, then
+    // `~/.kube/config`, then in-cluster. They are read here as the client library reads them,
+    // without loading it (it needs more permissions than the files themselves, e.g. env access
+    // for its HTTP stack); users with an `auth-provider` still go through it. The in-cluster
+    // token is not probed when there is a kubeconfig: an operator allowed to read its
+    // kubeconfig only is not asked for --allow-read=/var/run/secrets/….
+    const fromKubeconfig = await loginWithKubeconfig({ priority });
+    if (fromKubeconfig) return fromKubeconfig;
+    const inCluster = await loginWithServiceAccount({ priority });
+    if (inCluster) return inCluster;
+    throw new LoginError(
+      "Cannot authenticate the client library neither in-cluster, nor via kubeconfig: " +
+        "set KUBECONFIG or create ~/.kube/config",
+    );
   }
-  return await connectionInfoOf(
-    kc,
-    "the client library's configuration",
-    options.priority ?? PRIORITY_OF_CLIENT,
-  );
+  return await connectionInfoOf(kc, "the client library's configuration", priority);
 }
 
 /** A login function: credentials by id (e.g. the login handler's), or none. */

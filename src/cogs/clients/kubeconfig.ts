@@ -16,6 +16,7 @@
  */
 
 import { dirname, isAbsolute, join, sep } from "node:path";
+import process from "node:process";
 import { parse as parseYaml } from "yaml";
 import { LoginError } from "../structs/credentials.ts";
 import { permissionError, permissionHint } from "./_permissions.ts";
@@ -116,7 +117,7 @@ export function parseKubeconfigs(files: Array<{ path: string; text: string }>): 
   for (const { path, text } of files) {
     let doc: unknown;
     try {
-      doc = parseYaml(text);
+      doc = yamlOf(text);
     } catch (error) {
       throw new LoginError(`The kubeconfig ${path} is not valid: ${oneLine(error)}`, {
         cause: error,
@@ -465,4 +466,24 @@ class FileReader {
 export function oneLine(error: unknown): string {
   const text = error instanceof Error ? error.message : String(error);
   return text.split("\n").map((l) => l.trim()).filter((l) => l).join(" ").slice(0, 300);
+}
+
+/**
+ * Parses YAML without the yaml library's debug switches: it reads `LOG_TOKENS` and `LOG_STREAM`
+ * from `process.env` at every parse, which an operator allowed to read only `KUBECONFIG` and
+ * `HOME` may not do (Deno would refuse with a NotCapable error). Parsing is synchronous, so the
+ * environment is swapped for an empty one for exactly that long.
+ */
+function yamlOf(text: string): unknown {
+  const granted = ["LOG_TOKENS", "LOG_STREAM"].every((variable) =>
+    Deno.permissions.querySync({ name: "env", variable }).state === "granted"
+  );
+  if (granted) return parseYaml(text);
+  const env = process.env;
+  process.env = {};
+  try {
+    return parseYaml(text);
+  } finally {
+    process.env = env;
+  }
 }
