@@ -1,0 +1,71 @@
+/**
+ * Log lines as Kubernetes Events: by default (the seed docs' `posting.loggers`
+ * true) every log line of an object at `posting.level` and above is posted too;
+ * with `settings.posting.loggers = false` (current Kopf's default) only the
+ * explicit `kopf.event/info/warn/exception` calls are. Counted on the embedded
+ * API server.
+ */
+
+import assert from "node:assert/strict";
+import * as kopf from "../../mod.ts";
+import { type Obj, setup, sleep } from "./_handling.ts";
+
+async function postedEvents(loggers: boolean | undefined): Promise<string[][]> {
+  await using env = await setup();
+  const registry = new kopf.OperatorRegistry();
+  kopf.on.create("kopfexamples", { registry }, function create_fn({ body, logger }) {
+    logger.info("An info line.");
+    logger.warning("A warning line.");
+    kopf.info(body, { reason: "Explicit", message: "From kopf.info." });
+    kopf.exception(body, { reason: "Explicit", message: "From kopf.exception:", error: "boom" });
+  });
+  kopf.daemon("kopfexamples", { registry }, async function watcher({ body, logger, signal }) {
+    logger.info("A daemon line.");
+    kopf.warn(body, { reason: "Explicit", message: "From the daemon." });
+    await kopf.sleep(60, signal);
+  });
+  const settings = new kopf.OperatorSettings();
+  if (loggers !== undefined) settings.posting.loggers = loggers;
+  const runner = await env.operator(registry, settings);
+  await env.create("kex");
+  const read = async (): Promise<Obj[]> => {
+    const res = await fetch(`${env.api.url}/api/v1/namespaces/default/events`);
+    return (await res.json()).items;
+  };
+  for (let i = 0; i < 200; i++) {
+    const items = await read();
+    if (items.filter((e) => e.reason === "Explicit").length === 3) break;
+    await sleep(0.05);
+  }
+  await sleep(0.5); // anything else queued by now is posted too
+  await runner.stop();
+  return (await read())
+    .sort((a, b) => Number(a.metadata.resourceVersion) - Number(b.metadata.resourceVersion))
+    .map((e) => [e.type, e.reason, e.message]);
+}
+
+Deno.test("posting: by default, log lines at info and above are posted as events besides kopf.event calls", async () => {
+  const events = await postedEvents(undefined);
+  const explicit = events.filter(([, reason]) => reason === "Explicit");
+  assert.equal(explicit.length, 3);
+  const logged = events.filter(([, reason]) => reason === "Logging").map(([t, , m]) => [t, m]);
+  for (
+    const line of [
+      ["Normal", "An info line."],
+      ["Warning", "A warning line."],
+      ["Normal", "A daemon line."],
+      ["Normal", "Handler 'create_fn' succeeded."],
+    ]
+  ) {
+    assert.ok(logged.some((l) => l[0] === line[0] && l[1] === line[1]), JSON.stringify(line));
+  }
+});
+
+Deno.test("posting: settings.posting.loggers = false posts only the explicit kopf.event/info/warn/exception calls", async () => {
+  const events = await postedEvents(false);
+  assert.deepEqual(events.map((e) => e.join(" | ")).sort(), [
+    "Error | Explicit | From kopf.exception: boom",
+    "Normal | Explicit | From kopf.info.",
+    "Warning | Explicit | From the daemon.",
+  ]);
+});
