@@ -45,7 +45,7 @@ export type { ActivityOptions, ResourceOptions };
 export type ResourceArg = string | typeof EVERYTHING | {
   group?: string;
   version?: string;
-  plural?: string;
+  plural?: string | typeof EVERYTHING;
   kind?: string;
   singular?: string;
   shortcut?: string;

@@ -160,3 +160,24 @@ Deno.test("kopf.LocalObjectLogger logs with the object's prefix and posts nothin
     namespace: "ns",
   });
 });
+
+Deno.test("setDefaultLifecycle: an operator given no lifecycle uses the default", async () => {
+  await using env = await setup();
+  const registry = new kopf.OperatorRegistry();
+  const offered: string[][] = [];
+  kopf.on.create("kopfexamples", { registry }, function first() {});
+  kopf.on.create("kopfexamples", { registry }, function second() {});
+  kopf.setDefaultLifecycle((handlers, state) => {
+    offered.push(handlers.map((h) => h.id));
+    return kopf.oneByOne(handlers, state);
+  });
+  try {
+    const runner = await env.operator(registry);
+    await env.create("kex");
+    await runner.waitFor("All handlers succeeded for creation.");
+    await runner.stop();
+  } finally {
+    kopf.setDefaultLifecycle(null);
+  }
+  assert.deepEqual(offered.slice(0, 2), [["first", "second"], ["second"]], "one by one");
+});

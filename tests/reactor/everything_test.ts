@@ -9,7 +9,6 @@ import assert from "node:assert/strict";
 import * as kopf from "../../mod.ts";
 import { KopfRunner } from "../../testing.ts";
 import { EVERYTHING, Resource, Selector } from "../../src/cogs/structs/references.ts";
-import type { WatchingHandler } from "../../src/core/intents/handlers.ts";
 import { cluster, crd, until } from "./_setup.ts";
 
 const kex = new Resource({ group: "kopf.dev", version: "v1", plural: "kopfexamples" });
@@ -53,34 +52,29 @@ Deno.test("everything: an operator with EVERYTHING of kopf.dev serves that group
   );
   const registry = new kopf.OperatorRegistry();
   const seen = new Set<string>();
-  // The object form, through kopf.on.event.
+  const record = (id: string) => ({ body }: { body: kopf.AnyObject }) =>
+    void seen.add(`${id}:${body.kind}/${body.metadata.name}`);
+  // Every form of the docs, through kopf.on.event as a user writes it.
   kopf.on.event(
-    // deno-lint-ignore no-explicit-any
-    { group: "kopf.dev", plural: kopf.EVERYTHING } as any,
+    { group: "kopf.dev", plural: kopf.EVERYTHING },
     { registry, id: "byObject" },
-    ({ body }) => void seen.add(`byObject:${body.kind}/${body.metadata.name}`),
+    record("byObject"),
   );
-  // The positional forms, as selectors of handlers (what kopf.on.event builds of them).
-  const forms: [string, Selector][] = [
-    ["groupVersion", new Selector("kopf.dev", "v1", EVERYTHING)],
-    ["apiVersion", new Selector("kopf.dev/v1", EVERYTHING)],
-    ["group", new Selector("kopf.dev", EVERYTHING)],
-  ];
-  for (const [id, selector] of forms) {
-    const handler: WatchingHandler = {
-      kind: "watching",
-      id,
-      fn: ({ body }: { body: kopf.AnyObject }) =>
-        void seen.add(`${id}:${body.kind}/${body.metadata.name}`),
-      selector,
-      labels: undefined,
-      annotations: undefined,
-      when: undefined,
-      field: undefined,
-      value: undefined,
-    } as unknown as WatchingHandler;
-    registry.register(handler);
-  }
+  kopf.on.event(
+    "kopf.dev",
+    "v1",
+    kopf.EVERYTHING,
+    { registry, id: "groupVersion" },
+    record("groupVersion"),
+  );
+  kopf.on.event(
+    "kopf.dev/v1",
+    kopf.EVERYTHING,
+    { registry, id: "apiVersion" },
+    record("apiVersion"),
+  );
+  kopf.on.event("kopf.dev", kopf.EVERYTHING, { registry, id: "group" }, record("group"));
+  const forms = [["groupVersion"], ["apiVersion"], ["group"]];
   const runner = await KopfRunner.start(["run", "--standalone", "-A"], {
     registry,
     kubeconfig: c.api.kubeconfig.path,

@@ -9,7 +9,7 @@
  */
 
 import { parseField } from "../../cogs/structs/dicts.ts";
-import { Selector } from "../../cogs/structs/references.ts";
+import { Selector, type SelectorSpec } from "../../cogs/structs/references.ts";
 import { handlerScope } from "../actions/execution.ts";
 import type {
   ActivityHandler,
@@ -153,8 +153,9 @@ export function parseResourceArgs<O extends object>(
   }
   let selector: Selector;
   try {
+    // EVERYTHING within the group (and version) given before it, as the docs write it.
     selector = everything
-      ? new Selector(EVERYTHING)
+      ? new Selector(...([...strings, EVERYTHING] as unknown as SelectorSpec))
       : resourceObject
       ? new Selector(resourceObject)
       : new Selector(...(strings as [string, string, string]));

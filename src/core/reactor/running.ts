@@ -25,7 +25,8 @@ import {
 import { postEvent } from "../../cogs/clients/events.ts";
 import { OperatorSettings } from "../../cogs/configs/settings.ts";
 import { ConnectionInfo, Vault, type VaultSource } from "../../cogs/structs/credentials.ts";
-import { allAtOnce, type Lifecycle } from "../actions/execution.ts";
+import type { Lifecycle } from "../actions/execution.ts";
+import { getDefaultLifecycle } from "../actions/lifecycles.ts";
 import type { AnyObject } from "../actions/invocation.ts";
 import {
   lineSink,
@@ -214,7 +215,7 @@ async function startOperatorTasks(
   const indices: AnyObject = indexers.indices;
   const metrics = options.metrics ?? (options.liveness ? new OperatorMetrics() : undefined);
   const env = { logger, memo, settings, indices, metrics, clock: options.clock };
-  const lifecycle = options.lifecycle ?? allAtOnce;
+  const lifecycle = options.lifecycle ?? getDefaultLifecycle();
 
   if (registry.isEmpty) {
     logger.warning(
