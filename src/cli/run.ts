@@ -126,7 +126,11 @@ async function importOne(specifier: string, shown: string): Promise<void> {
     await import(specifier);
   } catch (e) {
     const message = e instanceof Error ? e.message.split("\n")[0]! : String(e);
-    const denied = permissionError(e);
+    // A module that the file imports and may not be read comes as a TypeError with Deno's words.
+    const denied = permissionError(e) ??
+      (e instanceof Error && /^(TypeError: )?Requires \w+ access to /.test(message)
+        ? e
+        : undefined);
     if (denied) {
       throw new LoadingError(`cannot load handlers from ${shown}: ${permissionHint(denied)}`);
     }
@@ -178,6 +182,8 @@ export async function runOperator(flags: RunFlags, controls: RunControls = {}): 
   if (flags.priority !== undefined) settings.peering.priority = flags.priority;
   if (flags.peering) settings.peering.name = flags.peering;
   if (flags.standalone) settings.peering.standalone = true;
+  // Kopf's --debug: "log all the asyncio internals too, so as the API traffic".
+  if (flags.debug) settings.networking.logTraffic = true;
   await operator({
     registry,
     settings,

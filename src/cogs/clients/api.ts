@@ -26,6 +26,10 @@
  *   retrying and reading at once and rejects with the signal's reason.
  * - **Permissions**: a missing `--allow-net` is an {@link AccessError} that
  *   names the flag (never retried).
+ * - **Traffic**: with `settings.networking.logTraffic` (`kopf run --debug`), every attempt is
+ *   one debug line: method, path and query, code, duration — never a header or a token.
+ * - **Proxies**: Deno's `fetch` and `Deno.createHttpClient` honour `HTTPS_PROXY`,
+ *   `HTTP_PROXY` and `NO_PROXY` (and their lower-case names), as Kopf's `trust_env`.
  * - **Metrics**: `onRequest` is called once per attempt with the verb, the
  *   resource (`plural.group`, as the API server counts), the HTTP code (0 for
  *   no answer) and the duration.
@@ -459,6 +463,14 @@ export class ApiClient {
     attempt: number,
     started: number,
   ): void {
+    if (this.#networking("logTraffic")) {
+      const shown = url.replace(/^[a-z]+:\/\/[^/]*/i, "");
+      const ms = Math.round(performance.now() - started);
+      this.logger.debug(
+        `API: ${method} ${shown} -> ${code || "no response"} in ${ms}ms` +
+          (attempt > 1 ? ` (attempt ${attempt})` : ""),
+      );
+    }
     if (!this.#onRequest) return;
     const watch = /[?&]watch=(true|1)(&|$)/.test(url);
     const { verb, resource, subresource } = describeRequest(method, path, watch);

@@ -562,6 +562,7 @@ export class NetworkingSettings {
   #errorBackoffs: Iterable<number> = Object.freeze([1, 1, 2, 3, 5, 8, 13, 21]);
   #enforceRetryAfter = false;
   #maxConcurrentRequests: number | null = 64;
+  #logTraffic = false;
 
   /**
    * How many API requests (watches excepted) may be in flight at once; `null`: unlimited.
@@ -611,6 +612,19 @@ export class NetworkingSettings {
   }
   set enforceRetryAfter(value: boolean) {
     this.#enforceRetryAfter = bool("networking.enforceRetryAfter", value);
+  }
+
+  /**
+   * Whether every API request is logged at the debug level: the method, the path with its
+   * query, the HTTP code and the duration (never a header, so never a token). `kopf run --debug`
+   * turns it on. Default false. Requests go through the HTTP(S) proxy of `HTTPS_PROXY` /
+   * `HTTP_PROXY` (`NO_PROXY` excepted, lower-case names too), as Kopf's `trust_env` does.
+   */
+  get logTraffic(): boolean {
+    return this.#logTraffic;
+  }
+  set logTraffic(value: boolean) {
+    this.#logTraffic = bool("networking.logTraffic", value);
   }
 }
 
