@@ -59,3 +59,14 @@ Deno.test("loginViaClient(): a malformed kubeconfig names its file", async () =>
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("loginViaClient(): outside a pod, allowed to read the service account's directory, the kubeconfig lookup still names its flag", async () => {
+  // In a pod (the token exists and may be read), a kubeconfig that may not be looked for is taken
+  // as absent and the login goes on in-cluster; outside one, the missing flag is named.
+  const sa = "/var/run/secrets/kubernetes.io/serviceaccount";
+  assert.deepEqual(await probe([`--allow-read=${ROOT},${sa}`], {}), [
+    "LoginError",
+    "Finding the kubeconfig needs env access to KUBECONFIG and HOME: " +
+    "run with --allow-env=KUBECONFIG,HOME, or pass the kubeconfig's path",
+  ]);
+});

@@ -507,6 +507,7 @@ function defaultKubeconfigPaths(): { paths: string[]; fromEnv: boolean } | undef
   } catch (error) {
     const denied = permissionError(error);
     if (!denied) throw error;
+    if (inClusterIntended()) return undefined;
     throw new LoginError(
       `Finding the kubeconfig needs env access to KUBECONFIG and HOME: ` +
         `run with --allow-env=KUBECONFIG,HOME, or pass the kubeconfig's path`,
@@ -525,12 +526,28 @@ function defaultKubeconfigPaths(): { paths: string[]; fromEnv: boolean } | undef
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return undefined;
     const denied = permissionError(error);
+    if (denied && inClusterIntended()) return undefined;
     if (denied) {
       throw new LoginError(`Reading the kubeconfig ${path} ${permissionHint(denied)}`, {
         cause: error,
       });
     }
     throw error;
+  }
+}
+
+/**
+ * Whether the operator runs in a pod and was allowed to read its token (`--allow-read` of the
+ * service account directory): then a kubeconfig it may not look for (no env access to `KUBECONFIG`/`HOME`, no
+ * read access to `~/.kube/config`) is taken as absent, and the login goes on in-cluster.
+ */
+function inClusterIntended(): boolean {
+  const token = `${SERVICE_ACCOUNT_ROOT}/token`;
+  try {
+    if (Deno.permissions.querySync({ name: "read", path: token }).state !== "granted") return false;
+    return Deno.statSync(token).isFile;
+  } catch {
+    return false;
   }
 }
 
