@@ -168,7 +168,7 @@ kopf.on.create("kopfexamples", () => {});`,
       });
       assertOneLine(
         r,
-        /^kopf: Cannot log in to the Kubernetes API: .*'\/nonexistent'.*: point KUBECONFIG at a valid kubeconfig file/,
+        /^kopf: Cannot log in to the Kubernetes API: None of the kubeconfig files in KUBECONFIG exists \(\/nonexistent\): point KUBECONFIG at an existing file$/,
       );
     });
     await t.step("a kubeconfig that is not YAML of a kubeconfig", async () => {
