@@ -244,3 +244,24 @@ Deno.test("authentication: a login handler that keeps returning a rejected token
   assert.match(message, /credentials/i);
   assert.ok(logins >= 2 && logins <= 3, `logins: ${logins}`);
 });
+
+Deno.test("authentication: a login that gives no credentials is a fatal one-liner, and nothing says it finished", async () => {
+  await using c = await cluster({ token: "right-token" });
+  const { registry } = counting();
+  kopf.on.login({ registry }, function loginFn() {
+    throw new kopf.PermanentError("no way in");
+  });
+  const runner = await KopfRunner.start(["run", "--standalone", "-A", "-v"], {
+    registry,
+    settings: quickSettings(),
+    kubeconfig: c.api.kubeconfig.path,
+    reraise: false,
+  });
+  await runner.stop();
+  assert.equal(runner.exitCode, 1);
+  const message = (runner.exception as Error).message;
+  assert.doesNotMatch(message, /\n/);
+  assert.match(message, /credentials|login/i);
+  assert.match(runner.output, /Initial authentication has been initiated\./);
+  assert.doesNotMatch(runner.output, /Initial authentication has finished\./);
+});

@@ -276,7 +276,8 @@ async function startOperatorTasks(
   if (owned || vault.isEmpty()) {
     logger.info("Initial authentication has been initiated.");
     authenticator = runAuthenticator(vault, login, { signal });
-    await vault.whenReady(signal).catch(fatal("login"));
+    // Ready is not enough: a login that gave no credentials leaves the vault ready and empty.
+    await vault.select({ signal }).catch(fatal("login"));
     logger.info("Initial authentication has finished.");
   }
 
