@@ -59,6 +59,7 @@ export function apiFailure(e: unknown): OperatorError {
 export function fatal(activity: string): (e: unknown) => never {
   return (e) => {
     if (e instanceof ActivityError) throw new OperatorError(e.message, { cause: e });
+    if (e instanceof LoginError) throw apiFailure(e); // why the login failed, as any call says it
     throw new OperatorError(
       `The ${activity} failed: ${e instanceof Error ? e.message : String(e)}`,
       { cause: e },

@@ -24,12 +24,7 @@ import {
 } from "../../cogs/clients/auth.ts";
 import { postEvent } from "../../cogs/clients/events.ts";
 import { OperatorSettings } from "../../cogs/configs/settings.ts";
-import {
-  ConnectionInfo,
-  LoginError,
-  Vault,
-  type VaultSource,
-} from "../../cogs/structs/credentials.ts";
+import { ConnectionInfo, Vault, type VaultSource } from "../../cogs/structs/credentials.ts";
 import type { Lifecycle } from "../actions/execution.ts";
 import { getDefaultLifecycle } from "../actions/lifecycles.ts";
 import type { AnyObject } from "../actions/invocation.ts";
@@ -281,12 +276,8 @@ async function startOperatorTasks(
   if (owned || vault.isEmpty()) {
     logger.info("Initial authentication has been initiated.");
     authenticator = runAuthenticator(vault, login, { signal });
-    // Ready is not enough: a login that gave no credentials leaves the vault ready and empty
-    // (said as any later call would say it: why the login failed).
-    await vault.select({ signal }).catch((e) => {
-      if (e instanceof LoginError) throw apiFailure(e);
-      fatal("login")(e);
-    });
+    // Ready is not enough: a login that gave no credentials leaves the vault ready and empty.
+    await vault.select({ signal }).catch(fatal("login"));
     logger.info("Initial authentication has finished.");
   }
 
