@@ -224,3 +224,24 @@ export type {
   SpawningContext as TimerContext,
 } from "./src/core/intents/handlers.ts";
 export type { SpawningOptions } from "./src/core/intents/spawners.ts";
+
+// Admission webhooks.
+export type { WebhookHandlerArgs } from "./on.ts";
+export {
+  AdmissionError,
+  MissingDataError,
+  UnknownResourceError,
+  WebhookError,
+} from "./src/core/engines/admission.ts";
+export type {
+  WebhookClientConfig,
+  WebhookFn,
+  WebhookRequestOptions,
+} from "./src/core/engines/admission.ts";
+export type {
+  AdmissionOperation,
+  WebhookContext,
+  WebhookHandler,
+  WebhookOptions,
+  WebhookType,
+} from "./src/core/intents/webhooks.ts";

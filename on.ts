@@ -257,3 +257,59 @@ export function index(
 ): HandlerFn<IndexingContext> {
   return registerIndexing(args);
 }
+
+// --- Admission webhooks (kopf.on.validate, kopf.on.mutate) -----------------------------------
+
+import {
+  registerWebhook,
+  type WebhookContext,
+  type WebhookOptions,
+} from "./src/core/intents/webhooks.ts";
+
+/** The argument list of admission handlers: resource parts, optional options, the function. */
+export type WebhookHandlerArgs =
+  | [...resource: ResourceArg[], fn: HandlerFn<WebhookContext>]
+  | [...resource: ResourceArg[], options: WebhookOptions, fn: HandlerFn<WebhookContext>];
+
+/**
+ * Registers a validating admission handler: called by Kubernetes (through the operator's
+ * webhook server, `settings.admission.server`) before an object is stored. Throw
+ * `kopf.AdmissionError(message, code)` to refuse the request; push strings to `warnings` to warn.
+ *
+ * @param args The resource, optional options (`id`, `operation`/`operations`, `subresource`,
+ *   `persistent`, `sideEffects`, `ignoreFailures`, filters), and the function.
+ * @returns The handler function.
+ *
+ * @example
+ * ```ts
+ * import * as kopf from "./mod.ts";
+ * const registry = new kopf.OperatorRegistry();
+ * kopf.on.validate("kopfexamples", { registry }, function checkNumbers({ spec, warnings }) {
+ *   if (!Array.isArray(spec.numbers ?? [])) throw new kopf.AdmissionError("Numbers must be a list.");
+ *   warnings.push("Verified with the operator's hook.");
+ * });
+ * ```
+ */
+export function validate(...args: WebhookHandlerArgs): HandlerFn<WebhookContext> {
+  return registerWebhook("validating", args);
+}
+
+/**
+ * Registers a mutating admission handler: its changes to `patch` go back to Kubernetes as a
+ * JSON Patch, applied before the object is stored (`null` removes a key).
+ *
+ * @param args The resource, optional options (as {@link validate}), and the function.
+ * @returns The handler function.
+ *
+ * @example
+ * ```ts
+ * import * as kopf from "./mod.ts";
+ * const registry = new kopf.OperatorRegistry();
+ * kopf.on.mutate("kopfexamples", { registry }, function ensureDefaults({ spec, patch }) {
+ *   if (!("numbers" in spec)) patch.spec.numbers = [1, 2, 3];
+ * });
+ * ```
+ */
+export function mutate(...args: WebhookHandlerArgs): HandlerFn<WebhookContext> {
+  return registerWebhook("mutating", args);
+}

@@ -3,8 +3,8 @@
  * and the handler kinds that take it. Registration validates every call
  * against this table (an option of another kind is refused with one line
  * naming the option and the kinds that take it), and sub-handlers take from
- * it what they inherit from their parent. Adding a kind of handler (admission
- * webhooks, next) is one entry per option it takes.
+ * it what they inherit from their parent. Adding a kind of handler (as the
+ * admission webhooks were) is one entry per option it takes.
  *
  * Why a table: the options used to be listed in six places, and the lists
  * drifted — `kopf.on.create(…, { interval: 60 }, fn)` was accepted and did
@@ -31,7 +31,9 @@ export type HandlerKind =
   | "cleanup"
   | "login"
   | "probe"
-  | "subhandler";
+  | "subhandler"
+  | "validate"
+  | "mutate";
 
 /**
  * How an option's value is checked: what it must be (for "<key> must be <this>, not <value>."),
@@ -52,9 +54,16 @@ const SPAWNING = ["daemon", "timer"] as const;
 const ACTIVITIES = ["startup", "cleanup", "login", "probe"] as const;
 /** The kinds that handle objects of a resource (and so take a resource and its filters). */
 const RESOURCE = [...CHANGING, "event", ...SPAWNING, "index", "subhandler"] as const;
-const ALL = [...RESOURCE, ...ACTIVITIES] as const;
+/** Admission webhooks: no retries, so no errors/timeout/retries/backoff (the docs' "Admission errors"). */
+const WEBHOOKS = ["validate", "mutate"] as const;
+/** The kinds that run again after a failure (and so take the error options). */
+const RETRIED = [...RESOURCE, ...ACTIVITIES] as const;
+/** The kinds filtered by the object (labels, annotations, field/value, when). */
+const FILTERED = [...CHANGING, "event", ...SPAWNING, "index", ...WEBHOOKS, "subhandler"] as const;
+const ALL = [...RETRIED, ...WEBHOOKS] as const;
 /** Kinds registered by a call (sub-handlers go to their parent, not to a registry). */
 const REGISTERED = ALL.filter((k) => k !== "subhandler");
+const OPERATIONS = ["CREATE", "UPDATE", "DELETE", "CONNECT"];
 
 const seconds: Check = (v) =>
   typeof v === "number" && v >= 0 && v !== Infinity ? undefined : "a number of 0 or more (seconds)";
@@ -123,6 +132,14 @@ const field: Check = (v) =>
     Array.isArray(v) && v.length > 0 && v.every((p) => typeof p === "string")
     ? undefined
     : `a dotted path ("spec.size") or a list of keys`;
+const operation: Check = (v) =>
+  typeof v === "string" && OPERATIONS.includes(v)
+    ? undefined
+    : `one of "CREATE", "UPDATE", "DELETE", "CONNECT"`;
+const operations: Check = (v) =>
+  Array.isArray(v) && v.length > 0 && v.every((o) => OPERATIONS.includes(o))
+    ? undefined
+    : `a non-empty list of "CREATE", "UPDATE", "DELETE", "CONNECT"`;
 const registry: Check = (v) =>
   v instanceof OperatorRegistry ? undefined : "a kopf.OperatorRegistry";
 
@@ -138,16 +155,16 @@ const registry: Check = (v) =>
 export const OPTIONS: Readonly<Record<string, OptionSpec>> = {
   id: { check: text, kinds: ALL },
   param: { check: anything, kinds: ALL, inherit: true },
-  errors: { check: errors, kinds: ALL },
-  timeout: { check: seconds, kinds: ALL },
-  retries: { check: count, kinds: ALL },
-  backoff: { check: seconds, kinds: ALL },
+  errors: { check: errors, kinds: RETRIED },
+  timeout: { check: seconds, kinds: RETRIED },
+  retries: { check: count, kinds: RETRIED },
+  backoff: { check: seconds, kinds: RETRIED },
   registry: { check: registry, kinds: REGISTERED },
-  labels: { check: metaFilter("label"), kinds: RESOURCE },
-  annotations: { check: metaFilter("annotation"), kinds: RESOURCE },
-  when: { check: callback, kinds: RESOURCE },
-  field: { check: field, kinds: RESOURCE },
-  value: { check: anything, kinds: RESOURCE },
+  labels: { check: metaFilter("label"), kinds: FILTERED },
+  annotations: { check: metaFilter("annotation"), kinds: FILTERED },
+  when: { check: callback, kinds: FILTERED },
+  field: { check: field, kinds: FILTERED },
+  value: { check: anything, kinds: FILTERED },
   old: { check: anything, kinds: ["update", "field", "subhandler"] },
   new: { check: anything, kinds: ["update", "field", "subhandler"] },
   optional: { check: flag, kinds: ["delete"] },
@@ -159,6 +176,12 @@ export const OPTIONS: Readonly<Record<string, OptionSpec>> = {
   interval: { check: seconds, kinds: ["timer"] },
   sharp: { check: flag, kinds: ["timer"] },
   idle: { check: seconds, kinds: ["timer"] },
+  operation: { check: operation, kinds: WEBHOOKS },
+  operations: { check: operations, kinds: WEBHOOKS },
+  subresource: { check: text, kinds: WEBHOOKS },
+  persistent: { check: flag, kinds: WEBHOOKS },
+  sideEffects: { check: flag, kinds: WEBHOOKS },
+  ignoreFailures: { check: flag, kinds: WEBHOOKS },
 };
 
 /** How the kinds are called, for messages. */
@@ -177,6 +200,8 @@ const CALLS: Readonly<Record<HandlerKind, string>> = {
   login: "kopf.on.login",
   probe: "kopf.on.probe",
   subhandler: "kopf.register",
+  validate: "kopf.on.validate",
+  mutate: "kopf.on.mutate",
 };
 
 /**
@@ -237,6 +262,9 @@ export function checkOptions(
     }
     if (problem) return `${what}(...): ${problem.line}`;
   }
+  if (options.operation !== undefined && options.operations !== undefined) {
+    return `${what}(...): give operation or operations, not both.`;
+  }
   if (options.value !== undefined && (options.old !== undefined || options.new !== undefined)) {
     return `${what}(...): value cannot be combined with old/new; use value (either side of ` +
       `the change) or old/new (each side), not both.`;
@@ -262,6 +290,7 @@ export function inheritedOptions(): string[] {
 function noun(kind: HandlerKind): string {
   if (kind === "subhandler") return "sub-handlers";
   if (kind === "index") return "indexing handlers";
+  if (kind === "validate" || kind === "mutate") return `${kind.slice(0, -1)}ing handlers`;
   if ((SPAWNING as readonly string[]).includes(kind)) return `${kind}s`;
   return `${kind} handlers`;
 }

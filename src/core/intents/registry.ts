@@ -20,6 +20,7 @@ import type {
   WatchingHandler,
 } from "./handlers.ts";
 import type { Diff } from "../../cogs/structs/diffs.ts";
+import type { WebhookHandler, WebhookType } from "./webhooks.ts";
 
 /** A handler id was registered twice for the same resource and kind. */
 export class DuplicateHandlerError extends Error {
@@ -180,7 +181,7 @@ export class OperatorRegistry {
   /** Whether any handler at all is registered. */
   get isEmpty(): boolean {
     return !this.#changing.length && !this.#watching.length && !this.#activities.length &&
-      !this.#indexing.length && !this.#spawning.length;
+      !this.#indexing.length && !this.#spawning.length && !this.#webhooks.length;
   }
 
   // --- In-memory indexing (kopf.index) ---------------------------------------------------------
@@ -247,6 +248,36 @@ export class OperatorRegistry {
    */
   spawningHandlers(resource: Resource): SpawningHandler[] {
     return this.#spawning.filter((h) => h.selector.check(resource));
+  }
+
+  // --- Admission webhooks (kopf.on.validate, kopf.on.mutate) ----------------------------------
+
+  #webhooks: WebhookHandler[] = [];
+
+  /**
+   * Adds an admission handler. Its id is its webhook's endpoint path and name, so ids are unique
+   * among all admission handlers of the operator.
+   *
+   * @param handler The handler.
+   * @throws {DuplicateHandlerError} When the id is already taken by another admission handler.
+   */
+  registerWebhook(handler: WebhookHandler): void {
+    if (this.#webhooks.some((h) => h.id === handler.id)) {
+      throw new DuplicateHandlerError(
+        `an admission handler with id "${handler.id}" is already registered (the id is its webhook's path): give one of them another id ({ id: "..." })`,
+      );
+    }
+    this.#webhooks.push(handler);
+  }
+
+  /**
+   * The admission handlers: all of them, or those of one type.
+   *
+   * @param reason Validating or mutating; undefined for both.
+   * @returns The handlers, in registration order.
+   */
+  webhookHandlers(reason?: WebhookType): WebhookHandler[] {
+    return reason ? this.#webhooks.filter((h) => h.reason === reason) : [...this.#webhooks];
   }
 }
 

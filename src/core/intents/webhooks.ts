@@ -1,0 +1,123 @@
+/**
+ * Turning `kopf.on.validate(...)` and `kopf.on.mutate(...)` calls into
+ * registered admission handlers. Each handler is its own webhook (its own
+ * endpoint, `/<handler-id>`, and its own entry in the managed webhook
+ * configurations), so they run in parallel in Kubernetes and independently
+ * of each other. Admission handlers cannot be retried: they take no
+ * errors/timeout/retries/backoff options (the option table refuses them).
+ *
+ * @module
+ */
+
+import type { FilterOptions, HandlerFn, ObjectContext, ResourceHandler } from "./handlers.ts";
+import { getDefaultRegistry, parseResourceArgs, resourceHandlerBase } from "./registration.ts";
+import type { OperatorRegistry } from "./registry.ts";
+
+/** An admission operation, as Kubernetes names it. */
+export type AdmissionOperation = "CREATE" | "UPDATE" | "DELETE" | "CONNECT";
+
+/** Which admission webhooks a handler serves: validating or mutating. */
+export type WebhookType = "validating" | "mutating";
+
+/** Options of `kopf.on.validate` and `kopf.on.mutate`. */
+export interface WebhookOptions extends FilterOptions {
+  /** The handler id (and the webhook's endpoint path); defaults to the function's name. */
+  id?: string;
+  /** Any value passed to the handler as `param`. */
+  param?: unknown;
+  /** Only this operation (default: all). */
+  operation?: AdmissionOperation;
+  /** Only these operations (default: all). */
+  operations?: AdmissionOperation[];
+  /** Only this subresource (`"status"`, `"scale"`), or `"*"` for the body and every subresource; default: the body only. */
+  subresource?: string;
+  /** Keep the webhook in the managed configurations when the operator exits. */
+  persistent?: boolean;
+  /** The handler has side effects in non-dry-run requests (`sideEffects: NoneOnDryRun`). */
+  sideEffects?: boolean;
+  /** Kubernetes lets requests through when the webhook fails or cannot be reached (`failurePolicy: Ignore`). */
+  ignoreFailures?: boolean;
+  /** Register in this registry instead of the default one. */
+  registry?: OperatorRegistry;
+}
+
+/** A validating or mutating admission handler. */
+export interface WebhookHandler extends ResourceHandler {
+  /** Always `"webhook"`. */
+  kind: "webhook";
+  /** Validating or mutating. */
+  reason: WebhookType;
+  /** The operations it serves; undefined for all. */
+  operations: AdmissionOperation[] | undefined;
+  /** The subresource it serves (`"*"` for all); undefined for the main body only. */
+  subresource: string | undefined;
+  /** Kept in the managed configurations at exit. */
+  persistent: boolean;
+  /** Has side effects outside of dry runs. */
+  sideEffects: boolean;
+  /** Failures let requests through (`failurePolicy: Ignore`). */
+  ignoreFailures: boolean;
+}
+
+/** The context of admission handlers: the object under admission, and the request's details. */
+export interface WebhookContext extends ObjectContext {
+  /** Whether the API request is a dry run (`kubectl --dry-run=server`). */
+  dryrun: boolean;
+  /** The subresource under admission (`"status"`, `"scale"`), or undefined for the main body. */
+  subresource: string | undefined;
+  /** The operation: CREATE, UPDATE, DELETE or CONNECT. */
+  operation: AdmissionOperation;
+  /** Strings pushed here go back to the API client as admission warnings. */
+  warnings: string[];
+  /** The requesting user, as Kubernetes sends it (`username`, `uid`, `groups`). */
+  userinfo: Record<string, unknown>;
+  /** The HTTP headers of the webhook request (`{}` when the server gives none). */
+  headers: Record<string, string>;
+  /** The client certificate's details, or `{}` when the client presented none. */
+  sslpeer: Record<string, unknown>;
+  /** The old object (UPDATE, DELETE), or undefined. */
+  old: Record<string, unknown> | undefined;
+  /** The new object (CREATE, UPDATE, CONNECT), or undefined. */
+  new: Record<string, unknown> | undefined;
+  /** Validating or mutating. */
+  reason: WebhookType;
+  /** The webhook (handler id) the request came to, if the server knows it. */
+  webhook: string | undefined;
+}
+
+/**
+ * Registers a validating or mutating admission handler: `(…resource, options?, fn)`.
+ *
+ * @param reason Validating or mutating.
+ * @param args The call's arguments.
+ * @returns The handler function.
+ * @throws {RegistrationError} For bad arguments (e.g. `retries`, which admission has not).
+ *
+ * @example
+ * ```ts
+ * import * as kopf from "../../../mod.ts";
+ * const registry = new kopf.OperatorRegistry();
+ * kopf.on.validate("kopfexamples", { registry, operation: "CREATE" }, function checkSpec({ spec }) {
+ *   if (!spec.field) throw new kopf.AdmissionError("spec.field is required.", 422);
+ * });
+ * console.log(registry.webhookHandlers().map((h) => h.id)); // ["checkSpec"]
+ * ```
+ */
+export function registerWebhook(reason: WebhookType, args: unknown[]): HandlerFn {
+  const what = reason === "validating" ? "kopf.on.validate" : "kopf.on.mutate";
+  const kind = reason === "validating" ? "validate" : "mutate";
+  const { selector, options: o, fn } = parseResourceArgs<WebhookOptions>(what, kind, args);
+  const operations = o.operations ?? (o.operation !== undefined ? [o.operation] : undefined);
+  const handler: WebhookHandler = {
+    kind: "webhook",
+    ...resourceHandlerBase(o, fn, selector, `${kind}_handler`, false),
+    reason,
+    operations: operations ? [...new Set(operations)] : undefined,
+    subresource: o.subresource,
+    persistent: o.persistent ?? false,
+    sideEffects: o.sideEffects ?? false,
+    ignoreFailures: o.ignoreFailures ?? false,
+  };
+  (o.registry ?? getDefaultRegistry()).registerWebhook(handler);
+  return fn;
+}
