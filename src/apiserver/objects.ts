@@ -41,6 +41,21 @@ export interface WriteOptions {
   fieldValidation?: FieldValidation;
   /** Server-side apply: take over conflicting fields. */
   force?: boolean;
+  /** Admission stages (the webhook calls of `admission.ts`); none by default. */
+  admission?: AdmissionHooks;
+}
+
+/**
+ * Where a write hands its object to admission: `mutate` before the checks
+ * (names, metadata, schema) — what mutating webhooks see; `validate` with the
+ * object as it would be stored — what validating webhooks see. Each returns
+ * the object to go on with, or throws to stop the write.
+ */
+export interface AdmissionHooks {
+  /** The object before the checks (on create: before uid and generated name). */
+  mutate?: (draft: KObject, current: KObject | undefined) => KObject;
+  /** The object as it would be stored. */
+  validate?: (draft: KObject, current: KObject | undefined) => KObject;
 }
 
 /** The result of a write. */
@@ -148,6 +163,14 @@ export class Objects {
     } else {
       delete meta.namespace;
     }
+    if (options.admission?.mutate) {
+      const mutated = options.admission.mutate({ ...obj, metadata: meta }, undefined);
+      return this.#createAdmitted(def, mutated, { ...(mutated.metadata ?? {}) }, options);
+    }
+    return this.#createAdmitted(def, obj, meta, options);
+  }
+
+  #createAdmitted(def: ResourceDef, obj: KObject, meta: Meta, options: WriteOptions): WriteResult {
     if (!meta.name && meta.generateName) {
       let name: string;
       do name = meta.generateName + randomSuffix(); while (
@@ -179,6 +202,7 @@ export class Objects {
     const warnings: string[] = [];
     draft = this.#admit(def, draft, undefined, options, warnings);
     draft = this.#onCreate(def, draft);
+    if (options.admission?.validate) draft = options.admission.validate(draft, undefined);
     if (options.dryRun) {
       return { object: { ...draft, metadata: { ...draft.metadata } }, warnings, created: true };
     }
@@ -477,6 +501,7 @@ export class Objects {
     draft.apiVersion = apiVersionOf(def);
     draft.kind = def.kind;
     const warnings: string[] = [];
+    if (options.admission?.mutate) draft = options.admission.mutate(draft, current);
     draft = this.#admit(def, draft, current, options, warnings);
     if (current.metadata.deletionTimestamp) {
       const before = new Set(current.metadata.finalizers ?? []);
@@ -495,6 +520,7 @@ export class Objects {
       draft.metadata.generation = (current.metadata.generation ?? 1) + 1;
     }
     draft = this.#onUpdate(def, draft, current);
+    if (options.admission?.validate) draft = options.admission.validate(draft, current);
     const comparable = {
       ...draft,
       metadata: { ...draft.metadata, resourceVersion: current.metadata.resourceVersion },

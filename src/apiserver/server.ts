@@ -22,6 +22,7 @@ import {
   parseLabelSelector,
 } from "../cogs/structs/label_selector.ts";
 import { SelectorError } from "../cogs/structs/selector_error.ts";
+import { Admission, type AdmissionRequestInfo, type AdmissionUserInfo } from "./admission.ts";
 import { Controllers } from "./controllers.ts";
 import { coreVersions, groupInfo, groupList, resourceList, versionInfo } from "./discovery.ts";
 import { ApiError, statusObject } from "./errors.ts";
@@ -98,6 +99,8 @@ export class ApiServer {
   readonly watches: WatchHub;
   /** Request counts by `"<verb> <resource> <code>"`. */
   readonly requestCounts: Map<string, number> = new Map();
+  /** The admission webhook caller (see `admission.ts`). */
+  readonly admission: Admission;
   #options: ApiServerOptions;
 
   /**
@@ -112,6 +115,7 @@ export class ApiServer {
       new Store(options.historySize !== undefined ? { historySize: options.historySize } : {});
     this.registry = new ResourceRegistry();
     this.objects = new Objects(this.store, this.registry);
+    this.admission = new Admission(this.objects);
     for (const crd of this.store.list("customresourcedefinitions.apiextensions.k8s.io")) {
       if (!crd.metadata.deletionTimestamp) this.registry.applyCrd(crd);
     }
@@ -131,6 +135,7 @@ export class ApiServer {
     await this.controllers.settled();
     this.controllers.stop();
     this.watches.stop();
+    this.admission.close();
   }
 
   /**
@@ -270,7 +275,7 @@ export class ApiServer {
     }
     ctx.verb = verbOf(req.method, name, url);
     await this.#injectFaults(req);
-    return await this.#serve(req, url, def, namespace, name, subresource, ctx);
+    return await this.#serve(req, url, def, namespace, name, subresource, ctx, identity);
   }
 
   #authorize(req: Request, identity?: ClientIdentity): void {
@@ -312,8 +317,16 @@ export class ApiServer {
     name: string | undefined,
     subresource: string | undefined,
     ctx: RequestInfo,
+    identity?: ClientIdentity,
   ): Promise<Response> {
     const q = url.searchParams;
+    const admitting = (objName = name ?? ""): AdmissionRequestInfo => ({
+      def,
+      namespace: ns ?? "",
+      name: objName,
+      ...(subresource ? { subresource } : {}),
+      userInfo: userInfoOf(identity),
+    });
     const ns = def.namespaced ? namespace : undefined;
     const table = wantsTable(req.headers.get("accept"));
     const out = (obj: KObject, status = 200, warnings: string[] = []) => {
@@ -354,7 +367,11 @@ export class ApiServer {
       }
       case "create": {
         const body = await readBody(req);
-        const result = this.objects.create(def, ns ?? "", body, writeOptions(q));
+        const result = await this.admission.write(
+          admitting(),
+          writeOptions(q),
+          (o) => this.objects.create(def, ns ?? "", body, o),
+        );
         return out(result.object, 201, result.warnings);
       }
       case "update": {
@@ -363,19 +380,21 @@ export class ApiServer {
           const current = this.store.get("namespaces", "", name!);
           if (!current) throw ApiError.notFound("namespaces", "", name!);
           const spec = (body as { spec?: { finalizers?: string[] } })?.spec;
-          const result = this.objects.update(def, "", name!, {
-            ...current,
-            spec: { ...(current.spec as object), finalizers: spec?.finalizers ?? [] },
-          }, writeOptions(q));
+          const result = await this.admission.write(
+            admitting(),
+            writeOptions(q),
+            (o) =>
+              this.objects.update(def, "", name!, {
+                ...current,
+                spec: { ...(current.spec as object), finalizers: spec?.finalizers ?? [] },
+              }, o),
+          );
           return out(result.object, 200, result.warnings);
         }
-        const result = this.objects.update(
-          def,
-          ns ?? "",
-          name!,
-          body,
+        const result = await this.admission.write(
+          admitting(),
           writeOptions(q),
-          subresource,
+          (o) => this.objects.update(def, ns ?? "", name!, body, o, subresource),
         );
         return out(result.object, 200, result.warnings);
       }
@@ -384,13 +403,21 @@ export class ApiServer {
         const body = await readBody(req, type === "apply");
         const options = writeOptions(q);
         if (type === "apply") options.force = q.get("force") === "true";
-        const result = this.objects.patch(def, ns ?? "", name!, type, body, options, subresource);
+        const result = await this.admission.write(
+          admitting(),
+          options,
+          (o) => this.objects.patch(def, ns ?? "", name!, type, body, o, subresource),
+        );
         return out(result.object, result.created ? 201 : 200, result.warnings);
       }
       case "delete": {
         const options = await deleteOptions(req, q);
-        const obj = this.objects.delete(def, ns ?? "", name!, options);
-        return out(obj);
+        const { object, warnings } = await this.admission.delete(
+          admitting(),
+          options,
+          () => this.objects.delete(def, ns ?? "", name!, options),
+        );
+        return out(object, 200, warnings);
       }
       case "deletecollection": {
         const options = await deleteOptions(req, q);
@@ -398,12 +425,13 @@ export class ApiServer {
         const items: KObject[] = [];
         for (const obj of [...this.store.list(storageKey(def), ns)]) {
           if (!matches(obj, labels, fields, fieldOf)) continue;
-          items.push(
-            withVersion(
+          const { object } = await this.admission.delete(
+            admitting(obj.metadata.name!),
+            options,
+            () =>
               this.objects.delete(def, obj.metadata.namespace ?? "", obj.metadata.name!, options),
-              def,
-            ),
           );
+          items.push(withVersion(object, def));
         }
         return json({
           kind: `${def.kind}List`,
@@ -563,6 +591,18 @@ function matches(
   if (labels.length && !matchesLabels(labels, obj.metadata.labels)) return false;
   if (fields.length && !matchesFields(fields, (f) => fieldOf(obj, f))) return false;
   return true;
+}
+
+/** The caller, as admission webhooks are told (`request.userInfo`). */
+function userInfoOf(identity: ClientIdentity | undefined): AdmissionUserInfo {
+  if (identity) {
+    return {
+      username: identity.commonName,
+      groups: [...identity.organizations, "system:authenticated"],
+    };
+  }
+  // A token or an open server: the one administrator kubeconfig of the embedded server.
+  return { username: "system:admin", groups: ["system:masters", "system:authenticated"] };
 }
 
 function writeOptions(q: URLSearchParams): WriteOptions {

@@ -1,0 +1,690 @@
+/**
+ * Admission webhooks, called as kube-apiserver calls them: the stored
+ * `MutatingWebhookConfiguration`s and `ValidatingWebhookConfiguration`s
+ * (admissionregistration.k8s.io/v1) are matched against every create, update
+ * (PUT, patches, server-side apply) and delete that comes over HTTP — by
+ * `rules` (apiGroups, apiVersions, resources with `x/status`, `x/*`, `*` and
+ * `*\/*`, operations, scope), `namespaceSelector` and `objectSelector` — and
+ * the matching webhooks get a v1 `AdmissionReview` POSTed to
+ * `clientConfig.url` (with `?timeout=<n>s`), over TLS verified against the
+ * `caBundle`.
+ *
+ * The order is the real server's: mutating webhooks in order (configurations
+ * by name, webhooks as listed), their base64 JSON Patches applied one after
+ * another, `reinvocationPolicy: IfNeeded` webhooks called once more if a later
+ * one changed the object; then the server's own checks (names, metadata, CRD
+ * schema pruning, defaulting, validation); then the validating webhooks, all
+ * at once. Mutating webhooks of a create see the object before its uid and
+ * generated name, as on a real server; those of a delete see no object; the
+ * validating webhooks of a delete see the object as `oldObject`.
+ *
+ * Answers as kube-apiserver's:
+ * - a denial: the webhook's `status` with the message
+ *   `admission webhook "<name>" denied the request: <message>` (or
+ *   `... denied the request without explanation`), its code (400 when it
+ *   gives none or one below 400) and its reason and details;
+ * - a failed call with `failurePolicy: Fail` (the default): 500
+ *   `Internal error occurred: failed calling webhook "<name>": failed to call webhook: Post "<url>": <why>`,
+ *   `<why>` said as Go says it (`tls: failed to verify certificate: x509:
+ *   certificate signed by unknown authority`, `dial tcp <host>: connect:
+ *   connection refused`, `context deadline exceeded`); with `Ignore` the
+ *   webhook is skipped;
+ * - a dry run (`?dryRun=All`) matching a webhook whose `sideEffects` is not
+ *   `None` or `NoneOnDryRun`: 400 `admission webhook "<name>" does not support dry run`;
+ * - the webhooks' `warnings` go out as `Warning: 299 - "<text>"` headers.
+ *
+ * Not done: `clientConfig.service` (there is no service network here: such a
+ * webhook is a failed call, `... service "<ns>/<name>" is not reachable from
+ * the embedded API server`, then its failurePolicy); `matchPolicy:
+ * Equivalent` matches only the exact group/version/resource (no conversion
+ * to another version of the rule); `matchConditions` are not evaluated; the
+ * server's own writes (garbage collector, namespace cleanup) are not
+ * admitted; webhooks are not called for webhook configurations themselves.
+ *
+ * @module
+ */
+
+import { applyJsonPatch } from "../cogs/structs/json_patch.ts";
+import { deepEqual } from "../cogs/structs/deep_equal.ts";
+import {
+  labelSelectorFromObject,
+  type LabelSelectorObject,
+  matchesLabels,
+} from "../cogs/structs/label_selector.ts";
+import { ApiError, type StatusDetails } from "./errors.ts";
+import type { Objects, WriteOptions, WriteResult } from "./objects.ts";
+import { type ResourceDef, storageKey } from "./resources.ts";
+import type { KObject, Store } from "./store.ts";
+
+/** An admission operation. */
+export type AdmissionOperation = "CREATE" | "UPDATE" | "DELETE" | "CONNECT";
+
+/** Who makes the request, as `request.userInfo` carries it. */
+export interface AdmissionUserInfo {
+  username: string;
+  uid?: string;
+  groups?: string[];
+}
+
+/** What a request is about: the resource, its URL parts and the caller. */
+export interface AdmissionRequestInfo {
+  /** The resource of the URL. */
+  def: ResourceDef;
+  /** The namespace of the URL ("" for cluster-scoped). */
+  namespace: string;
+  /** The name of the URL ("" on create). */
+  name: string;
+  /** The subresource of the URL, e.g. "status". */
+  subresource?: string;
+  /** The caller. */
+  userInfo: AdmissionUserInfo;
+}
+
+const MUTATING = "mutatingwebhookconfigurations.admissionregistration.k8s.io";
+const VALIDATING = "validatingwebhookconfigurations.admissionregistration.k8s.io";
+const MAX_RETRIES = 5;
+
+interface Rule {
+  operations?: string[];
+  apiGroups?: string[];
+  apiVersions?: string[];
+  resources?: string[];
+  scope?: string;
+}
+
+interface Webhook {
+  name: string;
+  clientConfig?: {
+    url?: string;
+    caBundle?: string;
+    service?: { namespace?: string; name?: string; path?: string; port?: number };
+  };
+  rules?: Rule[];
+  failurePolicy?: string;
+  matchPolicy?: string;
+  namespaceSelector?: LabelSelectorObject;
+  objectSelector?: LabelSelectorObject;
+  sideEffects?: string;
+  timeoutSeconds?: number;
+  reinvocationPolicy?: string;
+}
+
+interface Review {
+  operation: AdmissionOperation;
+  object: KObject | null;
+  oldObject: KObject | null;
+  dryRun: boolean;
+  options: Record<string, unknown> | null;
+}
+
+/** A failed call: subject to the webhook's failurePolicy. */
+class CallError extends Error {
+  override name = "CallError";
+}
+
+/** A sentinel: the write reached an admission stage; carries what it saw. */
+class Reached {
+  constructor(readonly draft: KObject, readonly current: KObject | undefined) {}
+}
+
+/** A sentinel: the stored object changed while webhooks were called; start again. */
+class Changed {}
+
+/**
+ * The admission webhook caller of one API server.
+ *
+ * @example
+ * ```ts
+ * import { Admission } from "./admission.ts";
+ * import { Objects } from "./objects.ts";
+ * import { ResourceRegistry } from "./registry.ts";
+ * import { Store } from "./store.ts";
+ * const registry = new ResourceRegistry();
+ * const objects = new Objects(new Store(), registry);
+ * objects.bootstrap();
+ * const admission = new Admission(objects);
+ * const def = registry.find("", "v1", "configmaps")!;
+ * const info = { def, namespace: "default", name: "", userInfo: { username: "me" } };
+ * const { object } = await admission.write(
+ *   info,
+ *   { fieldManager: "me" },
+ *   (options) => objects.create(def, "default", { metadata: { name: "x" } }, options),
+ * );
+ * console.log(object.metadata.name); // "x" (no webhooks configured: written as is)
+ * admission.close();
+ * ```
+ */
+export class Admission {
+  readonly #objects: Objects;
+  readonly #clients = new Map<string, Deno.HttpClient>();
+
+  /**
+   * @param objects The write path whose writes are admitted.
+   */
+  constructor(objects: Objects) {
+    this.#objects = objects;
+  }
+
+  get #store(): Store {
+    return this.#objects.store;
+  }
+
+  /** Closes the cached HTTP clients. */
+  close(): void {
+    for (const client of this.#clients.values()) client.close();
+    this.#clients.clear();
+  }
+
+  /**
+   * Runs a create, update or patch through the webhooks: mutating webhooks on
+   * the object before the server's checks, validating webhooks on the object
+   * as it would be stored, then the write itself (or the dry run).
+   *
+   * @param info The resource, URL parts and caller.
+   * @param options The request's write options.
+   * @param write The write, given the options to run with (called up to three times per attempt, all but the last as dry runs).
+   * @returns The write's result, with the webhooks' warnings added.
+   * @throws {ApiError} A denial, a failed call (failurePolicy Fail), or the write's own errors.
+   */
+  async write(
+    info: AdmissionRequestInfo,
+    options: WriteOptions,
+    write: (options: WriteOptions) => WriteResult,
+  ): Promise<WriteResult> {
+    if (!this.#anyConfigured() || isWebhookConfiguration(info.def)) return write(options);
+    for (let attempt = 0; attempt < MAX_RETRIES; attempt++) {
+      const frozen = this.#objects.now();
+      const pass = (hooks: WriteOptions["admission"], dryRun: boolean) => {
+        const saved = this.#objects.now;
+        this.#objects.now = () => frozen;
+        try {
+          return write({ ...options, dryRun, admission: hooks });
+        } finally {
+          this.#objects.now = saved;
+        }
+      };
+      const first = reached(() =>
+        pass({
+          mutate: (d, c) => {
+            throw new Reached(structuredClone(d), c);
+          },
+        }, true)
+      );
+      if (!first) return write(options);
+      const current = first.current;
+      const operation: AdmissionOperation = current ? "UPDATE" : "CREATE";
+      const review = (object: KObject): Review => ({
+        operation,
+        object,
+        oldObject: current ?? null,
+        dryRun: !!options.dryRun,
+        options: writeOptionsObject(operation, options, info.subresource),
+      });
+      const warnings: string[] = [];
+      const mutating = this.#matching(MUTATING, info, review(first.draft));
+      let mutated = first.draft;
+      if (mutating.length) {
+        mutated = await this.#mutate(mutating, info, review(first.draft), warnings);
+      }
+      const mutateHook = (d: KObject, c: KObject | undefined): KObject => {
+        if (c?.metadata.resourceVersion !== current?.metadata.resourceVersion) throw new Changed();
+        if (!deepEqual(d, first.draft)) throw new Changed();
+        const out = structuredClone(mutated);
+        if (info.subresource === "status") return { ...d, status: out.status };
+        return out;
+      };
+      try {
+        const second = reached(() =>
+          pass({
+            mutate: mutateHook,
+            validate: (d, c) => {
+              throw new Reached(structuredClone(d), c);
+            },
+          }, true)
+        );
+        if (!second) return write(options);
+        const validating = this.#matching(VALIDATING, info, review(second.draft));
+        if (validating.length) {
+          await this.#validate(validating, info, review(second.draft), warnings);
+        }
+        const result = pass({
+          mutate: mutateHook,
+          validate: (d, c) => {
+            if (c?.metadata.resourceVersion !== current?.metadata.resourceVersion) {
+              throw new Changed();
+            }
+            const seen = second.draft;
+            if (!c) {
+              const same = {
+                ...d,
+                metadata: { ...d.metadata, uid: seen.metadata.uid, name: seen.metadata.name },
+              };
+              if (!deepEqual(same, seen)) throw new Changed();
+              if (
+                seen.metadata.name !== d.metadata.name &&
+                this.#store.get(
+                  storageKey(info.def),
+                  seen.metadata.namespace ?? "",
+                  seen.metadata.name!,
+                )
+              ) {
+                throw ApiError.alreadyExists(info.def.plural, info.def.group, seen.metadata.name!);
+              }
+            } else if (!deepEqual(d, seen)) throw new Changed();
+            return structuredClone(seen);
+          },
+        }, !!options.dryRun);
+        return { ...result, warnings: [...result.warnings, ...warnings] };
+      } catch (e) {
+        if (e instanceof Changed) continue;
+        throw e;
+      }
+    }
+    throw ApiError.conflict(
+      info.def.plural,
+      info.def.group,
+      info.name,
+      "the object has been modified; please apply your changes to the latest version and try again",
+    );
+  }
+
+  /**
+   * Runs a delete through the webhooks: mutating webhooks with no object (as
+   * on a real server), validating webhooks with the object as `oldObject`.
+   *
+   * @param info The resource, URL parts and caller.
+   * @param options The request's DeleteOptions (for `request.options`; `dryRun` makes it a dry run).
+   * @param remove The delete itself.
+   * @returns The deleted (or marked) object and the webhooks' warnings.
+   * @throws {ApiError} A denial, a failed call (failurePolicy Fail), or the delete's own errors.
+   */
+  async delete(
+    info: AdmissionRequestInfo,
+    options: { dryRun?: boolean; propagationPolicy?: string; preconditions?: unknown },
+    remove: () => KObject,
+  ): Promise<{ object: KObject; warnings: string[] }> {
+    const warnings: string[] = [];
+    if (!this.#anyConfigured() || isWebhookConfiguration(info.def)) {
+      return { object: remove(), warnings };
+    }
+    const key = storageKey(info.def);
+    const ns = info.def.namespaced ? info.namespace : "";
+    for (let attempt = 0; attempt < MAX_RETRIES; attempt++) {
+      const current = this.#store.get(key, ns, info.name);
+      if (!current) return { object: remove(), warnings }; // its 404
+      const deleteOptions = {
+        kind: "DeleteOptions",
+        apiVersion: "meta.k8s.io/v1",
+        ...(options.propagationPolicy ? { propagationPolicy: options.propagationPolicy } : {}),
+        ...(options.preconditions ? { preconditions: options.preconditions } : {}),
+        ...(options.dryRun ? { dryRun: ["All"] } : {}),
+      };
+      const base = {
+        operation: "DELETE" as const,
+        dryRun: !!options.dryRun,
+        options: deleteOptions,
+      };
+      const mutating = this.#matching(MUTATING, info, {
+        ...base,
+        object: null,
+        oldObject: current,
+      });
+      if (mutating.length) {
+        await this.#mutate(mutating, info, { ...base, object: null, oldObject: null }, warnings);
+      }
+      const review: Review = { ...base, object: null, oldObject: current };
+      const validating = this.#matching(VALIDATING, info, review);
+      if (validating.length) await this.#validate(validating, info, review, warnings);
+      const now = this.#store.get(key, ns, info.name);
+      if (now?.metadata.resourceVersion !== current.metadata.resourceVersion) continue;
+      return { object: remove(), warnings };
+    }
+    throw ApiError.conflict(
+      info.def.plural,
+      info.def.group,
+      info.name,
+      "the object has been modified; please apply your changes to the latest version and try again",
+    );
+  }
+
+  #anyConfigured(): boolean {
+    for (const key of [MUTATING, VALIDATING]) {
+      for (const _ of this.#store.list(key)) return true;
+    }
+    return false;
+  }
+
+  /** The webhooks of one kind that match a request, in the real server's order. */
+  #matching(key: string, info: AdmissionRequestInfo, review: Review): Webhook[] {
+    const configs = [...this.#store.list(key)].sort((a, b) =>
+      (a.metadata.name ?? "") < (b.metadata.name ?? "") ? -1 : 1
+    );
+    const out: Webhook[] = [];
+    for (const config of configs) {
+      for (const hook of (config.webhooks as Webhook[] | undefined) ?? []) {
+        if (this.#matches(hook, info, review)) out.push(hook);
+      }
+    }
+    return out;
+  }
+
+  #matches(hook: Webhook, info: AdmissionRequestInfo, review: Review): boolean {
+    if (!(hook.rules ?? []).some((r) => ruleMatches(r, review.operation, info))) return false;
+    const objects = [review.object, review.oldObject].filter((o): o is KObject => !!o);
+    if (hook.objectSelector && !selectorMatchesAny(hook.objectSelector, objects)) return false;
+    if (hook.namespaceSelector) {
+      if (storageKey(info.def) === "namespaces") {
+        if (!selectorMatchesAny(hook.namespaceSelector, objects)) return false;
+      } else if (info.def.namespaced) {
+        const ns = this.#store.get("namespaces", "", info.namespace);
+        if (!selectorMatchesAny(hook.namespaceSelector, [ns ?? { metadata: {} }])) return false;
+      }
+    }
+    return true;
+  }
+
+  /** Calls the mutating webhooks in order, applying their patches; reinvokes `IfNeeded` ones once. */
+  async #mutate(
+    hooks: Webhook[],
+    info: AdmissionRequestInfo,
+    review: Review,
+    warnings: string[],
+  ): Promise<KObject> {
+    let object = review.object;
+    const seenAt = new Map<Webhook, KObject | null>();
+    const round = async (list: Webhook[]) => {
+      for (const hook of list) {
+        const before = object;
+        const response = await this.#call(hook, info, { ...review, object }, warnings);
+        seenAt.set(hook, before);
+        if (!response || !response.patch || object === null) continue;
+        let ops: unknown;
+        try {
+          if (response.patchType !== "JSONPatch") {
+            throw new CallError(`unsupported patch type "${response.patchType ?? ""}"`);
+          }
+          ops = JSON.parse(new TextDecoder().decode(decodeBase64(String(response.patch))));
+        } catch (e) {
+          if (hook.failurePolicy === "Ignore") continue;
+          throw failedCall(hook, e instanceof Error ? e.message : String(e));
+        }
+        try {
+          object = applyJsonPatch(object, ops) as KObject;
+        } catch (e) {
+          throw new ApiError(
+            500,
+            "InternalError",
+            `Internal error occurred: ${(e as Error).message}`,
+            { causes: [{ reason: "", message: (e as Error).message }] },
+          );
+        }
+      }
+    };
+    await round(hooks);
+    const again = hooks.filter((h) =>
+      h.reinvocationPolicy === "IfNeeded" && !deepEqual(seenAt.get(h), object)
+    );
+    if (again.length) await round(again);
+    return object ?? review.object!;
+  }
+
+  /** Calls the validating webhooks at once; the first denial or failure (in order) wins. */
+  async #validate(
+    hooks: Webhook[],
+    info: AdmissionRequestInfo,
+    review: Review,
+    warnings: string[],
+  ): Promise<void> {
+    const perHook = hooks.map(() => [] as string[]);
+    const results = await Promise.allSettled(
+      hooks.map((hook, i) => this.#call(hook, info, review, perHook[i]!)),
+    );
+    for (const w of perHook) warnings.push(...w);
+    for (const r of results) if (r.status === "rejected") throw r.reason;
+  }
+
+  /**
+   * One webhook call: the AdmissionReview out, the response checked. A
+   * denial throws its Status; a failed call throws the 500 (failurePolicy
+   * Fail) or answers undefined (Ignore).
+   */
+  async #call(
+    hook: Webhook,
+    info: AdmissionRequestInfo,
+    review: Review,
+    warnings: string[],
+  ): Promise<Record<string, unknown> | undefined> {
+    if (review.dryRun && hook.sideEffects !== "None" && hook.sideEffects !== "NoneOnDryRun") {
+      throw ApiError.badRequest(`admission webhook "${hook.name}" does not support dry run`);
+    }
+    const uid = crypto.randomUUID();
+    let response: Record<string, unknown>;
+    try {
+      response = await this.#post(hook, reviewBody(uid, info, review));
+      if (response.uid !== uid) {
+        throw new CallError(`expected response.uid="${uid}", got "${String(response.uid ?? "")}"`);
+      }
+    } catch (e) {
+      if (!(e instanceof CallError)) throw e;
+      if (hook.failurePolicy === "Ignore") return undefined;
+      throw failedCall(hook, e.message);
+    }
+    if (Array.isArray(response.warnings)) {
+      for (const w of response.warnings) if (typeof w === "string" && w) warnings.push(w);
+    }
+    if (response.allowed !== true) throw denial(hook.name, response.status);
+    return response;
+  }
+
+  /** POSTs the review; every failure to get a v1 AdmissionReview back is a CallError. */
+  async #post(hook: Webhook, body: unknown): Promise<Record<string, unknown>> {
+    const config = hook.clientConfig ?? {};
+    if (!config.url) {
+      const svc = config.service;
+      throw new CallError(
+        svc
+          ? `service "${svc.namespace}/${svc.name}" is not reachable from the embedded API server (it has no service network; use clientConfig.url)`
+          : "the webhook has neither clientConfig.url nor clientConfig.service",
+      );
+    }
+    const timeout = hook.timeoutSeconds ?? 10;
+    const url = new URL(config.url);
+    url.searchParams.set("timeout", `${timeout}s`);
+    const target = url.toString();
+    let client: Deno.HttpClient | undefined;
+    try {
+      client = this.#client(config.caBundle);
+    } catch (e) {
+      throw new CallError(`could not get REST client: ${(e as Error).message}`);
+    }
+    let res: Response;
+    try {
+      res = await fetch(target, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, */*" },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(timeout * 1000),
+        ...(client ? { client } : {}),
+      });
+    } catch (e) {
+      throw new CallError(`failed to call webhook: Post "${target}": ${goReason(e, url)}`);
+    }
+    const text = await res.text().catch(() => "");
+    if (res.status < 200 || res.status >= 300) {
+      throw new CallError(
+        `failed to call webhook: an error on the server ("${
+          text.slice(0, 200)
+        }") has prevented the request from succeeding`,
+      );
+    }
+    let parsed: Record<string, unknown>;
+    try {
+      parsed = JSON.parse(text);
+    } catch (e) {
+      throw new CallError(
+        `received invalid webhook response: ${(e as Error).message}`,
+      );
+    }
+    if (parsed?.apiVersion !== "admission.k8s.io/v1" || parsed?.kind !== "AdmissionReview") {
+      throw new CallError(
+        `expected webhook response of admission.k8s.io/v1, Kind=AdmissionReview, got ${
+          String(parsed?.apiVersion ?? "")
+        }, Kind=${String(parsed?.kind ?? "")}`,
+      );
+    }
+    const response = parsed.response as Record<string, unknown> | undefined;
+    if (!response || typeof response !== "object") {
+      throw new CallError("webhook response was absent");
+    }
+    return response;
+  }
+
+  #client(caBundle: string | undefined): Deno.HttpClient | undefined {
+    if (!caBundle) return undefined;
+    let client = this.#clients.get(caBundle);
+    if (!client) {
+      const pem = new TextDecoder().decode(decodeBase64(caBundle));
+      client = Deno.createHttpClient({ caCerts: [pem] });
+      this.#clients.set(caBundle, client);
+    }
+    return client;
+  }
+}
+
+function reached(run: () => unknown): Reached | undefined {
+  try {
+    run();
+    return undefined;
+  } catch (e) {
+    if (e instanceof Reached) return e;
+    throw e;
+  }
+}
+
+function isWebhookConfiguration(def: ResourceDef): boolean {
+  const key = storageKey(def);
+  return key === MUTATING || key === VALIDATING;
+}
+
+function ruleMatches(rule: Rule, operation: string, info: AdmissionRequestInfo): boolean {
+  const { def, subresource } = info;
+  const has = (list: string[] | undefined, value: string) =>
+    (list ?? []).includes("*") || (list ?? []).includes(value);
+  if (!has(rule.operations, operation)) return false;
+  if (!has(rule.apiGroups, def.group)) return false;
+  if (!has(rule.apiVersions, def.version)) return false;
+  const scope = rule.scope ?? "*";
+  if (scope === "Cluster" && def.namespaced) return false;
+  if (scope === "Namespaced" && !def.namespaced) return false;
+  return (rule.resources ?? []).some((r) => {
+    const [res, sub] = r.split("/", 2) as [string, string | undefined];
+    if (res !== "*" && res !== def.plural) return false;
+    if (sub === undefined) return !subresource;
+    return sub === "*" || sub === subresource;
+  });
+}
+
+function selectorMatchesAny(selector: LabelSelectorObject, objects: KObject[]): boolean {
+  let parsed;
+  try {
+    parsed = labelSelectorFromObject(selector);
+  } catch {
+    return false;
+  }
+  return objects.some((o) => matchesLabels(parsed, o.metadata?.labels));
+}
+
+function writeOptionsObject(
+  operation: AdmissionOperation,
+  options: WriteOptions,
+  _subresource: string | undefined,
+): Record<string, unknown> {
+  const kind = operation === "CREATE" ? "CreateOptions" : "UpdateOptions";
+  const out: Record<string, unknown> = { kind, apiVersion: "meta.k8s.io/v1" };
+  if (options.dryRun) out.dryRun = ["All"];
+  if (options.fieldManager) out.fieldManager = options.fieldManager;
+  if (options.fieldValidation) out.fieldValidation = options.fieldValidation;
+  return out;
+}
+
+function reviewBody(uid: string, info: AdmissionRequestInfo, review: Review): unknown {
+  const { def } = info;
+  const kind = { group: def.group, version: def.version, kind: def.kind };
+  const resource = { group: def.group, version: def.version, resource: def.plural };
+  const name = info.name || review.object?.metadata?.name || review.oldObject?.metadata?.name;
+  const request: Record<string, unknown> = {
+    uid,
+    kind,
+    resource,
+    ...(info.subresource ? { subResource: info.subresource } : {}),
+    requestKind: kind,
+    requestResource: resource,
+    ...(info.subresource ? { requestSubResource: info.subresource } : {}),
+    ...(name ? { name } : {}),
+    ...(def.namespaced && info.namespace ? { namespace: info.namespace } : {}),
+    operation: review.operation,
+    userInfo: info.userInfo,
+    object: review.object,
+    oldObject: review.oldObject,
+    dryRun: review.dryRun,
+    options: review.options,
+  };
+  return { kind: "AdmissionReview", apiVersion: "admission.k8s.io/v1", request };
+}
+
+function failedCall(hook: Webhook, reason: string): ApiError {
+  const message = `failed calling webhook "${hook.name}": ${reason}`;
+  return new ApiError(500, "InternalError", `Internal error occurred: ${message}`, {
+    causes: [{ reason: "", message }],
+  });
+}
+
+/** A denial as kube-apiserver's webhook errors say it (`ToStatusErr`). */
+function denial(name: string, status: unknown): ApiError {
+  const result = (status && typeof status === "object" ? status : {}) as {
+    code?: number;
+    reason?: string;
+    message?: string;
+    details?: StatusDetails;
+  };
+  const deniedBy = `admission webhook "${name}" denied the request`;
+  const code = typeof result.code === "number" && result.code >= 400 ? result.code : 400;
+  const message = result.message
+    ? `${deniedBy}: ${result.message}`
+    : result.reason
+    ? `${deniedBy}: ${result.reason}`
+    : `${deniedBy} without explanation`;
+  return new ApiError(code, result.reason ?? "", message, result.details);
+}
+
+/** Why a call failed, as Go's HTTP client says it (what kube-apiserver prints). */
+function goReason(e: unknown, url: URL): string {
+  const parts: string[] = [];
+  for (let c: unknown = e, i = 0; c && i < 5; c = (c as { cause?: unknown }).cause, i++) {
+    parts.push(String((c as Error)?.message ?? c));
+  }
+  const text = parts.join(": ");
+  const name = (e as Error)?.name;
+  if (name === "TimeoutError" || name === "AbortError") return "context deadline exceeded";
+  const port = url.port || (url.protocol === "https:" ? "443" : "80");
+  const host = url.hostname.replace(/^\[|\]$/g, "");
+  const hostPort = host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
+  if (/UnknownIssuer|unknown issuer|BadSignature/i.test(text)) {
+    return "tls: failed to verify certificate: x509: certificate signed by unknown authority";
+  }
+  if (/NotValidForName|not valid for name/i.test(text)) {
+    return `tls: failed to verify certificate: x509: certificate is not valid for ${host}`;
+  }
+  if (/Expired/i.test(text)) {
+    return "tls: failed to verify certificate: x509: certificate has expired or is not yet valid";
+  }
+  if (/refused/i.test(text)) return `dial tcp ${hostPort}: connect: connection refused`;
+  return text;
+}
+
+function decodeBase64(text: string): Uint8Array {
+  const bin = atob(text.replace(/\s+/g, ""));
+  const out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  return out;
+}
