@@ -245,3 +245,19 @@ export type {
   WebhookOptions,
   WebhookType,
 } from "./src/core/intents/webhooks.ts";
+export {
+  serveWebhooks,
+  WebhookAutoServer,
+  WebhookK3dServer,
+  WebhookMinikubeServer,
+  WebhookServer,
+  WebhookServerError,
+} from "./src/kits/webhooks.ts";
+export type {
+  WebhookApi,
+  WebhookServeOptions,
+  WebhookServerFn,
+  WebhookServerObject,
+  WebhookServerOptions,
+  WebhookServerProtocol,
+} from "./src/kits/webhooks.ts";

@@ -1,0 +1,407 @@
+/**
+ * Webhook servers: how admission requests from Kubernetes reach the
+ * operator (Kopf's `kopf.WebhookServer`, `WebhookK3dServer`,
+ * `WebhookMinikubeServer`, `WebhookAutoServer`). A server listens on HTTPS
+ * (a self-signed CA and certificate are made when none is given), routes
+ * `POST <path>/<handler-id>` to the operator's webhook function, and tells
+ * the operator how Kubernetes reaches it: it yields client configs
+ * (`{ url, caBundle }`), which go into the managed webhook configurations.
+ *
+ * The protocol, for custom servers and tunnels: `settings.admission.server`
+ * is a function `(fn, { signal }) => AsyncIterable<WebhookClientConfig>` or
+ * an object with such a `serve` method (and, optionally,
+ * `[Symbol.asyncDispose]()` for cleanup). It calls `fn(review, { webhook,
+ * headers, sslpeer })` for each request and sends back the JSON of what it
+ * resolves to; it yields a config whenever its endpoint changes, and holds
+ * control until the signal aborts (the operator's exit). If it ends on its
+ * own, the operator stops. A tunnel (ngrok and the like: not reachable from
+ * our machines, so not shipped) wraps a `WebhookServer` and yields the
+ * tunnel's public URL instead of the local one.
+ *
+ * Deno's TLS server does not ask clients for certificates, so `sslpeer` is
+ * always `{}`, and the `verify*` options are refused at start-up.
+ *
+ * @module
+ */
+
+import { makeServerCertificates } from "./_certificates.ts";
+import {
+  UnknownResourceError,
+  type WebhookClientConfig,
+  WebhookError,
+  type WebhookFn,
+} from "../core/engines/admission.ts";
+
+/** What servers may ask the Kubernetes API (the operator's API client has this method). */
+export interface WebhookApi {
+  /**
+   * Makes one request.
+   *
+   * @param method The HTTP method.
+   * @param path The API path, e.g. `/version`.
+   * @param options The signal and the query.
+   * @returns The parsed JSON answer.
+   */
+  request<T = unknown>(
+    method: string,
+    path: string,
+    options?: { signal?: AbortSignal; query?: Record<string, string | number> },
+  ): Promise<T>;
+}
+
+/** What the operator gives a webhook server besides the webhook function. */
+export interface WebhookServeOptions {
+  /** Aborted when the operator exits: the server stops and its iterable ends. */
+  signal: AbortSignal;
+  /** The operator's API client (for cluster detection); absent in bare use. */
+  api?: WebhookApi | undefined;
+}
+
+/** A webhook server or tunnel as a function (Kopf's simple coroutine form). */
+export type WebhookServerFn = (
+  fn: WebhookFn,
+  options: WebhookServeOptions,
+) => AsyncIterable<WebhookClientConfig>;
+
+/** A webhook server or tunnel as an object (Kopf's configurable class form). */
+export interface WebhookServerObject {
+  /** Serves until the signal aborts, yielding the client configs. */
+  serve(fn: WebhookFn, options: WebhookServeOptions): AsyncIterable<WebhookClientConfig>;
+  /** Frees what the server holds (called once the operator is done with it). */
+  [Symbol.asyncDispose]?(): Promise<void>;
+}
+
+/** Anything `settings.admission.server` may be. */
+export type WebhookServerProtocol = WebhookServerFn | WebhookServerObject;
+
+/** Options of {@link WebhookServer} (Kopf's keyword arguments, camelCase). */
+export interface WebhookServerOptions {
+  /** Where to listen (default: all interfaces for the K3d/Minikube servers, else 127.0.0.1). */
+  addr?: string;
+  /** The port (default 9443; 0 for a free one). */
+  port?: number;
+  /** The root path (default none): handlers are served at `<path>/<handler-id>`. */
+  path?: string;
+  /** The host in the webhook URLs (default: the class's host, else `addr`, else `localhost`). */
+  host?: string;
+  /** The CA bundle (PEM) for the client config; not used by the server itself. */
+  cadata?: string | Uint8Array;
+  /** A file with the CA bundle (PEM) for the client config. */
+  cafile?: string;
+  /** A directory of CA certificates (PEM files) for the client config. */
+  capath?: string;
+  /** A file to write the resulting CA bundle to (e.g. for `curl --cacert`). */
+  cadump?: string;
+  /** The server certificate (PEM file); without it, a self-signed CA and certificate are made. */
+  certfile?: string;
+  /** The server certificate's private key (PEM file). */
+  pkeyfile?: string;
+  /** The private key's password: encrypted keys are not supported by Deno's TLS; refused. */
+  password?: string;
+  /** More SANs (DNS names, IP addresses) for the self-signed certificate. */
+  extraSans?: string[];
+  /** Plain HTTP (for tunnels and curl; Kubernetes itself needs HTTPS). */
+  insecure?: boolean;
+  /** Client-certificate verification: not available in Deno's TLS server; refused if set. */
+  verifyMode?: unknown;
+  /** See {@link WebhookServerOptions.verifyMode}. */
+  verifyCafile?: string;
+  /** See {@link WebhookServerOptions.verifyMode}. */
+  verifyCapath?: string;
+  /** See {@link WebhookServerOptions.verifyMode}. */
+  verifyCadata?: string | Uint8Array;
+}
+
+/**
+ * A local HTTPS (or, with `insecure`, HTTP) endpoint for admission requests.
+ *
+ * @example
+ * ```ts
+ * import * as kopf from "../../mod.ts";
+ * const registry = new kopf.OperatorRegistry();
+ * kopf.on.startup({ registry }, ({ settings }) => {
+ *   settings.admission.server = new kopf.WebhookServer({ port: 9443, cadump: "ca.pem" });
+ *   settings.admission.managed = "auto.kopf.dev";
+ * });
+ * ```
+ */
+export class WebhookServer implements WebhookServerObject {
+  /** The host of webhook URLs when none is given (the K3d and Minikube servers set it). */
+  static readonly DEFAULT_HOST: string | undefined = undefined;
+  /** The port when none is given. */
+  static readonly DEFAULT_PORT: number = 9443;
+  /** The options, as given. */
+  readonly options: Readonly<WebhookServerOptions>;
+  #server: Deno.HttpServer | undefined;
+
+  /**
+   * Creates the server (nothing listens until {@link WebhookServer.serve}).
+   *
+   * @param options Where to listen, the URL's host and path, the certificates.
+   */
+  constructor(options: WebhookServerOptions = {}) {
+    this.options = { ...options };
+  }
+
+  /**
+   * The host to put into the webhook URLs (K3d, Minikube and the auto server override it).
+   *
+   * @param _options The serving options (the auto server detects the cluster through the API).
+   * @returns The host.
+   */
+  guessHost(_options: WebhookServeOptions): Promise<string | undefined> | string | undefined {
+    return (this.constructor as typeof WebhookServer).DEFAULT_HOST;
+  }
+
+  /**
+   * Listens and serves until the signal aborts; yields the client config once listening.
+   *
+   * @param fn The operator's webhook function.
+   * @param options The operator's signal (and API client).
+   * @returns The client configs (one).
+   * @throws {WebhookServerError} For options Deno cannot serve (client verification, key passwords).
+   */
+  async *serve(fn: WebhookFn, options: WebhookServeOptions): AsyncGenerator<WebhookClientConfig> {
+    const o = this.options;
+    if (o.verifyMode !== undefined || o.verifyCafile || o.verifyCapath || o.verifyCadata) {
+      throw new WebhookServerError(
+        "Client-certificate verification (verifyMode/verifyCafile/verifyCapath/verifyCadata) " +
+          "is not available in Deno's TLS server; authenticate with `headers` in the handlers.",
+      );
+    }
+    if (o.password !== undefined && o.pkeyfile) {
+      throw new WebhookServerError(
+        "Encrypted private keys (password) are not supported by Deno's TLS; decrypt the key " +
+          "(openssl pkcs8 -in key.pem -out plain.pem) and pass it as pkeyfile.",
+      );
+    }
+    const guessed = await this.guessHost(options);
+    const addr = o.addr ?? (guessed ? "0.0.0.0" : "127.0.0.1");
+    const host = o.host ?? guessed ?? o.addr ?? "localhost";
+    const path = (o.path ?? "").replace(/\/+$/, "");
+    let cadata = await readCa(o);
+    let tls: { cert: string; key: string } | undefined;
+    if (!o.insecure) {
+      if (o.certfile || o.pkeyfile) {
+        if (!o.certfile || !o.pkeyfile) {
+          throw new WebhookServerError("certfile and pkeyfile go together: give both or neither.");
+        }
+        tls = {
+          cert: await Deno.readTextFile(o.certfile),
+          key: await Deno.readTextFile(o.pkeyfile),
+        };
+      } else {
+        const sans = [host, ...(o.addr ? [o.addr] : []), ...(o.extraSans ?? []), "localhost"];
+        const made = await makeServerCertificates(
+          [...sans, "127.0.0.1", "::1"].filter((h) => h !== "0.0.0.0" && h !== "::"),
+        );
+        tls = { cert: made.serverCert, key: made.serverKey };
+        cadata ??= made.caCert;
+      }
+    }
+    if (o.cadump && cadata !== undefined) await Deno.writeTextFile(o.cadump, cadata);
+    const listening = Promise.withResolvers<Deno.NetAddr>();
+    const server = Deno.serve({
+      hostname: addr,
+      port: o.port ?? (this.constructor as typeof WebhookServer).DEFAULT_PORT,
+      signal: options.signal,
+      onListen: (a) => listening.resolve(a as Deno.NetAddr),
+      ...(tls ?? {}),
+    }, (request) => handle(request, fn, path));
+    this.#server = server;
+    try {
+      const bound = await listening.promise;
+      const hostPart = host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
+      const config: WebhookClientConfig = {
+        url: `${o.insecure ? "http" : "https"}://${hostPart}:${bound.port}${path}`,
+      };
+      if (cadata !== undefined) config.caBundle = encodeBase64(cadata);
+      yield config;
+      await server.finished;
+    } finally {
+      if (!options.signal.aborted) await server.shutdown();
+      await server.finished;
+      this.#server = undefined;
+    }
+  }
+
+  /** Stops listening, if it still does. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.#server?.shutdown();
+  }
+}
+
+/**
+ * A webhook server for K3d/K3s clusters (even in a VM): Kubernetes reaches it at
+ * `host.k3d.internal`, which the self-signed certificate names.
+ *
+ * @example
+ * ```ts
+ * import * as kopf from "../../mod.ts";
+ * const registry = new kopf.OperatorRegistry();
+ * kopf.on.startup({ registry }, ({ settings }) => {
+ *   settings.admission.server = new kopf.WebhookK3dServer({ port: 54321 });
+ * });
+ * ```
+ */
+export class WebhookK3dServer extends WebhookServer {
+  /** `host.k3d.internal`. */
+  static override readonly DEFAULT_HOST: string | undefined = "host.k3d.internal";
+}
+
+/**
+ * A webhook server for Minikube clusters (even in a VM): Kubernetes reaches it at
+ * `host.minikube.internal`, which the self-signed certificate names.
+ *
+ * @example
+ * ```ts
+ * import * as kopf from "../../mod.ts";
+ * const registry = new kopf.OperatorRegistry();
+ * kopf.on.startup({ registry }, ({ settings }) => {
+ *   settings.admission.server = new kopf.WebhookMinikubeServer({ port: 54321 });
+ * });
+ * ```
+ */
+export class WebhookMinikubeServer extends WebhookServer {
+  /** `host.minikube.internal`. */
+  static override readonly DEFAULT_HOST: string | undefined = "host.minikube.internal";
+}
+
+/**
+ * A webhook server that detects K3s/K3d and Minikube clusters and uses their magic host
+ * names; for other clusters (and the embedded API server), a plain local server. It never
+ * tunnels. Detection: the API server's `/version` (`+k3s` in `gitVersion`), then the nodes'
+ * labels (`minikube.k8s.io/name`, `node.kubernetes.io/instance-type: k3s`); any failure to
+ * ask means no detection.
+ *
+ * @example
+ * ```ts
+ * import * as kopf from "../../mod.ts";
+ * const registry = new kopf.OperatorRegistry();
+ * kopf.on.startup({ registry }, ({ settings }) => {
+ *   settings.admission.server = new kopf.WebhookAutoServer({ port: 0 });
+ *   settings.admission.managed = "auto.kopf.dev";
+ * });
+ * ```
+ */
+export class WebhookAutoServer extends WebhookServer {
+  /**
+   * The magic host of the detected cluster, or undefined.
+   *
+   * @param options The serving options (their API client is asked).
+   * @returns The host, or undefined.
+   */
+  override async guessHost(options: WebhookServeOptions): Promise<string | undefined> {
+    const api = options.api;
+    if (!api) return undefined;
+    try {
+      const version = await api.request<{ gitVersion?: string }>("GET", "/version", {
+        signal: options.signal,
+      });
+      if (version?.gitVersion?.includes("k3s")) return WebhookK3dServer.DEFAULT_HOST;
+      const nodes = await api.request<
+        { items?: { metadata?: { labels?: Record<string, string> } }[] }
+      >(
+        "GET",
+        "/api/v1/nodes",
+        { signal: options.signal, query: { limit: 1 } },
+      );
+      const labels = nodes?.items?.[0]?.metadata?.labels ?? {};
+      if ("minikube.k8s.io/name" in labels) return WebhookMinikubeServer.DEFAULT_HOST;
+      if (labels["node.kubernetes.io/instance-type"] === "k3s") {
+        return WebhookK3dServer.DEFAULT_HOST;
+      }
+    } catch {
+      // No access: no detection; a plain local server.
+    }
+    return undefined;
+  }
+}
+
+/** A webhook server cannot start with the options it was given. */
+export class WebhookServerError extends Error {
+  /** Always `"WebhookServerError"`. */
+  override name = "WebhookServerError";
+}
+
+/**
+ * Iterates a server or tunnel in either form of the protocol.
+ *
+ * @param server A function or an object with `serve`.
+ * @param fn The webhook function.
+ * @param options The signal (and API client).
+ * @returns The client configs.
+ * @throws {TypeError} For something that is neither.
+ */
+export function serveWebhooks(
+  server: unknown,
+  fn: WebhookFn,
+  options: WebhookServeOptions,
+): AsyncIterable<WebhookClientConfig> {
+  if (typeof server === "function") return (server as WebhookServerFn)(fn, options);
+  if (server && typeof (server as WebhookServerObject).serve === "function") {
+    return (server as WebhookServerObject).serve(fn, options);
+  }
+  throw new TypeError(
+    "settings.admission.server must be a webhook server (e.g. new kopf.WebhookServer()) or a " +
+      "function (fn, { signal }) => AsyncIterable<WebhookClientConfig>.",
+  );
+}
+
+async function handle(request: Request, fn: WebhookFn, root: string): Promise<Response> {
+  const url = new URL(request.url);
+  if (request.method !== "POST") return text(405, "Admission reviews are POSTed.");
+  if (root && url.pathname !== root && !url.pathname.startsWith(`${root}/`)) {
+    return text(404, "Not found.");
+  }
+  const rest = url.pathname.slice(root.length).replace(/^\/+|\/+$/g, "");
+  let webhook: string | undefined;
+  try {
+    webhook = rest ? decodeURIComponent(rest) : undefined;
+  } catch {
+    return text(400, "Bad webhook id in the path.");
+  }
+  let review: unknown;
+  try {
+    review = await request.json();
+  } catch (e) {
+    return text(400, `The body is not JSON: ${(e as Error).message}`);
+  }
+  const headers: Record<string, string> = {};
+  request.headers.forEach((v, k) => headers[k] = v);
+  try {
+    const answer = await fn(review as Record<string, unknown>, { webhook, headers, sslpeer: {} });
+    return Response.json(answer);
+  } catch (e) {
+    if (e instanceof UnknownResourceError) return text(404, e.message);
+    if (e instanceof WebhookError) return text(400, e.message);
+    return text(500, e instanceof Error ? e.message : String(e));
+  }
+}
+
+function text(status: number, body: string): Response {
+  return new Response(body, { status, headers: { "content-type": "text/plain" } });
+}
+
+async function readCa(o: WebhookServerOptions): Promise<string | undefined> {
+  const parts: string[] = [];
+  if (o.cadata !== undefined) {
+    parts.push(typeof o.cadata === "string" ? o.cadata : new TextDecoder().decode(o.cadata));
+  }
+  if (o.cafile) parts.push(await Deno.readTextFile(o.cafile));
+  if (o.capath) {
+    const names: string[] = [];
+    for await (const entry of Deno.readDir(o.capath)) if (entry.isFile) names.push(entry.name);
+    for (const name of names.sort()) {
+      const content = await Deno.readTextFile(`${o.capath}/${name}`);
+      if (content.includes("-----BEGIN CERTIFICATE-----")) parts.push(content);
+    }
+  }
+  return parts.length ? parts.map((p) => p.trimEnd() + "\n").join("") : undefined;
+}
+
+function encodeBase64(text: string): string {
+  let binary = "";
+  for (const b of new TextEncoder().encode(text)) binary += String.fromCharCode(b);
+  return btoa(binary);
+}
