@@ -47,6 +47,7 @@ import type { OperatorContext } from "./processing.ts";
 import { apiFailure, fatal, OperatorError } from "./errors.ts";
 import { type Resolution, resolveResources } from "./observation.ts";
 import { Orchestrator } from "./orchestration.ts";
+import { checkAdmission, startAdmission } from "./webhooking.ts";
 
 export { OperatorError } from "./errors.ts";
 
@@ -245,6 +246,7 @@ async function startOperatorTasks(
   await runActivity("startup", registry.activityHandlers("startup"), env, signal).catch(
     fatal("startup"),
   );
+  checkAdmission(registry, settings);
 
   // Login: the login handlers, or the default (kubeconfig, in-cluster, or the client library's config).
   const vault = options.vault ?? new Vault();
@@ -349,8 +351,7 @@ async function startOperatorTasks(
 
   const watchers = new Orchestrator(api, op, settings, logger, signal);
   const ready = watchers.start(resolution, namespaces, registry.selectors());
-  // The start-up hold of the readiness gate ends when all initial watchers have listed
-  // (indexed or not); from then on, only new watchers of indexed resources close it again.
+  // Readiness: held until all initial watchers have listed; then only new indexed watchers re-close it.
   ready.then(() => indexers.markReady(), () => indexers.markReady());
   const unobserve = metrics?.observeQueues(() => watchers.queueSamples());
 
@@ -401,6 +402,7 @@ async function startOperatorTasks(
       done: main,
     },
     { name: "watchers", done: failing },
+    ...startAdmission(op, api, stop),
   ];
 }
 

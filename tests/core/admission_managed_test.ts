@@ -1,0 +1,136 @@
+import assert from "node:assert/strict";
+import * as kopf from "../../mod.ts";
+import { cluster, until } from "../reactor/_setup.ts";
+
+const VWC = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations";
+const MWC = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations";
+
+Deno.test("managed configurations: one webhook per handler, as the handlers say; non-persistent ones removed at exit", async () => {
+  await using c = await cluster();
+  const registry = new kopf.OperatorRegistry();
+  kopf.on.startup({ registry }, ({ settings }) => {
+    settings.admission.server = new kopf.WebhookServer({ port: 0 });
+    settings.admission.managed = "test.kopf.dev";
+  });
+  kopf.on.validate("kopfexamples", {
+    registry,
+    labels: { app: "x", tier: kopf.PRESENT, gone: kopf.ABSENT, cb: () => true },
+    ignoreFailures: true,
+  }, function check_spec() {});
+  kopf.on.mutate("kopfexamples", {
+    registry,
+    operation: "CREATE",
+    subresource: "status",
+    sideEffects: true,
+    persistent: true,
+  }, function defaults() {});
+  const stop = new AbortController();
+  let ready!: () => void;
+  const started = new Promise<void>((r) => (ready = r));
+  const lines: string[] = [];
+  const running = kopf.operator({
+    kubeconfig: c.api.kubeconfig.path,
+    standalone: true,
+    clusterwide: true,
+    registry,
+    signal: stop.signal,
+    onReady: ready,
+    logging: { format: "plain", level: "info", write: (l) => lines.push(l) },
+  });
+  try {
+    await started;
+    let validating: kopf.AnyObject = {};
+    await until(async () => {
+      validating = (await c.call("GET", `${VWC}/test.kopf.dev`, undefined, [404])).body;
+      return validating?.webhooks?.length === 1;
+    }, "the validating configuration");
+    const mutating = (await c.call("GET", `${MWC}/test.kopf.dev`)).body;
+    const [v] = validating.webhooks;
+    const url = v.clientConfig.url as string;
+    assert.match(url, /^https:\/\/localhost:\d+\/check_spec$/);
+    assert.ok(atob(v.clientConfig.caBundle).startsWith("-----BEGIN CERTIFICATE-----"));
+    assert.deepEqual({ ...v, clientConfig: undefined }, {
+      name: "check-spec.test.kopf.dev",
+      sideEffects: "None",
+      failurePolicy: "Ignore",
+      matchPolicy: "Equivalent",
+      rules: [{
+        apiGroups: ["kopf.dev"],
+        apiVersions: ["v1"],
+        resources: ["kopfexamples"],
+        operations: ["*"],
+        scope: "*",
+      }],
+      objectSelector: {
+        matchExpressions: [
+          { key: "app", operator: "In", values: ["x"] },
+          { key: "tier", operator: "Exists" },
+          { key: "gone", operator: "DoesNotExist" },
+        ],
+      },
+      clientConfig: undefined,
+      timeoutSeconds: 30,
+      admissionReviewVersions: ["v1"],
+    });
+    const [m] = mutating.webhooks;
+    assert.equal(m.name, "defaults.test.kopf.dev");
+    assert.equal(m.sideEffects, "NoneOnDryRun");
+    assert.equal(m.failurePolicy, "Fail");
+    assert.deepEqual(m.rules[0].resources, ["kopfexamples/status"]);
+    assert.deepEqual(m.rules[0].operations, ["CREATE"]);
+    assert.equal(m.objectSelector, undefined);
+    assert.equal(m.clientConfig.url, url.replace("check_spec", "defaults"));
+
+    // The configured URL serves the handler, verified against the configured CA.
+    const client = Deno.createHttpClient({ caCerts: [atob(v.clientConfig.caBundle)] });
+    try {
+      const response = await fetch(url, {
+        method: "POST",
+        client,
+        body: JSON.stringify({
+          apiVersion: "admission.k8s.io/v1",
+          kind: "AdmissionReview",
+          request: {
+            uid: "u",
+            operation: "CREATE",
+            userInfo: {},
+            resource: { group: "kopf.dev", version: "v1", resource: "kopfexamples" },
+            object: { metadata: { name: "x", labels: { app: "x", tier: "1" } } },
+          },
+        }),
+      });
+      assert.deepEqual((await response.json()).response, { uid: "u", allowed: true });
+    } finally {
+      client.close();
+    }
+  } finally {
+    stop.abort();
+    await running;
+  }
+  // At exit: the non-persistent webhooks are removed, the persistent one stays.
+  assert.deepEqual((await c.call("GET", `${VWC}/test.kopf.dev`)).body.webhooks ?? [], []);
+  const kept = (await c.call("GET", `${MWC}/test.kopf.dev`)).body.webhooks;
+  assert.deepEqual(kept.map((w: kopf.AnyObject) => w.name), ["defaults.test.kopf.dev"]);
+  assert.ok(lines.some((l) => l.includes("Reconfiguring the validating webhook test.kopf.dev.")));
+});
+
+Deno.test("admission handlers without a server: the start-up fails with one line", async () => {
+  await using c = await cluster();
+  const registry = new kopf.OperatorRegistry();
+  kopf.on.validate("kopfexamples", { registry }, function check() {});
+  await assert.rejects(
+    () =>
+      kopf.operator({
+        kubeconfig: c.api.kubeconfig.path,
+        standalone: true,
+        clusterwide: true,
+        registry,
+        logging: { format: "plain", level: "info", write: () => {} },
+      }),
+    (e: Error) =>
+      e instanceof kopf.OperatorError &&
+      /^Admission handlers exist, but no admission server\/tunnel is configured in settings\.admission\.server/
+        .test(e.message) &&
+      !e.message.includes("\n"),
+  );
+});
