@@ -25,9 +25,10 @@ function assertEquals(actual: unknown, expected: unknown, what = ""): void {
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const CMS = "/api/v1/namespaces/default/configmaps";
+const MERGE = "application/merge-patch+json";
 const KEX = "/apis/kopf.dev/v1/namespaces/default/kopfexamples";
 
-type Answer = (request: Json) => Record<string, unknown>;
+type Answer = (request: Json) => Record<string, unknown> | Promise<Record<string, unknown>>;
 
 /** An HTTPS admission webhook: records the reviews; answers with `answer` (allowed by default). */
 class Webhook implements AsyncDisposable {
@@ -47,7 +48,7 @@ class Webhook implements AsyncDisposable {
     }, async (req) => {
       const review = await req.json();
       this.reviews.push({ ...review, path: new URL(req.url).pathname + new URL(req.url).search });
-      const response = { uid: review.request.uid, ...this.answer(review.request) };
+      const response = { uid: review.request.uid, ...(await this.answer(review.request)) };
       return Response.json({
         apiVersion: "admission.k8s.io/v1",
         kind: "AdmissionReview",
@@ -123,7 +124,7 @@ async function configure(
     metadata: { name },
     webhooks: hooks.map(({ name, url, caBundle, rules, ...rest }) => ({
       name,
-      clientConfig: { url, caBundle },
+      clientConfig: url ? { url, caBundle } : undefined,
       rules: rules ?? CM_RULES,
       sideEffects: "None",
       admissionReviewVersions: ["v1"],
@@ -549,4 +550,96 @@ Deno.test("a status subresource rule; delete validation with the old object", as
   );
   assertEquals((await call(api, "DELETE", `${KEX}/k`)).status, 200);
   assertEquals((await call(api, "GET", `${KEX}/k`)).status, 404);
+});
+
+Deno.test("PUT and server-side apply go through the webhooks; a slow webhook times out; a service is not reachable", async () => {
+  await using api = await startApiServer();
+  await using hook = await Webhook.start();
+  hook.answer = async (req) => {
+    if (req.object.data?.slow) await new Promise((r) => setTimeout(r, 1500));
+    return req.object.data?.forbidden
+      ? { allowed: false, status: { message: "forbidden value" } }
+      : { allowed: true };
+  };
+  await configure(api, "Validating", "v", [{
+    name: "v.kopf.dev",
+    url: hook.url,
+    caBundle: hook.caBundle,
+    timeoutSeconds: 1,
+    objectSelector: { matchExpressions: [{ key: "svc", operator: "DoesNotExist" }] },
+  }, {
+    name: "svc.kopf.dev",
+    clientConfig: { service: { namespace: "default", name: "webhook", path: "/v" } },
+    objectSelector: { matchLabels: { svc: "yes" } },
+  }]);
+  assertEquals((await call(api, "POST", CMS, cm("x"))).status, 201);
+  const current = (await call(api, "GET", `${CMS}/x`)).body;
+  const put = await call(api, "PUT", `${CMS}/x`, { ...current, data: { forbidden: "1" } });
+  assertEquals(put.status, 400);
+  assertEquals(
+    put.body.message,
+    'admission webhook "v.kopf.dev" denied the request: forbidden value',
+  );
+  assertEquals(hook.reviews.at(-1).request.operation, "UPDATE");
+  const apply = await call(
+    api,
+    "PATCH",
+    `${CMS}/applied?fieldManager=me`,
+    cm("applied", { forbidden: "1" }),
+    "application/apply-patch+yaml",
+  );
+  assertEquals(apply.status, 400);
+  assertEquals(hook.reviews.at(-1).request.operation, "CREATE");
+  assertEquals(hook.reviews.at(-1).request.options.kind, "CreateOptions");
+  const ok = await call(
+    api,
+    "PATCH",
+    `${CMS}/applied?fieldManager=me`,
+    cm("applied", { a: "1" }),
+    "application/apply-patch+yaml",
+  );
+  assertEquals(ok.status, 201, JSON.stringify(ok.body));
+
+  const slow = await call(api, "POST", CMS, cm("slow", { slow: "1" }));
+  assertEquals(slow.status, 500);
+  assertEquals(
+    slow.body.message,
+    `Internal error occurred: failed calling webhook "v.kopf.dev": failed to call webhook: Post "${hook.url}/?timeout=1s": context deadline exceeded`,
+  );
+  const svc = await call(api, "POST", CMS, cm("svc", {}, { svc: "yes" }));
+  assertEquals(svc.status, 500);
+  assertEquals(
+    svc.body.message,
+    `Internal error occurred: failed calling webhook "svc.kopf.dev": service "default/webhook" is not reachable from the embedded API server (it has no service network; use clientConfig.url)`,
+  );
+});
+
+Deno.test("an object changed while its webhooks were called: admitted again against the new one", async () => {
+  await using api = await startApiServer();
+  await using hook = await Webhook.start();
+  let raced = false;
+  hook.answer = async (req) => {
+    if (req.operation === "UPDATE" && !raced) {
+      raced = true;
+      const r = await call(api, "PATCH", `${CMS}/x`, { data: { other: "1" } }, MERGE);
+      assertEquals(r.status, 200, JSON.stringify(r.body));
+    }
+    return { allowed: true };
+  };
+  assertEquals((await call(api, "POST", CMS, cm("x"))).status, 201);
+  await configure(api, "Validating", "v", [{
+    name: "v.kopf.dev",
+    url: hook.url,
+    caBundle: hook.caBundle,
+    objectSelector: { matchLabels: { race: "yes" } },
+  }]);
+  const r = await call(api, "PATCH", `${CMS}/x`, {
+    metadata: { labels: { race: "yes" } },
+    data: { mine: "1" },
+  }, MERGE);
+  assertEquals(r.status, 200, JSON.stringify(r.body));
+  assertEquals(r.body.data, { other: "1", mine: "1" });
+  assertEquals(hook.reviews.length, 2, "the request, then again after the racing write");
+  assertEquals(hook.reviews[0].request.oldObject.data, {});
+  assertEquals(hook.reviews[1].request.oldObject.data, { other: "1" });
 });
