@@ -22,6 +22,7 @@ export {
 export type { ApiServer, ApiServerOptions, ClientIdentity } from "./src/apiserver/server.ts";
 export type { Controllers } from "./src/apiserver/controllers.ts";
 export type {
+  AdmissionHooks,
   DeleteOptions,
   FieldValidation,
   Objects,

@@ -100,7 +100,7 @@ export class ApiServer {
   /** Request counts by `"<verb> <resource> <code>"`. */
   readonly requestCounts: Map<string, number> = new Map();
   /** The admission webhook caller (see `admission.ts`). */
-  readonly admission: Admission;
+  readonly #admission: Admission;
   #options: ApiServerOptions;
 
   /**
@@ -115,7 +115,7 @@ export class ApiServer {
       new Store(options.historySize !== undefined ? { historySize: options.historySize } : {});
     this.registry = new ResourceRegistry();
     this.objects = new Objects(this.store, this.registry);
-    this.admission = new Admission(this.objects);
+    this.#admission = new Admission(this.objects);
     for (const crd of this.store.list("customresourcedefinitions.apiextensions.k8s.io")) {
       if (!crd.metadata.deletionTimestamp) this.registry.applyCrd(crd);
     }
@@ -135,7 +135,7 @@ export class ApiServer {
     await this.controllers.settled();
     this.controllers.stop();
     this.watches.stop();
-    this.admission.close();
+    this.#admission.close();
   }
 
   /**
@@ -367,7 +367,7 @@ export class ApiServer {
       }
       case "create": {
         const body = await readBody(req);
-        const result = await this.admission.write(
+        const result = await this.#admission.write(
           admitting(),
           writeOptions(q),
           (o) => this.objects.create(def, ns ?? "", body, o),
@@ -380,7 +380,7 @@ export class ApiServer {
           const current = this.store.get("namespaces", "", name!);
           if (!current) throw ApiError.notFound("namespaces", "", name!);
           const spec = (body as { spec?: { finalizers?: string[] } })?.spec;
-          const result = await this.admission.write(
+          const result = await this.#admission.write(
             admitting(),
             writeOptions(q),
             (o) =>
@@ -391,7 +391,7 @@ export class ApiServer {
           );
           return out(result.object, 200, result.warnings);
         }
-        const result = await this.admission.write(
+        const result = await this.#admission.write(
           admitting(),
           writeOptions(q),
           (o) => this.objects.update(def, ns ?? "", name!, body, o, subresource),
@@ -403,7 +403,7 @@ export class ApiServer {
         const body = await readBody(req, type === "apply");
         const options = writeOptions(q);
         if (type === "apply") options.force = q.get("force") === "true";
-        const result = await this.admission.write(
+        const result = await this.#admission.write(
           admitting(),
           options,
           (o) => this.objects.patch(def, ns ?? "", name!, type, body, o, subresource),
@@ -412,7 +412,7 @@ export class ApiServer {
       }
       case "delete": {
         const options = await deleteOptions(req, q);
-        const { object, warnings } = await this.admission.delete(
+        const { object, warnings } = await this.#admission.delete(
           admitting(),
           options,
           () => this.objects.delete(def, ns ?? "", name!, options),
@@ -425,7 +425,7 @@ export class ApiServer {
         const items: KObject[] = [];
         for (const obj of [...this.store.list(storageKey(def), ns)]) {
           if (!matches(obj, labels, fields, fieldOf)) continue;
-          const { object } = await this.admission.delete(
+          const { object } = await this.#admission.delete(
             admitting(obj.metadata.name!),
             options,
             () =>
