@@ -11,7 +11,10 @@
  *    bursts of 1,000 and 10,000, creation-to-handler latency at 100 objects/s,
  *    API requests per object lifecycle, peak RSS (on a fresh server);
  * 6. daemons and timers (`daemons_bench.ts`): 10,000 objects, each with a
- *    10-second timer and a daemon: CPU share, timer drift, RSS (on a fresh server).
+ *    10-second timer and a daemon: CPU share, timer drift, RSS (on a fresh server);
+ * 7. admission (`admission_bench.ts`): creations at 200/s through a mutating and
+ *    a validating webhook of an operator, p50/p99 round trip and CPU per create,
+ *    next to the same without webhooks (on a fresh server).
  *
  * A missed target is printed, not failed: the run exits non-zero only when
  * the benchmark itself breaks (failed requests, lost or repeated watch events,
@@ -23,6 +26,7 @@
  * @module
  */
 
+import { measureAdmission } from "./admission_bench.ts";
 import { BenchClient } from "./_client.ts";
 import { readCpuSeconds, type ServerProcess, startServerProcess } from "./_server_process.ts";
 import { figure, fmt } from "./_stats.ts";
@@ -248,6 +252,17 @@ async function main(): Promise<number> {
     console.log(
       "  (with a worker limit: KOPF_BENCH_WORKER_LIMIT=100 deno run -A bench/daemons_bench.ts)",
     );
+  }
+
+  // Admission: a fresh server, the operator's webhook server in this process.
+  const fourth = await start();
+  try {
+    const outcome = await measureAdmission(fourth, ROOT);
+    targets += outcome.targets;
+    met += outcome.met;
+    broken.push(...outcome.broken);
+  } finally {
+    await stop(fourth, "fourth");
   }
 
   Deno.removeSignalListener("SIGINT", onSignal);

@@ -31,9 +31,30 @@ export interface LatencyResult {
  * @param options The rate, the duration, and how many seeded objects to spread over.
  * @returns Latency percentiles from the scheduled send times.
  */
-export async function measureLatency(
+export function measureLatency(
   api: BenchClient,
   options: { rate: number; durationMs: number; objects: number },
+): Promise<LatencyResult> {
+  return openLoop(options, async (i) => {
+    const answer = await api.send("PATCH", configMapPath(i % options.objects), {
+      body: nextPatch(),
+      contentType: "application/merge-patch+json",
+    });
+    return answer.status === 200;
+  });
+}
+
+/**
+ * Sends requests at `rate` per second for `durationMs` on a fixed timetable (open loop), and
+ * takes each latency from its scheduled send time to the end of its answer.
+ *
+ * @param options The rate and the duration.
+ * @param send Sends request number `i`; resolves to whether it succeeded (a throw is an error).
+ * @returns Latency percentiles from the scheduled send times.
+ */
+export async function openLoop(
+  options: { rate: number; durationMs: number },
+  send: (i: number) => Promise<boolean>,
 ): Promise<LatencyResult> {
   const total = Math.round((options.rate * options.durationMs) / 1000);
   const interval = 1000 / options.rate;
@@ -41,13 +62,9 @@ export async function measureLatency(
   let errors = 0;
   let maxSendDelay = 0;
   const inflight: Promise<void>[] = [];
-  const send = async (i: number, scheduled: number) => {
+  const one = async (i: number, scheduled: number) => {
     try {
-      const answer = await api.send("PATCH", configMapPath(i % options.objects), {
-        body: nextPatch(),
-        contentType: "application/merge-patch+json",
-      });
-      if (answer.status !== 200) errors++;
+      if (!await send(i)) errors++;
     } catch {
       errors++;
     }
@@ -60,7 +77,7 @@ export async function measureLatency(
     for (; i < total && start + i * interval <= now; i++) {
       const scheduled = start + i * interval;
       maxSendDelay = Math.max(maxSendDelay, now - scheduled);
-      inflight.push(send(i, scheduled));
+      inflight.push(one(i, scheduled));
     }
     if (i < total) {
       const wait = start + i * interval - performance.now();
