@@ -55,6 +55,8 @@ import { ApiError, type StatusDetails } from "./errors.ts";
 import type { Objects, WriteOptions, WriteResult } from "./objects.ts";
 import { type ResourceDef, storageKey } from "./resources.ts";
 import type { KObject, Store } from "./store.ts";
+import { settle } from "./conversion.ts";
+import { decodeBase64, goReason, WebhookClients } from "./webhook_client.ts";
 
 /** An admission operation. */
 export type AdmissionOperation = "CREATE" | "UPDATE" | "DELETE" | "CONNECT";
@@ -156,7 +158,7 @@ class Changed {}
  */
 export class Admission {
   readonly #objects: Objects;
-  readonly #clients = new Map<string, Deno.HttpClient>();
+  readonly #clients = new WebhookClients();
 
   /**
    * @param objects The write path whose writes are admitted.
@@ -171,8 +173,7 @@ export class Admission {
 
   /** Closes the cached HTTP clients. */
   close(): void {
-    for (const client of this.#clients.values()) client.close();
-    this.#clients.clear();
+    this.#clients.close();
   }
 
   /**
@@ -191,7 +192,9 @@ export class Admission {
     options: WriteOptions,
     write: (options: WriteOptions) => WriteResult,
   ): Promise<WriteResult> {
-    if (!this.#anyConfigured() || isWebhookConfiguration(info.def)) return write(options);
+    if (!this.#anyConfigured() || isWebhookConfiguration(info.def)) {
+      return await settle(() => write(options));
+    }
     for (let attempt = 0; attempt < MAX_RETRIES; attempt++) {
       const frozen = this.#objects.now();
       const pass = (hooks: WriteOptions["admission"], dryRun: boolean) => {
@@ -210,7 +213,7 @@ export class Admission {
           },
         }, true)
       );
-      if (!first) return write(options);
+      if (!first) return await settle(() => write(options));
       const current = first.current;
       const operation: AdmissionOperation = current ? "UPDATE" : "CREATE";
       const review = (object: KObject): Review => ({
@@ -242,38 +245,44 @@ export class Admission {
             },
           }, true)
         );
-        if (!second) return write(options);
+        if (!second) return await settle(() => write(options));
         const validating = this.#matching(VALIDATING, info, review(second.draft));
         if (validating.length) {
           await this.#validate(validating, info, review(second.draft), warnings);
         }
-        const result = pass({
-          mutate: mutateHook,
-          validate: (d, c) => {
-            if (c?.metadata.resourceVersion !== current?.metadata.resourceVersion) {
-              throw new Changed();
-            }
-            const seen = second.draft;
-            if (!c) {
-              const same = {
-                ...d,
-                metadata: { ...d.metadata, uid: seen.metadata.uid, name: seen.metadata.name },
-              };
-              if (!deepEqual(same, seen)) throw new Changed();
-              if (
-                seen.metadata.name !== d.metadata.name &&
-                this.#store.get(
-                  storageKey(info.def),
-                  seen.metadata.namespace ?? "",
-                  seen.metadata.name!,
-                )
-              ) {
-                throw ApiError.alreadyExists(info.def.plural, info.def.group, seen.metadata.name!);
+        const result = await settle(() =>
+          pass({
+            mutate: mutateHook,
+            validate: (d, c) => {
+              if (c?.metadata.resourceVersion !== current?.metadata.resourceVersion) {
+                throw new Changed();
               }
-            } else if (!deepEqual(d, seen)) throw new Changed();
-            return structuredClone(seen);
-          },
-        }, !!options.dryRun);
+              const seen = second.draft;
+              if (!c) {
+                const same = {
+                  ...d,
+                  metadata: { ...d.metadata, uid: seen.metadata.uid, name: seen.metadata.name },
+                };
+                if (!deepEqual(same, seen)) throw new Changed();
+                if (
+                  seen.metadata.name !== d.metadata.name &&
+                  this.#store.get(
+                    storageKey(info.def),
+                    seen.metadata.namespace ?? "",
+                    seen.metadata.name!,
+                  )
+                ) {
+                  throw ApiError.alreadyExists(
+                    info.def.plural,
+                    info.def.group,
+                    seen.metadata.name!,
+                  );
+                }
+              } else if (!deepEqual(d, seen)) throw new Changed();
+              return structuredClone(seen);
+            },
+          }, !!options.dryRun)
+        );
         return { ...result, warnings: [...result.warnings, ...warnings] };
       } catch (e) {
         if (e instanceof Changed) continue;
@@ -493,7 +502,7 @@ export class Admission {
     const target = url.toString();
     let client: Deno.HttpClient | undefined;
     try {
-      client = this.#client(config.caBundle);
+      client = this.#clients.get(config.caBundle);
     } catch (e) {
       throw new CallError(`could not get REST client: ${(e as Error).message}`);
     }
@@ -537,17 +546,6 @@ export class Admission {
       throw new CallError("webhook response was absent");
     }
     return response;
-  }
-
-  #client(caBundle: string | undefined): Deno.HttpClient | undefined {
-    if (!caBundle) return undefined;
-    let client = this.#clients.get(caBundle);
-    if (!client) {
-      const pem = new TextDecoder().decode(decodeBase64(caBundle));
-      client = Deno.createHttpClient({ caCerts: [pem] });
-      this.#clients.set(caBundle, client);
-    }
-    return client;
   }
 }
 
@@ -655,36 +653,4 @@ function denial(name: string, status: unknown): ApiError {
     ? `${deniedBy}: ${result.reason}`
     : `${deniedBy} without explanation`;
   return new ApiError(code, result.reason ?? "", message, result.details);
-}
-
-/** Why a call failed, as Go's HTTP client says it (what kube-apiserver prints). */
-function goReason(e: unknown, url: URL): string {
-  const parts: string[] = [];
-  for (let c: unknown = e, i = 0; c && i < 5; c = (c as { cause?: unknown }).cause, i++) {
-    parts.push(String((c as Error)?.message ?? c));
-  }
-  const text = parts.join(": ");
-  const name = (e as Error)?.name;
-  if (name === "TimeoutError" || name === "AbortError") return "context deadline exceeded";
-  const port = url.port || (url.protocol === "https:" ? "443" : "80");
-  const host = url.hostname.replace(/^\[|\]$/g, "");
-  const hostPort = host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
-  if (/UnknownIssuer|unknown issuer|BadSignature/i.test(text)) {
-    return "tls: failed to verify certificate: x509: certificate signed by unknown authority";
-  }
-  if (/NotValidForName|not valid for name/i.test(text)) {
-    return `tls: failed to verify certificate: x509: certificate is not valid for ${host}`;
-  }
-  if (/Expired/i.test(text)) {
-    return "tls: failed to verify certificate: x509: certificate has expired or is not yet valid";
-  }
-  if (/refused/i.test(text)) return `dial tcp ${hostPort}: connect: connection refused`;
-  return text;
-}
-
-function decodeBase64(text: string): Uint8Array {
-  const bin = atob(text.replace(/\s+/g, ""));
-  const out = new Uint8Array(bin.length);
-  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
-  return out;
 }

@@ -11,6 +11,7 @@
  */
 
 import { validateCrdSchemas } from "./crd_schema.ts";
+import { validateCrdConversion } from "./conversion.ts";
 import { applyJsonPatch, JsonPatchError } from "../cogs/structs/json_patch.ts";
 import { applyMergePatch } from "../cogs/structs/merge_patch.ts";
 import { deepEqual } from "../cogs/structs/deep_equal.ts";
@@ -43,6 +44,19 @@ export interface WriteOptions {
   force?: boolean;
   /** Admission stages (the webhook calls of `admission.ts`); none by default. */
   admission?: AdmissionHooks;
+  /**
+   * Where a write meets the storage version (a CRD with a conversion webhook,
+   * see `conversion.ts`); none by default. `decode` turns the stored object
+   * into the request's version before the write works on it; `encode` turns
+   * the object to store into the storage version (after admission and
+   * validation, dry runs included).
+   */
+  conversion?: {
+    /** The stored object at the request's version. */
+    decode: (stored: KObject) => KObject;
+    /** The object to store at the storage version. */
+    encode: (draft: KObject) => KObject;
+  };
 }
 
 /**
@@ -203,6 +217,7 @@ export class Objects {
     draft = this.#admit(def, draft, undefined, options, warnings);
     draft = this.#onCreate(def, draft);
     if (options.admission?.validate) draft = options.admission.validate(draft, undefined);
+    if (options.conversion) draft = options.conversion.encode(draft);
     if (options.dryRun) {
       return { object: { ...draft, metadata: { ...draft.metadata } }, warnings, created: true };
     }
@@ -232,7 +247,8 @@ export class Objects {
     subresource?: string,
   ): WriteResult {
     const obj = asObject(body, def);
-    const current = this.#get(def, namespace, name);
+    let current = this.#get(def, namespace, name);
+    if (options.conversion) current = options.conversion.decode(current);
     requireSameVersion(def, current, obj);
     if (obj.metadata?.name && obj.metadata.name !== name) {
       throw ApiError.badRequest(
@@ -271,7 +287,8 @@ export class Objects {
         `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml`,
       );
     }
-    const current = this.store.get(storageKey(def), def.namespaced ? namespace : "", name);
+    let current = this.store.get(storageKey(def), def.namespaced ? namespace : "", name);
+    if (current && options.conversion) current = options.conversion.decode(current);
     if (type === "apply") {
       const manager = options.fieldManager;
       if (!manager) {
@@ -526,6 +543,7 @@ export class Objects {
       metadata: { ...draft.metadata, resourceVersion: current.metadata.resourceVersion },
     };
     if (deepEqual(comparable, current)) return { object: current, warnings, created: false };
+    if (options.conversion) draft = options.conversion.encode(draft);
     if (options.dryRun) return { object: draft, warnings, created: false };
     const key = storageKey(def);
     if (
@@ -880,6 +898,9 @@ function validateCrd(crd: KObject, current: KObject | undefined): StatusCause[] 
     });
   }
   causes.push(...validateCrdSchemas(versions));
+  causes.push(
+    ...validateCrdConversion((crd.spec as { conversion?: unknown } | undefined)?.conversion),
+  );
   if (current) {
     const old = (current.spec ?? {}) as typeof spec;
     if (old.group !== spec.group) {

@@ -24,6 +24,7 @@ import {
 import { SelectorError } from "../cogs/structs/selector_error.ts";
 import { Admission, type AdmissionRequestInfo, type AdmissionUserInfo } from "./admission.ts";
 import { Controllers } from "./controllers.ts";
+import { Conversion } from "./conversion.ts";
 import { coreVersions, groupInfo, groupList, resourceList, versionInfo } from "./discovery.ts";
 import { ApiError, statusObject } from "./errors.ts";
 import { Faults, type FaultSettings } from "./faults.ts";
@@ -101,6 +102,8 @@ export class ApiServer {
   readonly requestCounts: Map<string, number> = new Map();
   /** The admission webhook caller (see `admission.ts`). */
   readonly #admission: Admission;
+  /** The conversion webhook caller (see `conversion.ts`). */
+  readonly #conversion: Conversion;
   #options: ApiServerOptions;
 
   /**
@@ -116,6 +119,7 @@ export class ApiServer {
     this.registry = new ResourceRegistry();
     this.objects = new Objects(this.store, this.registry);
     this.#admission = new Admission(this.objects);
+    this.#conversion = new Conversion(this.store, this.registry);
     for (const crd of this.store.list("customresourcedefinitions.apiextensions.k8s.io")) {
       if (!crd.metadata.deletionTimestamp) this.registry.applyCrd(crd);
     }
@@ -136,6 +140,7 @@ export class ApiServer {
     this.controllers.stop();
     this.watches.stop();
     this.#admission.close();
+    this.#conversion.close();
   }
 
   /**
@@ -346,13 +351,14 @@ export class ApiServer {
       case "get": {
         const obj = this.store.get(storageKey(def), ns ?? "", name!);
         if (!obj) throw ApiError.notFound(def.plural, def.group, name!);
-        return out(obj);
+        return out((await this.#conversion.toVersion(def, [obj]))[0]!);
       }
       case "list":
-        return this.#list(q, def, ns, table);
+        return await this.#list(q, def, ns, table);
       case "watch": {
         const { labels, fields, fieldOf } = selectors(def, q);
         const timeout = q.get("timeoutSeconds");
+        const convert = this.#conversion.watchConverter(def);
         return this.watches.open({
           def,
           namespace: ns,
@@ -363,14 +369,22 @@ export class ApiServer {
           bookmarks: q.get("allowWatchBookmarks") === "true",
           timeoutSeconds: timeout ? Number(timeout) : undefined,
           table,
+          ...(convert ? { convert } : {}),
         });
       }
       case "create": {
         const body = await readBody(req);
-        const result = await this.#admission.write(
-          admitting(),
+        const result = await this.#conversion.write(
+          def,
+          ns ?? "",
+          "",
           writeOptions(q),
-          (o) => this.objects.create(def, ns ?? "", body, o),
+          (o) =>
+            this.#admission.write(
+              admitting(),
+              o,
+              (o) => this.objects.create(def, ns ?? "", body, o),
+            ),
         );
         return out(result.object, 201, result.warnings);
       }
@@ -391,10 +405,17 @@ export class ApiServer {
           );
           return out(result.object, 200, result.warnings);
         }
-        const result = await this.#admission.write(
-          admitting(),
+        const result = await this.#conversion.write(
+          def,
+          ns ?? "",
+          name!,
           writeOptions(q),
-          (o) => this.objects.update(def, ns ?? "", name!, body, o, subresource),
+          (o) =>
+            this.#admission.write(
+              admitting(),
+              o,
+              (o) => this.objects.update(def, ns ?? "", name!, body, o, subresource),
+            ),
         );
         return out(result.object, 200, result.warnings);
       }
@@ -403,10 +424,17 @@ export class ApiServer {
         const body = await readBody(req, type === "apply");
         const options = writeOptions(q);
         if (type === "apply") options.force = q.get("force") === "true";
-        const result = await this.#admission.write(
-          admitting(),
+        const result = await this.#conversion.write(
+          def,
+          ns ?? "",
+          name!,
           options,
-          (o) => this.objects.patch(def, ns ?? "", name!, type, body, o, subresource),
+          (o) =>
+            this.#admission.write(
+              admitting(),
+              o,
+              (o) => this.objects.patch(def, ns ?? "", name!, type, body, o, subresource),
+            ),
         );
         return out(result.object, result.created ? 201 : 200, result.warnings);
       }
@@ -417,7 +445,7 @@ export class ApiServer {
           options,
           () => this.objects.delete(def, ns ?? "", name!, options),
         );
-        return out(object, 200, warnings);
+        return out((await this.#conversion.toVersion(def, [object]))[0]!, 200, warnings);
       }
       case "deletecollection": {
         const options = await deleteOptions(req, q);
@@ -431,13 +459,14 @@ export class ApiServer {
             () =>
               this.objects.delete(def, obj.metadata.namespace ?? "", obj.metadata.name!, options),
           );
-          items.push(withVersion(object, def));
+          items.push(object);
         }
+        const converted = await this.#conversion.toVersion(def, items, true);
         return json({
           kind: `${def.kind}List`,
           apiVersion: apiVersionOf(def),
           metadata: { resourceVersion: String(this.store.resourceVersion) },
-          items,
+          items: converted.map((o) => withVersion(o, def)),
         });
       }
     }
@@ -448,12 +477,12 @@ export class ApiServer {
     );
   }
 
-  #list(
+  async #list(
     q: URLSearchParams,
     def: ResourceDef,
     ns: string | undefined,
     table: boolean,
-  ): Response {
+  ): Promise<Response> {
     const { labels, fields, fieldOf } = selectors(def, q);
     const limit = Number(q.get("limit") ?? 0);
     const token = q.get("continue");
@@ -487,6 +516,7 @@ export class ApiServer {
       metadata.continue = btoa(JSON.stringify({ rv, start: keyOf(items[items.length - 1]!) }));
       metadata.remainingItemCount = remaining;
     }
+    items = await this.#conversion.toVersion(def, items, true);
     if (table) {
       const t = renderTable(def, items, rv, {
         includeObject: q.get("includeObject") ?? undefined,

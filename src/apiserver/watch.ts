@@ -15,7 +15,7 @@
 
 import { type LabelSelector, matchesLabels } from "../cogs/structs/label_selector.ts";
 import { type FieldRequirement, matchesFields } from "../cogs/structs/field_selector.ts";
-import { statusObject } from "./errors.ts";
+import { ApiError, statusObject } from "./errors.ts";
 import type { Faults } from "./faults.ts";
 import { apiVersionOf, type ResourceDef, storageKey } from "./resources.ts";
 import type { Change, KObject, Store } from "./store.ts";
@@ -45,6 +45,8 @@ export interface WatchRequest {
   timeoutSeconds: number | undefined;
   /** Render events as one-row Tables (`kubectl get -w`). */
   table: boolean;
+  /** Converts an object stored at another version (a conversion webhook); unset: the apiVersion is rewritten. */
+  convert?: (obj: KObject) => Promise<KObject>;
 }
 
 /** Live watch streams, their bookmarks and their faults. */
@@ -133,6 +135,7 @@ class WatchStream {
   #headersSent = false;
   #onClose: () => void;
   #stalled: boolean;
+  #converting: Promise<void> | undefined;
 
   constructor(store: Store, faults: Faults, req: WatchRequest, onClose: () => void) {
     this.#store = store;
@@ -245,6 +248,33 @@ class WatchStream {
   }
 
   #send(type: string, obj: KObject, change: Change | undefined): void {
+    const convert = this.#req.convert;
+    const wanted = apiVersionOf(this.#req.def);
+    if (convert && (this.#converting || obj.apiVersion !== wanted)) {
+      // Converted through the webhook; events stay in order behind any conversion under way.
+      const converted = obj.apiVersion !== wanted ? convert(obj) : Promise.resolve(obj);
+      converted.catch(() => {});
+      const next: Promise<void> = (this.#converting ?? Promise.resolve()).then(async () => {
+        let out: KObject;
+        try {
+          out = await converted;
+        } catch (e) {
+          if (this.#closed) return;
+          if (e instanceof ApiError) this.#sendError(e.code, e.reason, e.message);
+          else this.#sendError(500, "InternalError", String((e as Error)?.message ?? e));
+          return;
+        }
+        if (!this.#closed) this.#sendNow(type, out, change);
+      }).finally(() => {
+        if (this.#converting === next) this.#converting = undefined;
+      });
+      this.#converting = next;
+      return;
+    }
+    this.#sendNow(type, obj, change);
+  }
+
+  #sendNow(type: string, obj: KObject, change: Change | undefined): void {
     const req = this.#req;
     const apiVersion = apiVersionOf(req.def);
     if (req.table) {
