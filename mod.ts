@@ -238,6 +238,12 @@ export type {
   WebhookFn,
   WebhookRequestOptions,
 } from "./src/core/engines/admission.ts";
+export { ConversionError } from "./src/core/engines/conversion.ts";
+export type {
+  ConversionContext,
+  ConverterHandler,
+  ConverterOptions,
+} from "./src/core/intents/converters.ts";
 export type {
   AdmissionOperation,
   WebhookContext,

@@ -313,3 +313,48 @@ export function validate(...args: WebhookHandlerArgs): HandlerFn<WebhookContext>
 export function mutate(...args: WebhookHandlerArgs): HandlerFn<WebhookContext> {
   return registerWebhook("mutating", args);
 }
+
+// --- Conversion webhooks (kopf.on.convert) ---------------------------------------------------
+
+import {
+  type ConversionContext,
+  type ConverterOptions,
+  registerConverter,
+} from "./src/core/intents/converters.ts";
+
+/**
+ * Registers a converter between two versions of a custom resource (beyond Kopf: the CRD
+ * conversion webhook of Kubernetes). The function gets the object at `from` as `body` (a copy:
+ * change it freely) and returns the object at `to` — or returns nothing, and then the changed
+ * `body` with `patch` merged into it is the result. The framework sets `apiVersion`, keeps the
+ * kind, and keeps the metadata except labels and annotations (taken from the result).
+ *
+ * One converter per step; register both directions (Kubernetes converts reads of old versions
+ * as well as writes of new ones). Versions with no direct converter are converted through the
+ * shortest chain of steps (v1 → v2 → v3). The operator's webhook server
+ * (`settings.admission.server`) serves `<path>/convert/<plural>.<group>`; with
+ * `settings.admission.managed`, the CRD's `spec.conversion` is set to this webhook.
+ *
+ * @param args The resource (one resource, no version), the options (`from`, `to`, optional
+ *   `id`, `param`, `registry`), and the function.
+ * @returns The converter function.
+ *
+ * @example
+ * ```ts
+ * import * as kopf from "./mod.ts";
+ * const registry = new kopf.OperatorRegistry();
+ * kopf.on.convert("kopfexamples.kopf.dev", { registry, from: "v1", to: "v2" }, ({ body }) => {
+ *   const { field, ...spec } = body.spec;
+ *   return { ...body, spec: { ...spec, renamed: field } };
+ * });
+ * kopf.on.convert("kopfexamples.kopf.dev", { registry, from: "v2", to: "v1" }, ({ spec, patch }) => {
+ *   patch.spec.field = spec.renamed;
+ *   patch.spec.renamed = null;
+ * });
+ * ```
+ */
+export function convert(
+  ...args: [...resource: ResourceArg[], options: ConverterOptions, fn: HandlerFn<ConversionContext>]
+): HandlerFn<ConversionContext> {
+  return registerConverter(args);
+}

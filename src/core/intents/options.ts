@@ -33,7 +33,8 @@ export type HandlerKind =
   | "probe"
   | "subhandler"
   | "validate"
-  | "mutate";
+  | "mutate"
+  | "convert";
 
 /**
  * How an option's value is checked: what it must be (for "<key> must be <this>, not <value>."),
@@ -60,7 +61,7 @@ const WEBHOOKS = ["validate", "mutate"] as const;
 const RETRIED = [...RESOURCE, ...ACTIVITIES] as const;
 /** The kinds filtered by the object (labels, annotations, field/value, when). */
 const FILTERED = [...CHANGING, "event", ...SPAWNING, "index", ...WEBHOOKS, "subhandler"] as const;
-const ALL = [...RETRIED, ...WEBHOOKS] as const;
+const ALL = [...RETRIED, ...WEBHOOKS, "convert"] as const;
 /** Kinds registered by a call (sub-handlers go to their parent, not to a registry). */
 const REGISTERED = ALL.filter((k) => k !== "subhandler");
 const OPERATIONS = ["CREATE", "UPDATE", "DELETE", "CONNECT"];
@@ -140,6 +141,10 @@ const operations: Check = (v) =>
   Array.isArray(v) && v.length > 0 && v.every((o) => OPERATIONS.includes(o))
     ? undefined
     : `a non-empty list of "CREATE", "UPDATE", "DELETE", "CONNECT"`;
+const version: Check = (v) =>
+  typeof v === "string" && /^([a-z0-9.-]+\/)?[a-z0-9]+$/.test(v)
+    ? undefined
+    : `a version of the resource ("v1", "v2beta1")`;
 const registry: Check = (v) =>
   v instanceof OperatorRegistry ? undefined : "a kopf.OperatorRegistry";
 
@@ -182,6 +187,8 @@ export const OPTIONS: Readonly<Record<string, OptionSpec>> = {
   persistent: { check: flag, kinds: WEBHOOKS },
   sideEffects: { check: flag, kinds: WEBHOOKS },
   ignoreFailures: { check: flag, kinds: WEBHOOKS },
+  from: { check: version, kinds: ["convert"] },
+  to: { check: version, kinds: ["convert"] },
 };
 
 /** How the kinds are called, for messages. */
@@ -202,6 +209,7 @@ const CALLS: Readonly<Record<HandlerKind, string>> = {
   subhandler: "kopf.register",
   validate: "kopf.on.validate",
   mutate: "kopf.on.mutate",
+  convert: "kopf.on.convert",
 };
 
 /**
@@ -290,6 +298,7 @@ export function inheritedOptions(): string[] {
 function noun(kind: HandlerKind): string {
   if (kind === "subhandler") return "sub-handlers";
   if (kind === "index") return "indexing handlers";
+  if (kind === "convert") return "converters";
   if (kind === "validate" || kind === "mutate") return `${kind.slice(0, -1)}ing handlers`;
   if ((SPAWNING as readonly string[]).includes(kind)) return `${kind}s`;
   return `${kind} handlers`;

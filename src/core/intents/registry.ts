@@ -21,6 +21,7 @@ import type {
 } from "./handlers.ts";
 import type { Diff } from "../../cogs/structs/diffs.ts";
 import type { WebhookHandler, WebhookType } from "./webhooks.ts";
+import type { ConverterHandler } from "./converters.ts";
 
 /** A handler id was registered twice for the same resource and kind. */
 export class DuplicateHandlerError extends Error {
@@ -181,7 +182,8 @@ export class OperatorRegistry {
   /** Whether any handler at all is registered. */
   get isEmpty(): boolean {
     return !this.#changing.length && !this.#watching.length && !this.#activities.length &&
-      !this.#indexing.length && !this.#spawning.length && !this.#webhooks.length;
+      !this.#indexing.length && !this.#spawning.length && !this.#webhooks.length &&
+      !this.#converters.length;
   }
 
   // --- In-memory indexing (kopf.index) ---------------------------------------------------------
@@ -278,6 +280,40 @@ export class OperatorRegistry {
    */
   webhookHandlers(reason?: WebhookType): WebhookHandler[] {
     return reason ? this.#webhooks.filter((h) => h.reason === reason) : [...this.#webhooks];
+  }
+
+  // --- Conversion webhooks (kopf.on.convert) ---------------------------------------------------
+
+  #converters: ConverterHandler[] = [];
+
+  /**
+   * Adds a converter. One step per resource and pair of versions: a second converter for the
+   * same step would make the answer depend on the order of registration, so it is refused.
+   *
+   * @param handler The converter.
+   * @throws {DuplicateHandlerError} When the resource has a converter for the same step.
+   */
+  registerConverter(handler: ConverterHandler): void {
+    const same = this.#converters.find((h) =>
+      String(h.selector) === String(handler.selector) && h.from === handler.from &&
+      h.to === handler.to
+    );
+    if (same) {
+      throw new DuplicateHandlerError(
+        `${handler.selector} has a converter from ${handler.from} to ${handler.to} already ` +
+          `("${same.id}"): one converter per step`,
+      );
+    }
+    this.#converters.push(handler);
+  }
+
+  /**
+   * The converters (`kopf.on.convert`).
+   *
+   * @returns The converters, in registration order.
+   */
+  converterHandlers(): ConverterHandler[] {
+    return [...this.#converters];
   }
 }
 

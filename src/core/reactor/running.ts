@@ -354,6 +354,7 @@ async function startOperatorTasks(
   // Readiness: held until all initial watchers have listed; then only new indexed watchers re-close it.
   ready.then(() => indexers.markReady(), () => indexers.markReady());
   const unobserve = metrics?.observeQueues(() => watchers.queueSamples());
+  const admission = startAdmission(op, api, stop);
 
   const main = (async () => {
     await ready;
@@ -376,6 +377,8 @@ async function startOperatorTasks(
       });
       phase = "the posting of events";
       await poster.close();
+      phase = "the admission clean-up"; // Its patches need the vault (closed below).
+      await admission.closed;
     })();
     // Kopf's absolute cap on the exit: after it, the operator exits whatever still runs.
     const cap = settings.process.ultimateExitingTimeout;
@@ -397,12 +400,9 @@ async function startOperatorTasks(
     }
   });
   return [
-    {
-      name: "main",
-      done: main,
-    },
+    { name: "main", done: main },
     { name: "watchers", done: failing },
-    ...startAdmission(op, api, stop),
+    ...admission.tasks,
   ];
 }
 

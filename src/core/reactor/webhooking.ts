@@ -18,12 +18,17 @@ import { ConflictError } from "../../cogs/clients/errors.ts";
 import type { OperatorSettings } from "../../cogs/configs/settings.ts";
 import type { Resource } from "../../cogs/structs/references.ts";
 import { OperatorLogger } from "../actions/loggers.ts";
+import { Debouncer } from "../../cogs/aio/debounce.ts";
+import { deepEqual } from "../../cogs/structs/deep_equal.ts";
 import { type WebhookClientConfig, type WebhookFn, webhookFn } from "../engines/admission.ts";
+import { CONVERSION_PREFIX, serveConversion } from "../engines/conversion.ts";
+import type { ConverterHandler } from "../intents/converters.ts";
+import type { AnyObject } from "../intents/handlers.ts";
 import { ABSENT, PRESENT } from "../intents/markers.ts";
 import type { OperatorRegistry } from "../intents/registry.ts";
 import type { WebhookHandler, WebhookType } from "../intents/webhooks.ts";
 import { OperatorError } from "./errors.ts";
-import { resolveResources } from "./observation.ts";
+import { followCrds, resolveResources } from "./observation.ts";
 import type { OperatorContext } from "./processing.ts";
 
 const GROUP_PATH = "/apis/admissionregistration.k8s.io/v1";
@@ -33,79 +38,135 @@ const KINDS: Record<WebhookType, [plural: string, kind: string]> = {
 };
 
 /**
- * Fails the start-up when admission handlers exist and no server is configured.
+ * Fails the start-up when admission handlers or converters exist and no server is configured.
  *
  * @param registry The registry.
  * @param settings The settings (after the startup handlers).
  * @throws {OperatorError} With one line saying what to set.
  */
 export function checkAdmission(registry: OperatorRegistry, settings: OperatorSettings): void {
-  if (registry.webhookHandlers().length && settings.admission.server === null) {
+  if (settings.admission.server !== null) return;
+  const what = registry.webhookHandlers().length
+    ? "Admission handlers exist"
+    : registry.converterHandlers().length
+    ? "Converters (kopf.on.convert) exist"
+    : undefined;
+  if (what) {
     throw new OperatorError(
-      "Admission handlers exist, but no admission server/tunnel is configured in " +
+      `${what}, but no admission server/tunnel is configured in ` +
         "settings.admission.server (e.g. new kopf.WebhookAutoServer() in a startup handler).",
     );
   }
 }
 
+/** The webhook server's task, and its end with the managed clean-up done (for the exit). */
+export interface AdmissionTasks {
+  /** The tasks (none without a server). */
+  tasks: { name: string; done: Promise<void> }[];
+  /** Resolves when the server has stopped and the managed clean-up is done (or failed). */
+  closed: Promise<void>;
+}
+
 /**
- * Starts the webhook server and the managed configurations, if configured.
+ * Starts the webhook server and the managed configurations, if configured. The resources of
+ * the handlers and converters are resolved at start and again at every client config and
+ * after CRD changes (a CRD that appears later gets its rules and its conversion webhook).
  *
  * @param op The operator's parts.
  * @param api The API client.
  * @param stop Aborted to stop the operator (also when the server ends on its own).
- * @returns The task (none without a server).
+ * @param memories The per-object memory of an existing object (admission memos), if known.
+ * @returns The task, and its end with the clean-up (to await before the vault closes).
  */
 export function startAdmission(
   op: OperatorContext,
   api: ApiClient,
   stop: AbortController,
-): { name: string; done: Promise<void> }[] {
+  memories?: (body: AnyObject) => { memo: AnyObject } | undefined,
+): AdmissionTasks {
   const server = op.settings.admission.server;
-  if (server === null) return [];
+  if (server === null) return { tasks: [], closed: Promise.resolve() };
   const signal = stop.signal;
   const logger = new OperatorLogger(op.sink, "kopf.admission");
-  const fn = webhookFn({
-    registry: op.registry,
-    settings: op.settings,
-    memo: op.memo,
-    sink: op.sink,
-    indices: op.indices,
-    signal,
-  });
+  const managed = op.settings.admission.managed;
+  const handlers = op.registry.webhookHandlers();
+  const converters = op.registry.converterHandlers();
+  let resources: Resource[] = [];
+  const parts = { ...op, ...(memories ? { memories } : {}), signal, resources: () => resources };
+  const admit = webhookFn(parts);
+  const fn: WebhookFn = (review, request) =>
+    review?.kind === "ConversionReview"
+      ? serveConversion(review, parts, request)
+      : admit(review, request);
+  const selectors = [...new Set([...handlers, ...converters].map((h) => h.selector))];
+  const resolve = async () => {
+    if (selectors.length) {
+      resources = (await resolveResources(api, selectors, signal, false)).resources;
+    }
+  };
   let lastConfig: WebhookClientConfig | undefined;
+  let applied = "";
+  let configured = false;
+  // One reconfiguration at a time; a burst of triggers while one runs: one more after it.
+  let chain: Promise<void> = Promise.resolve();
+  let queued = false;
+  const reconfigure = (): Promise<void> => {
+    if (queued) return chain;
+    queued = true;
+    return chain = chain.then(async () => {
+      queued = false;
+      const config = lastConfig;
+      if (!managed || !config || signal.aborted) return;
+      await resolve();
+      const key = JSON.stringify([resources.map(String), config]);
+      if (key !== applied) {
+        for (const reason of ["validating", "mutating"] as const) {
+          logger.info(`Reconfiguring the ${reason} webhook ${managed}.`);
+          const own = handlers.filter((h) => h.reason === reason);
+          await patchConfiguration(
+            api,
+            reason,
+            managed,
+            buildWebhooks(own, resources, managed, config),
+          );
+          configured = true;
+        }
+        applied = key;
+      }
+      await manageConversion(api, converters, resources, config, logger);
+    }).catch((e) => {
+      if (!signal.aborted) {
+        logger.warning(`Reconfiguring the webhooks failed: ${(e as Error).message}`);
+      }
+    });
+  };
   const done = (async () => {
-    const managed = op.settings.admission.managed;
-    const handlers = op.registry.webhookHandlers();
-    const resources = managed && handlers.length
-      ? (await resolveResources(api, [...new Set(handlers.map((h) => h.selector))], signal, false))
-        .resources
-      : [];
+    await resolve();
     if (managed) {
       for (const reason of ["validating", "mutating"] as const) {
         await createConfiguration(api, reason, managed);
       }
+      if (!op.settings.scanning.disabled) {
+        const rescan = new Debouncer(0.5, reconfigure, op.clock);
+        signal.addEventListener("abort", () => rescan.cancel(), { once: true });
+        void followCrds(api, {
+          signal,
+          onChange: () => rescan.trigger(),
+          onError: (e) =>
+            logger.debug(`Not following CRDs: ${(e as Error).message.split("\n")[0]}`),
+        });
+      }
     }
-    let configured = false;
     try {
       for await (const config of iterate(server, fn, { signal, api })) {
-        if (!managed) continue;
-        for (const reason of ["validating", "mutating"] as const) {
-          logger.info(`Reconfiguring the ${reason} webhook ${managed}.`);
-          const webhooks = buildWebhooks(
-            handlers.filter((h) => h.reason === reason),
-            resources,
-            managed,
-            config,
-          );
-          await patchConfiguration(api, reason, managed, webhooks);
-          configured = true;
-        }
+        lastConfig = config;
+        await reconfigure();
       }
       if (!signal.aborted) {
         throw new OperatorError("The admission webhook server has exited; the operator stops.");
       }
     } finally {
+      await chain;
       if (managed && configured) {
         logger.info(`Cleaning up the admission webhooks ${managed}.`);
         for (const reason of ["validating", "mutating"] as const) {
@@ -123,18 +184,20 @@ export function startAdmission(
     stop.abort();
     throw e;
   });
-  async function* iterate(
-    s: unknown,
-    f: WebhookFn,
-    o: { signal: AbortSignal; api: ApiClient },
-  ): AsyncGenerator<WebhookClientConfig> {
-    const it = typeof s === "function"
-      ? s(f, o)
-      : (s as { serve: (f: WebhookFn, o: unknown) => AsyncIterable<WebhookClientConfig> })
-        .serve(f, o);
-    for await (const c of it as AsyncIterable<WebhookClientConfig>) yield lastConfig = c;
-  }
-  return [{ name: "admission", done }];
+  return { tasks: [{ name: "admission", done }], closed: done.then(() => {}, () => {}) };
+}
+
+function iterate(
+  s: unknown,
+  f: WebhookFn,
+  o: { signal: AbortSignal; api: ApiClient },
+): AsyncIterable<WebhookClientConfig> {
+  return typeof s === "function"
+    ? s(f, o)
+    : (s as { serve: (f: WebhookFn, o: unknown) => AsyncIterable<WebhookClientConfig> }).serve(
+      f,
+      o,
+    );
 }
 
 /**
@@ -195,9 +258,13 @@ function objectSelector(h: WebhookHandler): Record<string, unknown> | undefined 
   return exprs.length ? { matchExpressions: exprs } : undefined;
 }
 
-function withHandlerId(config: WebhookClientConfig, id: string): WebhookClientConfig {
+function withHandlerId(
+  config: WebhookClientConfig,
+  id: string,
+  encode = true,
+): WebhookClientConfig {
   const out: WebhookClientConfig = { ...config };
-  const encoded = encodeURIComponent(id);
+  const encoded = encode ? encodeURIComponent(id) : id;
   if (config.url !== undefined) out.url = `${config.url.replace(/\/+$/, "")}/${encoded}`;
   if (config.service) {
     out.service = {
@@ -206,6 +273,48 @@ function withHandlerId(config: WebhookClientConfig, id: string): WebhookClientCo
     };
   }
   return out;
+}
+
+/**
+ * The `spec.conversion` of a CRD served by the operator's converters.
+ *
+ * @param crd The CRD's name (`<plural>.<group>`).
+ * @param config The client config from the server (`/convert/<crd>` is appended to its URL).
+ * @returns The conversion (strategy Webhook, the client config, review versions v1).
+ */
+export function buildConversion(crd: string, config: WebhookClientConfig): AnyObject {
+  const clientConfig: AnyObject = withHandlerId(config, `${CONVERSION_PREFIX}${crd}`, false);
+  // A merge patch: the other of url/service is removed (exactly one of them is allowed).
+  if (clientConfig.url !== undefined) clientConfig.service = null;
+  else clientConfig.url = null;
+  return { strategy: "Webhook", webhook: { clientConfig, conversionReviewVersions: ["v1"] } };
+}
+
+/** Patches the conversion of the converters' CRDs where it is not what it should be. */
+async function manageConversion(
+  api: ApiClient,
+  converters: ConverterHandler[],
+  resources: Resource[],
+  config: WebhookClientConfig,
+  logger: OperatorLogger,
+): Promise<void> {
+  const crds = new Set<string>();
+  for (const r of resources) {
+    if (r.group && converters.some((h) => h.selector.check(r))) crds.add(`${r.plural}.${r.group}`);
+  }
+  for (const crd of crds) {
+    const path = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd}`;
+    const wanted = buildConversion(crd, config);
+    const current = (await api.request<AnyObject>("GET", path))?.spec?.conversion;
+    const { clientConfig, ...rest } = wanted.webhook;
+    const present = Object.fromEntries(Object.entries(clientConfig).filter(([, v]) => v !== null));
+    if (deepEqual(current, { ...wanted, webhook: { ...rest, clientConfig: present } })) continue;
+    logger.info(`Reconfiguring the conversion webhook of ${crd}.`);
+    await api.request("PATCH", path, {
+      body: { spec: { conversion: wanted } },
+      contentType: "application/merge-patch+json",
+    });
+  }
 }
 
 async function createConfiguration(api: ApiClient, reason: WebhookType, name: string) {
