@@ -3,7 +3,8 @@
  * operator (Kopf's `kopf.WebhookServer`, `WebhookK3dServer`,
  * `WebhookMinikubeServer`, `WebhookAutoServer`). A server listens on HTTPS
  * (a self-signed CA and certificate are made when none is given), routes
- * `POST <path>/<handler-id>` to the operator's webhook function, and tells
+ * `POST <path>/<handler-id>` (admission) and `POST <path>/convert/<plural>.<group>`
+ * (CRD conversion, `kopf.on.convert`) to the operator's webhook function, and tells
  * the operator how Kubernetes reaches it: it yields client configs
  * (`{ url, caBundle }`), which go into the managed webhook configurations.
  *

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import * as kopf from "../../mod.ts";
 import { webhookFn } from "../../src/core/engines/admission.ts";
+import { serveConversion } from "../../src/core/engines/conversion.ts";
 import { makeServerCertificates } from "../../src/kits/_certificates.ts";
 import type { AnyObject, WebhookClientConfig, WebhookFn } from "../../mod.ts";
 
@@ -251,4 +252,41 @@ Deno.test("custom servers: a function yielding configs is served by the same pro
     () => kopf.serveWebhooks({}, fn, { signal: AbortSignal.abort() }),
     /settings\.admission\.server must be a webhook server/,
   );
+});
+
+Deno.test("WebhookServer: conversion reviews at <path>/convert/<plural>.<group> reach the converters", async () => {
+  const registry = new kopf.OperatorRegistry();
+  kopf.on.convert("kopfexamples", { registry, from: "v1", to: "v2" }, ({ body }) => {
+    body.spec.renamed = body.spec.field;
+    delete body.spec.field;
+  });
+  const parts = { registry, settings: new kopf.OperatorSettings(), memo: {}, sink: () => {} };
+  const webhooks: (string | undefined)[] = [];
+  const fn: WebhookFn = (review, request) => {
+    webhooks.push(request?.webhook);
+    return serveConversion(review, parts, request);
+  };
+  const { config, stop } = await start(new kopf.WebhookServer({ port: 0, path: "/hooks" }), fn);
+  const client = Deno.createHttpClient({ caCerts: [atob(config.caBundle!)] });
+  try {
+    const object = { apiVersion: "kopf.dev/v1", kind: "KopfExample", metadata: { name: "a" } };
+    const response = await post(`${config.url}/convert/kopfexamples.kopf.dev`, {
+      apiVersion: "apiextensions.k8s.io/v1",
+      kind: "ConversionReview",
+      request: {
+        uid: "c-1",
+        desiredAPIVersion: "kopf.dev/v2",
+        objects: [{ ...object, spec: { field: 1 } }],
+      },
+    }, client);
+    assert.deepEqual((await response.json()).response, {
+      uid: "c-1",
+      convertedObjects: [{ ...object, apiVersion: "kopf.dev/v2", spec: { renamed: 1 } }],
+      result: { status: "Success" },
+    });
+    assert.deepEqual(webhooks, ["convert/kopfexamples.kopf.dev"]);
+  } finally {
+    client.close();
+    await stop();
+  }
 });

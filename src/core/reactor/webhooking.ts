@@ -5,7 +5,27 @@
  * and MutatingWebhookConfiguration, created if absent and patched with one
  * webhook per handler every time the server yields a client config. At a
  * graceful exit, the non-persistent webhooks are removed (Kopf's
- * `configuration_manager` and `admission_webhook_server`).
+ * `configuration_manager` and `admission_webhook_server`); the main exit
+ * sequence (running.ts) awaits that clean-up before the vault closes.
+ *
+ * Conversion (beyond Kopf): the same server answers ConversionReviews at
+ * `<url>/convert/<plural>.<group>`; with `settings.admission.managed`, each
+ * CRD served by converters gets `spec.conversion` = strategy Webhook with
+ * that URL and the server's caBundle (patched only when it differs). It is
+ * left in place at exit: a CRD whose stored objects need conversion cannot
+ * go back to `None` safely — reads of other versions fail while the
+ * operator is away, as with `failurePolicy: Fail`.
+ *
+ * The handlers' resources are resolved at start, and again at every client
+ * config and after CRD changes (debounced; a CRD that appears later gets its
+ * admission rules and its conversion). Only changes are patched, so the
+ * operator's own CRD patches end in a no-op.
+ *
+ * Admission memos: the docs give UPDATE/DELETE requests the object's own
+ * memo. The per-object memories live in the watchers' queues, which offer
+ * no lookup yet; `startAdmission()` takes a `memories` lookup and passes it
+ * to the engines, but running.ts has none to give, so every request gets a
+ * fresh shallow copy of the operator memo (what Kopf gives creations).
  *
  * Apart from running.ts so that the operator's start stays readable: two
  * calls there, the rest here.
