@@ -56,7 +56,7 @@ import type { Objects, WriteOptions, WriteResult } from "./objects.ts";
 import { type ResourceDef, storageKey } from "./resources.ts";
 import type { KObject, Store } from "./store.ts";
 import { settle } from "./conversion.ts";
-import { decodeBase64, goReason, WebhookClients } from "./webhook_client.ts";
+import { decodeBase64, WebhookCallError, WebhookClients } from "./webhook_client.ts";
 
 /** An admission operation. */
 export type AdmissionOperation = "CREATE" | "UPDATE" | "DELETE" | "CONNECT";
@@ -487,44 +487,12 @@ export class Admission {
 
   /** POSTs the review; every failure to get a v1 AdmissionReview back is a CallError. */
   async #post(hook: Webhook, body: unknown): Promise<Record<string, unknown>> {
-    const config = hook.clientConfig ?? {};
-    if (!config.url) {
-      const svc = config.service;
-      throw new CallError(
-        svc
-          ? `service "${svc.namespace}/${svc.name}" is not reachable from the embedded API server (it has no service network; use clientConfig.url)`
-          : "the webhook has neither clientConfig.url nor clientConfig.service",
-      );
-    }
-    const timeout = hook.timeoutSeconds ?? 10;
-    const url = new URL(config.url);
-    url.searchParams.set("timeout", `${timeout}s`);
-    const target = url.toString();
-    let client: Deno.HttpClient | undefined;
+    let text: string;
     try {
-      client = this.#clients.get(config.caBundle);
+      text = await this.#clients.post(hook.clientConfig ?? {}, hook.timeoutSeconds ?? 10, body);
     } catch (e) {
-      throw new CallError(`could not get REST client: ${(e as Error).message}`);
-    }
-    let res: Response;
-    try {
-      res = await fetch(target, {
-        method: "POST",
-        headers: { "content-type": "application/json", accept: "application/json, */*" },
-        body: JSON.stringify(body),
-        signal: AbortSignal.timeout(timeout * 1000),
-        ...(client ? { client } : {}),
-      });
-    } catch (e) {
-      throw new CallError(`failed to call webhook: Post "${target}": ${goReason(e, url)}`);
-    }
-    const text = await res.text().catch(() => "");
-    if (res.status < 200 || res.status >= 300) {
-      throw new CallError(
-        `failed to call webhook: an error on the server ("${
-          text.slice(0, 200)
-        }") has prevented the request from succeeding`,
-      );
+      if (!(e instanceof WebhookCallError)) throw e;
+      throw new CallError(e.transport ? `failed to call webhook: ${e.message}` : e.message);
     }
     let parsed: Record<string, unknown>;
     try {

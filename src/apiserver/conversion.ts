@@ -47,7 +47,7 @@ import type { WriteOptions, WriteResult } from "./objects.ts";
 import type { ResourceRegistry } from "./registry.ts";
 import { apiVersionOf, type ResourceDef, storageKey } from "./resources.ts";
 import type { KObject, Store } from "./store.ts";
-import { goReason, WebhookClients } from "./webhook_client.ts";
+import { WebhookCallError, WebhookClients } from "./webhook_client.ts";
 
 const CRDS = "customresourcedefinitions.apiextensions.k8s.io";
 const TIMEOUT_SECONDS = 30;
@@ -398,43 +398,11 @@ export class Conversion {
   }
 
   async #post(spec: ConversionSpec, body: unknown): Promise<Record<string, unknown>> {
-    const config = spec.webhook?.clientConfig ?? {};
-    if (!config.url) {
-      const svc = config.service;
-      throw new CallError(
-        svc
-          ? `service "${svc.namespace}/${svc.name}" is not reachable from the embedded API server (it has no service network; use clientConfig.url)`
-          : "the webhook has neither clientConfig.url nor clientConfig.service",
-      );
-    }
-    const url = new URL(config.url);
-    url.searchParams.set("timeout", `${TIMEOUT_SECONDS}s`);
-    const target = url.toString();
-    let client: Deno.HttpClient | undefined;
+    let text: string;
     try {
-      client = this.#clients.get(config.caBundle);
+      text = await this.#clients.post(spec.webhook?.clientConfig ?? {}, TIMEOUT_SECONDS, body);
     } catch (e) {
-      throw new CallError(`could not get REST client: ${(e as Error).message}`);
-    }
-    let res: Response;
-    try {
-      res = await fetch(target, {
-        method: "POST",
-        headers: { "content-type": "application/json", accept: "application/json, */*" },
-        body: JSON.stringify(body),
-        signal: AbortSignal.timeout(TIMEOUT_SECONDS * 1000),
-        ...(client ? { client } : {}),
-      });
-    } catch (e) {
-      throw new CallError(`Post "${target}": ${goReason(e, url)}`);
-    }
-    const text = await res.text().catch(() => "");
-    if (res.status < 200 || res.status >= 300) {
-      throw new CallError(
-        `an error on the server ("${
-          text.slice(0, 200)
-        }") has prevented the request from succeeding`,
-      );
+      throw e instanceof WebhookCallError ? new CallError(e.message) : e;
     }
     try {
       return JSON.parse(text);

@@ -38,6 +38,63 @@ export class WebhookClients {
     return client;
   }
 
+  /**
+   * POSTs a review to a webhook's `clientConfig`, as kube-apiserver's REST client does: the
+   * URL with `?timeout=<n>s`, TLS checked against `caBundle`, the answer's text for a 2xx.
+   *
+   * @param config The webhook's `clientConfig`.
+   * @param timeoutSeconds How long to wait.
+   * @param body The review.
+   * @returns The answer's text.
+   * @throws {WebhookCallError} For no URL (a service), no client, a failed call or a non-2xx
+   *   answer; `transport` tells a failed call (worded `Post "<url>": <why>`) from the others.
+   */
+  async post(
+    config: WebhookClientConfig,
+    timeoutSeconds: number,
+    body: unknown,
+  ): Promise<string> {
+    if (!config.url) {
+      const svc = config.service;
+      throw new WebhookCallError(
+        svc
+          ? `service "${svc.namespace}/${svc.name}" is not reachable from the embedded API server (it has no service network; use clientConfig.url)`
+          : "the webhook has neither clientConfig.url nor clientConfig.service",
+      );
+    }
+    const url = new URL(config.url);
+    url.searchParams.set("timeout", `${timeoutSeconds}s`);
+    const target = url.toString();
+    let client: Deno.HttpClient | undefined;
+    try {
+      client = this.get(config.caBundle);
+    } catch (e) {
+      throw new WebhookCallError(`could not get REST client: ${(e as Error).message}`);
+    }
+    let res: Response;
+    try {
+      res = await fetch(target, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, */*" },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(timeoutSeconds * 1000),
+        ...(client ? { client } : {}),
+      });
+    } catch (e) {
+      throw new WebhookCallError(`Post "${target}": ${goReason(e, url)}`, true);
+    }
+    const text = await res.text().catch(() => "");
+    if (res.status < 200 || res.status >= 300) {
+      throw new WebhookCallError(
+        `an error on the server ("${
+          text.slice(0, 200)
+        }") has prevented the request from succeeding`,
+        true,
+      );
+    }
+    return text;
+  }
+
   /** Closes the cached clients. */
   close(): void {
     for (const client of this.#clients.values()) client.close();
@@ -100,4 +157,30 @@ export function decodeBase64(text: string): Uint8Array {
   const out = new Uint8Array(bin.length);
   for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
   return out;
+}
+
+/** A webhook's `clientConfig`: a URL, or a service (not reachable here), and the CA bundle. */
+export interface WebhookClientConfig {
+  /** The HTTPS URL. */
+  url?: string;
+  /** A service reference (the embedded server has no service network). */
+  service?: { namespace?: string; name?: string };
+  /** The base64 PEM bundle to trust. */
+  caBundle?: string;
+}
+
+/** A failed webhook call, worded as kube-apiserver's REST client words it. */
+export class WebhookCallError extends Error {
+  override name = "WebhookCallError";
+  /** True when the call itself failed or answered non-2xx (kube-apiserver adds "failed to call webhook: " for admission). */
+  readonly transport: boolean;
+
+  /**
+   * @param message The reason.
+   * @param transport Whether the call itself failed or answered non-2xx.
+   */
+  constructor(message: string, transport = false) {
+    super(message);
+    this.transport = transport;
+  }
 }
