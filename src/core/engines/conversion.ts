@@ -21,16 +21,19 @@
 import { applyMergePatch } from "../../cogs/structs/merge_patch.ts";
 import { Patch } from "../../cogs/structs/patches.ts";
 import { Resource } from "../../cogs/structs/references.ts";
-import type { OperatorSettings } from "../../cogs/configs/settings.ts";
 import { executeHandlers, withAttempt } from "../actions/execution.ts";
 import { allAtOnce } from "../actions/lifecycles.ts";
-import { type LogSink, ObjectLogger } from "../actions/loggers.ts";
+import { ObjectLogger } from "../actions/loggers.ts";
 import { State } from "../actions/progression.ts";
 import { objectContext } from "../intents/contexts.ts";
 import type { ConverterHandler } from "../intents/converters.ts";
 import type { AnyObject } from "../intents/handlers.ts";
-import type { OperatorRegistry } from "../intents/registry.ts";
-import { MissingDataError, WebhookError, type WebhookRequestOptions } from "./admission.ts";
+import {
+  type AdmissionOptions,
+  MissingDataError,
+  WebhookError,
+  type WebhookRequestOptions,
+} from "./admission.ts";
 import { copyMemo, objectMemo } from "./memos.ts";
 
 /** The webhook (path under the server's root) of a CRD's conversion: `convert/<plural>.<group>`. */
@@ -42,24 +45,10 @@ export class ConversionError extends WebhookError {
   override name = "ConversionError";
 }
 
-/** What the conversion engine needs from the operator. */
-export interface ConversionOptions {
-  /** The registry with the converters. */
-  registry: OperatorRegistry;
-  /** The operator's settings. */
-  settings: OperatorSettings;
-  /** The operator's memo. */
-  memo: AnyObject;
-  /** Where log lines go. */
-  sink: LogSink;
-  /** The in-memory indices (`indices`). */
-  indices?: AnyObject;
-  /** The per-object memory of an existing object (for its memo); undefined when unknown. */
-  memories?: (body: AnyObject) => { memo: AnyObject } | undefined;
+/** What the conversion engine needs from the operator: the admission engine's, and the resources. */
+export interface ConversionOptions extends AdmissionOptions {
   /** The resources as discovered (for selectors by shortcut, singular or category). */
   resources?: () => Resource[];
-  /** Aborted at the operator's exit (the converters' `signal`). */
-  signal?: AbortSignal;
 }
 
 /**
