@@ -399,3 +399,70 @@ Deno.test("kopf.main(): a handlers file is its own CLI (deno run -A file.ts -A -
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+const KILLABLE = `
+const log = (line: string) => Deno.writeTextFileSync(Deno.env.get("KOPF_TEST_LOG")!, line + "\\n", { append: true });
+kopf.on.create("kopfexamples", function first({ name }) { log(\`\${name} first\`); });
+kopf.on.create("kopfexamples", function second({ name }) {
+  log(\`\${name} second\`);
+  try { Deno.statSync(Deno.env.get("KOPF_TEST_LOG") + ".go"); }
+  catch { throw new kopf.TemporaryError("not yet", { delay: 1 }); }
+});
+kopf.on.delete("kopfexamples", function gone({ name }) { log(\`\${name} gone\`); });
+`;
+
+Deno.test("kopf run: kill -9 mid-work — after a restart nothing that succeeded runs again, nothing is lost or stuck", async () => {
+  await using c = await cluster();
+  const dir = await Deno.makeTempDir({ prefix: "kopf-cli-test-" });
+  const logFile = `${dir}/calls.log`;
+  await Deno.writeTextFile(logFile, "");
+  const names = ["k1", "k2", "k3", "k4", "k5"];
+  const env = { KUBECONFIG: c.api.kubeconfig.path, KOPF_TEST_LOG: logFile };
+  const count = async (what: string) =>
+    (await Deno.readTextFile(logFile)).split("\n").filter((l) => l === what).length;
+  try {
+    const file = await handlersFile(dir, "handlers.ts", KILLABLE);
+    const args = [`${ROOT}cli.ts`, "run", "--standalone", "-A", "-v", file];
+    {
+      await using op = start(args, env);
+      await op.waitFor(/Starting the watch-stream for kopfexamples/);
+      for (const n of names) await c.createKex("default", n);
+      // Every object has stored first's success and waits out second's delay: kill it then.
+      for (const n of names) {
+        await op.waitFor(new RegExp(`\\[default/${n}\\] Processing is postponed`));
+      }
+      op.child.kill("SIGKILL");
+      assert.notEqual(await op.exit(), 0);
+    }
+    await Deno.writeTextFile(`${logFile}.go`, "");
+    {
+      await using op = start(args, env);
+      for (const n of names) {
+        await op.waitFor(new RegExp(`\\[default/${n}\\] All handlers succeeded for creation`));
+      }
+      for (const n of names) {
+        await c.call("DELETE", `/apis/kopf.dev/v1/namespaces/default/kopfexamples/${n}`);
+      }
+      for (const n of names) {
+        await op.waitFor(new RegExp(`\\[default/${n}\\] All handlers succeeded for deletion`));
+      }
+      op.child.kill("SIGTERM");
+      assert.equal(await op.exit(), 0, op.stderr);
+    }
+    for (const n of names) {
+      assert.equal(await count(`${n} first`), 1, `${n}: first ran once, across the kill`);
+      assert.ok(await count(`${n} second`) >= 2, `${n}: second retried after the restart`);
+      assert.equal(await count(`${n} gone`), 1, `${n}: deleted once`);
+      // Gone for real: the finalizer was released.
+      const r = await c.call(
+        "GET",
+        `/apis/kopf.dev/v1/namespaces/default/kopfexamples/${n}`,
+        undefined,
+        [404],
+      );
+      assert.equal(r.status, 404, `${n} is gone`);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
