@@ -8,7 +8,9 @@
  */
 
 import { type RunningApiServer, startApiServer } from "../../testing.ts";
-import { generateCertificates, type TlsBundle } from "../../src/apiserver/tls.ts";
+import type { TlsBundle } from "../../src/apiserver/tls.ts";
+import { ReviewServer } from "./_review_server.ts";
+import { call as http } from "./_http.ts";
 import { findKubectls, Kubectl } from "./_kubectl.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -31,46 +33,23 @@ const KEX = "/apis/kopf.dev/v1/namespaces/default/kopfexamples";
 type Answer = (request: Json) => Record<string, unknown> | Promise<Record<string, unknown>>;
 
 /** An HTTPS admission webhook: records the reviews; answers with `answer` (allowed by default). */
-class Webhook implements AsyncDisposable {
-  readonly reviews: Json[] = [];
+class Webhook extends ReviewServer {
   answer: Answer = () => ({ allowed: true });
-  readonly tls: TlsBundle;
-  readonly #server: Deno.HttpServer<Deno.NetAddr>;
 
   private constructor(tls: TlsBundle) {
-    this.tls = tls;
-    this.#server = Deno.serve({
-      hostname: "127.0.0.1",
-      port: 0,
-      cert: tls.serverCert,
-      key: tls.serverKey,
-      onListen: () => {},
-    }, async (req) => {
-      const review = await req.json();
-      this.reviews.push({ ...review, path: new URL(req.url).pathname + new URL(req.url).search });
-      const response = { uid: review.request.uid, ...(await this.answer(review.request)) };
-      return Response.json({
-        apiVersion: "admission.k8s.io/v1",
-        kind: "AdmissionReview",
-        response,
-      });
-    });
+    super(tls, async (review) => ({
+      apiVersion: "admission.k8s.io/v1",
+      kind: "AdmissionReview",
+      response: { uid: review.request.uid, ...(await this.answer(review.request)) },
+    }));
   }
 
   static async start(): Promise<Webhook> {
-    return new Webhook(await generateCertificates());
+    return new Webhook(await ReviewServer.certificates());
   }
 
   get url(): string {
-    return `https://127.0.0.1:${this.#server.addr.port}`;
-  }
-
-  get caBundle(): string {
-    return btoa(this.tls.caCert);
-  }
-
-  async [Symbol.asyncDispose](): Promise<void> {
-    await this.#server.shutdown();
+    return this.origin;
   }
 }
 
@@ -81,18 +60,9 @@ async function call(
   body?: unknown,
   contentType = "application/json",
 ): Promise<{ status: number; body: Json; warnings: string[] }> {
-  const res = await fetch(`${api.url}${path}`, {
-    method,
-    ...(body !== undefined
-      ? { body: JSON.stringify(body), headers: { "content-type": contentType } }
-      : {}),
-  });
-  const text = await res.text();
-  return {
-    status: res.status,
-    body: text ? JSON.parse(text) : undefined,
-    warnings: res.headers.get("warning") ? [res.headers.get("warning")!] : [],
-  };
+  const answer = await http(api.url, method, path, body, contentType);
+  const warning = answer.headers.get("warning");
+  return { status: answer.status, body: answer.body, warnings: warning ? [warning] : [] };
 }
 
 interface HookSpec {
@@ -346,7 +316,7 @@ Deno.test("failurePolicy: Fail refuses with the real 500 when the webhook is dow
   const downUrl = down.url;
   await down[Symbol.asyncDispose]();
   await using other = await Webhook.start();
-  const strangerCa = (await generateCertificates()).caCert;
+  const strangerCa = (await ReviewServer.certificates()).caCert;
   await configure(api, "Validating", "v", [{
     name: "down.kopf.dev",
     url: `${downUrl}/v`,

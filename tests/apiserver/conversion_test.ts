@@ -9,8 +9,9 @@
  */
 
 import { type RunningApiServer, startApiServer } from "../../testing.ts";
-import { generateCertificates, type TlsBundle } from "../../src/apiserver/tls.ts";
-import { readEvents } from "./_http.ts";
+import type { TlsBundle } from "../../src/apiserver/tls.ts";
+import { ReviewServer } from "./_review_server.ts";
+import { call as http, readEvents } from "./_http.ts";
 import { findKubectls, Kubectl } from "./_kubectl.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -44,69 +45,38 @@ function convert(obj: Json, desired: string): Json {
 }
 
 /** An HTTPS conversion webhook: records the reviews; converts unless told to fail. */
-class Converter implements AsyncDisposable {
-  readonly reviews: Json[] = [];
+class Converter extends ReviewServer {
   fail: string | undefined;
-  readonly tls: TlsBundle;
-  readonly #server: Deno.HttpServer<Deno.NetAddr>;
 
   private constructor(tls: TlsBundle) {
-    this.tls = tls;
-    this.#server = Deno.serve({
-      hostname: "127.0.0.1",
-      port: 0,
-      cert: tls.serverCert,
-      key: tls.serverKey,
-      onListen: () => {},
-    }, async (req) => {
-      const review = await req.json();
-      this.reviews.push({ ...review, path: new URL(req.url).pathname + new URL(req.url).search });
+    super(tls, (review) => {
       const { uid, desiredAPIVersion, objects } = review.request;
       const response = this.fail ? { uid, result: { status: "Failure", message: this.fail } } : {
         uid,
         result: { status: "Success" },
         convertedObjects: objects.map((o: Json) => convert(o, desiredAPIVersion)),
       };
-      return Response.json({
-        apiVersion: "apiextensions.k8s.io/v1",
-        kind: "ConversionReview",
-        response,
-      });
+      return { apiVersion: "apiextensions.k8s.io/v1", kind: "ConversionReview", response };
     });
   }
 
   static async start(): Promise<Converter> {
-    return new Converter(await generateCertificates());
+    return new Converter(await ReviewServer.certificates());
   }
 
   get url(): string {
-    return `https://127.0.0.1:${this.#server.addr.port}/convert`;
-  }
-
-  get caBundle(): string {
-    return btoa(this.tls.caCert);
-  }
-
-  async [Symbol.asyncDispose](): Promise<void> {
-    await this.#server.shutdown();
+    return `${this.origin}/convert`;
   }
 }
 
-async function call(
+function call(
   api: RunningApiServer,
   method: string,
   path: string,
   body?: unknown,
   contentType = "application/json",
 ): Promise<{ status: number; body: Json }> {
-  const res = await fetch(`${api.url}${path}`, {
-    method,
-    ...(body !== undefined
-      ? { body: JSON.stringify(body), headers: { "content-type": contentType } }
-      : {}),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+  return http(api.url, method, path, body, contentType);
 }
 
 function crd(conversion?: unknown): Json {
