@@ -6,6 +6,8 @@
  * @module
  */
 
+import { parse as parseYaml } from "yaml";
+
 /** A response as the benchmark needs it: the status and, when asked for, the parsed body. */
 export interface Answer {
   status: number;
@@ -100,4 +102,27 @@ export function expectOk(answer: Answer, what: string): void {
       `${what} failed with HTTP ${answer.status}: ${String(answer.body).slice(0, 300)}`,
     );
   }
+}
+
+/**
+ * Applies the example CRD (examples/crd.yaml; already there is fine) and creates a namespace.
+ *
+ * @param api The client.
+ * @param root The repository root.
+ * @param namespace The namespace to create.
+ */
+export async function setUpKopfExamples(
+  api: BenchClient,
+  root: URL,
+  namespace: string,
+): Promise<void> {
+  const crd = parseYaml(await Deno.readTextFile(new URL("examples/crd.yaml", root)));
+  const made = await api.send("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", {
+    body: crd,
+  });
+  if (made.status !== 409) expectOk(made, "creating the KopfExample CRD");
+  expectOk(
+    await api.send("POST", "/api/v1/namespaces", { body: { metadata: { name: namespace } } }),
+    "creating the benchmark's namespace",
+  );
 }

@@ -12,9 +12,8 @@
  * @module
  */
 
-import { parse as parseYaml } from "yaml";
 import * as kopf from "../mod.ts";
-import { BenchClient, expectOk } from "./_client.ts";
+import { BenchClient, expectOk, setUpKopfExamples } from "./_client.ts";
 import { readCpuSeconds, type ServerProcess, startServerProcess } from "./_server_process.ts";
 import { figure, fmt } from "./_stats.ts";
 import { type LatencyResult, openLoop } from "./patch_latency.ts";
@@ -47,15 +46,7 @@ export async function measureAdmission(
 ): Promise<AdmissionBenchOutcome> {
   const outcome: AdmissionBenchOutcome = { targets: 0, met: 0, broken: [] };
   using api = new BenchClient(server.url);
-  const crd = parseYaml(await Deno.readTextFile(new URL("examples/crd.yaml", root)));
-  const made = await api.send("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", {
-    body: crd,
-  });
-  if (made.status !== 409) expectOk(made, "creating the KopfExample CRD");
-  expectOk(
-    await api.send("POST", "/api/v1/namespaces", { body: { metadata: { name: NAMESPACE } } }),
-    "creating the benchmark's namespace",
-  );
+  await setUpKopfExamples(api, root, NAMESPACE);
   let n = 0;
   const create = (prefix: string) => async () => {
     const answer = await api.send("POST", COLLECTION, {

@@ -18,9 +18,8 @@
  * @module
  */
 
-import { parse as parseYaml } from "yaml";
 import * as kopf from "../mod.ts";
-import { BenchClient, expectOk, runBounded } from "./_client.ts";
+import { BenchClient, expectOk, runBounded, setUpKopfExamples } from "./_client.ts";
 import { readCpuSeconds, type ServerProcess, startServerProcess } from "./_server_process.ts";
 import { figure, fmt, percentile } from "./_stats.ts";
 
@@ -81,15 +80,7 @@ export async function measureDaemons(
   };
 
   using api = new BenchClient(server.url);
-  const crd = parseYaml(await Deno.readTextFile(new URL("examples/crd.yaml", root)));
-  const made = await api.send("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", {
-    body: crd,
-  });
-  if (made.status !== 409) expectOk(made, "creating the KopfExample CRD");
-  expectOk(
-    await api.send("POST", "/api/v1/namespaces", { body: { metadata: { name: namespace } } }),
-    "creating the benchmark's namespace",
-  );
+  await setUpKopfExamples(api, root, namespace);
   await runBounded(objects, 32, async (i) => {
     expectOk(
       await api.send("POST", collection, {

@@ -32,9 +32,8 @@
  * @module
  */
 
-import { parse as parseYaml } from "yaml";
 import * as kopf from "../mod.ts";
-import { BenchClient, expectOk } from "./_client.ts";
+import { BenchClient, expectOk, setUpKopfExamples } from "./_client.ts";
 import { LoadGenerator } from "./_load_generator.ts";
 import { readCpuSeconds, type ServerProcess, startServerProcess } from "./_server_process.ts";
 import { figure, fmt, percentile } from "./_stats.ts";
@@ -337,16 +336,8 @@ async function steady(
  * @param api The client.
  * @param root The repository root (for `examples/crd.yaml`).
  */
-async function setUp(api: BenchClient, root: URL): Promise<void> {
-  const crd = parseYaml(await Deno.readTextFile(new URL("examples/crd.yaml", root)));
-  const answer = await api.send("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", {
-    body: crd,
-  });
-  if (answer.status !== 409) expectOk(answer, "creating the KopfExample CRD");
-  expectOk(
-    await api.send("POST", "/api/v1/namespaces", { body: { metadata: { name: NAMESPACE } } }),
-    "creating the benchmark's namespace",
-  );
+function setUp(api: BenchClient, root: URL): Promise<void> {
+  return setUpKopfExamples(api, root, NAMESPACE);
 }
 
 /**
