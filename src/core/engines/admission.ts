@@ -119,8 +119,12 @@ export interface AdmissionOptions {
   sink: LogSink;
   /** The in-memory indices (`indices`). */
   indices?: AnyObject;
-  /** The per-object memory of an existing object (for its memo); undefined when unknown. */
-  memories?: (body: AnyObject) => { memo: AnyObject } | undefined;
+  /**
+   * The per-object memory of an object the operator watches, by the request's body and
+   * resource (for its memo: UPDATE/DELETE requests share it with the object's handlers);
+   * undefined for objects not seen. It must not remember objects it has not seen.
+   */
+  memories?: (body: AnyObject, resource?: Resource) => { memo: AnyObject } | undefined;
   /** Aborted at the operator's exit (the handlers' `signal`). */
   signal?: AbortSignal;
 }
@@ -172,7 +176,8 @@ export async function serveAdmission(
     throw new MissingDataError("Either old or new object is missing from the admission request.");
   }
   const resource = requestResource(req);
-  const known = operation !== "CREATE" ? options.memories?.(raw) : undefined;
+  // The docs: UPDATE/DELETE use the object's own memo; CREATE a fresh one, discarded after.
+  const known = operation !== "CREATE" ? options.memories?.(raw, resource) : undefined;
   const memo = known ? objectMemo(known, options.memo) : copyMemo(options.memo);
   const patch = new Patch();
   const warnings: string[] = [];

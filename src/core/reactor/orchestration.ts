@@ -29,8 +29,17 @@ import {
   type Resolution,
   resolveResources,
 } from "./observation.ts";
-import { type OperatorContext, processEvent } from "./processing.ts";
+import { type ObjectMemory, type OperatorContext, processEvent } from "./processing.ts";
 import { ObjectQueues } from "./queueing.ts";
+
+/** A running watcher: its stop, its end, its per-object queues, and what it watches. */
+interface Stream {
+  stop: AbortController;
+  done: Promise<void>;
+  queues: ObjectQueues;
+  resource: Resource;
+  namespace: string | undefined;
+}
 
 /**
  * One watcher per resource (and namespace), feeding per-object queues. The
@@ -45,10 +54,7 @@ export class Orchestrator {
   #settings: OperatorSettings;
   #logger: OperatorLogger;
   #signal: AbortSignal;
-  #streams = new Map<
-    string,
-    { stop: AbortController; done: Promise<void>; queues: ObjectQueues }
-  >();
+  #streams = new Map<string, Stream>();
   #failure: (e: unknown) => void = () => {};
   #resources: Resource[] = [];
   /** The `-n` patterns, or undefined for cluster-wide. */
@@ -276,7 +282,7 @@ export class Orchestrator {
         await queues.close(settings.batching.exitTimeout);
       }
     })();
-    this.#streams.set(key, { stop, done, queues });
+    this.#streams.set(key, { stop, done, queues, resource, namespace });
     return ready;
   }
 
@@ -308,6 +314,33 @@ export class Orchestrator {
   #fail(e: unknown): void {
     this.#failure(apiFailure(e));
   }
+
+  /**
+   * The memory of an object that the current watchers know, for admission memos: UPDATE and
+   * DELETE requests share the object's own memo with its handlers. Only the watchers of the
+   * object's resource (by group and plural; the request's version first) and of its namespace
+   * (or cluster-wide) are asked; stopped watchers (CRD or namespace gone) are no longer here,
+   * and a deleted object's entry is gone with its worker. Nothing is added to the inventory:
+   * an object not seen yet (or without a uid) gets undefined.
+   *
+   * @param body The object as the request carries it (its uid and namespace are used).
+   * @param resource The request's resource; without it, any watcher (uids are unique).
+   * @returns The object's memory, or undefined.
+   */
+  readonly memoryOf = (body: AnyObject, resource?: Resource): ObjectMemory | undefined => {
+    const uid = body?.metadata?.uid;
+    if (typeof uid !== "string" || !uid) return undefined;
+    const namespace = body.metadata.namespace;
+    const found: [Resource, ObjectMemory][] = [];
+    for (const s of this.#streams.values()) {
+      if (s.namespace !== undefined && s.namespace !== namespace) continue;
+      const r = s.resource;
+      if (resource && (r.group !== resource.group || r.plural !== resource.plural)) continue;
+      const memory = s.queues.memoryOf(uid);
+      if (memory) found.push([r, memory]);
+    }
+    return (found.find(([r]) => r.version === resource?.version) ?? found[0])?.[1];
+  };
 
   /** The per-object queues' depth and size by resource (for the metrics). */
   queueSamples(): QueueSample[] {

@@ -145,6 +145,17 @@ export class ObjectQueues {
     return this.#objects.size;
   }
 
+  /**
+   * The memory of a known object by its uid, for lookups from outside the queues (admission
+   * memos); nothing is added to the inventory for an object never seen or already deleted.
+   *
+   * @param uid The object's uid.
+   * @returns Its memory, or undefined if no entry exists.
+   */
+  memoryOf(uid: string): ObjectMemory | undefined {
+    return this.#objects.get(uid)?.memory;
+  }
+
   /** How many events wait in all queues (for metrics). */
   get depth(): number {
     let n = 0;

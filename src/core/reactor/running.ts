@@ -354,7 +354,7 @@ async function startOperatorTasks(
   // Readiness: held until all initial watchers have listed; then only new indexed watchers re-close it.
   ready.then(() => indexers.markReady(), () => indexers.markReady());
   const unobserve = metrics?.observeQueues(() => watchers.queueSamples());
-  const admission = startAdmission(op, api, stop);
+  const admission = startAdmission(op, api, stop, watchers.memoryOf);
 
   const main = (async () => {
     await ready;

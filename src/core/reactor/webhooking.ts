@@ -21,11 +21,13 @@
  * admission rules and its conversion). Only changes are patched, so the
  * operator's own CRD patches end in a no-op.
  *
- * Admission memos: the docs give UPDATE/DELETE requests the object's own
- * memo. The per-object memories live in the watchers' queues, which offer
- * no lookup yet; `startAdmission()` takes a `memories` lookup and passes it
- * to the engines, but running.ts has none to give, so every request gets a
- * fresh shallow copy of the operator memo (what Kopf gives creations).
+ * Admission memos (the docs' "In-memory containers"): UPDATE and DELETE
+ * requests get the object's own memo — the one its change handlers, daemons
+ * and timers share. The per-object memories live in the watchers' queues;
+ * running.ts gives `startAdmission()` the orchestrator's lookup by resource
+ * and uid (`Orchestrator.memoryOf`), which the engines use. CREATE requests,
+ * and objects no watcher has seen, get a fresh shallow copy of the operator
+ * memo, discarded after the request (nothing is remembered for them).
  *
  * Apart from running.ts so that the operator's start stays readable: two
  * calls there, the rest here.
@@ -95,14 +97,15 @@ export interface AdmissionTasks {
  * @param op The operator's parts.
  * @param api The API client.
  * @param stop Aborted to stop the operator (also when the server ends on its own).
- * @param memories The per-object memory of an existing object (admission memos), if known.
+ * @param memories The per-object memory of an object the watchers know, by the request's body and
+ *   resource (admission memos); undefined for objects not seen.
  * @returns The task, and its end with the clean-up (to await before the vault closes).
  */
 export function startAdmission(
   op: OperatorContext,
   api: ApiClient,
   stop: AbortController,
-  memories?: (body: AnyObject) => { memo: AnyObject } | undefined,
+  memories?: (body: AnyObject, resource?: Resource) => { memo: AnyObject } | undefined,
 ): AdmissionTasks {
   const server = op.settings.admission.server;
   if (server === null) return { tasks: [], closed: Promise.resolve() };
