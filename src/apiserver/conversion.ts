@@ -234,15 +234,20 @@ export class Conversion {
         ? (await this.#convert(def, spec, [stored], def.version, false))[0]!
         : undefined;
       const encoded: Array<[KObject, KObject]> = [];
+      const outdated = new WeakSet<KObject>();
       const hooks: ConversionHooks = {
         decode: (current) => {
+          let decoded: KObject;
           if (
             stored && view && current.metadata.uid === stored.metadata.uid &&
             current.metadata.resourceVersion === stored.metadata.resourceVersion
-          ) return structuredClone(view);
-          if (current.apiVersion === apiVersionOf(def)) return current;
-          throw new Stale();
+          ) decoded = structuredClone(view);
+          else if (current.apiVersion === apiVersionOf(def)) decoded = current;
+          else throw new Stale();
+          if (current.apiVersion !== storageApiVersion) outdated.add(decoded);
+          return decoded;
         },
+        outdated: (decoded) => outdated.has(decoded),
         encode: (draft) => {
           if (draft.apiVersion === storageApiVersion) return draft;
           // Metadata but labels and annotations comes from the draft, so it is not part of the key.

@@ -56,6 +56,13 @@ export interface WriteOptions {
     decode: (stored: KObject) => KObject;
     /** The object to store at the storage version. */
     encode: (draft: KObject) => KObject;
+    /**
+     * Whether a decoded object is stored at another version than the storage
+     * version: then an unchanged write still writes (at the storage version),
+     * as kube-apiserver compares the encoded bytes — how stored objects are
+     * migrated to a new storage version.
+     */
+    outdated?: (decoded: KObject) => boolean;
   };
 }
 
@@ -542,7 +549,9 @@ export class Objects {
       ...draft,
       metadata: { ...draft.metadata, resourceVersion: current.metadata.resourceVersion },
     };
-    if (deepEqual(comparable, current)) return { object: current, warnings, created: false };
+    if (deepEqual(comparable, current) && !options.conversion?.outdated?.(current)) {
+      return { object: current, warnings, created: false };
+    }
     if (options.conversion) draft = options.conversion.encode(draft);
     if (options.dryRun) return { object: draft, warnings, created: false };
     const key = storageKey(def);
@@ -680,7 +689,13 @@ export class Objects {
       key === "customresourcedefinitions.apiextensions.k8s.io" &&
       !current.metadata.deletionTimestamp
     ) {
-      const status = crdStatus(draft, this.now(), current.status);
+      // A status write brings its own storedVersions (the step that ends a storage migration).
+      const statusWrite = draft.status !== current.status;
+      const status = crdStatus(draft, this.now(), draft.status ?? current.status, !statusWrite);
+      const causes = validateStoredVersions(draft, status.storedVersions as string[]);
+      if (causes.length) {
+        throw ApiError.invalid(def.kind, def.group, draft.metadata.name!, causes);
+      }
       return { ...draft, status };
     }
     return draft;
@@ -809,7 +824,12 @@ function withCondition(
   return s;
 }
 
-function crdStatus(crd: KObject, now: string, previous?: unknown): Record<string, unknown> {
+function crdStatus(
+  crd: KObject,
+  now: string,
+  previous?: unknown,
+  addStorage = true,
+): Record<string, unknown> {
   const spec = (crd.spec ?? {}) as {
     names?: Record<string, unknown>;
     versions?: Array<{ name?: string; storage?: boolean }>;
@@ -819,7 +839,7 @@ function crdStatus(crd: KObject, now: string, previous?: unknown): Record<string
   if (!names.listKind && typeof names.kind === "string") names.listKind = `${names.kind}List`;
   const prevStored = ((previous as { storedVersions?: string[] })?.storedVersions) ?? [];
   const storage = spec.versions?.find((v) => v.storage)?.name;
-  const storedVersions = [...new Set([...prevStored, ...(storage ? [storage] : [])])];
+  const storedVersions = [...new Set([...prevStored, ...(storage && addStorage ? [storage] : [])])];
   const prevConds =
     ((previous as { conditions?: Array<{ type: string; lastTransitionTime?: string }> })
       ?.conditions) ?? [];
@@ -844,6 +864,43 @@ function crdStatus(crd: KObject, now: string, previous?: unknown): Record<string
     acceptedNames: names,
     storedVersions,
   };
+}
+
+/**
+ * kube-apiserver's check of `status.storedVersions` on every update of a CRD: the storage
+ * version is among them, and each of them is still in `spec.versions` (a version whose objects
+ * may still be stored cannot be dropped before they are migrated).
+ */
+function validateStoredVersions(crd: KObject, stored: string[]): StatusCause[] {
+  const field = "status.storedVersions";
+  if (!stored.length) {
+    return [{
+      reason: "FieldValueInvalid",
+      message: "Invalid value: []: must have at least one stored version",
+      field,
+    }];
+  }
+  const versions = ((crd.spec as { versions?: Array<{ name?: string; storage?: boolean }> })
+    ?.versions) ?? [];
+  const causes: StatusCause[] = [];
+  const storage = versions.find((v) => v.storage)?.name;
+  if (storage !== undefined && !stored.includes(storage)) {
+    causes.push({
+      reason: "FieldValueInvalid",
+      message: `Invalid value: ${JSON.stringify(stored)}: must have the storage version ${storage}`,
+      field,
+    });
+  }
+  stored.forEach((v, i) => {
+    if (!versions.some((sv) => sv.name === v)) {
+      causes.push({
+        reason: "FieldValueInvalid",
+        message: `Invalid value: ${JSON.stringify(v)}: must appear in spec.versions`,
+        field: `${field}[${i}]`,
+      });
+    }
+  });
+  return causes;
 }
 
 function validateCrd(crd: KObject, current: KObject | undefined): StatusCause[] {
