@@ -1,8 +1,8 @@
 /**
  * Before/after, side by side in one run: the operator's benchmarks
- * (`operator_bench.ts`, `daemons_bench.ts`) run alternately on an earlier
- * commit and on this tree, on the same machine in the same minutes, and every
- * figure is printed as a pair. Alternating (before, after, before, after…)
+ * (`operator_bench.ts`, `daemons_bench.ts`, `conversion_bench.ts`) run
+ * alternately on an earlier commit and on this tree, on the same machine in
+ * the same minutes, and every figure is printed as a pair. Alternating (before, after, before, after…)
  * spreads what the machine's neighbours do over both sides.
  *
  * The earlier commit is checked out as a temporary git worktree, and this
@@ -19,9 +19,9 @@
  */
 
 const ROOT = new URL("../", import.meta.url).pathname;
-/** The benchmarks to run (`KOPF_BENCHES`, comma-separated file names; both by default). */
+/** The benchmarks to run (`KOPF_BENCHES`, comma-separated file names; all three by default). */
 const BENCHES = Deno.env.get("KOPF_BENCHES")?.split(",").map((b) => b.trim()) ??
-  ["operator_bench.ts", "daemons_bench.ts"];
+  ["operator_bench.ts", "daemons_bench.ts", "conversion_bench.ts"];
 
 /** One figure line: its label, and the rest (the value, the unit, the notes). */
 interface Figure {

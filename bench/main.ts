@@ -14,7 +14,11 @@
  *    10-second timer and a daemon: CPU share, timer drift, RSS (on a fresh server);
  * 7. admission (`admission_bench.ts`): creations at 200/s through a mutating and
  *    a validating webhook of an operator, p50/p99 round trip and CPU per create,
- *    next to the same without webhooks (on a fresh server).
+ *    next to the same without webhooks (on a fresh server);
+ * 8. conversion (`conversion_bench.ts`): 1,000 objects stored at v1, LISTed at v2
+ *    through an operator's converters (one ConversionReview per LIST): objects
+ *    converted per second, ms per LIST, CPU per 1,000 converted and RSS of the
+ *    server and the operator, next to the same LIST at v1 (on a fresh server).
  *
  * A missed target is printed, not failed: the run exits non-zero only when
  * the benchmark itself breaks (failed requests, lost or repeated watch events,
@@ -27,6 +31,7 @@
  */
 
 import { measureAdmission } from "./admission_bench.ts";
+import { measureConversion } from "./conversion_bench.ts";
 import { BenchClient } from "./_client.ts";
 import { readCpuSeconds, type ServerProcess, startServerProcess } from "./_server_process.ts";
 import { figure, fmt } from "./_stats.ts";
@@ -263,6 +268,17 @@ async function main(): Promise<number> {
     broken.push(...outcome.broken);
   } finally {
     await stop(fourth, "fourth");
+  }
+
+  // Conversion: a fresh server, the operator's conversion webhook in this process.
+  const fifth = await start();
+  try {
+    const outcome = await measureConversion(fifth, ROOT);
+    targets += outcome.targets;
+    met += outcome.met;
+    broken.push(...outcome.broken);
+  } finally {
+    await stop(fifth, "fifth");
   }
 
   Deno.removeSignalListener("SIGINT", onSignal);
