@@ -2,8 +2,9 @@
  * Before/after, side by side in one run: the operator's benchmarks
  * (`operator_bench.ts`, `daemons_bench.ts`, `conversion_bench.ts`) run
  * alternately on an earlier commit and on this tree, on the same machine in
- * the same minutes, and every figure is printed as a pair. Alternating (before, after, before, after…)
- * spreads what the machine's neighbours do over both sides.
+ * the same minutes, and every figure is printed as a pair. Alternating
+ * (before, after, before, after…) spreads what the machine's neighbours do
+ * over both sides.
  *
  * The earlier commit is checked out as a temporary git worktree, and this
  * tree's `bench/` is copied over its own, so that both sides run the same
