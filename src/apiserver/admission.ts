@@ -33,13 +33,27 @@
  *   `None` or `NoneOnDryRun`: 400 `admission webhook "<name>" does not support dry run`;
  * - the webhooks' `warnings` go out as `Warning: 299 - "<text>"` headers.
  *
+ * `matchPolicy: Equivalent` (the default) as kube-apiserver's: a webhook
+ * whose rules miss the request's version but name another served version of
+ * the same resource is called at that version — its rules in order, each
+ * tried against the other versions in the registry's order. The AdmissionReview
+ * then says `kind`/`resource` of that version and `requestKind`/
+ * `requestResource` of the request's, and `object`/`oldObject` are converted
+ * to it (the CRD's conversion: the apiVersion rewritten for `None`, the
+ * conversion webhook for `Webhook`); a mutating webhook's patch applies to
+ * the converted object, and the result is converted back to the request's
+ * version before the write goes on. A failed conversion is a 500
+ * `Internal error occurred: conversion webhook for ...`, whatever the
+ * failurePolicy. An exact match is always preferred (no conversion), and
+ * `matchPolicy: Exact` never tries other versions.
+ *
  * Not done: `clientConfig.service` (there is no service network here: such a
  * webhook is a failed call, `... service "<ns>/<name>" is not reachable from
- * the embedded API server`, then its failurePolicy); `matchPolicy:
- * Equivalent` matches only the exact group/version/resource (no conversion
- * to another version of the rule); `matchConditions` are not evaluated; the
- * server's own writes (garbage collector, namespace cleanup) are not
- * admitted; webhooks are not called for webhook configurations themselves.
+ * the embedded API server`, then its failurePolicy); `matchConditions` are
+ * not evaluated; the server's own writes (garbage collector, namespace
+ * cleanup) are not admitted; webhooks are not called for webhook
+ * configurations themselves; equivalents across API groups (kube-apiserver's
+ * deployments in apps and extensions) — only versions of one group count.
  *
  * @module
  */
@@ -53,7 +67,7 @@ import {
 } from "../cogs/structs/label_selector.ts";
 import { ApiError, type StatusDetails } from "./errors.ts";
 import type { Objects, WriteOptions, WriteResult } from "./objects.ts";
-import { type ResourceDef, storageKey } from "./resources.ts";
+import { apiVersionOf, type ResourceDef, storageKey } from "./resources.ts";
 import type { KObject, Store } from "./store.ts";
 import { settle } from "./conversion.ts";
 import { decodeBase64, WebhookCallError, WebhookClients } from "./webhook_client.ts";
@@ -111,6 +125,15 @@ interface Webhook {
   reinvocationPolicy?: string;
 }
 
+/** A matched webhook and the version of the resource it is called at: the request's, or an equivalent one. */
+interface Invocation {
+  hook: Webhook;
+  def: ResourceDef;
+}
+
+/** Objects at a resource's version (a CRD's conversion); may answer them as they are. */
+type Convert = (def: ResourceDef, objects: KObject[]) => Promise<KObject[]>;
+
 interface Review {
   operation: AdmissionOperation;
   object: KObject | null;
@@ -131,6 +154,41 @@ class Reached {
 
 /** A sentinel: the stored object changed while webhooks were called; start again. */
 class Changed {}
+
+/**
+ * One request's objects at the versions its webhooks are called at: each
+ * object converted to each version once, and a converted object that was not
+ * patched goes back to its original with no conversion (as the real server
+ * converts back only what a webhook changed).
+ */
+class Views {
+  readonly #convert: Convert;
+  readonly #cache = new Map<KObject, Map<string, Promise<KObject>>>();
+
+  constructor(convert: Convert) {
+    this.#convert = convert;
+  }
+
+  /** The object at `def`'s version (null stays null). */
+  at(def: ResourceDef, object: KObject | null): Promise<KObject | null> {
+    const apiVersion = apiVersionOf(def);
+    if (!object || object.apiVersion === apiVersion) return Promise.resolve(object);
+    let byVersion = this.#cache.get(object);
+    if (!byVersion) this.#cache.set(object, byVersion = new Map());
+    let view = byVersion.get(apiVersion);
+    if (!view) {
+      view = this.#convert(def, [object]).then(([converted]) => {
+        const out = { ...converted!, apiVersion };
+        this.#cache.set(out, new Map([[object.apiVersion ?? "", Promise.resolve(object)]]));
+        return out;
+      }, (e) => {
+        throw e instanceof ApiError ? internalError(e.message) : e;
+      });
+      byVersion.set(apiVersion, view);
+    }
+    return view;
+  }
+}
 
 /**
  * The admission webhook caller of one API server.
@@ -158,13 +216,20 @@ class Changed {}
  */
 export class Admission {
   readonly #objects: Objects;
+  readonly #convert: Convert;
   readonly #clients = new WebhookClients();
 
   /**
    * @param objects The write path whose writes are admitted.
+   * @param convert Objects to the version of a webhook matched at an equivalent version (the CRD's conversion: `Conversion.toVersion`); the default answers them as they are (their apiVersion is rewritten here, as strategy None does).
    */
-  constructor(objects: Objects) {
+  constructor(
+    objects: Objects,
+    convert: (def: ResourceDef, objects: KObject[]) => Promise<KObject[]> = (_, o) =>
+      Promise.resolve(o),
+  ) {
     this.#objects = objects;
+    this.#convert = convert;
   }
 
   get #store(): Store {
@@ -224,10 +289,11 @@ export class Admission {
         options: writeOptionsObject(operation, options, info.subresource),
       });
       const warnings: string[] = [];
+      const views = new Views(this.#convert);
       const mutating = this.#matching(MUTATING, info, review(first.draft));
       let mutated = first.draft;
       if (mutating.length) {
-        mutated = await this.#mutate(mutating, info, review(first.draft), warnings);
+        mutated = await this.#mutate(mutating, info, review(first.draft), views, warnings);
       }
       const mutateHook = (d: KObject, c: KObject | undefined): KObject => {
         if (c?.metadata.resourceVersion !== current?.metadata.resourceVersion) throw new Changed();
@@ -248,7 +314,7 @@ export class Admission {
         if (!second) return await settle(() => write(options));
         const validating = this.#matching(VALIDATING, info, review(second.draft));
         if (validating.length) {
-          await this.#validate(validating, info, review(second.draft), warnings);
+          await this.#validate(validating, info, review(second.draft), views, warnings);
         }
         const result = await settle(() =>
           pass({
@@ -333,17 +399,19 @@ export class Admission {
         dryRun: !!options.dryRun,
         options: deleteOptions,
       };
+      const views = new Views(this.#convert);
       const mutating = this.#matching(MUTATING, info, {
         ...base,
         object: null,
         oldObject: current,
       });
       if (mutating.length) {
-        await this.#mutate(mutating, info, { ...base, object: null, oldObject: null }, warnings);
+        const review: Review = { ...base, object: null, oldObject: null };
+        await this.#mutate(mutating, info, review, views, warnings);
       }
       const review: Review = { ...base, object: null, oldObject: current };
       const validating = this.#matching(VALIDATING, info, review);
-      if (validating.length) await this.#validate(validating, info, review, warnings);
+      if (validating.length) await this.#validate(validating, info, review, views, warnings);
       const now = this.#store.get(key, ns, info.name);
       if (now?.metadata.resourceVersion !== current.metadata.resourceVersion) continue;
       return { object: remove(), warnings };
@@ -364,21 +432,26 @@ export class Admission {
   }
 
   /** The webhooks of one kind that match a request, in the real server's order. */
-  #matching(key: string, info: AdmissionRequestInfo, review: Review): Webhook[] {
+  #matching(key: string, info: AdmissionRequestInfo, review: Review): Invocation[] {
     const configs = [...this.#store.list(key)].sort((a, b) =>
       (a.metadata.name ?? "") < (b.metadata.name ?? "") ? -1 : 1
     );
-    const out: Webhook[] = [];
+    let equivalents: ResourceDef[] | undefined;
+    const others = () =>
+      equivalents ??= this.#objects.registry.versionsOf(storageKey(info.def))
+        .filter((d) => d.version !== info.def.version);
+    const out: Invocation[] = [];
     for (const config of configs) {
       for (const hook of (config.webhooks as Webhook[] | undefined) ?? []) {
-        if (this.#matches(hook, info, review)) out.push(hook);
+        const def = matchedResource(hook, review.operation, info, others);
+        if (def && this.#selected(hook, info, review)) out.push({ hook, def });
       }
     }
     return out;
   }
 
-  #matches(hook: Webhook, info: AdmissionRequestInfo, review: Review): boolean {
-    if (!(hook.rules ?? []).some((r) => ruleMatches(r, review.operation, info))) return false;
+  /** Whether the webhook's object and namespace selectors take the request. */
+  #selected(hook: Webhook, info: AdmissionRequestInfo, review: Review): boolean {
     const objects = [review.object, review.oldObject].filter((o): o is KObject => !!o);
     if (hook.objectSelector && !selectorMatchesAny(hook.objectSelector, objects)) return false;
     if (hook.namespaceSelector) {
@@ -392,20 +465,33 @@ export class Admission {
     return true;
   }
 
-  /** Calls the mutating webhooks in order, applying their patches; reinvokes `IfNeeded` ones once. */
+  /**
+   * Calls the mutating webhooks in order, each at its version, applying their
+   * patches; reinvokes `IfNeeded` ones once. Answers the object at the
+   * request's version.
+   */
   async #mutate(
-    hooks: Webhook[],
+    invocations: Invocation[],
     info: AdmissionRequestInfo,
     review: Review,
+    views: Views,
     warnings: string[],
   ): Promise<KObject> {
     let object = review.object;
-    const seenAt = new Map<Webhook, KObject | null>();
-    const round = async (list: Webhook[]) => {
-      for (const hook of list) {
-        const before = object;
-        const response = await this.#call(hook, info, { ...review, object }, warnings);
-        seenAt.set(hook, before);
+    const seenAt = new Map<Invocation, KObject | null>();
+    const round = async (list: Invocation[]) => {
+      for (const invocation of list) {
+        const { hook, def } = invocation;
+        const before = object = await views.at(def, object);
+        const oldObject = await views.at(def, review.oldObject);
+        const response = await this.#call(
+          hook,
+          info,
+          def,
+          { ...review, object, oldObject },
+          warnings,
+        );
+        seenAt.set(invocation, before);
         if (!response || !response.patch || object === null) continue;
         let ops: unknown;
         try {
@@ -429,24 +515,37 @@ export class Admission {
         }
       }
     };
-    await round(hooks);
-    const again = hooks.filter((h) =>
-      h.reinvocationPolicy === "IfNeeded" && !deepEqual(seenAt.get(h), object)
-    );
+    await round(invocations);
+    const again: Invocation[] = [];
+    for (const invocation of invocations) {
+      if (invocation.hook.reinvocationPolicy !== "IfNeeded") continue;
+      if (!deepEqual(seenAt.get(invocation), await views.at(invocation.def, object))) {
+        again.push(invocation);
+      }
+    }
     if (again.length) await round(again);
-    return object ?? review.object!;
+    return (await views.at(info.def, object)) ?? review.object!;
   }
 
-  /** Calls the validating webhooks at once; the first denial or failure (in order) wins. */
+  /**
+   * Calls the validating webhooks at once, each with the objects at its
+   * version (all converted first); the first denial or failure (in order) wins.
+   */
   async #validate(
-    hooks: Webhook[],
+    invocations: Invocation[],
     info: AdmissionRequestInfo,
     review: Review,
+    views: Views,
     warnings: string[],
   ): Promise<void> {
-    const perHook = hooks.map(() => [] as string[]);
+    const reviews = await Promise.all(invocations.map(async ({ def }) => ({
+      ...review,
+      object: await views.at(def, review.object),
+      oldObject: await views.at(def, review.oldObject),
+    })));
+    const perHook = invocations.map(() => [] as string[]);
     const results = await Promise.allSettled(
-      hooks.map((hook, i) => this.#call(hook, info, review, perHook[i]!)),
+      invocations.map(({ hook, def }, i) => this.#call(hook, info, def, reviews[i]!, perHook[i]!)),
     );
     for (const w of perHook) warnings.push(...w);
     for (const r of results) if (r.status === "rejected") throw r.reason;
@@ -460,6 +559,7 @@ export class Admission {
   async #call(
     hook: Webhook,
     info: AdmissionRequestInfo,
+    def: ResourceDef,
     review: Review,
     warnings: string[],
   ): Promise<Record<string, unknown> | undefined> {
@@ -469,7 +569,7 @@ export class Admission {
     const uid = crypto.randomUUID();
     let response: Record<string, unknown>;
     try {
-      response = await this.#post(hook, reviewBody(uid, info, review));
+      response = await this.#post(hook, reviewBody(uid, info, def, review));
       if (response.uid !== uid) {
         throw new CallError(`expected response.uid="${uid}", got "${String(response.uid ?? "")}"`);
       }
@@ -532,8 +632,32 @@ function isWebhookConfiguration(def: ResourceDef): boolean {
   return key === MUTATING || key === VALIDATING;
 }
 
-function ruleMatches(rule: Rule, operation: string, info: AdmissionRequestInfo): boolean {
-  const { def, subresource } = info;
+/**
+ * The resource a webhook is called for: the request's when a rule matches it;
+ * else, unless `matchPolicy: Exact`, the first other served version of it
+ * that a rule matches (rules in order, each tried against every version).
+ */
+function matchedResource(
+  hook: Webhook,
+  operation: string,
+  info: AdmissionRequestInfo,
+  others: () => ResourceDef[],
+): ResourceDef | undefined {
+  const rules = hook.rules ?? [];
+  if (rules.some((r) => ruleMatches(r, operation, info.def, info.subresource))) return info.def;
+  if (hook.matchPolicy === "Exact") return undefined;
+  for (const rule of rules) {
+    for (const def of others()) if (ruleMatches(rule, operation, def, info.subresource)) return def;
+  }
+  return undefined;
+}
+
+function ruleMatches(
+  rule: Rule,
+  operation: string,
+  def: ResourceDef,
+  subresource: string | undefined,
+): boolean {
   const has = (list: string[] | undefined, value: string) =>
     (list ?? []).includes("*") || (list ?? []).includes(value);
   if (!has(rule.operations, operation)) return false;
@@ -573,18 +697,27 @@ function writeOptionsObject(
   return out;
 }
 
-function reviewBody(uid: string, info: AdmissionRequestInfo, review: Review): unknown {
-  const { def } = info;
-  const kind = { group: def.group, version: def.version, kind: def.kind };
-  const resource = { group: def.group, version: def.version, resource: def.plural };
+/** The AdmissionReview: `kind`/`resource` of the matched version, `request*` of the request's. */
+function reviewBody(
+  uid: string,
+  info: AdmissionRequestInfo,
+  def: ResourceDef,
+  review: Review,
+): unknown {
+  const kindOf = (d: ResourceDef) => ({ group: d.group, version: d.version, kind: d.kind });
+  const resourceOf = (d: ResourceDef) => ({
+    group: d.group,
+    version: d.version,
+    resource: d.plural,
+  });
   const name = info.name || review.object?.metadata?.name || review.oldObject?.metadata?.name;
   const request: Record<string, unknown> = {
     uid,
-    kind,
-    resource,
+    kind: kindOf(def),
+    resource: resourceOf(def),
     ...(info.subresource ? { subResource: info.subresource } : {}),
-    requestKind: kind,
-    requestResource: resource,
+    requestKind: kindOf(info.def),
+    requestResource: resourceOf(info.def),
     ...(info.subresource ? { requestSubResource: info.subresource } : {}),
     ...(name ? { name } : {}),
     ...(def.namespaced && info.namespace ? { namespace: info.namespace } : {}),
@@ -599,7 +732,11 @@ function reviewBody(uid: string, info: AdmissionRequestInfo, review: Review): un
 }
 
 function failedCall(hook: Webhook, reason: string): ApiError {
-  const message = `failed calling webhook "${hook.name}": ${reason}`;
+  return internalError(`failed calling webhook "${hook.name}": ${reason}`);
+}
+
+/** kube-apiserver's `NewInternalError`. */
+function internalError(message: string): ApiError {
   return new ApiError(500, "InternalError", `Internal error occurred: ${message}`, {
     causes: [{ reason: "", message }],
   });

@@ -118,8 +118,11 @@ export class ApiServer {
       new Store(options.historySize !== undefined ? { historySize: options.historySize } : {});
     this.registry = new ResourceRegistry();
     this.objects = new Objects(this.store, this.registry);
-    this.#admission = new Admission(this.objects);
     this.#conversion = new Conversion(this.store, this.registry);
+    this.#admission = new Admission(
+      this.objects,
+      (def, objects) => this.#conversion.toVersion(def, objects),
+    );
     for (const crd of this.store.list("customresourcedefinitions.apiextensions.k8s.io")) {
       if (!crd.metadata.deletionTimestamp) this.registry.applyCrd(crd);
     }
