@@ -690,7 +690,8 @@ export class Objects {
       !current.metadata.deletionTimestamp
     ) {
       // A status write brings its own storedVersions (the step that ends a storage migration).
-      const statusWrite = draft.status !== current.status;
+      // (A spec write keeps the stored status: the status subresource changed it if it differs.)
+      const statusWrite = !deepEqual(draft.status, current.status);
       const status = crdStatus(draft, this.now(), draft.status ?? current.status, !statusWrite);
       const causes = validateStoredVersions(draft, status.storedVersions as string[]);
       if (causes.length) {
