@@ -9,7 +9,13 @@
  * @module
  */
 
-import type { FilterOptions, HandlerFn, ObjectContext, ResourceHandler } from "./handlers.ts";
+import type {
+  AnyObject,
+  FilterOptions,
+  HandlerFn,
+  ObjectContext,
+  ResourceHandler,
+} from "./handlers.ts";
 import { getDefaultRegistry, parseResourceArgs, resourceHandlerBase } from "./registration.ts";
 import type { OperatorRegistry } from "./registry.ts";
 
@@ -77,6 +83,12 @@ export interface WebhookContext extends ObjectContext {
   sslpeer: Record<string, unknown>;
   /** The old object (UPDATE, DELETE), or undefined. */
   old: Record<string, unknown> | undefined;
+  /**
+   * On UPDATE and DELETE of an object the operator watches, the object's own memo (the one its
+   * change, daemon and timer handlers see); on CREATE (and for objects not seen yet), a copy of
+   * the operator's memo, discarded after the request — as Kopf's docs say.
+   */
+  memo: AnyObject;
   /** The new object (CREATE, UPDATE, CONNECT), or undefined. */
   new: Record<string, unknown> | undefined;
   /** Validating or mutating. */
