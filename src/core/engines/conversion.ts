@@ -18,6 +18,7 @@
  * @module
  */
 
+import { deepCopy } from "../../cogs/structs/dicts.ts";
 import { applyMergePatch } from "../../cogs/structs/merge_patch.ts";
 import { Patch } from "../../cogs/structs/patches.ts";
 import { Resource } from "../../cogs/structs/references.ts";
@@ -97,8 +98,9 @@ export async function serveConversion(
   const response: AnyObject = { uid: req.uid ?? "" };
   try {
     const converted: AnyObject[] = [];
+    const plans = new Map<string, Plan>(); // the objects of one review mostly share one plan
     for (const obj of req.objects as AnyObject[]) {
-      converted.push(await convertObject(obj, desired, crd, options));
+      converted.push(await convertObject(obj, desired, crd, options, plans));
     }
     response.convertedObjects = converted;
     response.result = { status: "Success" };
@@ -148,13 +150,35 @@ export function findChain(
   return undefined;
 }
 
+/** How objects of one apiVersion and kind get to the desired version: the resource and the steps. */
+interface Plan {
+  resource: Resource;
+  chain: ConverterHandler[];
+}
+
 async function convertObject(
   obj: AnyObject,
   desired: string,
   crd: string | undefined,
   options: ConversionOptions,
+  plans: Map<string, Plan>,
 ): Promise<AnyObject> {
   if (obj?.apiVersion === desired) return obj;
+  const key = `${obj?.apiVersion} ${obj?.kind}`;
+  let plan = plans.get(key);
+  if (!plan) plans.set(key, plan = planConversion(obj, desired, crd, options));
+  let current = obj;
+  for (const h of plan.chain) current = await runStep(h, current, plan.resource, desired, options);
+  return current;
+}
+
+/** Finds the resource and the chain of converters for an object (or fails, naming it). */
+function planConversion(
+  obj: AnyObject,
+  desired: string,
+  crd: string | undefined,
+  options: ConversionOptions,
+): Plan {
   const what = describe(obj);
   const [group, from] = splitApiVersion(String(obj?.apiVersion ?? ""));
   const [desiredGroup, to] = splitApiVersion(desired);
@@ -180,9 +204,7 @@ async function convertObject(
         `of ${resource.plural}.${group} does it (registered steps: ${steps}).`,
     );
   }
-  let current = obj;
-  for (const h of chain) current = await runStep(h, current, resource, desired, options);
-  return current;
+  return { resource, chain };
 }
 
 /** Runs one converter on one object; returns the object at the converter's `to` version. */
@@ -195,7 +217,7 @@ async function runStep(
 ): Promise<AnyObject> {
   const apiVersion = resource.group ? `${resource.group}/${h.to}` : h.to;
   const at = new Resource({ ...resource, version: h.from, preferred: true });
-  const body = structuredClone(obj);
+  const body = deepCopy(obj);
   const patch = new Patch();
   const logger = new ObjectLogger(options.sink, obj);
   const known = options.memories?.(obj);
