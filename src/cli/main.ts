@@ -103,9 +103,12 @@ export async function cli(args: string[], controls: RunControls = {}): Promise<n
     )
     .option("-A, --all-namespaces", "serve all namespaces (cluster-wide)")
     .option("--standalone", "run without peering, ignoring other operators")
-    .option("--peering <name>", "the peering object's name")
-    .option("--priority <n>", "the peering priority", parseInteger)
-    .option("--dev", "development mode: standalone with priority 666")
+    .option(
+      "-P, --peering <name>",
+      "the peering object to use (mandatory: pause until it exists); default: 'default' if found",
+    )
+    .option("-p, --priority <n>", "the peering priority (default 0)", parseInteger)
+    .option("--dev", "development mode: the peering priority 666 (the other operators pause)")
     .option(
       "-L, --liveness <url>",
       "serve liveness probes at this URL, e.g. http://0.0.0.0:8080/healthz",
@@ -144,7 +147,7 @@ export async function cli(args: string[], controls: RunControls = {}): Promise<n
           namespaces: opts.namespace ?? [],
           allNamespaces: !!opts.allNamespaces,
           standalone: !!opts.standalone,
-          peering: opts.peering,
+          peering: opts.peering ?? envValue("KOPF_RUN_PEERING"),
           priority: opts.priority,
           dev: !!opts.dev,
           liveness: opts.liveness,
@@ -159,6 +162,60 @@ export async function cli(args: string[], controls: RunControls = {}): Promise<n
         for (const s of signals) Deno.removeSignalListener(s, onSignal);
       }
     });
+
+  for (const command of ["freeze", "resume"] as const) {
+    const c = program.command(command)
+      .description(
+        command === "freeze"
+          ? "pause the operators of a peering: a peer entry with a priority and a lifetime"
+          : "resume the operators of a peering: remove the entry written by 'kopf freeze'",
+      )
+      .option("-n, --namespace <pattern>", "the KopfPeering in these namespaces", collectPattern)
+      .option("-A, --all-namespaces", "the ClusterKopfPeering (the default without -n)")
+      .option("-i, --id <id>", "the peer's identity (default: user@host, or $POD_ID)")
+      .option("-P, --peering <name>", "the peering object's name", "default");
+    if (command === "freeze") {
+      c.requiredOption(
+        "-t, --lifetime <seconds>",
+        "how long the freeze lasts unless resumed",
+        parsePositive,
+      )
+        .option("-p, --priority <n>", "the priority of the freeze", parseInteger, 100)
+        .option("--dev", "the priority 666")
+        .option("-m, --message <text>", "why (stored with the entry)");
+    }
+    c.option("-v, --verbose", "log debug messages too")
+      .option("-d, --debug", "log debug messages too")
+      .option("-q, --quiet", "log warnings and errors only")
+      .addOption(
+        new Option("--log-format <format>", "log line format").choices(["plain", "full", "json"])
+          .default("full"),
+      )
+      .action(async (opts) => {
+        if (opts.allNamespaces && opts.namespace?.length) {
+          throw new UsageError(
+            "The peering can be either cluster-wide or namespaced, not both: " +
+              "use -A/--all-namespaces or -n/--namespace",
+          );
+        }
+        const env = command === "freeze" ? "KOPF_FREEZE_PEERING" : "KOPF_RESUME_PEERING";
+        const { peeringCommand } = await import("./peering.ts");
+        code = await peeringCommand(command, {
+          id: opts.id,
+          peering: opts.peering !== "default" ? opts.peering : envValue(env) ?? opts.peering,
+          namespaces: opts.namespace ?? [],
+          allNamespaces: !!opts.allNamespaces,
+          priority: opts.priority,
+          dev: !!opts.dev,
+          lifetime: opts.lifetime,
+          message: opts.message,
+          verbose: !!opts.verbose,
+          debug: !!opts.debug,
+          quiet: !!opts.quiet,
+          logFormat: opts.logFormat,
+        }, { kubeconfig: controls.kubeconfig, write: controls.write });
+      });
+  }
 
   try {
     await program.parseAsync(args, { from: "user" });
@@ -226,6 +283,20 @@ function parseInteger(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n)) throw new InvalidArgumentError("use a whole number.");
   return n;
+}
+
+function parsePositive(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) {
+    throw new InvalidArgumentError("use a whole number of seconds.");
+  }
+  return n;
+}
+
+/** An environment variable, if it may be read without a prompt. */
+function envValue(name: string): string | undefined {
+  const allowed = Deno.permissions.querySync({ name: "env", variable: name }).state === "granted";
+  return allowed ? Deno.env.get(name) || undefined : undefined;
 }
 
 function parsePort(value: string): number {

@@ -176,11 +176,13 @@ export async function runOperator(flags: RunFlags, controls: RunControls = {}): 
   if (flags.logRefkey) logging.refkey = flags.logRefkey;
   if (controls.write) logging.write = controls.write;
   const settings = controls.settings ?? new OperatorSettings();
-  if (flags.dev) {
-    settings.peering.priority = 666;
-  }
+  // Kopf's: --dev is the priority 666 (not standalone); --peering NAME makes the peering mandatory.
   if (flags.priority !== undefined) settings.peering.priority = flags.priority;
-  if (flags.peering) settings.peering.name = flags.peering;
+  if (flags.dev) settings.peering.priority = 666;
+  if (flags.peering) {
+    settings.peering.name = flags.peering;
+    settings.peering.mandatory = true;
+  }
   if (flags.standalone) settings.peering.standalone = true;
   // Kopf's --debug: "log all the asyncio internals too, so as the API traffic".
   if (flags.debug) settings.networking.logTraffic = true;
@@ -189,7 +191,6 @@ export async function runOperator(flags: RunFlags, controls: RunControls = {}): 
     settings,
     namespaces: flags.namespaces,
     clusterwide: flags.allNamespaces,
-    standalone: flags.standalone || flags.dev,
     ...(flags.liveness ? { liveness: flags.liveness } : {}),
     ...(controls.signal ? { signal: controls.signal } : {}),
     ...(controls.onReady ? { onReady: controls.onReady } : {}),

@@ -619,6 +619,13 @@ export const NAMESPACES: Selector = new Selector("v1", "namespaces");
 export const CLUSTER_PEERINGS: Selector = new Selector("kopf.dev/v1", "clusterkopfpeerings");
 /** Kopf's namespaced peering objects. */
 export const NAMESPACED_PEERINGS: Selector = new Selector("kopf.dev/v1", "kopfpeerings");
+/** Kopf's cluster-scoped peering objects of the legacy group (kopf<1.29). */
+export const CLUSTER_PEERINGS_LEGACY: Selector = new Selector(
+  "zalando.org/v1",
+  "clusterkopfpeerings",
+);
+/** Kopf's namespaced peering objects of the legacy group (kopf<1.29). */
+export const NAMESPACED_PEERINGS_LEGACY: Selector = new Selector("zalando.org/v1", "kopfpeerings");
 /** Mutating admission webhook configurations. */
 export const MUTATING_WEBHOOK: Selector = new Selector(
   "admissionregistration.k8s.io",

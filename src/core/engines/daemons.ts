@@ -26,6 +26,7 @@
 
 import { type Clock, realClock } from "../../cogs/aio/clock.ts";
 import { StopFlag } from "../../cogs/aio/stop_flag.ts";
+import type { ToggleSet } from "../../cogs/aio/toggles.ts";
 import type { Resource } from "../../cogs/structs/references.ts";
 import type { OperatorSettings } from "../../cogs/configs/settings.ts";
 import type { ObjectApi } from "../actions/application.ts";
@@ -81,6 +82,8 @@ interface Runner {
   done: Promise<void>;
   /** Settles when it exited or was abandoned after its stop (set when stopping starts). */
   stopped: Promise<void> | undefined;
+  /** Stopped by a pause and wanted again after the resume: spawned anew once it has exited. */
+  respawn?: boolean;
 }
 
 /** What the engine keeps about one object (kept in the object's memory by the reactor). */
@@ -89,6 +92,11 @@ export interface SpawnedObject extends LiveObject {
   running: Map<string, Runner>;
   /** Deleted or being deleted: nothing is spawned any more. */
   deleting: boolean;
+  /**
+   * Its daemons and timers were stopped by the operator's pause: the reactor brings the object
+   * through a cycle after the resume, which spawns them again.
+   */
+  paused?: boolean;
 }
 
 /** The operator-wide parts the engine needs. */
@@ -103,6 +111,11 @@ export interface DaemonsContext {
   metrics?: HandlerMetrics | undefined;
   /** The time source of every sleep, schedule and timeout (default: the real clock). */
   clock?: Clock | undefined;
+  /**
+   * The operator's pause gate: while it is on, all daemons and timers are stopped (reason
+   * "operator pausing") and none are spawned.
+   */
+  paused?: ToggleSet | undefined;
 }
 
 /**
@@ -129,6 +142,7 @@ export class Daemons {
   readonly #env: SpawningEnv;
   readonly #clock: Clock;
   #closing = false;
+  #paused = false;
 
   /** @param op The registry, settings, memo, indices, logging and posting of the operator. */
   constructor(op: DaemonsContext) {
@@ -140,6 +154,10 @@ export class Daemons {
       () => (settings.posting.enabled && settings.posting.loggers
         ? settings.posting.level as Level
         : undefined);
+    if (op.paused) {
+      this.#paused = op.paused.on;
+      op.paused.subscribe((on) => on ? this.#pause() : (this.#paused = false));
+    }
   }
 
   /**
@@ -195,10 +213,15 @@ export class Daemons {
       const matches = matchesObject(handler, body, context);
       if (runner) {
         if (!matches) this.#stop(state, runner, DaemonStoppingReason.FILTERS_MISMATCH);
-      } else if (matches && !state.finished?.has(handler.id)) {
+        // Still exiting after a pause that is over: spawned anew once it has exited.
+        else if (!this.#paused && runner.flag.reason === DaemonStoppingReason.OPERATOR_PAUSING) {
+          runner.respawn = true;
+        }
+      } else if (matches && !this.#paused && !state.finished?.has(handler.id)) {
         this.#spawn(state, handler);
       }
     }
+    state.paused = this.#paused; // observed while paused: brought through a cycle on resume
     if (state.running.size) this.#objects.add(state);
     return state;
   }
@@ -295,6 +318,18 @@ export class Daemons {
     return n;
   }
 
+  /** The operator pauses: every daemon and timer is stopped; none are spawned until it resumes. */
+  #pause(): void {
+    this.#paused = true;
+    for (const state of this.#objects) {
+      state.paused = true;
+      for (const runner of state.running.values()) {
+        runner.respawn = false;
+        this.#stop(state, runner, DaemonStoppingReason.OPERATOR_PAUSING);
+      }
+    }
+  }
+
   #logger(body: AnyObject): ObjectLogger {
     return new ObjectLogger(this.#op.sink, body, { post: this.#op.post, level: this.#level });
   }
@@ -307,8 +342,11 @@ export class Daemons {
       : runTimer(this.#env, state, handler, flag);
     const exited = () => {
       if (state.running.get(handler.id) === runner) state.running.delete(handler.id);
-      if (!state.running.size) this.#objects.delete(state);
       flag.set(DaemonStoppingReason.DONE);
+      if (runner.respawn && !this.#paused && !this.#closing && !state.deleting) {
+        if (!state.running.has(handler.id)) this.#spawn(state, handler);
+      }
+      if (!state.running.size) this.#objects.delete(state);
     };
     runner.done = run.then(exited, (e) => {
       state.logger.exception(`${noun(handler)} '${handler.id}' crashed unexpectedly.`, e);

@@ -219,6 +219,7 @@ export class Orchestrator {
       },
       {
         clock: this.#op.clock,
+        paused: this.#op.paused,
         // A stalled watch does not bring our own write back in time: read the object anew.
         refresh: (body, s) => objectApi.get(body.metadata?.name, body.metadata?.namespace, s),
         onError: (e, event, delay) => {

@@ -15,6 +15,7 @@
  */
 
 import type { Clock } from "../../cogs/aio/clock.ts";
+import type { ToggleSet } from "../../cogs/aio/toggles.ts";
 import { Patch } from "../../cogs/structs/patches.ts";
 import type { Resource } from "../../cogs/structs/references.ts";
 import type { OperatorSettings } from "../../cogs/configs/settings.ts";
@@ -85,6 +86,11 @@ export interface OperatorContext {
   clock?: Clock | undefined;
   /** The operator's stop signal: handlers' `signal` aborts when the operator starts exiting. */
   exiting?: AbortSignal | undefined;
+  /**
+   * The operator's pause gate (peering; any reason may hold it): while it is on, no object is
+   * processed (events wait in their queues) and daemons and timers are stopped.
+   */
+  paused?: ToggleSet | undefined;
 }
 
 /** A watch event as the queue hands it over: type null for listings and re-checks. */

@@ -26,6 +26,15 @@
  * The indexers keep index values by namespace/name (indexing.ts), but no
  * bodies beyond those of objects waiting to be re-indexed.
  *
+ * Why pausing is here and not in the processor: while the operator is paused
+ * (the gate of `options.paused`: peering now, other reasons later), events
+ * keep coming in and wait in their queues — batched as always, so that on
+ * resume only the latest body of each object is processed, once. The watch,
+ * the indices and our own-write bookkeeping go on; only the processing waits.
+ * On resume, objects whose daemons and timers the pause stopped go through a
+ * cycle (with their latest body) if no newer event is waiting anyway — that
+ * cycle spawns them again, as Kopf's fresh watch-stream does after a pause.
+ *
  * Time comes from a {@link Clock}, so that windows, timeouts and delays are
  * tested on a fake clock.
  *
@@ -34,6 +43,7 @@
 
 import { type Clock, realClock } from "../../cogs/aio/clock.ts";
 import { Limiter } from "../../cogs/aio/limiter.ts";
+import type { ToggleSet } from "../../cogs/aio/toggles.ts";
 import type { AnyObject } from "../actions/invocation.ts";
 import type { CycleResult, ObjectMemory, RawEvent } from "./processing.ts";
 import { newMemory } from "./processing.ts";
@@ -73,6 +83,8 @@ export interface QueueOptions {
    * resolves to undefined when the object is gone. Without it, the latest event is processed.
    */
   refresh?: ((body: AnyObject, signal: AbortSignal) => Promise<AnyObject | undefined>) | undefined;
+  /** The operator's pause gate: while it is on, events wait in their queues unprocessed. */
+  paused?: ToggleSet | undefined;
 }
 
 /** The queue of one object, while its worker lives. */
@@ -116,6 +128,7 @@ export class ObjectQueues {
   #clock: Clock;
   #options: QueueOptions;
   #closing = false;
+  #unsubscribe: (() => void) | undefined;
 
   /**
    * @param processor Processes one object's event.
@@ -133,6 +146,7 @@ export class ObjectQueues {
     this.#options = typeof options === "function" ? { onError: options } : options ?? {};
     this.#clock = this.#options.clock ?? realClock;
     this.#limiter = new Limiter(() => settings.workerLimit);
+    this.#unsubscribe = this.#options.paused?.subscribe((on) => on || this.#resumed());
   }
 
   /** How many objects have a live worker. */
@@ -198,6 +212,7 @@ export class ObjectQueues {
    */
   async close(graceSeconds = 5): Promise<void> {
     this.#closing = true;
+    this.#unsubscribe?.();
     const queues = [...this.#objects.values()].flatMap((e) => e.queue ? [e.queue] : []);
     const workers = queues.map((q) => q.worker);
     for (const q of queues) q.wake?.();
@@ -265,6 +280,12 @@ export class ObjectQueues {
             continue;
           }
         }
+        if (this.#options.paused?.on && !this.#closing) {
+          // Paused: the batch waits with the events coming meanwhile; the latest goes on resume.
+          queue.events.unshift(...batch);
+          await this.#waitResumed(queue);
+          continue;
+        }
         last = batch[batch.length - 1]!;
         const event = deleted ? batch.find((e) => e.type === "DELETED")! : last;
         delay = undefined;
@@ -308,6 +329,30 @@ export class ObjectQueues {
         const events = queue.events.splice(0);
         for (const e of events) this.push(e);
       }
+    }
+  }
+
+  /** Waits until the pause is over, or the queues close (new events do not wake it). */
+  #waitResumed(queue: Queue): Promise<void> {
+    const stop = new AbortController();
+    queue.wake = () => {
+      if (this.#closing) stop.abort();
+    };
+    return this.#options.paused!.waitFor(false, stop.signal).then(() => {
+      queue.wake = undefined;
+    });
+  }
+
+  /**
+   * The pause is over: objects whose daemons and timers it stopped (or that were observed during
+   * it) go through a cycle with their latest body — unless a newer event waits for them anyway.
+   */
+  #resumed(): void {
+    if (this.#closing) return;
+    for (const entry of this.#objects.values()) {
+      const spawned = entry.memory.spawned;
+      if (!spawned?.paused || spawned.deleting || entry.queue?.events.length) continue;
+      this.push({ type: null, object: spawned.body });
     }
   }
 

@@ -15,6 +15,8 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { type Clock, realClock } from "../../cogs/aio/clock.ts";
 import { sleep } from "../../cogs/aio/sleep.ts";
+import { ToggleSet } from "../../cogs/aio/toggles.ts";
+import { within } from "../../cogs/aio/within.ts";
 import { ApiClient } from "../../cogs/clients/api.ts";
 import {
   loginViaClient,
@@ -47,6 +49,7 @@ import type { OperatorContext } from "./processing.ts";
 import { apiFailure, fatal, OperatorError } from "./errors.ts";
 import { type Resolution, resolveResources } from "./observation.ts";
 import { Orchestrator } from "./orchestration.ts";
+import { applyPeeringOptions, startPeering } from "./peering.ts";
 import { checkAdmission, startAdmission } from "./webhooking.ts";
 
 export { OperatorError } from "./errors.ts";
@@ -63,11 +66,11 @@ export interface OperatorOptions {
   namespaces?: string[];
   /** Serve all namespaces (`-A`). This is also the default when no namespaces are given. */
   clusterwide?: boolean;
-  /** Run without peering (accepted; peering comes later). */
+  /** Run without peering (`settings.peering.standalone`). */
   standalone?: boolean;
-  /** The peering priority (accepted; peering comes later). */
+  /** The peering priority (`settings.peering.priority`). */
   priority?: number;
-  /** The peering name (accepted; peering comes later). */
+  /** The peering object's name; the peering becomes mandatory (`--peering NAME`). */
   peeringName?: string;
   /**
    * Serve liveness probes at this URL, e.g. `http://0.0.0.0:8080/healthz` (200 once ready, 503
@@ -196,6 +199,8 @@ async function startOperatorTasks(
 ): Promise<OperatorTask[]> {
   const registry = options.registry ?? getDefaultRegistry();
   const settings = options.settings ?? new OperatorSettings();
+  const clusterwide = !!options.clusterwide || !options.namespaces?.length;
+  applyPeeringOptions(settings, { ...options, clusterwide }); // before startup handlers (Kopf's)
   const memo = options.memo ?? new Memo();
   const sink = options.sink ?? lineSink(options.logging);
   const logger = new OperatorLogger(sink, "kopf.activities");
@@ -322,6 +327,7 @@ async function startOperatorTasks(
     metrics,
     clock: options.clock,
     exiting: signal,
+    paused: new ToggleSet(), // held by the peering (and any other reason to pause)
   };
   // Daemons and timers: spawned by the object cycles, all stopped at exit before the cleanup.
   op.daemons = new Daemons(op);
@@ -339,9 +345,7 @@ async function startOperatorTasks(
     throw apiFailure(e);
   }
 
-  const namespaces = options.clusterwide || !options.namespaces?.length
-    ? undefined
-    : options.namespaces;
+  const namespaces = clusterwide ? undefined : options.namespaces;
   const resources = resolution.resources;
   if (!options.clusterwide && !options.namespaces?.length && resources.some((r) => r.namespaced)) {
     logger.warning(
@@ -355,6 +359,7 @@ async function startOperatorTasks(
   ready.then(() => indexers.markReady(), () => indexers.markReady());
   const unobserve = metrics?.observeQueues(() => watchers.queueSamples());
   const admission = startAdmission(op, api, stop, watchers.memoryOf);
+  const peering = startPeering({ ...op, api, namespaces, signal });
 
   const main = (async () => {
     await ready;
@@ -388,6 +393,7 @@ async function startOperatorTasks(
           `exiting anyway, leaving ${phase} running.`,
       );
     }
+    await peering.leave(); // Lower-priority peers resume only now; its patches need the vault.
     await authenticator.catch(() => {});
     unobserve?.();
     await probing?.shutdown();
@@ -403,20 +409,8 @@ async function startOperatorTasks(
     { name: "main", done: main },
     { name: "watchers", done: failing },
     ...admission.tasks,
+    ...peering.tasks,
   ];
-}
-
-/** Whether a task ends (or fails) within the seconds on the clock; null seconds: no limit. */
-function within(task: Promise<void>, seconds: number | null, clock: Clock): Promise<boolean> {
-  const ended = task.then(() => true, () => true);
-  if (seconds === null) return ended;
-  return new Promise((resolve) => {
-    const cancel = clock.timer(seconds * 1000, () => resolve(false));
-    void ended.then(() => {
-      cancel();
-      resolve(true);
-    });
-  });
 }
 
 /**

@@ -1,0 +1,174 @@
+/**
+ * `kopf freeze` and `kopf resume`: pausing and resuming the operators of a
+ * peering by hand, as Kopf's CLI does it. `freeze` writes a peer entry of its
+ * own (identity `user@host`, or `--id`) with a priority (100 by default;
+ * `--dev`: 666) and a lifetime into the peering object; every operator with a
+ * lower priority pauses until the entry is removed (`kopf resume`, same id)
+ * or expires. The scope picks the peering as `kopf run` does: `-A` (or
+ * neither flag) the `ClusterKopfPeering`, `-n` the `KopfPeering` of each
+ * matching namespace.
+ *
+ * Unlike Kopf, which logs a missing peering object at debug level and exits
+ * with 0, a peering object or CRD that is not there is an error here: one
+ * line saying what to do, and exit code 1 — a freeze that froze nothing
+ * should not look like a success.
+ *
+ * @module
+ */
+
+import type { ApiClient } from "../cogs/clients/api.ts";
+import { ApiClient as Client } from "../cogs/clients/api.ts";
+import { loginViaClient, loginWithKubeconfig } from "../cogs/clients/auth.ts";
+import { ForbiddenError } from "../cogs/clients/errors.ts";
+import { listObjects } from "../cogs/clients/fetching.ts";
+import { Vault } from "../cogs/structs/credentials.ts";
+import { matchNamespace, Resource, selectSpecificNamespaces } from "../cogs/structs/references.ts";
+import { type Level, lineSink, type LogFormat, OperatorLogger } from "../core/actions/loggers.ts";
+import { touchPeering, whereOf } from "../core/engines/peering.ts";
+import { detectOwnId } from "../core/engines/peers.ts";
+import { peeringResources } from "../core/reactor/peering.ts";
+
+/** The flags of `kopf freeze` and `kopf resume`. */
+export interface PeeringFlags {
+  /** The peer's identity (default `user@host`, or `$POD_ID`). */
+  id?: string | undefined;
+  /** The peering object's name (default `default`). */
+  peering?: string | undefined;
+  /** `-n` patterns: the `KopfPeering` of each matching namespace. */
+  namespaces: string[];
+  /** `-A`: the `ClusterKopfPeering` (also when no `-n` is given). */
+  allNamespaces: boolean;
+  /** freeze: the priority (default 100). */
+  priority?: number | undefined;
+  /** freeze: `--dev`, the priority 666. */
+  dev?: boolean | undefined;
+  /** freeze: seconds the freeze lasts unless resumed. */
+  lifetime?: number | undefined;
+  /** freeze: why (stored with the entry; Kopf's readers ignore it). */
+  message?: string | undefined;
+  /** Log output. */
+  verbose?: boolean | undefined;
+  /** Log output. */
+  debug?: boolean | undefined;
+  /** Log output. */
+  quiet?: boolean | undefined;
+  /** Log output. */
+  logFormat?: LogFormat | undefined;
+}
+
+/** What an embedding caller controls. */
+export interface PeeringControls {
+  /** Log in with this kubeconfig file instead of the default login. */
+  kubeconfig?: string | undefined;
+  /** Where log lines go (default stderr). */
+  write?: ((line: string) => void) | undefined;
+}
+
+/** The peering cannot be frozen or resumed (no CRDs, no object): one line saying why. */
+export class PeeringCommandError extends Error {
+  override name = "PeeringCommandError";
+}
+
+const NAMESPACES = new Resource({
+  group: "",
+  version: "v1",
+  plural: "namespaces",
+  kind: "Namespace",
+  namespaced: false,
+});
+
+/**
+ * Runs `kopf freeze` (with a lifetime) or `kopf resume` (removes the entry).
+ *
+ * @param command Which one.
+ * @param flags The parsed flags.
+ * @param controls The kubeconfig and the log output.
+ * @returns The exit code (0).
+ * @throws {PeeringCommandError} Without the peering CRDs or objects.
+ *
+ * @example
+ * ```ts ignore
+ * await peeringCommand("freeze", { namespaces: [], allNamespaces: true, lifetime: 60 });
+ * await peeringCommand("resume", { namespaces: [], allNamespaces: true });
+ * ```
+ */
+export async function peeringCommand(
+  command: "freeze" | "resume",
+  flags: PeeringFlags,
+  controls: PeeringControls = {},
+): Promise<number> {
+  const level: Level = flags.debug || flags.verbose ? "debug" : flags.quiet ? "warning" : "info";
+  const logger = new OperatorLogger(
+    lineSink({
+      level,
+      format: flags.logFormat ?? "full",
+      ...(controls.write ? { write: controls.write } : {}),
+    }),
+    "kopf.peering",
+  );
+  const name = flags.peering ?? "default";
+  const identity = flags.id ?? detectOwnId(true);
+  const priority = flags.dev ? 666 : flags.priority ?? 100;
+  const lifetime = command === "freeze" ? flags.lifetime ?? 0 : 0;
+  const login = controls.kubeconfig
+    ? await loginWithKubeconfig({ path: controls.kubeconfig })
+    : await loginViaClient();
+  using vault = new Vault({ login });
+  const api: ApiClient = new Client({ vault });
+  const clusterwide = flags.allNamespaces || !flags.namespaces.length;
+  const resources = await peeringResources(api, clusterwide);
+  if (!resources.length) {
+    throw new PeeringCommandError(
+      `the peering CRD (${clusterwide ? "ClusterKopfPeering" : "KopfPeering"}, ` +
+        "kopf.dev/v1 or zalando.org/v1) is not served: apply peering.yaml first",
+    );
+  }
+  const namespaces = clusterwide ? [null] : await servedNamespaces(api, flags.namespaces);
+  const done: string[] = [];
+  const missing: string[] = [];
+  for (const namespace of namespaces) {
+    for (const resource of resources) {
+      const target = { resource, namespace, name };
+      const found = await touchPeering(api, target, identity, priority, lifetime, {
+        message: command === "freeze" ? flags.message : undefined,
+      });
+      const where = whereOf(namespace);
+      logger.debug(`Keep-alive in '${name}' ${where}: ${found ? "ok" : "not found"}.`);
+      (found ? done : missing).push(where);
+    }
+  }
+  if (!done.length) {
+    const where = clusterwide
+      ? "cluster-wide"
+      : namespaces.length
+      ? `in ${namespaces.map((n) => `'${n}'`).join(", ")}`
+      : `in no namespace matching ${flags.namespaces.join(", ")}`;
+    throw new PeeringCommandError(
+      `the peering '${name}' is not found ${where}: create it (see peering.yaml) ` +
+        "or name an existing one with --peering",
+    );
+  }
+  const places = [...new Set(done)].join(", ");
+  if (command === "freeze") {
+    logger.info(
+      `Frozen the operators of the peering '${name}' ${places}: '${identity}' with priority ` +
+        `${priority} for ${lifetime} seconds (until 'kopf resume').`,
+    );
+  } else {
+    logger.info(`Resumed the operators of the peering '${name}' ${places}: '${identity}' removed.`);
+  }
+  return 0;
+}
+
+/** The namespaces matching `-n` patterns (the literal ones if namespaces may not be listed). */
+async function servedNamespaces(api: ApiClient, patterns: string[]): Promise<string[]> {
+  try {
+    const listed = await listObjects(api, NAMESPACES, null);
+    return listed.items.map((n) => n.metadata?.name ?? "").filter((n) =>
+      n && matchNamespace(patterns, n)
+    );
+  } catch (e) {
+    if (e instanceof ForbiddenError) return selectSpecificNamespaces(patterns);
+    throw e;
+  }
+}

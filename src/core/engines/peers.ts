@@ -1,0 +1,288 @@
+/**
+ * Peers as Kopf writes and reads them in the peering objects
+ * (`KopfPeering`/`ClusterKopfPeering`): one entry per operator under
+ * `status`, keyed by the operator's identity, with its priority, lifetime
+ * (seconds) and when it was last seen —
+ * `{"status": {"user@host/20260101120000/x7q": {"priority": 0, "lifetime": 60,
+ * "lastseen": "2026-01-01T12:00:00.123000+00:00"}}}`.
+ *
+ * Why byte-for-byte Kopf's: a Python Kopf replica and ours read each other's
+ * entries and pause for each other by priority. So the timestamp is Python's
+ * `datetime.isoformat()` of a UTC time, unknown fields of an entry are
+ * ignored (forward compatibility, as Kopf's `Peer(**_)`), an entry without a
+ * `lastseen` counts as just seen, and the log lines show peers as Kopf's
+ * `repr()` does: `<Peer id: priority=100, lifetime=60, lastseen='…'>`.
+ *
+ * Everything here is pure: time is given, not read — the decisions are
+ * tested on a fake clock.
+ *
+ * @module
+ */
+
+/** One operator's entry in a peering object's status. */
+export interface Peer {
+  /** The operator's identity (the key of its entry). */
+  readonly identity: string;
+  /** Its priority: the highest one runs, the others pause. */
+  readonly priority: number;
+  /** For how many seconds after `lastseen` it counts as alive. */
+  readonly lifetime: number;
+  /** When it was last seen, as stored (Python's isoformat). */
+  readonly lastseen: string;
+  /** The wall time (epoch ms) at which it expires: lastseen + lifetime. */
+  readonly deadline: number;
+}
+
+/** The peers of one peering object as one operator sees them at one moment. */
+export interface PeersView {
+  /** All entries, in the order of the status. */
+  peers: Peer[];
+  /** Expired entries (to be cleaned from the status). */
+  dead: Peer[];
+  /** Live peers other than this operator with a higher priority: this one pauses. */
+  higher: Peer[];
+  /** Live peers other than this operator with the same priority: all of them freeze. */
+  same: Peer[];
+}
+
+/**
+ * Formats a wall time as Python's `datetime.now(timezone.utc).isoformat()` does:
+ * `2026-01-01T12:00:00.123000+00:00`, without the fraction when it is zero.
+ *
+ * @param date The time.
+ * @returns The text.
+ *
+ * @example
+ * ```ts
+ * import { isoformat } from "./peers.ts";
+ * console.log(isoformat(new Date(Date.UTC(2026, 0, 1, 12, 0, 0, 123)))); // "2026-01-01T12:00:00.123000+00:00"
+ * console.log(isoformat(new Date(Date.UTC(2026, 0, 1)))); // "2026-01-01T00:00:00+00:00"
+ * ```
+ */
+export function isoformat(date: Date): string {
+  const iso = date.toISOString(); // 2026-01-01T12:00:00.123Z
+  const ms = date.getUTCMilliseconds();
+  const base = iso.slice(0, 19);
+  return ms ? `${base}.${String(ms * 1000).padStart(6, "0")}+00:00` : `${base}+00:00`;
+}
+
+const TIMESTAMP =
+  /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
+
+/**
+ * Parses an ISO 8601 timestamp as Kopf's `iso8601.parse_date()` does (a time without a zone is
+ * UTC; fractions of any length).
+ *
+ * @param text The timestamp.
+ * @returns Epoch milliseconds, or NaN when it is not a timestamp.
+ *
+ * @example
+ * ```ts
+ * import { parseTimestamp } from "./peers.ts";
+ * console.log(parseTimestamp("2026-01-01T00:00:01.5+00:00")); // 1767225601500
+ * console.log(parseTimestamp("2026-01-01T02:00:01.5+02:00")); // 1767225601500
+ * console.log(parseTimestamp("yesterday")); // NaN
+ * ```
+ */
+export function parseTimestamp(text: string): number {
+  const m = TIMESTAMP.exec(text.trim());
+  if (!m) return NaN;
+  const [, y, mo, d, h, mi, s, frac, zone] = m;
+  const ms = frac ? Number(`0.${frac}`) * 1000 : 0;
+  let t = Date.UTC(+y!, +mo! - 1, +d!, +h!, +mi!, +(s ?? 0)) + ms;
+  if (zone && zone.toUpperCase() !== "Z") {
+    const sign = zone[0] === "-" ? -1 : 1;
+    const digits = zone.slice(1).replace(":", "");
+    t -= sign * (+digits.slice(0, 2) * 60 + +(digits.slice(2) || 0)) * 60_000;
+  }
+  return t;
+}
+
+/**
+ * Reads one entry of a peering object's status as Kopf's `Peer(identity=…, **entry)` does:
+ * priority 0 and lifetime 60 by default, an entry without `lastseen` seen `now`, unknown
+ * fields ignored.
+ *
+ * @param identity The entry's key.
+ * @param entry The entry.
+ * @param now The wall time (epoch ms).
+ * @returns The peer.
+ *
+ * @example
+ * ```ts
+ * import { readPeer } from "./peers.ts";
+ * const peer = readPeer("op-1", { priority: 100, lifetime: 10, lastseen: "2026-01-01T00:00:00+00:00" }, 0);
+ * console.log(peer.deadline === Date.UTC(2026, 0, 1, 0, 0, 10)); // true
+ * ```
+ */
+export function readPeer(identity: string, entry: unknown, now: number): Peer {
+  const e = (typeof entry === "object" && entry !== null ? entry : {}) as Record<string, unknown>;
+  const priority = Math.trunc(Number(e.priority ?? 0)) || 0;
+  const lifetime = Math.trunc(Number(e.lifetime ?? 60)) || 0;
+  const text = typeof e.lastseen === "string" ? e.lastseen : undefined;
+  let seen = text !== undefined ? parseTimestamp(text) : now;
+  // An unreadable timestamp: Kopf would fail on it; here it counts as expired (and is cleaned).
+  if (Number.isNaN(seen)) seen = -Infinity;
+  return {
+    identity,
+    priority,
+    lifetime,
+    lastseen: text ?? isoformat(new Date(now)),
+    deadline: seen + lifetime * 1000,
+  };
+}
+
+/**
+ * Sorts the peers of a peering object's status for one operator, as Kopf's peering does.
+ *
+ * @param status The object's `status` (the entries by identity).
+ * @param identity This operator's identity (its own entry is never a conflict).
+ * @param priority This operator's priority.
+ * @param now The wall time (epoch ms): entries with `lastseen + lifetime <= now` are dead.
+ * @returns All, dead, higher-priority and same-priority peers.
+ *
+ * @example
+ * ```ts
+ * import { viewPeers } from "./peers.ts";
+ * const now = Date.UTC(2026, 0, 1);
+ * const lastseen = "2026-01-01T00:00:00+00:00";
+ * const view = viewPeers({
+ *   me: { priority: 0, lifetime: 60, lastseen },
+ *   dev: { priority: 666, lifetime: 60, lastseen },
+ *   gone: { priority: 999, lifetime: 0, lastseen },
+ * }, "me", 0, now);
+ * console.log(view.higher.map((p) => p.identity), view.dead.map((p) => p.identity)); // ["dev"] ["gone"]
+ * ```
+ */
+export function viewPeers(
+  status: unknown,
+  identity: string,
+  priority: number,
+  now: number,
+): PeersView {
+  const entries = typeof status === "object" && status !== null && !Array.isArray(status)
+    ? Object.entries(status as Record<string, unknown>)
+    : [];
+  const peers = entries.map(([id, entry]) => readPeer(id, entry, now));
+  const dead = peers.filter((p) => p.deadline <= now);
+  const live = peers.filter((p) => p.deadline > now && p.identity !== identity);
+  return {
+    peers,
+    dead,
+    higher: live.filter((p) => p.priority > priority),
+    same: live.filter((p) => p.priority === priority),
+  };
+}
+
+/**
+ * An operator's own entry as Kopf's keep-alive writes it; null (removal) for a zero lifetime.
+ *
+ * @param priority The priority.
+ * @param lifetime The lifetime in seconds; 0 removes the entry (leaving, `kopf resume`).
+ * @param now The wall time.
+ * @returns The entry, or null.
+ *
+ * @example
+ * ```ts
+ * import { peerEntry } from "./peers.ts";
+ * console.log(peerEntry(100, 60, new Date(Date.UTC(2026, 0, 1))));
+ * // { priority: 100, lifetime: 60, lastseen: "2026-01-01T00:00:00+00:00" }
+ * console.log(peerEntry(100, 0, new Date())); // null
+ * ```
+ */
+export function peerEntry(
+  priority: number,
+  lifetime: number,
+  now: Date,
+): { priority: number; lifetime: number; lastseen: string } | null {
+  if (lifetime <= 0) return null;
+  return { priority, lifetime, lastseen: isoformat(now) };
+}
+
+/**
+ * Shows peers as Kopf's log lines do (Python's `repr()` of a list of peers).
+ *
+ * @param peers The peers.
+ * @returns E.g. `[<Peer op-1: priority=100, lifetime=60, lastseen='2026-01-01T00:00:00+00:00'>]`.
+ *
+ * @example
+ * ```ts
+ * import { readPeer, reprPeers } from "./peers.ts";
+ * const peer = readPeer("dev", { priority: 666, lastseen: "2026-01-01T00:00:00+00:00" }, 0);
+ * console.log(reprPeers([peer])); // "[<Peer dev: priority=666, lifetime=60, lastseen='2026-01-01T00:00:00+00:00'>]"
+ * ```
+ */
+export function reprPeers(peers: readonly Peer[]): string {
+  const one = (p: Peer) =>
+    `<Peer ${p.identity}: priority=${p.priority}, lifetime=${p.lifetime}, lastseen='${p.lastseen}'>`;
+  return `[${peers.map(one).join(", ")}]`;
+}
+
+/** Where {@link detectOwnId} reads the environment (injectable for tests). */
+export interface IdentitySources {
+  /** An environment variable, or undefined (also when it may not be read). */
+  env(name: string): string | undefined;
+  /** The host's name, or undefined when it may not be read. */
+  hostname(): string | undefined;
+  /** The wall time. */
+  now(): Date;
+  /** A random number in [0, 1). */
+  random(): number;
+}
+
+/** Kopf's alphabet of the random suffix (sic: without "g"). */
+const ALPHABET = "abcdefhijklmnopqrstuvwxyz0123456789";
+
+/**
+ * The operator's identity, as Kopf makes it: `$POD_ID` if set (the pod's name from the downward
+ * API), else `user@host/YYYYmmddHHMMSS/xyz` for an operator, or `user@host` for the manual
+ * `kopf freeze`/`kopf resume`.
+ *
+ * @param manual For the CLI's freeze/resume: no time and no random suffix.
+ * @param sources The environment (default: Deno's, read only where permitted — never a prompt).
+ * @returns The identity.
+ *
+ * @example
+ * ```ts
+ * import { detectOwnId } from "./peers.ts";
+ * const sources = {
+ *   env: (name: string) => ({ USER: "dev" } as Record<string, string>)[name],
+ *   hostname: () => "laptop.local",
+ *   now: () => new Date(Date.UTC(2026, 0, 2, 3, 4, 5)),
+ *   random: () => 0,
+ * };
+ * console.log(detectOwnId(false, sources)); // "dev@laptop/20260102030405/aaa"
+ * console.log(detectOwnId(true, sources)); // "dev@laptop"
+ * ```
+ */
+export function detectOwnId(manual: boolean, sources: IdentitySources = denoSources): string {
+  const pod = sources.env("POD_ID");
+  if (pod !== undefined) return pod;
+  const user = ["LOGNAME", "USER", "LNAME", "USERNAME"].map((n) => sources.env(n)).find(Boolean) ??
+    "unknown";
+  let host = sources.hostname() ?? sources.env("HOSTNAME") ?? "localhost";
+  while (/\.(local|localdomain)$/.test(host)) host = host.replace(/\.(local|localdomain)$/, "");
+  if (manual) return `${user}@${host}`;
+  const now = sources.now().toISOString().replace(/\D/g, "").slice(0, 14);
+  let rnd = "";
+  for (let i = 0; i < 3; i++) rnd += ALPHABET[Math.floor(sources.random() * ALPHABET.length)];
+  return `${user}@${host}/${now}/${rnd}`;
+}
+
+/** Deno's environment, read only where the permissions are granted (no prompts). */
+const denoSources: IdentitySources = {
+  env(name) {
+    if (Deno.permissions.querySync({ name: "env", variable: name }).state !== "granted") {
+      return undefined;
+    }
+    return Deno.env.get(name);
+  },
+  hostname() {
+    if (Deno.permissions.querySync({ name: "sys", kind: "hostname" }).state !== "granted") {
+      return undefined;
+    }
+    return Deno.hostname();
+  },
+  now: () => new Date(),
+  random: Math.random,
+};
