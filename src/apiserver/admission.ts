@@ -60,13 +60,14 @@
 
 import { applyJsonPatch } from "../cogs/structs/json_patch.ts";
 import { deepEqual } from "../cogs/structs/deep_equal.ts";
+import { type JsonObject, setOwn } from "../cogs/structs/_json.ts";
 import {
   labelSelectorFromObject,
   type LabelSelectorObject,
   matchesLabels,
 } from "../cogs/structs/label_selector.ts";
 import { ApiError, type StatusDetails } from "./errors.ts";
-import type { Objects, WriteOptions, WriteResult } from "./objects.ts";
+import type { AdmissionHooks, Objects, WriteOptions, WriteResult } from "./objects.ts";
 import { apiVersionOf, type ResourceDef, storageKey } from "./resources.ts";
 import type { KObject, Store } from "./store.ts";
 import { settle } from "./conversion.ts";
@@ -99,6 +100,8 @@ export interface AdmissionRequestInfo {
 const MUTATING = "mutatingwebhookconfigurations.admissionregistration.k8s.io";
 const VALIDATING = "validatingwebhookconfigurations.admissionregistration.k8s.io";
 const MAX_RETRIES = 5;
+/** The operations a create, update or patch may turn out to be. */
+const WRITES = ["CREATE", "UPDATE"] as const;
 
 interface Rule {
   operations?: string[];
@@ -129,6 +132,13 @@ interface Webhook {
 interface Invocation {
   hook: Webhook;
   def: ResourceDef;
+}
+
+/** The webhooks a request's rules may match, and the other served versions of its resource. */
+interface Candidates {
+  mutating: Webhook[];
+  validating: Webhook[];
+  others: () => ResourceDef[];
 }
 
 /** Objects at a resource's version (a CRD's conversion); may answer them as they are. */
@@ -244,11 +254,13 @@ export class Admission {
   /**
    * Runs a create, update or patch through the webhooks: mutating webhooks on
    * the object before the server's checks, validating webhooks on the object
-   * as it would be stored, then the write itself (or the dry run).
+   * as it would be stored, then the write itself (or the dry run). A write
+   * that no webhook's rules can match goes straight on; a stage (mutating,
+   * validating) that none can match is not reached.
    *
    * @param info The resource, URL parts and caller.
    * @param options The request's write options.
-   * @param write The write, given the options to run with (called up to three times per attempt, all but the last as dry runs).
+   * @param write The write, given the options to run with (called up to three times per attempt — to reach the mutating stage, to reach the validating stage, to write — all but the last as dry runs).
    * @returns The write's result, with the webhooks' warnings added.
    * @throws {ApiError} A denial, a failed call (failurePolicy Fail), or the write's own errors.
    */
@@ -257,12 +269,13 @@ export class Admission {
     options: WriteOptions,
     write: (options: WriteOptions) => WriteResult,
   ): Promise<WriteResult> {
-    if (!this.#anyConfigured() || isWebhookConfiguration(info.def)) {
+    const candidates = this.#candidates(info, WRITES);
+    if (!candidates.mutating.length && !candidates.validating.length) {
       return await settle(() => write(options));
     }
     for (let attempt = 0; attempt < MAX_RETRIES; attempt++) {
       const frozen = this.#objects.now();
-      const pass = (hooks: WriteOptions["admission"], dryRun: boolean) => {
+      const pass = (hooks: AdmissionHooks, dryRun: boolean) => {
         const saved = this.#objects.now;
         this.#objects.now = () => frozen;
         try {
@@ -271,81 +284,90 @@ export class Admission {
           this.#objects.now = saved;
         }
       };
-      const first = reached(() =>
-        pass({
-          mutate: (d, c) => {
-            throw new Reached(structuredClone(d), c);
-          },
-        }, true)
-      );
-      if (!first) return await settle(() => write(options));
-      const current = first.current;
-      const operation: AdmissionOperation = current ? "UPDATE" : "CREATE";
-      const review = (object: KObject): Review => ({
-        operation,
-        object,
-        oldObject: current ?? null,
-        dryRun: !!options.dryRun,
-        options: writeOptionsObject(operation, options, info.subresource),
-      });
+      const reviewOf = (object: KObject, current: KObject | undefined): Review => {
+        const operation: AdmissionOperation = current ? "UPDATE" : "CREATE";
+        return {
+          operation,
+          object,
+          oldObject: current ?? null,
+          dryRun: !!options.dryRun,
+          options: writeOptionsObject(operation, options, info.subresource),
+        };
+      };
       const warnings: string[] = [];
       const views = new Views(this.#convert);
-      const mutating = this.#matching(MUTATING, info, review(first.draft));
-      let mutated = first.draft;
-      if (mutating.length) {
-        mutated = await this.#mutate(mutating, info, review(first.draft), views, warnings);
+      const hooks: AdmissionHooks = {};
+      if (candidates.mutating.length) {
+        const first = reached(() =>
+          pass({
+            mutate: (d, c) => {
+              throw new Reached(cloneJson(d), c);
+            },
+          }, true)
+        );
+        if (!first) return await settle(() => write(options));
+        const { draft, current } = first;
+        const review = reviewOf(draft, current);
+        const mutating = this.#matching(candidates, "mutating", info, review);
+        const mutated = mutating.length
+          ? await this.#mutate(mutating, info, review, views, warnings)
+          : draft;
+        hooks.mutate = (d, c) => {
+          if (c?.metadata.resourceVersion !== current?.metadata.resourceVersion) {
+            throw new Changed();
+          }
+          if (!deepEqual(d, draft)) throw new Changed();
+          if (mutated === draft) return d;
+          const out = cloneJson(mutated);
+          if (info.subresource === "status") return { ...d, status: out.status };
+          return out;
+        };
       }
-      const mutateHook = (d: KObject, c: KObject | undefined): KObject => {
-        if (c?.metadata.resourceVersion !== current?.metadata.resourceVersion) throw new Changed();
-        if (!deepEqual(d, first.draft)) throw new Changed();
-        const out = structuredClone(mutated);
-        if (info.subresource === "status") return { ...d, status: out.status };
-        return out;
-      };
       try {
+        if (!candidates.validating.length) {
+          const result = await settle(() => pass(hooks, !!options.dryRun));
+          return { ...result, warnings: [...result.warnings, ...warnings] };
+        }
         const second = reached(() =>
           pass({
-            mutate: mutateHook,
+            ...hooks,
             validate: (d, c) => {
-              throw new Reached(structuredClone(d), c);
+              throw new Reached(cloneJson(d), c);
             },
           }, true)
         );
         if (!second) return await settle(() => write(options));
-        const validating = this.#matching(VALIDATING, info, review(second.draft));
-        if (validating.length) {
-          await this.#validate(validating, info, review(second.draft), views, warnings);
-        }
+        const { draft: seen, current } = second;
+        const review = reviewOf(seen, current);
+        const validating = this.#matching(candidates, "validating", info, review);
+        if (validating.length) await this.#validate(validating, info, review, views, warnings);
         const result = await settle(() =>
           pass({
-            mutate: mutateHook,
+            ...hooks,
             validate: (d, c) => {
               if (c?.metadata.resourceVersion !== current?.metadata.resourceVersion) {
                 throw new Changed();
               }
-              const seen = second.draft;
-              if (!c) {
-                const same = {
-                  ...d,
-                  metadata: { ...d.metadata, uid: seen.metadata.uid, name: seen.metadata.name },
-                };
-                if (!deepEqual(same, seen)) throw new Changed();
-                if (
-                  seen.metadata.name !== d.metadata.name &&
-                  this.#store.get(
-                    storageKey(info.def),
-                    seen.metadata.namespace ?? "",
-                    seen.metadata.name!,
-                  )
-                ) {
-                  throw ApiError.alreadyExists(
-                    info.def.plural,
-                    info.def.group,
-                    seen.metadata.name!,
-                  );
-                }
-              } else if (!deepEqual(d, seen)) throw new Changed();
-              return structuredClone(seen);
+              if (c) {
+                if (!deepEqual(d, seen)) throw new Changed();
+                return d;
+              }
+              const same = {
+                ...d,
+                metadata: { ...d.metadata, uid: seen.metadata.uid, name: seen.metadata.name },
+              };
+              if (!deepEqual(same, seen)) throw new Changed();
+              if (
+                seen.metadata.name !== d.metadata.name &&
+                this.#store.get(
+                  storageKey(info.def),
+                  seen.metadata.namespace ?? "",
+                  seen.metadata.name!,
+                )
+              ) {
+                throw ApiError.alreadyExists(info.def.plural, info.def.group, seen.metadata.name!);
+              }
+              return same;
             },
           }, !!options.dryRun)
         );
@@ -379,7 +401,8 @@ export class Admission {
     remove: () => KObject,
   ): Promise<{ object: KObject; warnings: string[] }> {
     const warnings: string[] = [];
-    if (!this.#anyConfigured() || isWebhookConfiguration(info.def)) {
+    const candidates = this.#candidates(info, ["DELETE"]);
+    if (!candidates.mutating.length && !candidates.validating.length) {
       return { object: remove(), warnings };
     }
     const key = storageKey(info.def);
@@ -400,7 +423,7 @@ export class Admission {
         options: deleteOptions,
       };
       const views = new Views(this.#convert);
-      const mutating = this.#matching(MUTATING, info, {
+      const mutating = this.#matching(candidates, "mutating", info, {
         ...base,
         object: null,
         oldObject: current,
@@ -410,7 +433,7 @@ export class Admission {
         await this.#mutate(mutating, info, review, views, warnings);
       }
       const review: Review = { ...base, object: null, oldObject: current };
-      const validating = this.#matching(VALIDATING, info, review);
+      const validating = this.#matching(candidates, "validating", info, review);
       if (validating.length) await this.#validate(validating, info, review, views, warnings);
       const now = this.#store.get(key, ns, info.name);
       if (now?.metadata.resourceVersion !== current.metadata.resourceVersion) continue;
@@ -424,28 +447,45 @@ export class Admission {
     );
   }
 
-  #anyConfigured(): boolean {
-    for (const key of [MUTATING, VALIDATING]) {
-      for (const _ of this.#store.list(key)) return true;
-    }
-    return false;
-  }
-
-  /** The webhooks of one kind that match a request, in the real server's order. */
-  #matching(key: string, info: AdmissionRequestInfo, review: Review): Invocation[] {
-    const configs = [...this.#store.list(key)].sort((a, b) =>
-      (a.metadata.name ?? "") < (b.metadata.name ?? "") ? -1 : 1
-    );
+  /**
+   * The webhooks that a request's rules may match with one of `operations`,
+   * by kind, in the real server's order (configurations by name, webhooks as
+   * listed). Selectors need the object, so they wait for `#matching`;
+   * a request with no candidates goes straight on, with no dry passes, and a
+   * stage with none is not reached.
+   */
+  #candidates(info: AdmissionRequestInfo, operations: readonly string[]): Candidates {
     let equivalents: ResourceDef[] | undefined;
     const others = () =>
       equivalents ??= this.#objects.registry.versionsOf(storageKey(info.def))
         .filter((d) => d.version !== info.def.version);
-    const out: Invocation[] = [];
-    for (const config of configs) {
-      for (const hook of (config.webhooks as Webhook[] | undefined) ?? []) {
-        const def = matchedResource(hook, review.operation, info, others);
-        if (def && this.#selected(hook, info, review)) out.push({ hook, def });
+    const of = (key: string) => {
+      if (isWebhookConfiguration(info.def)) return [];
+      const configs = [...this.#store.list(key)];
+      if (!configs.length) return [];
+      configs.sort((a, b) => (a.metadata.name ?? "") < (b.metadata.name ?? "") ? -1 : 1);
+      const out: Webhook[] = [];
+      for (const config of configs) {
+        for (const hook of (config.webhooks as Webhook[] | undefined) ?? []) {
+          if (operations.some((op) => matchedResource(hook, op, info, others))) out.push(hook);
+        }
       }
+      return out;
+    };
+    return { mutating: of(MUTATING), validating: of(VALIDATING), others };
+  }
+
+  /** The candidates of one kind that match the request, each with the version it is called at. */
+  #matching(
+    candidates: Candidates,
+    kind: "mutating" | "validating",
+    info: AdmissionRequestInfo,
+    review: Review,
+  ): Invocation[] {
+    const out: Invocation[] = [];
+    for (const hook of candidates[kind]) {
+      const def = matchedResource(hook, review.operation, info, candidates.others);
+      if (def && this.#selected(hook, info, review)) out.push({ hook, def });
     }
     return out;
   }
@@ -615,6 +655,15 @@ export class Admission {
     }
     return response;
   }
+}
+
+/** A copy of a JSON value (objects here are JSON: far cheaper than `structuredClone`). */
+function cloneJson<T>(value: T): T {
+  if (typeof value !== "object" || value === null) return value;
+  if (Array.isArray(value)) return value.map(cloneJson) as T;
+  const out: JsonObject = {};
+  for (const key of Object.keys(value)) setOwn(out, key, cloneJson((value as JsonObject)[key]));
+  return out as T;
 }
 
 function reached(run: () => unknown): Reached | undefined {
