@@ -1,7 +1,15 @@
 /**
  * What the admission and conversion webhook callers share: HTTPS clients
- * that trust a webhook's `caBundle` (cached per bundle), and failures said
+ * that trust a webhook's `caBundle` (cached per bundle) and present the API
+ * server's client certificate when it has one for webhooks, and failures said
  * as Go's HTTP client says them, which is what kube-apiserver prints.
+ *
+ * The client certificate is kube-apiserver's admission-configuration
+ * kubeconfig (`client-certificate`/`client-key` per webhook host), reduced to
+ * one certificate for every webhook: `startApiServer({ webhookClientCert })`.
+ * The callers (`Admission`, `Conversion`) are built inside `ApiServer`, so the
+ * certificate reaches them through {@link withWebhookClientCertificate}
+ * around that construction rather than through their constructors.
  *
  * @module
  */
@@ -19,21 +27,34 @@
  */
 export class WebhookClients {
   readonly #clients = new Map<string, Deno.HttpClient>();
+  readonly #identity: WebhookClientCertificate | undefined;
 
   /**
-   * The client that trusts a base64 PEM bundle.
+   * @param identity The client certificate to present (default: the one given by
+   *   {@link withWebhookClientCertificate} around this construction, if any).
+   */
+  constructor(identity: WebhookClientCertificate | undefined = constructing) {
+    this.#identity = identity;
+  }
+
+  /**
+   * The client that trusts a base64 PEM bundle (and presents the client certificate, if any).
    *
    * @param caBundle The base64 PEM bundle of `clientConfig.caBundle`, if any.
-   * @returns The client, or undefined for the default trust roots.
-   * @throws {Error} A bundle that is not base64 PEM.
+   * @returns The client, or undefined for the default trust roots and no client certificate.
+   * @throws {Error} A bundle that is not base64 PEM, or a bad client certificate or key.
    */
   get(caBundle: string | undefined): Deno.HttpClient | undefined {
-    if (!caBundle) return undefined;
-    let client = this.#clients.get(caBundle);
+    if (!caBundle && !this.#identity) return undefined;
+    const key = caBundle ?? "";
+    let client = this.#clients.get(key);
     if (!client) {
-      const pem = new TextDecoder().decode(decodeBase64(caBundle));
-      client = Deno.createHttpClient({ caCerts: [pem] });
-      this.#clients.set(caBundle, client);
+      const pem = caBundle ? new TextDecoder().decode(decodeBase64(caBundle)) : undefined;
+      client = Deno.createHttpClient({
+        ...(pem ? { caCerts: [pem] } : {}),
+        ...(this.#identity ? { cert: this.#identity.cert, key: this.#identity.key } : {}),
+      });
+      this.#clients.set(key, client);
     }
     return client;
   }
@@ -124,6 +145,9 @@ export function goReason(e: unknown, url: URL): string {
   const text = parts.join(": ");
   const name = (e as Error)?.name;
   if (name === "TimeoutError" || name === "AbortError") return "context deadline exceeded";
+  const alert = /received fatal alert: (\w+)/.exec(text);
+  if (alert) return `remote error: tls: ${GO_ALERTS[alert[1]!] ?? alert[1]!}`;
+  if (/close_notify|unexpected eof|UnexpectedEof/i.test(text)) return "EOF";
   const port = url.port || (url.protocol === "https:" ? "443" : "80");
   const host = url.hostname.replace(/^\[|\]$/g, "");
   const hostPort = host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
@@ -138,6 +162,61 @@ export function goReason(e: unknown, url: URL): string {
   }
   if (/refused/i.test(text)) return `dial tcp ${hostPort}: connect: connection refused`;
   return text;
+}
+
+/** rustls' names of TLS alerts, as Go's `crypto/tls` words them. */
+const GO_ALERTS: Record<string, string> = {
+  CertificateRequired: "certificate required",
+  BadCertificate: "bad certificate",
+  UnsupportedCertificate: "unsupported certificate",
+  CertificateRevoked: "revoked certificate",
+  CertificateExpired: "expired certificate",
+  CertificateUnknown: "unknown certificate",
+  UnknownCA: "unknown certificate authority",
+  AccessDenied: "access denied",
+  DecryptError: "error decrypting message",
+  HandshakeFailure: "handshake failure",
+  InternalError: "internal error",
+  ProtocolVersion: "protocol version not supported",
+};
+
+/** A client certificate (chain) and its private key, PEM, for calling webhooks. */
+export interface WebhookClientCertificate {
+  /** The certificate (chain), PEM. */
+  cert: string;
+  /** Its private key, PEM. */
+  key: string;
+}
+
+let constructing: WebhookClientCertificate | undefined;
+
+/**
+ * Runs a synchronous construction during which new {@link WebhookClients} present a client
+ * certificate (how `startApiServer` gives one to the webhook callers inside `ApiServer`).
+ *
+ * @param identity The certificate and key, or undefined for none.
+ * @param make The construction.
+ * @returns What it returns.
+ *
+ * @example
+ * ```ts
+ * import { WebhookClients, withWebhookClientCertificate } from "./webhook_client.ts";
+ * const clients = withWebhookClientCertificate(undefined, () => new WebhookClients());
+ * console.log(clients.get(undefined)); // undefined (no certificate, the system's trust roots)
+ * clients.close();
+ * ```
+ */
+export function withWebhookClientCertificate<T>(
+  identity: WebhookClientCertificate | undefined,
+  make: () => T,
+): T {
+  const previous = constructing;
+  constructing = identity;
+  try {
+    return make();
+  } finally {
+    constructing = previous;
+  }
 }
 
 /**

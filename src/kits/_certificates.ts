@@ -103,3 +103,143 @@ function unbracket(host: string): string {
 function pem(text: string): string {
   return `${text.replaceAll("\r\n", "\n").trimEnd()}\n`;
 }
+
+/**
+ * A peer certificate as Python's `ssl.SSLSocket.getpeercert()` gives it (what Kopf passes to
+ * admission handlers as `sslpeer`): names as tuples of `[key, value]` pairs per RDN with
+ * OpenSSL's long attribute names, dates as OpenSSL prints them.
+ */
+export interface PeerCertificate {
+  [key: string]: unknown;
+  /** E.g. `[[["commonName", "kube-apiserver"]], [["organizationName", "system:masters"]]]`. */
+  subject: [string, string][][];
+  /** The issuer, in the same shape. */
+  issuer: [string, string][][];
+  /** The X.509 version (3 for v3). */
+  version: number;
+  /** Upper-case hex, e.g. `"F01984716829537E"`. */
+  serialNumber: string;
+  /** E.g. `"Mar  7 17:12:20 2021 GMT"`. */
+  notBefore: string;
+  /** In the same format. */
+  notAfter: string;
+  /** E.g. `[["DNS", "localhost"], ["IP Address", "127.0.0.1"]]`, when the extension exists. */
+  subjectAltName?: [string, string][];
+}
+
+/** OpenSSL's long names of the attributes Python prints (others print as their OID). */
+const LONG_NAMES: Record<string, string> = {
+  "2.5.4.3": "commonName",
+  "2.5.4.4": "surname",
+  "2.5.4.5": "serialNumber",
+  "2.5.4.6": "countryName",
+  "2.5.4.7": "localityName",
+  "2.5.4.8": "stateOrProvinceName",
+  "2.5.4.9": "streetAddress",
+  "2.5.4.10": "organizationName",
+  "2.5.4.11": "organizationalUnitName",
+  "2.5.4.12": "title",
+  "2.5.4.17": "postalCode",
+  "2.5.4.42": "givenName",
+  "2.5.4.43": "initials",
+  "2.5.4.46": "dnQualifier",
+  "1.2.840.113549.1.9.1": "emailAddress",
+  "0.9.2342.19200300.100.1.1": "userId",
+  "0.9.2342.19200300.100.1.25": "domainComponent",
+};
+
+/** `@peculiar/x509`'s short names of attributes (in `Name.toJSON()`), as OIDs. */
+const SHORT_NAMES: Record<string, string> = {
+  CN: "2.5.4.3",
+  L: "2.5.4.7",
+  ST: "2.5.4.8",
+  O: "2.5.4.10",
+  OU: "2.5.4.11",
+  C: "2.5.4.6",
+  DC: "0.9.2342.19200300.100.1.25",
+  E: "1.2.840.113549.1.9.1",
+  G: "2.5.4.42",
+  I: "2.5.4.43",
+  SN: "2.5.4.4",
+  T: "2.5.4.12",
+};
+
+const SAN_TYPES: Record<string, string> = {
+  dns: "DNS",
+  ip: "IP Address",
+  email: "email",
+  url: "URI",
+  dn: "DirName",
+  id: "Registered ID",
+};
+
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+
+/**
+ * Describes a DER certificate as Python's `getpeercert()` does.
+ *
+ * @param der The certificate (e.g. `TLSSocket.getPeerCertificate().raw`).
+ * @returns The description.
+ * @throws {Error} For bytes that are not a certificate.
+ */
+export async function describePeerCertificate(der: Uint8Array): Promise<PeerCertificate> {
+  const x509 = await loadX509();
+  const cert = new x509.X509Certificate(Uint8Array.from(der));
+  const names = (name: InstanceType<X509["Name"]>): [string, string][][] =>
+    name.toJSON().map((rdn) =>
+      Object.entries(rdn).flatMap(([type, values]) =>
+        values.map((v) => {
+          const oid = SHORT_NAMES[type] ?? type;
+          return [LONG_NAMES[oid] ?? oid, v] as [string, string];
+        })
+      )
+    );
+  const serial = cert.serialNumber.toUpperCase().replace(/^(00)+(?=..)/, "");
+  const info: PeerCertificate = {
+    subject: names(cert.subjectName),
+    issuer: names(cert.issuerName),
+    version: versionOf(new Uint8Array(cert.rawData)),
+    serialNumber: serial,
+    notBefore: opensslDate(cert.notBefore),
+    notAfter: opensslDate(cert.notAfter),
+  };
+  const san = cert.getExtension(x509.SubjectAlternativeNameExtension);
+  if (san) {
+    info.subjectAltName = san.names.items.map((n) => [
+      SAN_TYPES[n.type] ?? "othername",
+      n.type === "ip" ? pythonIp(n.value) : SAN_TYPES[n.type] ? n.value : "<unsupported>",
+    ]);
+  }
+  return info;
+}
+
+/** The X.509 version (1-based) from the DER: TBSCertificate's `[0] EXPLICIT INTEGER`, v1 if absent. */
+function versionOf(der: Uint8Array): number {
+  const skipHeader = (i: number) => {
+    const len = der[i + 1] ?? 0;
+    return i + 2 + (len & 0x80 ? len & 0x7f : 0);
+  };
+  const tbs = skipHeader(0);
+  const first = skipHeader(tbs);
+  if (der[first] !== 0xa0) return 1;
+  return (der[first + 4] ?? 0) + 1;
+}
+
+function opensslDate(d: Date): string {
+  const pad = (n: number) => String(n).padStart(2, "0");
+  return `${MONTHS[d.getUTCMonth()]} ${String(d.getUTCDate()).padStart(2, " ")} ` +
+    `${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())} ` +
+    `${d.getUTCFullYear()} GMT`;
+}
+
+/** IPv6 as OpenSSL prints it for Python: eight upper-case groups, no compression. */
+function pythonIp(ip: string): string {
+  if (!ip.includes(":")) return ip;
+  const [head = "", tail] = ip.split("::");
+  const left = head ? head.split(":") : [];
+  const right = tail ? tail.split(":") : [];
+  const groups = tail === undefined
+    ? left
+    : [...left, ...Array(8 - left.length - right.length).fill("0"), ...right];
+  return groups.map((g) => parseInt(g, 16).toString(16).toUpperCase()).join(":");
+}

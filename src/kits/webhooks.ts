@@ -19,13 +19,23 @@
  * our machines, so not shipped) wraps a `WebhookServer` and yields the
  * tunnel's public URL instead of the local one.
  *
- * Deno's TLS server does not ask clients for certificates, so `sslpeer` is
- * always `{}`, and the `verify*` options are refused at start-up.
+ * Client certificates (Kopf's `verify_mode`, `verify_cafile`, `verify_capath`,
+ * `verify_cadata`): `Deno.serve` cannot ask clients for certificates, so a
+ * server with any of these options listens through `node:https` instead
+ * (`_webhook_https.ts`); the request handling is the same. With a CA and no
+ * mode, the mode is `optional`, as in Kopf (and `none` with a CA also becomes
+ * `optional`); `required` refuses clients without a certificate from the CA at
+ * the handshake. Handlers see the verified certificate as `sslpeer` in the
+ * shape of Python's `getpeercert()` (`subject`, `issuer`, `version`,
+ * `serialNumber`, `notBefore`, `notAfter`, `subjectAltName`), or `{}` when the
+ * client gave none. The embedded API server presents one when started with
+ * `webhookClientCert`.
  *
  * @module
  */
 
-import { makeServerCertificates } from "./_certificates.ts";
+import { describePeerCertificate, makeServerCertificates } from "./_certificates.ts";
+import { serveVerifyingHttps } from "./_webhook_https.ts";
 import {
   UnknownResourceError,
   type WebhookClientConfig,
@@ -103,15 +113,25 @@ export interface WebhookServerOptions {
   extraSans?: string[];
   /** Plain HTTP (for tunnels and curl; Kubernetes itself needs HTTPS). */
   insecure?: boolean;
-  /** Client-certificate verification: not available in Deno's TLS server; refused if set. */
-  verifyMode?: unknown;
-  /** See {@link WebhookServerOptions.verifyMode}. */
+  /**
+   * Whether clients (API servers) must present a certificate, as Python's `ssl.VerifyMode`:
+   * `"none"` (not asked), `"optional"` (asked; one that is given must be valid), `"required"`
+   * (refused at the handshake without a valid one). Default: `"optional"` when a `verifyCa*`
+   * option is given (also instead of `"none"`), else `"none"`.
+   */
+  verifyMode?: "none" | "optional" | "required";
+  /** A file of CA certificates (PEM) that client certificates must chain to. */
   verifyCafile?: string;
-  /** See {@link WebhookServerOptions.verifyMode}. */
+  /** A directory of CA certificates (PEM files) that client certificates must chain to. */
   verifyCapath?: string;
-  /** See {@link WebhookServerOptions.verifyMode}. */
+  /** CA certificates (PEM) that client certificates must chain to. */
   verifyCadata?: string | Uint8Array;
 }
+
+/** Client-certificate verification modes (Python's `ssl.CERT_NONE`, `CERT_OPTIONAL`, `CERT_REQUIRED`). */
+type VerifyMode = NonNullable<WebhookServerOptions["verifyMode"]>;
+
+const VERIFY_MODES: readonly string[] = ["none", "optional", "required"];
 
 /**
  * A local HTTPS (or, with `insecure`, HTTP) endpoint for admission requests.
@@ -133,7 +153,7 @@ export class WebhookServer implements WebhookServerObject {
   static readonly DEFAULT_PORT: number = 9443;
   /** The options, as given. */
   readonly options: Readonly<WebhookServerOptions>;
-  #server: Deno.HttpServer | undefined;
+  #server: { shutdown(): Promise<void> } | undefined;
 
   /**
    * Creates the server (nothing listens until {@link WebhookServer.serve}).
@@ -160,14 +180,16 @@ export class WebhookServer implements WebhookServerObject {
    * @param fn The operator's webhook function.
    * @param options The operator's signal (and API client).
    * @returns The client configs (one).
-   * @throws {WebhookServerError} For options Deno cannot serve (client verification, key passwords).
+   * @throws {WebhookServerError} For options that cannot be served (a bad `verifyMode`, client
+   *   verification without TLS, key passwords).
    */
   async *serve(fn: WebhookFn, options: WebhookServeOptions): AsyncGenerator<WebhookClientConfig> {
     const o = this.options;
-    if (o.verifyMode !== undefined || o.verifyCafile || o.verifyCapath || o.verifyCadata) {
+    const verifyCa = await readVerifyCa(o);
+    const mode = verifyModeOf(o.verifyMode, verifyCa !== undefined);
+    if (mode !== "none" && o.insecure) {
       throw new WebhookServerError(
-        "Client-certificate verification (verifyMode/verifyCafile/verifyCapath/verifyCadata) " +
-          "is not available in Deno's TLS server; authenticate with `headers` in the handlers.",
+        "Client-certificate verification (verifyMode/verifyCa*) needs HTTPS: drop insecure or them.",
       );
     }
     if (o.password !== undefined && o.pkeyfile) {
@@ -201,17 +223,38 @@ export class WebhookServer implements WebhookServerObject {
       }
     }
     if (o.cadump && cadata !== undefined) await Deno.writeTextFile(o.cadump, cadata);
-    const listening = Promise.withResolvers<Deno.NetAddr>();
-    const server = Deno.serve({
-      hostname: addr,
-      port: o.port ?? (this.constructor as typeof WebhookServer).DEFAULT_PORT,
-      signal: options.signal,
-      onListen: (a) => listening.resolve(a as Deno.NetAddr),
-      ...(tls ?? {}),
-    }, (request) => handle(request, fn, path));
+    const port = o.port ?? (this.constructor as typeof WebhookServer).DEFAULT_PORT;
+    let server: { finished: Promise<void>; shutdown(): Promise<void> };
+    let bound: { port: number };
+    if (tls && mode !== "none") {
+      const https = await serveVerifyingHttps({
+        hostname: addr,
+        port,
+        ...tls,
+        ca: verifyCa,
+        mode,
+        signal: options.signal,
+        handler: async (request, peer) =>
+          handle(request, fn, path, peer ? await describePeerCertificate(peer) : {}),
+      });
+      server = https;
+      bound = https;
+    } else {
+      const listening = Promise.withResolvers<Deno.NetAddr>();
+      server = Deno.serve({
+        hostname: addr,
+        port,
+        signal: options.signal,
+        onListen: (a) => listening.resolve(a as Deno.NetAddr),
+        ...(tls ?? {}),
+      }, (request) => handle(request, fn, path, {}));
+      bound = await listening.promise.catch(async (e) => {
+        await server.shutdown();
+        throw e;
+      });
+    }
     this.#server = server;
     try {
-      const bound = await listening.promise;
       const hostPart = host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
       const config: WebhookClientConfig = {
         url: `${o.insecure ? "http" : "https"}://${hostPart}:${bound.port}${path}`,
@@ -349,7 +392,12 @@ export function serveWebhooks(
   );
 }
 
-async function handle(request: Request, fn: WebhookFn, root: string): Promise<Response> {
+async function handle(
+  request: Request,
+  fn: WebhookFn,
+  root: string,
+  sslpeer: Record<string, unknown>,
+): Promise<Response> {
   const url = new URL(request.url);
   if (request.method !== "POST") return text(405, "Admission reviews are POSTed.");
   if (root && url.pathname !== root && !url.pathname.startsWith(`${root}/`)) {
@@ -371,7 +419,7 @@ async function handle(request: Request, fn: WebhookFn, root: string): Promise<Re
   const headers: Record<string, string> = {};
   request.headers.forEach((v, k) => headers[k] = v);
   try {
-    const answer = await fn(review as Record<string, unknown>, { webhook, headers, sslpeer: {} });
+    const answer = await fn(review as Record<string, unknown>, { webhook, headers, sslpeer });
     return Response.json(answer);
   } catch (e) {
     if (e instanceof UnknownResourceError) return text(404, e.message);
@@ -384,21 +432,48 @@ function text(status: number, body: string): Response {
   return new Response(body, { status, headers: { "content-type": "text/plain" } });
 }
 
-async function readCa(o: WebhookServerOptions): Promise<string | undefined> {
+function readCa(o: WebhookServerOptions): Promise<string | undefined> {
+  return readPems(o.cadata, o.cafile, o.capath).then((parts) =>
+    parts.length ? parts.map((p) => p.trimEnd() + "\n").join("") : undefined
+  );
+}
+
+/** The CAs for client certificates, one PEM text per source (undefined: none given). */
+async function readVerifyCa(o: WebhookServerOptions): Promise<string[] | undefined> {
+  const parts = await readPems(o.verifyCadata, o.verifyCafile, o.verifyCapath);
+  return parts.length ? parts : undefined;
+}
+
+async function readPems(
+  data: string | Uint8Array | undefined,
+  file: string | undefined,
+  dir: string | undefined,
+): Promise<string[]> {
   const parts: string[] = [];
-  if (o.cadata !== undefined) {
-    parts.push(typeof o.cadata === "string" ? o.cadata : new TextDecoder().decode(o.cadata));
+  if (data !== undefined) {
+    parts.push(typeof data === "string" ? data : new TextDecoder().decode(data));
   }
-  if (o.cafile) parts.push(await Deno.readTextFile(o.cafile));
-  if (o.capath) {
+  if (file) parts.push(await Deno.readTextFile(file));
+  if (dir) {
     const names: string[] = [];
-    for await (const entry of Deno.readDir(o.capath)) if (entry.isFile) names.push(entry.name);
+    for await (const entry of Deno.readDir(dir)) if (entry.isFile) names.push(entry.name);
     for (const name of names.sort()) {
-      const content = await Deno.readTextFile(`${o.capath}/${name}`);
+      const content = await Deno.readTextFile(`${dir}/${name}`);
       if (content.includes("-----BEGIN CERTIFICATE-----")) parts.push(content);
     }
   }
-  return parts.length ? parts.map((p) => p.trimEnd() + "\n").join("") : undefined;
+  return parts;
+}
+
+/** The effective mode, as Kopf sets Python's context: a CA without a mode (or with none) is optional. */
+function verifyModeOf(mode: unknown, haveCa: boolean): VerifyMode {
+  if (mode !== undefined && (typeof mode !== "string" || !VERIFY_MODES.includes(mode))) {
+    throw new WebhookServerError(
+      `verifyMode must be "none", "optional" or "required", not ${JSON.stringify(mode)}.`,
+    );
+  }
+  const given = (mode ?? "none") as VerifyMode;
+  return given === "none" && haveCa ? "optional" : given;
 }
 
 function encodeBase64(text: string): string {
