@@ -9,6 +9,7 @@ import * as kopf from "../../mod.ts";
 import { generateCertificates, type TlsBundle } from "../../src/apiserver/tls.ts";
 import { describePeerCertificate } from "../../src/kits/_certificates.ts";
 import { webhookFn } from "../../src/core/engines/admission.ts";
+import { goReason } from "../../src/apiserver/webhook_client.ts";
 import { cluster, until } from "../reactor/_setup.ts";
 
 const VWC = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations";
@@ -152,4 +153,87 @@ Deno.test("describePeerCertificate(): Python's getpeercert() shape, with subject
     new Set([["DNS", "localhost"], ["IP Address", "127.0.0.1"], ["IP Address", "0:0:0:0:0:0:0:1"]]),
   );
   assert.equal(peer.version, 3);
+});
+
+Deno.test("WebhookServer: a certificate from another CA is refused in both modes; a good one is seen with optional", async () => {
+  const tls = await certificates();
+  const other = await generateCertificates({ clientCommonName: "mallory" });
+  const registry = new kopf.OperatorRegistry();
+  const seen: kopf.AnyObject[] = [];
+  kopf.on.validate(
+    "kopfexamples",
+    { registry, id: "peek" },
+    ({ sslpeer }) => void seen.push(sslpeer),
+  );
+  const fn = webhookFn({
+    registry,
+    settings: new kopf.OperatorSettings(),
+    memo: {},
+    sink: () => {},
+  });
+  const review = {
+    apiVersion: "admission.k8s.io/v1",
+    kind: "AdmissionReview",
+    request: {
+      uid: "u-1",
+      kind: { group: "kopf.dev", version: "v1", kind: "KopfExample" },
+      resource: { group: "kopf.dev", version: "v1", resource: "kopfexamples" },
+      operation: "CREATE",
+      userInfo: { username: "admin" },
+      object: { metadata: { name: "kex1", namespace: "default" }, spec: {} },
+    },
+  };
+  for (const verifyMode of ["optional", "required"] as const) {
+    const controller = new AbortController();
+    const configs = kopf.serveWebhooks(
+      new kopf.WebhookServer({ port: 0, verifyMode, verifyCadata: tls.caCert }),
+      fn,
+      { signal: controller.signal },
+    )[Symbol.asyncIterator]();
+    const { value: config } = await configs.next();
+    const ca = atob(config!.caBundle!);
+    const url = `${config!.url}/peek`;
+    const call = async (cert?: { cert: string; key: string }) => {
+      const client = Deno.createHttpClient({ caCerts: [ca], ...(cert ?? {}) });
+      try {
+        const res = await fetch(url, { method: "POST", body: JSON.stringify(review), client });
+        return (await res.json()).response.allowed as boolean;
+      } finally {
+        client.close();
+      }
+    };
+    try {
+      await assert.rejects(() => call({ cert: other.clientCert, key: other.clientKey }));
+      assert.equal(await call({ cert: tls.clientCert, key: tls.clientKey }), true);
+      if (verifyMode === "optional") assert.equal(await call(), true);
+      else await assert.rejects(() => call());
+    } finally {
+      controller.abort();
+      await configs.return?.();
+    }
+  }
+  assert.equal(seen.length, 3);
+  assert.deepEqual(seen[0]!.subject, [
+    [["organizationName", "system:masters"]],
+    [["commonName", "kube-apiserver"]],
+  ]);
+  assert.deepEqual(seen[1], {});
+  assert.deepEqual(seen[2], seen[0]);
+});
+
+Deno.test("goReason(): refused client certificates are worded as Go's TLS client words them", () => {
+  const url = new URL("https://127.0.0.1:9443/x");
+  const failed = (why: string) => new TypeError("fetch failed", { cause: new Error(why) });
+  assert.equal(
+    goReason(failed("received fatal alert: CertificateRequired"), url),
+    "remote error: tls: certificate required",
+  );
+  assert.equal(
+    goReason(failed("received fatal alert: UnknownCA"), url),
+    "remote error: tls: unknown certificate authority",
+  );
+  assert.equal(
+    goReason(failed("peer closed connection without sending TLS close_notify: https://x"), url),
+    "EOF",
+  );
 });
