@@ -9,6 +9,7 @@
 
 import * as kopf from "../../mod.ts";
 import { FakeClock } from "../../src/cogs/aio/fake_clock.ts";
+import { ToggleSet } from "../../src/cogs/aio/toggles.ts";
 import { applyMergePatch } from "../../src/cogs/structs/merge_patch.ts";
 import type { ObjectApi } from "../../src/core/actions/application.ts";
 import type { LogRecord } from "../../src/core/actions/loggers.ts";
@@ -34,6 +35,8 @@ export class Rig {
   readonly settings: kopf.OperatorSettings = new kopf.OperatorSettings();
   /** Every log record, in order. */
   readonly records: LogRecord[] = [];
+  /** The operator's pause gate (peering): tests hold it with toggles of their own. */
+  readonly paused: ToggleSet = new ToggleSet();
   /** Every merge patch the engine sent, in order, with the fake time it was sent at. */
   readonly patches: Array<{ at: number; patch: AnyObject }> = [];
   /** The object as the fake API server holds it. */
@@ -58,6 +61,7 @@ export class Rig {
       sink: (record) => void this.records.push(record),
       post: () => {},
       clock: this.clock,
+      paused: this.paused,
     });
   }
 

@@ -280,7 +280,8 @@ export class ObjectQueues {
             continue;
           }
         }
-        if (this.#options.paused?.on && !this.#closing) {
+        if (this.#options.paused?.on) {
+          if (this.#closing) return; // Paused at the exit: what waits is not processed.
           // Paused: the batch waits with the events coming meanwhile; the latest goes on resume.
           queue.events.unshift(...batch);
           await this.#waitResumed(queue);

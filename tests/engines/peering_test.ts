@@ -1,0 +1,306 @@
+/**
+ * Peering decisions on a fake clock: Kopf's status entries read and written (Python's isoformat,
+ * defaults, unknown fields), the identity, and the monitor's decisions — pause for a higher
+ * priority, the same-priority warning and freeze, expired peers cleaned and the resume when the
+ * blocker expires without any event, the mandatory object's absence — and the keep-alives'
+ * rhythm and exact status layout against the embedded API server.
+ */
+
+import assert from "node:assert/strict";
+import { FakeClock } from "../../testing.ts";
+import { ToggleSet } from "../../src/cogs/aio/toggles.ts";
+import { ApiClient } from "../../src/cogs/clients/api.ts";
+import { OperatorSettings, PeeringSettings } from "../../src/cogs/configs/settings.ts";
+import { ConnectionInfo, Vault } from "../../src/cogs/structs/credentials.ts";
+import { Resource } from "../../src/cogs/structs/references.ts";
+import { type LogRecord, OperatorLogger } from "../../src/core/actions/loggers.ts";
+import { KeepAlive, PeeringMonitor } from "../../src/core/engines/peering.ts";
+import {
+  detectOwnId,
+  isoformat,
+  parseTimestamp,
+  type Peer,
+  readPeer,
+  viewPeers,
+} from "../../src/core/engines/peers.ts";
+import { applyPeering, peeringStatus } from "../reactor/_peering.ts";
+import { cluster } from "../reactor/_setup.ts";
+
+const START = new Date("2026-01-01T00:00:00Z");
+const T0 = "2026-01-01T00:00:00+00:00";
+
+Deno.test("peers: Kopf's entries — isoformat, timestamps with zones, defaults, unknown fields", () => {
+  assert.equal(isoformat(new Date("2026-03-04T05:06:07.089Z")), "2026-03-04T05:06:07.089000+00:00");
+  assert.equal(isoformat(START), T0);
+  // Python's isoformat with microseconds (as Kopf writes it), other zones, 'Z', no zone at all.
+  const t = START.getTime();
+  assert.equal(parseTimestamp("2026-01-01T00:00:00.123456+00:00"), t + 123.456);
+  assert.equal(parseTimestamp("2026-01-01T01:00:00+01:00"), t);
+  assert.equal(parseTimestamp("2026-01-01T00:00:00Z"), t);
+  assert.equal(parseTimestamp("2026-01-01 00:00:00"), t);
+  assert.ok(Number.isNaN(parseTimestamp("")));
+  // Kopf's defaults: priority 0, lifetime 60, no lastseen = seen now; other fields ignored.
+  const p = readPeer("x", { message: "maintenance", future: [1] }, t);
+  assert.deepEqual(p, {
+    identity: "x",
+    priority: 0,
+    lifetime: 60,
+    lastseen: T0,
+    deadline: t + 60_000,
+  });
+  // An unreadable lastseen counts as expired (and is cleaned), never as eternal.
+  assert.equal(readPeer("y", { lastseen: "never" }, t).deadline, -Infinity);
+});
+
+Deno.test("peers: the view — own entry never a conflict; dead at exactly lastseen + lifetime", () => {
+  const now = START.getTime() + 10_000;
+  const view = viewPeers(
+    {
+      me: { priority: 5, lifetime: 1, lastseen: T0 }, // dead, but mine: cleaned only if dead
+      hi: { priority: 6, lifetime: 10, lastseen: T0 }, // expires exactly now: dead
+      hi2: { priority: 6, lifetime: 11, lastseen: T0 },
+      same: { priority: 5, lifetime: 60, lastseen: T0 },
+      low: { priority: 4, lifetime: 60, lastseen: T0 },
+    },
+    "me",
+    5,
+    now,
+  );
+  const ids = (ps: Peer[]) => ps.map((p) => p.identity);
+  assert.deepEqual(ids(view.dead), ["me", "hi"]);
+  assert.deepEqual(ids(view.higher), ["hi2"]);
+  assert.deepEqual(ids(view.same), ["same"]);
+  assert.deepEqual(ids(view.peers), ["me", "hi", "hi2", "same", "low"]);
+  assert.deepEqual(viewPeers(undefined, "me", 0, now).peers, []);
+});
+
+Deno.test("peers: Kopf's identity — $POD_ID, user@host/time/rnd (no 'g'), user@host for the CLI", () => {
+  const env: Record<string, string> = { USER: "dev" };
+  const sources = {
+    env: (n: string) => env[n],
+    hostname: () => "box.localdomain.local",
+    now: () => new Date("2026-05-06T07:08:09.999Z"),
+    random: () => 0.999,
+  };
+  assert.equal(detectOwnId(false, sources), "dev@box/20260506070809/999");
+  assert.equal(detectOwnId(true, sources), "dev@box");
+  env.LOGNAME = "first";
+  assert.equal(detectOwnId(true, { ...sources, hostname: () => undefined }), "first@localhost");
+  env.POD_ID = "operator-5d8f-abc";
+  assert.equal(detectOwnId(false, sources), "operator-5d8f-abc");
+});
+
+/** A monitor on a fake clock, with its toggle, log lines and clean/touch calls recorded. */
+function monitor(options: { priority?: number; mandatory?: boolean } = {}) {
+  const clock = new FakeClock({ start: START });
+  const gate = new ToggleSet();
+  const toggle = gate.make("peering 'default' cluster-wide", true);
+  const settings = new PeeringSettings();
+  settings.priority = options.priority ?? 0;
+  const lines: string[] = [];
+  const cleaned: string[][] = [];
+  let touched = 0;
+  const m = new PeeringMonitor({
+    identity: "me",
+    settings,
+    toggle,
+    logger: new OperatorLogger((r: LogRecord) => lines.push(`${r.level}: ${r.message}`)),
+    what: "'default' cluster-wide",
+    mandatory: options.mandatory ?? false,
+    clean: (peers) => {
+      cleaned.push(peers.map((p) => p.identity));
+      return Promise.resolve();
+    },
+    touch: () => void touched++,
+    clock,
+  });
+  return { clock, gate, m, lines, cleaned, touched: () => touched };
+}
+
+const entry = (priority: number, lifetime: number, lastseen = T0) => ({
+  priority,
+  lifetime,
+  lastseen,
+});
+
+Deno.test("monitor: a higher priority pauses; its silent expiry resumes on the clock and cleans it", async () => {
+  const { clock, gate, m, lines, cleaned } = monitor();
+  m.update({ status: { me: entry(0, 60), dev: entry(666, 10) } });
+  assert.equal(gate.on, true);
+  assert.deepEqual(lines, [
+    "info: Pausing operations in favour of " +
+    "[<Peer dev: priority=666, lifetime=10, lastseen='2026-01-01T00:00:00+00:00'>].",
+  ]);
+  // The same state again (a keep-alive of ours): no new line.
+  m.update({ status: { me: entry(0, 60, "2026-01-01T00:00:05+00:00"), dev: entry(666, 10) } });
+  assert.equal(lines.length, 1);
+  await clock.advance(9.99);
+  assert.equal(gate.on, true);
+  await clock.advance(0.01); // dev expires: no event comes, the clock decides
+  assert.equal(gate.on, false);
+  assert.deepEqual(cleaned, [["dev"]]);
+  assert.equal(
+    lines.at(-1),
+    "info: Resuming operations after the pause. Conflicting operators with the same priority are gone.",
+  );
+  m.close();
+});
+
+Deno.test("monitor: the same priority — the docs' warning on every change, and all freeze", async () => {
+  const { clock, gate, m, lines } = monitor({ priority: 7 });
+  const status = { me: entry(7, 60), twin: entry(7, 60) };
+  m.update({ status });
+  assert.equal(gate.on, true);
+  const twin = "<Peer twin: priority=7, lifetime=60, lastseen='2026-01-01T00:00:00+00:00'>";
+  const me = "<Peer me: priority=7, lifetime=60, lastseen='2026-01-01T00:00:00+00:00'>";
+  assert.deepEqual(lines, [
+    `warning: Possibly conflicting operators with the same priority: [${twin}].`,
+    `warning: Pausing all operators, including self: [${me}, ${twin}]`,
+  ]);
+  await clock.advance(30);
+  m.update({ status });
+  assert.equal(lines.length, 3, "the warning again, without another pausing line");
+  assert.match(lines[2]!, /^warning: Possibly conflicting operators/);
+  // The twin leaves (its entry removed): resume.
+  m.update({ status: { me: entry(7, 60) } });
+  assert.equal(gate.on, false);
+  assert.match(lines.at(-1)!, /^info: Resuming operations after the pause/);
+  m.close();
+});
+
+Deno.test("monitor: lower priorities and dead entries do not pause; the first decision releases quietly", () => {
+  const { gate, m, lines, cleaned } = monitor({ priority: 10 });
+  assert.equal(gate.on, true, "held until the first decision");
+  m.update({
+    status: {
+      me: entry(10, 60),
+      low: entry(1, 60),
+      old: entry(99, 60, "2025-12-31T00:00:00+00:00"),
+    },
+  });
+  assert.equal(gate.on, false);
+  assert.deepEqual(lines, [], "no 'Resuming' without a pause for peers");
+  assert.deepEqual(cleaned, [["old"]]);
+  // The same dead entry seen again while its cleaning is in flight: one request, not one per event.
+  m.update({ status: { me: entry(10, 60), old: entry(99, 60, "2025-12-31T00:00:00+00:00") } });
+  assert.equal(cleaned.length, 1);
+  m.close();
+});
+
+Deno.test("monitor: mandatory — paused while the object is absent (logged once), released when it appears", () => {
+  const { gate, m, lines, touched } = monitor({ mandatory: true });
+  m.update(undefined);
+  m.update(undefined);
+  assert.equal(gate.on, true);
+  assert.deepEqual(lines, [
+    "info: The mandatory peering 'default' cluster-wide does not exist: pausing until it appears.",
+  ]);
+  m.update({ metadata: { name: "default" } }); // created, no peers yet: announce ourselves now
+  assert.equal(gate.on, false);
+  assert.equal(touched(), 1);
+  assert.equal(lines.at(-1), "info: The mandatory peering 'default' cluster-wide exists now.");
+  m.update(undefined); // deleted: paused again
+  assert.equal(gate.on, true);
+  m.close();
+  m.update({ metadata: { name: "default" } }); // closed: ignored
+  assert.equal(gate.on, true);
+});
+
+Deno.test("monitor: automatic — a deleted object leaves nobody to pause for", () => {
+  const { gate, m } = monitor();
+  m.update({ status: { dev: entry(666, 60) } });
+  assert.equal(gate.on, true);
+  m.update(undefined);
+  assert.equal(gate.on, false);
+  m.close();
+});
+
+Deno.test("keep-alive: Kopf's status layout, every lifetime minus 5-10 s, removed when leaving", async () => {
+  await using c = await cluster();
+  await applyPeering(c);
+  using vault = new Vault({ login: new ConnectionInfo({ server: c.api.url }) });
+  const api = new ApiClient({ vault });
+  const clock = new FakeClock({ start: new Date("2026-01-01T00:00:00.250Z") });
+  const settings = new OperatorSettings().peering;
+  settings.priority = 100;
+  settings.lifetime = 20;
+  const lines: string[] = [];
+  const resource = new Resource({
+    group: "kopf.dev",
+    version: "v1",
+    plural: "clusterkopfpeerings",
+    kind: "ClusterKopfPeering",
+    namespaced: false,
+  });
+  const keepalive = new KeepAlive({
+    api,
+    target: { resource, namespace: null, name: "default" },
+    identity: "user@host/20260101000000/abc",
+    settings,
+    logger: new OperatorLogger((r: LogRecord) => lines.push(r.message)),
+    clock,
+    random: () => 0, // the jitter's 5 seconds: every 15 seconds
+  });
+  const running = keepalive.run();
+  const statusIs = async (expected: unknown) => {
+    for (let i = 0; i < 200; i++) {
+      if (JSON.stringify(await peeringStatus(c)) === JSON.stringify(expected)) return;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    assert.deepEqual(await peeringStatus(c), expected);
+  };
+  // Exactly Python Kopf's layout: {identity: {priority, lifetime, lastseen}} (keys sorted by JSON).
+  await statusIs({
+    "user@host/20260101000000/abc": {
+      lastseen: "2026-01-01T00:00:00.250000+00:00",
+      lifetime: 20,
+      priority: 100,
+    },
+  });
+  assert.deepEqual(lines, ["Keep-alive in 'default' cluster-wide: ok."]);
+  await clock.advance(14.9);
+  assert.equal(lines.length, 1);
+  await clock.advance(0.1);
+  await statusIs({
+    "user@host/20260101000000/abc": {
+      lastseen: "2026-01-01T00:00:15.250000+00:00",
+      lifetime: 20,
+      priority: 100,
+    },
+  });
+  settings.stealth = true; // not logged any more (but still sent)
+  await clock.advance(15);
+  await statusIs({
+    "user@host/20260101000000/abc": {
+      lastseen: "2026-01-01T00:00:30.250000+00:00",
+      lifetime: 20,
+      priority: 100,
+    },
+  });
+  assert.equal(lines.length, 2);
+  await keepalive.leave();
+  await running;
+  assert.deepEqual(await peeringStatus(c), {});
+  // A short lifetime: never more often than every second.
+  settings.lifetime = 2;
+  const fast = new KeepAlive({
+    api,
+    target: { resource, namespace: null, name: "absent" },
+    identity: "x",
+    settings,
+    logger: new OperatorLogger((r: LogRecord) => lines.push(r.message)),
+    clock,
+  });
+  const run2 = fast.run();
+  await new Promise((r) => setTimeout(r, 50));
+  await clock.advance(1);
+  await new Promise((r) => setTimeout(r, 50));
+  await fast.leave();
+  await run2;
+  // A missing object is logged even when stealthy.
+  assert.deepEqual(lines.slice(2), [
+    "Keep-alive in 'absent' cluster-wide: not found.",
+    "Keep-alive in 'absent' cluster-wide: not found.",
+    "Keep-alive in 'absent' cluster-wide: not found.",
+  ]);
+});
