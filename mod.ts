@@ -105,6 +105,43 @@ export { OperatorMetrics } from "./src/core/engines/metrics.ts";
 export type { OperatorMetricsOptions, QueueSample } from "./src/core/engines/metrics.ts";
 export type { RequestRecord } from "./src/cogs/clients/api.ts";
 
+// Talking to the API from handlers: the operator's client, and the API's error classes.
+export { api } from "./src/core/actions/handler_api.ts";
+export { KubeClient } from "./src/cogs/clients/kube_client.ts";
+export type {
+  KubeApplyOptions,
+  KubeDeleteOptions,
+  KubeGetOptions,
+  KubeList,
+  KubeListOptions,
+  KubeObject,
+  KubeObjectOptions,
+  KubePatchOptions,
+  KubePatchType,
+  KubeReplaceOptions,
+  KubeWatchEvent,
+  KubeWatchOptions,
+  KubeWriteOptions,
+  ResourceRef,
+} from "./src/cogs/clients/kube_client.ts";
+export {
+  AlreadyExistsError,
+  ApiConnectionError,
+  ApiError,
+  ConflictError,
+  ForbiddenError,
+  GoneError,
+  NotFoundError,
+  ServerError,
+  TooManyRequestsError,
+  UnauthorizedError,
+  UnprocessableError,
+} from "./src/cogs/clients/errors.ts";
+export type { ApiErrorInit, KubeStatus } from "./src/cogs/clients/errors.ts";
+export { ResourceSelectorError } from "./src/cogs/structs/references.ts";
+export { SelectorError } from "./src/cogs/structs/selector_error.ts";
+export type { SelectorFields } from "./src/cogs/structs/references.ts";
+
 // Settings and storages.
 export { OperatorSettings } from "./src/cogs/configs/settings.ts";
 export type {

@@ -32,25 +32,17 @@ import type {
   EventContext,
   HandlerFn,
 } from "./src/core/intents/handlers.ts";
-import type { EVERYTHING } from "./src/cogs/structs/references.ts";
+import type { ResourceArg, ResourceRegistrar } from "./src/core/intents/typing.ts";
 import {
   type IndexingContext,
   type IndexingOptions,
   registerIndexing,
 } from "./src/core/intents/indexers.ts";
 
-export type { ActivityOptions, ResourceOptions };
+export type { ActivityOptions, ResourceArg, ResourceOptions, ResourceRegistrar };
 
-/** A resource in any of Kopf's forms: names, `{ group, version, plural, … }`, or EVERYTHING. */
-export type ResourceArg = string | typeof EVERYTHING | {
-  group?: string;
-  version?: string;
-  plural?: string | typeof EVERYTHING;
-  kind?: string;
-  singular?: string;
-  shortcut?: string;
-  category?: string;
-};
+/** The call forms of `kopf.on.create/update/delete/resume/field`. */
+export type ChangingRegistrar = ResourceRegistrar<"changing", ResourceOptions, ChangingContext>;
 
 /** The argument list of resource handlers: resource parts, optional options, the function. */
 export type ResourceHandlerArgs<C> =
@@ -63,9 +55,8 @@ export type ResourceHandlerArgs<C> =
  * @param args The resource, optional options, and the handler.
  * @returns The handler function.
  */
-export function create(...args: ResourceHandlerArgs<ChangingContext>): HandlerFn<ChangingContext> {
-  return registerChanging("kopf.on.create", "create", args);
-}
+export const create: ChangingRegistrar = (...args: unknown[]): HandlerFn =>
+  registerChanging("kopf.on.create", "create", args);
 
 /**
  * Registers an update handler: called when the object's essence (spec, labels, annotations…) changes.
@@ -73,9 +64,8 @@ export function create(...args: ResourceHandlerArgs<ChangingContext>): HandlerFn
  * @param args The resource, optional options (`field`, `value`, `old`, `new`), and the handler.
  * @returns The handler function.
  */
-export function update(...args: ResourceHandlerArgs<ChangingContext>): HandlerFn<ChangingContext> {
-  return registerChanging("kopf.on.update", "update", args);
-}
+export const update: ChangingRegistrar = (...args: unknown[]): HandlerFn =>
+  registerChanging("kopf.on.update", "update", args);
 
 /**
  * Registers a deletion handler: called when the object is marked for deletion.
@@ -84,9 +74,8 @@ export function update(...args: ResourceHandlerArgs<ChangingContext>): HandlerFn
  * @param args The resource, optional options, and the handler.
  * @returns The handler function.
  */
-function deleteHandler(...args: ResourceHandlerArgs<ChangingContext>): HandlerFn<ChangingContext> {
-  return registerChanging("kopf.on.delete", "delete", args);
-}
+const deleteHandler: ChangingRegistrar = (...args: unknown[]): HandlerFn =>
+  registerChanging("kopf.on.delete", "delete", args);
 export { deleteHandler as delete };
 
 /**
@@ -96,9 +85,8 @@ export { deleteHandler as delete };
  * @param args The resource, optional options, and the handler.
  * @returns The handler function.
  */
-export function resume(...args: ResourceHandlerArgs<ChangingContext>): HandlerFn<ChangingContext> {
-  return registerChanging("kopf.on.resume", undefined, args, { initial: true });
-}
+export const resume: ChangingRegistrar = (...args: unknown[]): HandlerFn =>
+  registerChanging("kopf.on.resume", undefined, args, { initial: true });
 
 /**
  * Registers a field handler: called when one field changes; `old`, `new` and `diff` are the field's.
@@ -106,9 +94,8 @@ export function resume(...args: ResourceHandlerArgs<ChangingContext>): HandlerFn
  * @param args The resource, options with `field` (required), and the handler.
  * @returns The handler function.
  */
-export function field(...args: ResourceHandlerArgs<ChangingContext>): HandlerFn<ChangingContext> {
-  return registerChanging("kopf.on.field", undefined, args, { requireField: true });
-}
+export const field: ChangingRegistrar = (...args: unknown[]): HandlerFn =>
+  registerChanging("kopf.on.field", undefined, args, { requireField: true });
 
 /**
  * Registers a raw event handler: called for every watch event of matching objects (no retries).
@@ -116,9 +103,9 @@ export function field(...args: ResourceHandlerArgs<ChangingContext>): HandlerFn<
  * @param args The resource, optional options, and the handler.
  * @returns The handler function.
  */
-export function event(...args: ResourceHandlerArgs<EventContext>): HandlerFn<EventContext> {
-  return registerWatching(args);
-}
+export const event: ResourceRegistrar<"event", ResourceOptions, EventContext> = (
+  ...args: unknown[]
+): HandlerFn => registerWatching(args);
 
 /** The argument list of activity handlers: optional options, the function. */
 export type ActivityHandlerArgs = [fn: HandlerFn<ActivityContext>] | [
@@ -203,9 +190,9 @@ export type SpawningHandlerArgs =
  * });
  * ```
  */
-export function daemon(...args: SpawningHandlerArgs): HandlerFn<SpawningContext> {
-  return registerSpawning("daemon", args);
-}
+export const daemon: ResourceRegistrar<"spawning", SpawningOptions, SpawningContext> = (
+  ...args: unknown[]
+): HandlerFn => registerSpawning("daemon", args);
 
 /**
  * Registers a timer (also `kopf.timer`): a function run for each matching object every
@@ -225,9 +212,9 @@ export function daemon(...args: SpawningHandlerArgs): HandlerFn<SpawningContext>
  * });
  * ```
  */
-export function timer(...args: SpawningHandlerArgs): HandlerFn<SpawningContext> {
-  return registerSpawning("timer", args);
-}
+export const timer: ResourceRegistrar<"spawning", SpawningOptions, SpawningContext> = (
+  ...args: unknown[]
+): HandlerFn => registerSpawning("timer", args);
 
 // --- In-memory indexing (kopf.index) -----------------------------------------------------------
 
@@ -250,13 +237,9 @@ export function timer(...args: SpawningHandlerArgs): HandlerFn<SpawningContext> 
  * });
  * ```
  */
-export function index(
-  ...args:
-    | [...resource: ResourceArg[], fn: HandlerFn<IndexingContext>]
-    | [...resource: ResourceArg[], options: IndexingOptions, fn: HandlerFn<IndexingContext>]
-): HandlerFn<IndexingContext> {
-  return registerIndexing(args);
-}
+export const index: ResourceRegistrar<"indexing", IndexingOptions, IndexingContext> = (
+  ...args: unknown[]
+): HandlerFn => registerIndexing(args);
 
 // --- Admission webhooks (kopf.on.validate, kopf.on.mutate) -----------------------------------
 
@@ -290,9 +273,9 @@ export type WebhookHandlerArgs =
  * });
  * ```
  */
-export function validate(...args: WebhookHandlerArgs): HandlerFn<WebhookContext> {
-  return registerWebhook("validating", args);
-}
+export const validate: ResourceRegistrar<"webhook", WebhookOptions, WebhookContext> = (
+  ...args: unknown[]
+): HandlerFn => registerWebhook("validating", args);
 
 /**
  * Registers a mutating admission handler: its changes to `patch` go back to Kubernetes as a
@@ -310,9 +293,9 @@ export function validate(...args: WebhookHandlerArgs): HandlerFn<WebhookContext>
  * });
  * ```
  */
-export function mutate(...args: WebhookHandlerArgs): HandlerFn<WebhookContext> {
-  return registerWebhook("mutating", args);
-}
+export const mutate: ResourceRegistrar<"webhook", WebhookOptions, WebhookContext> = (
+  ...args: unknown[]
+): HandlerFn => registerWebhook("mutating", args);
 
 // --- Conversion webhooks (kopf.on.convert) ---------------------------------------------------
 

@@ -24,6 +24,36 @@ export const ACCEPTED: ReadonlyMap<string, string> = new Map([
     "prom-client's own Registry: users register their metrics in it and pass it to prom-client; " +
     "re-exporting it would drag in prom-client types that prom-client itself does not export",
   ],
+  [
+    "error[private-type-ref]: public type 'ResourceDefinition' references private type 'TSchema'",
+    "TypeBox's own types (typed resources take TypeBox schemas): users import them from " +
+    "@sinclair/typebox; re-exporting them would drag TypeBox's undocumented internals in",
+  ],
+  [
+    "error[private-type-ref]: public type 'TypedResource.prototype.specSchema' references private type 'TSchema'",
+    "TypeBox's own types (typed resources take TypeBox schemas): users import them from " +
+    "@sinclair/typebox; re-exporting them would drag TypeBox's undocumented internals in",
+  ],
+  [
+    "error[private-type-ref]: public type 'TypedResource.prototype.statusSchema' references private type 'TSchema'",
+    "TypeBox's own types (typed resources take TypeBox schemas): users import them from " +
+    "@sinclair/typebox; re-exporting them would drag TypeBox's undocumented internals in",
+  ],
+  [
+    "error[private-type-ref]: public type 'defineResource' references private type 'TSchema'",
+    "TypeBox's own types (typed resources take TypeBox schemas): users import them from " +
+    "@sinclair/typebox; re-exporting them would drag TypeBox's undocumented internals in",
+  ],
+  [
+    "error[private-type-ref]: public type 'defineResource' references private type 'Static'",
+    "TypeBox's own types (typed resources take TypeBox schemas): users import them from " +
+    "@sinclair/typebox; re-exporting them would drag TypeBox's undocumented internals in",
+  ],
+  [
+    "error[private-type-ref]: public type 'Type' references private type 'JavaScriptTypeBuilder'",
+    "TypeBox's own types (typed resources take TypeBox schemas): users import them from " +
+    "@sinclair/typebox; re-exporting them would drag TypeBox's undocumented internals in",
+  ],
 ]);
 
 /**

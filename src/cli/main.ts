@@ -217,6 +217,15 @@ export async function cli(args: string[], controls: RunControls = {}): Promise<n
       });
   }
 
+  program.command("crd")
+    .description("print the CRDs of the typed resources (kopf.resource) of the given files")
+    .argument("[paths...]", "TypeScript/JavaScript files with handlers")
+    .option("-m, --module <module>", "import a module with handlers (repeatable)", collect)
+    .action(async (paths: string[], opts) => {
+      const { runCrd } = await import("./crd.ts");
+      code = await runCrd(paths, opts.module ?? []);
+    });
+
   try {
     await program.parseAsync(args, { from: "user" });
   } catch (e) {

@@ -18,6 +18,8 @@ export interface DeleteOptions {
   gracePeriodSeconds?: number | undefined;
   /** Delete only this uid / resourceVersion (409 otherwise). */
   preconditions?: { uid?: string; resourceVersion?: string } | undefined;
+  /** A 404 returns `undefined` (default `true`); `false` throws the {@link NotFoundError}. */
+  ignoreNotFound?: boolean | undefined;
   /** Stops the request. */
   signal?: AbortSignal | undefined;
 }
@@ -32,7 +34,7 @@ export interface DeleteOptions {
  * @param options Propagation, grace, preconditions, signal.
  * @returns The server's answer (the object with `deletionTimestamp` while
  *   finalizers hold it, else the last state or a Status), or `undefined` if
- *   it did not exist.
+ *   it did not exist (unless `ignoreNotFound: false`).
  * @throws {ApiError} For other error answers, after retries.
  *
  * @example
@@ -76,7 +78,7 @@ export async function deleteObject(
       signal: options.signal,
     });
   } catch (error) {
-    if (error instanceof NotFoundError) return undefined;
+    if (error instanceof NotFoundError && options.ignoreNotFound !== false) return undefined;
     throw error;
   }
 }

@@ -18,12 +18,19 @@
 
 /** A `Status` object, as the API answers errors with. */
 export interface KubeStatus {
+  /** Always `Status`. */
   kind?: "Status";
+  /** `v1`. */
   apiVersion?: string;
+  /** `Failure` for errors. */
   status?: "Success" | "Failure";
+  /** What went wrong, for people. */
   message?: string;
+  /** What went wrong, for code: `NotFound`, `AlreadyExists`, `Conflict`, `Invalid`, … */
   reason?: string;
+  /** The HTTP status code. */
   code?: number;
+  /** The object concerned, the invalid fields (`causes`), and `retryAfterSeconds`. */
   details?: {
     name?: string;
     group?: string;
@@ -165,8 +172,9 @@ export class ApiError extends Error {
     }
     const init = { code: response.status, method, path, status, text, headers: response.headers };
     const known = STATUS_CODES[response.status];
-    const Class = known?.error ??
-      (response.status >= 500 && response.status < 600 ? ServerError : ApiError);
+    const Class = status?.reason === "AlreadyExists" && response.status === 409
+      ? AlreadyExistsError
+      : known?.error ?? (response.status >= 500 && response.status < 600 ? ServerError : ApiError);
     return new Class(init);
   }
 }
@@ -226,6 +234,24 @@ export class NotFoundError extends ApiError {}
  * ```
  */
 export class ConflictError extends ApiError {}
+
+/**
+ * 409 with the reason `AlreadyExists`: a create found an object of that name.
+ * A {@link ConflictError}, so code that catches conflicts still catches it; a
+ * 409 of a stale resourceVersion (reason `Conflict`) is not one of these.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { AlreadyExistsError, ApiError, ConflictError } from "./errors.ts";
+ *
+ * const body = { kind: "Status", reason: "AlreadyExists", code: 409, message: 'configmaps "cm" already exists' };
+ * const error = await ApiError.fromResponse(new Response(JSON.stringify(body), { status: 409 }), "POST", "/x");
+ * assert.ok(error instanceof AlreadyExistsError && error instanceof ConflictError);
+ * assert.equal(error.name, "AlreadyExistsError");
+ * ```
+ */
+export class AlreadyExistsError extends ConflictError {}
 
 /**
  * 410: the resourceVersion is too old (watch/list must start over).

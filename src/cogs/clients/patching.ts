@@ -36,6 +36,10 @@ export interface PatchOptions {
   contentType?: PatchContentType | undefined;
   /** `?fieldManager=` (required by server-side apply). */
   fieldManager?: string | undefined;
+  /** `?force=true`: server-side apply takes over the fields other managers own. */
+  force?: boolean | undefined;
+  /** A 404 returns `undefined` (default `true`); `false` throws the {@link NotFoundError}. */
+  ignoreNotFound?: boolean | undefined;
   /** Stops the request. */
   signal?: AbortSignal | undefined;
 }
@@ -51,7 +55,7 @@ export interface PatchOptions {
  * @param options Subresource, format, signal.
  * @returns The patched body — for a split patch, the main answer with the
  *   `/status` answer's status; `{}` if there was nothing to patch;
- *   `undefined` if the object does not exist (404).
+ *   `undefined` if the object does not exist (404; unless `ignoreNotFound: false`).
  * @throws {ApiError} For other error answers (e.g. 422 on a failed JSON
  *   patch `test`), after retries.
  *
@@ -92,7 +96,7 @@ export async function patchObject(
         namespace,
         name,
         subresource,
-        params: { fieldManager: options.fieldManager },
+        params: { fieldManager: options.fieldManager, force: options.force || undefined },
       }),
       { body, contentType, signal: options.signal },
     );
@@ -115,7 +119,7 @@ export async function patchObject(
     }
     return patched;
   } catch (error) {
-    if (error instanceof NotFoundError) return undefined;
+    if (error instanceof NotFoundError && options.ignoreNotFound !== false) return undefined;
     throw error;
   }
 }

@@ -10,6 +10,7 @@
 
 import { type Clock, realClock } from "../../cogs/aio/clock.ts";
 import { executeHandlers, type HandlerMetrics, withAttempt } from "../actions/execution.ts";
+import { currentApi } from "../actions/handler_api.ts";
 import type { AnyObject } from "../actions/invocation.ts";
 import type { OperatorLogger } from "../actions/loggers.ts";
 import { State } from "../actions/progression.ts";
@@ -92,6 +93,7 @@ export async function runActivity(
           memo: env.memo,
           settings: env.settings,
           indices: env.indices,
+          api: currentApi(),
           param: handler.param,
         }, attempt),
       onResult: (handler, result) => results.set(handler.id, result),

@@ -14,6 +14,7 @@
 import type { Patch } from "../../cogs/structs/patches.ts";
 import type { StopFlag } from "../../cogs/aio/stop_flag.ts";
 import type { OperatorSettings } from "../../cogs/configs/settings.ts";
+import type { KubeClient } from "../../cogs/clients/kube_client.ts";
 import type { Attempt } from "../actions/execution.ts";
 import type { ObjectLogger } from "../actions/loggers.ts";
 import type {
@@ -61,6 +62,8 @@ export class LiveContext implements SpawningContext {
   settings: OperatorSettings;
   /** The in-memory indices. */
   indices: AnyObject;
+  /** The operator's API client. */
+  api: KubeClient;
   /** The handler's `param`. */
   param: unknown;
   /** The stop-flag. */
@@ -88,6 +91,7 @@ export class LiveContext implements SpawningContext {
     this.memo = fields.memo;
     this.settings = fields.settings;
     this.indices = fields.indices;
+    this.api = fields.api;
     this.param = fields.param;
     this.stopped = fields.stopped;
     this.retry = attempt.retry;

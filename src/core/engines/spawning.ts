@@ -39,6 +39,7 @@ import {
   type Execution,
   type HandlerMetrics,
 } from "../actions/execution.ts";
+import { currentApi } from "../actions/handler_api.ts";
 import type { ObjectLogger } from "../actions/loggers.ts";
 import { type Outcome, State } from "../actions/progression.ts";
 import type {
@@ -289,6 +290,7 @@ class SpawnedRun implements Execution<SpawningHandler> {
       memo: object.memo,
       settings: this.#env.settings,
       indices: this.#env.indices,
+      api: currentApi(),
       param: handler.param,
       stopped: this.signal,
     }, handler.timeout !== undefined);

@@ -1,7 +1,7 @@
 /**
  * Building the object context handlers receive: the object's parts (`spec`,
  * `meta`, `labels`, …) spread out for convenience, plus the operator-wide
- * memo, settings and indices. One builder, so that every kind of handler
+ * memo, settings and indices, and the operator's API client (`api`). One builder, so that every kind of handler
  * (changing, event, index) sees the same shape.
  *
  * @module
@@ -9,6 +9,7 @@
 
 import type { Patch } from "../../cogs/structs/patches.ts";
 import type { Resource } from "../../cogs/structs/references.ts";
+import { currentApi } from "../actions/handler_api.ts";
 import type { ObjectLogger } from "../actions/loggers.ts";
 import type { AnyObject, ObjectContext } from "./handlers.ts";
 
@@ -64,6 +65,7 @@ export function objectContext(
     memo: shared.memo,
     settings: shared.settings,
     indices: shared.indices,
+    api: currentApi(),
     param: undefined,
     retry: 0,
     started: new Date(),

@@ -10,6 +10,7 @@
 import type { Diff } from "../../cogs/structs/diffs.ts";
 import type { Patch } from "../../cogs/structs/patches.ts";
 import type { Resource, Selector } from "../../cogs/structs/references.ts";
+import type { KubeClient } from "../../cogs/clients/kube_client.ts";
 import type { OperatorSettings } from "../../cogs/configs/settings.ts";
 import type { ObjectLogger, OperatorLogger } from "../actions/loggers.ts";
 import type { ABSENT, PRESENT } from "./markers.ts";
@@ -70,6 +71,12 @@ export interface BaseContext {
   runtime: number;
   /** In-memory indices by id (filled by `kopf.index` handlers). */
   indices: AnyObject;
+  /**
+   * The API client on the operator's own credentials and networking settings (`kopf.api()`):
+   * get, list, create, replace, patch, apply, delete and watch any resource by any of Kopf's
+   * names. In `on.startup` and `on.login` handlers, its requests fail: the login comes after them.
+   */
+  api: KubeClient;
   /**
    * Aborted when the handler's `timeout` passes (the operator then stops waiting for it) and at
    * the operator's exit; for daemons and timers, also when they are asked to stop.

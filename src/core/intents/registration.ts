@@ -25,6 +25,8 @@ import type {
 import { defaultId } from "./handlers.ts";
 import { EVERYTHING } from "../../cogs/structs/references.ts";
 import { OperatorRegistry } from "./registry.ts";
+import { TypedResource } from "../../cogs/structs/typed_resources.ts";
+import { noteTypedResource } from "./typing.ts";
 import { checkOptions, type HandlerKind, hasOptionKeys, inheritedOptions } from "./options.ts";
 
 /** A handler registration could not be understood. */
@@ -116,9 +118,16 @@ export function parseResourceArgs<O extends object>(
   const strings: string[] = [];
   let resourceObject: Record<string, unknown> | undefined;
   let everything = false;
+  let typed: TypedResource<unknown, unknown> | undefined;
   let options: Record<string, unknown> = {};
   for (const arg of rest) {
-    if (typeof arg === "string") {
+    if (arg instanceof TypedResource) {
+      if (strings.length || resourceObject || everything || typed) {
+        throw new RegistrationError(`${what}(...): give a typed resource alone, not with names`);
+      }
+      typed = arg;
+      resourceObject = { group: arg.group, version: arg.version, plural: arg.plural };
+    } else if (typeof arg === "string") {
       if (resourceObject || Object.keys(options).length) {
         throw new RegistrationError(
           `${what}(...): give the resource strings first, then the options object`,
@@ -162,6 +171,7 @@ export function parseResourceArgs<O extends object>(
   } catch (e) {
     throw new RegistrationError(`${what}(...): ${(e as Error).message}`);
   }
+  if (typed) noteTypedResource((options.registry as OperatorRegistry) ?? defaultRegistry, typed);
   return { selector, options: options as O, fn: fn as HandlerFn };
 }
 

@@ -36,6 +36,7 @@ import {
   type LogSink,
   OperatorLogger,
 } from "../actions/loggers.ts";
+import { apiScope, type PendingApi, pendingApi } from "../actions/handler_api.ts";
 import { runActivity } from "../engines/activities.ts";
 import { Daemons } from "../engines/daemons.ts";
 import { OperatorIndexers } from "../engines/indexing.ts";
@@ -155,9 +156,14 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
     poster: undefined,
     posting: () => ({ enabled: false, level: "info" }),
   };
+  const handlerApi = pendingApi(); // kopf.api() and the handlers' `api`, connected after the login
   return await operatorScope.run(
     scope,
-    () => postingScope.run(posting, () => startOperator(options, posting)),
+    () =>
+      postingScope.run(
+        posting,
+        () => apiScope.run(handlerApi.kube, () => startOperator(options, posting, handlerApi)),
+      ),
   );
 }
 
@@ -181,11 +187,12 @@ export async function runTasks(tasks: OperatorTask[], signal?: AbortSignal): Pro
 async function startOperator(
   options: OperatorOptions,
   posting: PostingScope,
+  handlerApi: PendingApi,
 ): Promise<OperatorTask[]> {
   // What to undo when the start fails half-way (e.g. the health server started before startup).
   const undo: Array<() => Promise<void>> = [];
   try {
-    return await startOperatorTasks(options, posting, undo);
+    return await startOperatorTasks(options, posting, undo, handlerApi);
   } catch (e) {
     for (const fn of undo) await fn().catch(() => {});
     throw e;
@@ -196,6 +203,7 @@ async function startOperatorTasks(
   options: OperatorOptions,
   posting: PostingScope,
   undo: Array<() => Promise<void>>,
+  handlerApi: PendingApi,
 ): Promise<OperatorTask[]> {
   const registry = options.registry ?? getDefaultRegistry();
   const settings = options.settings ?? new OperatorSettings();
@@ -303,6 +311,7 @@ async function startOperatorTasks(
       requestCounts.set(key, (requestCounts.get(key) ?? 0) + 1);
     },
   });
+  handlerApi.connect(api);
 
   const poster = new EventPoster(
     async (e, s) => {

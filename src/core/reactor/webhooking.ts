@@ -35,6 +35,7 @@
  * @module
  */
 
+import { AsyncLocalStorage } from "node:async_hooks";
 import type { ApiClient } from "../../cogs/clients/api.ts";
 import { ConflictError } from "../../cogs/clients/errors.ts";
 import type { OperatorSettings } from "../../cogs/configs/settings.ts";
@@ -117,10 +118,12 @@ export function startAdmission(
   let resources: Resource[] = [];
   const parts = { ...op, ...(memories ? { memories } : {}), signal, resources: () => resources };
   const admit = webhookFn(parts);
-  const fn: WebhookFn = (review, request) =>
+  // Bound to the operator's async scope: a server's request callbacks lose it (kopf.api(), kopf.event()).
+  const fn: WebhookFn = AsyncLocalStorage.bind((review, request) =>
     review?.kind === "ConversionReview"
       ? serveConversion(review, parts, request)
-      : admit(review, request);
+      : admit(review, request)
+  );
   const selectors = [...new Set([...handlers, ...converters].map((h) => h.selector))];
   const resolve = async () => {
     if (selectors.length) {
