@@ -23,7 +23,6 @@
  *
  * @module
  */
-import * as k8s from "@kubernetes/client-node";
 import * as kopf from "../../mod.ts";
 
 /** The running killers by `namespace/name`: aborting one cancels it. */
@@ -61,10 +60,8 @@ async function podKiller(
     return;
   }
   logger.info("=== Pod killing happens NOW!");
-  // The same cluster as the operator's: the kubeconfig from KUBECONFIG or ~/.kube/config.
-  const kc = new k8s.KubeConfig();
-  kc.loadFromDefault();
-  await kc.makeApiClient(k8s.CoreV1Api).deleteNamespacedPod({ name, namespace });
+  // The operator's own client (a task started by a handler is inside the operator): its cluster.
+  await kopf.api().delete("pods", name, { namespace, signal });
 }
 
 kopf.on.event("pods", function podEvent({ type, namespace, name }) {

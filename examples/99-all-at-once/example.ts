@@ -2,7 +2,7 @@
  * All the features at once (for debugging and testing): startup and cleanup
  * activities with retries, a probe, several creation handlers (one posts
  * events, one fails once and is retried by the framework, one creates an
- * adopted child pod with `@kubernetes/client-node`), update and field
+ * adopted child pod with the handler's `api`), update and field
  * handlers with diffs, sub-handlers, a deletion handler, results and patches
  * in the status, and a raw event handler for the children pods only.
  *
@@ -14,7 +14,6 @@
  *
  * @module
  */
-import * as k8s from "@kubernetes/client-node";
 import * as kopf from "../../mod.ts";
 
 kopf.on.startup(async function startupFnSimple({ logger, memo }) {
@@ -69,9 +68,9 @@ kopf.on.create("kopfexamples", { backoff: 1 }, async function create2({ retry })
   return { "job2-status": 100 };
 });
 
-kopf.on.create("kopfexamples", async function createPod({ body, logger, memo }) {
+kopf.on.create("kopfexamples", async function createPod({ body, logger, memo, api }) {
   // Render the pod with some spec fields used in the template.
-  const pod: k8s.V1Pod = {
+  const pod = {
     apiVersion: "v1",
     kind: "Pod",
     spec: {
@@ -87,17 +86,11 @@ kopf.on.create("kopfexamples", async function createPod({ body, logger, memo }) 
   kopf.adopt(pod, body);
   kopf.label(pod, { application: "kopf-example-10" });
 
-  // Actually create the object by requesting the Kubernetes API
-  // (the same cluster as the operator's: the kubeconfig from KUBECONFIG or ~/.kube/config).
-  const kc = new k8s.KubeConfig();
-  kc.loadFromDefault();
-  const created = await kc.makeApiClient(k8s.CoreV1Api).createNamespacedPod({
-    namespace: pod.metadata!.namespace!,
-    body: pod,
-  });
+  // Actually create the object with the operator's own API client (its cluster and credentials).
+  const created = await api.create("pods", pod);
   memo.counters.createdPods += 1;
-  logger.info(`Pod child is created: ${created.metadata?.name}`);
-  return { pod: created.metadata?.name };
+  logger.info(`Pod child is created: ${created.metadata.name}`);
+  return { pod: created.metadata.name };
 });
 
 kopf.on.update("kopfexamples", function update({ diff, patch }) {

@@ -1,9 +1,9 @@
 /**
  * 02-children, end to end.
  *
- * The example's handler builds its `@kubernetes/client-node` client from the
- * default kubeconfig, i.e. `KUBECONFIG`, so the operator runs as `kopf run`
- * in a process of its own, with its own `KUBECONFIG` (see `_process.ts`).
+ * The example's handler creates the pod with its `api` (the operator's own
+ * client). The operator runs as `kopf run` in a process of its own, logged in
+ * by its own `KUBECONFIG` (see `_process.ts`), as a user runs it.
  *
  * @module
  */
@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { cluster, eventually, ROOT } from "./_setup.ts";
 import { OperatorProcess } from "./_process.ts";
 
-Deno.test("02-children: the creation handler creates an adopted pod with client-node; deleting the parent garbage-collects it", async () => {
+Deno.test("02-children: the creation handler creates an adopted pod with its api; deleting the parent garbage-collects it", async () => {
   await using c = await cluster();
   const operator = new OperatorProcess(
     ["run", "-A", "--verbose", `${ROOT}examples/02-children/example.ts`],

@@ -76,8 +76,8 @@ Deno.test("10-builtins: pod handlers fire; only the non-optional delete handler 
 
 Deno.test("10-builtins: the killer deletes the pod after its time (the operator as `kopf run` in a process)", async () => {
   await using c = await cluster();
-  // The killer uses @kubernetes/client-node's default kubeconfig (KUBECONFIG): give it to the
-  // operator's own process, so this test does not change the environment of other tests.
+  // The operator in its own process, logged in by its own KUBECONFIG (as a user runs it); the
+  // killer deletes with kopf.api(), the operator's client.
   const operator = new OperatorProcess(["run", "-A", "--verbose", EXAMPLE], {
     KUBECONFIG: c.api.kubeconfig.path,
   });

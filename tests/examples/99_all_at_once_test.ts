@@ -3,10 +3,9 @@
  * effect checked — results and patches in the status, events, the adopted
  * child pod, retries, diffs, sub-handlers, the probe, startup and cleanup.
  *
- * The operator runs as `kopf run` in its own process (not in a KopfRunner):
- * its `createPod` handler uses `@kubernetes/client-node`'s default kubeconfig,
- * i.e. `KUBECONFIG`, and the environment of this process is shared by the
- * test modules running in parallel — so the operator gets its own.
+ * The operator runs as `kopf run` in its own process, logged in by its own
+ * `KUBECONFIG`, as a user runs it (its `createPod` handler's `api` follows
+ * that login).
  *
  * @module
  */
