@@ -65,7 +65,7 @@ const BAD_INPUT: Array<[string[], string]> = [
     "kopf: -n/--namespace '' is invalid: it is empty: give a namespace name or a glob, e.g. 'team-*'",
   ],
   [["run", "-n"], "kopf: -n/--namespace needs a value: see 'kopf run --help'"],
-  [["run", "--priority", "high"], "kopf: --priority 'high' is invalid: use a whole number."],
+  [["run", "--priority", "high"], "kopf: -p/--priority 'high' is invalid: use a whole number."],
   [
     ["run", "--log-format", "xml"],
     "kopf: --log-format 'xml' is invalid: allowed choices are plain, full, json.",
