@@ -5,7 +5,10 @@
 import assert from "node:assert/strict";
 import * as kopf from "../../mod.ts";
 import { KopfRunner, startApiServer } from "../../testing.ts";
-import { until } from "../reactor/_setup.ts";
+import { cluster, until } from "../reactor/_setup.ts";
+
+const VWC = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations";
+const KEXES = "/apis/kopf.dev/v1/namespaces/default/kopfexamples";
 
 Deno.test("a handler's api goes to the runner's API server and nowhere else", async () => {
   await using runners = await startApiServer(); // the operator's login
@@ -67,4 +70,37 @@ Deno.test("a handler's api goes to the runner's API server and nowhere else", as
     }
     await Deno.remove(home, { recursive: true });
   }
+});
+
+Deno.test("an admission handler's api and kopf.api() work in the webhook server's requests", async () => {
+  await using c = await cluster();
+  const registry = new kopf.OperatorRegistry();
+  kopf.on.startup({ registry }, ({ settings }) => {
+    settings.admission.server = new kopf.WebhookServer({ port: 0 });
+    settings.admission.managed = "api.kopf.dev";
+  });
+  kopf.on.validate("kopfexamples", { registry, operation: "CREATE" }, async ({ api, name }) => {
+    // The policy lives in a ConfigMap, read through the handler's client…
+    const policy = await api.get("configmaps", "policy", { namespace: "default" });
+    // …and kopf.api() is the same client inside the webhook server's request.
+    if (kopf.api() !== api) throw new kopf.AdmissionError("kopf.api() is another client");
+    if (policy.data.deny === name) throw new kopf.AdmissionError(`${name} is denied by policy`);
+  });
+  await c.call("POST", "/api/v1/namespaces/default/configmaps", {
+    metadata: { name: "policy" },
+    data: { deny: "bad" },
+  });
+  await using runner = await KopfRunner.start(["run", "--standalone", "-A"], {
+    registry,
+    kubeconfig: c.api.kubeconfig.path,
+  });
+  await until(async () => {
+    const vwc = await c.call("GET", `${VWC}/api.kopf.dev`, undefined, [404]);
+    return vwc.body?.webhooks?.length === 1;
+  }, "the validating webhook");
+  const bad = await c.call("POST", KEXES, { metadata: { name: "bad" }, spec: {} }, [400, 403, 500]);
+  assert.match(JSON.stringify(bad.body), /bad is denied by policy/);
+  const good = await c.call("POST", KEXES, { metadata: { name: "good" }, spec: {} });
+  assert.equal(good.status, 201);
+  void runner;
 });
