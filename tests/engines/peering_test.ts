@@ -7,6 +7,7 @@
  */
 
 import assert from "node:assert/strict";
+import { isDeepStrictEqual } from "node:util";
 import { FakeClock } from "../../testing.ts";
 import { ToggleSet } from "../../src/cogs/aio/toggles.ts";
 import { ApiClient } from "../../src/cogs/clients/api.ts";
@@ -244,12 +245,12 @@ Deno.test("keep-alive: Kopf's status layout, every lifetime minus 5-10 s, remove
   const running = keepalive.run();
   const statusIs = async (expected: unknown) => {
     for (let i = 0; i < 200; i++) {
-      if (JSON.stringify(await peeringStatus(c)) === JSON.stringify(expected)) return;
+      if (isDeepStrictEqual(await peeringStatus(c), expected)) return;
       await new Promise((r) => setTimeout(r, 10));
     }
     assert.deepEqual(await peeringStatus(c), expected);
   };
-  // Exactly Python Kopf's layout: {identity: {priority, lifetime, lastseen}} (keys sorted by JSON).
+  // Exactly Python Kopf's layout: {identity: {priority, lifetime, lastseen}}.
   await statusIs({
     "user@host/20260101000000/abc": {
       lastseen: "2026-01-01T00:00:00.250000+00:00",
