@@ -71,7 +71,12 @@ import type { AdmissionHooks, Objects, WriteOptions, WriteResult } from "./objec
 import { apiVersionOf, type ResourceDef, storageKey } from "./resources.ts";
 import type { KObject, Store } from "./store.ts";
 import { settle } from "./conversion.ts";
-import { decodeBase64, WebhookCallError, WebhookClients } from "./webhook_client.ts";
+import {
+  decodeBase64,
+  WebhookCallError,
+  type WebhookClientCertificate,
+  WebhookClients,
+} from "./webhook_client.ts";
 
 /** An admission operation. */
 export type AdmissionOperation = "CREATE" | "UPDATE" | "DELETE" | "CONNECT";
@@ -227,19 +232,22 @@ class Views {
 export class Admission {
   readonly #objects: Objects;
   readonly #convert: Convert;
-  readonly #clients = new WebhookClients();
+  readonly #clients: WebhookClients;
 
   /**
    * @param objects The write path whose writes are admitted.
+   * @param identity The client certificate presented to webhooks, if any.
    * @param convert Objects to the version of a webhook matched at an equivalent version (the CRD's conversion: `Conversion.toVersion`); the default answers them as they are (their apiVersion is rewritten here, as strategy None does).
    */
   constructor(
     objects: Objects,
     convert: (def: ResourceDef, objects: KObject[]) => Promise<KObject[]> = (_, o) =>
       Promise.resolve(o),
+    identity?: WebhookClientCertificate,
   ) {
     this.#objects = objects;
     this.#convert = convert;
+    this.#clients = new WebhookClients(identity);
   }
 
   get #store(): Store {

@@ -47,7 +47,11 @@ import type { WriteOptions, WriteResult } from "./objects.ts";
 import type { ResourceRegistry } from "./registry.ts";
 import { apiVersionOf, type ResourceDef, storageKey } from "./resources.ts";
 import type { KObject, Store } from "./store.ts";
-import { WebhookCallError, WebhookClients } from "./webhook_client.ts";
+import {
+  WebhookCallError,
+  type WebhookClientCertificate,
+  WebhookClients,
+} from "./webhook_client.ts";
 
 const CRDS = "customresourcedefinitions.apiextensions.k8s.io";
 const TIMEOUT_SECONDS = 30;
@@ -131,16 +135,18 @@ export async function settle<T>(run: () => T | Promise<T>): Promise<T> {
 export class Conversion {
   readonly #store: Store;
   readonly #registry: ResourceRegistry;
-  readonly #clients = new WebhookClients();
+  readonly #clients: WebhookClients;
   readonly #watchCache = new Map<string, Promise<KObject>>();
 
   /**
    * @param store The objects (and the CRDs with their conversion settings).
    * @param registry The served resources (for the storage version).
+   * @param identity The client certificate presented to webhooks, if any.
    */
-  constructor(store: Store, registry: ResourceRegistry) {
+  constructor(store: Store, registry: ResourceRegistry, identity?: WebhookClientCertificate) {
     this.#store = store;
     this.#registry = registry;
+    this.#clients = new WebhookClients(identity);
   }
 
   /** Closes the cached HTTP clients. */

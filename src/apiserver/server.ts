@@ -42,6 +42,7 @@ import { apiVersionOf, type ResourceDef, storageKey } from "./resources.ts";
 import { type KObject, Store } from "./store.ts";
 import { renderTable, TABLE_CONTENT_TYPE, wantsTable } from "./table.ts";
 import { WatchHub } from "./watch.ts";
+import type { WebhookClientCertificate } from "./webhook_client.ts";
 
 /** Options of the API server core. */
 export interface ApiServerOptions {
@@ -61,6 +62,12 @@ export interface ApiServerOptions {
   log?: (line: string) => void;
   /** A store to start from (persistence). */
   store?: Store;
+  /**
+   * The client certificate (PEM `cert` and `key`) presented to admission and conversion
+   * webhooks, as kube-apiserver's admission-configuration kubeconfig gives one per webhook host
+   * (here: one for all). Without it, webhook calls present none.
+   */
+  webhookClientCert?: WebhookClientCertificate;
 }
 
 /** The identity a TLS listener verified from a client certificate. */
@@ -118,10 +125,12 @@ export class ApiServer {
       new Store(options.historySize !== undefined ? { historySize: options.historySize } : {});
     this.registry = new ResourceRegistry();
     this.objects = new Objects(this.store, this.registry);
-    this.#conversion = new Conversion(this.store, this.registry);
+    const identity = options.webhookClientCert;
+    this.#conversion = new Conversion(this.store, this.registry, identity);
     this.#admission = new Admission(
       this.objects,
       (def, objects) => this.#conversion.toVersion(def, objects),
+      identity,
     );
     for (const crd of this.store.list("customresourcedefinitions.apiextensions.k8s.io")) {
       if (!crd.metadata.deletionTimestamp) this.registry.applyCrd(crd);

@@ -13,7 +13,6 @@ import { ApiServer, type ApiServerOptions } from "./server.ts";
 import type { FaultCounts, FaultSettings } from "./faults.ts";
 import { generateCertificates, type TlsBundle } from "./tls.ts";
 import { serveTls } from "./tls_listener.ts";
-import { withWebhookClientCertificate } from "./webhook_client.ts";
 
 /** Options of {@link startApiServer}. */
 export interface StartApiServerOptions
@@ -34,12 +33,6 @@ export interface StartApiServerOptions
   log?: (line: string) => void;
   /** Stops the server when aborted. */
   signal?: AbortSignal;
-  /**
-   * The client certificate (PEM `cert` and `key`) presented to admission and conversion
-   * webhooks, as kube-apiserver's admission-configuration kubeconfig gives one per webhook host
-   * (here: one for all). Without it, webhook calls present none.
-   */
-  webhookClientCert?: { cert: string; key: string };
 }
 
 /** A running embedded API server. */
@@ -94,14 +87,12 @@ export async function startApiServer(
     ? (options.log ?? ((line: string) => console.error(line)))
     : undefined;
   const tls = options.tls ? await generateCertificates({}) : undefined;
-  const { webhookClientCert, ...rest } = options;
-  const server = withWebhookClientCertificate(webhookClientCert, () =>
-    new ApiServer({
-      ...rest,
-      ...(store ? { store } : {}),
-      ...(log ? { log } : {}),
-      clientCertificates: !!tls,
-    }));
+  const server = new ApiServer({
+    ...options,
+    ...(store ? { store } : {}),
+    ...(log ? { log } : {}),
+    clientCertificates: !!tls,
+  });
   if (data && store) data.attach(store);
 
   let port: number;

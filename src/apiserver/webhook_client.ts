@@ -7,9 +7,7 @@
  * The client certificate is kube-apiserver's admission-configuration
  * kubeconfig (`client-certificate`/`client-key` per webhook host), reduced to
  * one certificate for every webhook: `startApiServer({ webhookClientCert })`.
- * The callers (`Admission`, `Conversion`) are built inside `ApiServer`, so the
- * certificate reaches them through {@link withWebhookClientCertificate}
- * around that construction rather than through their constructors.
+ * `ApiServer` hands it to its callers (`Admission`, `Conversion`).
  *
  * @module
  */
@@ -30,10 +28,9 @@ export class WebhookClients {
   readonly #identity: WebhookClientCertificate | undefined;
 
   /**
-   * @param identity The client certificate to present (default: the one given by
-   *   {@link withWebhookClientCertificate} around this construction, if any).
+   * @param identity The client certificate to present, if any.
    */
-  constructor(identity: WebhookClientCertificate | undefined = constructing) {
+  constructor(identity?: WebhookClientCertificate) {
     this.#identity = identity;
   }
 
@@ -186,37 +183,6 @@ export interface WebhookClientCertificate {
   cert: string;
   /** Its private key, PEM. */
   key: string;
-}
-
-let constructing: WebhookClientCertificate | undefined;
-
-/**
- * Runs a synchronous construction during which new {@link WebhookClients} present a client
- * certificate (how `startApiServer` gives one to the webhook callers inside `ApiServer`).
- *
- * @param identity The certificate and key, or undefined for none.
- * @param make The construction.
- * @returns What it returns.
- *
- * @example
- * ```ts
- * import { WebhookClients, withWebhookClientCertificate } from "./webhook_client.ts";
- * const clients = withWebhookClientCertificate(undefined, () => new WebhookClients());
- * console.log(clients.get(undefined)); // undefined (no certificate, the system's trust roots)
- * clients.close();
- * ```
- */
-export function withWebhookClientCertificate<T>(
-  identity: WebhookClientCertificate | undefined,
-  make: () => T,
-): T {
-  const previous = constructing;
-  constructing = identity;
-  try {
-    return make();
-  } finally {
-    constructing = previous;
-  }
 }
 
 /**
