@@ -304,3 +304,30 @@ export type {
   WebhookServerOptions,
   WebhookServerProtocol,
 } from "./src/kits/webhooks.ts";
+
+// Typed resources (kopf.resource): one definition gives the types, the validation, the CRD.
+export { defineResource as resource, TypedResource } from "./src/cogs/structs/typed_resources.ts";
+export type {
+  PrinterColumn,
+  ResourceDefinition,
+  ValidationIssue,
+} from "./src/cogs/structs/typed_resources.ts";
+export { StructuralSchemaError, toStructural } from "./src/cogs/structs/structural.ts";
+export { crds } from "./src/cli/crd.ts";
+export type {
+  FieldPathOf,
+  FieldValueOf,
+  MergePatchOf,
+  OldNew,
+  ResourceArg,
+  ResourceRegistrar,
+  Retyped,
+  TypedBody,
+  TypedChangingContext,
+  TypedContexts,
+  TypedFieldOption,
+  TypedPatch,
+  TypedWebhookContext,
+} from "./src/core/intents/typing.ts";
+/** TypeBox's schema builder (`kopf.Type.Object({...})`), for the schemas of `kopf.resource`. */
+export { Type } from "@sinclair/typebox";
