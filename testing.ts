@@ -44,6 +44,7 @@ export type {
   Watcher,
 } from "./src/apiserver/store.ts";
 export type { WatchHub, WatchRequest } from "./src/apiserver/watch.ts";
+export type { WebhookClientCertificate } from "./src/apiserver/webhook_client.ts";
 export type { FieldRequirement } from "./src/cogs/structs/field_selector.ts";
 export type { LabelRequirement, LabelSelector } from "./src/cogs/structs/label_selector.ts";
 export type { FaultCounts, Faults, FaultSettings } from "./src/apiserver/faults.ts";
