@@ -62,11 +62,21 @@ import { applyJsonPatch } from "../cogs/structs/json_patch.ts";
 import { deepEqual } from "../cogs/structs/deep_equal.ts";
 import { type JsonObject, setOwn } from "../cogs/structs/_json.ts";
 import {
-  labelSelectorFromObject,
-  type LabelSelectorObject,
-  matchesLabels,
-} from "../cogs/structs/label_selector.ts";
-import { ApiError, type StatusDetails } from "./errors.ts";
+  isWebhookConfiguration,
+  matchedResource,
+  MUTATING,
+  selectorMatchesAny,
+  VALIDATING,
+  type Webhook,
+} from "./admission_matching.ts";
+import {
+  denial,
+  failedCall,
+  internalError,
+  reviewBody,
+  writeOptionsObject,
+} from "./admission_wire.ts";
+import { ApiError } from "./errors.ts";
 import type { AdmissionHooks, Objects, WriteOptions, WriteResult } from "./objects.ts";
 import { apiVersionOf, type ResourceDef, storageKey } from "./resources.ts";
 import type { KObject, Store } from "./store.ts";
@@ -102,36 +112,9 @@ export interface AdmissionRequestInfo {
   userInfo: AdmissionUserInfo;
 }
 
-const MUTATING = "mutatingwebhookconfigurations.admissionregistration.k8s.io";
-const VALIDATING = "validatingwebhookconfigurations.admissionregistration.k8s.io";
 const MAX_RETRIES = 5;
 /** The operations a create, update or patch may turn out to be. */
 const WRITES = ["CREATE", "UPDATE"] as const;
-
-interface Rule {
-  operations?: string[];
-  apiGroups?: string[];
-  apiVersions?: string[];
-  resources?: string[];
-  scope?: string;
-}
-
-interface Webhook {
-  name: string;
-  clientConfig?: {
-    url?: string;
-    caBundle?: string;
-    service?: { namespace?: string; name?: string; path?: string; port?: number };
-  };
-  rules?: Rule[];
-  failurePolicy?: string;
-  matchPolicy?: string;
-  namespaceSelector?: LabelSelectorObject;
-  objectSelector?: LabelSelectorObject;
-  sideEffects?: string;
-  timeoutSeconds?: number;
-  reinvocationPolicy?: string;
-}
 
 /** A matched webhook and the version of the resource it is called at: the request's, or an equivalent one. */
 interface Invocation {
@@ -149,7 +132,8 @@ interface Candidates {
 /** Objects at a resource's version (a CRD's conversion); may answer them as they are. */
 type Convert = (def: ResourceDef, objects: KObject[]) => Promise<KObject[]>;
 
-interface Review {
+/** What a webhook is told about a request (the parts of `request` that vary). */
+export interface Review {
   operation: AdmissionOperation;
   object: KObject | null;
   oldObject: KObject | null;
@@ -236,8 +220,8 @@ export class Admission {
 
   /**
    * @param objects The write path whose writes are admitted.
-   * @param identity The client certificate presented to webhooks, if any.
    * @param convert Objects to the version of a webhook matched at an equivalent version (the CRD's conversion: `Conversion.toVersion`); the default answers them as they are (their apiVersion is rewritten here, as strategy None does).
+   * @param identity The client certificate presented to webhooks, if any.
    */
   constructor(
     objects: Objects,
@@ -682,137 +666,4 @@ function reached(run: () => unknown): Reached | undefined {
     if (e instanceof Reached) return e;
     throw e;
   }
-}
-
-function isWebhookConfiguration(def: ResourceDef): boolean {
-  const key = storageKey(def);
-  return key === MUTATING || key === VALIDATING;
-}
-
-/**
- * The resource a webhook is called for: the request's when a rule matches it;
- * else, unless `matchPolicy: Exact`, the first other served version of it
- * that a rule matches (rules in order, each tried against every version).
- */
-function matchedResource(
-  hook: Webhook,
-  operation: string,
-  info: AdmissionRequestInfo,
-  others: () => ResourceDef[],
-): ResourceDef | undefined {
-  const rules = hook.rules ?? [];
-  if (rules.some((r) => ruleMatches(r, operation, info.def, info.subresource))) return info.def;
-  if (hook.matchPolicy === "Exact") return undefined;
-  for (const rule of rules) {
-    for (const def of others()) if (ruleMatches(rule, operation, def, info.subresource)) return def;
-  }
-  return undefined;
-}
-
-function ruleMatches(
-  rule: Rule,
-  operation: string,
-  def: ResourceDef,
-  subresource: string | undefined,
-): boolean {
-  const has = (list: string[] | undefined, value: string) =>
-    (list ?? []).includes("*") || (list ?? []).includes(value);
-  if (!has(rule.operations, operation)) return false;
-  if (!has(rule.apiGroups, def.group)) return false;
-  if (!has(rule.apiVersions, def.version)) return false;
-  const scope = rule.scope ?? "*";
-  if (scope === "Cluster" && def.namespaced) return false;
-  if (scope === "Namespaced" && !def.namespaced) return false;
-  return (rule.resources ?? []).some((r) => {
-    const [res, sub] = r.split("/", 2) as [string, string | undefined];
-    if (res !== "*" && res !== def.plural) return false;
-    if (sub === undefined) return !subresource;
-    return sub === "*" || sub === subresource;
-  });
-}
-
-function selectorMatchesAny(selector: LabelSelectorObject, objects: KObject[]): boolean {
-  let parsed;
-  try {
-    parsed = labelSelectorFromObject(selector);
-  } catch {
-    return false;
-  }
-  return objects.some((o) => matchesLabels(parsed, o.metadata?.labels));
-}
-
-function writeOptionsObject(
-  operation: AdmissionOperation,
-  options: WriteOptions,
-  _subresource: string | undefined,
-): Record<string, unknown> {
-  const kind = operation === "CREATE" ? "CreateOptions" : "UpdateOptions";
-  const out: Record<string, unknown> = { kind, apiVersion: "meta.k8s.io/v1" };
-  if (options.dryRun) out.dryRun = ["All"];
-  if (options.fieldManager) out.fieldManager = options.fieldManager;
-  if (options.fieldValidation) out.fieldValidation = options.fieldValidation;
-  return out;
-}
-
-/** The AdmissionReview: `kind`/`resource` of the matched version, `request*` of the request's. */
-function reviewBody(
-  uid: string,
-  info: AdmissionRequestInfo,
-  def: ResourceDef,
-  review: Review,
-): unknown {
-  const kindOf = (d: ResourceDef) => ({ group: d.group, version: d.version, kind: d.kind });
-  const resourceOf = (d: ResourceDef) => ({
-    group: d.group,
-    version: d.version,
-    resource: d.plural,
-  });
-  const name = info.name || review.object?.metadata?.name || review.oldObject?.metadata?.name;
-  const request: Record<string, unknown> = {
-    uid,
-    kind: kindOf(def),
-    resource: resourceOf(def),
-    ...(info.subresource ? { subResource: info.subresource } : {}),
-    requestKind: kindOf(info.def),
-    requestResource: resourceOf(info.def),
-    ...(info.subresource ? { requestSubResource: info.subresource } : {}),
-    ...(name ? { name } : {}),
-    ...(def.namespaced && info.namespace ? { namespace: info.namespace } : {}),
-    operation: review.operation,
-    userInfo: info.userInfo,
-    object: review.object,
-    oldObject: review.oldObject,
-    dryRun: review.dryRun,
-    options: review.options,
-  };
-  return { kind: "AdmissionReview", apiVersion: "admission.k8s.io/v1", request };
-}
-
-function failedCall(hook: Webhook, reason: string): ApiError {
-  return internalError(`failed calling webhook "${hook.name}": ${reason}`);
-}
-
-/** kube-apiserver's `NewInternalError`. */
-function internalError(message: string): ApiError {
-  return new ApiError(500, "InternalError", `Internal error occurred: ${message}`, {
-    causes: [{ reason: "", message }],
-  });
-}
-
-/** A denial as kube-apiserver's webhook errors say it (`ToStatusErr`). */
-function denial(name: string, status: unknown): ApiError {
-  const result = (status && typeof status === "object" ? status : {}) as {
-    code?: number;
-    reason?: string;
-    message?: string;
-    details?: StatusDetails;
-  };
-  const deniedBy = `admission webhook "${name}" denied the request`;
-  const code = typeof result.code === "number" && result.code >= 400 ? result.code : 400;
-  const message = result.message
-    ? `${deniedBy}: ${result.message}`
-    : result.reason
-    ? `${deniedBy}: ${result.reason}`
-    : `${deniedBy} without explanation`;
-  return new ApiError(code, result.reason ?? "", message, result.details);
 }
