@@ -19,6 +19,8 @@ export interface ApiServerFlags {
   tls: boolean;
   verbose: boolean;
   faults?: string;
+  webhookClientCert?: string;
+  webhookClientKey?: string;
 }
 
 /**
@@ -53,6 +55,15 @@ export async function runApiServer(flags: ApiServerFlags): Promise<number> {
       throw new Error(`--faults must be a JSON object, e.g. '{"rate503":0.1}'`);
     }
     options.faults = validateFaults(parsed as Record<string, unknown>);
+  }
+  if (flags.webhookClientCert || flags.webhookClientKey) {
+    if (!flags.webhookClientCert || !flags.webhookClientKey) {
+      throw new Error("--webhook-client-cert and --webhook-client-key go together: give both");
+    }
+    options.webhookClientCert = {
+      cert: await readPem("--webhook-client-cert", flags.webhookClientCert),
+      key: await readPem("--webhook-client-key", flags.webhookClientKey),
+    };
   }
   const stop = new AbortController();
   const signals: Deno.Signal[] = ["SIGINT", "SIGTERM"];
@@ -121,4 +132,15 @@ async function checkDataDir(dir: string): Promise<string> {
     }
   }
   return dir;
+}
+
+async function readPem(flag: string, path: string): Promise<string> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(path);
+  } catch (e) {
+    throw new Error(`${flag}: cannot read ${path}: ${(e as Error).message}`);
+  }
+  if (!text.includes("-----BEGIN ")) throw new Error(`${flag}: ${path} is not a PEM file`);
+  return text;
 }

@@ -87,6 +87,11 @@ export async function cli(args: string[], controls: RunControls = {}): Promise<n
     .option("--tls", "serve HTTPS with a generated CA and client-certificate auth")
     .option("--verbose", "log one line per request")
     .option("--faults <json>", "fault switches at start, as JSON (see README)")
+    .option(
+      "--webhook-client-cert <file>",
+      "present this client certificate (PEM) to admission and conversion webhooks",
+    )
+    .option("--webhook-client-key <file>", "the private key (PEM) of --webhook-client-cert")
     .action(async (opts) => {
       const { runApiServer } = await import("./apiserver.ts");
       code = await runApiServer({ ...opts, tls: !!opts.tls, verbose: !!opts.verbose });

@@ -114,3 +114,115 @@ Deno.test("`kopf apiserver` on a busy port says so in one line", async () => {
   assert.equal(code, 1);
   assert.match(stderr.trim(), /^kopf: the address is already in use: pick another --port/);
 });
+
+Deno.test("`kopf apiserver --webhook-client-cert/--webhook-client-key` presents the certificate to webhooks that require one", async () => {
+  const { generateCertificates } = await import("../../src/apiserver/tls.ts");
+  const https = await import("node:https");
+  const tls = await generateCertificates({ clientCommonName: "kube-apiserver" });
+  const dir = await Deno.makeTempDir();
+  await Deno.writeTextFile(`${dir}/client.pem`, tls.clientCert);
+  await Deno.writeTextFile(`${dir}/client.key`, tls.clientKey);
+  // A validating webhook that requires a client certificate signed by the CA; it records the CN.
+  const seen: string[] = [];
+  const server = https.createServer({
+    cert: tls.serverCert,
+    key: tls.serverKey,
+    ca: [tls.caCert],
+    requestCert: true,
+    rejectUnauthorized: true,
+  }, (req, res) => {
+    // deno-lint-ignore no-explicit-any
+    const peer = (req.socket as any).getPeerCertificate();
+    seen.push(String(peer?.subject?.CN));
+    let body = "";
+    req.on("data", (c) => body += c);
+    req.on("end", () => {
+      const uid = JSON.parse(body).request.uid;
+      res.setHeader("content-type", "application/json");
+      res.end(JSON.stringify({
+        apiVersion: "admission.k8s.io/v1",
+        kind: "AdmissionReview",
+        response: { uid, allowed: true },
+      }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as { port: number }).port;
+  const child = kopf([
+    "apiserver",
+    "--port",
+    "0",
+    "--kubeconfig",
+    `${dir}/kc`,
+    "--webhook-client-cert",
+    `${dir}/client.pem`,
+    "--webhook-client-key",
+    `${dir}/client.key`,
+  ]);
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  while (!text.includes("export KUBECONFIG=")) text += (await reader.read()).value ?? "";
+  const url = /listening at (\S+)/.exec(text)![1];
+  const post = async (path: string, body: unknown) => {
+    const res = await fetch(`${url}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, body: await res.json() };
+  };
+  try {
+    const config = await post(
+      "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
+      {
+        metadata: { name: "needs-cert" },
+        webhooks: [{
+          name: "needs-cert.example.com",
+          clientConfig: { url: `https://127.0.0.1:${port}/`, caBundle: btoa(tls.caCert) },
+          rules: [{
+            operations: ["CREATE"],
+            apiGroups: [""],
+            apiVersions: ["v1"],
+            resources: ["configmaps"],
+          }],
+          sideEffects: "None",
+          admissionReviewVersions: ["v1"],
+        }],
+      },
+    );
+    assert.equal(config.status, 201, JSON.stringify(config.body));
+    const made = await post("/api/v1/namespaces/default/configmaps", { metadata: { name: "x" } });
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+    assert.deepEqual(seen, ["kube-apiserver"]);
+  } finally {
+    child.kill("SIGTERM");
+    while (!(await reader.read()).done) { /* drain */ }
+    await child.stderr.cancel();
+    await child.status;
+    await new Promise((resolve) => server.close(resolve));
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("`kopf apiserver --webhook-client-cert` without its key, or not PEM: one line, exit 1", async () => {
+  const alone = await finish(kopf(["apiserver", "--webhook-client-cert", "x.pem"]));
+  assert.equal(alone.code, 1);
+  assert.equal(
+    alone.stderr.trim(),
+    "kopf: --webhook-client-cert and --webhook-client-key go together: give both",
+  );
+  const notPem = await finish(
+    kopf([
+      "apiserver",
+      "--webhook-client-cert",
+      `${root}README.md`,
+      "--webhook-client-key",
+      `${root}README.md`,
+    ]),
+  );
+  assert.equal(notPem.code, 1);
+  assert.equal(
+    notPem.stderr.trim(),
+    `kopf: --webhook-client-cert: ${root}README.md is not a PEM file`,
+  );
+});
