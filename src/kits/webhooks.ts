@@ -34,6 +34,7 @@
  * @module
  */
 
+import { createPrivateKey } from "node:crypto";
 import { describePeerCertificate, makeServerCertificates } from "./_certificates.ts";
 import { serveVerifyingHttps } from "./_webhook_https.ts";
 import {
@@ -107,7 +108,7 @@ export interface WebhookServerOptions {
   certfile?: string;
   /** The server certificate's private key (PEM file). */
   pkeyfile?: string;
-  /** The private key's password: encrypted keys are not supported by Deno's TLS; refused. */
+  /** The password of an encrypted private key (PKCS#8 or OpenSSL's legacy PEM encryption). */
   password?: string;
   /** More SANs (DNS names, IP addresses) for the self-signed certificate. */
   extraSans?: string[];
@@ -181,7 +182,7 @@ export class WebhookServer implements WebhookServerObject {
    * @param options The operator's signal (and API client).
    * @returns The client configs (one).
    * @throws {WebhookServerError} For options that cannot be served (a bad `verifyMode`, client
-   *   verification without TLS, key passwords).
+   *   verification without TLS, an encrypted key without its password or with a wrong one).
    */
   async *serve(fn: WebhookFn, options: WebhookServeOptions): AsyncGenerator<WebhookClientConfig> {
     const o = this.options;
@@ -190,12 +191,6 @@ export class WebhookServer implements WebhookServerObject {
     if (mode !== "none" && o.insecure) {
       throw new WebhookServerError(
         "Client-certificate verification (verifyMode/verifyCa*) needs HTTPS: drop insecure or them.",
-      );
-    }
-    if (o.password !== undefined && o.pkeyfile) {
-      throw new WebhookServerError(
-        "Encrypted private keys (password) are not supported by Deno's TLS; decrypt the key " +
-          "(openssl pkcs8 -in key.pem -out plain.pem) and pass it as pkeyfile.",
       );
     }
     const guessed = await this.guessHost(options);
@@ -211,7 +206,7 @@ export class WebhookServer implements WebhookServerObject {
         }
         tls = {
           cert: await Deno.readTextFile(o.certfile),
-          key: await Deno.readTextFile(o.pkeyfile),
+          key: decryptKey(await Deno.readTextFile(o.pkeyfile), o.pkeyfile, o.password),
         };
       } else {
         const sans = [host, ...(o.addr ? [o.addr] : []), ...(o.extraSans ?? []), "localhost"];
@@ -480,4 +475,25 @@ function encodeBase64(text: string): string {
   let binary = "";
   for (const b of new TextEncoder().encode(text)) binary += String.fromCharCode(b);
   return btoa(binary);
+}
+
+/**
+ * The private key as the TLS server takes it: decrypted in memory when it is encrypted (Deno's
+ * TLS reads plain PEM only); a wrong or missing password is one line naming the file.
+ */
+function decryptKey(pem: string, file: string, password: string | undefined): string {
+  const encrypted = pem.includes("ENCRYPTED");
+  if (!encrypted) return pem;
+  if (password === undefined) {
+    throw new WebhookServerError(`The private key ${file} is encrypted: give its password.`);
+  }
+  try {
+    return String(
+      createPrivateKey({ key: pem, passphrase: password }).export({ format: "pem", type: "pkcs8" }),
+    );
+  } catch {
+    throw new WebhookServerError(
+      `The private key ${file} cannot be decrypted with the given password.`,
+    );
+  }
 }

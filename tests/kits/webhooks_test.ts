@@ -162,18 +162,56 @@ Deno.test("WebhookServer: given certfile/pkeyfile and cafile are used as they ar
   }
 });
 
-Deno.test("WebhookServer: key passwords are refused in one line", async () => {
-  const { fn } = operatorFn();
-  const signal = new AbortController().signal;
-  await assert.rejects(
-    () =>
-      kopf.serveWebhooks(
-        new kopf.WebhookServer({ certfile: "c", pkeyfile: "k", password: "p" }),
-        fn,
-        { signal },
-      )[Symbol.asyncIterator]().next(),
-    kopf.WebhookServerError,
+Deno.test("WebhookServer: an encrypted private key is served with its password; without it or with a wrong one, one line", async () => {
+  const { createPrivateKey } = await import("node:crypto");
+  const made = await makeServerCertificates(["localhost", "127.0.0.1"]);
+  const dir = await Deno.makeTempDir();
+  const encrypted = String(
+    createPrivateKey(made.serverKey).export({
+      format: "pem",
+      type: "pkcs8",
+      cipher: "aes-256-cbc",
+      passphrase: "s3cret",
+    }),
   );
+  assert.match(encrypted, /BEGIN ENCRYPTED PRIVATE KEY/);
+  await Deno.writeTextFile(`${dir}/cert.pem`, made.serverCert);
+  await Deno.writeTextFile(`${dir}/key.pem`, encrypted);
+  const { fn } = operatorFn();
+  const files = { port: 0, certfile: `${dir}/cert.pem`, pkeyfile: `${dir}/key.pem` };
+  const client = Deno.createHttpClient({ caCerts: [made.caCert] });
+  try {
+    const { config, stop } = await start(
+      new kopf.WebhookServer({ ...files, password: "s3cret" }),
+      fn,
+    );
+    try {
+      const response = await post(`${config.url}/warn`, REVIEW, client);
+      assert.equal((await response.json()).response.allowed, true);
+    } finally {
+      await stop();
+    }
+    const signal = new AbortController().signal;
+    for (
+      const [password, message] of [
+        [undefined, `The private key ${dir}/key.pem is encrypted: give its password.`],
+        ["wrong", `The private key ${dir}/key.pem cannot be decrypted with the given password.`],
+      ] as const
+    ) {
+      await assert.rejects(
+        () =>
+          kopf.serveWebhooks(
+            new kopf.WebhookServer({ ...files, ...(password ? { password } : {}) }),
+            fn,
+            { signal },
+          )[Symbol.asyncIterator]().next(),
+        (e: Error) => e instanceof kopf.WebhookServerError && e.message === message,
+      );
+    }
+  } finally {
+    client.close();
+    await Deno.remove(dir, { recursive: true });
+  }
 });
 
 Deno.test("K3d and Minikube servers: their magic host names in the URL and the certificate", async () => {
