@@ -262,6 +262,21 @@ export type {
 } from "./src/core/intents/handlers.ts";
 export type { SpawningOptions } from "./src/core/intents/spawners.ts";
 
+// Reconcilers of parents and their owned children (kopf.reconcile; also kopf.on.reconcile).
+export { reconcile } from "./on.ts";
+export type {
+  ChildrenOf,
+  OwnedArg,
+  OwnedBody,
+  OwnedKey,
+  OwnedResource,
+  ReconcileContext,
+  ReconcileOptions,
+  ReconcileRegistrar,
+  ReconcilingHandler,
+  TypedReconcileContext,
+} from "./src/core/intents/reconcilers.ts";
+
 // Admission webhooks.
 export type { WebhookHandlerArgs } from "./on.ts";
 export {

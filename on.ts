@@ -341,3 +341,43 @@ export function convert(
 ): HandlerFn<ConversionContext> {
   return registerConverter(args);
 }
+
+// --- Reconcilers of parents and their owned children (kopf.on.reconcile) ----------------------
+
+import { type ReconcileRegistrar, registerReconciling } from "./src/core/intents/reconcilers.ts";
+
+/**
+ * Registers a reconciler (beyond Kopf; also `kopf.reconcile`): a level-based function called
+ * with an object as it is now and the children it owns as they are now (`children`, by the
+ * names in `owns`: children of those resources whose `ownerReferences` name this object's uid)
+ * — whenever the object changes, or one of its children is created, changes or goes away; also
+ * every `resync` seconds without changes. Debounced (`debounce`, 0.1 s by default: a burst of
+ * changes is one call), never two calls at once for one object (a change during a call makes one
+ * more call after it); errors, retries, backoff and timeout as for other handlers; its `patch`
+ * (and a result, in `status.<id>`) is applied to the object after the call. No calls once the
+ * object is being deleted: Kubernetes' garbage collector deletes the children.
+ *
+ * @param args The resource, optional options (`owns`, `resync`, `debounce`, errors and
+ *   filters), and the function.
+ * @returns The handler function.
+ *
+ * @example
+ * ```ts
+ * import * as kopf from "./mod.ts";
+ * const registry = new kopf.OperatorRegistry();
+ * kopf.on.reconcile(
+ *   "kopfexamples",
+ *   { registry, owns: ["configmaps"], resync: 600 },
+ *   async function ensureConfig({ name, namespace, spec, children, api, patch }) {
+ *     if (!children.configmaps.length) {
+ *       const cm = { metadata: { name: `${name}-config` }, data: { field: String(spec.field) } };
+ *       kopf.adopt(cm);
+ *       await api.create("configmaps", cm, { namespace });
+ *     }
+ *     patch.status.configs = children.configmaps.length;
+ *   },
+ * );
+ * ```
+ */
+export const reconcile: ReconcileRegistrar = (...args: unknown[]): HandlerFn =>
+  registerReconciling(args);

@@ -27,6 +27,7 @@ export type HandlerKind =
   | "daemon"
   | "timer"
   | "index"
+  | "reconcile"
   | "startup"
   | "cleanup"
   | "login"
@@ -54,13 +55,21 @@ const CHANGING = ["create", "update", "delete", "resume", "field"] as const;
 const SPAWNING = ["daemon", "timer"] as const;
 const ACTIVITIES = ["startup", "cleanup", "login", "probe"] as const;
 /** The kinds that handle objects of a resource (and so take a resource and its filters). */
-const RESOURCE = [...CHANGING, "event", ...SPAWNING, "index", "subhandler"] as const;
+const RESOURCE = [...CHANGING, "event", ...SPAWNING, "index", "reconcile", "subhandler"] as const;
 /** Admission webhooks: no retries, so no errors/timeout/retries/backoff (the docs' "Admission errors"). */
 const WEBHOOKS = ["validate", "mutate"] as const;
 /** The kinds that run again after a failure (and so take the error options). */
 const RETRIED = [...RESOURCE, ...ACTIVITIES] as const;
 /** The kinds filtered by the object (labels, annotations, field/value, when). */
-const FILTERED = [...CHANGING, "event", ...SPAWNING, "index", ...WEBHOOKS, "subhandler"] as const;
+const FILTERED = [
+  ...CHANGING,
+  "event",
+  ...SPAWNING,
+  "index",
+  "reconcile",
+  ...WEBHOOKS,
+  "subhandler",
+] as const;
 const ALL = [...RETRIED, ...WEBHOOKS, "convert"] as const;
 /** Kinds registered by a call (sub-handlers go to their parent, not to a registry). */
 const REGISTERED = ALL.filter((k) => k !== "subhandler");
@@ -145,6 +154,15 @@ const version: Check = (v) =>
   typeof v === "string" && /^([a-z0-9.-]+\/)?[a-z0-9]+$/.test(v)
     ? undefined
     : `a version of the resource ("v1", "v2beta1")`;
+const positive: Check = (v) =>
+  typeof v === "number" && v > 0 && v !== Infinity ? undefined : "a number above 0 (seconds)";
+/** Owned resources: a non-empty list of names, objects or typed resources. */
+const owned: Check = (v) =>
+  Array.isArray(v) && v.length > 0 &&
+    v.every((r) => (typeof r === "string" && r !== "") || (typeof r === "object" && r !== null))
+    ? undefined
+    : `a non-empty list of resources ("pods", { group: "apps", plural: "deployments" }, ` +
+      `a kopf.resource(...))`;
 const registry: Check = (v) =>
   v instanceof OperatorRegistry ? undefined : "a kopf.OperatorRegistry";
 
@@ -187,6 +205,9 @@ export const OPTIONS: Readonly<Record<string, OptionSpec>> = {
   persistent: { check: flag, kinds: WEBHOOKS },
   sideEffects: { check: flag, kinds: WEBHOOKS },
   ignoreFailures: { check: flag, kinds: WEBHOOKS },
+  owns: { check: owned, kinds: ["reconcile"] },
+  resync: { check: positive, kinds: ["reconcile"] },
+  debounce: { check: seconds, kinds: ["reconcile"] },
   from: { check: version, kinds: ["convert"] },
   to: { check: version, kinds: ["convert"] },
 };
@@ -202,6 +223,7 @@ const CALLS: Readonly<Record<HandlerKind, string>> = {
   daemon: "kopf.daemon",
   timer: "kopf.timer",
   index: "kopf.index",
+  reconcile: "kopf.on.reconcile",
   startup: "kopf.on.startup",
   cleanup: "kopf.on.cleanup",
   login: "kopf.on.login",
@@ -298,6 +320,7 @@ export function inheritedOptions(): string[] {
 function noun(kind: HandlerKind): string {
   if (kind === "subhandler") return "sub-handlers";
   if (kind === "index") return "indexing handlers";
+  if (kind === "reconcile") return "reconcilers";
   if (kind === "convert") return "converters";
   if (kind === "validate" || kind === "mutate") return `${kind.slice(0, -1)}ing handlers`;
   if ((SPAWNING as readonly string[]).includes(kind)) return `${kind}s`;

@@ -22,6 +22,7 @@ import type {
 import type { Diff } from "../../cogs/structs/diffs.ts";
 import type { WebhookHandler, WebhookType } from "./webhooks.ts";
 import type { ConverterHandler } from "./converters.ts";
+import type { ReconcilingHandler } from "./reconcilers.ts";
 
 /** A handler id was registered twice for the same resource and kind. */
 export class DuplicateHandlerError extends Error {
@@ -81,9 +82,19 @@ export class OperatorRegistry {
   selectors(): Selector[] {
     const seen = new Map<string, Selector>();
     for (
-      const h of [...this.#changing, ...this.#watching, ...this.#indexing, ...this.#spawning]
+      const h of [
+        ...this.#changing,
+        ...this.#watching,
+        ...this.#indexing,
+        ...this.#spawning,
+        ...this.#reconciling,
+      ]
     ) {
       seen.set(h.selector.toString(), h.selector);
+    }
+    // The owned children of reconcilers are watched too (their events reach their parents).
+    for (const h of this.#reconciling) {
+      for (const { selector } of h.owns) seen.set(selector.toString(), selector);
     }
     return [...seen.values()];
   }
@@ -183,7 +194,7 @@ export class OperatorRegistry {
   get isEmpty(): boolean {
     return !this.#changing.length && !this.#watching.length && !this.#activities.length &&
       !this.#indexing.length && !this.#spawning.length && !this.#webhooks.length &&
-      !this.#converters.length;
+      !this.#converters.length && !this.#reconciling.length;
   }
 
   // --- In-memory indexing (kopf.index) ---------------------------------------------------------
@@ -314,6 +325,38 @@ export class OperatorRegistry {
    */
   converterHandlers(): ConverterHandler[] {
     return [...this.#converters];
+  }
+
+  // --- Reconcilers of parents and their owned children (kopf.on.reconcile) ---------------------
+
+  #reconciling: ReconcilingHandler[] = [];
+
+  /**
+   * Adds a reconciler (`kopf.on.reconcile`).
+   *
+   * @param handler The reconciler.
+   * @throws {DuplicateHandlerError} When the id is already taken for the same resource.
+   */
+  registerReconciling(handler: ReconcilingHandler): void {
+    const selector = handler.selector.toString();
+    if (this.#reconciling.some((h) => h.id === handler.id && String(h.selector) === selector)) {
+      throw new DuplicateHandlerError(
+        `a reconciler with id "${handler.id}" is already registered for ${selector}: give one of them another id ({ id: "..." })`,
+      );
+    }
+    this.#reconciling.push(handler);
+  }
+
+  /**
+   * The reconcilers: all of them, or those of one (parent) resource.
+   *
+   * @param resource The parent resource, or undefined for all.
+   * @returns The reconcilers, in registration order.
+   */
+  reconcilingHandlers(resource?: Resource): ReconcilingHandler[] {
+    return resource
+      ? this.#reconciling.filter((h) => h.selector.check(resource))
+      : [...this.#reconciling];
   }
 }
 

@@ -246,6 +246,11 @@ export class Orchestrator {
     // The indexers' key of this very watcher: a namespace or CRD re-created while its old
     // watcher still stops gets a new watcher under the same key, which must not be forgotten.
     const stream = `${key}#${++this.#generation}`;
+    // Owned children (kopf.on.reconcile) are indexed here, as they come; a resource watched only
+    // as children needs no per-object queues.
+    const reconcilers = this.#op.reconcilers;
+    reconcilers?.watching(resource, stream);
+    const queued = reconcilers?.queued(resource) ?? true;
     const done = (async () => {
       try {
         for await (
@@ -259,6 +264,7 @@ export class Orchestrator {
           })
         ) {
           if (event.type === "LISTED") {
+            reconcilers?.listed(stream);
             release();
             listed();
             continue;
@@ -266,7 +272,8 @@ export class Orchestrator {
           // Indexed before any handler sees the event (the docs' readiness rule).
           const raw = { type: event.type, object: event.object as AnyObject };
           await this.#op.indexers?.index(resource, stream, raw);
-          queues.push({ type: event.type, object: event.object as AnyObject });
+          reconcilers?.observeChild(resource, stream, raw);
+          if (queued) queues.push({ type: event.type, object: event.object as AnyObject });
         }
       } catch (e) {
         if (e instanceof NotFoundError) {
@@ -280,6 +287,7 @@ export class Orchestrator {
         listed();
         // A watcher stopped while the operator runs (CRD deleted, namespace gone): unindex its objects.
         if (!this.#signal.aborted) await this.#op.indexers?.forgetStream(stream);
+        reconcilers?.forgetStream(stream);
         await queues.close(settings.batching.exitTimeout);
       }
     })();

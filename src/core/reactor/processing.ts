@@ -34,6 +34,7 @@ import { objectContext } from "../intents/contexts.ts";
 import type { OperatorIndexers } from "../engines/indexing.ts";
 import { objectMemo } from "../engines/memos.ts";
 import { type Daemons, DaemonStoppingReason, type SpawnedObject } from "../engines/daemons.ts";
+import type { Reconcilers } from "../engines/reconciling.ts";
 import { processChanging } from "./changing.ts";
 
 /** What the operator keeps in memory about one object between cycles. */
@@ -82,6 +83,8 @@ export interface OperatorContext {
   indexers?: OperatorIndexers | undefined;
   /** Daemons and timers (`kopf.daemon`, `kopf.timer`), if the operator runs them. */
   daemons?: Daemons | undefined;
+  /** Reconcilers of parents and their owned children (`kopf.on.reconcile`), if any. */
+  reconcilers?: Reconcilers | undefined;
   /** The time source (default: the real clock). */
   clock?: Clock | undefined;
   /** The operator's stop signal: handlers' `signal` aborts when the operator starts exiting. */
@@ -185,6 +188,8 @@ export async function processEvent(
   if (!deleting && op.daemons) {
     memory.spawned = op.daemons.observe(memory.spawned, resource, api, body, base);
   }
+  // Reconcilers: the parent's current state after its own cycle (none once it is deleting).
+  op.reconcilers?.observe(resource, api, result.patched ?? body, deleting, base);
   return result;
 }
 

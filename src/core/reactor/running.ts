@@ -41,6 +41,7 @@ import { runActivity } from "../engines/activities.ts";
 import { Daemons } from "../engines/daemons.ts";
 import { OperatorIndexers } from "../engines/indexing.ts";
 import { OperatorMetrics } from "../engines/metrics.ts";
+import { Reconcilers } from "../engines/reconciling.ts";
 import { EventPoster, type PostingScope, postingScope } from "../engines/posting.ts";
 import { type ProbeServer, serveProbes } from "../engines/probing.ts";
 import { Memo } from "../intents/handlers.ts";
@@ -340,6 +341,7 @@ async function startOperatorTasks(
   };
   // Daemons and timers: spawned by the object cycles, all stopped at exit before the cleanup.
   op.daemons = new Daemons(op);
+  op.reconcilers = new Reconcilers(op); // kopf.on.reconcile: parents and their owned children
 
   // Discovery: which resources to serve.
   let resolution: Resolution;
@@ -383,6 +385,7 @@ async function startOperatorTasks(
     let phase = "the daemons and timers";
     const exiting = (async () => {
       await op.daemons?.close();
+      await op.reconcilers?.close();
       phase = "the watchers and their handlers";
       await watchers.stop();
       phase = "the cleanup handlers";
