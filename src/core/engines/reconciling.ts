@@ -23,7 +23,7 @@
  * deleted or is gone: a running call's `signal` aborts, and Kubernetes' garbage
  * collector deletes the children.
  *
- * How it calls: the one handler protocol (actions/execution.ts) with errors
+ * How it calls (reconcile_calls.ts): the one handler protocol (actions/execution.ts), errors
  * `"temporary"` by default — `TemporaryError(delay)` calls again after the
  * delay, other errors after `backoff`, `PermanentError` or exhausted
  * `retries`/`timeout` end the attempts until the next change or resync, which
@@ -36,25 +36,21 @@
 import { type Clock, realClock } from "../../cogs/aio/clock.ts";
 import { Coalescer } from "../../cogs/aio/coalescer.ts";
 import type { ToggleSet } from "../../cogs/aio/toggles.ts";
-import type { KubeClient } from "../../cogs/clients/kube_client.ts";
 import type { OperatorSettings } from "../../cogs/configs/settings.ts";
-import { Patch } from "../../cogs/structs/patches.ts";
 import type { Resource } from "../../cogs/structs/references.ts";
-import { applyPatch, type ObjectApi } from "../actions/application.ts";
-import { executeHandler, type HandlerMetrics, withAttempt } from "../actions/execution.ts";
+import type { ObjectApi } from "../actions/application.ts";
+import type { HandlerMetrics } from "../actions/execution.ts";
 import { currentApi } from "../actions/handler_api.ts";
 import { type EventPoster, type Level, type LogSink, ObjectLogger } from "../actions/loggers.ts";
 import { State } from "../actions/progression.ts";
-import { objectContext } from "../intents/contexts.ts";
 import { matchesObject } from "../intents/filters.ts";
 import type { AnyObject } from "../intents/handlers.ts";
-import type { ReconcileContext, ReconcilingHandler } from "../intents/reconcilers.ts";
+import type { ReconcilingHandler } from "../intents/reconcilers.ts";
 import type { OperatorRegistry } from "../intents/registry.ts";
 import type { OperatorIndexers } from "./indexing.ts";
 import { ChildIndex, type OwnerRef } from "./owned_children.ts";
+import { type CallEnv, type ParentRecord, reconcileOnce } from "./reconcile_calls.ts";
 
-/** The shortest wait before calling again after a retryable outcome: never a hot loop. */
-const MIN_RERUN_DELAY = 0.001;
 /** Under steady churn, a change waits at most this many debounce periods for its call. */
 const MAX_WAIT_FACTOR = 10;
 
@@ -84,20 +80,8 @@ interface Runner {
   state: State | undefined;
 }
 
-/** What the engine keeps about one parent. */
-interface Parent {
-  uid: string;
-  resource: Resource;
-  /** The parent as last seen (or as our own last patch returned it). */
-  body: AnyObject;
-  api: ObjectApi;
-  logger: ObjectLogger;
-  /** The per-object memo (shared with the parent's other handlers). */
-  memo: AnyObject;
-  /** The resourceVersion last observed. */
-  seen: unknown;
-  /** The resourceVersion our own last patch produced: its event is no change to react to. */
-  own: unknown;
+/** What the engine keeps about one parent: the record a call reads, and its reconcilers. */
+interface Parent extends ParentRecord {
   runners: Map<string, Runner>;
 }
 
@@ -123,7 +107,8 @@ interface Owners {
 export class Reconcilers {
   readonly #op: ReconcilersContext;
   readonly #clock: Clock;
-  readonly #api: KubeClient;
+  /** What calls need of the operator (one record for all). */
+  readonly #env: CallEnv;
   readonly #level: () => Level | undefined;
   readonly #index = new ChildIndex();
   readonly #parents = new Map<string, Parent>();
@@ -143,8 +128,15 @@ export class Reconcilers {
   /** @param op The registry, settings, memo, indices, logging, posting, clock and gates. */
   constructor(op: ReconcilersContext) {
     this.#op = op;
-    this.#clock = op.clock ?? realClock;
-    this.#api = currentApi(); // the operator's client, for calls started from timers too
+    const clock = this.#clock = op.clock ?? realClock;
+    // The operator's client, taken now: calls start from timers too.
+    this.#env = {
+      settings: op.settings,
+      indices: op.indices,
+      metrics: op.metrics,
+      clock,
+      api: currentApi(),
+    };
     const settings = op.settings;
     this.#level =
       () => (settings.posting.enabled && settings.posting.loggers
@@ -391,64 +383,16 @@ export class Reconcilers {
     runner: Runner,
     signal: AbortSignal,
   ): Promise<number | undefined> {
-    const { handler } = runner;
-    const { settings, indices, metrics } = this.#op;
-    const body = parent.body;
-    const patch = new Patch();
     const children: Record<string, AnyObject[]> = {};
-    for (const { key, selector } of handler.owns) {
+    for (const { key, selector } of runner.handler.owns) {
       children[key] = [...this.#childResources.values()]
         .filter((r) => selector.check(r))
         .flatMap((r) => this.#index.children(parent.uid, String(r)));
     }
-    const shared = { memo: parent.memo, settings, indices };
-    const outcome = await executeHandler(handler, {
-      state: runner.state ??= new State("reconcile"),
-      kind: "reconcile",
-      noun: "Reconciler",
-      defaultErrors: "temporary",
-      defaultBackoff: settings.execution.defaultBackoff,
-      resultLimit: settings.persistence.resultSizeLimit,
-      clock: this.#clock,
-      metrics,
-      logger: parent.logger,
-      signal,
-      context: (h, attempt): ReconcileContext => {
-        const base = objectContext(body, parent.resource, patch, parent.logger, shared);
-        return withAttempt({ ...base, api: this.#api, param: h.param, children }, attempt);
-      },
-      onResult: (h, result) => void (patch.status[h.id] = result),
-    });
-    if (!patch.isEmpty()) await this.#flush(parent, handler, body, patch);
-    if (outcome.final) {
-      runner.state = undefined; // the next change or resync starts afresh
-      return undefined;
-    }
-    return Math.max(MIN_RERUN_DELAY, outcome.delay ?? 0);
-  }
-
-  /** Applies a call's patch; our own write's event will be no change to react to. */
-  async #flush(
-    parent: Parent,
-    handler: ReconcilingHandler,
-    body: AnyObject,
-    patch: Patch,
-  ): Promise<void> {
-    try {
-      const patched = await applyPatch(parent.api, body, patch.toJSON(), parent.logger);
-      const version = patched?.metadata?.resourceVersion;
-      if (patched && version !== body.metadata?.resourceVersion) {
-        parent.own = version;
-        if (parent.body === body) parent.body = patched;
-      }
-    } catch (e) {
-      parent.logger.exception(
-        `Reconciler '${handler.id}' could not apply its patch: ${
-          e instanceof Error ? e.message : e
-        }`,
-        e,
-      );
-    }
+    const state = runner.state ??= new State("reconcile");
+    const again = await reconcileOnce(this.#env, parent, runner.handler, state, children, signal);
+    if (again === undefined) runner.state = undefined; // the next change or resync starts afresh
+    return again;
   }
 }
 
