@@ -123,6 +123,8 @@ export async function loadHandlers(paths: string[], modules: string[]): Promise<
 
 async function importOne(specifier: string, shown: string): Promise<void> {
   try {
+    // The user's handler file or module, named on the command line: unknown until run time, so
+    // this import cannot be analysed (or rewritten) at publish time — by design, as `kopf run`.
     await import(specifier);
   } catch (e) {
     const message = e instanceof Error ? e.message.split("\n")[0]! : String(e);
