@@ -1,7 +1,10 @@
 /**
  * Posting Kubernetes events about objects, exactly as Kopf posts them, so
  * that `kubectl describe` shows the same "From kopf" lines for operators
- * written with either.
+ * written with either — and, as client-go does for an event that occurs
+ * again, patching an Event's `count`, `lastTimestamp` and message instead of
+ * posting another (which ones to post or patch is the operator's event
+ * recorder's decision: `core/engines/event_recorder.ts`).
  *
  * Events are helpful but auxiliary: a failure to post one (the namespace is
  * gone, the server refuses, the network is down) must never fail the
@@ -44,6 +47,12 @@ export interface EventSpec {
   reason: string;
   /** The message (cut to 1024 characters). */
   message?: string | undefined;
+  /** How many times it occurred (client-go's `count`; left out when not given, as Kopf does). */
+  count?: number | undefined;
+  /** When it first occurred (default: now); also the `eventTime`. */
+  firstTimestamp?: Date | undefined;
+  /** When it last occurred (default: the first time). */
+  lastTimestamp?: Date | undefined;
 }
 
 /** Options of {@link postEvent}. */
@@ -99,9 +108,10 @@ export async function postEvent(
 
   const namespace = ref.namespace || (await api.defaultNamespace(options.signal)) || "default";
   const message = cutMessage(event.message ?? "");
-  const now = new Date().toISOString();
+  const first = (event.firstTimestamp ?? new Date()).toISOString();
+  const last = event.lastTimestamp?.toISOString() ?? first;
   // eventTime is a MicroTime: Kubernetes parses it with exactly six fractional digits.
-  const micro = now.replace(/\.(\d{3})Z$/, ".$1000Z");
+  const micro = first.replace(/\.(\d{3})Z$/, ".$1000Z");
   const posting = options.posting;
   const component = setting(posting, DEFAULTS.posting, "reportingComponent");
   const body = {
@@ -110,12 +120,13 @@ export async function postEvent(
     type,
     reason,
     message,
+    ...(event.count !== undefined ? { count: event.count } : {}),
     reportingComponent: component,
     reportingInstance: setting(posting, DEFAULTS.posting, "reportingInstance"),
     source: { component },
     involvedObject: { ...ref, namespace },
-    firstTimestamp: now,
-    lastTimestamp: now,
+    firstTimestamp: first,
+    lastTimestamp: last,
     eventTime: micro,
   };
   const resource = options.resource ?? EVENTS_RESOURCE;
@@ -126,10 +137,81 @@ export async function postEvent(
     });
   } catch (error) {
     if (!(error instanceof ApiError || error instanceof ApiConnectionError)) throw error;
+    if (options.signal?.aborted) return undefined; // stopped on purpose: the caller counts it
     api.logger.warn(
       `Failed to post an event. Ignoring and continuing. ${error.message} ` +
         `Event: type=${JSON.stringify(type)}, reason=${JSON.stringify(reason)}, ` +
         `message=${JSON.stringify(message)}.`,
+    );
+    return undefined;
+  }
+}
+
+/** What a repeated event changes in its Event (client-go's patch of a counted event). */
+export interface EventRepeat {
+  /** The new count. */
+  count: number;
+  /** When it last occurred. */
+  lastTimestamp: Date;
+  /** The message (cut to 1024 characters); a combined message may change with each repeat. */
+  message: string;
+}
+
+/**
+ * Bumps an existing Event's `count`, `lastTimestamp` and `message` with a
+ * strategic merge patch, as client-go does for an event that occurs again.
+ * Failures are logged and swallowed as in {@link postEvent}; a missing Event
+ * is not a failure: the caller creates it anew (as client-go does).
+ *
+ * @param api The API client.
+ * @param target The Event's namespace and name.
+ * @param repeat The new count, last timestamp and message.
+ * @param options The events resource, signal.
+ * @returns The patched Event; `null` when it is gone (404); undefined when the patch failed.
+ * @throws {LoginError} When no valid credentials are left.
+ * @throws {AccessError} When Deno may not connect.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { startApiServer } from "../../../testing.ts";
+ * import { ConnectionInfo, Vault } from "../structs/credentials.ts";
+ * import { ApiClient } from "./api.ts";
+ * import { patchEvent, postEvent } from "./events.ts";
+ *
+ * await using server = await startApiServer();
+ * using vault = new Vault({ login: new ConnectionInfo({ server: server.url }) });
+ * const api = new ApiClient({ vault });
+ * const ref = { apiVersion: "v1", kind: "ConfigMap", name: "cm1", namespace: "default" };
+ * const posted = await postEvent(api, { ref, type: "Normal", reason: "Logging", message: "hi", count: 1 });
+ * const target = { namespace: "default", name: String(posted?.metadata?.name) };
+ * const patched = await patchEvent(api, target, { count: 2, lastTimestamp: new Date(), message: "hi" });
+ * assert.equal(patched?.count, 2);
+ * assert.equal(await patchEvent(api, { ...target, name: "gone" }, { count: 3, lastTimestamp: new Date(), message: "hi" }), null);
+ * ```
+ */
+export async function patchEvent(
+  api: ApiClient,
+  target: { namespace: string; name: string },
+  repeat: EventRepeat,
+  options: Omit<PostEventOptions, "posting"> = {},
+): Promise<RawBody | null | undefined> {
+  const resource = options.resource ?? EVENTS_RESOURCE;
+  const message = cutMessage(repeat.message);
+  const body = { count: repeat.count, lastTimestamp: repeat.lastTimestamp.toISOString(), message };
+  try {
+    return await api.request<RawBody>(
+      "PATCH",
+      resource.getUrl({ namespace: target.namespace, name: target.name }),
+      { body, contentType: "application/strategic-merge-patch+json", signal: options.signal },
+    );
+  } catch (error) {
+    if (!(error instanceof ApiError || error instanceof ApiConnectionError)) throw error;
+    if (error instanceof ApiError && error.code === 404) return null;
+    if (options.signal?.aborted) return undefined;
+    api.logger.warn(
+      `Failed to update an event. Ignoring and continuing. ${error.message} ` +
+        `Event: count=${repeat.count}, message=${JSON.stringify(message)}.`,
     );
     return undefined;
   }

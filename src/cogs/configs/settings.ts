@@ -126,6 +126,10 @@ export class PostingSettings {
   #reportingComponent = "kopf";
   #reportingInstance = "dev";
   #eventNamePrefix = "kopf-event-";
+  #concurrency = 5;
+  #flushTimeout = 5;
+  #spamBurst = 25;
+  #spamRefill = 300;
 
   /** Whether to post events at all, `kopf.event()` and friends included. Default true. */
   get enabled(): boolean {
@@ -179,6 +183,38 @@ export class PostingSettings {
   }
   set eventNamePrefix(value: string) {
     this.#eventNamePrefix = text("posting.eventNamePrefix", value);
+  }
+
+  /** How many Events are written (POST or PATCH) at once, besides the handling. Default 5. */
+  get concurrency(): number {
+    return this.#concurrency;
+  }
+  set concurrency(value: number) {
+    this.#concurrency = integer("posting.concurrency", value, 1);
+  }
+
+  /** Seconds the pending Events get to be written at exit; the rest is dropped and counted. Default 5. */
+  get flushTimeout(): number {
+    return this.#flushTimeout;
+  }
+  set flushTimeout(value: number) {
+    this.#flushTimeout = seconds("posting.flushTimeout", value);
+  }
+
+  /** Events about one object posted at once before the spam filter drops them (client-go's 25). */
+  get spamBurst(): number {
+    return this.#spamBurst;
+  }
+  set spamBurst(value: number) {
+    this.#spamBurst = integer("posting.spamBurst", value, 1);
+  }
+
+  /** Seconds until one more event about an object passes once its burst is spent (client-go's 300; 0: no limit). */
+  get spamRefill(): number {
+    return this.#spamRefill;
+  }
+  set spamRefill(value: number) {
+    this.#spamRefill = seconds("posting.spamRefill", value);
   }
 }
 

@@ -1,7 +1,8 @@
 /**
  * Prometheus metrics of one operator: handler runs, failures and durations by
  * handler id and kind, the per-object queues' depth, watch (re)connects by
- * resource, and API requests by verb and code.
+ * resource, API requests by verb and code, and the Kubernetes Events posted,
+ * folded, aggregated and dropped (see `event_recorder.ts`).
  *
  * Why a registry per operator and not prom-client's global default one:
  * several operators can run in one process (embedding, tests), and each must
@@ -63,6 +64,8 @@ export class OperatorMetrics implements HandlerMetrics {
   #durations: Histogram<"handler" | "kind">;
   #requests: Counter<"verb" | "code">;
   #watches: Counter<"resource">;
+  #events: Record<"posted" | "folded" | "aggregated", Counter>;
+  #dropped: Counter<"reason">;
   #queues = new Set<() => Iterable<QueueSample>>();
 
   /**
@@ -105,6 +108,34 @@ export class OperatorMetrics implements HandlerMetrics {
       labelNames: ["resource"] as const,
       registers,
     });
+    this.#events = {
+      posted: new Counter({
+        name: "kopf_events_posted_total",
+        help: "Kubernetes Events created (a POST each).",
+        registers,
+      }),
+      folded: new Counter({
+        name: "kopf_events_folded_total",
+        help: "Repeats of an event folded into its existing Event's count (a PATCH, as client-go).",
+        registers,
+      }),
+      aggregated: new Counter({
+        name: "kopf_events_aggregated_total",
+        help: "Similar events (one object and reason, 10 messages in 10 minutes) " +
+          "posted or folded as one '(combined from similar events)' Event.",
+        registers,
+      }),
+    };
+    this.#dropped = new Counter({
+      name: "kopf_events_dropped_total",
+      help: "Events not written, by reason: spam (the per-object rate limit), failed (the API " +
+        "refused or was unreachable), overflow (too many pending), unflushed (pending at exit).",
+      labelNames: ["reason"] as const,
+      registers,
+    });
+    for (const reason of ["spam", "failed", "overflow", "unflushed"]) {
+      this.#dropped.inc({ reason }, 0);
+    }
     const samples = (): Map<string, { depth: number; objects: number }> => {
       const out = new Map<string, { depth: number; objects: number }>();
       for (const source of this.#queues) {
@@ -198,6 +229,29 @@ export class OperatorMetrics implements HandlerMetrics {
    */
   watchConnect(resource: string): void {
     this.#watches.inc({ resource });
+  }
+
+  /**
+   * Counts occurrences of Kubernetes Events by outcome (give it to the event recorder).
+   *
+   * @param outcome Posted, folded, aggregated, or a reason to drop.
+   * @param n How many.
+   *
+   * @example
+   * ```ts
+   * import { OperatorMetrics } from "./metrics.ts";
+   * const metrics = new OperatorMetrics();
+   * metrics.countEvents("spam", 3);
+   * console.log((await metrics.metrics()).includes('kopf_events_dropped_total{reason="spam"} 3')); // true
+   * ```
+   */
+  countEvents(
+    outcome: "posted" | "folded" | "aggregated" | "spam" | "failed" | "overflow" | "unflushed",
+    n: number,
+  ): void {
+    if (outcome === "posted" || outcome === "folded" || outcome === "aggregated") {
+      this.#events[outcome].inc(n);
+    } else this.#dropped.inc({ reason: outcome }, n);
   }
 
   /**

@@ -1,8 +1,9 @@
 /**
  * Kubernetes Events about objects: from the per-object loggers (records at or
  * above `settings.posting.level`) and from `kopf.event/info/warn/exception`.
- * Events are queued and posted in the background by one task per operator,
- * so a handler never waits for them and a failing post never fails a handler.
+ * Both go to the operator's event recorder (`event_recorder.ts`), which
+ * correlates them as client-go does and writes them in the background, so a
+ * handler never waits for them and a failing post never fails a handler.
  *
  * @module
  */
@@ -10,106 +11,19 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { buildObjectReference } from "../../cogs/structs/bodies.ts";
 import type { AnyObject } from "../actions/invocation.ts";
-import { type Level, levelAtLeast, type ObjectRef } from "../actions/loggers.ts";
-
-/** One event to post. */
-export interface PendingEvent {
-  ref: ObjectRef;
-  type: string;
-  reason: string;
-  message: string;
-}
-
-/** Sends one event to the API (implemented over the client; failures are the poster's to log). */
-export type EventSender = (event: PendingEvent, signal: AbortSignal) => Promise<void>;
+import { type Level, levelAtLeast } from "../actions/loggers.ts";
+import type { EventRecorder } from "./event_recorder.ts";
 
 /** What `kopf.event()` needs from the running operator (filled in as the operator starts). */
 export interface PostingScope {
-  poster: EventPoster | undefined;
+  /** The operator's event recorder (see `event_recorder.ts`). */
+  poster: Pick<EventRecorder, "post"> | undefined;
   /** The current posting settings (they may change in startup handlers). */
   posting: () => { enabled: boolean; level: string };
 }
 
 /** The operator that the current code runs in (for `kopf.event()` inside handlers). */
 export const postingScope: AsyncLocalStorage<PostingScope> = new AsyncLocalStorage<PostingScope>();
-
-/**
- * The event queue of an operator and its posting task.
- *
- * @example
- * ```ts
- * import { EventPoster } from "./posting.ts";
- * const sent: string[] = [];
- * const poster = new EventPoster(async (e) => { sent.push(e.message); });
- * poster.post({ name: "x" }, "Normal", "Reason", "Hello");
- * await poster.close();
- * console.log(sent); // ["Hello"]
- * ```
- */
-export class EventPoster {
-  #queue: PendingEvent[] = [];
-  #send: EventSender;
-  #wake: (() => void) | undefined;
-  #stop = new AbortController();
-  #closing = false;
-  #task: Promise<void>;
-  #onError: (error: unknown) => void;
-  /** How many events were posted and failed. */
-  readonly counts = { posted: 0, failed: 0 };
-
-  /**
-   * @param send Sends one event.
-   * @param onError Receives errors of failed posts (default: ignored).
-   */
-  constructor(send: EventSender, onError: (error: unknown) => void = () => {}) {
-    this.#send = send;
-    this.#onError = onError;
-    this.#task = this.#run();
-  }
-
-  /**
-   * Queues an event (never blocks, never throws).
-   *
-   * @param ref The object.
-   * @param type Normal, Warning, or Error.
-   * @param reason The reason.
-   * @param message The message (cut to 1024 characters when posted).
-   */
-  post(ref: ObjectRef, type: string, reason: string, message: string): void {
-    if (this.#closing) return;
-    this.#queue.push({ ref, type, reason, message });
-    this.#wake?.();
-  }
-
-  /** Posts what is queued, then stops. */
-  async close(): Promise<void> {
-    this.#closing = true;
-    this.#wake?.();
-    const timer = setTimeout(() => this.#stop.abort(), 5000);
-    await this.#task;
-    clearTimeout(timer);
-  }
-
-  async #run(): Promise<void> {
-    while (true) {
-      if (!this.#queue.length) {
-        if (this.#closing) return;
-        await new Promise<void>((resolve) => (this.#wake = resolve));
-        this.#wake = undefined;
-        continue;
-      }
-      const event = this.#queue.shift()!;
-      try {
-        await this.#send(event, this.#stop.signal);
-        this.counts.posted++;
-      } catch (e) {
-        this.counts.failed++;
-        if (this.#stop.signal.aborted) return;
-        this.#onError(e);
-      }
-    }
-  }
-}
 
 const LEVEL_OF_TYPE: Record<string, Level> = { Normal: "info", Warning: "warning", Error: "error" };
 

@@ -24,7 +24,6 @@ import {
   runAuthenticator,
   withDefaultKubeconfig,
 } from "../../cogs/clients/auth.ts";
-import { postEvent } from "../../cogs/clients/events.ts";
 import { OperatorSettings } from "../../cogs/configs/settings.ts";
 import { ConnectionInfo, Vault, type VaultSource } from "../../cogs/structs/credentials.ts";
 import type { Lifecycle } from "../actions/execution.ts";
@@ -42,7 +41,8 @@ import { Daemons } from "../engines/daemons.ts";
 import { OperatorIndexers } from "../engines/indexing.ts";
 import { OperatorMetrics } from "../engines/metrics.ts";
 import { Reconcilers } from "../engines/reconciling.ts";
-import { EventPoster, type PostingScope, postingScope } from "../engines/posting.ts";
+import { apiEventWriter, EventRecorder } from "../engines/event_recorder.ts";
+import { type PostingScope, postingScope } from "../engines/posting.ts";
 import { type ProbeServer, serveProbes } from "../engines/probing.ts";
 import { Memo } from "../intents/handlers.ts";
 import { getDefaultRegistry } from "../intents/registration.ts";
@@ -314,15 +314,13 @@ async function startOperatorTasks(
   });
   handlerApi.connect(api);
 
-  const poster = new EventPoster(
-    async (e, s) => {
-      await postEvent(api, { ref: e.ref, type: e.type, reason: e.reason, message: e.message }, {
-        posting: settings.posting,
-        signal: s,
-      });
-    },
-    (e) => logger.debug(`Failed to post an event: ${e instanceof Error ? e.message : e}`),
-  );
+  const poster = new EventRecorder(apiEventWriter(api, settings.posting), {
+    settings: settings.posting,
+    metrics,
+    clock: options.clock,
+    onError: (e) => logger.debug(`Failed to post an event: ${e instanceof Error ? e.message : e}`),
+    warn: (m) => logger.warning(m),
+  });
   posting.poster = poster;
   posting.posting = () => settings.posting;
   const op: OperatorContext = {

@@ -1,0 +1,249 @@
+/**
+ * Which Kubernetes Events to write, and how: client-go's `EventCorrelator`
+ * (`tools/record/events_cache.go`), so that an operator that logs a lot about
+ * its objects loads the API no more than a controller built on client-go does.
+ *
+ * Every occurrence of an event passes three stages, each with a bounded LRU
+ * cache (4096 entries), in client-go's order:
+ * 1. Aggregation: events that differ only by message (same object, type,
+ *    reason, source) are "similar"; when 10 different messages of one group
+ *    are seen within 10 minutes, the 10th and those after it become one
+ *    Event, "(combined from similar events): <the latest message>".
+ * 2. Counting: an identical event (same object, type, reason and message, or
+ *    the same aggregate) is not a new Event: the existing one gets its
+ *    `count` bumped and a new `lastTimestamp` — a PATCH instead of a POST.
+ * 3. The spam filter: a token bucket per source and object (25 events at
+ *    once, then one more every 5 minutes); an occurrence without a token is
+ *    dropped. As in client-go, the count of stage 2 has already moved, so the
+ *    next occurrence that does get through carries the full count.
+ *
+ * The correlator only decides; it writes nothing (see `event_recorder.ts`).
+ * It is synchronous and cheap (a few string joins and map look-ups), so it
+ * runs where the event occurs, and it takes its time from a {@link Clock}, so
+ * its windows and buckets are tested on a fake clock.
+ *
+ * @module
+ */
+
+import { type Clock, realClock } from "../../cogs/aio/clock.ts";
+import type { ObjectReference } from "../../cogs/structs/bodies.ts";
+
+/** The prefix of aggregated messages (client-go's). */
+export const COMBINED_PREFIX = "(combined from similar events): ";
+
+/** One occurrence of an event, as the correlator sees it. */
+export interface CorrelatedEvent {
+  /** The object the event is about. */
+  ref: ObjectReference;
+  /** `Normal`, `Warning`, … */
+  type: string;
+  /** The reason, e.g. `Logging`. */
+  reason: string;
+  /** The message (already cut to the API's limit). */
+  message: string;
+  /** The reporting component (`source.component`), e.g. `kopf`. */
+  component: string;
+  /** The reporting instance. */
+  instance: string;
+}
+
+/**
+ * One Event as the correlator counts it (client-go's `eventLog`). The
+ * recorder notes on it the name the API gave the Event once it is created, so
+ * that later occurrences patch that Event.
+ */
+export interface EventLogEntry {
+  /** The key of the Event: the event's own, or its aggregate group's. */
+  readonly key: string;
+  /** How many times the Event has occurred (spam-dropped occurrences included). */
+  count: number;
+  /** When it first occurred. */
+  firstTimestamp: Date;
+  /** The Event's name on the server, once created. */
+  name?: string | undefined;
+  /** The Event's namespace on the server, once created. */
+  namespace?: string | undefined;
+}
+
+/** What to write for one occurrence that passed the spam filter. */
+export interface Correlation {
+  /** The Event it lands in: a new one (`count` 1, nothing on the server yet) or an existing one. */
+  entry: EventLogEntry;
+  /** The message to write (the combined one when aggregated). */
+  message: string;
+  /** The Event's count after this occurrence. */
+  count: number;
+  /** When the Event first occurred. */
+  firstTimestamp: Date;
+  /** When this occurrence happened. */
+  lastTimestamp: Date;
+  /** Whether it was aggregated with similar events. */
+  aggregated: boolean;
+  /** The key of its source and object (the spam filter's): events about one object share it. */
+  source: string;
+}
+
+/** The correlator's limits; read at every use (settings may change while running). */
+export interface CorrelatorLimits {
+  /** Events a source may post about one object at once (client-go: 25). */
+  spamBurst: number;
+  /** Seconds until one more is allowed once the burst is spent (client-go: 300). */
+  spamRefill: number;
+}
+
+/** Options of {@link EventCorrelator}. */
+export interface EventCorrelatorOptions {
+  /** The spam filter's limits (default: client-go's, 25 and 300 s). */
+  limits?: CorrelatorLimits | undefined;
+  /** Different messages of similar events before they are aggregated (default 10). */
+  aggregateLimit?: number | undefined;
+  /** Seconds after the last similar event that a group is forgotten (default 600). */
+  aggregateWindow?: number | undefined;
+  /** Entries of each cache (default 4096). */
+  cacheSize?: number | undefined;
+  /** The time source (default: the real clock). */
+  clock?: Clock | undefined;
+}
+
+/** A map that forgets its least recently used entries beyond a size. */
+class Lru<V> {
+  #map = new Map<string, V>();
+  constructor(readonly size: number) {}
+  get(key: string): V | undefined {
+    const value = this.#map.get(key);
+    if (value !== undefined) {
+      this.#map.delete(key);
+      this.#map.set(key, value);
+    }
+    return value;
+  }
+  set(key: string, value: V): void {
+    this.#map.delete(key);
+    this.#map.set(key, value);
+    if (this.#map.size > this.size) this.#map.delete(this.#map.keys().next().value!);
+  }
+}
+
+/** A token bucket; its tokens are kept as milliseconds of refill, so fake time adds up exactly. */
+interface Bucket {
+  credit: number;
+  at: number;
+}
+
+interface Group {
+  messages: Set<string>;
+  at: number;
+}
+
+const CLIENT_GO: CorrelatorLimits = { spamBurst: 25, spamRefill: 300 };
+
+/**
+ * Filters, aggregates and counts events as client-go's `EventCorrelator` does.
+ *
+ * @example
+ * ```ts
+ * import { EventCorrelator } from "./event_correlator.ts";
+ * const correlator = new EventCorrelator();
+ * const event = {
+ *   ref: { apiVersion: "v1", kind: "Pod", name: "p", namespace: "ns", uid: "u" },
+ *   type: "Normal", reason: "Logging", message: "Hello.", component: "kopf", instance: "dev",
+ * };
+ * const first = correlator.correlate(event)!;
+ * const again = correlator.correlate(event)!;
+ * console.log(first.count, again.count, first.entry === again.entry); // 1 2 true
+ * ```
+ */
+export class EventCorrelator {
+  #limits: CorrelatorLimits;
+  #aggregateLimit: number;
+  #aggregateWindow: number;
+  #clock: Clock;
+  #groups: Lru<Group>;
+  #log: Lru<EventLogEntry>;
+  #buckets: Lru<Bucket>;
+
+  /**
+   * Creates a correlator with empty caches.
+   *
+   * @param options Limits, cache size, clock.
+   */
+  constructor(options: EventCorrelatorOptions = {}) {
+    const size = options.cacheSize ?? 4096;
+    this.#limits = options.limits ?? CLIENT_GO;
+    this.#aggregateLimit = options.aggregateLimit ?? 10;
+    this.#aggregateWindow = (options.aggregateWindow ?? 600) * 1000;
+    this.#clock = options.clock ?? realClock;
+    this.#groups = new Lru(size);
+    this.#log = new Lru(size);
+    this.#buckets = new Lru(size);
+  }
+
+  /**
+   * Correlates one occurrence: aggregates, counts, and filters it.
+   *
+   * @param event The occurrence.
+   * @returns What to write, or undefined when the spam filter drops it.
+   */
+  correlate(event: CorrelatedEvent): Correlation | undefined {
+    const now = this.#clock.now();
+    const date = this.#clock.date();
+    const { ref, type, reason } = event;
+    // client-go's keys: the spam key (source + object) is a prefix of the others.
+    const source = [
+      event.component,
+      ref.kind ?? "",
+      ref.namespace ?? "",
+      ref.name ?? "",
+      ref.uid ?? "",
+      ref.apiVersion ?? "",
+    ].join("\u0000");
+    const similar = `${source}\u0000${type}\u0000${reason}\u0000${event.instance}`;
+
+    // 1. Aggregation of similar events (they differ only by message).
+    let group = this.#groups.get(similar);
+    if (!group || now - group.at > this.#aggregateWindow) group = { messages: new Set(), at: 0 };
+    group.messages.add(event.message);
+    group.at = now;
+    this.#groups.set(similar, group);
+    let key: string;
+    let message = event.message;
+    const aggregated = group.messages.size >= this.#aggregateLimit;
+    if (!aggregated) {
+      key = `e\u0000${source}\u0000${type}\u0000${reason}\u0000${event.message}`;
+    } else {
+      // Keep the group below the limit (client-go pops any; the oldest here, deterministically).
+      group.messages.delete(group.messages.values().next().value!);
+      key = `a\u0000${similar}`;
+      message = COMBINED_PREFIX + event.message;
+    }
+
+    // 2. Counting of identical events: the same Event, its count bumped.
+    let entry = this.#log.get(key);
+    if (entry && entry.count > 0) entry.count++;
+    else entry = { key, count: 1, firstTimestamp: date };
+    this.#log.set(key, entry);
+
+    // 3. The spam filter: a token bucket per source and object.
+    const token = this.#limits.spamRefill * 1000;
+    const full = this.#limits.spamBurst * token;
+    let bucket = this.#buckets.get(source);
+    if (!bucket) bucket = { credit: full, at: now };
+    bucket.credit = Math.min(full, bucket.credit + (now - bucket.at));
+    bucket.at = now;
+    this.#buckets.set(source, bucket);
+    if (token > 0) {
+      if (bucket.credit < token) return undefined;
+      bucket.credit -= token;
+    }
+
+    return {
+      entry,
+      message,
+      count: entry.count,
+      firstTimestamp: entry.firstTimestamp,
+      lastTimestamp: date,
+      aggregated,
+      source,
+    };
+  }
+}

@@ -1,0 +1,170 @@
+/**
+ * The event correlator, client-go's semantics on a fake clock: which
+ * occurrences are one Event (the key), identical ones counted into it,
+ * similar ones aggregated after 10 messages in 10 minutes, and the spam
+ * filter's token bucket per source and object (25 at once, one per 5 minutes).
+ */
+
+import assert from "node:assert/strict";
+import { FakeClock } from "../../testing.ts";
+import { PostingSettings } from "../../src/cogs/configs/settings.ts";
+import {
+  COMBINED_PREFIX,
+  type CorrelatedEvent,
+  EventCorrelator,
+} from "../../src/core/engines/event_correlator.ts";
+
+const POD = { apiVersion: "v1", kind: "Pod", name: "p1", namespace: "ns", uid: "u1" };
+
+function occurrence(over: Partial<CorrelatedEvent> = {}): CorrelatedEvent {
+  return {
+    ref: POD,
+    type: "Normal",
+    reason: "Logging",
+    message: "Hello.",
+    component: "kopf",
+    instance: "dev",
+    ...over,
+  };
+}
+
+Deno.test("correlate(): identical events are one Event, its count bumped and its last time moved", async () => {
+  const clock = new FakeClock();
+  const correlator = new EventCorrelator({ clock });
+  const first = correlator.correlate(occurrence())!;
+  await clock.advance(10);
+  const second = correlator.correlate(occurrence())!;
+  await clock.advance(5);
+  const third = correlator.correlate(occurrence())!;
+  assert.equal(first.entry, second.entry);
+  assert.equal(second.entry, third.entry);
+  assert.deepEqual([first.count, second.count, third.count], [1, 2, 3]);
+  assert.deepEqual(third.firstTimestamp, first.lastTimestamp);
+  assert.equal(third.lastTimestamp.getTime() - first.lastTimestamp.getTime(), 15_000);
+  assert.equal(third.message, "Hello.");
+  assert.equal(third.aggregated, false);
+});
+
+Deno.test("correlate(): the key is the object (kind, namespace, name, uid, apiVersion), type, reason, message and source", () => {
+  const correlator = new EventCorrelator();
+  const base = correlator.correlate(occurrence())!.entry;
+  const others: Partial<CorrelatedEvent>[] = [
+    { ref: { ...POD, name: "p2" } },
+    { ref: { ...POD, namespace: "other" } },
+    { ref: { ...POD, uid: "u2" } }, // a re-created object of the same name
+    { ref: { ...POD, kind: "Service" } },
+    { ref: { ...POD, apiVersion: "v2" } },
+    { type: "Warning" },
+    { reason: "Other" },
+    { message: "Bye." },
+    { component: "other-operator" },
+  ];
+  const entries = others.map((o) => correlator.correlate(occurrence(o))!.entry);
+  assert.equal(new Set([base, ...entries]).size, others.length + 1);
+  for (const e of entries) assert.equal(e.count, 1);
+  assert.equal(correlator.correlate(occurrence())!.entry, base);
+  assert.equal(base.count, 2);
+});
+
+Deno.test("correlate(): the 10th different message of similar events within 10 minutes is aggregated", async () => {
+  const clock = new FakeClock();
+  const correlator = new EventCorrelator({ clock });
+  const singles = [];
+  for (let i = 1; i <= 9; i++) {
+    singles.push(correlator.correlate(occurrence({ message: `Step ${i}.` }))!);
+    await clock.advance(30);
+  }
+  assert.ok(singles.every((s) => !s.aggregated && s.count === 1));
+  assert.equal(new Set(singles.map((s) => s.entry)).size, 9);
+
+  const tenth = correlator.correlate(occurrence({ message: "Step 10." }))!;
+  assert.equal(tenth.aggregated, true);
+  assert.equal(tenth.message, `${COMBINED_PREFIX}Step 10.`);
+  assert.equal(tenth.count, 1); // a new Event: the aggregate
+  await clock.advance(1);
+  const eleventh = correlator.correlate(occurrence({ message: "Step 11." }))!;
+  assert.equal(eleventh.entry, tenth.entry);
+  assert.equal(eleventh.count, 2);
+  assert.equal(eleventh.message, `${COMBINED_PREFIX}Step 11.`);
+
+  // The group stays below the limit by forgetting one message (the oldest, here: "Step 1." and
+  // "Step 2."): a message still in the group is its own Event again; a forgotten one aggregates.
+  const again = correlator.correlate(occurrence({ message: "Step 9." }))!;
+  assert.equal(again.aggregated, false);
+  assert.equal(again.entry, singles[8]!.entry);
+  assert.equal(again.count, 2);
+  const forgotten = correlator.correlate(occurrence({ message: "Step 1." }))!;
+  assert.equal(forgotten.aggregated, true);
+  assert.equal(forgotten.count, 3);
+
+  // Other objects and other reasons are other groups.
+  assert.equal(
+    correlator.correlate(occurrence({ message: "Step 12.", reason: "X" }))!.aggregated,
+    false,
+  );
+  assert.equal(
+    correlator.correlate(occurrence({ message: "Step 12.", ref: { ...POD, name: "p2" } }))!
+      .aggregated,
+    false,
+  );
+});
+
+Deno.test("correlate(): a group quiet for more than 10 minutes starts over", async () => {
+  const clock = new FakeClock();
+  const correlator = new EventCorrelator({ clock });
+  for (let i = 1; i <= 9; i++) correlator.correlate(occurrence({ message: `Step ${i}.` }));
+  await clock.advance(600); // exactly the window: still the same group
+  assert.equal(correlator.correlate(occurrence({ message: "Step 10." }))!.aggregated, true);
+  await clock.advance(600.001);
+  const fresh = correlator.correlate(occurrence({ message: "Step 11." }))!;
+  assert.equal(fresh.aggregated, false);
+  assert.equal(fresh.message, "Step 11.");
+});
+
+Deno.test("correlate(): the spam filter lets 25 events about an object through at once, then one per 5 minutes", async () => {
+  const clock = new FakeClock();
+  const correlator = new EventCorrelator({ clock });
+  const passed = [];
+  for (let i = 0; i < 30; i++) passed.push(correlator.correlate(occurrence()));
+  assert.equal(passed.filter(Boolean).length, 25);
+  assert.deepEqual(passed.slice(20).map((p) => p?.count), [21, 22, 23, 24, 25, ...Array(5)]);
+  // Other messages about the same object share its bucket; other objects have their own.
+  assert.equal(correlator.correlate(occurrence({ message: "Other." })), undefined);
+  assert.equal(correlator.correlate(occurrence({ ref: { ...POD, name: "p2" } }))?.count, 1);
+
+  await clock.advance(299);
+  assert.equal(correlator.correlate(occurrence()), undefined);
+  await clock.advance(1);
+  // As in client-go, dropped occurrences were counted: the one let through carries them all.
+  const refilled = correlator.correlate(occurrence())!;
+  assert.equal(refilled.count, 32);
+  assert.equal(correlator.correlate(occurrence()), undefined);
+  await clock.advance(25 * 300 + 600); // the bucket refills up to the burst, no more
+  let through = 0;
+  for (let i = 0; i < 40; i++) if (correlator.correlate(occurrence())) through++;
+  assert.equal(through, 25);
+});
+
+Deno.test("correlate(): the spam limits are read at every use (settings.posting.spamBurst, spamRefill)", async () => {
+  const clock = new FakeClock();
+  const settings = new PostingSettings();
+  settings.spamBurst = 2;
+  settings.spamRefill = 10;
+  const correlator = new EventCorrelator({ clock, limits: settings });
+  const through = () => [1, 2, 3].filter(() => correlator.correlate(occurrence())).length;
+  assert.equal(through(), 2);
+  await clock.advance(10);
+  assert.equal(through(), 1);
+  settings.spamRefill = 0; // no limit
+  assert.equal(through(), 3);
+});
+
+Deno.test("correlate(): the caches are bounded (LRU); an evicted Event starts over as a new one", () => {
+  const correlator = new EventCorrelator({ cacheSize: 2 });
+  const a = correlator.correlate(occurrence({ message: "A." }))!;
+  correlator.correlate(occurrence({ message: "B." }));
+  assert.equal(correlator.correlate(occurrence({ message: "A." }))!.entry, a.entry); // A is recent
+  correlator.correlate(occurrence({ message: "C." })); // evicts B, the least recently used
+  assert.equal(correlator.correlate(occurrence({ message: "A." }))!.count, 3);
+  assert.equal(correlator.correlate(occurrence({ message: "B." }))!.count, 1);
+});
