@@ -49,7 +49,21 @@ export type { FieldRequirement } from "./src/cogs/structs/field_selector.ts";
 export type { LabelRequirement, LabelSelector } from "./src/cogs/structs/label_selector.ts";
 export type { FaultCounts, Faults, FaultSettings } from "./src/apiserver/faults.ts";
 export type { Kubeconfig } from "./src/apiserver/kubeconfig.ts";
-export type { TlsBundle } from "./src/apiserver/tls.ts";
+export type { ClientCertificate, TlsBundle } from "./src/apiserver/tls.ts";
+// Authorization (`authorization: "rbac"`), as `RunningApiServer.server` exposes it.
+export type { Authenticator, StaticToken, UserInfo } from "./src/apiserver/authentication.ts";
+export type {
+  Decision,
+  PolicyRule,
+  RbacAuthorizer,
+  RuleVisitor,
+  Subject,
+} from "./src/apiserver/rbac.ts";
+export type { RequestAttributes } from "./src/apiserver/request_attributes.ts";
+export type {
+  ServiceAccountTokens,
+  ServiceAccountUser,
+} from "./src/apiserver/service_account_tokens.ts";
 export { KopfRunner } from "./src/cli/runner.ts";
 export { FakeClock } from "./src/cogs/aio/fake_clock.ts";
 export type { BaseKopfRunner, KopfRunnerOptions } from "./src/kits/runner.ts";

@@ -7,6 +7,7 @@
  * @module
  */
 
+import { reviewResources } from "./access_review.ts";
 import { ALL_VERBS, type ResourceDef } from "./resources.ts";
 
 type Row = [
@@ -109,7 +110,9 @@ const ROWS: Row[] = [
  * ```
  */
 export function builtinResources(): ResourceDef[] {
-  return ROWS.map(([group, version, plural, kind, namespaced, shortNames, categories, status]) => ({
+  const stored = ROWS.map((
+    [group, version, plural, kind, namespaced, shortNames, categories, status],
+  ) => ({
     group,
     version,
     plural,
@@ -125,4 +128,6 @@ export function builtinResources(): ResourceDef[] {
     builtin: true,
     storage: true,
   }));
+  // The review kinds (`kubectl auth can-i`, `whoami`): create only, answered, never stored.
+  return [...stored, ...reviewResources()];
 }

@@ -75,6 +75,17 @@ export function resourceList(
         verbs: ["get", "patch", "update"],
       });
     }
+    if (def.plural === "serviceaccounts" && def.group === "") {
+      resources.push({
+        name: "serviceaccounts/token",
+        singularName: "",
+        namespaced: true,
+        group: "authentication.k8s.io",
+        version: "v1",
+        kind: "TokenRequest",
+        verbs: ["create"],
+      });
+    }
     if (def.plural === "namespaces" && def.group === "") {
       resources.push({
         name: "namespaces/finalize",

@@ -23,6 +23,11 @@ export type NameOptions = {
   /** Require a DNS-1123 label (≤63, no dots), as for namespaces, instead of a subdomain. */
   dns1123Label?: boolean;
   /**
+   * Require only a valid URL path segment (not `.` or `..`, no `/` or `%`), as for the RBAC
+   * kinds, whose names are like `system:discovery`.
+   */
+  pathSegment?: boolean;
+  /**
    * Validate a `generateName` prefix: a trailing `-` is allowed (a random
    * suffix follows) and an empty value is not an error.
    */
@@ -85,8 +90,20 @@ export function validateName(name: unknown, options: NameOptions): FieldCause[] 
   if (name === "") return options.prefix ? [] : [emptyName(field)];
   // A prefix may end with "-": the generated suffix makes the name valid.
   const checked = options.prefix && name.endsWith("-") ? `${name.slice(0, -1)}a` : name;
-  const msgs = options.dns1123Label ? isDns1123Label(checked) : isDns1123Subdomain(checked);
+  const msgs = options.pathSegment
+    ? pathSegmentProblems(checked)
+    : options.dns1123Label
+    ? isDns1123Label(checked)
+    : isDns1123Subdomain(checked);
   return msgs.map((msg) => invalid(field, name, msg));
+}
+
+/** Why a name is not a valid URL path segment (kube-apiserver's `IsValidPathSegmentName`). */
+function pathSegmentProblems(name: string): string[] {
+  if (name === "." || name === "..") return [`may not be '${name}'`];
+  const problems: string[] = [];
+  for (const ch of ["/", "%"]) if (name.includes(ch)) problems.push(`may not contain '${ch}'`);
+  return problems;
 }
 
 /**

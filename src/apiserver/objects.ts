@@ -582,7 +582,11 @@ export class Objects {
     const causes: StatusCause[] = [];
     if (!current) {
       const label = def.plural === "namespaces";
-      causes.push(...validateName(name, { field: "metadata.name", dns1123Label: label }));
+      // RBAC names need only be path segments (`system:discovery`), as kube-apiserver validates.
+      const pathSegment = def.group === "rbac.authorization.k8s.io";
+      causes.push(
+        ...validateName(name, { field: "metadata.name", dns1123Label: label, pathSegment }),
+      );
     }
     if (meta.labels !== undefined) {
       // Empty maps are omitted, as Go's omitempty does on a real server.

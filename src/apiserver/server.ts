@@ -22,7 +22,9 @@ import {
   parseLabelSelector,
 } from "../cogs/structs/label_selector.ts";
 import { SelectorError } from "../cogs/structs/selector_error.ts";
-import { Admission, type AdmissionRequestInfo, type AdmissionUserInfo } from "./admission.ts";
+import { AccessReviews, isReview } from "./access_review.ts";
+import { Admission, type AdmissionRequestInfo } from "./admission.ts";
+import { Authenticator, type StaticToken, type UserInfo } from "./authentication.ts";
 import { Controllers } from "./controllers.ts";
 import { Conversion } from "./conversion.ts";
 import { coreVersions, groupInfo, groupList, resourceList, versionInfo } from "./discovery.ts";
@@ -37,7 +39,10 @@ import {
   type WriteOptions,
 } from "./objects.ts";
 import { decodeProtobufObject, PROTOBUF_CONTENT_TYPE } from "./protobuf.ts";
+import { RbacAuthorizer } from "./rbac.ts";
+import { bootstrapRbac } from "./rbac_bootstrap.ts";
 import { ResourceRegistry } from "./registry.ts";
+import { requestAttributes } from "./request_attributes.ts";
 import { apiVersionOf, type ResourceDef, storageKey } from "./resources.ts";
 import { type KObject, Store } from "./store.ts";
 import { renderTable, TABLE_CONTENT_TYPE, wantsTable } from "./table.ts";
@@ -50,6 +55,16 @@ export interface ApiServerOptions {
   token?: string;
   /** Accept requests that present a verified client certificate (TLS only). */
   clientCertificates?: boolean;
+  /**
+   * `"rbac"`: every request names its user (client certificate, the server's token, a static
+   * token or a service account's token; else 401) and Roles, ClusterRoles and their bindings
+   * decide what it may do (else 403), as kube-apiserver with `--authorization-mode=RBAC`.
+   * Without it: the access check of `token` / `clientCertificates` only, and anyone who passes
+   * may do anything.
+   */
+  authorization?: "rbac";
+  /** Users known by bearer token (kube-apiserver's `--token-auth-file`); with `authorization` only. */
+  staticTokens?: StaticToken[];
   /** Fault switches at start. */
   faults?: FaultSettings;
   /** How many changes history keeps for resuming watches. */
@@ -111,6 +126,12 @@ export class ApiServer {
   readonly #admission: Admission;
   /** The conversion webhook caller (see `conversion.ts`). */
   readonly #conversion: Conversion;
+  /** Who asks: users and groups of requests (see `authentication.ts`). */
+  readonly authenticator: Authenticator;
+  /** What they may do, with `authorization: "rbac"` (see `rbac.ts`); undefined: anything. */
+  readonly authorizer: RbacAuthorizer | undefined;
+  /** The review APIs: `kubectl auth can-i` and `whoami` (see `access_review.ts`). */
+  readonly #reviews: AccessReviews;
   #options: ApiServerOptions;
 
   /**
@@ -142,6 +163,16 @@ export class ApiServer {
       if (close) this.watches.closeAll();
     };
     this.objects.bootstrap();
+    const rbac = options.authorization === "rbac";
+    if (rbac) bootstrapRbac(this.objects);
+    this.authenticator = new Authenticator(this.store, {
+      ...(options.token ? { token: options.token } : {}),
+      clientCertificates: !!options.clientCertificates,
+      enforce: rbac,
+      ...(rbac && options.staticTokens ? { staticTokens: options.staticTokens } : {}),
+    });
+    this.authorizer = rbac ? new RbacAuthorizer(this.store) : undefined;
+    this.#reviews = new AccessReviews(this.authenticator, this.authorizer);
     this.controllers = new Controllers(this.store, this.objects);
     this.controllers.resync();
   }
@@ -219,7 +250,8 @@ export class ApiServer {
       ctx.verb = "version";
       return json(versionInfo(this.#options.kubernetesMinor ?? 33));
     }
-    this.#authorize(req, identity);
+    const user = await this.authenticator.authenticate(req, identity);
+    this.authorizer?.check(user, requestAttributes(req.method, url));
     if (path.startsWith("/admin/")) return await this.#admin(req, path, ctx);
     if (path === "/openapi/v2" || path === "/swagger-2.0.0.pb-v1") {
       ctx.verb = "openapi";
@@ -284,6 +316,23 @@ export class ApiServer {
     if (!def.namespaced && namespace !== undefined) {
       throw new ApiError(404, "NotFound", "the server could not find the requested resource");
     }
+    if (isReview(def) && !name) {
+      ctx.verb = "create";
+      return await this.#reviews.handle(req, def, namespace ?? "", user);
+    }
+    if (def.group === "" && def.plural === "serviceaccounts" && name && subresource === "token") {
+      ctx.verb = "create";
+      if (req.method !== "POST") {
+        throw new ApiError(
+          405,
+          "MethodNotAllowed",
+          "the server does not allow this method on the requested resource",
+        );
+      }
+      const body = await readBody(req);
+      const answer = await this.authenticator.serviceAccountTokens.request(namespace!, name, body);
+      return json(answer, 201);
+    }
     if (
       subresource && !(subresource === "status" && def.statusSubresource) &&
       !(subresource === "finalize" && def.plural === "namespaces" && def.group === "")
@@ -292,18 +341,7 @@ export class ApiServer {
     }
     ctx.verb = verbOf(req.method, name, url);
     await this.#injectFaults(req);
-    return await this.#serve(req, url, def, namespace, name, subresource, ctx, identity);
-  }
-
-  #authorize(req: Request, identity?: ClientIdentity): void {
-    // Open only when neither a token nor client certificates are configured;
-    // with TLS, a verified client certificate is enough, otherwise the token is needed.
-    const token = this.#options.token;
-    const certificates = this.#options.clientCertificates;
-    if (!token && !certificates) return;
-    if (certificates && identity) return;
-    if (token && req.headers.get("authorization") === `Bearer ${token}`) return;
-    throw new ApiError(401, "Unauthorized", "Unauthorized");
+    return await this.#serve(req, url, def, namespace, name, subresource, ctx, user);
   }
 
   async #injectFaults(req: Request): Promise<void> {
@@ -334,7 +372,7 @@ export class ApiServer {
     name: string | undefined,
     subresource: string | undefined,
     ctx: RequestInfo,
-    identity?: ClientIdentity,
+    user: UserInfo,
   ): Promise<Response> {
     const q = url.searchParams;
     const admitting = (objName = name ?? ""): AdmissionRequestInfo => ({
@@ -342,7 +380,11 @@ export class ApiServer {
       namespace: ns ?? "",
       name: objName,
       ...(subresource ? { subresource } : {}),
-      userInfo: userInfoOf(identity),
+      userInfo: {
+        username: user.username,
+        ...(user.uid ? { uid: user.uid } : {}),
+        groups: user.groups,
+      },
     });
     const ns = def.namespaced ? namespace : undefined;
     const table = wantsTable(req.headers.get("accept"));
@@ -633,18 +675,6 @@ function matches(
   if (labels.length && !matchesLabels(labels, obj.metadata.labels)) return false;
   if (fields.length && !matchesFields(fields, (f) => fieldOf(obj, f))) return false;
   return true;
-}
-
-/** The caller, as admission webhooks are told (`request.userInfo`). */
-function userInfoOf(identity: ClientIdentity | undefined): AdmissionUserInfo {
-  if (identity) {
-    return {
-      username: identity.commonName,
-      groups: [...identity.organizations, "system:authenticated"],
-    };
-  }
-  // A token or an open server: the one administrator kubeconfig of the embedded server.
-  return { username: "system:admin", groups: ["system:masters", "system:authenticated"] };
 }
 
 function writeOptions(q: URLSearchParams): WriteOptions {

@@ -11,7 +11,12 @@ import { DataDir } from "./persistence.ts";
 import { buildKubeconfig, type Kubeconfig, kubeconfigYaml } from "./kubeconfig.ts";
 import { ApiServer, type ApiServerOptions } from "./server.ts";
 import type { FaultCounts, FaultSettings } from "./faults.ts";
-import { generateCertificates, type TlsBundle } from "./tls.ts";
+import {
+  type ClientCertificate,
+  generateCertificates,
+  issueClientCertificate,
+  type TlsBundle,
+} from "./tls.ts";
 import { serveTls } from "./tls_listener.ts";
 
 /** Options of {@link startApiServer}. */
@@ -55,6 +60,30 @@ export interface RunningApiServer extends AsyncDisposable {
   readonly faultCounts: FaultCounts;
   /** Counts of requests, summed by verb, resource (`plural.group`) and code. */
   countRequests(filter?: { verb?: string; resource?: string; code?: number }): number;
+  /**
+   * A token of an existing service account, as `kubectl create token` gets one (TokenRequest).
+   *
+   * @param namespace The service account's namespace.
+   * @param name The service account's name.
+   * @param options Its lifetime (default 3600 s) and audiences (default: this server).
+   * @returns The bearer token; with `authorization: "rbac"` it authenticates as
+   *   `system:serviceaccount:<namespace>:<name>`.
+   */
+  createToken(
+    namespace: string,
+    name: string,
+    options?: { expirationSeconds?: number; audiences?: string[] },
+  ): Promise<string>;
+  /**
+   * A client certificate for another user from the server's CA (`tls: true` only): CN the
+   * user, one O per group.
+   */
+  issueClientCertificate(user: string, groups?: string[]): Promise<ClientCertificate>;
+  /**
+   * A kubeconfig (YAML) for this server with other credentials: a bearer token, or a client
+   * certificate and key — to run kubectl or an operator as another user.
+   */
+  kubeconfigFor(credentials: { token: string } | ClientCertificate): string;
   /** Resolves when the garbage collector and namespace/CRD cleaners are idle. */
   settled(): Promise<void>;
   /** Stops the server: closes watches, stops listening, saves state. Idempotent. */
@@ -87,8 +116,13 @@ export async function startApiServer(
     ? (options.log ?? ((line: string) => console.error(line)))
     : undefined;
   const tls = options.tls ? await generateCertificates({}) : undefined;
+  // With authorization on, the server's own kubeconfig must name its administrator: without TLS
+  // (no client certificate), by a token made up here unless one is given.
+  const token = options.token ??
+    (options.authorization === "rbac" && !tls ? crypto.randomUUID() : undefined);
   const server = new ApiServer({
     ...options,
+    ...(token ? { token } : {}),
     ...(store ? { store } : {}),
     ...(log ? { log } : {}),
     clientCertificates: !!tls,
@@ -126,7 +160,7 @@ export async function startApiServer(
   const url = `${tls ? "https" : "http"}://${urlHost}:${port}`;
   const object = buildKubeconfig({
     server: url,
-    ...(options.token ? { token: options.token } : {}),
+    ...(token ? { token } : {}),
     ...(tls ? { caCert: tls.caCert, clientCert: tls.clientCert, clientKey: tls.clientKey } : {}),
   });
   const yaml = kubeconfigYaml(object);
@@ -161,6 +195,24 @@ export async function startApiServer(
       return { ...server.faults.counts };
     },
     countRequests: (filter) => server.countRequests(filter),
+    createToken: async (namespace, name, tokenOptions = {}) => {
+      const answer = await server.authenticator.serviceAccountTokens.request(namespace, name, {
+        spec: tokenOptions,
+      });
+      return (answer.status as { token: string }).token;
+    },
+    issueClientCertificate: async (user, groups = []) => {
+      if (!tls) throw new Error("client certificates need a server started with tls: true");
+      return await issueClientCertificate(tls, user, groups);
+    },
+    kubeconfigFor: (credentials) =>
+      kubeconfigYaml(buildKubeconfig({
+        server: url,
+        ...(tls ? { caCert: tls.caCert } : {}),
+        ...("token" in credentials
+          ? { token: credentials.token }
+          : { clientCert: credentials.cert, clientKey: credentials.key }),
+      })),
     settled: () => server.controllers.settled(),
     stop,
     [Symbol.asyncDispose]: stop,

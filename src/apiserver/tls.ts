@@ -200,6 +200,78 @@ export async function generateCertificates(
   };
 }
 
+/** A client certificate and its key (PEM), as {@linkcode issueClientCertificate} makes them. */
+export interface ClientCertificate {
+  /** The certificate (CN = user, one O per group), signed by the CA. */
+  cert: string;
+  /** Its private key (PKCS#8 PEM). */
+  key: string;
+}
+
+/**
+ * Issues one more client certificate from a bundle's CA, for another user: the
+ * Kubernetes x509 authenticator reads the CN as the user and each O as a group
+ * (what `kubectl` presents with `client-certificate-data`).
+ *
+ * @param ca The CA certificate and key (from {@linkcode generateCertificates}).
+ * @param user The user name (CN).
+ * @param groups The groups (one O each).
+ * @param days How many days it stays valid. @default {365}
+ * @returns The certificate and its key, PEM.
+ * @throws {RangeError} If `days` is not a positive number.
+ *
+ * @example
+ * ```ts
+ * import { generateCertificates, issueClientCertificate } from "./tls.ts";
+ * const tls = await generateCertificates({});
+ * const alice = await issueClientCertificate(tls, "alice", ["devs", "ops"]);
+ * console.log(alice.cert.startsWith("-----BEGIN CERTIFICATE-----")); // true
+ * ```
+ */
+export async function issueClientCertificate(
+  ca: Pick<TlsBundle, "caCert" | "caKey">,
+  user: string,
+  groups: string[] = [],
+  days = 365,
+): Promise<ClientCertificate> {
+  if (!(days > 0) || !Number.isFinite(days)) {
+    throw new RangeError(
+      `TLS certificate validity must be a positive number of days, got ${days}.`,
+    );
+  }
+  const x509 = await loadX509();
+  const caCert = new x509.X509Certificate(ca.caCert);
+  const caKey = await crypto.subtle.importKey(
+    "pkcs8",
+    x509.PemConverter.decodeFirst(ca.caKey),
+    KEY_ALGORITHM,
+    false,
+    ["sign"],
+  );
+  const caPublic = await caCert.publicKey.export(KEY_ALGORITHM, ["verify"], crypto);
+  const keys = await newKeys();
+  const notBefore = new Date(Date.now() - SKEW_MS);
+  const notAfter = new Date(notBefore.getTime() + SKEW_MS + days * 24 * 60 * 60 * 1000);
+  const { KeyUsageFlags: KU } = x509;
+  const cert = await x509.X509CertificateGenerator.create({
+    subject: distinguishedName(x509, [...groups.map((g) => ["O", g] as const), ["CN", user]]),
+    issuer: caCert.subjectName,
+    publicKey: keys.publicKey,
+    signingKey: caKey,
+    notBefore,
+    notAfter,
+    signingAlgorithm: SIGNING_ALGORITHM,
+    extensions: [
+      new x509.BasicConstraintsExtension(false, undefined, true),
+      new x509.KeyUsagesExtension(KU.digitalSignature, true),
+      new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.clientAuth], false),
+      await x509.SubjectKeyIdentifierExtension.create(keys.publicKey, false, crypto),
+      await x509.AuthorityKeyIdentifierExtension.create(caPublic, false, crypto),
+    ],
+  }, crypto);
+  return { cert: pem(cert.toString("pem")), key: await privateKeyPem(x509, keys) };
+}
+
 /** An extractable ECDSA P-256 key pair (extractable, so the private key can be exported). */
 async function newKeys(): Promise<CryptoKeyPair> {
   return await crypto.subtle.generateKey(KEY_ALGORITHM, true, ["sign", "verify"]);

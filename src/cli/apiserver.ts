@@ -7,6 +7,7 @@
 
 import { startApiServer, type StartApiServerOptions } from "../apiserver/start.ts";
 import { validateFaults } from "../apiserver/faults.ts";
+import { parseTokenAuthFile } from "../apiserver/authentication.ts";
 import { permissionError, permissionHint } from "../cogs/clients/_permissions.ts";
 
 /** The parsed flags of `kopf apiserver`. */
@@ -17,6 +18,10 @@ export interface ApiServerFlags {
   dataDir?: string;
   token?: string;
   tls: boolean;
+  /** `"rbac"` turns authorization on. */
+  authorization?: string;
+  /** Users by bearer token (CSV), with `authorization`. */
+  tokenAuthFile?: string;
   verbose: boolean;
   faults?: string;
   webhookClientCert?: string;
@@ -47,6 +52,32 @@ export async function runApiServer(flags: ApiServerFlags): Promise<number> {
   else options.kubeconfigPath = `${Deno.cwd()}/kopf-apiserver.kubeconfig`;
   if (flags.dataDir) options.dataDir = await checkDataDir(flags.dataDir);
   if (flags.token) options.token = flags.token;
+  if (flags.authorization) {
+    if (flags.authorization !== "rbac") {
+      throw new Error(`--authorization ${flags.authorization}: the only mode is rbac`);
+    }
+    options.authorization = "rbac";
+  }
+  if (flags.tokenAuthFile) {
+    if (!options.authorization) {
+      throw new Error(
+        "--token-auth-file needs --authorization rbac (without it, anyone may do anything)",
+      );
+    }
+    let text: string;
+    try {
+      text = await Deno.readTextFile(flags.tokenAuthFile);
+    } catch (e) {
+      throw new Error(
+        `--token-auth-file: cannot read ${flags.tokenAuthFile}: ${(e as Error).message}`,
+      );
+    }
+    try {
+      options.staticTokens = parseTokenAuthFile(text);
+    } catch (e) {
+      throw new Error(`--token-auth-file ${flags.tokenAuthFile}: ${(e as Error).message}`);
+    }
+  }
   if (flags.faults) {
     let parsed: unknown;
     try {
@@ -90,6 +121,12 @@ export async function runApiServer(flags: ApiServerFlags): Promise<number> {
   }
   console.log(`Kubernetes API server (embedded) listening at ${api.url}`);
   console.log(`export KUBECONFIG=${api.kubeconfig.path}`);
+  if (options.authorization) {
+    console.log(
+      "Authorization: rbac (that kubeconfig is the administrator's, in system:masters; " +
+        "give others a token with `kubectl create token <serviceaccount>`)",
+    );
+  }
   await new Promise<void>((resolve) =>
     stop.signal.addEventListener("abort", () => resolve(), { once: true })
   );
