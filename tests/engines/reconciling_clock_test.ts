@@ -9,7 +9,7 @@
 
 import assert from "node:assert/strict";
 import * as kopf from "../../mod.ts";
-import { gate, Rig, STREAMS } from "./_reconciling.ts";
+import { gate, PARENTS, Rig, STREAMS } from "./_reconciling.ts";
 
 interface Seen {
   at: number;
@@ -329,5 +329,22 @@ Deno.test("reconcile: two reconcilers of one parent own different children; each
   await rig.clock.advance(1);
   assert.deepEqual(pods, [0.1, 1.1]);
   assert.deepEqual(maps, [0.1], "a pod is none of the configmaps' reconciler's business");
+  await rig.close();
+});
+
+Deno.test("reconcile: settings.batching.workerLimit bounds the calls running at once across parents", async () => {
+  const rig = new Rig();
+  rig.settings.batching.workerLimit = 1;
+  const starts: Array<[string, number]> = [];
+  kopf.on.reconcile("kopfexamples", { registry: rig.registry }, async function slow({ name }) {
+    starts.push([name, rig.now()]);
+    await rig.clock.sleep(1);
+  });
+  rig.start();
+  rig.observe();
+  const other = { ...rig.body, metadata: { ...rig.body.metadata, name: "kex2", uid: "p2" } };
+  rig.engine.observe(PARENTS, rig.api, other, false, { memo: {} });
+  await rig.clock.advance(5);
+  assert.deepEqual(starts, [["kex", 0.1], ["kex2", 1.1]]);
   await rig.close();
 });

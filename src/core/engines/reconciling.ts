@@ -35,6 +35,7 @@
 
 import { type Clock, realClock } from "../../cogs/aio/clock.ts";
 import { Coalescer } from "../../cogs/aio/coalescer.ts";
+import { Limiter } from "../../cogs/aio/limiter.ts";
 import type { ToggleSet } from "../../cogs/aio/toggles.ts";
 import type { OperatorSettings } from "../../cogs/configs/settings.ts";
 import type { Resource } from "../../cogs/structs/references.ts";
@@ -124,6 +125,8 @@ export class Reconcilers {
   /** Runners being closed (deleted parents): awaited at the operator's exit. */
   readonly #closing = new Set<Promise<void>>();
   #closed = false;
+  /** How many calls run at once: `settings.batching.workerLimit`, as for the per-object queues. */
+  readonly #limiter: Limiter;
 
   /** @param op The registry, settings, memo, indices, logging, posting, clock and gates. */
   constructor(op: ReconcilersContext) {
@@ -138,6 +141,7 @@ export class Reconcilers {
       api: currentApi(),
     };
     const settings = op.settings;
+    this.#limiter = new Limiter(() => settings.batching.workerLimit);
     this.#level =
       () => (settings.posting.enabled && settings.posting.loggers
         ? settings.posting.level as Level
@@ -162,6 +166,9 @@ export class Reconcilers {
    * @param stream The watcher's key (unique per watcher).
    */
   watching(resource: Resource, stream: string): void {
+    // The orchestrator starts all watchers of a (re)scan before any of them yields, so the kinds
+    // are known before the children come. (A child seen before its parent's kind was served — a
+    // CRD applied later — is kept from its next event on: it cannot have been owned before.)
     for (const h of this.#op.registry.reconcilingHandlers(resource)) {
       const kinds = this.#parentKinds.get(h) ?? new Set();
       this.#parentKinds.set(h, kinds.add(`${resource.group}/${resource.kind}`));
@@ -255,6 +262,8 @@ export class Reconcilers {
       if (parent) this.#forget(parent, "resource deleted");
       return;
     }
+    const matching = new Set(handlers.filter((h) => matchesObject(h, body, context)));
+    if (!parent && !matching.size) return; // not ours (filters): nothing kept
     if (!parent) {
       const logger = new ObjectLogger(this.#op.sink, body, {
         post: this.#op.post,
@@ -280,7 +289,7 @@ export class Reconcilers {
     parent.api = api;
     for (const handler of handlers) {
       const runner = parent.runners.get(handler.id);
-      if (!matchesObject(handler, body, context)) {
+      if (!matching.has(handler)) {
         if (runner) this.#stop(parent, runner, "filters mismatching");
       } else if (!runner) this.#start(parent, handler).work.trigger();
       else if (changed) runner.work.trigger();
@@ -383,16 +392,22 @@ export class Reconcilers {
     runner: Runner,
     signal: AbortSignal,
   ): Promise<number | undefined> {
-    const children: Record<string, AnyObject[]> = {};
-    for (const { key, selector } of runner.handler.owns) {
-      children[key] = [...this.#childResources.values()]
-        .filter((r) => selector.check(r))
-        .flatMap((r) => this.#index.children(parent.uid, String(r)));
+    await this.#limiter.acquire();
+    try {
+      if (signal.aborted) return undefined; // deleted or exiting while waiting for a slot
+      const children: Record<string, AnyObject[]> = {};
+      for (const { key, selector } of runner.handler.owns) {
+        children[key] = [...this.#childResources.values()]
+          .filter((r) => selector.check(r))
+          .flatMap((r) => this.#index.children(parent.uid, String(r)));
+      }
+      const state = runner.state ??= new State("reconcile");
+      const again = await reconcileOnce(this.#env, parent, runner.handler, state, children, signal);
+      if (again === undefined) runner.state = undefined; // the next change or resync: afresh
+      return again;
+    } finally {
+      this.#limiter.release();
     }
-    const state = runner.state ??= new State("reconcile");
-    const again = await reconcileOnce(this.#env, parent, runner.handler, state, children, signal);
-    if (again === undefined) runner.state = undefined; // the next change or resync starts afresh
-    return again;
   }
 }
 
