@@ -158,6 +158,7 @@ export type {
   ScanningSettings,
   WatchingSettings,
 } from "./src/cogs/configs/settings.ts";
+export type { LeaderElectionSettings } from "./src/cogs/configs/leader_election.ts";
 export {
   AnnotationsProgressStorage,
   MultiProgressStorage,

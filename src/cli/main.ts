@@ -115,6 +115,12 @@ export async function cli(args: string[], controls: RunControls = {}): Promise<n
     .option("-p, --priority <n>", "the peering priority (default 0)", parseInteger)
     .option("--dev", "development mode: the peering priority 666 (the other operators pause)")
     .option(
+      "--leader-election [name]",
+      "one replica handles, holding a Lease (=NAME; default kopf-leader-<peering name>); " +
+        "the others stand by",
+    )
+    .option("--leader-election-namespace <ns>", "the namespace of the leader-election Lease")
+    .option(
       "-L, --liveness <url>",
       "serve liveness probes at this URL, e.g. http://0.0.0.0:8080/healthz",
     )
@@ -134,6 +140,11 @@ export async function cli(args: string[], controls: RunControls = {}): Promise<n
           "The operator can be either cluster-wide or namespaced, not both: " +
             "use -A/--all-namespaces or -n/--namespace",
         );
+      }
+      let leaderElection: boolean | string | undefined = opts.leaderElection;
+      if (typeof leaderElection === "string" && /[/\\]|\.[cm]?[jt]sx?$/.test(leaderElection)) {
+        paths.unshift(leaderElection); // `--leader-election handlers.ts`: a file, not a name
+        leaderElection = true;
       }
       const stop = new AbortController();
       const signal = controls.signal
@@ -155,6 +166,8 @@ export async function cli(args: string[], controls: RunControls = {}): Promise<n
           peering: opts.peering ?? envValue("KOPF_RUN_PEERING"),
           priority: opts.priority,
           dev: !!opts.dev,
+          leaderElection,
+          leaderElectionNamespace: opts.leaderElectionNamespace,
           liveness: opts.liveness,
           verbose: !!opts.verbose,
           debug: !!opts.debug,

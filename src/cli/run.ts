@@ -28,6 +28,9 @@ export interface RunFlags {
   peering?: string;
   priority?: number;
   dev: boolean;
+  /** `--leader-election[=NAME]`: true for the default Lease name. */
+  leaderElection?: boolean | string | undefined;
+  leaderElectionNamespace?: string | undefined;
   liveness?: string;
   verbose: boolean;
   debug: boolean;
@@ -186,6 +189,11 @@ export async function runOperator(flags: RunFlags, controls: RunControls = {}): 
     settings.peering.mandatory = true;
   }
   if (flags.standalone) settings.peering.standalone = true;
+  if (flags.leaderElection) settings.leaderElection.enabled = true;
+  if (typeof flags.leaderElection === "string") settings.leaderElection.name = flags.leaderElection;
+  if (flags.leaderElectionNamespace) {
+    settings.leaderElection.namespace = flags.leaderElectionNamespace;
+  }
   // Kopf's --debug: "log all the asyncio internals too, so as the API traffic".
   if (flags.debug) settings.networking.logTraffic = true;
   await operator({

@@ -14,6 +14,7 @@
  */
 
 import { AnnotationsDiffBaseStorage, DiffBaseStorage } from "./diffbase.ts";
+import { LeaderElectionSettings } from "./leader_election.ts";
 import { ProgressStorage, SmartProgressStorage } from "./progress.ts";
 
 /**
@@ -774,6 +775,8 @@ export class OperatorSettings {
   readonly networking: NetworkingSettings = new NetworkingSettings();
   /** What is kept on objects. */
   readonly persistence: PersistenceSettings = new PersistenceSettings();
+  /** Lease leader election of replicas. */
+  readonly leaderElection: LeaderElectionSettings = new LeaderElectionSettings();
 
   /** The newer Kopf name of {@link OperatorSettings.batching} (the same object). */
   get queueing(): BatchingSettings {

@@ -10,6 +10,17 @@
  * (10 seconds, as in Kopf) and computed by one request at a time: probes can
  * be heavy, and mass-requesting the status must not multiply that work.
  *
+ * Readiness (`/readyz` on the same server) is not liveness: it answers 200
+ * once the operator is ready, on every replica — leader, standby or paused —
+ * with the role in the body (`{"role":"standby"}`), and 503 before. Why a
+ * standby is ready: readiness gates a Service's traffic, and what a Service
+ * sends to an operator — admission webhook calls, metrics scrapes — every
+ * replica serves, standbys included (they are the ones that keep webhooks up
+ * while a new leader is elected); and a Deployment's rolling update waits for
+ * new pods to become ready, so a never-ready standby would stall it. The
+ * role is also in the `X-Kopf-Role` header of the probe answers and in the
+ * `kopf_operator_role` metric (roles.ts).
+ *
  * The request handling is a plain `(Request) => Promise<Response>`
  * ({@link Prober.handle}): tests call it without a socket.
  *
@@ -21,6 +32,7 @@ import type { OperatorLogger } from "../actions/loggers.ts";
 import type { ActivityHandler } from "../intents/handlers.ts";
 import { type ActivityEnvironment, runActivity } from "./activities.ts";
 import type { OperatorMetrics } from "./metrics.ts";
+import type { OperatorRole } from "./roles.ts";
 
 /** How long probe results are reused, in seconds (Kopf's `probing_max_age`). */
 export const PROBE_CACHE_PERIOD = 10;
@@ -64,6 +76,7 @@ export class Prober {
   #ready = false;
   #cached: { at: number; body: string } | undefined;
   #refreshing: Promise<{ at: number; body: string }> | undefined;
+  #role: (() => OperatorRole) | undefined;
 
   /**
    * @param options Probe handlers, their environment, path, metrics, cache period.
@@ -84,11 +97,20 @@ export class Prober {
   }
 
   /**
+   * Reports the replica's role on `/readyz` and in the `X-Kopf-Role` header.
+   *
+   * @param role Reads the current role.
+   */
+  observeRole(role: () => OperatorRole): void {
+    this.#role = role;
+  }
+
+  /**
    * Answers one request.
    *
    * @param request The request.
    * @returns 200 with the probe results (once ready), 503 (before), 500 (a probe failed),
-   *   the metrics on `/metrics`, or 404.
+   *   the metrics on `/metrics`, the readiness and role on `/readyz`, or 404.
    */
   async handle(request: Request): Promise<Response> {
     const path = new URL(request.url).pathname;
@@ -98,15 +120,22 @@ export class Prober {
         headers: { "content-type": metrics.contentType },
       });
     }
+    const role = this.#role?.();
+    const headers: Record<string, string> = role ? { "x-kopf-role": role } : {};
+    if (path === "/readyz" && path !== this.#path) {
+      if (!this.#ready) return json({ ready: false, role }, 503, headers);
+      return json({ ready: true, role: role ?? "leader" }, 200, headers);
+    }
     if (path !== this.#path) return new Response("Not found.\n", { status: 404 });
     if (!this.#ready) {
-      return json({ error: "The operator is not ready yet: its startup is in progress." }, 503);
+      const error = "The operator is not ready yet: its startup is in progress.";
+      return json({ error }, 503, headers);
     }
     try {
       const { body } = await this.#results();
-      return new Response(body, { headers: { "content-type": "application/json" } });
+      return new Response(body, { headers: { "content-type": "application/json", ...headers } });
     } catch (e) {
-      return json({ error: e instanceof Error ? e.message : String(e) }, 500);
+      return json({ error: e instanceof Error ? e.message : String(e) }, 500, headers);
     }
   }
 
@@ -130,10 +159,10 @@ export class Prober {
   }
 }
 
-function json(body: unknown, status: number): Response {
+function json(body: unknown, status: number, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify(body), {
     status,
-    headers: { "content-type": "application/json" },
+    headers: { "content-type": "application/json", ...headers },
   });
 }
 
@@ -151,6 +180,8 @@ export interface ServeProbesOptions extends Omit<ProberOptions, "path"> {
 export interface ProbeServer {
   /** Marks the operator as ready (503 → 200). */
   ready(): void;
+  /** Reports the replica's role (leader, standby, paused) on `/readyz`. */
+  observeRole(role: () => OperatorRole): void;
   /** Stops the server (also stopped by the signal) and waits until it is closed. */
   shutdown(): Promise<void>;
 }
@@ -194,6 +225,7 @@ export function serveProbes(options: ServeProbesOptions): ProbeServer {
   }, (request) => prober.handle(request));
   return {
     ready: () => prober.ready(),
+    observeRole: (role) => prober.observeRole(role),
     shutdown: async () => {
       stop.abort();
       await server.finished;

@@ -52,6 +52,7 @@ import { apiFailure, fatal, OperatorError } from "./errors.ts";
 import { type Resolution, resolveResources } from "./observation.ts";
 import { Orchestrator } from "./orchestration.ts";
 import { applyPeeringOptions, startPeering } from "./peering.ts";
+import { checkLeaderElection, startLeaderElection } from "./leader_election.ts";
 import { checkAdmission, startAdmission } from "./webhooking.ts";
 
 export { OperatorError } from "./errors.ts";
@@ -261,6 +262,7 @@ async function startOperatorTasks(
     fatal("startup"),
   );
   checkAdmission(registry, settings);
+  checkLeaderElection(settings);
 
   // Login: the login handlers, or the default (kubeconfig, in-cluster, or the client library's config).
   const vault = options.vault ?? new Vault();
@@ -369,6 +371,7 @@ async function startOperatorTasks(
   const unobserve = metrics?.observeQueues(() => watchers.queueSamples());
   const admission = startAdmission(op, api, stop, watchers.memoryOf);
   const peering = startPeering({ ...op, api, namespaces, signal });
+  const leadership = startLeaderElection({ ...op, api, namespaces, signal, probing, metrics });
 
   const main = (async () => {
     await ready;
@@ -404,6 +407,7 @@ async function startOperatorTasks(
       );
     }
     await peering.leave(); // Lower-priority peers resume only now; its patches need the vault.
+    await leadership.leave(); // Released last: a standby starts when nothing runs here.
     await authenticator.catch(() => {});
     unobserve?.();
     await probing?.shutdown();
@@ -420,6 +424,7 @@ async function startOperatorTasks(
     { name: "watchers", done: failing },
     ...admission.tasks,
     ...peering.tasks,
+    ...leadership.tasks,
   ];
 }
 
