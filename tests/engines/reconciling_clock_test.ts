@@ -348,3 +348,30 @@ Deno.test("reconcile: settings.batching.workerLimit bounds the calls running at 
   assert.deepEqual(starts, [["kex", 0.1], ["kex2", 1.1]]);
   await rig.close();
 });
+
+Deno.test("reconcile: release() lets a parent go (another replica serves it): no more calls until it is seen again", async () => {
+  const rig = new Rig();
+  let reason: unknown;
+  const calls = record(rig, { resync: 1 }, async ({ signal }) => {
+    if (calls.length === 2) {
+      await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
+      reason = signal.reason;
+    }
+  });
+  rig.start();
+  rig.observe();
+  await rig.clock.advance(1.5); // calls at 0.1 and 1.1; the second waits for its signal
+  let released = false;
+  const releasing = rig.engine.release("p1").then(() => (released = true));
+  await rig.clock.advance(0);
+  await releasing;
+  assert.equal(released, true, "released once the running call has ended");
+  assert.equal(reason, "resource released");
+  rig.child("a", {}, "ADDED");
+  await rig.clock.advance(10);
+  assert.equal(calls.length, 2, "no calls after the release: no child change, no resync");
+  rig.observe({ spec: { size: 5 } }); // served here again
+  await rig.clock.advance(0.1);
+  assert.equal(calls.length, 3);
+  await rig.close();
+});

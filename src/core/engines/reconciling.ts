@@ -259,7 +259,7 @@ export class Reconcilers {
     if (!handlers.length || this.#closed || typeof uid !== "string") return;
     let parent = this.#parents.get(uid);
     if (deleting) {
-      if (parent) this.#forget(parent, "resource deleted");
+      if (parent) void this.#forget(parent, "resource deleted");
       return;
     }
     const matching = new Set(handlers.filter((h) => matchesObject(h, body, context)));
@@ -295,6 +295,18 @@ export class Reconcilers {
       else if (changed) runner.work.trigger();
     }
     if (!parent.runners.size) this.#parents.delete(uid);
+  }
+
+  /**
+   * Lets a parent go without its deletion (another replica serves it now): no more calls here;
+   * a running call's `signal` aborts. A later event of the parent starts its reconcilers again.
+   *
+   * @param uid The parent's uid.
+   * @returns When its running call (if any) has ended.
+   */
+  release(uid: string): Promise<void> {
+    const parent = this.#parents.get(uid);
+    return parent ? this.#forget(parent, "resource released") : Promise.resolve();
   }
 
   /** Stops all calls (the operator exits) and waits for the running ones. */
@@ -353,16 +365,18 @@ export class Reconcilers {
     return runner;
   }
 
-  #stop(parent: Parent, runner: Runner, reason: string): void {
+  #stop(parent: Parent, runner: Runner, reason: string): Promise<void> {
     parent.runners.delete(runner.handler.id);
     const closing = runner.work.close(reason);
     this.#closing.add(closing);
     void closing.finally(() => this.#closing.delete(closing));
+    return closing;
   }
 
-  #forget(parent: Parent, reason: string): void {
+  #forget(parent: Parent, reason: string): Promise<void> {
     this.#parents.delete(parent.uid);
-    for (const runner of [...parent.runners.values()]) this.#stop(parent, runner, reason);
+    const runners = [...parent.runners.values()];
+    return Promise.all(runners.map((r) => this.#stop(parent, r, reason))).then(() => {});
   }
 
   /** What a call waits for: the pause's end, the children's listings, the indices. */
