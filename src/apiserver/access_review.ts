@@ -103,8 +103,7 @@ interface ReviewSpec {
  * import { Store } from "./store.ts";
  * const reviews = new AccessReviews(new Authenticator(new Store(), {}), undefined);
  * const def = reviewResources().find((r) => r.plural === "selfsubjectreviews")!;
- * const req = new Request("http://x", { method: "POST", body: "{}" });
- * const res = await reviews.handle(req, def, "", { username: "alice", groups: ["system:authenticated"] });
+ * const res = await reviews.create(def, "", {}, { username: "alice", groups: ["system:authenticated"] });
  * console.log(res.status, (await res.json()).status.userInfo.username); // 201 "alice"
  * ```
  */
@@ -124,43 +123,31 @@ export class AccessReviews {
   }
 
   /**
-   * Answers one request to a review resource.
+   * Answers the creation of a review (the only verb they have).
    *
-   * @param req The request (a POST of the review).
    * @param def The review resource.
    * @param namespace The URL's namespace ("" when none).
+   * @param body The review sent (decoded from JSON or protobuf).
    * @param user Who asks.
    * @returns 201 with the review and its status.
-   * @throws {ApiError} 405 for anything but a create, 400 for a bad body, 422 for a bad spec.
+   * @throws {ApiError} 400 for a body that is not an object, 422 for a bad spec.
    */
-  async handle(
-    req: Request,
+  async create(
     def: ResourceDef,
     namespace: string,
+    body: unknown,
     user: UserInfo,
   ): Promise<Response> {
-    if (req.method !== "POST") {
-      throw new ApiError(
-        405,
-        "MethodNotAllowed",
-        "the server does not allow this method on the requested resource",
-      );
-    }
-    let body: { metadata?: Record<string, unknown>; spec?: ReviewSpec };
-    try {
-      body = JSON.parse(await req.text() || "{}");
-    } catch {
-      throw ApiError.badRequest(`the body of a ${def.kind} must be JSON`);
-    }
-    if (!body || typeof body !== "object") {
+    if (!body || typeof body !== "object" || Array.isArray(body)) {
       throw ApiError.badRequest(`the body of a ${def.kind} must be an object`);
     }
-    const spec: ReviewSpec = body.spec ?? {};
+    const review = body as { metadata?: Record<string, unknown>; spec?: ReviewSpec };
+    const spec: ReviewSpec = review.spec ?? {};
     const status = await this.#review(def, spec, namespace, user);
     const answer = {
       kind: def.kind,
       apiVersion: `${def.group}/v1`,
-      metadata: { ...(body.metadata ?? {}), creationTimestamp: null },
+      metadata: { ...(review.metadata ?? {}), creationTimestamp: null },
       spec,
       status,
     };

@@ -4,7 +4,8 @@
  * application/vnd.kubernetes.protobuf` (`kubectl create namespace`,
  * `configmap`, `secret`, `serviceaccount`, `service`, `deployment`, `job`,
  * `cronjob`, `role`, `rolebinding`, `clusterrole`, `clusterrolebinding`,
- * `quota`, `priorityclass`, `poddisruptionbudget`, `ingress`), and client-go
+ * `quota`, `priorityclass`, `poddisruptionbudget`, `ingress`, and the
+ * TokenRequest of `token`, and the reviews of `auth can-i` and `auth whoami`), and client-go
  * does not fall back to JSON when a server refuses protobuf — so a server
  * that speaks JSON only breaks those commands outright.
  *
@@ -332,6 +333,26 @@ const Subject = message({ 1: "kind", 2: "apiGroup", 3: "name", 4: "namespace" })
 const RoleRef = message({ 1: "apiGroup", 2: "kind", 3: "name" });
 const Status = message({}); // a client's status is not stored on create: only its zeros are accepted
 
+/** The spec of (Self|Local)SubjectAccessReview: what is asked about, and for whom. */
+const AccessReviewSpec = message({
+  1: [
+    "resourceAttributes",
+    message({
+      1: "namespace",
+      2: "verb",
+      3: "group",
+      4: "version",
+      5: "resource",
+      6: "subresource",
+      7: "name",
+    }),
+  ],
+  2: ["nonResourceAttributes", message({ 1: "path", 2: "verb" })],
+  3: "user",
+  4: "groups[]",
+  6: "uid",
+});
+
 const ServiceBackendPort = message({ 1: "name", 2: "number:int" });
 const IngressBackend = message({
   3: ["resource", message({ 1: "apiGroup*", 2: "kind", 3: "name" })],
@@ -456,6 +477,49 @@ const KINDS: Record<string, Schema> = {
     1: ["metadata", ObjectMeta],
     2: ["subjects[]", Subject],
     3: ["roleRef", RoleRef],
+  }),
+  // The reviews of `kubectl auth can-i` (`--list`), `auth whoami`, and their kin.
+  "authorization.k8s.io/v1/SelfSubjectAccessReview": message({
+    1: ["metadata", ObjectMeta],
+    2: ["spec", AccessReviewSpec],
+    3: ["status", Status],
+  }),
+  "authorization.k8s.io/v1/SubjectAccessReview": message({
+    1: ["metadata", ObjectMeta],
+    2: ["spec", AccessReviewSpec],
+    3: ["status", Status],
+  }),
+  "authorization.k8s.io/v1/LocalSubjectAccessReview": message({
+    1: ["metadata", ObjectMeta],
+    2: ["spec", AccessReviewSpec],
+    3: ["status", Status],
+  }),
+  "authorization.k8s.io/v1/SelfSubjectRulesReview": message({
+    1: ["metadata", ObjectMeta],
+    2: ["spec", message({ 1: "namespace" })],
+    3: ["status", Status],
+  }),
+  "authentication.k8s.io/v1/SelfSubjectReview": message({
+    1: ["metadata", ObjectMeta],
+    2: ["status", Status],
+  }),
+  "authentication.k8s.io/v1/TokenReview": message({
+    1: ["metadata", ObjectMeta],
+    2: ["spec", message({ 1: "token", 2: "audiences[]" })],
+    3: ["status", Status],
+  }),
+  // `kubectl create token` (1.33) posts it to serviceaccounts/<name>/token.
+  "authentication.k8s.io/v1/TokenRequest": message({
+    1: ["metadata", ObjectMeta],
+    2: [
+      "spec",
+      message({
+        1: "audiences[]",
+        3: ["boundObjectRef", message({ 1: "kind", 2: "apiVersion", 3: "name", 4: "uid" })],
+        4: "expirationSeconds:int*",
+      }),
+    ],
+    3: ["status", Status],
   }),
 };
 

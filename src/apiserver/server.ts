@@ -39,6 +39,7 @@ import {
   type WriteOptions,
 } from "./objects.ts";
 import { decodeProtobufObject, PROTOBUF_CONTENT_TYPE } from "./protobuf.ts";
+import { impersonate } from "./impersonation.ts";
 import { RbacAuthorizer } from "./rbac.ts";
 import { bootstrapRbac } from "./rbac_bootstrap.ts";
 import { ResourceRegistry } from "./registry.ts";
@@ -250,7 +251,8 @@ export class ApiServer {
       ctx.verb = "version";
       return json(versionInfo(this.#options.kubernetesMinor ?? 33));
     }
-    const user = await this.authenticator.authenticate(req, identity);
+    const authenticated = await this.authenticator.authenticate(req, identity);
+    const user = impersonate(req.headers, authenticated, this.authorizer);
     this.authorizer?.check(user, requestAttributes(req.method, url));
     if (path.startsWith("/admin/")) return await this.#admin(req, path, ctx);
     if (path === "/openapi/v2" || path === "/swagger-2.0.0.pb-v1") {
@@ -318,7 +320,14 @@ export class ApiServer {
     }
     if (isReview(def) && !name) {
       ctx.verb = "create";
-      return await this.#reviews.handle(req, def, namespace ?? "", user);
+      if (req.method !== "POST") {
+        throw new ApiError(
+          405,
+          "MethodNotAllowed",
+          "the server does not allow this method on the requested resource",
+        );
+      }
+      return await this.#reviews.create(def, namespace ?? "", await readBody(req), user);
     }
     if (def.group === "" && def.plural === "serviceaccounts" && name && subresource === "token") {
       ctx.verb = "create";

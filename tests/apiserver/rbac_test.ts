@@ -746,3 +746,57 @@ Deno.test("rbac: without authorization nothing changes — tokens are not asked 
     authz.body.resources.some((r: { name: string }) => r.name === "selfsubjectaccessreviews"),
   );
 });
+
+Deno.test("rbac: impersonation (kubectl --as) needs the impersonate verb on users, serviceaccounts, groups", async () => {
+  await using s = await rbacServer();
+  const token = await s.serviceAccount("op");
+  await s.clusterRole("pod-reader", [{ apiGroups: [""], resources: ["pods"], verbs: ["list"] }]);
+  await s.clusterRoleBinding("devs-read-pods", "pod-reader", [
+    { kind: "Group", apiGroup: "rbac.authorization.k8s.io", name: "devs" },
+  ]);
+  const pods = "/api/v1/namespaces/default/pods";
+  const asAlice = { "impersonate-user": "alice", "impersonate-group": "devs" };
+  // The administrator may act as anyone: the request is then judged as alice in devs.
+  const r = await call(s.api.url, "GET", pods, undefined, undefined, {
+    authorization: `Bearer ${s.api.kubeconfig.object.users[0]!.user.token}`,
+    ...asAlice,
+  });
+  assert.equal(r.status, 200);
+  const asOp = await call(
+    s.api.url,
+    "GET",
+    "/api/v1/namespaces/default/secrets",
+    undefined,
+    undefined,
+    {
+      authorization: `Bearer ${s.api.kubeconfig.object.users[0]!.user.token}`,
+      "impersonate-user": SA_USER,
+    },
+  );
+  assertForbidden(
+    asOp,
+    `secrets is forbidden: User "${SA_USER}" cannot list resource "secrets" in API group "" in the namespace "default"`,
+    { kind: "secrets" },
+  );
+  // A service account may not, until granted impersonate on users and groups.
+  const headers = { authorization: `Bearer ${token}`, ...asAlice };
+  assertForbidden(
+    await call(s.api.url, "GET", pods, undefined, undefined, headers),
+    `users "alice" is forbidden: User "${SA_USER}" cannot impersonate resource "users" in API group "" at the cluster scope`,
+    { name: "alice", kind: "users" },
+  );
+  await s.clusterRole("impersonator", [
+    { apiGroups: [""], resources: ["users"], verbs: ["impersonate"], resourceNames: ["alice"] },
+  ]);
+  await s.clusterRoleBinding("op-impersonates", "impersonator", [SA("op", "default")]);
+  assertForbidden(
+    await call(s.api.url, "GET", pods, undefined, undefined, headers),
+    `groups "devs" is forbidden: User "${SA_USER}" cannot impersonate resource "groups" in API group "" at the cluster scope`,
+    { name: "devs", kind: "groups" },
+  );
+  await s.clusterRole("group-impersonator", [
+    { apiGroups: [""], resources: ["groups"], verbs: ["impersonate"] },
+  ]);
+  await s.clusterRoleBinding("op-impersonates-groups", "group-impersonator", [SA("op", "default")]);
+  assert.equal((await call(s.api.url, "GET", pods, undefined, undefined, headers)).status, 200);
+});
