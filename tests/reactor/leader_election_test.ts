@@ -91,7 +91,7 @@ function operator(
   );
 }
 
-async function freePort(): Promise<number> {
+function freePort(): number {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const port = (listener.addr as Deno.NetAddr).port;
   listener.close();
@@ -112,7 +112,7 @@ async function handled(c: Cluster, name: string): Promise<boolean> {
 Deno.test("leader election: kill -9 the leader; the standby handles a new object within the lease duration", async () => {
   await using c = await cluster();
   await using file = await handlers();
-  const [portA, portB] = [await freePort(), await freePort()];
+  const [portA, portB] = [freePort(), freePort()];
   const a = operator(
     c.api.kubeconfig.path,
     file.path,
