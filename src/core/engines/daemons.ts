@@ -283,6 +283,28 @@ export class Daemons {
   }
 
   /**
+   * Stops all daemons and timers of an object that goes to another replica (sharding), with the
+   * reason "operator pausing" — for this object, this operator pauses — and waits until they
+   * have exited or were abandoned after their cancellation timeout (without one, as long as they
+   * take). Nothing is spawned for this record any more: the object's next cycle here, if it ever
+   * comes back, starts with a fresh one.
+   *
+   * @param state The object's record.
+   * @returns When they all have exited.
+   */
+  async release(state: SpawnedObject): Promise<void> {
+    state.deleting = true;
+    const waits: Promise<void>[] = [];
+    for (const runner of state.running.values()) {
+      runner.respawn = false;
+      this.#stop(state, runner, DaemonStoppingReason.OPERATOR_PAUSING);
+      waits.push(runner.stopped ?? runner.done);
+    }
+    await Promise.all(waits);
+    this.#objects.delete(state);
+  }
+
+  /**
    * Stops all daemons and timers of all objects (operator exit) and waits for them: each up to
    * its cancellation backoff and timeout, those without a timeout up to 5 seconds.
    * Nothing is spawned afterwards.

@@ -220,6 +220,10 @@ export class Orchestrator {
       {
         clock: this.#op.clock,
         paused: this.#op.paused,
+        gate: this.#op.shards,
+        release: async (memory) => {
+          if (memory.spawned) await this.#op.daemons?.release(memory.spawned);
+        },
         // A stalled watch does not bring our own write back in time: read the object anew.
         refresh: (body, s) => objectApi.get(body.metadata?.name, body.metadata?.namespace, s),
         onError: (e, event, delay) => {

@@ -35,6 +35,7 @@ import type { OperatorIndexers } from "../engines/indexing.ts";
 import { objectMemo } from "../engines/memos.ts";
 import { type Daemons, DaemonStoppingReason, type SpawnedObject } from "../engines/daemons.ts";
 import type { Reconcilers } from "../engines/reconciling.ts";
+import type { ShardGate } from "../engines/sharding.ts";
 import { processChanging } from "./changing.ts";
 
 /** What the operator keeps in memory about one object between cycles. */
@@ -94,6 +95,11 @@ export interface OperatorContext {
    * processed (events wait in their queues) and daemons and timers are stopped.
    */
   paused?: ToggleSet | undefined;
+  /**
+   * Sharding's per-object gate (engines/sharding.ts), when the operator runs as a shard: only the
+   * objects it admits are processed here; the others belong to other replicas.
+   */
+  shards?: ShardGate | undefined;
 }
 
 /** A watch event as the queue hands it over: type null for listings and re-checks. */

@@ -35,6 +35,16 @@
  * cycle (with their latest body) if no newer event is waiting anyway — that
  * cycle spawns them again, as Kopf's fresh watch-stream does after a pause.
  *
+ * Why sharding's gate is here too (`options.gate`, engines/sharding.ts): it is
+ * the pause check made per object. An object the gate does not admit (another
+ * replica's, or one not handed over yet) gets no worker: its latest body is
+ * kept in its entry, and when the gate admits it later it goes through a
+ * cycle with that body (`type: null`, as after a listing: the new owner is a
+ * restarted operator for that object, so resume handlers run). When an object
+ * goes to another replica, the gate asks the queues to {@link ObjectQueues.release}
+ * it: its in-flight cycle finishes, its daemons and timers stop (the
+ * `release` hook), and its memory starts afresh.
+ *
  * Time comes from a {@link Clock}, so that windows, timeouts and delays are
  * tested on a fake clock.
  *
@@ -45,6 +55,7 @@ import { type Clock, realClock } from "../../cogs/aio/clock.ts";
 import { Limiter } from "../../cogs/aio/limiter.ts";
 import type { ToggleSet } from "../../cogs/aio/toggles.ts";
 import type { AnyObject } from "../actions/invocation.ts";
+import type { Releaser, ShardGate } from "../engines/sharding.ts";
 import type { CycleResult, ObjectMemory, RawEvent } from "./processing.ts";
 import { newMemory } from "./processing.ts";
 
@@ -85,6 +96,10 @@ export interface QueueOptions {
   refresh?: ((body: AnyObject, signal: AbortSignal) => Promise<AnyObject | undefined>) | undefined;
   /** The operator's pause gate: while it is on, events wait in their queues unprocessed. */
   paused?: ToggleSet | undefined;
+  /** Sharding's per-object gate: only the objects it admits are processed (see the module doc). */
+  gate?: ShardGate | undefined;
+  /** Stops what runs of an object besides its cycles (daemons, timers) when it is released. */
+  release?: ((memory: ObjectMemory) => Promise<void>) | undefined;
 }
 
 /** The queue of one object, while its worker lives. */
@@ -100,6 +115,10 @@ interface Queue {
 interface ObjectEntry {
   readonly memory: ObjectMemory;
   queue: Queue | undefined;
+  /** With a gate: the latest body, for the cycle that starts the object when it is admitted. */
+  latest?: AnyObject | undefined;
+  /** With a gate: settles when the object's admitted cycle has ended. */
+  busy?: Promise<void> | undefined;
 }
 
 /**
@@ -116,7 +135,7 @@ interface ObjectEntry {
  * console.log(seen); // ["a"]
  * ```
  */
-export class ObjectQueues {
+export class ObjectQueues implements Releaser {
   /** The inventory: one entry per object (by uid), kept until the object is deleted. */
   #objects = new Map<string, ObjectEntry>();
   /** How many entries have a live worker. */
@@ -129,6 +148,7 @@ export class ObjectQueues {
   #options: QueueOptions;
   #closing = false;
   #unsubscribe: (() => void) | undefined;
+  #unadmit: (() => void) | undefined;
 
   /**
    * @param processor Processes one object's event.
@@ -147,6 +167,7 @@ export class ObjectQueues {
     this.#clock = this.#options.clock ?? realClock;
     this.#limiter = new Limiter(() => settings.workerLimit);
     this.#unsubscribe = this.#options.paused?.subscribe((on) => on || this.#resumed());
+    this.#unadmit = this.#options.gate?.onAdmit(() => this.#admitted());
   }
 
   /** How many objects have a live worker. */
@@ -189,6 +210,15 @@ export class ObjectQueues {
     let entry = this.#objects.get(key);
     if (!entry) this.#objects.set(key, entry = { memory: newMemory(), queue: undefined });
     let queue = entry.queue;
+    const gate = this.#options.gate;
+    if (gate) {
+      entry.latest = event.object;
+      if (!queue && !gate.admits(key)) {
+        // Not ours (or not handed over yet): kept, not processed; gone when deleted.
+        if (event.type === "DELETED") this.#forget(key, entry);
+        return;
+      }
+    }
     if (!queue) {
       queue = entry.queue = {
         events: [event],
@@ -213,6 +243,7 @@ export class ObjectQueues {
   async close(graceSeconds = 5): Promise<void> {
     this.#closing = true;
     this.#unsubscribe?.();
+    this.#unadmit?.();
     const queues = [...this.#objects.values()].flatMap((e) => e.queue ? [e.queue] : []);
     const workers = queues.map((q) => q.worker);
     for (const q of queues) q.wake?.();
@@ -287,6 +318,15 @@ export class ObjectQueues {
           await this.#waitResumed(queue);
           continue;
         }
+        const gate = this.#options.gate;
+        if (gate && !gate.enter(key, this)) {
+          // Not ours any more (or not yet): the latest body waits in the entry for the gate.
+          if (deleted) this.#forget(key, entry);
+          else entry.latest = batch[batch.length - 1]!.object;
+          return;
+        }
+        let ended: (() => void) | undefined;
+        if (gate) entry.busy = new Promise<void>((resolve) => (ended = resolve));
         last = batch[batch.length - 1]!;
         const event = deleted ? batch.find((e) => e.type === "DELETED")! : last;
         delay = undefined;
@@ -306,6 +346,7 @@ export class ObjectQueues {
           this.#options.onError?.(e, event, lastThrottle);
         } finally {
           this.#limiter.release();
+          ended?.();
         }
         if (failed && lastThrottle !== undefined && !deleted) {
           // Events arriving meanwhile are batched: only the latest is processed after the pause.
@@ -316,7 +357,7 @@ export class ObjectQueues {
           }
         }
         if (deleted) {
-          if (this.#objects.get(key) === entry) this.#objects.delete(key);
+          this.#forget(key, entry);
           return;
         }
       }
@@ -331,6 +372,38 @@ export class ObjectQueues {
         for (const e of events) this.push(e);
       }
     }
+  }
+
+  /**
+   * Releases an object to another replica (sharding's gate calls this once it stopped admitting
+   * it): waits for its in-flight cycle, stops its daemons and timers (the `release` hook), and
+   * forgets what this replica remembered of it — the memory starts afresh if it comes back.
+   *
+   * @param uid The object's uid.
+   * @returns When nothing of the object runs any more.
+   */
+  async release(uid: string): Promise<void> {
+    const entry = this.#objects.get(uid);
+    if (!entry) return;
+    await entry.busy;
+    await this.#options.release?.(entry.memory);
+    Object.assign(entry.memory, newMemory(), { spawned: undefined });
+  }
+
+  /** The gate admits more objects: those kept without a worker start with their latest body. */
+  #admitted(): void {
+    if (this.#closing) return;
+    const gate = this.#options.gate!;
+    for (const [key, entry] of this.#objects) {
+      if (entry.queue || !entry.latest || !gate.admits(key)) continue;
+      this.push({ type: null, object: entry.latest });
+    }
+  }
+
+  /** The object is deleted: its entry goes (if it is still this one), and the gate forgets it. */
+  #forget(key: string, entry: ObjectEntry): void {
+    if (this.#objects.get(key) === entry) this.#objects.delete(key);
+    this.#options.gate?.forget(key);
   }
 
   /** Waits until the pause is over, or the queues close (new events do not wake it). */

@@ -1,0 +1,422 @@
+/**
+ * Sharding: the objects of the served resources are split among the live
+ * replicas of a shard group, each object (by uid) belonging to exactly one of
+ * them by rendezvous hashing (cogs/structs/rendezvous.ts). This module is the
+ * per-object gate of one replica — pure state, no I/O; the member Leases that
+ * feed it and publish it are reactor/sharding.ts.
+ *
+ * The hand-off protocol. Every member publishes, in its member Lease:
+ * - its **incarnation**: a fresh token each time it (re)joins (a restart, or
+ *   after it lost its Lease), so that what others acknowledged of an older
+ *   incarnation never counts for a newer one;
+ * - its **view**: the members it sees live, each with its incarnation — the
+ *   member claims the objects that the view gives it, and no others;
+ * - what it is **releasing**: objects that the view does not give it but
+ *   that it may still touch (a cycle in flight, daemons or timers not exited
+ *   yet).
+ *
+ * A member adopts a new view at once when the live set changes; from that
+ * moment it starts no cycle of an object the view does not give it; it
+ * finishes such objects' in-flight cycles, stops their daemons and timers,
+ * and removes them from its published `releasing` when they have exited.
+ * It starts an object only if its view gives it the object and either
+ * - it holds the object already (started it before and never released it
+ *   since: every view it adopted in between gave it the object), or
+ * - every other member of its view has published exactly this view, and none
+ *   of them lists the object as releasing.
+ *
+ * Why this is safe (no object is handled by two replicas at once): another
+ * member C can start an object O only under a view that gives O to C, after
+ * every member of that view — us included, if we are in it — published that
+ * view. We publish a view only after adopting it, and adopting it stopped our
+ * cycles of O (O is C's there) and put O in our `releasing` until they
+ * exited. If we are not in C's view, C has seen our Lease expire and deleted
+ * it with its resourceVersion as a precondition (reactor/sharding.ts), so we
+ * renewed nothing since C's last observation, and we stop everything when
+ * our own renew deadline passes — before C's observed expiry. Observations
+ * may be stale (watches lag): a stale view of another member only delays a
+ * hand-off; it never shows an acknowledgement that was not made, and a
+ * member's acknowledgements of our current incarnation are all newer than it.
+ *
+ * Why exact equality of views and not "a view that does not give it the
+ * object": equality is cheap to publish and to compare, and with `releasing`
+ * per object, a slow release (a daemon that takes a minute to exit) holds
+ * only its own object, not the whole hand-off.
+ *
+ * @module
+ */
+
+import { type Hash64, hash64, Rendezvous } from "../../cogs/structs/rendezvous.ts";
+
+/** The label of member Leases: the shard group's name. */
+export const SHARD_GROUP_LABEL = "kopf.dev/shard-group";
+/** The annotation of a member's incarnation. */
+export const INCARNATION_ANNOTATION = "kopf.dev/shard-incarnation";
+/** The annotation of a member's view: JSON `{identity: incarnation}`, keys sorted. */
+export const VIEW_ANNOTATION = "kopf.dev/shard-view";
+/** The annotation of the objects a member still releases: JSON array of uids. */
+export const RELEASING_ANNOTATION = "kopf.dev/shard-releasing";
+
+/** What a member publishes in its Lease (and what the others read there). */
+export interface MemberState {
+  /** The member's identity (its Lease's `holderIdentity`): what objects are hashed against. */
+  id: string;
+  /** Its incarnation: new each time it (re)joins. */
+  incarnation: string;
+  /** The view it adopted: identity → incarnation of every member it sees live (itself too). */
+  view: ReadonlyMap<string, string>;
+  /** Objects (uids) it still releases under that view. */
+  releasing: readonly string[];
+}
+
+/** Who can release an object this replica started: the per-object queues that hold it. */
+export interface Releaser {
+  /**
+   * Finishes the object's in-flight cycle (if any) and stops its daemons and timers.
+   *
+   * @param uid The object's uid.
+   * @returns When nothing of the object runs any more.
+   */
+  release(uid: string): Promise<void>;
+}
+
+/** A gauge's reading of the gate (for `/metrics`). */
+export interface ShardSample {
+  /** The shard group. */
+  group: string;
+  /** Members in this replica's view (0 while it is not a member). */
+  members: number;
+  /** Objects this replica has taken on and not released. */
+  owned: number;
+  /** Objects this replica is releasing. */
+  releasing: number;
+}
+
+/**
+ * A view as published: JSON of `{identity: incarnation}` with sorted keys.
+ *
+ * @param view The view.
+ * @returns The annotation's value.
+ *
+ * @example
+ * ```ts
+ * import { viewKey } from "./sharding.ts";
+ * console.log(viewKey(new Map([["b", "2"], ["a", "1"]]))); // '{"a":"1","b":"2"}'
+ * ```
+ */
+export function viewKey(view: ReadonlyMap<string, string>): string {
+  return JSON.stringify(Object.fromEntries([...view].sort(([a], [b]) => a < b ? -1 : +(a > b))));
+}
+
+/**
+ * The annotations that publish a member's state in its Lease.
+ *
+ * @param state The state.
+ * @returns The annotations.
+ *
+ * @example
+ * ```ts
+ * import { memberAnnotations } from "./sharding.ts";
+ * const view = new Map([["a", "x1"]]);
+ * console.log(memberAnnotations({ id: "a", incarnation: "x1", view, releasing: [] }));
+ * // { "kopf.dev/shard-incarnation": "x1", "kopf.dev/shard-view": '{"a":"x1"}', "kopf.dev/shard-releasing": "[]" }
+ * ```
+ */
+export function memberAnnotations(state: MemberState): Record<string, string> {
+  return {
+    [INCARNATION_ANNOTATION]: state.incarnation,
+    [VIEW_ANNOTATION]: viewKey(state.view),
+    [RELEASING_ANNOTATION]: JSON.stringify([...state.releasing].sort()),
+  };
+}
+
+/**
+ * Reads a member's state from its Lease; undefined for a Lease that is not a member's (no holder,
+ * no incarnation). Malformed views and lists read as empty: such a member acknowledges nothing.
+ *
+ * @param lease The Lease object.
+ * @returns The state, or undefined.
+ *
+ * @example
+ * ```ts
+ * import { memberAnnotations, memberOf } from "./sharding.ts";
+ * const annotations = memberAnnotations({
+ *   id: "a", incarnation: "x1", view: new Map([["a", "x1"]]), releasing: ["uid-1"],
+ * });
+ * const state = memberOf({ metadata: { annotations }, spec: { holderIdentity: "a" } });
+ * console.log(state?.view.get("a"), state?.releasing); // "x1" ["uid-1"]
+ * ```
+ */
+export function memberOf(
+  lease: { metadata?: { annotations?: Record<string, string> }; spec?: unknown },
+): MemberState | undefined {
+  const spec = lease.spec as { holderIdentity?: unknown } | undefined;
+  const id = typeof spec?.holderIdentity === "string" ? spec.holderIdentity : "";
+  const annotations = lease.metadata?.annotations ?? {};
+  const incarnation = annotations[INCARNATION_ANNOTATION];
+  if (!id || !incarnation) return undefined;
+  const view = new Map<string, string>();
+  const releasing: string[] = [];
+  try {
+    const parsed = JSON.parse(annotations[VIEW_ANNOTATION] ?? "{}");
+    for (const [k, v] of Object.entries(parsed ?? {})) if (typeof v === "string") view.set(k, v);
+  } catch { /* acknowledges nothing */ }
+  try {
+    const parsed = JSON.parse(annotations[RELEASING_ANNOTATION] ?? "[]");
+    if (Array.isArray(parsed)) {
+      for (const u of parsed) if (typeof u === "string") releasing.push(u);
+    }
+  } catch { /* releases nothing known */ }
+  return { id, incarnation, view, releasing };
+}
+
+/**
+ * The per-object ownership gate of one replica (see the module doc for the protocol).
+ *
+ * @example
+ * ```ts
+ * import { ShardGate } from "./sharding.ts";
+ * const gate = new ShardGate("a");
+ * gate.observe([]); // the member Leases are listed: no one else
+ * gate.join("x1"); // our Lease is written
+ * console.log(gate.admits("uid-1")); // true — alone, everything is ours
+ * gate.observe([{ id: "b", incarnation: "y1", view: new Map(), releasing: [] }]);
+ * console.log(gate.members, gate.state().view.size); // 2 2
+ * ```
+ */
+export class ShardGate {
+  /** This replica's identity. */
+  readonly identity: string;
+  /** The shard group (for metrics and log lines). */
+  readonly group: string;
+  #incarnation: string | undefined;
+  #listed = false;
+  #others = new Map<string, MemberState>();
+  #view: ReadonlyMap<string, string> = new Map();
+  #viewKey = "{}";
+  #ring = new Rendezvous([]);
+  #acked = false;
+  #blocked = new Set<string>();
+  readonly #held = new Map<string, Set<Releaser>>();
+  readonly #releasing = new Map<string, Promise<void>>();
+  readonly #hashes = new Map<string, Hash64>();
+  readonly #admitListeners = new Set<() => void>();
+  readonly #changeListeners = new Set<() => void>();
+
+  /**
+   * @param identity This replica's identity (its member Lease's holder).
+   * @param group The shard group's name.
+   */
+  constructor(identity: string, group = "kopf") {
+    this.identity = identity;
+    this.group = group;
+  }
+
+  /** Whether this replica is a member now (its Lease written and renewed in time). */
+  get member(): boolean {
+    return this.#incarnation !== undefined;
+  }
+
+  /** How many members this replica's view has (0 while it is not a member). */
+  get members(): number {
+    return this.#view.size;
+  }
+
+  /** Whether every other member of the view has published it (gains are possible). */
+  get acknowledged(): boolean {
+    return this.#acked;
+  }
+
+  /** The objects this replica has taken on and not released (their uids). */
+  get held(): ReadonlySet<string> {
+    return new Set(this.#held.keys());
+  }
+
+  /** The objects this replica is releasing now (their uids). */
+  get releasing(): ReadonlySet<string> {
+    return new Set(this.#releasing.keys());
+  }
+
+  /** A reading for the metrics. */
+  sample(): ShardSample {
+    return {
+      group: this.group,
+      members: this.#view.size,
+      owned: this.#held.size,
+      releasing: this.#releasing.size,
+    };
+  }
+
+  /**
+   * What this replica publishes now: its incarnation, view and releasing objects.
+   *
+   * @returns The state (an empty view while it is not a member).
+   */
+  state(): MemberState {
+    return {
+      id: this.identity,
+      incarnation: this.#incarnation ?? "",
+      view: this.#view,
+      releasing: [...this.#releasing.keys()],
+    };
+  }
+
+  /**
+   * This replica has (re)joined: its Lease carries this incarnation now.
+   *
+   * @param incarnation The incarnation written.
+   */
+  join(incarnation: string): void {
+    this.#incarnation = incarnation;
+    this.#recompute();
+  }
+
+  /**
+   * This replica is no member (its Lease is lost or not renewed in time): it admits nothing and
+   * releases everything it holds. It joins again with a new incarnation.
+   */
+  fence(): void {
+    if (this.#incarnation === undefined) return;
+    this.#incarnation = undefined;
+    this.#recompute();
+  }
+
+  /**
+   * The live other members as the Leases show them now (all of them, each time; this replica's
+   * own Lease is ignored if included). The first call also says the Leases are listed: until
+   * then, this replica sees no view (it would think itself alone).
+   *
+   * @param others The members.
+   */
+  observe(others: Iterable<MemberState>): void {
+    this.#listed = true;
+    this.#others = new Map();
+    for (const m of others) if (m.id !== this.identity) this.#others.set(m.id, m);
+    this.#recompute();
+  }
+
+  /**
+   * The owner of an object under the current view.
+   *
+   * @param uid The object's uid.
+   * @returns The member's identity, or undefined with no view.
+   */
+  ownerOf(uid: string): string | undefined {
+    return this.#ring.ownerOfHash(this.#hash(uid));
+  }
+
+  /**
+   * Whether a cycle of the object may start now (see the module doc).
+   *
+   * @param uid The object's uid.
+   * @returns True if so.
+   */
+  admits(uid: string): boolean {
+    if (!this.#view.size || this.#releasing.has(uid)) return false;
+    if (this.ownerOf(uid) !== this.identity) return false;
+    return this.#held.has(uid) || (this.#acked && !this.#blocked.has(uid));
+  }
+
+  /**
+   * Before a cycle: admits the object and holds it as this replica's until released.
+   *
+   * @param uid The object's uid.
+   * @param releaser Who releases it when it goes to another member.
+   * @returns Whether the cycle may run.
+   */
+  enter(uid: string, releaser: Releaser): boolean {
+    if (!this.admits(uid)) return false;
+    let releasers = this.#held.get(uid);
+    if (!releasers) this.#held.set(uid, releasers = new Set());
+    releasers.add(releaser);
+    return true;
+  }
+
+  /**
+   * The object is gone (deleted): nothing to release, nothing to remember.
+   *
+   * @param uid The object's uid.
+   */
+  forget(uid: string): void {
+    this.#held.delete(uid);
+    this.#hashes.delete(uid);
+  }
+
+  /**
+   * Calls `listener` when objects may be admitted that were not before (a view acknowledged by
+   * all, a release finished here or elsewhere): the queues then start the objects they keep.
+   *
+   * @param listener Called synchronously.
+   * @returns Unsubscribes.
+   */
+  onAdmit(listener: () => void): () => void {
+    this.#admitListeners.add(listener);
+    return () => this.#admitListeners.delete(listener);
+  }
+
+  /**
+   * Calls `listener` when what this replica publishes changes (to write its Lease).
+   *
+   * @param listener Called synchronously.
+   * @returns Unsubscribes.
+   */
+  onChange(listener: () => void): () => void {
+    this.#changeListeners.add(listener);
+    return () => this.#changeListeners.delete(listener);
+  }
+
+  /** Waits until every release in progress has finished (for the exit and tests). */
+  async settled(): Promise<void> {
+    while (this.#releasing.size) await Promise.all([...this.#releasing.values()]);
+  }
+
+  #hash(uid: string): Hash64 {
+    let h = this.#hashes.get(uid);
+    if (!h) this.#hashes.set(uid, h = hash64(uid));
+    return h;
+  }
+
+  #recompute(): void {
+    const view = new Map<string, string>();
+    if (this.#incarnation !== undefined && this.#listed) {
+      view.set(this.identity, this.#incarnation);
+      for (const m of this.#others.values()) view.set(m.id, m.incarnation);
+    }
+    const key = viewKey(view);
+    const changed = key !== this.#viewKey;
+    if (changed) {
+      this.#view = view;
+      this.#viewKey = key;
+      this.#ring = new Rendezvous(view.keys());
+      // Adopted: no cycle starts for what is not ours any more; release what we hold of it.
+      for (const uid of [...this.#held.keys()]) {
+        if (this.ownerOf(uid) !== this.identity) this.#release(uid);
+      }
+    }
+    const wasAcked = this.#acked;
+    const wasBlocked = this.#blocked;
+    this.#acked = view.size > 0 &&
+      [...this.#others.values()].every((m) => viewKey(m.view) === key);
+    this.#blocked = new Set(
+      this.#acked ? [...this.#others.values()].flatMap((m) => m.releasing) : [],
+    );
+    if (changed) this.#emit(this.#changeListeners);
+    const unblocked = [...wasBlocked].some((uid) => !this.#blocked.has(uid));
+    if (this.#acked && (!wasAcked || changed || unblocked)) this.#emit(this.#admitListeners);
+  }
+
+  #release(uid: string): void {
+    const releasers = this.#held.get(uid) ?? new Set();
+    this.#held.delete(uid);
+    const done = Promise.allSettled([...releasers].map((r) => r.release(uid))).then(() => {
+      this.#releasing.delete(uid);
+      this.#emit(this.#changeListeners);
+      if (this.admits(uid)) this.#emit(this.#admitListeners);
+    });
+    this.#releasing.set(uid, done);
+  }
+
+  #emit(listeners: Set<() => void>): void {
+    for (const listener of [...listeners]) listener();
+  }
+}

@@ -1,0 +1,152 @@
+/**
+ * Per-object queues behind sharding's gate, on a fake clock: objects of other replicas get no
+ * worker and no cycle (their latest body is kept); an object handed over to us goes through one
+ * cycle with its latest body (`type: null`, as after a listing); an object handed away finishes
+ * its in-flight cycle before the release hook (daemons) runs, and its memory starts afresh; a
+ * deleted object of another replica is forgotten.
+ */
+
+import assert from "node:assert/strict";
+import { FakeClock } from "../../testing.ts";
+import { Rendezvous } from "../../src/cogs/structs/rendezvous.ts";
+import {
+  memberAnnotations,
+  memberOf,
+  type MemberState,
+  ShardGate,
+} from "../../src/core/engines/sharding.ts";
+import { ObjectQueues, type QueueSettings } from "../../src/core/reactor/queueing.ts";
+import type { ObjectMemory, RawEvent } from "../../src/core/reactor/processing.ts";
+
+// deno-lint-ignore no-explicit-any
+type Obj = Record<string, any>;
+
+const SETTINGS: QueueSettings = {
+  batchWindow: 0.1,
+  idleTimeout: 5,
+  workerLimit: null,
+  consistencyTimeout: 5,
+  errorDelays: [1],
+};
+
+const ev = (uid: string, rv: number, type: RawEvent["type"] = "MODIFIED"): RawEvent => ({
+  type,
+  object: { metadata: { uid, name: uid, namespace: "ns", resourceVersion: String(rv) } } as Obj,
+});
+
+/** Uids that {a, b} give to a, and to b. */
+const pair = new Rendezvous(["a", "b"]);
+const all = Array.from({ length: 40 }, (_, i) => `uid-${i}`);
+const OURS = all.filter((u) => pair.owner(u) === "a").slice(0, 3);
+const THEIRS = all.filter((u) => pair.owner(u) === "b").slice(0, 3);
+
+/** b's member state: its incarnation, and (if given) the view it published. */
+function b(view?: ShardGate, releasing: string[] = []): MemberState {
+  const state = view?.state();
+  const annotations = memberAnnotations({
+    id: "b",
+    incarnation: "b1",
+    view: state ? new Map(state.view) : new Map(),
+    releasing,
+  });
+  return memberOf({ metadata: { annotations }, spec: { holderIdentity: "b" } })!;
+}
+
+function rig() {
+  const clock = new FakeClock();
+  const gate = new ShardGate("a");
+  const calls: string[] = [];
+  const released: string[] = [];
+  const memories = new Map<string, ObjectMemory>();
+  let finish: (() => void) | undefined;
+  let slow = false;
+  const queues = new ObjectQueues(
+    async (e: RawEvent, memory: ObjectMemory) => {
+      const m = e.object.metadata;
+      calls.push(`${m.uid}@${m.resourceVersion}${e.type === null ? "?" : ""}`);
+      memories.set(m.uid, memory);
+      memory.memo.seen = true;
+      if (slow) await new Promise<void>((r) => (finish = r));
+      return {};
+    },
+    SETTINGS,
+    {
+      clock,
+      gate,
+      release: (memory) => {
+        released.push([...memories].find(([, m]) => m === memory)?.[0] ?? "?");
+        return Promise.resolve();
+      },
+    },
+  );
+  return {
+    clock,
+    gate,
+    calls,
+    released,
+    memories,
+    queues,
+    slow: (on: boolean) => (slow = on),
+    finish: () => finish?.(),
+  };
+}
+
+Deno.test("sharded queues: another replica's objects get no worker; ours, handed over, get one cycle with the latest body", async () => {
+  const { clock, gate, calls, queues } = rig();
+  gate.join("a1");
+  gate.observe([b()]); // b is there but has not acknowledged our view: nothing is ours to gain
+  for (const uid of [...OURS, ...THEIRS]) queues.push(ev(uid, 1, "ADDED"));
+  await clock.advance(1);
+  for (const uid of [...OURS, ...THEIRS]) queues.push(ev(uid, 2));
+  await clock.advance(1);
+  assert.deepEqual(calls, [], "not acknowledged yet: not even ours are started");
+  assert.equal(queues.size, 0, "no workers for objects that are not admitted");
+  assert.equal(queues.known, 6, "but every object is known (its latest body kept)");
+
+  gate.observe([b(gate)]); // b publishes the same view: ours are admitted now
+  await clock.advance(1);
+  assert.deepEqual(calls.sort(), OURS.map((u) => `${u}@2?`).sort(), "once, latest, as listed");
+  calls.length = 0;
+  for (const uid of [...OURS, ...THEIRS]) queues.push(ev(uid, 3));
+  await clock.advance(1);
+  assert.deepEqual(calls.sort(), OURS.map((u) => `${u}@3`).sort(), "theirs stay theirs");
+
+  // A deleted object of b's: forgotten here (b handles its deletion).
+  queues.push(ev(THEIRS[0]!, 4, "DELETED"));
+  await clock.advance(1);
+  assert.equal(queues.known, 5);
+  await queues.close();
+});
+
+Deno.test("sharded queues: an object handed away finishes its cycle in flight, then is released afresh", async () => {
+  const { clock, gate, calls, released, memories, queues, slow, finish } = rig();
+  gate.observe([]);
+  gate.join("a1");
+  for (const uid of [...OURS, ...THEIRS]) queues.push(ev(uid, 1, "ADDED"));
+  await clock.advance(1);
+  assert.equal(calls.length, 6, "alone: all are ours");
+  assert.equal(gate.sample().owned, 6);
+
+  slow(true);
+  const leaving = THEIRS[0]!;
+  queues.push(ev(leaving, 2));
+  await clock.advance(0.5);
+  assert.equal(calls.at(-1), `${leaving}@2`, "in flight");
+  gate.observe([b()]); // b joins: THEIRS go to b
+  assert.deepEqual([...gate.releasing].sort(), [...THEIRS].sort());
+  await clock.advance(1);
+  assert.deepEqual(
+    released.sort(),
+    THEIRS.filter((u) => u !== leaving).sort(),
+    "the idle ones are released at once; the one in flight is not yet",
+  );
+  queues.push(ev(leaving, 3));
+  finish();
+  await clock.advance(1);
+  assert.ok(released.includes(leaving), "released once its cycle ended");
+  assert.equal(gate.releasing.size, 0);
+  assert.deepEqual(memories.get(leaving)!.memo, {}, "its memory starts afresh");
+  assert.ok(!calls.includes(`${leaving}@3`), "no cycle after the hand-off");
+  assert.equal(gate.sample().owned, 3);
+  await queues.close();
+});
