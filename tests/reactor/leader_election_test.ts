@@ -10,6 +10,7 @@
 
 import assert from "node:assert/strict";
 import { OperatorProcess } from "../examples/_process.ts";
+import { applyPeering } from "./_peering.ts";
 import { type Cluster, cluster, delay, ROOT, until } from "./_setup.ts";
 
 const MOD = `${ROOT}mod.ts`;
@@ -85,8 +86,9 @@ function operator(
   env: Record<string, string> = {},
   ...flags: string[]
 ): OperatorProcess {
+  const peering = flags.includes("--peering") ? [] : ["--standalone"];
   return new OperatorProcess(
-    ["run", "-A", "--standalone", "--leader-election", ...flags, file],
+    ["run", "-A", ...peering, "--leader-election", ...flags.filter((f) => f !== "--peering"), file],
     { KUBECONFIG: kubeconfig, POD_ID: id, NO_COLOR: "1", ...env },
   );
 }
@@ -374,3 +376,65 @@ Deno.test("leader election: bad durations or a bad Lease name are one line and e
   assert.match(name.output, /The leader-election Lease name 'Bad_Name' is not a valid object name/);
   assert.doesNotMatch(name.output, /\n\s+at /); // no stack trace
 });
+
+Deno.test("leader election with peering: kopf freeze pauses the Lease holder (role paused; nothing handled) until kopf resume", async () => {
+  await using c = await cluster();
+  await applyPeering(c);
+  await using file = await handlers();
+  const port = freePort();
+  const health = `http://127.0.0.1:${port}`;
+  const a = operator(
+    c.api.kubeconfig.path,
+    file.path,
+    "op-a",
+    {},
+    "--peering",
+    "-L",
+    `${health}/healthz`,
+  );
+  const role = async () => JSON.parse((await get(`${health}/readyz`)).text).role;
+  try {
+    await a.waitFor(`successfully acquired lease ${LEASE}`, 30);
+    await until(
+      async () => (await get(`${health}/readyz`).catch(() => ({ status: 0 }))).status === 200,
+      "ready",
+    );
+    await until(async () => (await role()) === "leader", "the peering read: leader");
+    const freeze = await runCli(
+      c,
+      "freeze",
+      "--lifetime",
+      "30",
+      "--priority",
+      "100",
+      "-A",
+      "--id",
+      "human",
+    );
+    assert.equal(freeze.code, 0, freeze.output);
+    await a.waitFor("Pausing operations in favour of [<Peer human: priority=100", 10);
+    assert.equal(await role(), "paused"); // the Lease is still held: paused, not standby
+    await c.createKex("default", "kex-1");
+    await delay(1000);
+    assert.doesNotMatch(a.output, /CREATED kex-1/);
+    const resume = await runCli(c, "resume", "-A", "--id", "human");
+    assert.equal(resume.code, 0, resume.output);
+    await a.waitFor("CREATED kex-1 BY op-a", 10);
+    assert.equal(await role(), "leader");
+    assert.ok(!a.output.includes("failed to renew lease"), "the Lease was renewed all along");
+  } finally {
+    await a.stop();
+  }
+});
+
+/** `kopf freeze`/`kopf resume` in a child process. */
+async function runCli(c: Cluster, ...args: string[]): Promise<{ code: number; output: string }> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", `${ROOT}cli.ts`, ...args],
+    env: { KUBECONFIG: c.api.kubeconfig.path, NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const dec = new TextDecoder();
+  return { code: out.code, output: dec.decode(out.stdout) + dec.decode(out.stderr) };
+}
