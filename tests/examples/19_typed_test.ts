@@ -27,7 +27,7 @@ async function run(
   return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
 }
 
-Deno.test("19-typed: kopf crd prints a CRD that kubectl applies; the operator's typed handlers run", async () => {
+Deno.test("19-typed: Kopf's walkthrough, typed — kopf crd prints the CRD kubectl applies; the PVC child is created through api, adopted, resized, relabelled and collected with its parent", async () => {
   await using c = await cluster();
   const kubeconfig = c.api.kubeconfig.path;
   const kubectl = (args: string[], stdin?: string) =>
@@ -60,19 +60,30 @@ Deno.test("19-typed: kopf crd prints a CRD that kubectl applies; the operator's 
   assert.match(refused.stderr, /spec\.size/);
 
   const runner = await KopfRunner.start(["run", "-A", "--verbose", EXAMPLE], { kubeconfig });
+  const getJson = async (...args: string[]): Promise<Obj> => {
+    const r = await kubectl(["get", ...args, "-o", "json"]);
+    return r.code === 0 ? JSON.parse(r.stdout) : undefined;
+  };
   try {
     assert.equal((await kubectl(["apply", "-f", "-"], evc("1G"))).code, 0);
     await runner.waitFor("Handler 'create_fn' succeeded.");
     const created: Obj = await eventually(
       "the typed status",
-      async () =>
-        JSON.parse((await kubectl(["get", "evc", "my-claim", "-o", "json"])).stdout || "{}"),
-      (o: Obj) => o.status?.size === "1G",
+      () => getJson("evc", "my-claim"),
+      (o: Obj) => o?.status?.size === "1G",
     );
-    assert.equal(created.status.pvcName, "my-claim-pvc");
-    assert.match(runner.output, /Claimed 1G for my-claim\./);
+    assert.deepEqual(created.status.create_fn, { pvcName: "my-claim-pvc" });
+    assert.match(runner.output, /PVC child is created: my-claim-pvc with 1G\./);
 
-    // The field handler: old and new are the field's values.
+    // The child, created through the handler's api and adopted: owned by the claim.
+    const pvc: Obj = await getJson("pvc", "my-claim-pvc");
+    assert.equal(pvc.spec.resources.requests.storage, "1G");
+    assert.deepEqual(
+      pvc.metadata.ownerReferences.map((r: Obj) => [r.kind, r.name, r.uid]),
+      [["EphemeralVolumeClaim", "my-claim", created.metadata.uid]],
+    );
+
+    // A new size is patched through to the child (the field handler: old and new are strings).
     const patched = await kubectl([
       "patch",
       "evc",
@@ -83,17 +94,34 @@ Deno.test("19-typed: kopf crd prints a CRD that kubectl applies; the operator's 
     ]);
     assert.equal(patched.code, 0, patched.stderr);
     await eventually(
-      "the resize",
-      async () =>
-        JSON.parse((await kubectl(["get", "evc", "my-claim", "-o", "json"])).stdout || "{}"),
-      (o: Obj) => o.status?.size === "2G",
+      "the PVC resized",
+      () => getJson("pvc", "my-claim-pvc"),
+      (o: Obj) => o?.spec?.resources?.requests?.storage === "2G",
     );
     assert.match(runner.output, /Resized from 1G to 2G\./);
+
+    // Labels propagate to the child, and a removed label is removed there.
+    assert.equal((await kubectl(["label", "evc", "my-claim", "application=some-app"])).code, 0);
+    await eventually(
+      "the label on the PVC",
+      () => getJson("pvc", "my-claim-pvc"),
+      (o: Obj) => o?.metadata?.labels?.application === "some-app",
+    );
+    assert.equal((await kubectl(["label", "evc", "my-claim", "application-"])).code, 0);
+    await eventually(
+      "the label gone from the PVC",
+      () => getJson("pvc", "my-claim-pvc"),
+      (o: Obj) => o !== undefined && o.metadata?.labels?.application === undefined,
+    );
 
     // The printer columns of the definition.
     const table = await kubectl(["get", "evc"]);
     assert.match(table.stdout, /NAME\s+SIZE\s+PVC/);
     assert.match(table.stdout, /my-claim\s+2G\s+my-claim-pvc/);
+
+    // Deleting the claim cascades to its child (the owner reference; the garbage collector).
+    assert.equal((await kubectl(["delete", "evc", "my-claim"])).code, 0);
+    await eventually("the PVC collected", () => getJson("pvc", "my-claim-pvc"), (o) => !o);
   } finally {
     await runner.stop();
   }
