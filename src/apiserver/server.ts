@@ -40,7 +40,7 @@ import {
 } from "./objects.ts";
 import { decodeProtobufObject, PROTOBUF_CONTENT_TYPE } from "./protobuf.ts";
 import { impersonate } from "./impersonation.ts";
-import { RbacAuthorizer } from "./rbac.ts";
+import { forbidden, RbacAuthorizer } from "./rbac.ts";
 import { bootstrapRbac } from "./rbac_bootstrap.ts";
 import { ResourceRegistry } from "./registry.ts";
 import { requestAttributes } from "./request_attributes.ts";
@@ -253,7 +253,18 @@ export class ApiServer {
     }
     const authenticated = await this.authenticator.authenticate(req, identity);
     const user = impersonate(req.headers, authenticated, this.authorizer);
-    this.authorizer?.check(user, requestAttributes(req.method, url));
+    if (this.authorizer) {
+      const attrs = requestAttributes(req.method, url);
+      const decision = this.authorizer.authorize(user, attrs);
+      if (!decision.allowed) {
+        // Counted by the verb and resource refused (`countRequests({ code: 403, ... })`).
+        ctx.verb = attrs.verb;
+        ctx.resource = attrs.resourceRequest
+          ? storageKey({ group: attrs.apiGroup, plural: attrs.resource })
+          : attrs.path;
+        throw forbidden(user, attrs, decision.reason);
+      }
+    }
     if (path.startsWith("/admin/")) return await this.#admin(req, path, ctx);
     if (path === "/openapi/v2" || path === "/swagger-2.0.0.pb-v1") {
       ctx.verb = "openapi";
