@@ -85,6 +85,16 @@ export async function cli(args: string[], controls: RunControls = {}): Promise<n
     .option("--data-dir <dir>", "keep the state in this directory across restarts")
     .option("--token <token>", "require this bearer token")
     .option("--tls", "serve HTTPS with a generated CA and client-certificate auth")
+    .addOption(
+      new Option(
+        "--authorization <mode>",
+        "rbac: every request names its user (401 otherwise) and RBAC objects decide (403)",
+      ).choices(["rbac"]),
+    )
+    .option(
+      "--token-auth-file <file>",
+      'with --authorization rbac: users by bearer token, CSV lines token,user,uid,"group1,group2"',
+    )
     .option("--verbose", "log one line per request")
     .option("--faults <json>", "fault switches at start, as JSON (see README)")
     .option(
