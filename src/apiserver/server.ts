@@ -61,7 +61,7 @@ export interface ApiServerOptions {
    * token or a service account's token; else 401) and Roles, ClusterRoles and their bindings
    * decide what it may do (else 403), as kube-apiserver with `--authorization-mode=RBAC`.
    * Without it: the access check of `token` / `clientCertificates` only, and anyone who passes
-   * may do anything.
+   * may do anything. (kubectl sends bearer tokens only over HTTPS: serve TLS for kubectl.)
    */
   authorization?: "rbac";
   /** Users known by bearer token (kube-apiserver's `--token-auth-file`); with `authorization` only. */

@@ -122,9 +122,13 @@ export async function runApiServer(flags: ApiServerFlags): Promise<number> {
   console.log(`Kubernetes API server (embedded) listening at ${api.url}`);
   console.log(`export KUBECONFIG=${api.kubeconfig.path}`);
   if (options.authorization) {
+    // kubectl (client-go) sends bearer tokens only over TLS: without --tls it cannot log in.
     console.log(
-      "Authorization: rbac (that kubeconfig is the administrator's, in system:masters; " +
-        "give others a token with `kubectl create token <serviceaccount>`)",
+      flags.tls
+        ? "Authorization: rbac (that kubeconfig's client certificate is the administrator's, " +
+          "in system:masters; give others a token: kubectl create token <serviceaccount>)"
+        : "Authorization: rbac (that kubeconfig's token is the administrator's, " +
+          "in system:masters; kubectl sends tokens only over HTTPS: add --tls to use kubectl)",
     );
   }
   await new Promise<void>((resolve) =>

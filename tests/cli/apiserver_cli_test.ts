@@ -226,3 +226,87 @@ Deno.test("`kopf apiserver --webhook-client-cert` without its key, or not PEM: o
     `kopf: --webhook-client-cert: ${root}README.md is not a PEM file`,
   );
 });
+
+Deno.test("`kopf apiserver --authorization rbac`: the kubeconfig is the administrator's, no credentials is 401, a --token-auth-file user is judged by RBAC", async () => {
+  const dir = await Deno.makeTempDir();
+  await Deno.writeTextFile(
+    `${dir}/tokens.csv`,
+    '# token,user,uid,groups\nt-alice,alice,u1,"devs,ops"\n',
+  );
+  const child = kopf([
+    "apiserver",
+    "--port",
+    "0",
+    "--kubeconfig",
+    `${dir}/kc`,
+    "--authorization",
+    "rbac",
+    "--token-auth-file",
+    `${dir}/tokens.csv`,
+  ]);
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  while (!text.includes("Authorization: rbac")) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += value;
+  }
+  try {
+    assert.match(
+      text,
+      /^Authorization: rbac \(that kubeconfig's token is the administrator's, in system:masters; kubectl sends tokens only over HTTPS: add --tls to use kubectl\)$/m,
+    );
+    const url = /listening at (\S+)/.exec(text)![1];
+    const token = /token: (\S+)/.exec(await Deno.readTextFile(`${dir}/kc`))![1];
+    const get = async (path: string, bearer?: string) => {
+      const res = await fetch(`${url}${path}`, {
+        headers: bearer ? { authorization: `Bearer ${bearer}` } : {},
+      });
+      return { status: res.status, body: await res.json() };
+    };
+    assert.equal((await get("/api/v1/namespaces")).status, 401);
+    assert.equal((await get("/api/v1/namespaces", token)).status, 200);
+    const refused = await get("/api/v1/namespaces", "t-alice");
+    assert.equal(refused.status, 403);
+    assert.equal(
+      refused.body.message,
+      'namespaces is forbidden: User "alice" cannot list resource "namespaces" in API group "" at the cluster scope',
+    );
+    assert.equal((await get("/apis", "t-alice")).status, 200);
+  } finally {
+    child.kill("SIGTERM");
+    while (!(await reader.read()).done) { /* drain */ }
+    await child.stderr.cancel();
+    assert.equal((await child.status).code, 0);
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("`kopf apiserver --authorization`/`--token-auth-file` mistakes: one line each", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const mode = await finish(kopf(["apiserver", "--authorization", "abac"]));
+    assert.equal(mode.code, 2);
+    assert.equal(
+      mode.stderr.trim(),
+      "kopf: --authorization 'abac' is invalid: allowed choices are rbac.",
+    );
+    const alone = await finish(kopf(["apiserver", "--token-auth-file", "x.csv"]));
+    assert.equal(alone.code, 1);
+    assert.equal(
+      alone.stderr.trim(),
+      "kopf: --token-auth-file needs --authorization rbac (without it, anyone may do anything)",
+    );
+    await Deno.writeTextFile(`${dir}/bad.csv`, "only-a-token\n");
+    const bad = await finish(
+      kopf(["apiserver", "--authorization", "rbac", "--token-auth-file", `${dir}/bad.csv`]),
+    );
+    assert.equal(bad.code, 1);
+    assert.equal(
+      bad.stderr.trim(),
+      `kopf: --token-auth-file ${dir}/bad.csv: line 1: expected token,user,uid[,"group1,group2"], got "only-a-token"`,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
