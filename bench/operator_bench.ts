@@ -17,16 +17,23 @@
  *    sampled every 100 ms — with the default settings, and for comparison
  *    10,000 with `settings.batching.workerLimit` set;
  * 3. creation-to-handler latency at a steady 100 objects/s for 10 s, with
- *    the default batching window and with a short one.
+ *    the default batching window and with a short one;
+ * 4. events: a burst of 10,000 creations whose create handler logs one line,
+ *    with event posting on (the default settings) and, for comparison, off:
+ *    the share of the events (per-object log lines at `info` and above)
+ *    posted or folded 0, 1, 3 and 5 s after the last object was handled, the
+ *    operator's CPU per object up to that moment with and without posting,
+ *    and after the operator's exit how many were written, dropped and
+ *    counted, or lost uncounted.
  *
- * Event posting is off and logs go nowhere at level warning, so what is
- * measured is the handling. Rates depend on the CPU the three parties get;
+ * Except in the events phase, event posting is off and logs go nowhere at
+ * level warning, so what is measured is the handling. Rates depend on the CPU the three parties get;
  * CPU per lifecycle (the operator's thread, the whole process, the server)
  * does not, and the load average is printed for that reason.
  *
  * Run alone: `deno run -A bench/operator_bench.ts`; only some phases:
  * `KOPF_BENCH_PHASES=tuned,bursts deno run -A bench/operator_bench.ts` (phases:
- * `accounting`, `tuned`, `bursts`, `latency`; the accounting run always runs
+ * `accounting`, `tuned`, `bursts`, `latency`, `events`; the accounting run always runs
  * first, as the warm-up).
  *
  * @module
@@ -51,7 +58,7 @@ const MB = 1024 * 1024;
 const PHASES = Deno.env.get("KOPF_BENCH_PHASES")?.split(",").map((p) => p.trim());
 
 /** Whether a phase runs. */
-function phase(name: "tuned" | "bursts" | "latency"): boolean {
+function phase(name: "tuned" | "bursts" | "latency" | "events"): boolean {
   return !PHASES || PHASES.includes(name);
 }
 
@@ -86,7 +93,13 @@ interface BenchOperator extends AsyncDisposable {
  */
 async function startOperator(
   kubeconfig: string,
-  options: { batchWindow?: number; workerLimit?: number; account?: boolean } = {},
+  options: {
+    batchWindow?: number;
+    workerLimit?: number;
+    account?: boolean;
+    /** Post events (a log line per create handler), logging to this sink and counting in these metrics. */
+    events?: { sink: kopf.LogSink; metrics: kopf.OperatorMetrics };
+  } = {},
 ): Promise<BenchOperator> {
   const registry = new kopf.OperatorRegistry();
   const starts = new Map<string, number>();
@@ -97,8 +110,10 @@ async function startOperator(
     messages,
     [Symbol.asyncDispose]: async () => {},
   };
-  kopf.on.create("kopf.dev", "v1", "kopfexamples", { registry, id: "create_fn" }, ({ name }) => {
-    starts.set(name as string, now());
+  const chatty = !!options.events;
+  kopf.on.create("kopf.dev", "v1", "kopfexamples", { registry, id: "create_fn" }, (c) => {
+    starts.set(c.name as string, now());
+    if (chatty) c.logger.info("Created.");
     return { message: "created" };
   });
   kopf.on.delete("kopf.dev", "v1", "kopfexamples", { registry, id: "delete_fn" }, () => {});
@@ -108,7 +123,7 @@ async function startOperator(
     });
   }
   const settings = new kopf.OperatorSettings();
-  settings.posting.enabled = false;
+  settings.posting.enabled = chatty;
   if (options.batchWindow !== undefined) settings.batching.batchWindow = options.batchWindow;
   if (options.workerLimit !== undefined) settings.batching.workerLimit = options.workerLimit;
 
@@ -122,7 +137,8 @@ async function startOperator(
     kubeconfig,
     signal: stop.signal,
     onReady: () => ready(),
-    ...(options.account
+    ...(options.events ? { sink: options.events.sink, metrics: options.events.metrics } : {}),
+    ...(options.events ? {} : options.account
       ? {
         sink: (record: kopf.LogRecord) => {
           const key = record.message.split(": ")[0]!;
@@ -330,6 +346,134 @@ async function steady(
   };
 }
 
+/** The figures of an events burst. */
+interface EventsResult {
+  objects: number;
+  /** Events (per-object log records at info and above) by 5 s after the last object handled. */
+  occurrences: number;
+  /** Events posted or folded at 0, 1, 3, 5 s after the last object handled. */
+  written: number[];
+  /** Where `written` comes from: the operator's counters, or the server's event writes. */
+  source: "metrics" | "server";
+  /** Seconds from the first POST to the last object handled. */
+  createSeconds: number;
+  /** CPU seconds up to 5 s after the last object handled: operator thread, process, server. */
+  operatorCpu: number;
+  processCpu: number;
+  serverCpu: number;
+  /** After the exit (deletions included): all events, written, dropped and counted. */
+  total: number;
+  totalWritten: number;
+  dropped: number | undefined;
+  /** Peak RSS of this process during the burst (sampled every 100 ms), in bytes. */
+  peakRss: number;
+}
+
+const MARKS = [0, 1, 3, 5];
+
+/** Events written so far: the operator's posted + folded counters if it has them, else the server's event POSTs. */
+async function eventsWritten(
+  metrics: kopf.OperatorMetrics | undefined,
+  api: BenchClient,
+  before: Counts,
+): Promise<{ n: number; source: "metrics" | "server" }> {
+  const text = metrics ? await metrics.metrics() : "";
+  const value = (name: string) => {
+    let sum: number | undefined;
+    for (const m of text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, "gm"))) {
+      sum = (sum ?? 0) + Number(m[1]);
+    }
+    return sum;
+  };
+  const posted = value("kopf_events_posted_total");
+  if (posted !== undefined) {
+    return { n: posted + (value("kopf_events_folded_total") ?? 0), source: "metrics" };
+  }
+  const after = await requestCounts(api);
+  let n = 0;
+  for (const [key, count] of after) {
+    if (/^create events 2\d\d$/.test(key)) n += count - (before.get(key) ?? 0);
+  }
+  return { n, source: "server" };
+}
+
+/** The dropped (and counted) events of an operator's counters, if it has them. */
+async function eventsDropped(metrics: kopf.OperatorMetrics): Promise<number | undefined> {
+  const text = await metrics.metrics();
+  let sum: number | undefined;
+  for (const m of text.matchAll(/^kopf_events_dropped_total\{[^}]*\} (\S+)$/gm)) {
+    sum = (sum ?? 0) + Number(m[1]);
+  }
+  return sum;
+}
+
+/**
+ * A burst of creations whose handler logs a line: how soon the events are
+ * written, and what they cost; then the deletions and the operator's exit.
+ */
+async function eventsBurst(
+  api: BenchClient,
+  server: ServerProcess,
+  load: LoadGenerator,
+  kubeconfig: string,
+  prefix: string,
+  objects: number,
+  posting: boolean,
+): Promise<EventsResult> {
+  let occurrences = 0;
+  const sink = Object.assign((record: kopf.LogRecord) => {
+    if (record.object && record.level !== "debug") occurrences++;
+  }, { level: "info" as const });
+  const metrics = new kopf.OperatorMetrics();
+  const op = await startOperator(kubeconfig, posting ? { events: { sink, metrics } } : {});
+  const names = Array.from({ length: objects }, (_, i) => `${prefix}-${i}`);
+  const timeoutMs = 60_000 + objects * 20;
+  let peakRss = Deno.memoryUsage().rss;
+  const sampler = setInterval(() => (peakRss = Math.max(peakRss, Deno.memoryUsage().rss)), 100);
+  try {
+    await load.reset();
+    const counts0 = await requestCounts(api);
+    const operator0 = await mainThreadCpuSeconds();
+    const process0 = await readCpuSeconds(Deno.pid);
+    const server0 = await server.cpuSeconds();
+    const posted = await load.create(names, CONCURRENCY);
+    const created = await load.awaitAll(names, "handled", timeoutMs);
+    const written: number[] = [];
+    let source: "metrics" | "server" = "server";
+    for (const mark of MARKS) {
+      await new Promise((r) => setTimeout(r, Math.max(0, created.last + mark * 1000 - now())));
+      const w = await eventsWritten(posting ? metrics : undefined, api, counts0);
+      written.push(w.n);
+      source = w.source;
+    }
+    const result: EventsResult = {
+      objects,
+      occurrences,
+      written,
+      source,
+      createSeconds: (created.last - posted.started) / 1000,
+      operatorCpu: await mainThreadCpuSeconds() - operator0,
+      processCpu: await readCpuSeconds(Deno.pid) - process0,
+      serverCpu: await server.cpuSeconds() - server0,
+      total: 0,
+      totalWritten: 0,
+      dropped: undefined,
+      peakRss: 0,
+    };
+    await load.remove(names, CONCURRENCY);
+    await load.awaitAll(names, "gone", timeoutMs);
+    await op[Symbol.asyncDispose](); // the exit: pending events are flushed (or dropped) here
+    result.total = occurrences;
+    result.totalWritten = (await eventsWritten(posting ? metrics : undefined, api, counts0)).n;
+    if (posting) result.dropped = await eventsDropped(metrics);
+    result.peakRss = peakRss;
+    return result;
+  } finally {
+    clearInterval(sampler);
+    await op[Symbol.asyncDispose]();
+  }
+}
+
 /**
  * Creates the KopfExample CRD and the benchmark's namespace.
  *
@@ -496,6 +640,69 @@ export async function measureOperator(
             `generator sent up to ${fmt(r.maxSendDelay, 1)} ms late]`,
         },
       ));
+    }
+
+    // Events: a log line per create handler, posted (the default settings) or not.
+    if (phase("events")) {
+      const objects = 10_000;
+      const quiet = await eventsBurst(
+        api,
+        server,
+        load,
+        server.kubeconfig,
+        "quiet",
+        objects,
+        false,
+      );
+      const r = await eventsBurst(api, server, load, server.kubeconfig, "events", objects, true);
+      const share = (n: number) => (100 * n) / Math.max(1, r.occurrences);
+      const us = (cpu: number) => fmt((cpu / objects) * 1e6);
+      report(figure(
+        `operator: events of a ${
+          fmt(objects)
+        } burst posted or folded 5 s after the last object handled`,
+        share(r.written[r.written.length - 1]!),
+        "%",
+        {
+          decimals: 1,
+          target: { atLeast: 99 },
+          note: `[${fmt(r.occurrences / objects, 2)} events per object (log lines at info and ` +
+            `above); at ${
+              MARKS.map((m, i) => `+${m} s ${fmt(share(r.written[i]!), 1)}%`).join(", ")
+            }` +
+            ` (${
+              r.source === "metrics" ? "the operator's counters" : "the server's event POSTs"
+            }); ` +
+            `all handled ${fmt(r.createSeconds, 2)} s after the first POST (` +
+            `${fmt(quiet.createSeconds, 2)} s without posting)]`,
+        },
+      ));
+      console.log(
+        figure(
+          `operator: CPU per object of a ${fmt(objects)} burst with events posted`,
+          (r.operatorCpu / objects) * 1e6,
+          "µs operator thread",
+          {
+            note:
+              `[without posting ${us(quiet.operatorCpu)} µs; whole process ${
+                us(r.processCpu)
+              } µs (${us(quiet.processCpu)} µs), server ${us(r.serverCpu)} µs (${
+                us(quiet.serverCpu)
+              } µs); from the first POST to 5 s after the last object handled, creations only; ` +
+              `peak RSS ${fmt(r.peakRss / MB)} MB (${fmt(quiet.peakRss / MB)} MB)]`,
+          },
+        ).line,
+      );
+      const lost = r.total - r.totalWritten - (r.dropped ?? 0);
+      console.log(
+        figure(`operator: events lost uncounted at the exit`, lost, "", {
+          note: `[after the deletions and the exit: ${fmt(r.totalWritten)} of ${
+            fmt(r.total)
+          } events written, ${
+            r.dropped === undefined ? "no drop counter" : `${fmt(r.dropped)} dropped and counted`
+          }]`,
+        }).line,
+      );
     }
   } catch (e) {
     outcome.broken.push(`operator benchmark: ${e instanceof Error ? e.message : String(e)}`);

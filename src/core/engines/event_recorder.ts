@@ -12,8 +12,8 @@
  * repeats only raise the count that the next write carries — so no Event
  * ever has two requests in flight, and a storm of repeats costs one PATCH
  * per round trip, not one per line. Why it is bounded: at most `maxPending`
- * Events wait (10,000), beyond them new ones are dropped, and at exit the
- * writes get `settings.posting.flushTimeout` seconds, no more.
+ * Events wait (50,000, some 15 MB), beyond them new ones are dropped, and at
+ * exit the writes get `settings.posting.flushTimeout` seconds, no more.
  *
  * Every occurrence ends as exactly one of: posted (it created an Event),
  * folded (it raised an Event's count), or dropped (`spam`, `failed`,
@@ -110,7 +110,7 @@ export interface EventRecorderOptions {
   onError?: ((error: unknown) => void) | undefined;
   /** Receives the one line about events dropped at exit (default: ignored). */
   warn?: ((message: string) => void) | undefined;
-  /** Events waiting to be written at most; new ones beyond are dropped (default 10,000). */
+  /** Events waiting to be written at most; new ones beyond are dropped (default 50,000). */
   maxPending?: number | undefined;
 }
 
@@ -219,7 +219,7 @@ export class EventRecorder {
     this.#clock = options.clock ?? realClock;
     this.#onError = options.onError ?? (() => {});
     this.#warn = options.warn ?? (() => {});
-    this.#maxPending = options.maxPending ?? 10_000;
+    this.#maxPending = options.maxPending ?? 50_000;
     this.#correlator = new EventCorrelator({ limits: this.#settings, clock: this.#clock });
   }
 
