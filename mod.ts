@@ -159,6 +159,7 @@ export type {
   WatchingSettings,
 } from "./src/cogs/configs/settings.ts";
 export type { LeaderElectionSettings } from "./src/cogs/configs/leader_election.ts";
+export type { ShardingSettings } from "./src/cogs/configs/sharding.ts";
 export {
   AnnotationsProgressStorage,
   MultiProgressStorage,

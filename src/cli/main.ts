@@ -9,6 +9,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { VERSION } from "../cogs/configs/version.ts";
 import { permissionError, permissionHint } from "../cogs/clients/_permissions.ts";
+import { groupProblem } from "../cogs/configs/sharding.ts";
 import { patternProblem } from "./_patterns.ts";
 import { type RunControls, runOperator } from "./run.ts";
 
@@ -131,6 +132,13 @@ export async function cli(args: string[], controls: RunControls = {}): Promise<n
     )
     .option("--leader-election-namespace <ns>", "the namespace of the leader-election Lease")
     .option(
+      "--shards [group]",
+      "split the objects among the live replicas of a shard group (=GROUP; default 'kopf'), " +
+        "each a member by a Lease of its own",
+      parseGroup,
+    )
+    .option("--shards-namespace <ns>", "the namespace of the shard group's member Leases")
+    .option(
       "-L, --liveness <url>",
       "serve liveness probes at this URL, e.g. http://0.0.0.0:8080/healthz",
     )
@@ -156,6 +164,17 @@ export async function cli(args: string[], controls: RunControls = {}): Promise<n
         paths.unshift(leaderElection); // `--leader-election handlers.ts`: a file, not a name
         leaderElection = true;
       }
+      let shards: boolean | string | undefined = opts.shards;
+      if (typeof shards === "string" && isFileLike(shards)) {
+        paths.unshift(shards); // `--shards handlers.ts`: a file, not a group
+        shards = true;
+      }
+      if (shards && leaderElection) {
+        throw new UsageError(
+          "Sharding and leader election exclude each other (all replicas active vs. one): " +
+            "use --shards or --leader-election, not both",
+        );
+      }
       const stop = new AbortController();
       const signal = controls.signal
         ? AbortSignal.any([stop.signal, controls.signal])
@@ -178,6 +197,8 @@ export async function cli(args: string[], controls: RunControls = {}): Promise<n
           dev: !!opts.dev,
           leaderElection,
           leaderElectionNamespace: opts.leaderElectionNamespace,
+          shards,
+          shardsNamespace: opts.shardsNamespace,
           liveness: opts.liveness,
           verbose: !!opts.verbose,
           debug: !!opts.debug,
@@ -320,6 +341,17 @@ function parseInteger(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n)) throw new InvalidArgumentError("use a whole number.");
   return n;
+}
+
+/** `--shards GROUP`: a valid group, or a handlers file given right after the flag. */
+function parseGroup(value: string): string {
+  const problem = isFileLike(value) ? undefined : groupProblem(value);
+  if (problem) throw new InvalidArgumentError(`${problem}.`);
+  return value;
+}
+
+function isFileLike(value: string): boolean {
+  return /[/\\]|\.[cm]?[jt]sx?$/.test(value);
 }
 
 function parsePositive(value: string): number {

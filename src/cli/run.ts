@@ -31,6 +31,9 @@ export interface RunFlags {
   /** `--leader-election[=NAME]`: true for the default Lease name. */
   leaderElection?: boolean | string | undefined;
   leaderElectionNamespace?: string | undefined;
+  /** `--shards[=GROUP]`: true for the default group. */
+  shards?: boolean | string | undefined;
+  shardsNamespace?: string | undefined;
   liveness?: string;
   verbose: boolean;
   debug: boolean;
@@ -194,6 +197,9 @@ export async function runOperator(flags: RunFlags, controls: RunControls = {}): 
   if (flags.leaderElectionNamespace) {
     settings.leaderElection.namespace = flags.leaderElectionNamespace;
   }
+  if (flags.shards) settings.sharding.enabled = true;
+  if (typeof flags.shards === "string") settings.sharding.group = flags.shards;
+  if (flags.shardsNamespace) settings.sharding.namespace = flags.shardsNamespace;
   // Kopf's --debug: "log all the asyncio internals too, so as the API traffic".
   if (flags.debug) settings.networking.logTraffic = true;
   await operator({

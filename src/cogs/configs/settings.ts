@@ -16,6 +16,7 @@
 import { AnnotationsDiffBaseStorage, DiffBaseStorage } from "./diffbase.ts";
 import { LeaderElectionSettings } from "./leader_election.ts";
 import { ProgressStorage, SmartProgressStorage } from "./progress.ts";
+import { ShardingSettings } from "./sharding.ts";
 
 /**
  * Log levels, as Python's logging names them (lowercase).
@@ -759,6 +760,8 @@ export class OperatorSettings {
   readonly posting: PostingSettings = new PostingSettings();
   /** Peering of replicas. */
   readonly peering: PeeringSettings = new PeeringSettings();
+  /** Sharding of the objects across replicas. */
+  readonly sharding: ShardingSettings = new ShardingSettings();
   /** Watch streams. */
   readonly watching: WatchingSettings = new WatchingSettings();
   /** Per-object queues (Kopf 1.x name; {@link OperatorSettings.queueing} is the same object). */

@@ -52,6 +52,7 @@ import { apiFailure, fatal, OperatorError } from "./errors.ts";
 import { type Resolution, resolveResources } from "./observation.ts";
 import { Orchestrator } from "./orchestration.ts";
 import { applyPeeringOptions, startPeering } from "./peering.ts";
+import { checkSharding, startSharding } from "./sharding.ts";
 import { checkLeaderElection, startLeaderElection } from "./leader_election.ts";
 import { checkAdmission, startAdmission } from "./webhooking.ts";
 
@@ -262,6 +263,7 @@ async function startOperatorTasks(
     fatal("startup"),
   );
   checkAdmission(registry, settings);
+  checkSharding(settings);
   checkLeaderElection(settings);
 
   // Login: the login handlers, or the default (kubeconfig, in-cluster, or the client library's config).
@@ -364,6 +366,8 @@ async function startOperatorTasks(
     );
   }
 
+  const sharding = startSharding({ ...op, api, namespaces, metrics }); // the gate of the queues
+  op.shards = sharding.gate;
   const watchers = new Orchestrator(api, op, settings, logger, signal);
   const ready = watchers.start(resolution, namespaces, registry.selectors());
   // Readiness: held until all initial watchers have listed; then only new indexed watchers re-close it.
@@ -407,6 +411,7 @@ async function startOperatorTasks(
       );
     }
     await peering.leave(); // Lower-priority peers resume only now; its patches need the vault.
+    await sharding.leave(); // The other shards take this one's objects only now.
     await leadership.leave(); // Released last: a standby starts when nothing runs here.
     await authenticator.catch(() => {});
     unobserve?.();
@@ -424,6 +429,7 @@ async function startOperatorTasks(
     { name: "watchers", done: failing },
     ...admission.tasks,
     ...peering.tasks,
+    ...sharding.tasks,
     ...leadership.tasks,
   ];
 }
