@@ -73,8 +73,9 @@ function rig() {
     {
       clock,
       gate,
-      release: (memory) => {
-        released.push([...memories].find(([, m]) => m === memory)?.[0] ?? "?");
+      release: (uid, memory) => {
+        assert.equal(memories.get(uid), memory);
+        released.push(uid);
         return Promise.resolve();
       },
     },

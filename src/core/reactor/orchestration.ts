@@ -221,8 +221,12 @@ export class Orchestrator {
         clock: this.#op.clock,
         paused: this.#op.paused,
         gate: this.#op.shards,
-        release: async (memory) => {
-          if (memory.spawned) await this.#op.daemons?.release(memory.spawned);
+        // Sharding hands the object to another replica: its daemons, timers and reconcilers stop.
+        release: async (uid, memory) => {
+          await Promise.all([
+            memory.spawned && this.#op.daemons?.release(memory.spawned),
+            this.#op.reconcilers?.release(uid),
+          ]);
         },
         // A stalled watch does not bring our own write back in time: read the object anew.
         refresh: (body, s) => objectApi.get(body.metadata?.name, body.metadata?.namespace, s),

@@ -99,7 +99,7 @@ export interface QueueOptions {
   /** Sharding's per-object gate: only the objects it admits are processed (see the module doc). */
   gate?: ShardGate | undefined;
   /** Stops what runs of an object besides its cycles (daemons, timers) when it is released. */
-  release?: ((memory: ObjectMemory) => Promise<void>) | undefined;
+  release?: ((uid: string, memory: ObjectMemory) => Promise<void>) | undefined;
 }
 
 /** The queue of one object, while its worker lives. */
@@ -386,7 +386,7 @@ export class ObjectQueues implements Releaser {
     const entry = this.#objects.get(uid);
     if (!entry) return;
     await entry.busy;
-    await this.#options.release?.(entry.memory);
+    await this.#options.release?.(uid, entry.memory);
     Object.assign(entry.memory, newMemory(), { spawned: undefined });
   }
 
