@@ -243,7 +243,16 @@ export type {
 // In-memory indexing and containers (kopf.index, kopf.Index, kopf.Store; memos).
 export { index } from "./on.ts";
 export { Index, Store } from "./src/core/engines/indexing.ts";
-export type { IndexingContext, IndexingOptions } from "./src/core/intents/indexers.ts";
+export type {
+  IndexEntryOf,
+  IndexHandle,
+  IndexingContext,
+  IndexingOptions,
+  IndexKeyOf,
+  IndexValueOf,
+  ReadonlyIndex,
+  ReadonlyStore,
+} from "./src/core/intents/indexers.ts";
 
 // Running and embedding.
 export { operator, OperatorError, run, runTasks, spawnTasks } from "./src/core/reactor/running.ts";
@@ -334,6 +343,8 @@ export { crds } from "./src/cli/crd.ts";
 export type {
   FieldPathOf,
   FieldValueOf,
+  IndexHandleOf,
+  IndexRegistrar,
   MergePatchOf,
   OldNew,
   ResourceArg,

@@ -32,12 +32,8 @@ import type {
   EventContext,
   HandlerFn,
 } from "./src/core/intents/handlers.ts";
-import type { ResourceArg, ResourceRegistrar } from "./src/core/intents/typing.ts";
-import {
-  type IndexingContext,
-  type IndexingOptions,
-  registerIndexing,
-} from "./src/core/intents/indexers.ts";
+import type { IndexRegistrar, ResourceArg, ResourceRegistrar } from "./src/core/intents/typing.ts";
+import { type IndexHandle, registerIndexing } from "./src/core/intents/indexers.ts";
 
 export type { ActivityOptions, ResourceArg, ResourceOptions, ResourceRegistrar };
 
@@ -224,22 +220,30 @@ export const timer: ResourceRegistrar<"spawning", SpawningOptions, SpawningConte
  * which all handlers find in `indices`. Return `{ key: value }` (or a `Map`, for non-string keys)
  * to index under keys, any other value to collect it under the key `null`, nothing to skip.
  *
+ * Returns the index's handle: the function itself (still callable), its `id`, and
+ * `of(indices)` — the index in another handler's `indices`, typed by what the function returns
+ * (`kopf.Index` keys and values). `indices.byApp` (by id, untyped) works as in Kopf.
+ *
  * @param args The resource, optional options (`id`, filters, `errors`, `backoff`, `retries`,
  *   `timeout`), and the function.
- * @returns The handler function.
+ * @returns The index's handle.
  *
  * @example
  * ```ts
  * import * as kopf from "./mod.ts";
  * const registry = new kopf.OperatorRegistry();
- * kopf.on.index("pods", { registry }, function byApp({ labels, name }) {
+ * const byApp = kopf.on.index("pods", { registry }, function byApp({ labels, name }) {
  *   return { [labels.app ?? ""]: name };
+ * });
+ * kopf.on.create("kopfexamples", { registry }, ({ indices, logger }) => {
+ *   const names: string[] = [...(byApp.of(indices).get("web") ?? [])]; // typed
+ *   logger.info(`web pods: ${names.join(", ")} (also in indices.${byApp.id}, untyped)`);
  * });
  * ```
  */
-export const index: ResourceRegistrar<"indexing", IndexingOptions, IndexingContext> = (
+export const index: IndexRegistrar = (
   ...args: unknown[]
-): HandlerFn => registerIndexing(args);
+): IndexHandle<unknown, unknown, unknown> => registerIndexing(args);
 
 // --- Admission webhooks (kopf.on.validate, kopf.on.mutate) -----------------------------------
 

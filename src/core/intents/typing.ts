@@ -27,7 +27,13 @@ import type {
   HandlerFn,
   SpawningContext,
 } from "./handlers.ts";
-import type { IndexingContext } from "./indexers.ts";
+import type {
+  IndexHandle,
+  IndexingContext,
+  IndexingOptions,
+  IndexKeyOf,
+  IndexValueOf,
+} from "./indexers.ts";
 import type { OperatorRegistry } from "./registry.ts";
 import type { WebhookContext } from "./webhooks.ts";
 
@@ -186,6 +192,68 @@ export interface ResourceRegistrar<K extends keyof TypedContexts<unknown, unknow
     options: O,
     fn: HandlerFn<C>,
   ): HandlerFn<C>;
+}
+
+/** An index's handle typed by its function's return type `R` (keys and values). */
+export type IndexHandleOf<R, C> = IndexHandle<IndexKeyOf<R>, IndexValueOf<R>, C>;
+
+/**
+ * The call forms of `kopf.index`: those of {@link ResourceRegistrar} (typed context on a typed
+ * resource), returning the index's handle, whose keys and values are those of the function's
+ * return type — so that `handle.of(indices)` in other handlers is typed, without declaring the
+ * indices anywhere else.
+ */
+export interface IndexRegistrar {
+  /** On a typed resource, with options: the function's context is typed. */
+  <Spec, Status, const TO extends IndexingOptions & TypedFieldOption<Spec, Status>, R>(
+    resource: TypedResource<Spec, Status>,
+    options: TO,
+    fn: (context: TypedContexts<Spec, Status, TO>["indexing"]) => R,
+  ): IndexHandleOf<R, TypedContexts<Spec, Status, TO>["indexing"]>;
+  /** On a typed resource: the function's context is typed. */
+  <Spec, Status, R>(
+    resource: TypedResource<Spec, Status>,
+    fn: (context: TypedContexts<Spec, Status, unknown>["indexing"]) => R,
+  ): IndexHandleOf<R, TypedContexts<Spec, Status, unknown>["indexing"]>;
+  /** On a resource by name (`"pods"`, `"kopfexamples.kopf.dev"`), object, or EVERYTHING. */
+  <R>(
+    resource: ResourceArg,
+    fn: (context: IndexingContext) => R,
+  ): IndexHandleOf<R, IndexingContext>;
+  /** On a resource by name, object, or EVERYTHING, with options. */
+  <R>(
+    resource: ResourceArg,
+    options: IndexingOptions,
+    fn: (context: IndexingContext) => R,
+  ): IndexHandleOf<R, IndexingContext>;
+  /** On a resource by group (or version) and plural, e.g. `("", "pods")`. */
+  <R>(
+    group: string,
+    plural: string | Everything,
+    fn: (context: IndexingContext) => R,
+  ): IndexHandleOf<R, IndexingContext>;
+  /** On a resource by group (or version) and plural, with options. */
+  <R>(
+    group: string,
+    plural: string | Everything,
+    options: IndexingOptions,
+    fn: (context: IndexingContext) => R,
+  ): IndexHandleOf<R, IndexingContext>;
+  /** On a resource by group, version and plural, e.g. `("", "v1", "pods")`. */
+  <R>(
+    group: string,
+    version: string,
+    plural: string | Everything,
+    fn: (context: IndexingContext) => R,
+  ): IndexHandleOf<R, IndexingContext>;
+  /** On a resource by group, version and plural, with options. */
+  <R>(
+    group: string,
+    version: string,
+    plural: string | Everything,
+    options: IndexingOptions,
+    fn: (context: IndexingContext) => R,
+  ): IndexHandleOf<R, IndexingContext>;
 }
 
 const noted = new WeakMap<OperatorRegistry, Set<TypedResource<unknown, unknown>>>();

@@ -1,0 +1,92 @@
+/**
+ * Typed indices: `kopf.index(...)` returns the index's handle — the function (still callable),
+ * its id, and `of(indices)`, the index in any handler's `indices`, typed by what the function
+ * returns. Untyped access by id (`indices.byApp`) stays as in Kopf. The type level is proven by
+ * fixtures that must pass or fail `deno check`.
+ */
+import assert from "node:assert/strict";
+import * as kopf from "../../mod.ts";
+import { OperatorIndexers } from "../../src/core/engines/indexing.ts";
+import { denoCheck, errorsByFile } from "./_type_check.ts";
+
+const pods = new kopf.Resource({ group: "", version: "v1", plural: "pods", kind: "Pod" });
+
+function indexersOf(registry: kopf.OperatorRegistry): OperatorIndexers {
+  return new OperatorIndexers({
+    registry,
+    settings: new kopf.OperatorSettings(),
+    memo: {},
+    sink: () => {},
+  });
+}
+
+Deno.test("kopf.index() returns a handle: the function, its id, and of(indices) — the same index as indices[id]", async () => {
+  const registry = new kopf.OperatorRegistry();
+  const byApp = kopf.index("pods", { registry }, function byApp({ labels, name }) {
+    return { [labels.app ?? ""]: name };
+  });
+  const renamed = kopf.index("pods", { registry, id: "apps" }, ({ labels }) => labels.app);
+  assert.equal(byApp.id, "byApp");
+  assert.equal(byApp.name, "byApp");
+  assert.equal(renamed.id, "apps");
+  assert.deepEqual(registry.indexingHandlers().map((h) => h.id), ["byApp", "apps"]);
+  // Still the function: callable with a context, as the function it wraps.
+  assert.deepEqual(
+    byApp({ labels: { app: "web" }, name: "p1" } as unknown as kopf.IndexingContext),
+    {
+      web: "p1",
+    },
+  );
+
+  const indexers = indexersOf(registry);
+  const obj = (name: string, app: string) => ({
+    metadata: { namespace: "ns", name, uid: name, labels: { app } },
+  });
+  await indexers.index(pods, "pods@ns", { type: null, object: obj("p1", "web") });
+  await indexers.index(pods, "pods@ns", { type: null, object: obj("p2", "web") });
+  await indexers.index(pods, "pods@ns", { type: null, object: obj("p3", "db") });
+  const index = byApp.of(indexers.indices);
+  assert.equal(index, indexers.indices.byApp);
+  assert.deepEqual([...(index.get("web") ?? [])].sort(), ["p1", "p2"]);
+  assert.deepEqual([...index.keys()].sort(), ["db", "web"]);
+  assert.deepEqual(renamed.of(indexers.indices).toJSON().map(([k, v]) => [k, v.length]), [
+    [null, 3],
+  ]);
+});
+
+Deno.test("IndexHandle.of() on indices without its index says which registry to use", () => {
+  const registry = new kopf.OperatorRegistry();
+  const byApp = kopf.index("pods", { registry }, function byApp({ name }) {
+    return name;
+  });
+  assert.throws(
+    () => byApp.of({ other: new kopf.Index() }),
+    (e: Error) =>
+      e instanceof kopf.RegistrationError &&
+      e.message ===
+        "No index 'byApp' in these indices: register kopf.index(...) in the registry the " +
+          "operator runs (indices: other)",
+  );
+});
+
+Deno.test("type level: index handles are typed by the function's result (dict, Map, other values, async; typed resources)", async () => {
+  const good = await denoCheck("tests/fixtures/typed/indices_ok.ts");
+  assert.equal(good.code, 0, good.output);
+});
+
+Deno.test("type level: a wrong key, a wrong value type, a typo in a typed indexer's spec fail deno check", async () => {
+  const files = ["indices_bad_key.ts", "indices_bad_value.ts", "indices_typo.ts"];
+  const bad = await denoCheck(...files.map((f) => `tests/fixtures/typed/${f}`));
+  assert.notEqual(bad.code, 0, bad.output);
+  const errors = errorsByFile(bad.output);
+  assert.deepEqual([...errors.keys()].sort(), files, bad.output);
+  assert.deepEqual(errors.get("indices_bad_key.ts"), [
+    "TS2345 [ERROR]: Argument of type 'number' is not assignable to parameter of type 'string'.",
+  ]);
+  assert.deepEqual(errors.get("indices_bad_value.ts"), [
+    "TS2322 [ERROR]: Type 'string[]' is not assignable to type 'number[]'.",
+  ]);
+  assert.deepEqual(errors.get("indices_typo.ts"), [
+    "TS2339 [ERROR]: Property 'sise' does not exist on type '{ size: string; }'.",
+  ]);
+});
