@@ -41,6 +41,8 @@ export class ApiError extends Error {
   readonly reason: string;
   /** Details: the object's name, group, kind, and field causes. */
   readonly details: StatusDetails | undefined;
+  /** The Status's list metadata, e.g. the `continue` token of a 410 for an expired one. */
+  listMeta: { continue?: string } | undefined;
 
   /**
    * @param code The HTTP status code.
@@ -61,7 +63,9 @@ export class ApiError extends Error {
    * @returns A plain `Status` object.
    */
   toStatus(): Record<string, unknown> {
-    return statusObject(this.code, this.reason, this.message, this.details);
+    const status = statusObject(this.code, this.reason, this.message, this.details);
+    if (this.listMeta) status.metadata = { ...this.listMeta };
+    return status;
   }
 
   /**

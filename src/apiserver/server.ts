@@ -31,6 +31,7 @@ import { coreVersions, groupInfo, groupList, resourceList, versionInfo } from ".
 import { ApiError, statusObject } from "./errors.ts";
 import { Faults, type FaultSettings } from "./faults.ts";
 import { fieldGetter } from "./fields.ts";
+import { ListSnapshots, parseListOptions } from "./listing.ts";
 import {
   type DeleteOptions,
   type FieldValidation,
@@ -74,6 +75,11 @@ export interface ApiServerOptions {
   bookmarkSeconds?: number;
   /** The Kubernetes minor version `/version` reports (default 33). */
   kubernetesMinor?: number;
+  /**
+   * Serve watches with `sendInitialEvents` (the WatchList feature gate, KEP-3157; default true).
+   * false: such watches are refused with kube-apiserver's 422, as by a server without the gate.
+   */
+  watchList?: boolean;
   /** Log one line per request to this function. */
   log?: (line: string) => void;
   /** A store to start from (persistence). */
@@ -133,6 +139,8 @@ export class ApiServer {
   readonly authorizer: RbacAuthorizer | undefined;
   /** The review APIs: `kubectl auth can-i` and `whoami` (see `access_review.ts`). */
   readonly #reviews: AccessReviews;
+  /** The states that paginated lists are served from (see `listing.ts`). */
+  readonly #snapshots: ListSnapshots;
   #options: ApiServerOptions;
 
   /**
@@ -159,8 +167,10 @@ export class ApiServer {
     }
     this.faults = new Faults(options.faults ?? {});
     this.watches = new WatchHub(this.store, this.faults, options.bookmarkSeconds ?? 10);
+    this.#snapshots = new ListSnapshots(this.store);
     this.faults.onExpire = (close) => {
       this.store.compact();
+      this.#snapshots.clear();
       if (close) this.watches.closeAll();
     };
     this.objects.bootstrap();
@@ -430,6 +440,10 @@ export class ApiServer {
       case "list":
         return await this.#list(q, def, ns, table);
       case "watch": {
+        const listOptions = parseListOptions(q, {
+          watch: true,
+          watchList: this.#options.watchList ?? true,
+        });
         const { labels, fields, fieldOf } = selectors(def, q);
         const timeout = q.get("timeoutSeconds");
         const convert = this.#conversion.watchConverter(def);
@@ -437,6 +451,7 @@ export class ApiServer {
           def,
           namespace: ns,
           resourceVersion: q.get("resourceVersion") ?? undefined,
+          sendInitialEvents: listOptions.sendInitialEvents,
           labels,
           fields,
           fieldOf,
@@ -557,39 +572,26 @@ export class ApiServer {
     ns: string | undefined,
     table: boolean,
   ): Promise<Response> {
-    const { labels, fields, fieldOf } = selectors(def, q);
-    const limit = Number(q.get("limit") ?? 0);
-    const token = q.get("continue");
-    let after: string | undefined;
-    if (token) {
-      try {
-        after = (JSON.parse(atob(token)) as { start: string }).start;
-      } catch {
-        throw ApiError.badRequest(`continue key is not valid: ${token}`);
-      }
-    }
-    const matched: KObject[] = [];
-    for (const obj of this.store.list(storageKey(def), ns)) {
-      if (matches(obj, labels, fields, fieldOf)) matched.push(obj);
-    }
-    const keyOf = (o: KObject) => `${o.metadata.namespace ?? ""}/${o.metadata.name}`;
-    matched.sort((a, b) => {
-      const ka = keyOf(a), kb = keyOf(b);
-      return ka < kb ? -1 : ka > kb ? 1 : 0;
+    const options = parseListOptions(q, {
+      watch: false,
+      watchList: this.#options.watchList ?? true,
     });
-    let items = matched;
-    if (after !== undefined) {
-      const start = items.findIndex((o) => keyOf(o) > after!);
-      items = start < 0 ? [] : items.slice(start);
-    }
-    const rv = String(this.store.resourceVersion);
+    const { labels, fields, fieldOf } = selectors(def, q);
+    const page = await this.#snapshots.page(
+      storageKey(def),
+      ns,
+      def.namespaced,
+      options,
+      (o) => matches(o, labels, fields, fieldOf),
+      labels.length > 0 || fields.length > 0,
+    );
+    const rv = page.resourceVersion;
     const metadata: Record<string, unknown> = { resourceVersion: rv };
-    if (limit > 0 && items.length > limit) {
-      const remaining = items.length - limit;
-      items = items.slice(0, limit);
-      metadata.continue = btoa(JSON.stringify({ rv, start: keyOf(items[items.length - 1]!) }));
-      metadata.remainingItemCount = remaining;
+    if (page.continueToken !== undefined) metadata.continue = page.continueToken;
+    if (page.remainingItemCount !== undefined) {
+      metadata.remainingItemCount = page.remainingItemCount;
     }
+    let items = page.items;
     items = await this.#conversion.toVersion(def, items, true);
     if (table) {
       const t = renderTable(def, items, rv, {

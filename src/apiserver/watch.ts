@@ -7,6 +7,19 @@
  * server: an object that starts matching arrives as ADDED, one that stops
  * matching as DELETED. Bookmarks go out only when asked for.
  *
+ * Streamed lists (KEP-3157, `sendInitialEvents=true` with
+ * `resourceVersionMatch=NotOlderThan`): the current state as ADDED events,
+ * then — if bookmarks were allowed — one BOOKMARK annotated
+ * `k8s.io/initial-events-end: "true"` with the state's resourceVersion, then
+ * the changes after it. Never 410 (the state is current); a resourceVersion
+ * the store does not reach within 3 s is an in-stream 504, as kube-apiserver's
+ * watch cache answers. `sendInitialEvents=false` with "" or "0" starts at the
+ * current resourceVersion with no initial state.
+ *
+ * The initial state is a snapshot (an array of references) sent as the client
+ * reads, a batch per read, so 100,000 objects are never encoded all at once;
+ * changes that come meanwhile wait behind it in order.
+ *
  * Each change is encoded once and the bytes are shared by every watcher that
  * sees it in the same form, which keeps fan-out to many watchers cheap.
  *
@@ -15,13 +28,16 @@
 
 import { type LabelSelector, matchesLabels } from "../cogs/structs/label_selector.ts";
 import { type FieldRequirement, matchesFields } from "../cogs/structs/field_selector.ts";
-import { ApiError, statusObject } from "./errors.ts";
+import { ApiError, type StatusDetails, statusObject } from "./errors.ts";
+import { tooLargeResourceVersion, waitForResourceVersion } from "./listing.ts";
 import type { Faults } from "./faults.ts";
 import { apiVersionOf, type ResourceDef, storageKey } from "./resources.ts";
 import type { Change, KObject, Store } from "./store.ts";
 import { renderTable } from "./table.ts";
 
 const encoder = new TextEncoder();
+/** About how many bytes of initial events go out per read of the stream. */
+const INITIAL_BATCH_BYTES = 256 * 1024;
 let lastChange: Change | undefined;
 let lastEncoded = new Map<string, Uint8Array>();
 
@@ -33,6 +49,8 @@ export interface WatchRequest {
   namespace: string | undefined;
   /** Start after this resourceVersion (replaying history; 410 if compacted); unset or `"0"`: list first, as ADDED. */
   resourceVersion: string | undefined;
+  /** `?sendInitialEvents=` (validated by the caller): true streams the state first and marks its end. */
+  sendInitialEvents?: boolean | undefined;
   /** The label selector (`?labelSelector=`); empty for all. */
   labels: LabelSelector;
   /** The field selector (`?fieldSelector=`); empty for all. */
@@ -136,6 +154,10 @@ class WatchStream {
   #onClose: () => void;
   #stalled: boolean;
   #converting: Promise<void> | undefined;
+  /** The initial state still to send (objects and where we are), and whether to mark its end. */
+  #initial: { items: KObject[]; next: number; rv: number; markEnd: boolean } | undefined;
+  /** Changes committed while the initial state is being sent. */
+  #backlog: Change[] = [];
 
   constructor(store: Store, faults: Faults, req: WatchRequest, onClose: () => void) {
     this.#store = store;
@@ -149,6 +171,7 @@ class WatchStream {
         this.#controller = controller;
         this.#begin();
       },
+      pull: () => this.#pull(),
       cancel: () => this.close(),
     }, { highWaterMark: 0 });
   }
@@ -157,7 +180,31 @@ class WatchStream {
     const req = this.#req;
     const key = storageKey(req.def);
     const rv = req.resourceVersion;
-    if (rv && rv !== "0") {
+    if (req.sendInitialEvents === true) {
+      const wanted = rv && rv !== "0" ? Number(rv) : 0;
+      if (!/^\d*$/.test(rv ?? "")) {
+        this.#sendError(400, "BadRequest", `invalid resource version: ${rv}`);
+        return;
+      }
+      if (wanted > this.#store.resourceVersion) {
+        // kube-apiserver's watch cache waits up to 3 s to reach it, then answers 504 in the stream.
+        void waitForResourceVersion(this.#store, wanted).then((reached) => {
+          if (this.#closed) return;
+          if (reached) {
+            this.#begin();
+            // The reader's pending read found nothing to pull before: push the first batch now.
+            void this.#pull();
+            return;
+          }
+          const e = tooLargeResourceVersion(wanted, this.#store.resourceVersion);
+          this.#sendError(e.code, e.reason, e.message, e.details);
+        });
+        return;
+      }
+      this.#startInitial(key, req.bookmarks);
+    } else if (req.sendInitialEvents === false && (!rv || rv === "0")) {
+      // No initial state: changes from now on.
+    } else if (rv && rv !== "0") {
       const n = Number(rv);
       const changes = Number.isFinite(n) ? this.#store.changesSince(key, n) : undefined;
       if (!Number.isFinite(n)) {
@@ -175,9 +222,7 @@ class WatchStream {
       }
       for (const c of changes) this.deliver(c);
     } else {
-      for (const obj of this.#store.list(key, req.def.namespaced ? req.namespace : undefined)) {
-        if (this.#matches(obj)) this.#send("ADDED", obj, undefined);
-      }
+      this.#startInitial(key, false);
     }
     this.#unwatch = this.#store.watch({ key, deliver: (c) => this.deliver(c) });
     const timeout = req.timeoutSeconds ?? 1800 * (1 + Math.random());
@@ -196,6 +241,63 @@ class WatchStream {
         this.close();
       });
     }
+  }
+
+  /** Takes the current state as the initial events; they go out as the client reads. */
+  #startInitial(key: string, markEnd: boolean): void {
+    const req = this.#req;
+    const items = [...this.#store.list(key, req.def.namespaced ? req.namespace : undefined)];
+    this.#initial = { items, next: 0, rv: this.#store.resourceVersion, markEnd };
+  }
+
+  /** Sends the next batch of the initial state (the stream asks when its reader wants more). */
+  #pull(): Promise<void> | void {
+    const initial = this.#initial;
+    if (!initial || this.#closed) return;
+    const req = this.#req;
+    const apiVersion = apiVersionOf(req.def);
+    const plain = !req.table && !req.convert;
+    const parts: string[] = [];
+    let size = 0;
+    while (initial.next < initial.items.length && size < INITIAL_BATCH_BYTES) {
+      const obj = initial.items[initial.next++]!;
+      if (!this.#matches(obj)) continue;
+      if (plain) {
+        const line = `{"type":"ADDED","object":${JSON.stringify(withVersion(obj, apiVersion))}}\n`;
+        parts.push(line);
+        size += line.length;
+      } else {
+        this.#send("ADDED", obj, undefined);
+        size += 1024;
+      }
+    }
+    if (parts.length) this.#write(encoder.encode(parts.join("")));
+    if (initial.next < initial.items.length) return this.#converting;
+    this.#initial = undefined;
+    if (initial.markEnd) {
+      const def = req.def;
+      const bookmark = {
+        kind: def.kind,
+        apiVersion,
+        metadata: {
+          resourceVersion: String(initial.rv),
+          annotations: { "k8s.io/initial-events-end": "true" },
+        },
+      };
+      const line = `{"type":"BOOKMARK","object":${JSON.stringify(bookmark)}}\n`;
+      if (this.#converting) {
+        // Behind the converted initial events.
+        const next: Promise<void> = this.#converting.then(() => this.#write(encoder.encode(line)))
+          .finally(() => {
+            if (this.#converting === next) this.#converting = undefined;
+          });
+        this.#converting = next;
+      } else this.#write(encoder.encode(line));
+    }
+    const backlog = this.#backlog;
+    this.#backlog = [];
+    for (const c of backlog) this.deliver(c);
+    return this.#converting;
   }
 
   #timer(seconds: number, fn: () => void): void {
@@ -217,6 +319,10 @@ class WatchStream {
   /** Delivers one committed change (or skips it if it does not concern this watch). */
   deliver(change: Change): void {
     if (this.#closed) return;
+    if (this.#initial) {
+      this.#backlog.push(change);
+      return;
+    }
     if (this.#stalled || this.#faults.settings.stallWatches) {
       if (!this.#stalled) {
         this.#stalled = true;
@@ -237,7 +343,7 @@ class WatchStream {
 
   /** Sends a bookmark with the current resourceVersion, if this watch asked for them. */
   bookmark(): void {
-    if (this.#closed || !this.#req.bookmarks || this.#stalled) return;
+    if (this.#closed || !this.#req.bookmarks || this.#stalled || this.#initial) return;
     const def = this.#req.def;
     const obj = {
       kind: def.kind,
@@ -317,8 +423,8 @@ class WatchStream {
     this.#write(bytes);
   }
 
-  #sendError(code: number, reason: string, message: string): void {
-    const status = statusObject(code, reason, message);
+  #sendError(code: number, reason: string, message: string, details?: StatusDetails): void {
+    const status = statusObject(code, reason, message, details);
     this.#write(encoder.encode(`{"type":"ERROR","object":${JSON.stringify(status)}}\n`));
     this.close();
   }
