@@ -108,6 +108,9 @@ export type { RequestRecord } from "./src/cogs/clients/api.ts";
 // Talking to the API from handlers: the operator's client, and the API's error classes.
 export { api } from "./src/core/actions/handler_api.ts";
 export { KubeClient } from "./src/cogs/clients/kube_client.ts";
+// What the handlers do through the client, declared for `kopf rbac` (and `kopf manifests`).
+export { uses } from "./src/core/intents/uses.ts";
+export type { ApiVerb, KubeVerb, UsesOptions, UsesResource } from "./src/core/intents/uses.ts";
 export type {
   KubeApplyOptions,
   KubeDeleteOptions,

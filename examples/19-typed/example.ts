@@ -9,6 +9,7 @@
  * Run it (with `KUBECONFIG` pointing at a cluster, or at `deno task apiserver`):
  *
  *     deno run -A cli.ts crd examples/19-typed/example.ts | kubectl apply -f -
+ *     deno run -A cli.ts rbac -A examples/19-typed/example.ts   # the operator's RBAC, for a cluster
  *     deno run -A cli.ts run -A --verbose examples/19-typed/example.ts
  *     kubectl apply -f - <<< '{"apiVersion": "kopf.dev/v1", "kind": "EphemeralVolumeClaim",
  *       "metadata": {"name": "my-claim"}, "spec": {"size": "1G"}}'
@@ -38,6 +39,9 @@ export const EphemeralVolumeClaim = kopf.resource({
     { name: "PVC", type: "string", jsonPath: ".status.create_fn.pvcName" },
   ],
 });
+
+// What the handlers do through `api` beyond Kopf's own requests: `kopf rbac` grants it.
+kopf.uses("persistentvolumeclaims", ["create", "patch"]);
 
 kopf.on.create(
   EphemeralVolumeClaim,

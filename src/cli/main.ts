@@ -11,6 +11,7 @@ import { VERSION } from "../cogs/configs/version.ts";
 import { permissionError, permissionHint } from "../cogs/clients/_permissions.ts";
 import { groupProblem } from "../cogs/configs/sharding.ts";
 import { patternProblem } from "./_patterns.ts";
+import { FlagsError, manifestsOptions, operatorFlags, operatorOptions } from "./_operator_flags.ts";
 import { type RunControls, runOperator } from "./run.ts";
 
 /**
@@ -274,6 +275,26 @@ export async function cli(args: string[], controls: RunControls = {}): Promise<n
       const { runCrd } = await import("./crd.ts");
       code = await runCrd(paths, opts.module ?? []);
     });
+
+  for (const command of ["rbac", "manifests"] as const) {
+    const c = program.command(command).description(
+      command === "rbac"
+        ? "print the Roles, ClusterRoles and bindings that the handlers of the given files need"
+        : "print a deployable set: service account, RBAC, CRDs and a Deployment of the operator",
+    );
+    operatorOptions(c);
+    if (command === "manifests") manifestsOptions(c);
+    c.action(async (paths: string[], opts) => {
+      try {
+        const flags = operatorFlags(paths, opts);
+        if (command === "rbac") code = await (await import("./rbac.ts")).runRbac(flags);
+        else code = await (await import("./manifests.ts")).runManifests(flags, opts);
+      } catch (e) {
+        if (!(e instanceof FlagsError)) throw e;
+        throw new UsageError(e.message);
+      }
+    });
+  }
 
   try {
     await program.parseAsync(args, { from: "user" });

@@ -155,6 +155,51 @@ async function importOne(specifier: string, shown: string): Promise<void> {
   }
 }
 
+/** The flags of `kopf run` that go into the settings (`kopf rbac` and `kopf manifests` too). */
+export type SettingsFlags =
+  & Pick<
+    RunFlags,
+    | "priority"
+    | "dev"
+    | "peering"
+    | "standalone"
+    | "leaderElection"
+    | "leaderElectionNamespace"
+    | "shards"
+    | "shardsNamespace"
+  >
+  & { debug?: boolean };
+
+/**
+ * Writes the flags of `kopf run` into the settings, before the startup handlers (which may
+ * change them again), as `kopf run` does.
+ *
+ * @param flags The flags.
+ * @param settings The settings to change.
+ * @returns The same settings.
+ */
+export function applyRunFlags(flags: SettingsFlags, settings: OperatorSettings): OperatorSettings {
+  // Kopf's: --dev is the priority 666 (not standalone); --peering NAME makes the peering mandatory.
+  if (flags.priority !== undefined) settings.peering.priority = flags.priority;
+  if (flags.dev) settings.peering.priority = 666;
+  if (flags.peering) {
+    settings.peering.name = flags.peering;
+    settings.peering.mandatory = true;
+  }
+  if (flags.standalone) settings.peering.standalone = true;
+  if (flags.leaderElection) settings.leaderElection.enabled = true;
+  if (typeof flags.leaderElection === "string") settings.leaderElection.name = flags.leaderElection;
+  if (flags.leaderElectionNamespace) {
+    settings.leaderElection.namespace = flags.leaderElectionNamespace;
+  }
+  if (flags.shards) settings.sharding.enabled = true;
+  if (typeof flags.shards === "string") settings.sharding.group = flags.shards;
+  if (flags.shardsNamespace) settings.sharding.namespace = flags.shardsNamespace;
+  // Kopf's --debug: "log all the asyncio internals too, so as the API traffic".
+  if (flags.debug) settings.networking.logTraffic = true;
+  return settings;
+}
+
 /**
  * Runs the operator as `kopf run` does.
  *
@@ -183,25 +228,7 @@ export async function runOperator(flags: RunFlags, controls: RunControls = {}): 
   if (flags.logPrefix !== undefined) logging.prefix = flags.logPrefix;
   if (flags.logRefkey) logging.refkey = flags.logRefkey;
   if (controls.write) logging.write = controls.write;
-  const settings = controls.settings ?? new OperatorSettings();
-  // Kopf's: --dev is the priority 666 (not standalone); --peering NAME makes the peering mandatory.
-  if (flags.priority !== undefined) settings.peering.priority = flags.priority;
-  if (flags.dev) settings.peering.priority = 666;
-  if (flags.peering) {
-    settings.peering.name = flags.peering;
-    settings.peering.mandatory = true;
-  }
-  if (flags.standalone) settings.peering.standalone = true;
-  if (flags.leaderElection) settings.leaderElection.enabled = true;
-  if (typeof flags.leaderElection === "string") settings.leaderElection.name = flags.leaderElection;
-  if (flags.leaderElectionNamespace) {
-    settings.leaderElection.namespace = flags.leaderElectionNamespace;
-  }
-  if (flags.shards) settings.sharding.enabled = true;
-  if (typeof flags.shards === "string") settings.sharding.group = flags.shards;
-  if (flags.shardsNamespace) settings.sharding.namespace = flags.shardsNamespace;
-  // Kopf's --debug: "log all the asyncio internals too, so as the API traffic".
-  if (flags.debug) settings.networking.logTraffic = true;
+  const settings = applyRunFlags(flags, controls.settings ?? new OperatorSettings());
   await operator({
     registry,
     settings,

@@ -1,0 +1,254 @@
+/**
+ * The flags that `kopf rbac` and `kopf manifests` share with `kopf run` (the
+ * scope, the peering, leader election, sharding), and the loading of an
+ * operator as `kopf run` starts it — the handler files, the flags written
+ * into the settings, the startup handlers — without logging in. What those
+ * commands print depends on the settings as the startup handlers leave them
+ * (`settings.admission.managed`, `settings.peering.standalone`, …), so the
+ * startup handlers run here as they run in the operator; their API client
+ * fails with a `LoginError`, as before any login.
+ *
+ * @module
+ */
+
+import { type Command, InvalidArgumentError } from "commander";
+import { OperatorSettings } from "../cogs/configs/settings.ts";
+import { groupProblem } from "../cogs/configs/sharding.ts";
+import { selectSpecificNamespaces } from "../cogs/structs/references.ts";
+import { apiScope, pendingApi } from "../core/actions/handler_api.ts";
+import { lineSink, OperatorLogger } from "../core/actions/loggers.ts";
+import { runActivity } from "../core/engines/activities.ts";
+import { Memo } from "../core/intents/handlers.ts";
+import type { OperatorRegistry } from "../core/intents/registry.ts";
+import { fatal } from "../core/reactor/errors.ts";
+import { checkLeaderElection } from "../core/reactor/leader_election.ts";
+import { applyPeeringOptions } from "../core/reactor/peering.ts";
+import { checkSharding } from "../core/reactor/sharding.ts";
+import { checkAdmission } from "../core/reactor/webhooking.ts";
+import { patternProblem } from "./_patterns.ts";
+import { applyRunFlags, loadHandlers, type SettingsFlags } from "./run.ts";
+
+/** How long the startup handlers may take without a cluster. */
+const STARTUP_TIMEOUT = 30;
+
+/** The parsed flags of an operator, as `kopf run` would take them. */
+export interface OperatorFlags extends SettingsFlags {
+  /** Handler files. */
+  paths: string[];
+  /** Handler modules (`-m`). */
+  modules: string[];
+  /** `-n` patterns. */
+  namespaces: string[];
+  /** `-A`. */
+  allNamespaces: boolean;
+  /** CRD files for resources that are not typed and not built in (`--crd`). */
+  crdFiles: string[];
+  /** The base name of the account, roles, bindings and the Deployment (`--name`). */
+  name: string;
+  /** The operator's namespace (its service account's): `--account-namespace`. */
+  accountNamespace: string;
+}
+
+/** A usage mistake: one line, exit code 2. */
+export class FlagsError extends Error {
+  override name = "FlagsError";
+}
+
+/** A DNS-1123 name (`--name`, `--account-namespace`). */
+const DNS_LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+
+/**
+ * Adds the operator's flags to a command: those of `kopf run` that change what it asks of the
+ * API, and `--crd`, `--name`, `--account-namespace`.
+ *
+ * @param command The command.
+ * @returns The same command.
+ */
+export function operatorOptions(command: Command): Command {
+  return command
+    .argument("[paths...]", "TypeScript/JavaScript files with handlers")
+    .option("-m, --module <module>", "import a module with handlers (repeatable)", collect)
+    .option(
+      "-n, --namespace <pattern>",
+      "the namespaces the operator serves, as for kopf run (repeatable)",
+      collectPattern,
+    )
+    .option("-A, --all-namespaces", "the operator serves all namespaces (cluster-wide)")
+    .option("--standalone", "the operator runs without peering")
+    .option("-P, --peering <name>", "the peering object (mandatory peering), as for kopf run")
+    .option("--leader-election [name]", "the operator runs with leader election, as for kopf run")
+    .option("--leader-election-namespace <ns>", "the namespace of the leader-election Lease")
+    .option("--shards [group]", "the operator runs as a shard of a group, as for kopf run")
+    .option("--shards-namespace <ns>", "the namespace of the shard group's member Leases")
+    .option(
+      "--crd <file>",
+      "a YAML file with CRDs of resources the handlers name (repeatable; typed resources and " +
+        "built-in kinds need none)",
+      collect,
+    )
+    .option(
+      "--name <name>",
+      "the name of the service account, the roles and bindings (and the Deployment)",
+      parseName,
+      "kopf-operator",
+    )
+    .option(
+      "--account-namespace <ns>",
+      "the namespace of the operator's service account and pod (default: the one -n namespace, " +
+        "else default)",
+      parseName,
+    );
+}
+
+/**
+ * Adds the flags of `kopf manifests` (beyond the operator's): the image, replicas, the probes'
+ * URL, the handlers' path in the image, and whether to include the Namespace.
+ *
+ * @param command The command.
+ * @returns The same command.
+ */
+export function manifestsOptions(command: Command): Command {
+  return command
+    .requiredOption("--image <image>", "the operator's image (built from deploy/Dockerfile)")
+    .option("--replicas <n>", "the Deployment's replicas", parseReplicas, 1)
+    .option(
+      "-L, --liveness <url>",
+      "the probes' URL that kopf run serves in the pod (readiness: /readyz on the same port)",
+      "http://0.0.0.0:8080/healthz",
+    )
+    .option("--entry <path>", "the handlers file in the image, for kopf run", "handlers.ts")
+    .option("--create-namespace", "include the Namespace of --account-namespace");
+}
+
+function parseReplicas(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError("use a whole number.");
+  return n;
+}
+
+/**
+ * The flags of a parsed command line, checked as `kopf run` checks them.
+ *
+ * @param paths The positional paths.
+ * @param opts Commander's options.
+ * @returns The flags.
+ * @throws {FlagsError} For `-A` with `-n`, sharding with leader election, a bad group.
+ */
+export function operatorFlags(paths: string[], opts: Record<string, unknown>): OperatorFlags {
+  const namespaces = (opts.namespace as string[] | undefined) ?? [];
+  if (opts.allNamespaces && namespaces.length) {
+    throw new FlagsError(
+      "The operator can be either cluster-wide or namespaced, not both: " +
+        "use -A/--all-namespaces or -n/--namespace",
+    );
+  }
+  paths = [...paths];
+  let leaderElection = opts.leaderElection as boolean | string | undefined;
+  if (typeof leaderElection === "string" && isFileLike(leaderElection)) {
+    paths.unshift(leaderElection);
+    leaderElection = true;
+  }
+  let shards = opts.shards as boolean | string | undefined;
+  if (typeof shards === "string" && isFileLike(shards)) {
+    paths.unshift(shards);
+    shards = true;
+  }
+  if (typeof shards === "string") {
+    const problem = groupProblem(shards);
+    if (problem) throw new FlagsError(`--shards '${shards}' is invalid: ${problem}`);
+  }
+  if (shards && leaderElection) {
+    throw new FlagsError(
+      "Sharding and leader election exclude each other (all replicas active vs. one): " +
+        "use --shards or --leader-election, not both",
+    );
+  }
+  const literal = selectSpecificNamespaces(namespaces);
+  const accountNamespace = (opts.accountNamespace as string | undefined) ??
+    (namespaces.length === 1 && literal.length === 1 ? literal[0]! : "default");
+  return {
+    paths,
+    modules: (opts.module as string[] | undefined) ?? [],
+    namespaces,
+    allNamespaces: !!opts.allNamespaces,
+    standalone: !!opts.standalone,
+    dev: false,
+    ...(opts.peering ? { peering: opts.peering as string } : {}),
+    leaderElection,
+    leaderElectionNamespace: opts.leaderElectionNamespace as string | undefined,
+    shards,
+    shardsNamespace: opts.shardsNamespace as string | undefined,
+    crdFiles: (opts.crd as string[] | undefined) ?? [],
+    name: opts.name as string,
+    accountNamespace,
+  };
+}
+
+/** An operator loaded as `kopf run` starts it, up to the login. */
+export interface LoadedOperator {
+  /** Its handlers. */
+  registry: OperatorRegistry;
+  /** Its settings after the flags and the startup handlers. */
+  settings: OperatorSettings;
+  /** The served `-n` patterns; undefined for cluster-wide. */
+  namespaces: string[] | undefined;
+}
+
+/**
+ * Loads the handler files, writes the flags into fresh settings and runs the startup handlers
+ * (their log lines of warnings and errors go to `log`), then checks the settings as the
+ * operator checks them before the login.
+ *
+ * @param flags The flags.
+ * @param log Where the startup handlers' warnings go (default stderr).
+ * @returns The registry, the settings, and the served namespaces.
+ * @throws {LoadingError} For a file that cannot be loaded.
+ * @throws {OperatorError} For failed startup handlers or settings that do not fit.
+ */
+export async function loadOperator(
+  flags: OperatorFlags,
+  log: (line: string) => void = (line) => console.error(line),
+): Promise<LoadedOperator> {
+  const registry = await loadHandlers(flags.paths, flags.modules);
+  const settings = applyRunFlags(flags, new OperatorSettings());
+  const clusterwide = flags.allNamespaces || !flags.namespaces.length;
+  applyPeeringOptions(settings, { clusterwide });
+  const logger = new OperatorLogger(
+    lineSink({ level: "warning", format: "plain", write: log }),
+    "kopf.activities",
+  );
+  const env = { logger, memo: new Memo(), settings, indices: {} };
+  const signal = AbortSignal.timeout(STARTUP_TIMEOUT * 1000);
+  // kopf.api() exists, and fails as before the login (as in the operator).
+  await apiScope.run(
+    pendingApi().kube,
+    () => runActivity("startup", registry.activityHandlers("startup"), env, signal),
+  ).catch(fatal("startup"));
+  checkAdmission(registry, settings);
+  checkSharding(settings);
+  checkLeaderElection(settings);
+  return { registry, settings, namespaces: clusterwide ? undefined : flags.namespaces };
+}
+
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}
+
+function collectPattern(value: string, previous: string[] | undefined): string[] {
+  const problem = patternProblem(value);
+  if (problem) throw new InvalidArgumentError(problem);
+  return collect(value, previous);
+}
+
+function parseName(value: string): string {
+  if (!DNS_LABEL.test(value)) {
+    throw new InvalidArgumentError(
+      "use lowercase letters, digits and '-' (at most 63), starting and ending with a letter or digit.",
+    );
+  }
+  return value;
+}
+
+function isFileLike(value: string): boolean {
+  return /[/\\]|\.[cm]?[jt]sx?$/.test(value);
+}
