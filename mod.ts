@@ -307,8 +307,15 @@ export type {
 export { ConversionError } from "./src/core/engines/conversion.ts";
 export type {
   ConversionContext,
+  ConversionPatch,
+  ConvertedBody,
   ConverterHandler,
   ConverterOptions,
+  ConvertRegistrar,
+  SpecStatusOf,
+  TypedConversionContext,
+  TypedConverterFn,
+  TypedConverterOptions,
 } from "./src/core/intents/converters.ts";
 export type {
   AdmissionOperation,
@@ -335,11 +342,19 @@ export type {
 } from "./src/kits/webhooks.ts";
 
 // Typed resources (kopf.resource): one definition gives the types, the validation, the CRD.
-export { defineResource as resource, TypedResource } from "./src/cogs/structs/typed_resources.ts";
+export {
+  defineResource as resource,
+  TypedResource,
+  VersionedResource,
+} from "./src/cogs/structs/typed_resources.ts";
 export type {
   PrinterColumn,
   ResourceDefinition,
   ValidationIssue,
+  VersionDefinition,
+  VersionedDefinition,
+  VersionMember,
+  VersionsOf,
 } from "./src/cogs/structs/typed_resources.ts";
 export { StructuralSchemaError, toStructural } from "./src/cogs/structs/structural.ts";
 export { crds } from "./src/cli/crd.ts";

@@ -303,11 +303,7 @@ export const mutate: ResourceRegistrar<"webhook", WebhookOptions, WebhookContext
 
 // --- Conversion webhooks (kopf.on.convert) ---------------------------------------------------
 
-import {
-  type ConversionContext,
-  type ConverterOptions,
-  registerConverter,
-} from "./src/core/intents/converters.ts";
+import { type ConvertRegistrar, registerConverter } from "./src/core/intents/converters.ts";
 
 /**
  * Registers a converter between two versions of a custom resource (beyond Kopf: the CRD
@@ -339,12 +335,33 @@ import {
  *   patch.spec.renamed = null;
  * });
  * ```
+ *
+ * On a typed resource with several versions (`kopf.resource({ versions })`), `from` and `to`
+ * are its versions, `body` is typed at `from` and the result (or `patch`) at `to`:
+ *
+ * @example
+ * ```ts
+ * import * as kopf from "./mod.ts";
+ * const registry = new kopf.OperatorRegistry();
+ * const Evc = kopf.resource({
+ *   group: "kopf.dev", kind: "EphemeralVolumeClaim", plural: "ephemeralvolumeclaims",
+ *   scope: "Namespaced", storage: "v2",
+ *   versions: {
+ *     v1: { spec: kopf.Type.Object({ size: kopf.Type.String() }) },
+ *     v2: { spec: kopf.Type.Object({ storage: kopf.Type.Object({ size: kopf.Type.String() }) }) },
+ *   },
+ * });
+ * kopf.on.convert(Evc, { registry, from: "v1", to: "v2" }, ({ body }) => {
+ *   return { ...body, spec: { storage: { size: body.spec.size } } };
+ * });
+ * kopf.on.convert(Evc, { registry, from: "v2", to: "v1" }, ({ spec, patch }) => {
+ *   patch.spec.size = spec.storage.size;
+ *   patch.spec.storage = null;
+ * });
+ * ```
  */
-export function convert(
-  ...args: [...resource: ResourceArg[], options: ConverterOptions, fn: HandlerFn<ConversionContext>]
-): HandlerFn<ConversionContext> {
-  return registerConverter(args);
-}
+export const convert: ConvertRegistrar =
+  ((...args: unknown[]): HandlerFn => registerConverter(args)) as unknown as ConvertRegistrar;
 
 // --- Reconcilers of parents and their owned children (kopf.on.reconcile) ----------------------
 

@@ -50,6 +50,21 @@ export const ACCEPTED: ReadonlyMap<string, string> = new Map([
     "@sinclair/typebox; re-exporting them would drag TypeBox's undocumented internals in",
   ],
   [
+    "error[private-type-ref]: public type 'VersionDefinition' references private type 'TSchema'",
+    "TypeBox's own types (typed resources take TypeBox schemas): users import them from " +
+    "@sinclair/typebox; re-exporting them would drag TypeBox's undocumented internals in",
+  ],
+  [
+    "error[private-type-ref]: public type 'VersionsOf' references private type 'Static'",
+    "TypeBox's own types (typed resources take TypeBox schemas): users import them from " +
+    "@sinclair/typebox; re-exporting them would drag TypeBox's undocumented internals in",
+  ],
+  [
+    "error[private-type-ref]: public type 'VersionsOf' references private type 'TSchema'",
+    "TypeBox's own types (typed resources take TypeBox schemas): users import them from " +
+    "@sinclair/typebox; re-exporting them would drag TypeBox's undocumented internals in",
+  ],
+  [
     "error[private-type-ref]: public type 'Type' references private type 'JavaScriptTypeBuilder'",
     "TypeBox's own types (typed resources take TypeBox schemas): users import them from " +
     "@sinclair/typebox; re-exporting them would drag TypeBox's undocumented internals in",

@@ -5,20 +5,52 @@
  * is then the only place a CRD's schema is written: the CRD cannot drift
  * from the types the handlers were checked against.
  *
+ * A resource with several versions (`kopf.resource({ versions })`) is one CRD
+ * with all of them, whichever versions the handlers use. Its `spec.conversion`
+ * is not printed: an operator with converters (`kopf.on.convert`) and
+ * `settings.admission.managed` sets it to its own webhook when it runs (and
+ * only it knows the webhook's address and CA); a comment above the CRD says
+ * so, and that `kubectl apply` keeps what the operator set.
+ *
  * @module
  */
 
 import { stringify } from "yaml";
+import { Resource } from "../cogs/structs/references.ts";
+import { TypedResource, type VersionedResource } from "../cogs/structs/typed_resources.ts";
 import { getDefaultRegistry } from "../core/intents/registration.ts";
 import type { OperatorRegistry } from "../core/intents/registry.ts";
 import { typedResourcesOf } from "../core/intents/typing.ts";
 import { loadHandlers } from "./run.ts";
 
+/** One CRD's resource: a typed resource alone, or a resource with several versions. */
+type Definition = TypedResource<unknown, unknown> | VersionedResource;
+
+/** The CRDs' definitions of a registry, once each (a version stands for its resource). */
+function definitionsOf(registry: OperatorRegistry): Definition[] {
+  const found: Definition[] = [];
+  for (const r of typedResourcesOf(registry)) {
+    const definition = r.versionOf ?? r;
+    if (found.includes(definition)) continue;
+    const name = `${definition.plural}.${definition.group}`;
+    if (found.some((d) => `${d.plural}.${d.group}` === name)) {
+      throw new TypeError(
+        `two kopf.resource() definitions of the CRD ${name}: define all its versions in one, ` +
+          `kopf.resource({ versions: { v1: {...}, v2: {...} }, storage })`,
+      );
+    }
+    found.push(definition);
+  }
+  return found;
+}
+
 /**
  * The CRDs of the typed resources that a registry's handlers are registered on.
  *
  * @param registry The registry (default: the default registry).
- * @returns One CRD object per typed resource, in registration order.
+ * @returns One CRD object per typed resource, in registration order (a resource with several
+ *   versions once, with all its versions).
+ * @throws {TypeError} When two different definitions are of one CRD.
  *
  * @example
  * ```ts
@@ -35,17 +67,70 @@ import { loadHandlers } from "./run.ts";
  * ```
  */
 export function crds(registry: OperatorRegistry = getDefaultRegistry()): Record<string, unknown>[] {
-  return typedResourcesOf(registry).map((r) => r.crd());
+  return definitionsOf(registry).map((d) => d.crd());
+}
+
+/**
+ * What to know before applying a CRD with several versions: who sets its conversion, or that
+ * nothing converts between its versions but their `apiVersion`.
+ *
+ * @param registry The registry.
+ * @param definition The CRD's resource.
+ * @returns Comment lines (with `# `), or none for a resource with one version and no converters.
+ */
+function notes(registry: OperatorRegistry, definition: Definition): string[] {
+  const versions = definition instanceof TypedResource
+    ? [definition]
+    : [...definition.versions] as TypedResource<unknown, unknown>[];
+  const resources = versions.map((v) =>
+    new Resource({
+      group: v.group,
+      version: v.version,
+      plural: v.plural,
+      kind: v.kind,
+      singular: v.singular,
+      shortcuts: v.shortNames,
+      categories: v.categories,
+      namespaced: v.scope === "Namespaced",
+    })
+  );
+  const steps = registry.converterHandlers()
+    .filter((h) => resources.some((r) => h.selector.check(r)))
+    .map((h) => `${h.from}→${h.to}`);
+  const name = `${definition.plural}.${definition.group}`;
+  if (steps.length) {
+    return [
+      `# ${name}: converted by the operator (kopf.on.convert: ${steps.join(", ")}).`,
+      `# spec.conversion is not here: the operator sets it to its webhook when it runs with`,
+      `# settings.admission.server and settings.admission.managed. Re-applying this file with`,
+      `# kubectl apply keeps it; kubectl replace or create would drop it (then restart the`,
+      `# operator). Until it is set, the API server changes only the apiVersion (strategy None).`,
+    ];
+  }
+  if (versions.length > 1) {
+    return [
+      `# ${name}: no converters (kopf.on.convert) are registered: the API server converts`,
+      `# between ${versions.map((v) => v.version).join(", ")} by changing only the apiVersion ` +
+      `(strategy None).`,
+    ];
+  }
+  return [];
 }
 
 /**
  * CRD objects as a YAML stream (documents separated by `---`), as kubectl applies it.
  *
  * @param objects The CRDs.
+ * @param comments Comment lines to put above each document (by index), if any.
  * @returns The YAML text.
  */
-export function toYamlStream(objects: Record<string, unknown>[]): string {
-  return objects.map((o) => stringify(o, { lineWidth: 0 })).join("---\n");
+export function toYamlStream(
+  objects: Record<string, unknown>[],
+  comments: string[][] = [],
+): string {
+  return objects
+    .map((o, i) => [...(comments[i] ?? []), stringify(o, { lineWidth: 0 })].join("\n"))
+    .join("---\n");
 }
 
 /**
@@ -54,7 +139,8 @@ export function toYamlStream(objects: Record<string, unknown>[]): string {
  * @param paths Handler files.
  * @param modules Handler modules (`-m`).
  * @param write Where the YAML goes (default stdout).
- * @returns The exit code: 0, or 1 when the files register no typed resource.
+ * @returns The exit code: 0, or 1 when the files register no typed resource, or two
+ *   definitions of one CRD.
  * @throws {LoadingError} For a file that cannot be loaded.
  */
 export async function runCrd(
@@ -63,13 +149,19 @@ export async function runCrd(
   write: (text: string) => void = (t) => Deno.stdout.writeSync(new TextEncoder().encode(t)),
 ): Promise<number> {
   const registry = await loadHandlers(paths, modules);
-  const found = crds(registry);
-  if (!found.length) {
+  let definitions: Definition[];
+  try {
+    definitions = definitionsOf(registry);
+  } catch (e) {
+    console.error(`kopf: ${(e as Error).message}`);
+    return 1;
+  }
+  if (!definitions.length) {
     console.error(
       "kopf: no typed resources: register handlers on a kopf.resource({...}) to get its CRD",
     );
     return 1;
   }
-  write(toYamlStream(found));
+  write(toYamlStream(definitions.map((d) => d.crd()), definitions.map((d) => notes(registry, d))));
   return 0;
 }

@@ -15,12 +15,20 @@
  * bodies are not validated again at run time. {@link TypedResource.validate}
  * checks an object on request (e.g. before a handler creates one).
  *
+ * Several versions (`kopf.resource({ …, versions: { v1: {…}, v2: {…} }, storage })`) are one
+ * {@link VersionedResource}: one CRD with every version, and one {@link TypedResource} per
+ * version (`Evc.v1`, `Evc.v2`) — what handlers are registered on, typed at that version; the
+ * API server converts objects to the version a handler's watch asks for. Why per version and
+ * not one handle: a handler is written against one version's fields, and Kubernetes serves
+ * every object at every served version, so the version is the handler's choice, made once in
+ * the code and checked by the compiler.
+ *
  * @module
  */
 
 import type { Static, TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
-import { toStructural } from "./structural.ts";
+import { StructuralSchemaError, toStructural } from "./structural.ts";
 
 /** A column of `kubectl get` for a custom resource (`additionalPrinterColumns`). */
 export interface PrinterColumn {
@@ -64,6 +72,61 @@ export interface ResourceDefinition<Spec extends TSchema, Status extends TSchema
   categories?: string[];
 }
 
+/**
+ * One version of a resource with several versions (`versions` of `kopf.resource()`): its
+ * schemas and the CRD's per-version fields.
+ */
+export interface VersionDefinition<
+  Spec extends TSchema = TSchema,
+  Status extends TSchema = TSchema,
+> {
+  /** The schema of `spec` at this version. */
+  spec: Spec;
+  /** The schema of `status` at this version; when given, the version has the status subresource. */
+  status?: Status;
+  /** Columns of `kubectl get` at this version. */
+  printerColumns?: PrinterColumn[];
+  /** Whether the API serves this version (default true). */
+  served?: boolean;
+  /** Whether this version is deprecated (the API server warns its clients). */
+  deprecated?: boolean;
+  /** The warning of a deprecated version (else Kubernetes' default one); at most 256 characters. */
+  deprecationWarning?: string;
+}
+
+/** What `kopf.resource()` takes for several versions: the names, the scope, and the versions. */
+export interface VersionedDefinition<V extends Record<string, VersionDefinition>> {
+  /** The API group, e.g. `kopf.dev`. */
+  group: string;
+  /** The kind, e.g. `EphemeralVolumeClaim`. */
+  kind: string;
+  /** The plural name (the URL's), e.g. `ephemeralvolumeclaims`. */
+  plural: string;
+  /** The singular name; defaults to the lowercased kind. */
+  singular?: string;
+  /** Short names for kubectl, e.g. `["evc"]`. */
+  shortNames?: string[];
+  /** Namespaced or cluster-wide objects. */
+  scope: "Namespaced" | "Cluster";
+  /** Categories, e.g. `["all"]` for `kubectl get all`. */
+  categories?: string[];
+  /**
+   * The versions by name (`v1`, `v2beta1`, … — Kubernetes' form, which Kopf's resource names
+   * recognise), in the order the CRD lists them.
+   */
+  versions: V;
+  /** The version objects are stored at; may be left out when there is one version. */
+  storage?: NoInfer<keyof V & string>;
+}
+
+/** The typed resource of each version of a definition, by version name. */
+export type VersionsOf<V extends Record<string, VersionDefinition>> = {
+  readonly [K in keyof V & string]: TypedResource<
+    Static<V[K]["spec"]>,
+    V[K] extends { status: infer T extends TSchema } ? Static<T> : Record<string, unknown>
+  >;
+};
+
 /** A problem found by {@link TypedResource.validate}: where, and what is wrong. */
 export interface ValidationIssue {
   /** The dotted path, e.g. `spec.size`. */
@@ -74,6 +137,8 @@ export interface ValidationIssue {
 
 /** The static types of a typed resource's objects (type-level only). */
 declare const TYPES: unique symbol;
+/** The versions of a resource with several versions, by name (type-level only). */
+declare const VERSIONS: unique symbol;
 
 /**
  * A custom resource with a schema: usable as the resource of `kopf.on.*`,
@@ -106,6 +171,16 @@ export class TypedResource<Spec = Record<string, unknown>, Status = Record<strin
   readonly printerColumns: readonly PrinterColumn[];
   /** Categories of kubectl. */
   readonly categories: readonly string[];
+  /** Whether the API serves this version (always, unless a versioned definition says not). */
+  readonly served: boolean;
+  /** Whether objects are stored at this version (always for a resource with one version). */
+  readonly storage: boolean;
+  /** Whether this version is deprecated. */
+  readonly deprecated: boolean;
+  /** The deprecation warning of this version, if given. */
+  readonly deprecationWarning: string | undefined;
+  /** The resource with several versions that this is one version of; undefined when alone. */
+  readonly versionOf: VersionedResource | undefined;
   /** Type-level only: the types of `spec` and `status` (never set at run time). */
   declare readonly [TYPES]?: { spec: Spec; status: Status };
 
@@ -113,8 +188,10 @@ export class TypedResource<Spec = Record<string, unknown>, Status = Record<strin
    * Defines a typed resource; see `kopf.resource()`.
    *
    * @param def The definition.
+   * @param member For a version of a {@link VersionedResource} (which makes its versions so):
+   *   the resource, and the version's CRD fields.
    */
-  constructor(def: ResourceDefinition<TSchema, TSchema>) {
+  constructor(def: ResourceDefinition<TSchema, TSchema>, member?: VersionMember) {
     for (const key of ["group", "version", "kind", "plural"] as const) {
       if (typeof def[key] !== "string" || !def[key]) {
         throw new TypeError(`kopf.resource({...}) needs a non-empty ${key}`);
@@ -134,7 +211,12 @@ export class TypedResource<Spec = Record<string, unknown>, Status = Record<strin
     this.statusSchema = def.status;
     this.printerColumns = [...(def.printerColumns ?? [])];
     this.categories = [...(def.categories ?? [])];
-    this.crd(); // a schema Kubernetes cannot take fails here, at definition time
+    this.served = member?.served ?? true;
+    this.storage = member?.storage ?? true;
+    this.deprecated = member?.deprecated ?? false;
+    this.deprecationWarning = member?.deprecationWarning;
+    this.versionOf = member?.of;
+    crdVersion(this); // a schema Kubernetes cannot take fails here, at definition time
     Object.freeze(this);
   }
 
@@ -147,52 +229,13 @@ export class TypedResource<Spec = Record<string, unknown>, Status = Record<strin
    * The CustomResourceDefinition (`apiextensions.k8s.io/v1`) of this resource: a structural
    * schema, the status subresource when a status schema is given, printer columns, short names,
    * categories. `status` keeps unknown fields (Kopf stores handler results and progress there).
+   * For a version of a {@link VersionedResource}: the CRD of all its versions.
    *
    * @returns The CRD as a plain object (serialise it as JSON or YAML).
    * @throws {StructuralSchemaError} When a schema has no structural form.
    */
   crd(): Record<string, unknown> {
-    const spec = toStructural(this.specSchema, "spec");
-    const status = this.statusSchema
-      ? toStructural(this.statusSchema, "status")
-      : { type: "object" };
-    status["x-kubernetes-preserve-unknown-fields"] = true;
-    const root: Record<string, unknown> = {
-      type: "object",
-      properties: {
-        apiVersion: { type: "string" },
-        kind: { type: "string" },
-        metadata: { type: "object" },
-        spec,
-        status,
-      },
-    };
-    // Required fields in spec make spec itself required: then `spec` is never absent.
-    if (Array.isArray(spec.required) && spec.required.length) root.required = ["spec"];
-    const version: Record<string, unknown> = {
-      name: this.version,
-      served: true,
-      storage: true,
-      schema: { openAPIV3Schema: root },
-    };
-    if (this.statusSchema) version.subresources = { status: {} };
-    if (this.printerColumns.length) {
-      version.additionalPrinterColumns = this.printerColumns.map((c) => ({ ...c }));
-    }
-    const names: Record<string, unknown> = {
-      kind: this.kind,
-      listKind: `${this.kind}List`,
-      plural: this.plural,
-      singular: this.singular,
-    };
-    if (this.shortNames.length) names.shortNames = [...this.shortNames];
-    if (this.categories.length) names.categories = [...this.categories];
-    return {
-      apiVersion: "apiextensions.k8s.io/v1",
-      kind: "CustomResourceDefinition",
-      metadata: { name: `${this.plural}.${this.group}` },
-      spec: { group: this.group, names, scope: this.scope, versions: [version] },
-    };
+    return this.versionOf ? this.versionOf.crd() : crdOf(this, [this]);
   }
 
   /**
@@ -231,6 +274,234 @@ export class TypedResource<Spec = Record<string, unknown>, Status = Record<strin
   }
 }
 
+/** What makes a {@link TypedResource} one version of a {@link VersionedResource}. */
+export interface VersionMember {
+  /** The resource with several versions. */
+  of: VersionedResource;
+  /** Whether the API serves this version. */
+  served: boolean;
+  /** Whether objects are stored at this version. */
+  storage: boolean;
+  /** Whether this version is deprecated. */
+  deprecated: boolean;
+  /** The deprecation warning, if any. */
+  deprecationWarning: string | undefined;
+}
+
+/** Kubernetes' version names (`v1`, `v2beta1`, `v1alpha3`), as Kopf's resource names find them. */
+const VERSION_NAME = /^v[1-9]\d*(?:(?:alpha|beta)[1-9]\d*)?$/;
+
+/**
+ * A custom resource with several versions (`kopf.resource({ …, versions, storage })`): one CRD
+ * that lists them all, and one {@link TypedResource} per version — as a property named after
+ * the version (`Evc.v1`, `Evc.v2`) and in {@link VersionedResource.versions}. Handlers are
+ * registered on a version (typed at it); converters (`kopf.on.convert(Evc, { from, to }, fn)`)
+ * on the resource itself.
+ *
+ * @typeParam H The typed resource of each version, by version name.
+ */
+export class VersionedResource<
+  // deno-lint-ignore no-explicit-any
+  H extends Record<string, TypedResource<any, any>> = Record<string, TypedResource>,
+> {
+  /** The API group. */
+  readonly group: string;
+  /** The kind. */
+  readonly kind: string;
+  /** The plural name. */
+  readonly plural: string;
+  /** The singular name. */
+  readonly singular: string;
+  /** Short names for kubectl. */
+  readonly shortNames: readonly string[];
+  /** Namespaced or cluster-wide. */
+  readonly scope: "Namespaced" | "Cluster";
+  /** Categories of kubectl. */
+  readonly categories: readonly string[];
+  /** The version objects are stored at. */
+  readonly storage: keyof H & string;
+  /** The versions, in the CRD's order (also properties by name: `Evc.v1`). */
+  readonly versions: readonly H[keyof H][];
+  /** Type-level only: the typed resource of each version, by name (never set at run time). */
+  declare readonly [VERSIONS]?: H;
+
+  /**
+   * Defines a resource with several versions; see `kopf.resource()`.
+   *
+   * @param def The definition.
+   * @throws {TypeError} For missing names, a bad scope, no versions, a version name that is not
+   *   Kubernetes', no or an unknown storage version, no served version, a deprecation warning
+   *   of a version not deprecated (or longer than 256 characters).
+   * @throws {StructuralSchemaError} For a schema Kubernetes cannot take.
+   */
+  constructor(def: VersionedDefinition<Record<string, VersionDefinition>>) {
+    const what = "kopf.resource({...})";
+    for (const key of ["group", "kind", "plural"] as const) {
+      if (typeof def[key] !== "string" || !def[key]) {
+        throw new TypeError(`${what} needs a non-empty ${key}`);
+      }
+    }
+    if (def.scope !== "Namespaced" && def.scope !== "Cluster") {
+      throw new TypeError(`${what} needs scope: "Namespaced" or "Cluster"`);
+    }
+    const names = Object.keys(def.versions ?? {});
+    if (!names.length) {
+      throw new TypeError(`${what} needs at least one version: versions: { v1: { spec } }`);
+    }
+    for (const name of names) {
+      if (!VERSION_NAME.test(name)) {
+        throw new TypeError(
+          `${what}: the version ${JSON.stringify(name)} is not a Kubernetes version name ` +
+            `(v1, v2beta1, v1alpha3)`,
+        );
+      }
+      const v = def.versions[name]!;
+      if (v.deprecationWarning !== undefined && !v.deprecated) {
+        throw new TypeError(`${what}: ${name} has a deprecationWarning but is not deprecated`);
+      }
+      if ((v.deprecationWarning ?? "").length > 256) {
+        throw new TypeError(`${what}: the deprecationWarning of ${name} is over 256 characters`);
+      }
+    }
+    const storage = def.storage ?? (names.length === 1 ? names[0] : undefined);
+    if (storage === undefined || !names.includes(storage)) {
+      throw new TypeError(
+        `${what} needs storage: the version objects are stored at (one of ${names.join(", ")})` +
+          (storage === undefined ? "" : `, not ${JSON.stringify(storage)}`),
+      );
+    }
+    if (!names.some((n) => def.versions[n]!.served ?? true)) {
+      throw new TypeError(`${what}: no version is served (served: false on all of them)`);
+    }
+    this.group = def.group;
+    this.kind = def.kind;
+    this.plural = def.plural;
+    this.singular = def.singular ?? def.kind.toLowerCase();
+    this.shortNames = [...(def.shortNames ?? [])];
+    this.scope = def.scope;
+    this.categories = [...(def.categories ?? [])];
+    this.storage = storage;
+    const versions: TypedResource[] = [];
+    for (const name of names) {
+      const v = def.versions[name]!;
+      const version = atVersion(name, () =>
+        new TypedResource({
+          group: this.group,
+          version: name,
+          kind: this.kind,
+          plural: this.plural,
+          singular: this.singular,
+          shortNames: [...this.shortNames],
+          scope: this.scope,
+          categories: [...this.categories],
+          spec: v.spec,
+          ...(v.status ? { status: v.status } : {}),
+          ...(v.printerColumns ? { printerColumns: v.printerColumns } : {}),
+        }, {
+          of: this as unknown as VersionedResource,
+          served: v.served ?? true,
+          storage: name === storage,
+          deprecated: v.deprecated ?? false,
+          deprecationWarning: v.deprecationWarning,
+        }));
+      versions.push(version);
+      Object.defineProperty(this, name, { value: version, enumerable: true });
+    }
+    this.versions = versions as H[keyof H][];
+    Object.freeze(this);
+  }
+
+  /**
+   * The CustomResourceDefinition of all the versions: each with its structural schema, `served`,
+   * `storage`, deprecation, status subresource and printer columns. No `spec.conversion`: the
+   * API server's default (`None`: only `apiVersion` changes) until an operator with converters
+   * and `settings.admission.managed` sets it to its webhook.
+   *
+   * @returns The CRD as a plain object.
+   */
+  crd(): Record<string, unknown> {
+    return crdOf(this, this.versions);
+  }
+}
+
+/** Makes a version's schema errors name the version (`v2: spec.size: …`). */
+function atVersion<T>(name: string, make: () => T): T {
+  try {
+    return make();
+  } catch (e) {
+    if (e instanceof StructuralSchemaError) {
+      throw new StructuralSchemaError(`${name}: ${e.message}`, { cause: e });
+    }
+    throw e;
+  }
+}
+
+/** The names and scope of a CRD, as both kinds of typed resources have them. */
+interface CrdNames {
+  group: string;
+  kind: string;
+  plural: string;
+  singular: string;
+  shortNames: readonly string[];
+  categories: readonly string[];
+  scope: "Namespaced" | "Cluster";
+}
+
+/** The CRD of these versions. */
+function crdOf(names: CrdNames, versions: readonly TypedResource<unknown, unknown>[]) {
+  const crdNames: Record<string, unknown> = {
+    kind: names.kind,
+    listKind: `${names.kind}List`,
+    plural: names.plural,
+    singular: names.singular,
+  };
+  if (names.shortNames.length) crdNames.shortNames = [...names.shortNames];
+  if (names.categories.length) crdNames.categories = [...names.categories];
+  return {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: `${names.plural}.${names.group}` },
+    spec: {
+      group: names.group,
+      names: crdNames,
+      scope: names.scope,
+      versions: versions.map(crdVersion),
+    },
+  };
+}
+
+/** One version's entry in the CRD's `spec.versions`. */
+function crdVersion(r: TypedResource<unknown, unknown>): Record<string, unknown> {
+  const spec = toStructural(r.specSchema, "spec");
+  const status = r.statusSchema ? toStructural(r.statusSchema, "status") : { type: "object" };
+  status["x-kubernetes-preserve-unknown-fields"] = true;
+  const root: Record<string, unknown> = {
+    type: "object",
+    properties: {
+      apiVersion: { type: "string" },
+      kind: { type: "string" },
+      metadata: { type: "object" },
+      spec,
+      status,
+    },
+  };
+  // Required fields in spec make spec itself required: then `spec` is never absent.
+  if (Array.isArray(spec.required) && spec.required.length) root.required = ["spec"];
+  const version: Record<string, unknown> = {
+    name: r.version,
+    served: r.served,
+    storage: r.storage,
+  };
+  if (r.deprecated) version.deprecated = true;
+  if (r.deprecationWarning !== undefined) version.deprecationWarning = r.deprecationWarning;
+  version.schema = { openAPIV3Schema: root };
+  if (r.statusSchema) version.subresources = { status: {} };
+  if (r.printerColumns.length) {
+    version.additionalPrinterColumns = r.printerColumns.map((c) => ({ ...c }));
+  }
+  return version;
+}
+
 /**
  * Defines a typed resource (`kopf.resource`). The types of `spec` and `status` come from the
  * schemas; handlers registered on the result get them.
@@ -258,6 +529,42 @@ export function defineResource<
   Status extends TSchema = TSchema,
 >(
   def: ResourceDefinition<Spec, Status>,
-): TypedResource<Static<Spec>, TSchema extends Status ? Record<string, unknown> : Static<Status>> {
-  return new TypedResource(def);
+): TypedResource<Static<Spec>, TSchema extends Status ? Record<string, unknown> : Static<Status>>;
+/**
+ * Defines a typed resource with several versions (`kopf.resource({ versions, storage })`): one
+ * CRD with all of them, and a typed resource per version (`Evc.v1`, `Evc.v2`) to register
+ * handlers on, typed at that version.
+ *
+ * @param def The group, kind, plural (and optional singular, short names, categories), the
+ *   scope, the versions by name (each with TypeBox schemas of `spec` and optionally `status`,
+ *   printer columns, `served`, `deprecated`, `deprecationWarning`), and the storage version.
+ * @returns The resource, with each version as a property by its name.
+ * @throws {TypeError} For missing names, a bad scope, bad version names, no storage version.
+ * @throws {StructuralSchemaError} For a schema Kubernetes cannot take.
+ *
+ * @example
+ * ```ts
+ * import { Type } from "@sinclair/typebox";
+ * import { defineResource } from "./typed_resources.ts";
+ * const Evc = defineResource({
+ *   group: "kopf.dev", kind: "EphemeralVolumeClaim", plural: "ephemeralvolumeclaims",
+ *   scope: "Namespaced", storage: "v2",
+ *   versions: {
+ *     v1: { spec: Type.Object({ size: Type.String() }), deprecated: true },
+ *     v2: { spec: Type.Object({ storage: Type.Object({ size: Type.String() }) }) },
+ *   },
+ * });
+ * console.log(Evc.v1.apiVersion, Evc.v2.storage); // "kopf.dev/v1" true
+ * ```
+ */
+export function defineResource<V extends Record<string, VersionDefinition>>(
+  def: VersionedDefinition<V>,
+): VersionedResource<VersionsOf<V>> & VersionsOf<V>;
+export function defineResource(
+  def:
+    | ResourceDefinition<TSchema, TSchema>
+    | VersionedDefinition<Record<string, VersionDefinition>>,
+  // deno-lint-ignore no-explicit-any
+): TypedResource | VersionedResource<any> {
+  return "versions" in def ? new VersionedResource(def) : new TypedResource(def);
 }

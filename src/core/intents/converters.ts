@@ -15,7 +15,9 @@
  * @module
  */
 
-import type { HandlerFn, ObjectContext, ResourceHandler } from "./handlers.ts";
+import type { Patch } from "../../cogs/structs/patches.ts";
+import { TypedResource, VersionedResource } from "../../cogs/structs/typed_resources.ts";
+import type { AnyObject, HandlerFn, ObjectContext, ResourceHandler } from "./handlers.ts";
 import {
   getDefaultRegistry,
   parseResourceArgs,
@@ -23,6 +25,7 @@ import {
   resourceHandlerBase,
 } from "./registration.ts";
 import type { OperatorRegistry } from "./registry.ts";
+import { type MergePatchOf, noteTypedResource, type ResourceArg, type Retyped } from "./typing.ts";
 
 /** Options of `kopf.on.convert`. */
 export interface ConverterOptions {
@@ -66,6 +69,116 @@ export interface ConversionContext extends ObjectContext {
   desiredAPIVersion: string;
 }
 
+/** The `spec` and `status` types of a typed resource (of one version), as a pair. */
+// deno-lint-ignore no-explicit-any
+export type SpecStatusOf<R> = R extends TypedResource<infer S, infer T> ? [S, T] : [any, any];
+
+/**
+ * Options of `kopf.on.convert` on a resource with several versions: `from` and `to` are two of
+ * its version names (checked statically).
+ */
+export interface TypedConverterOptions<F extends string, T extends string>
+  extends Omit<ConverterOptions, "from" | "to"> {
+  /** The version the converter takes objects at, e.g. `"v1"`. */
+  from: F;
+  /** The version the converter returns objects at, e.g. `"v2"`. */
+  to: T;
+}
+
+/**
+ * The `patch` of a typed converter, merged into `body` when the converter returns nothing: the
+ * fields of the target version, and `null` for the fields that only the source version has.
+ */
+export type ConversionPatch<FromSpec, FromStatus, ToSpec, ToStatus> =
+  & Omit<Patch, "spec" | "status">
+  & {
+    /** Changes to `spec`: the target version's fields; `null` removes a source-only field. */
+    spec: MergePatchOf<ToSpec> & { [K in Exclude<keyof FromSpec, keyof ToSpec>]?: null };
+    /** Changes to `status`: as for `spec`. */
+    status: MergePatchOf<ToStatus> & { [K in Exclude<keyof FromStatus, keyof ToStatus>]?: null };
+  };
+
+/**
+ * What a typed converter returns: the object at the target version (`apiVersion`, `kind` and
+ * `metadata` may be left out: the framework sets and keeps them) — or nothing, and then `body`
+ * with `patch` merged into it is the result.
+ */
+export interface ConvertedBody<Spec, Status> {
+  /** Ignored: the framework sets the target version's. */
+  apiVersion?: string;
+  /** The kind (kept when left out). */
+  kind?: string;
+  /** Only labels and annotations are taken from it (Kubernetes ignores other changes). */
+  metadata?: AnyObject;
+  /** The spec at the target version. */
+  spec: Spec;
+  /** The status at the target version. */
+  status?: Status;
+}
+
+/**
+ * The context of a converter between two versions of a typed resource: `body`, `spec`, `status`
+ * typed at the source version; `patch` towards the target version.
+ *
+ * @typeParam From The source version's typed resource.
+ * @typeParam To The target version's typed resource.
+ * @typeParam F The source version's name.
+ * @typeParam T The target version's name.
+ */
+export type TypedConversionContext<From, To, F extends string, T extends string> =
+  & Omit<
+    Retyped<ConversionContext, SpecStatusOf<From>[0], SpecStatusOf<From>[1]>,
+    "patch" | "from" | "to"
+  >
+  & {
+    /** The version of the given object. */
+    from: F;
+    /** The version to return the object at. */
+    to: T;
+    /** Changes that make `body` the object at `to` (when the converter returns nothing). */
+    patch: ConversionPatch<
+      SpecStatusOf<From>[0],
+      SpecStatusOf<From>[1],
+      SpecStatusOf<To>[0],
+      SpecStatusOf<To>[1]
+    >;
+  };
+
+/** A converter between two versions of a typed resource: the object at `to`, or nothing. */
+export type TypedConverterFn<From, To, F extends string, T extends string> = (
+  context: TypedConversionContext<From, To, F, T>,
+) =>
+  | ConvertedBody<SpecStatusOf<To>[0], SpecStatusOf<To>[1]>
+  | void
+  | Promise<ConvertedBody<SpecStatusOf<To>[0], SpecStatusOf<To>[1]> | void>;
+
+/**
+ * The call forms of `kopf.on.convert`: on a resource with several versions
+ * (`kopf.resource({ versions })`), typed — the body at `from` in, the body at `to` out; or on a
+ * resource by name (untyped bodies).
+ */
+export interface ConvertRegistrar {
+  /** On a typed resource with several versions: `from`/`to` are its versions, the bodies typed. */
+  <
+    // deno-lint-ignore no-explicit-any
+    H extends Record<string, TypedResource<any, any>>,
+    F extends keyof H & string,
+    T extends keyof H & string,
+  >(
+    resource: VersionedResource<H>,
+    options: TypedConverterOptions<F, T>,
+    fn: TypedConverterFn<H[F], H[T], F, T>,
+  ): TypedConverterFn<H[F], H[T], F, T>;
+  /** On a resource by name or object, without a version (e.g. `"kopfexamples.kopf.dev"`). */
+  (
+    ...args: [
+      ...resource: ResourceArg[],
+      options: ConverterOptions,
+      fn: HandlerFn<ConversionContext>,
+    ]
+  ): HandlerFn<ConversionContext>;
+}
+
 /**
  * Registers a converter: `(…resource, { from, to, … }, fn)`.
  *
@@ -89,7 +202,19 @@ export interface ConversionContext extends ObjectContext {
  */
 export function registerConverter(args: unknown[]): HandlerFn {
   const what = "kopf.on.convert";
-  const { selector, options: o, fn } = parseResourceArgs<ConverterOptions>(what, "convert", args);
+  const single = args.find((a): a is TypedResource => a instanceof TypedResource);
+  if (single) {
+    throw new RegistrationError(
+      `${what}(...): converters are registered on a resource with several versions ` +
+        `(kopf.resource({ versions })), not on one version (${single.plural}.${single.version}.` +
+        `${single.group})`,
+    );
+  }
+  const versioned = args.find((a): a is VersionedResource => a instanceof VersionedResource);
+  const parts = versioned
+    ? args.map((a) => (a === versioned ? { group: versioned.group, plural: versioned.plural } : a))
+    : args;
+  const { selector, options: o, fn } = parseResourceArgs<ConverterOptions>(what, "convert", parts);
   if (o.from === undefined || o.to === undefined) {
     throw new RegistrationError(
       `${what}(...) needs the versions: { from: "v1", to: "v2" } (one converter per step)`,
@@ -105,6 +230,18 @@ export function registerConverter(args: unknown[]): HandlerFn {
   const to = bareVersion(o.to, selector.group);
   if (from === to) {
     throw new RegistrationError(`${what}(...): from and to are the same version (${from})`);
+  }
+  if (versioned) {
+    const names = versioned.versions.map((v) => v.version);
+    for (const version of [from, to]) {
+      if (!names.includes(version)) {
+        throw new RegistrationError(
+          `${what}(...): ${versioned.plural}.${versioned.group} has no version ${version} ` +
+            `(versions: ${names.join(", ")})`,
+        );
+      }
+    }
+    noteTypedResource(o.registry ?? getDefaultRegistry(), versioned);
   }
   const handler: ConverterHandler = {
     kind: "converter",

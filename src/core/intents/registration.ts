@@ -25,7 +25,7 @@ import type {
 import { defaultId } from "./handlers.ts";
 import { EVERYTHING } from "../../cogs/structs/references.ts";
 import { OperatorRegistry } from "./registry.ts";
-import { TypedResource } from "../../cogs/structs/typed_resources.ts";
+import { TypedResource, VersionedResource } from "../../cogs/structs/typed_resources.ts";
 import { noteTypedResource } from "./typing.ts";
 import { checkOptions, type HandlerKind, hasOptionKeys, inheritedOptions } from "./options.ts";
 
@@ -121,6 +121,13 @@ export function parseResourceArgs<O extends object>(
   let typed: TypedResource<unknown, unknown> | undefined;
   let options: Record<string, unknown> = {};
   for (const arg of rest) {
+    if (arg instanceof VersionedResource) {
+      const names = arg.versions.map((v) => v.version);
+      throw new RegistrationError(
+        `${what}(...): ${arg.plural}.${arg.group} has several versions: register on one of ` +
+          `them, e.g. ${what}(${arg.kind}.${names[0]}, fn) (versions: ${names.join(", ")})`,
+      );
+    }
     if (arg instanceof TypedResource) {
       if (strings.length || resourceObject || everything || typed) {
         throw new RegistrationError(`${what}(...): give a typed resource alone, not with names`);

@@ -19,7 +19,7 @@
 
 import type { Patch } from "../../cogs/structs/patches.ts";
 import type { Everything } from "../../cogs/structs/references.ts";
-import type { TypedResource } from "../../cogs/structs/typed_resources.ts";
+import type { TypedResource, VersionedResource } from "../../cogs/structs/typed_resources.ts";
 import type {
   AnyObject,
   ChangingContext,
@@ -48,6 +48,11 @@ export type ResourceArg = string | Everything | {
   category?: string;
   /** Never given: keeps typed resources (which have it) to their typed call forms. */
   specSchema?: never;
+  /**
+   * Never given: a resource with several versions (which has it) is not one resource to watch;
+   * register handlers on one of its versions (`Evc.v1`), converters on it (`kopf.on.convert`).
+   */
+  versions?: never;
 };
 
 /** An object of a typed resource, as handlers get it. */
@@ -256,29 +261,37 @@ export interface IndexRegistrar {
   ): IndexHandleOf<R, IndexingContext>;
 }
 
-const noted = new WeakMap<OperatorRegistry, Set<TypedResource<unknown, unknown>>>();
+/** A typed resource of `kopf crd`: one version alone, or a resource with several versions. */
+export type TypedDefinition = TypedResource<unknown, unknown> | VersionedResource;
+
+const noted = new WeakMap<OperatorRegistry, Set<TypedDefinition>>();
 
 /**
- * Notes that a registry has handlers of a typed resource (for `kopf crd`).
+ * Notes that a registry has handlers (or converters) of a typed resource (for `kopf crd`).
  *
  * @param registry The registry.
- * @param resource The typed resource.
+ * @param resource The typed resource: one version, or a resource with several versions.
  */
-export function noteTypedResource(
-  registry: OperatorRegistry,
-  resource: TypedResource<unknown, unknown>,
-): void {
+export function noteTypedResource(registry: OperatorRegistry, resource: TypedDefinition): void {
   const set = noted.get(registry) ?? new Set();
   set.add(resource);
   noted.set(registry, set);
 }
 
 /**
- * The typed resources that a registry's handlers were registered on, in registration order.
+ * The typed resources that a registry's handlers were registered on, in registration order:
+ * each version used (`Evc.v1`), and every version of a resource with several versions that
+ * converters were registered on (`kopf.on.convert(Evc, …)`); each once.
+ * `TypedResource.versionOf` tells the resource with several versions a version belongs to.
  *
  * @param registry The registry.
- * @returns The typed resources.
+ * @returns The typed resources (of one version each).
  */
 export function typedResourcesOf(registry: OperatorRegistry): TypedResource<unknown, unknown>[] {
-  return [...(noted.get(registry) ?? [])];
+  const found = new Set<TypedResource<unknown, unknown>>();
+  for (const r of noted.get(registry) ?? []) {
+    if ("versions" in r) { for (const v of r.versions) found.add(v); }
+    else found.add(r);
+  }
+  return [...found];
 }
