@@ -240,7 +240,8 @@ Deno.test("an HTTP 410 relists; an in-stream ERROR other than 410 is a WatchingE
   let watches = 0;
   const api = new ApiClient({
     vault: env.vault,
-    settings: { watching: { reconnectBackoff: 0.01 } },
+    // LIST, then WATCH (streamed lists fall back on such errors: streaming_lists_test.ts).
+    settings: { watching: { reconnectBackoff: 0.01, streamingLists: "never" } },
     // Tamper with the real server's answers to watches: 410 first, then an ERROR event.
     fetch: (url, init) => {
       if (!url.includes("watch=true")) return fetch(url, init);

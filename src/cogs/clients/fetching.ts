@@ -4,9 +4,12 @@
  *
  * Which resourceVersion: the first page's. Kubernetes serves all pages of a
  * list from one snapshot, so every page carries the same version; a server
- * that does not (the embedded one answers each page from its current state)
- * can only have changed objects *after* the first page's version, and a watch
- * from there replays those changes — duplicates, never gaps.
+ * that does not can only have changed objects *after* the first page's
+ * version, and a watch from there replays those changes — duplicates, never
+ * gaps.
+ *
+ * {@link listPages} gives the pages as they come (a watcher keeps no second
+ * copy of a large list); {@link listObjects} collects them.
  *
  * @module
  */
@@ -70,9 +73,67 @@ export async function listObjects(
   namespace?: string | null,
   options: ListOptions = {},
 ): Promise<ObjectList> {
+  let items: RawBody[] = [];
+  let resourceVersion = "";
+  for await (const page of listPages(api, resource, namespace, options)) {
+    if (page.restarted) items = [];
+    items.push(...page.items);
+    resourceVersion = page.resourceVersion;
+  }
+  return { items, resourceVersion };
+}
+
+/** One page of {@link listPages}. */
+export interface ObjectListPage {
+  /** The objects of this page, each with `apiVersion` and `kind` filled in. */
+  items: RawBody[];
+  /** The list's resourceVersion (the first page's): where to start watching. */
+  resourceVersion: string;
+  /** The listing started over (an expired `continue` token): earlier pages are void. */
+  restarted: boolean;
+}
+
+/**
+ * Lists the objects of a resource page by page, yielding each page as it
+ * comes. An expired `continue` token (410) restarts the listing from the
+ * start: the next page is marked `restarted`.
+ *
+ * @param api The API client.
+ * @param resource The resource.
+ * @param namespace A namespace, or null/undefined for cluster-wide.
+ * @param options Selectors, page size, signal.
+ * @returns The pages.
+ * @throws {ApiError} On error answers (after retries).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { startApiServer } from "../../../testing.ts";
+ * import { ConnectionInfo, Vault } from "../structs/credentials.ts";
+ * import { Resource } from "../structs/references.ts";
+ * import { ApiClient } from "./api.ts";
+ * import { listPages } from "./fetching.ts";
+ *
+ * await using server = await startApiServer();
+ * using vault = new Vault({ login: new ConnectionInfo({ server: server.url }) });
+ * const namespaces = new Resource({ group: "", version: "v1", plural: "namespaces", namespaced: false });
+ * let pages = 0;
+ * for await (const page of listPages(new ApiClient({ vault }), namespaces, null, { limit: 1 })) {
+ *   assert.equal(page.items.length, 1);
+ *   pages++;
+ * }
+ * assert.ok(pages > 1);
+ * ```
+ */
+export async function* listPages(
+  api: ApiClient,
+  resource: Resource,
+  namespace?: string | null,
+  options: ListOptions = {},
+): AsyncGenerator<ObjectListPage, void, undefined> {
   const limit = options.limit ?? 500;
+  let restarted = false;
   restart: for (;;) {
-    const items: RawBody[] = [];
     let resourceVersion: string | undefined;
     let token: string | undefined;
     do {
@@ -89,19 +150,24 @@ export async function listObjects(
       try {
         page = await api.request<ListBody>("GET", url, { signal: options.signal });
       } catch (error) {
-        if (error instanceof GoneError && token !== undefined) continue restart;
+        if (error instanceof GoneError && token !== undefined) {
+          restarted = true;
+          continue restart;
+        }
         throw error;
       }
       resourceVersion ??= page.metadata?.resourceVersion ?? "";
       const kind = page.kind?.endsWith("List") ? page.kind.slice(0, -4) : page.kind;
-      for (const item of page.items ?? []) {
+      const items = page.items ?? [];
+      for (const item of items) {
         if (kind !== undefined) item.kind ??= kind;
         if (page.apiVersion !== undefined) item.apiVersion ??= page.apiVersion;
-        items.push(item);
       }
       token = page.metadata?.continue || undefined;
+      yield { items, resourceVersion, restarted };
+      restarted = false;
     } while (token !== undefined);
-    return { items, resourceVersion };
+    return;
   }
 }
 

@@ -11,6 +11,19 @@
  *    now (its deletion happened while no stream was open); then yield the
  *    marker `{ type: "LISTED", resourceVersion, count }` — "the state is
  *    complete now" (Kopf's `Bookmark.LISTED`; indices become ready on it).
+ *    The state is read in one of two ways (`settings.watching.streamingLists`):
+ *    - *streamed* over the watch itself (`sendInitialEvents=true`, KEP-3157):
+ *      the objects come as ADDED events, then a bookmark annotated
+ *      `k8s.io/initial-events-end` ends the state, and the same stream goes on
+ *      with the changes (step 2 without a second request). Changes that come
+ *      before the end bookmark are yielded as they are (MODIFIED, DELETED).
+ *    - *paginated* LIST (`settings.watching.listPageSize` per page, each page
+ *      yielded as it comes), then a watch from the list's resourceVersion.
+ *    With `"auto"` (the default), a watcher streams; when the server refuses
+ *    (400 or 422: no WatchList feature, an older Kubernetes), ends the stream
+ *    or sends anything but the state before the end bookmark, the watcher
+ *    lists instead, for the rest of its life — as client-go's reflector falls
+ *    back when its watch-list request fails.
  * 2. **Watch** from the list's resourceVersion; yield ADDED, MODIFIED and
  *    DELETED events as they come. Bookmarks advance the resourceVersion and
  *    are *not* yielded. Unknown event types are ignored.
@@ -37,6 +50,8 @@
  *
  * Memory: `infiniteWatch` keeps the last body of every live object (a
  * reference to what it yielded), to report deletions missed between streams.
+ * A listing is never held whole a second time: pages and streamed objects are
+ * yielded as they arrive.
  *
  * @module
  */
@@ -44,8 +59,8 @@
 import type { Resource } from "../structs/references.ts";
 import { sleep } from "../aio/sleep.ts";
 import type { ApiClient } from "./api.ts";
-import { ApiConnectionError, GoneError, type KubeStatus } from "./errors.ts";
-import { listObjects } from "./fetching.ts";
+import { ApiConnectionError, ApiError, GoneError, type KubeStatus } from "./errors.ts";
+import { listPages } from "./fetching.ts";
 import { iterJsonLines } from "./jsonlines.ts";
 import type { RawBody } from "./types.ts";
 import { DEFAULTS, setting } from "./_settings.ts";
@@ -91,6 +106,11 @@ export interface RawWatchEvent {
 export interface WatchOptions {
   /** Where to start; absent: "from now" (the server sends the current objects as ADDED). */
   resourceVersion?: string | undefined;
+  /**
+   * Ask for the state first (`sendInitialEvents=true&resourceVersionMatch=NotOlderThan`,
+   * KEP-3157): ADDED events, then a BOOKMARK annotated `k8s.io/initial-events-end`.
+   */
+  sendInitialEvents?: boolean | undefined;
   /** Ask for BOOKMARK events (default true). */
   bookmarks?: boolean | undefined;
   /** A label selector. */
@@ -182,6 +202,8 @@ export async function* watchObjects(
       watch: "true",
       resourceVersion: options.resourceVersion,
       allowWatchBookmarks: (options.bookmarks ?? true) ? "true" : undefined,
+      sendInitialEvents: options.sendInitialEvents ? "true" : undefined,
+      resourceVersionMatch: options.sendInitialEvents ? "NotOlderThan" : undefined,
       timeoutSeconds: serverTimeout ?? undefined,
       labelSelector: options.labelSelector,
       fieldSelector: options.fieldSelector,
@@ -282,8 +304,10 @@ export interface InfiniteWatchOptions {
   inactivityTimeout?: number | null | undefined;
   /** Seconds between watch requests (default: the setting). */
   reconnectBackoff?: number | undefined;
-  /** The list page size (default 500). */
+  /** The list page size (default: `settings.watching.listPageSize`, 500). */
   limit?: number | undefined;
+  /** How to read the state (default: `settings.watching.streamingLists`, "auto"). */
+  streamingLists?: "auto" | "always" | "never" | undefined;
   /** Stops watching (quietly). */
   signal?: AbortSignal | undefined;
 }
@@ -330,47 +354,77 @@ export async function* infiniteWatch(
 ): AsyncGenerator<WatchEvent, void, undefined> {
   const signal = options.signal;
   const where = namespace ? `in ${namespace}` : "cluster-wide";
-  const known = new Map<string, RawBody>();
+  const watching = api.settings.watching;
+  const limit = pick(options.limit, setting(watching, DEFAULTS.watching, "listPageSize"));
+  const strategy = pick(
+    options.streamingLists,
+    setting(watching, DEFAULTS.watching, "streamingLists"),
+  );
+  let streaming = strategy !== "never";
+  // The objects yielded and not deleted since. During a (re)listing, `unconfirmed` holds those
+  // of before that the listing has not shown yet: what is left of it at the end is gone.
+  let known = new Map<string, RawBody>();
+  const unconfirmed = new Map<string, RawBody>();
   const keyOf = (body: RawBody) => `${body.metadata?.namespace ?? ""}/${body.metadata?.name ?? ""}`;
+  const beginListing = () => {
+    for (const [key, object] of known) unconfirmed.set(key, object);
+    known = new Map();
+  };
+  function* endListing(resourceVersion: string): Generator<WatchEvent> {
+    for (const [key, object] of unconfirmed) {
+      if (!known.has(key)) yield { type: "DELETED", object };
+    }
+    unconfirmed.clear();
+    yield { type: "LISTED", resourceVersion, count: known.size };
+  }
+  const fallBack = (why: string) => {
+    streaming = false;
+    api.logger.debug(
+      `The API server does not stream the state of ${resource} ${where} (${why}); ` +
+        `listing it instead (LIST, then WATCH).`,
+    );
+  };
   let resourceVersion: string | undefined;
   let relist = true;
   api.logger.debug(`Starting the watch-stream for ${resource} ${where}.`);
   try {
     while (!signal?.aborted) {
-      if (relist) {
-        let listed;
+      if (relist && !streaming) {
         try {
-          listed = await listObjects(api, resource, namespace, {
-            labelSelector: options.labelSelector,
-            fieldSelector: options.fieldSelector,
-            limit: options.limit,
-            signal,
-          });
+          beginListing();
+          let rv = "";
+          for await (
+            const page of listPages(api, resource, namespace, {
+              labelSelector: options.labelSelector,
+              fieldSelector: options.fieldSelector,
+              limit,
+              signal,
+            })
+          ) {
+            if (page.restarted) beginListing();
+            rv = page.resourceVersion;
+            for (const object of page.items) {
+              known.set(keyOf(object), object);
+              yield { type: null, object };
+            }
+          }
+          resourceVersion = rv || undefined;
+          relist = false;
+          yield* endListing(rv);
         } catch (error) {
           if (signal?.aborted) return;
           throw error;
         }
-        const gone = new Map(known);
-        known.clear();
-        for (const object of listed.items) {
-          known.set(keyOf(object), object);
-          gone.delete(keyOf(object));
-          yield { type: null, object };
-        }
-        for (const object of gone.values()) yield { type: "DELETED", object };
-        resourceVersion = listed.resourceVersion || undefined;
-        relist = false;
-        yield {
-          type: "LISTED",
-          resourceVersion: listed.resourceVersion,
-          count: listed.items.length,
-        };
       }
 
+      // A streamed listing: the state comes first in this very stream, up to its end bookmark.
+      let initial = relist && streaming;
+      if (initial) beginListing();
       try {
         const stream = watchObjects(api, resource, namespace, {
-          resourceVersion,
-          bookmarks: options.bookmarks,
+          resourceVersion: initial ? undefined : resourceVersion,
+          sendInitialEvents: initial,
+          bookmarks: initial ? true : options.bookmarks,
           labelSelector: options.labelSelector,
           fieldSelector: options.fieldSelector,
           serverTimeout: options.serverTimeout,
@@ -381,18 +435,38 @@ export async function* infiniteWatch(
         });
         for await (const { type, object } of stream) {
           if (type === "ERROR") {
+            const what = `${object.code ?? "?"} ${object.reason ?? ""}: ${
+              object.message ?? JSON.stringify(object)
+            }`;
+            if (initial && strategy === "auto") {
+              fallBack(`an error in the stream: ${what}`);
+              break;
+            }
             if (object.code === 410) {
               relist = true;
               break;
             }
-            throw new WatchingError(
-              `Error in the watch-stream for ${resource} ${where}: ${object.code ?? "?"} ${
-                object.reason ?? ""
-              }: ${object.message ?? JSON.stringify(object)}`,
-            );
+            throw new WatchingError(`Error in the watch-stream for ${resource} ${where}: ${what}`);
           }
           const rv = object.metadata?.resourceVersion;
           if (type === "BOOKMARK") {
+            if (initial) {
+              const annotations = object.metadata?.annotations as
+                | Record<string, string>
+                | undefined;
+              if (annotations?.[INITIAL_EVENTS_END] !== "true") {
+                if (strategy === "auto") {
+                  fallBack("a bookmark before the end of the state");
+                  break;
+                }
+                continue;
+              }
+              initial = false;
+              relist = false;
+              if (rv) resourceVersion = rv;
+              yield* endListing(rv ?? "");
+              continue;
+            }
             if (rv) resourceVersion = rv;
             continue;
           }
@@ -403,18 +477,32 @@ export async function* infiniteWatch(
             continue;
           }
           if (rv) resourceVersion = rv;
-          if (type === "DELETED") known.delete(keyOf(object));
-          else known.set(keyOf(object), object);
-          yield { type, object };
+          const key = keyOf(object);
+          if (type === "DELETED") {
+            known.delete(key);
+            unconfirmed.delete(key); // reported now: not again at the end of the listing
+          } else known.set(key, object);
+          // The state's objects are a listing's (type null), as when listed.
+          yield { type: initial && type === "ADDED" ? null : type, object };
+        }
+        if (initial && !signal?.aborted && strategy === "auto" && streaming) {
+          fallBack("the stream ended before the end of the state");
         }
       } catch (error) {
         if (signal?.aborted) return;
-        if (!(error instanceof GoneError)) throw error;
-        relist = true;
+        if (
+          initial && strategy === "auto" && error instanceof ApiError && REFUSALS.has(error.code)
+        ) {
+          fallBack(`${error.code} ${error.reason}`);
+        } else if (error instanceof GoneError) {
+          relist = true;
+        } else throw error;
       }
-      if (relist) {
+      if (relist && !initial) {
         api.logger.debug(`Restarting the watch-stream for ${resource} ${where} (410 Gone).`);
       }
+      // Falling back lists at once; anything else waits a little before the next request.
+      if (initial && !streaming) continue;
       await sleep(
         pick(
           options.reconnectBackoff,
@@ -427,6 +515,12 @@ export async function* infiniteWatch(
     api.logger.debug(`Stopping the watch-stream for ${resource} ${where}.`);
   }
 }
+
+/** The annotation of the bookmark that ends the state of a streamed listing (KEP-3157). */
+const INITIAL_EVENTS_END = "k8s.io/initial-events-end";
+
+/** Answers of servers that do not stream listings: 400 (an unknown parameter), 422 (refused). */
+const REFUSALS = new Set([400, 422]);
 
 function pick<T>(given: T | undefined, fallback: T): T {
   return given !== undefined ? given : fallback;

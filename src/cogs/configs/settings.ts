@@ -316,7 +316,7 @@ export class PeeringSettings {
  * import { WatchingSettings } from "./settings.ts";
  * const s = new WatchingSettings();
  * s.serverTimeout = 600;
- * console.log(s.reconnectBackoff); // 0.1
+ * console.log(s.reconnectBackoff, s.listPageSize, s.streamingLists); // 0.1 500 "auto"
  * ```
  */
 export class WatchingSettings {
@@ -325,6 +325,33 @@ export class WatchingSettings {
   #connectTimeout: number | null = null;
   #reconnectBackoff = 0.1;
   #inactivityTimeout: number | null = 70;
+  #listPageSize = 500;
+  #streamingLists: "auto" | "always" | "never" = "auto";
+
+  /** Objects per page of the initial (and every re-) listing (`limit`; 0: one request). Default 500. */
+  get listPageSize(): number {
+    return this.#listPageSize;
+  }
+  set listPageSize(value: number) {
+    this.#listPageSize = integer("watching.listPageSize", value, 0);
+  }
+
+  /**
+   * How the state is read when a watch (re)starts: `"always"` streamed over the watch itself
+   * (`sendInitialEvents=true`, KEP-3157: no LIST, the objects come as they are read, the end is
+   * a bookmark), `"never"` paginated LIST then WATCH, or `"auto"`: streamed where the server
+   * offers it, else — it refuses, or answers without the end bookmark — LIST then WATCH for the
+   * rest of that watcher's life. Default `"auto"`.
+   */
+  get streamingLists(): "auto" | "always" | "never" {
+    return this.#streamingLists;
+  }
+  set streamingLists(value: "auto" | "always" | "never") {
+    if (value !== "auto" && value !== "always" && value !== "never") {
+      fail("watching.streamingLists", '"auto", "always" or "never"', value);
+    }
+    this.#streamingLists = value;
+  }
 
   /** `timeoutSeconds` asked of the server per watch request (`null`: the server's choice). Default null. */
   get serverTimeout(): number | null {
