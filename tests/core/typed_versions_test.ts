@@ -149,6 +149,28 @@ Deno.test("handlers register on a version; converters on the resource (from/to i
     [["ephemeralvolumeclaims.kopf.dev", 3]],
   );
 
+  // Handlers keeping state on objects are all at one version (here v2, of `fn`); others at any.
+  kopf.index(Evc.v1, { registry }, function byName({ name }) {
+    return name;
+  });
+  kopf.on.update(Evc.v2, { registry }, function again() {});
+  const refusal = "ephemeralvolumeclaims.kopf.dev has handlers keeping state on its objects " +
+    "(create/update/delete/resume/field, daemons, timers) at v2 already: register them all at " +
+    "one version (objects have one finalizer and one last-handled state; at two versions, each " +
+    "would take the other's state for a change)";
+  assert.throws(
+    () => kopf.on.update(Evc.v1, { registry }, () => {}),
+    new kopf.RegistrationError(`kopf.on.update(...): ${refusal}`),
+  );
+  assert.throws(
+    () => kopf.daemon(Evc.v1, { registry }, () => {}),
+    new kopf.RegistrationError(`kopf.daemon(...): ${refusal}`),
+  );
+  assert.equal(
+    registry.changingHandlers(new kopf.Resource("kopf.dev", "v1", "ephemeralvolumeclaims")).length,
+    0,
+  );
+
   // What TypeScript refuses, said in one line for JavaScript (or `as never`) callers.
   assert.throws(
     () => kopf.on.create(Evc as never, { registry }, () => {}),

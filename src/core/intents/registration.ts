@@ -178,7 +178,11 @@ export function parseResourceArgs<O extends object>(
   } catch (e) {
     throw new RegistrationError(`${what}(...): ${(e as Error).message}`);
   }
-  if (typed) noteTypedResource((options.registry as OperatorRegistry) ?? defaultRegistry, typed);
+  if (typed) {
+    const registry = (options.registry as OperatorRegistry) ?? defaultRegistry;
+    const refused = noteTypedResource(registry, typed, kind);
+    if (refused) throw new RegistrationError(`${what}(...): ${refused}`);
+  }
   return { selector, options: options as O, fn: fn as HandlerFn };
 }
 
