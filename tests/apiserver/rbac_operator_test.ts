@@ -11,6 +11,7 @@
 
 import assert from "node:assert/strict";
 import { parse as parseYaml } from "yaml";
+import { OperatorSettings } from "../../mod.ts";
 import { KopfRunner, type RunningApiServer, startApiServer } from "../../testing.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -173,9 +174,12 @@ Deno.test("rbac operator: without list on its resource the operator stops with o
   const dir = await Deno.makeTempDir({ prefix: "kopf-rbac-operator-" });
   try {
     const kubeconfig = await setUp(api, ["get", "watch", "patch"], dir);
+    // Listed (LIST, then WATCH): a streamed state needs no list verb — the watch brings it.
+    const settings = new OperatorSettings();
+    settings.watching.streamingLists = "never";
     const runner = await KopfRunner.start(
       ["run", "-n", "default", "--standalone", `${ROOT}examples/01-minimal/example.ts`],
-      { kubeconfig, reraise: false },
+      { kubeconfig, reraise: false, settings },
     );
     const deadline = Date.now() + 10_000;
     while (!runner.finished && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));

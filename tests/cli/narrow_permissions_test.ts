@@ -86,7 +86,8 @@ kopf.on.create("kopfexamples", function createFn({ logger }) { logger.info("crea
     assert.match(debug.stderr, /\[DEBUG +\] API: GET \/apis -> 200 in \d+ms$/m);
     assert.match(
       debug.stderr,
-      /\[DEBUG +\] API: GET \/apis\/kopf\.dev\/v1\/kopfexamples\?limit=500 -> 200 in \d+ms$/m,
+      // The state of kopfexamples, streamed over the watch (settings.watching.streamingLists).
+      /\[DEBUG +\] API: GET \/apis\/kopf\.dev\/v1\/kopfexamples\?watch=true&allowWatchBookmarks=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan -> 200 in \d+ms$/m,
     );
     assert.match(
       debug.stderr,
