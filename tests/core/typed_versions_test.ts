@@ -80,6 +80,11 @@ Deno.test("kopf.resource({ versions }): one CRD with each version's schema, serv
   assert.equal(Evc.v2.storage, true);
   assert.equal(Evc.v1.versionOf, Evc);
   assert.deepEqual(Evc.v1.crd(), crd);
+  assert.equal(
+    JSON.stringify(Evc),
+    '{"group":"kopf.dev","kind":"EphemeralVolumeClaim","plural":"ephemeralvolumeclaims",' +
+      '"versions":["v1","v2","v3alpha1"],"storage":"v2"}',
+  );
   const issues = Evc.v1.validate({ spec: { storage: {} } });
   assert.deepEqual([...new Set(issues.map((i) => i.path))], ["spec.size"]);
   assert.deepEqual(Evc.v2.validate({ spec: { storage: { size: "1G" } } }), []);

@@ -422,6 +422,22 @@ export class VersionedResource<
   crd(): Record<string, unknown> {
     return crdOf(this, this.versions);
   }
+
+  /**
+   * A short plain view for messages and logs (its versions refer back to it, so it has no JSON
+   * of its own otherwise).
+   *
+   * @returns The names, the versions' names and the storage version.
+   */
+  toJSON(): Record<string, unknown> {
+    return {
+      group: this.group,
+      kind: this.kind,
+      plural: this.plural,
+      versions: this.versions.map((v) => v.version),
+      storage: this.storage,
+    };
+  }
 }
 
 /** Makes a version's schema errors name the version (`v2: spec.size: …`). */
