@@ -113,6 +113,8 @@ export function deployment(flags: OperatorFlags, manifest: ManifestsFlags): Mani
         metadata: { labels },
         spec: {
           serviceAccountName: flags.name,
+          // deploy/Dockerfile runs as the image's uid 1993 (numeric, so the kubelet can check).
+          securityContext: { runAsNonRoot: true },
           containers: [{
             name: "operator",
             image: manifest.image,

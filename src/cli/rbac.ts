@@ -168,7 +168,7 @@ export function manifestYaml(objects: ManifestObject[], header?: string): string
     const plain = rules
       ? { ...object, rules: rules.map(({ why: _why, ...rule }) => rule) }
       : object;
-    const doc = new Document(plain);
+    const doc = new Document(plain, { aliasDuplicateObjects: false });
     if (i === 0 && header) doc.commentBefore = header.split("\n").map((l) => ` ${l}`).join("\n");
     const seq = doc.get("rules", true);
     if (rules && isSeq(seq)) {

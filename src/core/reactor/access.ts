@@ -68,6 +68,8 @@ export interface AccessNeed {
    * that returns a result): why they may not be seen in a run that is otherwise complete.
    */
   conditional?: string | undefined;
+  /** Verbs of an otherwise unconditional need that are used only in some runs, and why. */
+  conditionalVerbs?: Partial<Record<KubeVerb, string>> | undefined;
 }
 
 /** What the table needs besides the registry and the settings. */
@@ -218,6 +220,7 @@ const ROWS: readonly Row[] = [
     verbs: ["list", "watch", "patch"],
     why: "Framework: knowing which other operators are running (peering).",
     targets: (f) => f.peering ? [peeringTarget(f.peering)] : [],
+    conditional: "the peering CRDs exist (and, in the automatic mode, the peering object)",
   },
   {
     row: "peering-lookup",
@@ -225,6 +228,7 @@ const ROWS: readonly Row[] = [
     verbs: ["get"],
     why: "Framework: looking up the peering object (the automatic mode).",
     targets: (f) => f.peering && !f.peering.mandatory ? [peeringTarget(f.peering)] : [],
+    conditional: "the peering CRDs exist",
   },
   {
     row: "leader-election",
@@ -416,13 +420,32 @@ export function operatorAccess(
       mandatory: p.mandatory,
     },
   };
+  // Every watch (cogs/clients/watching.ts: infiniteWatch) reads the state first: streamed over
+  // the watch itself (sendInitialEvents: authorized as a watch), or by a LIST — always with
+  // streamingLists "never", when the server does not stream with "auto", never with "always".
+  const streaming = settings.watching.streamingLists;
+  const listing = (
+    verbs: KubeVerb[],
+  ): { verbs: KubeVerb[]; conditionalVerbs?: AccessNeed["conditionalVerbs"] } => {
+    if (!verbs.includes("list") || !verbs.includes("watch") || streaming === "never") {
+      return { verbs };
+    }
+    if (streaming === "always") return { verbs: verbs.filter((v) => v !== "list") };
+    return {
+      verbs,
+      conditionalVerbs: {
+        list:
+          "an API server that does not stream lists over watches (WatchList): the watcher lists",
+      },
+    };
+  };
   const needs: AccessNeed[] = [];
   for (const row of ROWS) {
     for (const t of row.targets(facts)) {
       needs.push({
         group: t.group,
         resource: t.resource,
-        verbs: [...row.verbs],
+        ...listing([...row.verbs]),
         scope: t.scope,
         ...(t.names ? { names: t.names } : {}),
         why: row.why,

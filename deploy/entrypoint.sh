@@ -1,0 +1,24 @@
+#!/bin/sh
+# The entry point of the operator's image (deploy/Dockerfile): `kopf run` with the narrowest
+# permissions an operator needs in a pod — no -A.
+#
+#   --allow-read   the operator's files (the working directory: the handler files are imported at
+#                  run time) and the pod's service account (token, CA, namespace)
+#   --allow-env    where the API server is, the pod's name and namespace (the identity in peering
+#                  and Leases, the sharding namespace), KUBECONFIG (unset in a pod: then the
+#                  service account is used) and kopf run's KOPF_RUN_PEERING
+#   --allow-net    the API server (KUBERNETES_SERVICE_HOST:KUBERNETES_SERVICE_PORT, as Kubernetes
+#                  sets them in every pod) and what the operator listens on: KOPF_LISTEN, by
+#                  default the probes of --liveness=http://0.0.0.0:8080/healthz; add an admission
+#                  webhook server's address there (comma-separated), e.g. 0.0.0.0:8080,0.0.0.0:9443
+#
+# The arguments are kopf run's (the image's CMD, or the Deployment's args).
+set -eu
+host="${KUBERNETES_SERVICE_HOST:-kubernetes.default.svc}"
+case "$host" in *:*) host="[$host]" ;; esac
+port="${KUBERNETES_SERVICE_PORT:-443}"
+exec deno run --cached-only \
+  --allow-read=.,/var/run/secrets/kubernetes.io/serviceaccount \
+  --allow-env=KUBECONFIG,KUBERNETES_SERVICE_HOST,KUBERNETES_SERVICE_PORT,POD_ID,POD_NAMESPACE,KOPF_RUN_PEERING \
+  --allow-net="$host:$port,${KOPF_LISTEN:-0.0.0.0:8080}" \
+  cli.ts run "$@"
