@@ -10,6 +10,7 @@
  * @module
  */
 
+import { deepEqual } from "../cogs/structs/deep_equal.ts";
 import { parse as parseYaml } from "yaml";
 import {
   type FieldRequirement,
@@ -101,6 +102,7 @@ export interface ClientIdentity {
 }
 
 const JSON_HEADERS = { "content-type": "application/json" };
+const CRDS = "customresourcedefinitions.apiextensions.k8s.io";
 
 /**
  * The embedded Kubernetes API server, as a request handler.
@@ -168,6 +170,14 @@ export class ApiServer {
     this.faults = new Faults(options.faults ?? {});
     this.watches = new WatchHub(this.store, this.faults, options.bookmarkSeconds ?? 10);
     this.#snapshots = new ListSnapshots(this.store);
+    // A CRD whose spec changes ends the watches of its resource, as kube-apiserver rebuilds the
+    // resource's storage (versions, schemas, conversion) and watchers come back to the new one.
+    this.store.onCommit((change) => {
+      if (change.key !== CRDS || change.type !== "MODIFIED" || !change.previous) return;
+      if (deepEqual(change.previous.spec, change.object.spec)) return;
+      const spec = change.object.spec as { names?: { plural?: string }; group?: string };
+      this.watches.closeResource(`${spec.names?.plural}.${spec.group}`);
+    });
     this.faults.onExpire = (close) => {
       this.store.compact();
       this.#snapshots.clear();

@@ -134,6 +134,17 @@ export class WatchHub {
     }
   }
 
+  /**
+   * Closes the streams of one resource (all its versions), as kube-apiserver ends the watches
+   * of a custom resource whose CRD's spec changed (its storage is rebuilt: versions, schemas,
+   * conversion); clients watch again and get the new behaviour.
+   *
+   * @param key The resource's storage key (`plural.group`).
+   */
+  closeResource(key: string): void {
+    for (const s of [...this.#streams]) if (storageKey(s.def) === key) s.close();
+  }
+
   /** Stops the bookmark timer and closes every stream. */
   stop(): void {
     clearInterval(this.#bookmarkTimer);
@@ -145,6 +156,11 @@ class WatchStream {
   readonly body: ReadableStream<Uint8Array>;
   #controller!: ReadableStreamDefaultController<Uint8Array>;
   #req: WatchRequest;
+
+  /** The watched resource. */
+  get def(): ResourceDef {
+    return this.#req.def;
+  }
   #store: Store;
   #faults: Faults;
   #unwatch: (() => void) | undefined;
