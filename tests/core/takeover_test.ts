@@ -59,7 +59,8 @@ Deno.test("takeover: finished handlers are not re-run, unfinished ones continue 
   kopf.on.delete("kopfexamples", { registry, id: "delete_fn" }, () => {});
   const runner = await env.operator(registry);
   await runner.waitFor("[default/kex] Creation is processed: 2 succeeded; 1 failed.");
-  const obj = await env.waitFor("kex", (o) => !!annotations(o)[LAST_HANDLED]);
+  // The cycle's two writes: the diff base (main resource), then the result (/status).
+  const obj = await env.waitFor("kex", (o) => !!annotations(o)[LAST_HANDLED] && !!o.status);
   await runner.stop();
 
   assert.deepEqual(calls.map((c) => c.id), ["create_b"]);
