@@ -199,7 +199,11 @@ Deno.test("image: deploy/Dockerfile's layout and entry point run the operator wi
         return res.status === 200;
       });
     } finally {
-      child.kill("SIGTERM");
+      try {
+        child.kill("SIGTERM");
+      } catch {
+        // It has ended already: its status and log say why.
+      }
     }
     const status = await child.status;
     await reading;
@@ -211,5 +215,99 @@ Deno.test("image: deploy/Dockerfile's layout and entry point run the operator wi
     assert.doesNotMatch(log, /missing Deno permission|needs \w+ access|--allow-/);
   } finally {
     await Deno.remove(layout, { recursive: true });
+  }
+});
+
+Deno.test("compile: the CI workflow's deno compile step, run with deno run (the same entry and permissions) — deploy/main.ts runs the operator with kopf.main()", async () => {
+  // `deno compile` needs a download these machines cannot reach; its entry and permissions are
+  // what can be tested: the step's command with `run` for `compile` (target and output dropped).
+  const workflow = parseYaml(await Deno.readTextFile(`${ROOT}.github/workflows/compile.yml`));
+  const step = workflow.jobs.compile.steps.find((s: { name?: string }) => s.name === "Compile");
+  const words = (step.run as string).replace(/\$\{\{[^}]*\}\}/g, "X").trim().split(/\s+/);
+  assert.deepEqual(words.slice(0, 2), ["deno", "compile"]);
+  assert.equal(words.at(-1), "deploy/main.ts");
+  const flags: string[] = [];
+  for (let i = 2; i < words.length - 1; i++) {
+    if (words[i] === "--target" || words[i] === "--output") i++;
+    else flags.push(words[i]!);
+  }
+  assert.ok(flags.includes("--allow-net"));
+  const info = await output(Deno.execPath(), ["info", "--json"]);
+  const denoDir = JSON.parse(info.stdout).denoDir as string;
+  await using api = await startApiServer();
+  const dir = await Deno.makeTempDir({ prefix: "kopf-compile-" });
+  try {
+    const crd = await output(Deno.execPath(), [
+      "run",
+      "-A",
+      `${ROOT}cli.ts`,
+      "crd",
+      `${ROOT}${HANDLERS}`,
+    ]);
+    const created = await fetch(
+      `${api.url}/apis/apiextensions.k8s.io/v1/customresourcedefinitions`,
+      {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(parseYaml(crd.stdout)),
+      },
+    );
+    assert.equal(created.status, 201, await created.text());
+    const kubeconfig = `${dir}/kubeconfig`;
+    await Deno.writeTextFile(kubeconfig, api.kubeconfig.yaml);
+    // In a pod the service account is read; here the kubeconfig (added to the baked read access).
+    const permissions = flags.map((f) => f.startsWith("--allow-read=") ? `${f},${kubeconfig}` : f);
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", ...permissions, `${ROOT}deploy/main.ts`, "-A", "--standalone"],
+      clearEnv: true,
+      env: { KUBECONFIG: kubeconfig, POD_ID: "evc-operator-0", NO_COLOR: "1", DENO_DIR: denoDir },
+      stdout: "null",
+      stderr: "piped",
+    }).spawn();
+    const logs: string[] = [];
+    const reading = (async () => {
+      const decoder = new TextDecoder();
+      for await (const chunk of child.stderr) logs.push(decoder.decode(chunk, { stream: true }));
+    })();
+    try {
+      const deadline = Date.now() + 20_000;
+      const until = async (what: string, ok: () => Promise<boolean> | boolean) => {
+        while (!await ok()) {
+          if (Date.now() > deadline) assert.fail(`not within 20s: ${what}\n${logs.join("")}`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      };
+      await until(
+        "the login",
+        () => logs.join("").includes("Initial authentication has finished."),
+      );
+      const evc = await fetch(
+        `${api.url}/apis/kopf.dev/v1/namespaces/default/ephemeralvolumeclaims`,
+        {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({
+            apiVersion: "kopf.dev/v1",
+            kind: "EphemeralVolumeClaim",
+            metadata: { name: "my-claim" },
+            spec: { size: "1G" },
+          }),
+        },
+      );
+      assert.equal(evc.status, 201, await evc.text());
+      await until("handled", () => logs.join("").includes("Handler 'create_fn' succeeded."));
+    } finally {
+      try {
+        child.kill("SIGTERM");
+      } catch {
+        // It has ended already: its status and log say why.
+      }
+    }
+    const status = await child.status;
+    await reading;
+    assert.equal(status.code, 0, logs.join(""));
+    assert.doesNotMatch(logs.join(""), /missing Deno permission|--allow-/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });
