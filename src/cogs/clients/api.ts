@@ -298,6 +298,10 @@ export class ApiClient {
       deadline.clear();
       return response;
     }
+    // Without a client timeout there is no timer to clear: the body is returned as it is
+    // (a wrapping stream costs a promise and a copy per chunk of every watch). The caller's
+    // signal keeps aborting the body until it aborts or is collected with the stream.
+    if (!deadline.running) return response;
     // Clear the client timeout's timer when the stream ends, however it ends.
     const reader = response.body.getReader();
     const body = new ReadableStream<Uint8Array>({
@@ -405,10 +409,7 @@ export class ApiClient {
       stream: boolean;
     },
   ): Promise<Attempt> {
-    const deadline = new Deadline(req.total);
-    const connecting = new Deadline(req.connect);
-    const signals = [deadline.signal, connecting.signal];
-    if (req.signal) signals.push(req.signal);
+    const deadline = new Deadline(req.total, req.connect, req.signal);
     const started = performance.now();
     let response: Response;
     try {
@@ -416,11 +417,10 @@ export class ApiClient {
         method,
         headers: req.headers,
         ...(req.body !== undefined ? { body: req.body } : {}),
-        signal: AbortSignal.any(signals),
+        ...(deadline.signal ? { signal: deadline.signal } : {}),
       });
     } catch (error) {
       deadline.clear();
-      connecting.clear();
       this.#record(method, url, path, 0, attempt, started);
       if (req.signal?.aborted) throw req.signal.reason;
       const denied = permissionError(error);
@@ -429,10 +429,14 @@ export class ApiClient {
           cause: error,
         });
       }
-      const timedOut = deadline.expired ? req.total : connecting.expired ? req.connect : null;
+      const timedOut = deadline.expired === "total"
+        ? req.total
+        : deadline.expired === "connect"
+        ? req.connect
+        : null;
       throw new ApiConnectionError(method, url, error, timedOut ?? undefined);
     }
-    connecting.clear();
+    deadline.connected();
     this.#record(method, url, path, response.status, attempt, started);
     if (!response.ok) {
       deadline.clear();
@@ -448,7 +452,7 @@ export class ApiClient {
         method,
         url,
         error,
-        deadline.expired ? req.total ?? 0 : undefined,
+        deadline.expired === "total" ? req.total ?? 0 : undefined,
       );
     } finally {
       deadline.clear();
@@ -544,27 +548,62 @@ interface Attempt {
   text?: string;
 }
 
-/** A timer-backed abort signal that can be cleared (AbortSignal.timeout cannot). */
+/**
+ * The signal of one attempt: the caller's signal, the whole request's timeout and the
+ * timeout to the response headers, in one controller with at most two timers that can be
+ * cleared (`AbortSignal.timeout` cannot). Without timeouts it is the caller's signal itself:
+ * no controller, no `AbortSignal.any` and no timer per request.
+ */
 class Deadline {
-  readonly #controller = new AbortController();
-  #timer: ReturnType<typeof setTimeout> | undefined;
-  expired = false;
+  readonly signal: AbortSignal | undefined;
+  /** Which timeout aborted the attempt, if one did. */
+  expired: "total" | "connect" | undefined;
+  #total: ReturnType<typeof setTimeout> | undefined;
+  #connect: ReturnType<typeof setTimeout> | undefined;
+  #outer: AbortSignal | undefined;
+  #onAbort: (() => void) | undefined;
 
-  constructor(seconds: number | null) {
-    if (seconds !== null && seconds > 0) {
-      this.#timer = setTimeout(() => {
-        this.expired = true;
-        this.#controller.abort(new DOMException("The request timed out", "TimeoutError"));
-      }, seconds * 1000);
+  constructor(total: number | null, connect: number | null, outer: AbortSignal | undefined) {
+    const withTotal = total !== null && total > 0;
+    const withConnect = connect !== null && connect > 0;
+    if (!withTotal && !withConnect) {
+      this.signal = outer;
+      return;
     }
+    const controller = new AbortController();
+    this.signal = controller.signal;
+    if (outer?.aborted) controller.abort(outer.reason);
+    else if (outer) {
+      this.#outer = outer;
+      this.#onAbort = () => controller.abort(outer.reason);
+      outer.addEventListener("abort", this.#onAbort, { once: true });
+    }
+    const expire = (which: "total" | "connect") => () => {
+      this.expired ??= which;
+      controller.abort(new DOMException("The request timed out", "TimeoutError"));
+    };
+    if (withTotal) this.#total = setTimeout(expire("total"), total * 1000);
+    if (withConnect) this.#connect = setTimeout(expire("connect"), connect * 1000);
   }
 
-  get signal(): AbortSignal {
-    return this.#controller.signal;
+  /** Whether the whole request's timer runs (to be cleared when a stream ends). */
+  get running(): boolean {
+    return this.#total !== undefined;
   }
 
+  /** The response headers arrived: the connect timeout no longer applies. */
+  connected(): void {
+    if (this.#connect === undefined) return;
+    clearTimeout(this.#connect);
+    this.#connect = undefined;
+  }
+
+  /** The attempt ended: no timer runs, the caller's signal no longer aborts it. */
   clear(): void {
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
+    this.connected();
+    if (this.#total !== undefined) clearTimeout(this.#total);
+    this.#total = undefined;
+    if (this.#onAbort) this.#outer?.removeEventListener("abort", this.#onAbort);
+    this.#onAbort = undefined;
   }
 }

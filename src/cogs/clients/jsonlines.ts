@@ -34,22 +34,32 @@ export async function* iterJsonLines(
 ): AsyncGenerator<unknown, void, undefined> {
   const decoder = new TextDecoder();
   let pending: string[] = []; // the pieces of the current, unfinished line
-  const finish = (last: string) => {
-    pending.push(last);
-    const line = pending.join("").trim();
-    pending = [];
-    return line;
-  };
   for await (const chunk of chunks) {
     const text = decoder.decode(chunk, { stream: true });
     let start = 0;
     for (let end = text.indexOf("\n"); end >= 0; end = text.indexOf("\n", start)) {
-      const line = finish(text.slice(start, end));
-      if (line) yield JSON.parse(line);
+      // A line within one chunk (the usual case) is parsed from its slice, with no joining.
+      let line = text.slice(start, end);
+      if (pending.length) {
+        pending.push(line);
+        line = pending.join("");
+        pending = [];
+      }
+      if (!isBlank(line)) yield JSON.parse(line);
       start = end + 1;
     }
     if (start < text.length) pending.push(text.slice(start));
   }
-  const rest = finish(decoder.decode());
-  if (rest) yield JSON.parse(rest);
+  pending.push(decoder.decode());
+  const rest = pending.join("");
+  if (!isBlank(rest)) yield JSON.parse(rest);
+}
+
+/** Whether a line holds nothing but whitespace (`JSON.parse` skips it around a value). */
+function isBlank(line: string): boolean {
+  for (let i = 0; i < line.length; i++) {
+    const c = line.charCodeAt(i);
+    if (c !== 0x20 && c !== 0x09 && c !== 0x0d && c !== 0x0a) return false;
+  }
+  return true;
 }

@@ -126,8 +126,15 @@ export function createTransport(info: ConnectionInfo, options: TransportOptions 
     server,
     headers,
     fetch(url, init) {
-      const merged = new Headers(headers);
-      new Headers(init.headers).forEach((value, name) => merged.set(name, value));
+      // A plain record (fetch converts it once): no Headers objects built per request.
+      const merged: Record<string, string> = {};
+      headers.forEach((value, name) => (merged[name] = value));
+      const own = init.headers;
+      if (own instanceof Headers || Array.isArray(own)) {
+        new Headers(own).forEach((value, name) => (merged[name] = value));
+      } else if (own) {
+        for (const [name, value] of Object.entries(own)) merged[name.toLowerCase()] = value;
+      }
       const request: RequestInit & { client?: Deno.HttpClient } = { ...init, headers: merged };
       if (client) request.client = client;
       return send(url, request);

@@ -17,7 +17,7 @@
  * @module
  */
 
-import { isObject, type JsonObject } from "../structs/_json.ts";
+import { isObject, type JsonObject, setOwn } from "../structs/_json.ts";
 import { annotationsOf, type Body, type BodyEssence } from "../structs/bodies.ts";
 import {
   cherrypick,
@@ -61,6 +61,9 @@ function parseJsonEssence(encoded: string, where: string): BodyEssence {
   return decoded as BodyEssence;
 }
 
+/** The top-level fields that are never part of an essence (labels and annotations come back picked). */
+const NOT_ESSENCE = new Set(["apiVersion", "kind", "metadata", "status"]);
+
 /**
  * The interface of all diff-base storages, and the essence-building rule.
  * Subclass it to keep the essence elsewhere; `fetch` and `store` may be async.
@@ -98,11 +101,12 @@ export abstract class DiffBaseStorage {
    * @returns The essence.
    */
   build(body: Body, extraFields?: Iterable<FieldSpec> | null): BodyEssence {
-    const essence: JsonObject = deepCopy(body);
-    delete essence.apiVersion;
-    delete essence.kind;
-    delete essence.metadata;
-    delete essence.status;
+    // Only what the essence keeps is copied: metadata (managedFields and all) and status never.
+    const essence: JsonObject = {};
+    for (const [key, value] of Object.entries(body)) {
+      if (value === undefined || NOT_ESSENCE.has(key)) continue;
+      setOwn(essence, key, deepCopy(value));
+    }
 
     cherrypick(body, essence, ["metadata.labels", "metadata.annotations"], deepCopy);
     const meta = essence.metadata;
