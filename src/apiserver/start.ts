@@ -99,7 +99,7 @@ export interface RunningApiServer extends AsyncDisposable {
  *
  * @example
  * ```ts
- * import { startApiServer } from "./start.ts";
+ * import { startApiServer } from "../../testing.ts";
  * await using api = await startApiServer();
  * const res = await fetch(`${api.url}/api/v1/namespaces`);
  * const list = await res.json();

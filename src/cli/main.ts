@@ -24,7 +24,7 @@ import { type RunControls, runOperator } from "./run.ts";
  *
  * @example
  * ```ts
- * import { main } from "./main.ts";
+ * import { main } from "../../mod.ts";
  * const code = await main(["--version"]);
  * console.log(code); // 0
  * ```

@@ -73,7 +73,7 @@ export type { ObjectReference, OwnerReferenceOptions };
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { type KubernetesObjects, label } from "./hierarchies.ts";
+ * import { type KubernetesObjects, label } from "../../mod.ts";
  *
  * // A stand-in for a client-node model class such as `V1Pod`.
  * class Pod {
@@ -97,7 +97,7 @@ export type KubernetesObjects = object | Iterable<KubernetesObjects>;
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { type OwnerBody, buildObjectReference } from "./hierarchies.ts";
+ * import { type OwnerBody, buildObjectReference } from "../../mod.ts";
  *
  * const owner: OwnerBody = { apiVersion: "v1", kind: "Namespace", metadata: { name: "ns", uid: "u" } };
  * assert.deepEqual(buildObjectReference(owner), { apiVersion: "v1", kind: "Namespace", name: "ns", uid: "u" });
@@ -122,7 +122,7 @@ export type OwnerBody = {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { buildOwnerReference, type OwnerReference } from "./hierarchies.ts";
+ * import { buildOwnerReference, type OwnerReference } from "../../mod.ts";
  *
  * const owner = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "cm", uid: "u1" } };
  * const ref: OwnerReference = buildOwnerReference(owner, { blockOwnerDeletion: null });
@@ -353,7 +353,7 @@ const ADOPT_KEYS = ["forced", "strict", "nested"] as const;
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { buildOwnerReference } from "./hierarchies.ts";
+ * import { buildOwnerReference } from "../../mod.ts";
  *
  * const owner = {
  *   apiVersion: "kopf.dev/v1",
@@ -391,7 +391,7 @@ export function buildOwnerReference(
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { buildObjectReference } from "./hierarchies.ts";
+ * import { buildObjectReference } from "../../mod.ts";
  *
  * const node = { apiVersion: "v1", kind: "Node", metadata: { name: "n1", uid: "u1" } };
  * assert.deepEqual(buildObjectReference(node), {
@@ -434,7 +434,7 @@ export function buildObjectReference(body: OwnerBody): ObjectReference {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { appendOwnerReference } from "./hierarchies.ts";
+ * import { appendOwnerReference } from "../../mod.ts";
  *
  * const owner = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "cm", uid: "u1" } };
  * const objs = [{ kind: "Job" }, { kind: "Deployment" }];
@@ -483,7 +483,7 @@ export function appendOwnerReference(
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { appendOwnerReference, removeOwnerReference } from "./hierarchies.ts";
+ * import { appendOwnerReference, removeOwnerReference } from "../../mod.ts";
  *
  * const owner = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "cm", uid: "u1" } };
  * const job = { kind: "Job", metadata: { name: "job" } };
@@ -525,7 +525,7 @@ export function removeOwnerReference(objs: KubernetesObjects, owner?: OwnerBody)
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { harmonizeNaming } from "./hierarchies.ts";
+ * import { harmonizeNaming } from "../../mod.ts";
  *
  * const job: { kind: string; metadata?: object } = { kind: "Job" };
  * const pod = { kind: "Pod", metadata: { name: "own-name" } };
@@ -573,7 +573,7 @@ export function harmonizeNaming(
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { adjustNamespace } from "./hierarchies.ts";
+ * import { adjustNamespace } from "../../mod.ts";
  *
  * const objs = [{ kind: "Job" }, { kind: "Pod", metadata: { namespace: "other" } }];
  * adjustNamespace(objs, "default");
@@ -620,7 +620,7 @@ export function adjustNamespace(
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { label } from "./hierarchies.ts";
+ * import { label } from "../../mod.ts";
  *
  * const objs = [
  *   { kind: "Job", metadata: { labels: { app: "mine" } } },
@@ -671,7 +671,7 @@ export function label(
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { adopt } from "./hierarchies.ts";
+ * import { adopt } from "../../mod.ts";
  *
  * const owner = {
  *   apiVersion: "kopf.dev/v1",

@@ -68,7 +68,8 @@ export interface Clock {
  *
  * @example
  * ```ts
- * import { realClock, sleepOn } from "./clock.ts";
+ * import { realClock } from "../../../mod.ts";
+ * import { sleepOn } from "./clock.ts";
  * console.log(await sleepOn(realClock, 0.001)); // true
  * ```
  */

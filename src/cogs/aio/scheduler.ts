@@ -33,7 +33,7 @@ export interface ScheduledEntry {
  * @example
  * ```ts
  * import { Scheduler } from "./scheduler.ts";
- * import { FakeClock } from "./fake_clock.ts";
+ * import { FakeClock } from "../../../testing.ts";
  * const clock = new FakeClock();
  * const scheduler = new Scheduler(clock);
  * const fired: string[] = [];
@@ -186,7 +186,7 @@ const schedulers = new WeakMap<Clock, Scheduler>();
  * @example
  * ```ts
  * import { schedulerFor } from "./scheduler.ts";
- * import { realClock } from "./clock.ts";
+ * import { realClock } from "../../../mod.ts";
  * console.log(schedulerFor(realClock) === schedulerFor(realClock)); // true
  * ```
  */

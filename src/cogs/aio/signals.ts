@@ -99,7 +99,7 @@ export class LazySignal {
  * @example
  * ```ts
  * import { deadline } from "./signals.ts";
- * import { FakeClock } from "./fake_clock.ts";
+ * import { FakeClock } from "../../../testing.ts";
  * const clock = new FakeClock();
  * const never = new Promise<void>(() => {});
  * const waiting = deadline(never, 1, clock, () => new Error("too slow")).catch((e) => e.message);

@@ -16,7 +16,7 @@
  *
  * @example
  * ```ts
- * import { sleep } from "./sleep.ts";
+ * import { sleep } from "../../../mod.ts";
  * const slept = await sleep(0.01);
  * console.log(slept); // true
  * ```

@@ -16,7 +16,7 @@ import { NetworkingSettings, PostingSettings, WatchingSettings } from "../config
  *
  * @example
  * ```ts
- * import type { WatchingSettings } from "../configs/settings.ts";
+ * import type { WatchingSettings } from "../../../mod.ts";
  * import type { Some } from "./_settings.ts";
  * const watching: Some<WatchingSettings> = { reconnectBackoff: 0.3 };
  * console.log(watching.inactivityTimeout); // undefined: the default (70) applies

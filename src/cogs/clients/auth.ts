@@ -70,7 +70,7 @@ export interface KubeconfigLoginOptions {
  * ```ts
  * import assert from "node:assert/strict";
  * import { startApiServer } from "../../../testing.ts";
- * import { loginWithKubeconfig } from "./auth.ts";
+ * import { loginWithKubeconfig } from "../../../mod.ts";
  *
  * await using server = await startApiServer({ token: "s3cret" });
  * const info = await loginWithKubeconfig({ path: server.kubeconfig.path });
@@ -220,7 +220,7 @@ export interface ServiceAccountLoginOptions {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { loginWithServiceAccount } from "./auth.ts";
+ * import { loginWithServiceAccount } from "../../../mod.ts";
  *
  * const root = await Deno.makeTempDir();
  * await Deno.writeTextFile(`${root}/token`, "t0ken\n");
@@ -300,7 +300,7 @@ export interface ClientLoginOptions {
  * import assert from "node:assert/strict";
  * import { KubeConfig } from "@kubernetes/client-node";
  * import { startApiServer } from "../../../testing.ts";
- * import { loginViaClient } from "./auth.ts";
+ * import { loginViaClient } from "../../../mod.ts";
  *
  * await using server = await startApiServer({ token: "s3cret" });
  * const kubeconfig = new KubeConfig();
@@ -350,7 +350,7 @@ export type LoginFunction = (signal: AbortSignal | undefined) => VaultSource | P
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { ConnectionInfo, Vault } from "../structs/credentials.ts";
+ * import { ConnectionInfo, Vault } from "../../../mod.ts";
  * import { runAuthenticator } from "./auth.ts";
  *
  * using vault = new Vault();
@@ -484,7 +484,8 @@ const kubeconfigScope = new AsyncLocalStorage<string>();
  * ```ts
  * import assert from "node:assert/strict";
  * import { startApiServer } from "../../../testing.ts";
- * import { loginWithKubeconfig, withDefaultKubeconfig } from "./auth.ts";
+ * import { loginWithKubeconfig } from "../../../mod.ts";
+ * import { withDefaultKubeconfig } from "./auth.ts";
  *
  * await using server = await startApiServer();
  * const info = await withDefaultKubeconfig(server.kubeconfig.path, () => loginWithKubeconfig());

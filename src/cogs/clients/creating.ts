@@ -34,8 +34,8 @@ export interface CreateOptions {
  * ```ts
  * import assert from "node:assert/strict";
  * import { startApiServer } from "../../../testing.ts";
- * import { ConnectionInfo, Vault } from "../structs/credentials.ts";
- * import { Resource } from "../structs/references.ts";
+ * import { ConnectionInfo, Vault } from "../../../mod.ts";
+ * import { Resource } from "../../../mod.ts";
  * import { ApiClient } from "./api.ts";
  * import { createObject } from "./creating.ts";
  *

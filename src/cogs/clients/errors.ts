@@ -66,7 +66,7 @@ export interface ApiErrorInit {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { ApiError, NotFoundError } from "./errors.ts";
+ * import { ApiError, NotFoundError } from "../../../mod.ts";
  *
  * const res = new Response(JSON.stringify({
  *   kind: "Status", status: "Failure", reason: "NotFound", code: 404, message: 'pods "p1" not found',
@@ -185,7 +185,7 @@ export class ApiError extends Error {
  *
  * @example
  * ```ts
- * import { UnauthorizedError } from "./errors.ts";
+ * import { UnauthorizedError } from "../../../mod.ts";
  * const e = new UnauthorizedError({ code: 401, method: "GET", path: "/api" });
  * console.log(e.name, e.code); // "UnauthorizedError" 401
  * console.log(e.message); // GET /api: 401 Unauthorized — the credentials were rejected: check …
@@ -200,7 +200,7 @@ export class UnauthorizedError extends ApiError {}
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { ApiError, ForbiddenError } from "./errors.ts";
+ * import { ApiError, ForbiddenError } from "../../../mod.ts";
  *
  * const res = new Response(null, { status: 403 });
  * const error = await ApiError.fromResponse(res, "LIST", "/api/v1/pods");
@@ -215,7 +215,7 @@ export class ForbiddenError extends ApiError {}
  *
  * @example
  * ```ts
- * import { NotFoundError } from "./errors.ts";
+ * import { NotFoundError } from "../../../mod.ts";
  * const e = new NotFoundError({ code: 404, method: "GET", path: "/x" });
  * console.log(e.name, e.reason); // "NotFoundError" "NotFound"
  * ```
@@ -227,7 +227,7 @@ export class NotFoundError extends ApiError {}
  *
  * @example
  * ```ts
- * import { ConflictError } from "./errors.ts";
+ * import { ConflictError } from "../../../mod.ts";
  * const status = { kind: "Status" as const, reason: "AlreadyExists", message: 'configmaps "cm" already exists' };
  * const e = new ConflictError({ code: 409, method: "POST", path: "/x", status });
  * console.log(e.name, e.reason); // "ConflictError" "AlreadyExists"
@@ -243,7 +243,7 @@ export class ConflictError extends ApiError {}
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { AlreadyExistsError, ApiError, ConflictError } from "./errors.ts";
+ * import { AlreadyExistsError, ApiError, ConflictError } from "../../../mod.ts";
  *
  * const body = { kind: "Status", reason: "AlreadyExists", code: 409, message: 'configmaps "cm" already exists' };
  * const error = await ApiError.fromResponse(new Response(JSON.stringify(body), { status: 409 }), "POST", "/x");
@@ -259,7 +259,7 @@ export class AlreadyExistsError extends ConflictError {}
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { ApiError, GoneError } from "./errors.ts";
+ * import { ApiError, GoneError } from "../../../mod.ts";
  *
  * const error = await ApiError.fromResponse(new Response("too old", { status: 410 }), "GET", "/x");
  * assert.ok(error instanceof GoneError);
@@ -273,7 +273,7 @@ export class GoneError extends ApiError {}
  *
  * @example
  * ```ts
- * import { UnprocessableError } from "./errors.ts";
+ * import { UnprocessableError } from "../../../mod.ts";
  * const causes = [{ field: "spec.replicas", reason: "FieldValueInvalid" }];
  * const e = new UnprocessableError({ code: 422, method: "PATCH", path: "/x", status: { details: { causes } } });
  * console.log(e.name, e.details?.causes?.[0]?.field); // "UnprocessableError" "spec.replicas"
@@ -286,7 +286,8 @@ export class UnprocessableError extends ApiError {}
  *
  * @example
  * ```ts
- * import { isRetryable, TooManyRequestsError } from "./errors.ts";
+ * import { TooManyRequestsError } from "../../../mod.ts";
+ * import { isRetryable } from "./errors.ts";
  * const headers = new Headers({ "retry-after": "3" });
  * const e = new TooManyRequestsError({ code: 429, method: "GET", path: "/x", headers });
  * console.log(e.name, e.retryAfter, isRetryable(e)); // "TooManyRequestsError" 3 true
@@ -300,7 +301,7 @@ export class TooManyRequestsError extends ApiError {}
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { ApiError, ServerError } from "./errors.ts";
+ * import { ApiError, ServerError } from "../../../mod.ts";
  *
  * const error = await ApiError.fromResponse(new Response(null, { status: 501 }), "GET", "/x");
  * assert.ok(error instanceof ServerError);
@@ -315,7 +316,7 @@ export class ServerError extends ApiError {}
  *
  * @example
  * ```ts
- * import { ApiConnectionError } from "./errors.ts";
+ * import { ApiConnectionError } from "../../../mod.ts";
  * const e = new ApiConnectionError("GET", "http://127.0.0.1:9/api", new TypeError("refused"));
  * console.log(e.name, e.timedOut); // "ApiConnectionError" false
  * ```
@@ -360,7 +361,8 @@ export class ApiConnectionError extends Error {
  *
  * @example
  * ```ts
- * import { isRetryable, NotFoundError, ServerError } from "./errors.ts";
+ * import { NotFoundError, ServerError } from "../../../mod.ts";
+ * import { isRetryable } from "./errors.ts";
  * console.log(
  *   isRetryable(new ServerError({ code: 503, method: "GET", path: "/" })),
  *   isRetryable(new NotFoundError({ code: 404, method: "GET", path: "/" })),

@@ -86,7 +86,7 @@ export interface PostEventOptions {
  * ```ts
  * import assert from "node:assert/strict";
  * import { startApiServer } from "../../../testing.ts";
- * import { ConnectionInfo, Vault } from "../structs/credentials.ts";
+ * import { ConnectionInfo, Vault } from "../../../mod.ts";
  * import { ApiClient } from "./api.ts";
  * import { postEvent } from "./events.ts";
  *
@@ -175,7 +175,7 @@ export interface EventRepeat {
  * ```ts
  * import assert from "node:assert/strict";
  * import { startApiServer } from "../../../testing.ts";
- * import { ConnectionInfo, Vault } from "../structs/credentials.ts";
+ * import { ConnectionInfo, Vault } from "../../../mod.ts";
  * import { ApiClient } from "./api.ts";
  * import { patchEvent, postEvent } from "./events.ts";
  *

@@ -54,8 +54,8 @@ export interface ObjectList {
  * ```ts
  * import assert from "node:assert/strict";
  * import { startApiServer } from "../../../testing.ts";
- * import { ConnectionInfo, Vault } from "../structs/credentials.ts";
- * import { Resource } from "../structs/references.ts";
+ * import { ConnectionInfo, Vault } from "../../../mod.ts";
+ * import { Resource } from "../../../mod.ts";
  * import { ApiClient } from "./api.ts";
  * import { listObjects } from "./fetching.ts";
  *
@@ -109,8 +109,8 @@ export interface ObjectListPage {
  * ```ts
  * import assert from "node:assert/strict";
  * import { startApiServer } from "../../../testing.ts";
- * import { ConnectionInfo, Vault } from "../structs/credentials.ts";
- * import { Resource } from "../structs/references.ts";
+ * import { ConnectionInfo, Vault } from "../../../mod.ts";
+ * import { Resource } from "../../../mod.ts";
  * import { ApiClient } from "./api.ts";
  * import { listPages } from "./fetching.ts";
  *
@@ -186,8 +186,8 @@ export async function* listPages(
  * ```ts
  * import assert from "node:assert/strict";
  * import { startApiServer } from "../../../testing.ts";
- * import { ConnectionInfo, Vault } from "../structs/credentials.ts";
- * import { Resource } from "../structs/references.ts";
+ * import { ConnectionInfo, Vault } from "../../../mod.ts";
+ * import { Resource } from "../../../mod.ts";
  * import { ApiClient } from "./api.ts";
  * import { readObject } from "./fetching.ts";
  *

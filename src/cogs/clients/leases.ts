@@ -156,7 +156,7 @@ export function leaseSpecOf(record: LeaseRecord): Record<string, unknown> {
  * ```ts
  * import assert from "node:assert/strict";
  * import { startApiServer } from "../../../testing.ts";
- * import { ConnectionInfo, Vault } from "../structs/credentials.ts";
+ * import { ConnectionInfo, Vault } from "../../../mod.ts";
  * import { ApiClient } from "./api.ts";
  * import { LeaseLock, readLease } from "./leases.ts";
  *
@@ -354,7 +354,7 @@ export interface LeaseLockOptions {
  * ```ts
  * import assert from "node:assert/strict";
  * import { startApiServer } from "../../../testing.ts";
- * import { ConnectionInfo, Vault } from "../structs/credentials.ts";
+ * import { ConnectionInfo, Vault } from "../../../mod.ts";
  * import { ApiClient } from "./api.ts";
  * import { LeaseLock } from "./leases.ts";
  *

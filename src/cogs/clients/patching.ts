@@ -63,8 +63,8 @@ export interface PatchOptions {
  * ```ts
  * import assert from "node:assert/strict";
  * import { startApiServer } from "../../../testing.ts";
- * import { ConnectionInfo, Vault } from "../structs/credentials.ts";
- * import { Resource } from "../structs/references.ts";
+ * import { ConnectionInfo, Vault } from "../../../mod.ts";
+ * import { Resource } from "../../../mod.ts";
  * import { ApiClient } from "./api.ts";
  * import { patchObject } from "./patching.ts";
  *

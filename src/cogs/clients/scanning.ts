@@ -35,8 +35,8 @@ export interface ScanOptions {
  * ```ts
  * import assert from "node:assert/strict";
  * import { startApiServer } from "../../../testing.ts";
- * import { ConnectionInfo, Vault } from "../structs/credentials.ts";
- * import { Selector } from "../structs/references.ts";
+ * import { ConnectionInfo, Vault } from "../../../mod.ts";
+ * import { Selector } from "../../../mod.ts";
  * import { ApiClient } from "./api.ts";
  * import { scanResources } from "./scanning.ts";
  *
@@ -91,7 +91,7 @@ export async function scanResources(
  * @example
  * ```ts
  * import { startApiServer } from "../../../testing.ts";
- * import { ConnectionInfo, Vault } from "../structs/credentials.ts";
+ * import { ConnectionInfo, Vault } from "../../../mod.ts";
  * import { ApiClient } from "./api.ts";
  * import { readVersion } from "./scanning.ts";
  *

@@ -146,8 +146,8 @@ export interface WatchOptions {
  * ```ts
  * import assert from "node:assert/strict";
  * import { startApiServer } from "../../../testing.ts";
- * import { ConnectionInfo, Vault } from "../structs/credentials.ts";
- * import { Resource } from "../structs/references.ts";
+ * import { ConnectionInfo, Vault } from "../../../mod.ts";
+ * import { Resource } from "../../../mod.ts";
  * import { ApiClient } from "./api.ts";
  * import { watchObjects } from "./watching.ts";
  *
@@ -328,8 +328,8 @@ export interface InfiniteWatchOptions {
  * ```ts
  * import assert from "node:assert/strict";
  * import { startApiServer } from "../../../testing.ts";
- * import { ConnectionInfo, Vault } from "../structs/credentials.ts";
- * import { Resource } from "../structs/references.ts";
+ * import { ConnectionInfo, Vault } from "../../../mod.ts";
+ * import { Resource } from "../../../mod.ts";
  * import { ApiClient } from "./api.ts";
  * import { infiniteWatch } from "./watching.ts";
  *

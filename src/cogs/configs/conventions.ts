@@ -302,7 +302,7 @@ export function detectMarkedPrefixes(keys: Iterable<string>): Set<string> {
  * @example
  * ```ts
  * import { storeMarker } from "./conventions.ts";
- * import { Patch } from "../structs/patches.ts";
+ * import { Patch } from "../../../mod.ts";
  * const patch = new Patch();
  * storeMarker("my-op.example.com", patch, {});
  * console.log(JSON.stringify(patch)); // {"metadata":{"annotations":{"my-op.example.com/kopf-managed":"yes"}}}

@@ -47,7 +47,7 @@ export type MaybePromise<T> = T | Promise<T>;
  *
  * @example
  * ```ts
- * import { type ProgressRecord } from "./progress.ts";
+ * import { type ProgressRecord } from "../../../mod.ts";
  * const record: ProgressRecord = { started: "2026-11-22T04:19:01.345317+00:00", retries: 1, success: false };
  * console.log(record.retries); // 1
  * ```
@@ -204,7 +204,7 @@ function purgeField(body: Body, patch: Patch, field: FieldPath): void {
  *
  * @example
  * ```ts
- * import { ProgressStorage, type ProgressRecord } from "./progress.ts";
+ * import { ProgressStorage, type ProgressRecord } from "../../../mod.ts";
  * class MemoryStorage extends ProgressStorage {
  *   readonly records = new Map<string, ProgressRecord>();
  *   fetch(key: string) { return this.records.get(key) ?? null; }
@@ -290,8 +290,8 @@ export interface AnnotationsProgressStorageOptions {
  *
  * @example
  * ```ts
- * import { AnnotationsProgressStorage } from "./progress.ts";
- * import { Patch } from "../structs/patches.ts";
+ * import { AnnotationsProgressStorage } from "../../../mod.ts";
+ * import { Patch } from "../../../mod.ts";
  * const storage = new AnnotationsProgressStorage();
  * const patch = new Patch();
  * storage.store("create_fn", { started: "2026-11-22T04:19:01.345317+00:00", retries: 1, success: true, message: null }, {}, patch);
@@ -437,7 +437,7 @@ export interface StatusProgressStorageOptions {
  *
  * @example
  * ```ts
- * import { StatusProgressStorage } from "./progress.ts";
+ * import { StatusProgressStorage } from "../../../mod.ts";
  * const storage = new StatusProgressStorage();
  * const body = { status: { kopf: { progress: { fn: { retries: 2 } } } } };
  * console.log(storage.fetch("fn", body)); // { retries: 2 }
@@ -526,7 +526,7 @@ class NoWriteStatusProgressStorage extends StatusProgressStorage {
  *
  * @example
  * ```ts
- * import { AnnotationsProgressStorage, MultiProgressStorage, StatusProgressStorage } from "./progress.ts";
+ * import { AnnotationsProgressStorage, MultiProgressStorage, StatusProgressStorage } from "../../../mod.ts";
  * const storage = new MultiProgressStorage([
  *   new AnnotationsProgressStorage({ prefix: "my-op.example.com" }),
  *   new StatusProgressStorage({ field: "status.my-operator" }),
@@ -601,8 +601,8 @@ export interface SmartProgressStorageOptions
  *
  * @example
  * ```ts
- * import { SmartProgressStorage } from "./progress.ts";
- * import { Patch } from "../structs/patches.ts";
+ * import { SmartProgressStorage } from "../../../mod.ts";
+ * import { Patch } from "../../../mod.ts";
  * const storage = new SmartProgressStorage();
  * const body = { status: { kopf: { progress: { fn: { retries: 2 } } } } };
  * console.log(await storage.fetch("fn", body)); // { retries: 2 }

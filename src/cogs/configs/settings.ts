@@ -23,7 +23,7 @@ import { ShardingSettings } from "./sharding.ts";
  *
  * @example
  * ```ts
- * import { type LogLevel } from "./settings.ts";
+ * import { type LogLevel } from "../../../mod.ts";
  * const level: LogLevel = "warning";
  * console.log(level); // "warning"
  * ```
@@ -767,7 +767,7 @@ export class PersistenceSettings {
  *
  * @example
  * ```ts
- * import { OperatorSettings } from "./settings.ts";
+ * import { OperatorSettings } from "../../../mod.ts";
  * const settings = new OperatorSettings();
  * settings.posting.level = "warning";
  * settings.watching.serverTimeout = 10 * 60;

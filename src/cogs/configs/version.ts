@@ -9,7 +9,7 @@
  *
  * @example
  * ```ts
- * import { VERSION } from "./version.ts";
+ * import { VERSION } from "../../../mod.ts";
  * console.log(VERSION); // "0.1.0"
  * ```
  */

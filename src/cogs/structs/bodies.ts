@@ -87,7 +87,7 @@ export type Status = JsonObject;
  *
  * @example
  * ```ts
- * import { type Body } from "./bodies.ts";
+ * import { type Body } from "../../../mod.ts";
  * const body: Body = { apiVersion: "v1", kind: "Pod", metadata: { name: "p" }, spec: { containers: [] } };
  * console.log(body.metadata?.name); // "p"
  * ```
@@ -112,7 +112,7 @@ export interface Body extends JsonObject {
  *
  * @example
  * ```ts
- * import { type BodyEssence } from "./bodies.ts";
+ * import { type BodyEssence } from "../../../mod.ts";
  * const essence: BodyEssence = { spec: { a: 1 }, metadata: { labels: { app: "x" } } };
  * console.log(essence.metadata?.labels?.app); // "x"
  * ```

@@ -26,7 +26,7 @@
  *
  * @example
  * ```ts
- * import { LoginError } from "./credentials.ts";
+ * import { LoginError } from "../../../mod.ts";
  * const error = new LoginError("Ran out of valid credentials: add a login handler");
  * console.log(error.name, error instanceof Error); // "LoginError" true
  * ```
@@ -116,7 +116,7 @@ export interface ConnectionInfoInit {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { ConnectionInfo } from "./credentials.ts";
+ * import { ConnectionInfo } from "../../../mod.ts";
  *
  * const info = new ConnectionInfo({ server: "https://k8s:6443", token: "abc", expiration: "2099-12-31T23:59:59" });
  * assert.equal(info.priority, 0);
@@ -283,7 +283,7 @@ const OUT_OF_CREDENTIALS = "Ran out of valid credentials: add a login handler (k
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { ConnectionInfo, Vault } from "./credentials.ts";
+ * import { ConnectionInfo, Vault } from "../../../mod.ts";
  *
  * using vault = new Vault();
  * assert.equal(vault.ready, false); // an empty vault asks for a login

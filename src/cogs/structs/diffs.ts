@@ -26,7 +26,7 @@ import { type FieldSpec, parseField, resolve } from "./dicts.ts";
  *
  * @example
  * ```ts
- * import { type DiffOperation } from "./diffs.ts";
+ * import { type DiffOperation } from "../../../mod.ts";
  * const op: DiffOperation = "add";
  * console.log(op); // "add"
  * ```
@@ -38,7 +38,7 @@ export type DiffOperation = "add" | "change" | "remove";
  *
  * @example
  * ```ts
- * import { type DiffItem } from "./diffs.ts";
+ * import { type DiffItem } from "../../../mod.ts";
  * const item: DiffItem = ["change", ["spec", "size"], "1G", "2G"];
  * const [op, field] = item;
  * console.log(op, field.join(".")); // "change" "spec.size"
@@ -56,7 +56,7 @@ export type DiffItem = readonly [
  *
  * @example
  * ```ts
- * import { type Diff } from "./diffs.ts";
+ * import { type Diff } from "../../../mod.ts";
  * const d: Diff = [["add", ["metadata", "labels", "a"], null, "1"]];
  * for (const [op, field, , now] of d) console.log(op, field, now); // "add" [...] "1"
  * ```
@@ -123,7 +123,8 @@ export function diffItem(
  *
  * @example
  * ```ts
- * import { diff, opOf } from "./diffs.ts";
+ * import { diff } from "../../../mod.ts";
+ * import { opOf } from "./diffs.ts";
  * console.log(opOf(diff({}, { a: 1 })[0]!)); // "add"
  * ```
  */
@@ -139,7 +140,8 @@ export function opOf(item: DiffItem): DiffOperation {
  *
  * @example
  * ```ts
- * import { diff, fieldOf } from "./diffs.ts";
+ * import { diff } from "../../../mod.ts";
+ * import { fieldOf } from "./diffs.ts";
  * console.log(fieldOf(diff({ a: { b: 1 } }, { a: { b: 2 } })[0]!)); // ["a", "b"]
  * ```
  */
@@ -155,7 +157,8 @@ export function fieldOf(item: DiffItem): readonly string[] {
  *
  * @example
  * ```ts
- * import { diff, oldOf } from "./diffs.ts";
+ * import { diff } from "../../../mod.ts";
+ * import { oldOf } from "./diffs.ts";
  * console.log(oldOf(diff({ a: 1 }, { a: 2 })[0]!)); // 1
  * ```
  */
@@ -171,7 +174,8 @@ export function oldOf(item: DiffItem): unknown {
  *
  * @example
  * ```ts
- * import { diff, newOf } from "./diffs.ts";
+ * import { diff } from "../../../mod.ts";
+ * import { newOf } from "./diffs.ts";
  * console.log(newOf(diff({ a: 1 }, { a: 2 })[0]!)); // 2
  * ```
  */
@@ -194,7 +198,7 @@ export function newOf(item: DiffItem): unknown {
  *
  * @example
  * ```ts
- * import { diff } from "./diffs.ts";
+ * import { diff } from "../../../mod.ts";
  * const d = diff(
  *   { spec: { size: "1G", ports: [80] }, metadata: { labels: { a: "1", b: "2" } } },
  *   { spec: { size: "2G", ports: [80, 443] }, metadata: { labels: { a: "1", c: "3" } } },
@@ -255,7 +259,7 @@ function diffInto(
  *
  * @example
  * ```ts
- * import { diff, reduceDiff } from "./diffs.ts";
+ * import { diff, reduceDiff } from "../../../mod.ts";
  * const d = diff({ spec: { a: { x: 1 } } }, { spec: { a: { x: 2 } }, status: { y: 1 } });
  * console.log(JSON.stringify(reduceDiff(d, "spec.a"))); // [["change",["x"],1,2]]
  * const whole = diff({}, { spec: { a: { x: 2 } } });
@@ -290,7 +294,8 @@ function startsWith(field: readonly string[], prefix: readonly string[]): boolea
  *
  * @example
  * ```ts
- * import { diff, isEmpty } from "./diffs.ts";
+ * import { diff } from "../../../mod.ts";
+ * import { isEmpty } from "./diffs.ts";
  * console.log(isEmpty(diff({ a: [1] }, { a: [1], b: null }))); // true
  * ```
  */

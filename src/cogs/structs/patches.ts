@@ -24,7 +24,7 @@ export type PatchStrings = Record<string, string | null>;
  *
  * @example
  * ```ts
- * import { type MetaPatch, Patch } from "./patches.ts";
+ * import { type MetaPatch, Patch } from "../../../mod.ts";
  * const patch = new Patch();
  * const meta: MetaPatch = patch.metadata;
  * meta.labels.app = "x";
@@ -90,7 +90,7 @@ function escapePointer(key: string): string {
  *
  * @example
  * ```ts
- * import { Patch } from "./patches.ts";
+ * import { Patch } from "../../../mod.ts";
  * const patch = new Patch();
  * patch.status.phase = "Running";
  * patch.metadata.annotations["kopf.zalando.org/touch-dummy"] = null;

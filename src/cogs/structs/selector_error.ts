@@ -14,7 +14,7 @@
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { SelectorError } from "./selector_error.ts";
+ * import { SelectorError } from "../../../mod.ts";
  *
  * const error = new SelectorError("unable to parse requirement: found ',', expected: identifier");
  * assert.equal(error.name, "SelectorError");

@@ -64,7 +64,7 @@ const TYPES = new Set(["object", "array", "string", "integer", "number", "boolea
  *
  * @example
  * ```ts
- * import { toStructural } from "./structural.ts";
+ * import { toStructural } from "../../../mod.ts";
  * const schema = toStructural({
  *   type: "object",
  *   properties: { labels: { type: "object", patternProperties: { "^(.*)$": { type: "string" } } } },

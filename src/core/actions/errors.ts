@@ -12,7 +12,7 @@
  *
  * @example
  * ```ts
- * import { PermanentError } from "./errors.ts";
+ * import { PermanentError } from "../../../mod.ts";
  * const err = new PermanentError("the spec is wrong: fix spec.size");
  * console.log(err.name); // "PermanentError"
  * ```
@@ -28,7 +28,7 @@ export class PermanentError extends Error {
  *
  * @example
  * ```ts
- * import { TemporaryError } from "./errors.ts";
+ * import { TemporaryError } from "../../../mod.ts";
  * const err = new TemporaryError("not ready yet", { delay: 10 });
  * console.log(err.delay); // 10
  * console.log(new TemporaryError("restart", { delay: null }).delay); // 0
@@ -66,7 +66,7 @@ export class TemporaryError extends Error {
  *
  * @example
  * ```ts
- * import { HandlerTimeoutError, PermanentError } from "./errors.ts";
+ * import { HandlerTimeoutError, PermanentError } from "../../../mod.ts";
  * console.log(new HandlerTimeoutError("x") instanceof PermanentError); // true
  * ```
  */
@@ -80,7 +80,7 @@ export class HandlerTimeoutError extends PermanentError {
  *
  * @example
  * ```ts
- * import { HandlerRetriesError } from "./errors.ts";
+ * import { HandlerRetriesError } from "../../../mod.ts";
  * console.log(new HandlerRetriesError("x").name); // "HandlerRetriesError"
  * ```
  */
@@ -94,7 +94,7 @@ export class HandlerRetriesError extends PermanentError {
  *
  * @example
  * ```ts
- * import { ChildrenFailedError } from "./errors.ts";
+ * import { ChildrenFailedError } from "../../../mod.ts";
  * console.log(new ChildrenFailedError("x").name); // "ChildrenFailedError"
  * ```
  */
@@ -108,7 +108,8 @@ export class ChildrenFailedError extends PermanentError {
  *
  * @example
  * ```ts
- * import { ChildrenRetry, TemporaryError } from "./errors.ts";
+ * import { TemporaryError } from "../../../mod.ts";
+ * import { ChildrenRetry } from "./errors.ts";
  * console.log(new ChildrenRetry("later") instanceof TemporaryError); // true
  * ```
  */
@@ -122,7 +123,8 @@ export class ChildrenRetry extends TemporaryError {
  *
  * @example
  * ```ts
- * import { PermanentError, ResultError } from "./errors.ts";
+ * import { PermanentError } from "../../../mod.ts";
+ * import { ResultError } from "./errors.ts";
  * console.log(new ResultError("result.n is a BigInt") instanceof PermanentError); // true
  * ```
  */

@@ -180,7 +180,7 @@ export interface Execution<H extends BaseHandler> {
  * ```ts
  * import { executeHandlers } from "./execution.ts";
  * import { State } from "./progression.ts";
- * import { OperatorLogger } from "./loggers.ts";
+ * import { OperatorLogger } from "../../../mod.ts";
  * const handler = {
  *   id: "hello", fn: () => "world", param: undefined,
  *   errors: undefined, timeout: undefined, retries: undefined, backoff: undefined,

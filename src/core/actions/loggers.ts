@@ -149,7 +149,8 @@ export function configureLineSinks(options: LogOutputOptions): void {
  *
  * @example
  * ```ts
- * import { lineSink, OperatorLogger } from "./loggers.ts";
+ * import { OperatorLogger } from "../../../mod.ts";
+ * import { lineSink } from "./loggers.ts";
  * const lines: string[] = [];
  * const logger = new OperatorLogger(lineSink({ format: "plain", write: (l) => lines.push(l) }));
  * logger.info("Hello.");
@@ -173,7 +174,7 @@ export function lineSink(given: LogOutputOptions = {}): LogSink {
  *
  * @example
  * ```ts
- * import { OperatorLogger } from "./loggers.ts";
+ * import { OperatorLogger } from "../../../mod.ts";
  * const seen: string[] = [];
  * new OperatorLogger((r) => seen.push(r.message), "kopf.activities").warning("Careful.");
  * console.log(seen); // ["Careful."]
@@ -305,7 +306,7 @@ export type EventPoster = (ref: ObjectRef, type: string, reason: string, message
  *
  * @example
  * ```ts
- * import { ObjectLogger } from "./loggers.ts";
+ * import { ObjectLogger } from "../../../mod.ts";
  * const seen: string[] = [];
  * const logger = new ObjectLogger((r) => seen.push((r.prefix ?? "") + r.message), {
  *   metadata: { name: "x", namespace: "ns", uid: "u" }, apiVersion: "v1", kind: "Pod",

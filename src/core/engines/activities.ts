@@ -57,7 +57,7 @@ export interface ActivityEnvironment {
  * @example
  * ```ts
  * import { runActivity } from "./activities.ts";
- * import { OperatorLogger } from "../actions/loggers.ts";
+ * import { OperatorLogger } from "../../../mod.ts";
  * const results = await runActivity("probe", [{
  *   kind: "activity", activity: "probe", id: "ping", fn: () => "pong",
  *   param: undefined, errors: undefined, timeout: undefined, retries: undefined, backoff: undefined,

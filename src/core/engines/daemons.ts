@@ -56,7 +56,7 @@ export { StopFlag } from "../../cogs/aio/stop_flag.ts";
  *
  * @example
  * ```ts
- * import { DaemonStoppingReason } from "./daemons.ts";
+ * import { DaemonStoppingReason } from "../../../mod.ts";
  * console.log(DaemonStoppingReason.RESOURCE_DELETED); // "resource deleted"
  * ```
  */

@@ -27,7 +27,7 @@ function canonical(key: unknown): string {
  *
  * @example
  * ```ts
- * import { Index } from "./indexing.ts";
+ * import { Index } from "../../../mod.ts";
  * const index = new Index();
  * for (const value of index.get("missing") ?? []) console.log(value);
  * console.log(index.size); // 0

@@ -77,8 +77,8 @@ export interface LeaderElectorOptions {
  * import { ToggleSet } from "../../cogs/aio/toggles.ts";
  * import { ApiClient } from "../../cogs/clients/api.ts";
  * import { LeaseLock } from "../../cogs/clients/leases.ts";
- * import { ConnectionInfo, Vault } from "../../cogs/structs/credentials.ts";
- * import { OperatorLogger } from "../actions/loggers.ts";
+ * import { ConnectionInfo, Vault } from "../../../mod.ts";
+ * import { OperatorLogger } from "../../../mod.ts";
  * import { LeaderElector } from "./leader_election.ts";
  *
  * await using server = await startApiServer();

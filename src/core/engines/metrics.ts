@@ -48,7 +48,7 @@ export interface OperatorMetricsOptions {
  *
  * @example
  * ```ts
- * import { OperatorMetrics } from "./metrics.ts";
+ * import { OperatorMetrics } from "../../../mod.ts";
  * const metrics = new OperatorMetrics();
  * metrics.handlerRun("createFn", "changing", 0.12, false);
  * metrics.handlerRun("createFn", "changing", 0.05, true);
@@ -185,7 +185,7 @@ export class OperatorMetrics implements HandlerMetrics {
    *
    * @example
    * ```ts
-   * import { OperatorMetrics } from "./metrics.ts";
+   * import { OperatorMetrics } from "../../../mod.ts";
    * new OperatorMetrics().handlerRun("checkFn", "timer", 0.01, false);
    * ```
    */
@@ -204,7 +204,7 @@ export class OperatorMetrics implements HandlerMetrics {
    *
    * @example
    * ```ts
-   * import { OperatorMetrics } from "./metrics.ts";
+   * import { OperatorMetrics } from "../../../mod.ts";
    * const metrics = new OperatorMetrics();
    * metrics.apiRequest({ verb: "watch", resource: "pods", subresource: undefined, code: 200,
    *   method: "GET", path: "/api/v1/pods", attempt: 1, durationMs: 3 });
@@ -223,7 +223,7 @@ export class OperatorMetrics implements HandlerMetrics {
    *
    * @example
    * ```ts
-   * import { OperatorMetrics } from "./metrics.ts";
+   * import { OperatorMetrics } from "../../../mod.ts";
    * new OperatorMetrics().watchConnect("kopfexamples.kopf.dev");
    * ```
    */
@@ -239,7 +239,7 @@ export class OperatorMetrics implements HandlerMetrics {
    *
    * @example
    * ```ts
-   * import { OperatorMetrics } from "./metrics.ts";
+   * import { OperatorMetrics } from "../../../mod.ts";
    * const metrics = new OperatorMetrics();
    * metrics.countEvents("spam", 3);
    * console.log((await metrics.metrics()).includes('kopf_events_dropped_total{reason="spam"} 3')); // true
@@ -262,7 +262,7 @@ export class OperatorMetrics implements HandlerMetrics {
    *
    * @example
    * ```ts
-   * import { OperatorMetrics } from "./metrics.ts";
+   * import { OperatorMetrics } from "../../../mod.ts";
    * const metrics = new OperatorMetrics();
    * const remove = metrics.observeQueues(() => [{ resource: "pods", depth: 3, objects: 2 }]);
    * console.log((await metrics.metrics()).includes('kopf_queue_depth{resource="pods"} 3')); // true
@@ -281,7 +281,7 @@ export class OperatorMetrics implements HandlerMetrics {
    *
    * @example
    * ```ts
-   * import { OperatorMetrics } from "./metrics.ts";
+   * import { OperatorMetrics } from "../../../mod.ts";
    * console.log((await new OperatorMetrics().metrics()).includes("# TYPE kopf_queue_depth gauge")); // true
    * ```
    */

@@ -253,7 +253,7 @@ export interface PeeringMonitorOptions {
  * import { FakeClock } from "../../../testing.ts";
  * import { ToggleSet } from "../../cogs/aio/toggles.ts";
  * import { PeeringSettings } from "../../cogs/configs/settings.ts";
- * import { OperatorLogger } from "../actions/loggers.ts";
+ * import { OperatorLogger } from "../../../mod.ts";
  * import { PeeringMonitor } from "./peering.ts";
  *
  * const clock = new FakeClock({ start: new Date("2026-01-01T00:00:00Z") });

@@ -59,7 +59,7 @@ export interface ProberOptions {
  * @example
  * ```ts
  * import { Prober } from "./probing.ts";
- * import { OperatorLogger } from "../actions/loggers.ts";
+ * import { OperatorLogger } from "../../../mod.ts";
  * const prober = new Prober({
  *   probes: () => [{ kind: "activity", activity: "probe", id: "now", fn: () => "ok", param: undefined,
  *     errors: undefined, timeout: undefined, retries: undefined, backoff: undefined }],
@@ -196,7 +196,7 @@ export interface ProbeServer {
  * @example
  * ```ts
  * import { serveProbes } from "./probing.ts";
- * import { OperatorLogger } from "../actions/loggers.ts";
+ * import { OperatorLogger } from "../../../mod.ts";
  * const logger = new OperatorLogger(() => {});
  * const server = serveProbes({
  *   url: "http://127.0.0.1:0/healthz", probes: () => [], logger, signal: new AbortController().signal,

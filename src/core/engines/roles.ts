@@ -75,7 +75,7 @@ const registered = new WeakMap<
  *
  * @example
  * ```ts
- * import { OperatorMetrics } from "./metrics.ts";
+ * import { OperatorMetrics } from "../../../mod.ts";
  * import { observeRole } from "./roles.ts";
  * const metrics = new OperatorMetrics();
  * const roles = observeRole(metrics, () => "standby");

@@ -31,7 +31,7 @@ const sources = new WeakMap<Registry, Set<() => ShardSample>>();
  *
  * @example
  * ```ts
- * import { OperatorMetrics } from "./metrics.ts";
+ * import { OperatorMetrics } from "../../../mod.ts";
  * import { observeShards } from "./shard_metrics.ts";
  * const metrics = new OperatorMetrics();
  * const remove = observeShards(metrics, () => ({ group: "kopf", members: 3, owned: 334, releasing: 0 }));

@@ -55,7 +55,7 @@ export function getField(obj: unknown, path: readonly string[]): unknown {
  * @example
  * ```ts
  * import { matchValue } from "./filters.ts";
- * import { PRESENT } from "./markers.ts";
+ * import { PRESENT } from "../../../mod.ts";
  * console.log(matchValue(PRESENT, true, ""), matchValue("x", true, "y")); // true false
  * ```
  */

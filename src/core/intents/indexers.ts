@@ -51,7 +51,7 @@ export interface IndexingOptions extends BaseOptions, FilterOptions {
  * @example
  * ```ts
  * import { registerIndexing } from "./indexers.ts";
- * import { OperatorRegistry } from "./registry.ts";
+ * import { OperatorRegistry } from "../../../mod.ts";
  * const registry = new OperatorRegistry();
  * registerIndexing(["pods", { registry }, function byName({ name }: { name: string }) {
  *   return { [name]: true };

@@ -25,7 +25,7 @@ export type Predicate = (...args: any[]) => boolean;
  *
  * @example
  * ```ts
- * import { not } from "./markers.ts";
+ * import { not } from "../../../mod.ts";
  * const isEmpty = (v: string) => v === "";
  * console.log(not(isEmpty)("x")); // true
  * ```
@@ -42,7 +42,7 @@ export function not<F extends Predicate>(fn: F): F {
  *
  * @example
  * ```ts
- * import { all } from "./markers.ts";
+ * import { all } from "../../../mod.ts";
  * console.log(all([(v: number) => v > 1, (v: number) => v < 5])(3)); // true
  * ```
  */
@@ -58,7 +58,7 @@ export function all<F extends Predicate>(fns: F[]): F {
  *
  * @example
  * ```ts
- * import { any } from "./markers.ts";
+ * import { any } from "../../../mod.ts";
  * console.log(any([(v: number) => v > 10, (v: number) => v < 0])(-1)); // true
  * ```
  */
@@ -74,7 +74,7 @@ export function any<F extends Predicate>(fns: F[]): F {
  *
  * @example
  * ```ts
- * import { none } from "./markers.ts";
+ * import { none } from "../../../mod.ts";
  * console.log(none([(v: number) => v > 10])(3)); // true
  * ```
  */

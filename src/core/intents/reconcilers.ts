@@ -160,7 +160,7 @@ export interface ReconcileRegistrar {
  * @example
  * ```ts
  * import { registerReconciling } from "./reconcilers.ts";
- * import { OperatorRegistry } from "./registry.ts";
+ * import { OperatorRegistry } from "../../../mod.ts";
  * const registry = new OperatorRegistry();
  * registerReconciling(["kopfexamples", { registry, owns: ["pods"] }, function sync() {}]);
  * console.log(registry.reconcilingHandlers().map((h) => h.owns.map((o) => o.key))); // [ [ "pods" ] ]

@@ -71,7 +71,7 @@ let defaultRegistry = new OperatorRegistry();
  *
  * @example
  * ```ts
- * import { getDefaultRegistry } from "./registration.ts";
+ * import { getDefaultRegistry } from "../../../mod.ts";
  * console.log(getDefaultRegistry() === getDefaultRegistry()); // true
  * ```
  */

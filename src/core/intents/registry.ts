@@ -35,7 +35,7 @@ export class DuplicateHandlerError extends Error {
  *
  * @example
  * ```ts
- * import { OperatorRegistry } from "./registry.ts";
+ * import { OperatorRegistry } from "../../../mod.ts";
  * const registry = new OperatorRegistry();
  * console.log(registry.activityHandlers("startup").length); // 0
  * ```

@@ -134,7 +134,7 @@ let nextId = 1;
  *
  * @example
  * ```ts ignore
- * import { operator } from "./running.ts";
+ * import { operator } from "../../../mod.ts";
  * const stop = new AbortController();
  * setTimeout(() => stop.abort(), 10_000);
  * await operator({ clusterwide: true, signal: stop.signal });
@@ -443,7 +443,7 @@ async function startOperatorTasks(
  *
  * @example
  * ```ts ignore
- * import { run } from "./running.ts";
+ * import { run } from "../../../mod.ts";
  * await run({ clusterwide: true });
  * ```
  */
