@@ -33,7 +33,13 @@ export interface ServerProcess extends AsyncDisposable {
  * @throws {Error} If the server exits or stays silent before it is ready.
  */
 export async function startServerProcess(
-  options: { root: URL; readyTimeoutMs?: number; signal?: AbortSignal },
+  options: {
+    root: URL;
+    readyTimeoutMs?: number;
+    signal?: AbortSignal;
+    /** More `kopf apiserver` flags, e.g. `["--data-dir", dir]`. */
+    args?: string[];
+  },
 ): Promise<ServerProcess> {
   const dir = await Deno.makeTempDir({ prefix: "kopf-bench-" });
   const child = new Deno.Command(Deno.execPath(), {
@@ -46,6 +52,7 @@ export async function startServerProcess(
       "0",
       "--kubeconfig",
       `${dir}/kubeconfig`,
+      ...(options.args ?? []),
     ],
     stdin: "null",
     stdout: "piped",

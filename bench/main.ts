@@ -19,6 +19,10 @@
  *    through an operator's converters (one ConversionReview per LIST): objects
  *    converted per second, ms per LIST, CPU per 1,000 converted and RSS of the
  *    server and the operator, next to the same LIST at v1 (on a fresh server).
+ * 9. start-up (`startup_bench.ts`, a process of its own with its own server and
+ *    operator processes): 100,000 already-handled KopfExamples exist when the
+ *    operator starts — time to ready and idle, peak RSS, CPU, writes (zero), with
+ *    the state listed in pages and streamed over the watch.
  *
  * A missed target is printed, not failed: the run exits non-zero only when
  * the benchmark itself breaks (failed requests, lost or repeated watch events,
@@ -279,6 +283,28 @@ async function main(): Promise<number> {
     broken.push(...outcome.broken);
   } finally {
     await stop(fifth, "fifth");
+  }
+
+  // Start-up over 100,000 existing objects: a process of its own (its own server and operators).
+  {
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", new URL("./startup_bench.ts", import.meta.url).pathname],
+      stdout: "piped",
+      stderr: "inherit",
+    }).spawn();
+    // Passed through as it comes (its progress lines), and kept for the targets.
+    let text = "";
+    for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
+      text += chunk;
+      await Deno.stdout.write(new TextEncoder().encode(chunk));
+    }
+    const out = await child.status;
+    for (const line of text.split("\n")) {
+      if (!/\(target [^)]*\)/.test(line)) continue;
+      targets++;
+      if (line.includes("✓")) met++;
+    }
+    if (!out.success) broken.push(`start-up benchmark: exit code ${out.code}`);
   }
 
   Deno.removeSignalListener("SIGINT", onSignal);
