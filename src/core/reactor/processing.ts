@@ -17,6 +17,7 @@
 import type { Clock } from "../../cogs/aio/clock.ts";
 import type { ToggleSet } from "../../cogs/aio/toggles.ts";
 import { Patch } from "../../cogs/structs/patches.ts";
+import { trimBody } from "../../cogs/structs/trimming.ts";
 import type { Resource } from "../../cogs/structs/references.ts";
 import type { OperatorSettings } from "../../cogs/configs/settings.ts";
 import { applyPatch, changed, type ObjectApi } from "../actions/application.ts";
@@ -168,7 +169,7 @@ export async function processEvent(
   // the delete cycle waits for them below, before its handlers and the finalizer's release.
   const deleting = event.type === "DELETED" || !!body.metadata?.deletionTimestamp;
   if (deleting && memory.spawned && op.daemons) {
-    op.daemons.touch(memory.spawned, body);
+    op.daemons.touch(memory.spawned, trimBody(body));
     op.daemons.stopObject(memory.spawned, DaemonStoppingReason.RESOURCE_DELETED);
   }
 
@@ -191,11 +192,13 @@ export async function processEvent(
   }
   // Daemons and timers: spawned for a matching object, stopped when it stops matching; they
   // see the object live (each event updates their view).
+  // Bodies kept between cycles (daemons', timers' and reconcilers' views) are trimmed of
+  // managedFields and the last-applied annotation (cogs/structs/trimming.ts).
   if (!deleting && op.daemons) {
-    memory.spawned = op.daemons.observe(memory.spawned, resource, api, body, base);
+    memory.spawned = op.daemons.observe(memory.spawned, resource, api, trimBody(body), base);
   }
   // Reconcilers: the parent's current state after its own cycle (none once it is deleting).
-  op.reconcilers?.observe(resource, api, result.patched ?? body, deleting, base);
+  op.reconcilers?.observe(resource, api, trimBody(result.patched ?? body), deleting, base);
   return result;
 }
 

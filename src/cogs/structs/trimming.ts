@@ -1,0 +1,69 @@
+/**
+ * Bodies as the operator keeps them in memory between cycles: without
+ * `metadata.managedFields` and the `kubectl.kubernetes.io/last-applied-configuration`
+ * annotation. Both are often the largest parts of an object (the server's
+ * field ownership, and a second copy of the whole object as JSON), and no
+ * framework code reads them; an operator of 10,000 objects with daemons would
+ * otherwise hold them 10,000 times.
+ *
+ * Only kept bodies are trimmed (the live bodies of daemons and timers, the
+ * parents of reconcilers); the handlers of a cycle get the body as the watch
+ * brought it, whole. The body itself is never changed: a trimmed one is a
+ * shallow copy with its own `metadata` (and `annotations`), sharing the rest.
+ *
+ * @module
+ */
+
+import { setOwn } from "./_json.ts";
+
+/** The annotation `kubectl apply` keeps its last input in (as in configs/conventions.ts). */
+const LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";
+
+/** A body with optional metadata, as far as trimming looks into it. */
+type Trimmable = { metadata?: unknown } & Record<string, unknown>;
+
+/**
+ * The body without `metadata.managedFields` and the last-applied annotation — the body itself
+ * if it has neither (no copy then).
+ *
+ * @param body The object.
+ * @returns The trimmed object (a shallow copy), or the body itself.
+ *
+ * @example
+ * ```ts
+ * import { trimBody } from "./trimming.ts";
+ * const body = {
+ *   metadata: {
+ *     name: "x",
+ *     managedFields: [{ manager: "kubectl" }],
+ *     annotations: { a: "1", "kubectl.kubernetes.io/last-applied-configuration": "{}" },
+ *   },
+ *   spec: { size: 1 },
+ * };
+ * console.log(JSON.stringify(trimBody(body))); // {"metadata":{"name":"x","annotations":{"a":"1"}},"spec":{"size":1}}
+ * console.log(body.metadata.managedFields.length); // 1
+ * const plain = { metadata: { name: "y" } };
+ * console.log(trimBody(plain) === plain); // true
+ * ```
+ */
+export function trimBody<T extends Trimmable>(body: T): T {
+  const meta = body.metadata as Record<string, unknown> | null | undefined;
+  if (typeof meta !== "object" || meta === null) return body;
+  const annotations = meta.annotations as Record<string, unknown> | null | undefined;
+  const lastApplied = typeof annotations === "object" && annotations !== null &&
+    Object.hasOwn(annotations, LAST_APPLIED);
+  if (meta.managedFields === undefined && !lastApplied) return body;
+  // Copied key by key, in their order (a kept body prints as the object does, less the two).
+  const trimmed: Record<string, unknown> = {};
+  for (const key of Object.keys(meta)) {
+    if (key === "managedFields") continue;
+    if (key === "annotations" && lastApplied) {
+      const others: Record<string, unknown> = {};
+      for (const name of Object.keys(annotations)) {
+        if (name !== LAST_APPLIED) setOwn(others, name, annotations[name]);
+      }
+      trimmed.annotations = others;
+    } else setOwn(trimmed, key, meta[key]);
+  }
+  return { ...body, metadata: trimmed };
+}
