@@ -23,6 +23,11 @@
  *    operator processes): 100,000 already-handled KopfExamples exist when the
  *    operator starts — time to ready and idle, peak RSS, CPU, writes (zero), with
  *    the state listed in pages and streamed over the watch.
+ * 10. sharding (`sharding_bench.ts`, replicas as processes, on a fresh server):
+ *    throughput of 1 vs 3 sharded replicas on the same bursts (light and CPU-heavy
+ *    handlers) as a ratio with each party's CPU, hand-off times after a join, a
+ *    graceful leave and a kill, and the objects moved per membership change of
+ *    100,000 uids over 10 replicas (computed).
  *
  * A missed target is printed, not failed: the run exits non-zero only when
  * the benchmark itself breaks (failed requests, lost or repeated watch events,
@@ -44,6 +49,7 @@ import { measureMemory } from "./memory.ts";
 import { machine, measureOperator } from "./operator_bench.ts";
 import { measureThroughput, seedConfigMaps } from "./patch_throughput.ts";
 import { measureFanout, seedKopfExamples } from "./watch_fanout.ts";
+import { measureSharding } from "./sharding_bench.ts";
 
 const ROOT = new URL("../", import.meta.url);
 const MB = 1024 * 1024;
@@ -305,6 +311,17 @@ async function main(): Promise<number> {
       if (line.includes("✓")) met++;
     }
     if (!out.success) broken.push(`start-up benchmark: exit code ${out.code}`);
+  }
+
+  // Sharding: a fresh server, replicas as processes of their own.
+  const sixth = await start();
+  try {
+    const outcome = await measureSharding(sixth);
+    targets += outcome.targets;
+    met += outcome.met;
+    broken.push(...outcome.broken);
+  } finally {
+    await stop(sixth, "sixth");
   }
 
   Deno.removeSignalListener("SIGINT", onSignal);

@@ -31,7 +31,7 @@
  */
 
 import { type CancelTimer, type Clock, realClock } from "../../cogs/aio/clock.ts";
-import type { ApiClient } from "../../cogs/clients/api.ts";
+import { ApiClient } from "../../cogs/clients/api.ts";
 import { deleteObject } from "../../cogs/clients/deleting.ts";
 import { ConflictError, NotFoundError } from "../../cogs/clients/errors.ts";
 import { LEASES, readLease } from "../../cogs/clients/leases.ts";
@@ -163,7 +163,15 @@ export function startSharding(parts: ShardingParts): ShardingTasks {
   if (!s.enabled) return { gate: undefined, tasks: [], leave: () => Promise.resolve() };
   s.check();
   if (!parts.settings.peering.mandatory) parts.settings.peering.standalone = true;
-  const { api } = parts;
+  // The member Leases get a client of their own (its own request slots and connections): a
+  // renewal must not wait behind a burst of the handlers' patches and miss its deadline.
+  const metrics = parts.metrics;
+  const api = new ApiClient({
+    vault: parts.api.vault,
+    settings: parts.api.settings,
+    logger: parts.api.logger,
+    onRequest: metrics && ((r) => metrics.apiRequest(r)),
+  });
   const clock = parts.clock ?? realClock;
   const group = s.group;
   const identity = parts.identity ?? detectOwnId(false);
@@ -179,7 +187,7 @@ export function startSharding(parts: ShardingParts): ShardingTasks {
     clock,
   });
   const table = new MemberTable(clock);
-  const unobserve = parts.metrics && observeShards(parts.metrics, () => gate.sample());
+  const unobserve = metrics && observeShards(metrics, () => gate.sample());
   const stop = new AbortController();
   let leaving = false;
   const where = `shard group '${group}'`;
