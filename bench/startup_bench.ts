@@ -22,7 +22,8 @@
  * requests it made by verb, writes (must be 0), and the server's CPU.
  *
  * Run alone: `deno run -A bench/startup_bench.ts` (`KOPF_BENCH_STARTUP_OBJECTS`
- * for another count, `KOPF_BENCH_STARTUP_MODES=stream` for one way);
+ * for another count, `KOPF_BENCH_STARTUP_MODES=stream` for one way,
+ * `KOPF_BENCH_STARTUP_FLAGS="--cpu-prof --cpu-prof-dir=DIR"` for Deno flags of the operator);
  * `deno task bench` runs it last.
  *
  * @module
@@ -139,6 +140,8 @@ async function runOperator(
     args: [
       "run",
       "-A",
+      // E.g. KOPF_BENCH_STARTUP_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the operator.
+      ...(Deno.env.get("KOPF_BENCH_STARTUP_FLAGS")?.split(" ").filter(Boolean) ?? []),
       new URL("./_startup_operator.ts", import.meta.url).pathname,
       server.kubeconfig,
       mode === "stream" ? "always" : "never",

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { iterJsonLines } from "../../src/cogs/clients/jsonlines.ts";
+import { iterJsonLineBatches, iterJsonLines } from "../../src/cogs/clients/jsonlines.ts";
 import {
   infiniteWatch,
   type RawWatchEvent,
@@ -29,6 +29,20 @@ Deno.test("iterJsonLines() survives any chunk boundary, multi-byte characters in
   await assert.rejects(async () => {
     for await (const _ of iterJsonLines([new TextEncoder().encode("{oops}\n")])) { /* consume */ }
   }, SyntaxError);
+});
+
+Deno.test("iterJsonLineBatches() yields a batch per chunk; a bad line throws after the values before it", async () => {
+  const enc = (t: string) => new TextEncoder().encode(t);
+  const batches: unknown[][] = [];
+  for await (const b of iterJsonLineBatches([enc('{"a":1}\n{"b"'), enc(':2}\n{"c":3}\n\n')])) {
+    batches.push(b);
+  }
+  assert.deepEqual(batches, [[{ a: 1 }], [{ b: 2 }, { c: 3 }]]);
+  const seen: unknown[][] = [];
+  await assert.rejects(async () => {
+    for await (const b of iterJsonLineBatches([enc('{"a":1}\n{oops}\n{"c":3}\n')])) seen.push(b);
+  }, SyntaxError);
+  assert.deepEqual(seen, [[{ a: 1 }]]);
 });
 
 Deno.test("iterJsonLines() stays linear for a huge line in many small chunks", async () => {

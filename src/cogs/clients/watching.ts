@@ -61,7 +61,7 @@ import { sleep } from "../aio/sleep.ts";
 import type { ApiClient } from "./api.ts";
 import { ApiConnectionError, ApiError, GoneError, type KubeStatus } from "./errors.ts";
 import { listPages } from "./fetching.ts";
-import { iterJsonLines } from "./jsonlines.ts";
+import { iterJsonLineBatches } from "./jsonlines.ts";
 import type { RawBody } from "./types.ts";
 import { DEFAULTS, setting } from "./_settings.ts";
 
@@ -243,8 +243,9 @@ export async function* watchObjects(
   const onStop = () => void reader.cancel().catch(() => {});
   signal.addEventListener("abort", onStop, { once: true });
   try {
-    for await (const line of iterJsonLines(chunks())) {
-      yield line as RawWatchEvent;
+    // A batch per chunk: one step of this loop per chunk, not per line.
+    for await (const batch of iterJsonLineBatches(chunks())) {
+      for (const line of batch) yield line as RawWatchEvent;
     }
   } catch (error) {
     if (signal.aborted) return;
