@@ -376,4 +376,4 @@ export type {
   TypedWebhookContext,
 } from "./src/core/intents/typing.ts";
 /** TypeBox's schema builder (`kopf.Type.Object({...})`), for the schemas of `kopf.resource`. */
-export { Type } from "@sinclair/typebox";
+export { Type } from "npm:@sinclair/typebox@^0.34";

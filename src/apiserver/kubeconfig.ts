@@ -6,7 +6,7 @@
  * @module
  */
 
-import { stringify } from "yaml";
+import { stringify } from "npm:yaml@^2.8.0";
 
 /** The kubeconfig object (the fields we write). */
 export interface Kubeconfig {

@@ -11,7 +11,7 @@
  */
 
 import { deepEqual } from "../cogs/structs/deep_equal.ts";
-import { parse as parseYaml } from "yaml";
+import { parse as parseYaml } from "npm:yaml@^2.8.0";
 import {
   type FieldRequirement,
   matchesFields,

@@ -76,15 +76,15 @@ const SIGNING_ALGORITHM: EcdsaParams = { name: "ECDSA", hash: "SHA-256" };
 const DNS_NAME =
   /^(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$/;
 
-type X509 = typeof import("@peculiar/x509");
+type X509 = typeof import("npm:@peculiar/x509@^2");
 type SubjectAltName = { type: "dns" | "ip"; value: string };
 
 let x509Loading: Promise<X509> | undefined;
 
 /** Loads `@peculiar/x509` once, after the Reflect polyfill its `tsyringe` requires. */
 function loadX509(): Promise<X509> {
-  x509Loading ??= import("reflect-metadata")
-    .then(() => import("@peculiar/x509"))
+  x509Loading ??= import("npm:reflect-metadata@^0.2")
+    .then(() => import("npm:@peculiar/x509@^2"))
     .catch((error) => {
       x509Loading = undefined; // let a later call retry
       throw error;

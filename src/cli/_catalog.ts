@@ -14,7 +14,7 @@
  * @module
  */
 
-import { parseAllDocuments } from "yaml";
+import { parseAllDocuments } from "npm:yaml@^2.8.0";
 import { builtinResources } from "../apiserver/builtins.ts";
 import { Resource, type Selector } from "../cogs/structs/references.ts";
 import type { OperatorRegistry } from "../core/intents/registry.ts";

@@ -11,7 +11,7 @@
  * @module
  */
 
-import { type Command, InvalidArgumentError } from "commander";
+import { type Command, InvalidArgumentError } from "npm:commander@^14.0.0";
 import { OperatorSettings } from "../cogs/configs/settings.ts";
 import { groupProblem } from "../cogs/configs/sharding.ts";
 import { selectSpecificNamespaces } from "../cogs/structs/references.ts";

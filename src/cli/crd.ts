@@ -15,7 +15,7 @@
  * @module
  */
 
-import { stringify } from "yaml";
+import { stringify } from "npm:yaml@^2.8.0";
 import { Resource } from "../cogs/structs/references.ts";
 import { TypedResource, type VersionedResource } from "../cogs/structs/typed_resources.ts";
 import { getDefaultRegistry } from "../core/intents/registration.ts";

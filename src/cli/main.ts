@@ -6,7 +6,7 @@
  * @module
  */
 
-import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
+import { Command, CommanderError, InvalidArgumentError, Option } from "npm:commander@^14.0.0";
 import { VERSION } from "../cogs/configs/version.ts";
 import { permissionError, permissionHint } from "../cogs/clients/_permissions.ts";
 import { groupProblem } from "../cogs/configs/sharding.ts";

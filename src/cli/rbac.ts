@@ -15,7 +15,7 @@
  * @module
  */
 
-import { Document, isMap, isSeq, type YAMLSeq } from "yaml";
+import { Document, isMap, isSeq, type YAMLSeq } from "npm:yaml@^2.8.0";
 import { type AccessNeed, operatorAccess } from "../core/reactor/access.ts";
 import { selectSpecificNamespaces } from "../cogs/structs/references.ts";
 import { resolver } from "./_catalog.ts";

@@ -21,14 +21,16 @@ export interface ServerCertificates {
   serverKey: string;
 }
 
-type X509 = typeof import("@peculiar/x509");
+type X509 = typeof import("npm:@peculiar/x509@^2");
 let loading: Promise<X509> | undefined;
 
 function loadX509(): Promise<X509> {
-  loading ??= import("reflect-metadata").then(() => import("@peculiar/x509")).catch((e) => {
-    loading = undefined;
-    throw e;
-  });
+  loading ??= import("npm:reflect-metadata@^0.2").then(() => import("npm:@peculiar/x509@^2")).catch(
+    (e) => {
+      loading = undefined;
+      throw e;
+    },
+  );
   return loading;
 }
 

@@ -173,7 +173,7 @@ async function viaClientLibrary(
   source: string,
   priority: number,
 ): Promise<ConnectionInfo> {
-  const { KubeConfig } = await import("@kubernetes/client-node");
+  const { KubeConfig } = await import("npm:@kubernetes/client-node@^2.0.1");
   const merged = new KubeConfig();
   const clusters = new Map(), users = new Map(), contexts = new Map();
   for (const { path, text } of files) {

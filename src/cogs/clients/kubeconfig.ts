@@ -17,7 +17,7 @@
 
 import { dirname, isAbsolute, join, sep } from "node:path";
 import process from "node:process";
-import { parse as parseYaml } from "yaml";
+import { parse as parseYaml } from "npm:yaml@^2.8.0";
 import { LoginError } from "../structs/credentials.ts";
 import { permissionError, permissionHint } from "./_permissions.ts";
 

@@ -29,7 +29,7 @@
  * @module
  */
 
-import { blake2b } from "@noble/hashes/blake2.js";
+import { blake2b } from "npm:@noble/hashes@^2/blake2.js";
 import { isObject, type JsonObject } from "../structs/_json.ts";
 import { annotationsOf, type Body, metaOf } from "../structs/bodies.ts";
 import type { Patch } from "../structs/patches.ts";

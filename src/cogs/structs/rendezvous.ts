@@ -23,7 +23,7 @@
  * @module
  */
 
-import { sha256 } from "@noble/hashes/sha2.js";
+import { sha256 } from "npm:@noble/hashes@^2/sha2.js";
 
 /** A 64-bit hash as two unsigned 32-bit halves. */
 export interface Hash64 {

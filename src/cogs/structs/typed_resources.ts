@@ -26,8 +26,8 @@
  * @module
  */
 
-import type { Static, TSchema } from "@sinclair/typebox";
-import { Value } from "@sinclair/typebox/value";
+import type { Static, TSchema } from "npm:@sinclair/typebox@^0.34";
+import { Value } from "npm:@sinclair/typebox@^0.34/value";
 import { StructuralSchemaError, toStructural } from "./structural.ts";
 
 /** A column of `kubectl get` for a custom resource (`additionalPrinterColumns`). */

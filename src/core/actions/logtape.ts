@@ -9,7 +9,7 @@
  * @module
  */
 
-import { getLogger, type Logger, type LogLevel } from "@logtape/logtape";
+import { getLogger, type Logger, type LogLevel } from "npm:@logtape/logtape@^1.3.0";
 import { type Level, levelAtLeast, type LogRecord, type LogSink } from "./loggers.ts";
 
 /** Options of {@link logtapeSink}. */

@@ -17,7 +17,7 @@
  * @module
  */
 
-import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { Counter, Gauge, Histogram, Registry } from "npm:prom-client@^15";
 import type { RequestRecord } from "../../cogs/clients/api.ts";
 import type { HandlerMetrics } from "../actions/execution.ts";
 

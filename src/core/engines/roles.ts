@@ -16,7 +16,7 @@
  * @module
  */
 
-import { Counter, Gauge } from "prom-client";
+import { Counter, Gauge } from "npm:prom-client@^15";
 import type { Toggle, ToggleSet } from "../../cogs/aio/toggles.ts";
 import type { OperatorMetrics } from "./metrics.ts";
 

@@ -15,7 +15,7 @@
  * @module
  */
 
-import { Gauge, type Registry } from "prom-client";
+import { Gauge, type Registry } from "npm:prom-client@^15";
 import type { OperatorMetrics } from "./metrics.ts";
 import type { ShardSample } from "./sharding.ts";
 
