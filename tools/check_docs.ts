@@ -5,12 +5,19 @@
  * names a type users cannot import (`private-type-ref`), so that the API
  * stays documented and nameable as it grows.
  *
+ * And the examples in the docs of the public exports (`deno doc --json` of the
+ * public files) import only what a user can: the public files, the package's
+ * own name (`@kopf/kopf`, `@kopf/kopf/testing`…), `node:`/`jsr:` modules and
+ * `npm:` packages with `deno.json`'s pins — so every example can be copied
+ * into another project as it is.
+ *
  * Run: `deno run -A tools/check_docs.ts` (part of `deno task check`).
  *
  * @module
  */
 
 import { fileURLToPath as fromFileUrl } from "node:url";
+import { judgeSpecifier, readPins } from "./check_deps.ts";
 
 const root = fromFileUrl(new URL("..", import.meta.url));
 
@@ -110,6 +117,150 @@ export function unexpectedFindings(
   return found;
 }
 
+/** The code of an example: its TypeScript/JavaScript fences, or all of it when it has none. */
+function exampleCode(doc: string): string {
+  const fences = [...doc.matchAll(/```([\w-]*)[^\n]*\n([\s\S]*?)```/g)];
+  if (!fences.length) return doc;
+  return fences
+    .filter((m) => ["", "ts", "js", "tsx", "jsx", "typescript", "javascript"].includes(m[1]!))
+    .map((m) => m[2]!)
+    .join("\n");
+}
+
+/**
+ * The module specifiers an example imports (static, side-effect, dynamic, re-exports).
+ *
+ * @param doc The text of an `@example` tag.
+ * @returns The specifiers, in order of appearance.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { exampleImports } from "./check_docs.ts";
+ *
+ * const fence = "`".repeat(3);
+ * const doc = `${fence}ts\nimport * as kopf from "../mod.ts";\nawait import("npm:yaml@^2");\n${fence}`;
+ * assert.deepEqual(exampleImports(doc), ["../mod.ts", "npm:yaml@^2"]);
+ * ```
+ */
+export function exampleImports(doc: string): string[] {
+  const code = exampleCode(doc);
+  const pattern = /(?:\bfrom\s*|\bimport\s*\(?\s*)(["'])([^"'\n]+)\1/g;
+  return [...code.matchAll(pattern)].map((m) => m[2]!);
+}
+
+/** What an example may import: the public files, the package's name, and pinned packages. */
+export interface ExampleImportRules {
+  /** The repository's root as a file URL, ending in `/`. */
+  rootUrl: string;
+  /** The package's name and its export paths, e.g. `@kopf/kopf`, `@kopf/kopf/testing`. */
+  packageNames: ReadonlySet<string>;
+  /** The pins of `deno.json` (`readPins()` of check_deps.ts). */
+  pins: ReturnType<typeof readPins>;
+}
+
+/**
+ * Judges one import of an example in the docs of a public export.
+ *
+ * @param specifier The specifier as written in the example.
+ * @param file The file whose JSDoc holds the example (a file URL; relative imports resolve
+ *   from it, as `deno test --doc` resolves them).
+ * @param rules What may be imported.
+ * @returns Why a user could not copy it, or undefined when it is fine.
+ */
+export function judgeExampleImport(
+  specifier: string,
+  file: string,
+  rules: ExampleImportRules,
+): string | undefined {
+  if (/^\.{1,2}\//.test(specifier)) {
+    const target = new URL(specifier, file).href;
+    if (PUBLIC_FILES.some((f) => target === `${rules.rootUrl}${f}`)) return undefined;
+    return `imports "${specifier}", an internal file: import the public files ` +
+      `(${PUBLIC_FILES.join(", ")}) where the name is exported, as a user does`;
+  }
+  if (rules.packageNames.has(specifier)) return undefined;
+  // node: modules pass; npm:/jsr: packages need deno.json's pin; bare names are refused.
+  const why = judgeSpecifier(specifier, rules.pins);
+  return why && `imports "${specifier}": ${why}`;
+}
+
+/** A `deno doc --json` node, as far as this check reads it. */
+type DocNode = { [key: string]: unknown };
+
+/**
+ * The findings of the example-import guard over `deno doc --json` output of the public files.
+ *
+ * @param doc The parsed `deno doc --json` output.
+ * @param rules What may be imported.
+ * @returns One line per example import a user could not copy: the symbol, the file, why.
+ */
+export function exampleFindings(doc: DocNode, rules: ExampleImportRules): string[] {
+  const found = new Set<string>();
+  const visit = (node: unknown, name: string, file: string | undefined): void => {
+    if (Array.isArray(node)) {
+      for (const item of node) visit(item, name, file);
+      return;
+    }
+    if (typeof node !== "object" || node === null) return;
+    const n = node as DocNode;
+    const location = n.location as { filename?: string; line?: number } | undefined;
+    const here = location?.filename ?? file;
+    const own = typeof n.name === "string" && n.name ? n.name : undefined;
+    const path = own && !name.endsWith(`.${own}`) && name !== own
+      ? (name ? `${name}.${own}` : own)
+      : name;
+    const tags = (n.jsDoc as { tags?: Array<{ kind?: string; doc?: string }> } | undefined)?.tags;
+    for (const tag of tags ?? []) {
+      if (tag.kind !== "example" || !here) continue;
+      for (const specifier of exampleImports(tag.doc ?? "")) {
+        const why = judgeExampleImport(specifier, here, rules);
+        if (!why) continue;
+        const where = `${here.replace(rules.rootUrl, "")}${
+          location?.line ? `:${location.line}` : ""
+        }`;
+        found.add(`${path || "module doc"} (${where}): the example ${why}`);
+      }
+    }
+    for (const [key, value] of Object.entries(n)) {
+      if (key !== "jsDoc" && key !== "location") visit(value, path, here);
+    }
+  };
+  const nodes = (doc.nodes ?? {}) as { [file: string]: DocNode };
+  for (const [file, node] of Object.entries(nodes)) {
+    visit(node.module_doc, `module doc of ${file.replace(rules.rootUrl, "")}`, file);
+    for (const symbol of (node.symbols ?? []) as DocNode[]) visit(symbol, "", file);
+  }
+  return [...found];
+}
+
+async function exampleCheck(): Promise<string[]> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["doc", "--json", ...PUBLIC_FILES],
+    cwd: root,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (!out.success) return [`deno doc --json failed: ${new TextDecoder().decode(out.stderr)}`];
+  const config = JSON.parse(await Deno.readTextFile(`${root}deno.json`)) as {
+    name?: string;
+    exports?: string | Record<string, string>;
+    imports?: Record<string, string>;
+  };
+  const exportKeys = typeof config.exports === "object" ? Object.keys(config.exports) : ["."];
+  const packageNames = new Set(
+    config.name
+      ? exportKeys.map((k) => k === "." ? config.name! : `${config.name}/${k.slice(2)}`)
+      : [],
+  );
+  const rules: ExampleImportRules = {
+    rootUrl: new URL("..", import.meta.url).href,
+    packageNames,
+    pins: readPins(config.imports ?? {}),
+  };
+  return exampleFindings(JSON.parse(new TextDecoder().decode(out.stdout)), rules);
+}
+
 if (import.meta.main) {
   const { stdout, stderr } = await new Deno.Command(Deno.execPath(), {
     args: ["doc", "--lint", ...PUBLIC_FILES],
@@ -126,10 +277,18 @@ if (import.meta.main) {
       `doc check: ${findings.length} finding(s): document the member, or export the type ` +
         `from the public file that exports its user`,
     );
-    Deno.exit(1);
   }
+  const examples = await exampleCheck();
+  for (const f of examples) console.error(f);
+  if (examples.length) {
+    console.error(
+      `doc check: ${examples.length} example import(s) a user could not copy: rewrite the ` +
+        `example through the public files`,
+    );
+  }
+  if (findings.length || examples.length) Deno.exit(1);
   console.log(
     `doc check: ${PUBLIC_FILES.join(", ")} — documented and nameable ` +
-      `(${ACCEPTED.size} accepted exception)`,
+      `(${ACCEPTED.size} accepted exception); examples import only the public files`,
   );
 }

@@ -75,13 +75,13 @@ export const ADMIN_USER: UserInfo = {
  *
  * @example
  * ```ts
- * import { Authenticator } from "./authentication.ts";
- * import { Store } from "./store.ts";
- * const authn = new Authenticator(new Store(), {
- *   enforce: true,
+ * import { startApiServer } from "../../testing.ts";
+ * await using api = await startApiServer({
+ *   authorization: "rbac", // every request must name a user
  *   token: "admin-token",
  *   staticTokens: [{ token: "t1", user: "alice", groups: ["devs"] }],
  * });
+ * const authn = api.server.authenticator;
  * const req = new Request("http://x/api", { headers: { authorization: "Bearer t1" } });
  * console.log((await authn.authenticate(req)).groups); // ["devs", "system:authenticated"]
  * ```

@@ -21,14 +21,16 @@ const CRD_CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io";
  *
  * @example
  * ```ts
- * import { Controllers } from "./controllers.ts";
- * import { Objects } from "./objects.ts";
- * import { ResourceRegistry } from "./registry.ts";
- * import { Store } from "./store.ts";
- * const store = new Store();
- * const controllers = new Controllers(store, new Objects(store, new ResourceRegistry()));
- * await controllers.settled();
- * controllers.stop();
+ * import { startApiServer } from "../../testing.ts";
+ * await using api = await startApiServer();
+ * const { objects, registry, controllers, store } = api.server;
+ * const cm = registry.find("", "v1", "configmaps")!;
+ * const { object: owner } = objects.create(cm, "default", { metadata: { name: "owner" } });
+ * const ownerReferences = [{ apiVersion: "v1", kind: "ConfigMap", name: "owner", uid: owner.metadata.uid! }];
+ * objects.create(cm, "default", { metadata: { name: "child", ownerReferences } });
+ * objects.delete(cm, "default", "owner");
+ * await controllers.settled(); // the garbage collector has deleted the child
+ * console.log(store.get("configmaps", "default", "child")); // undefined
  * ```
  */
 export class Controllers {

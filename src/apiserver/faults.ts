@@ -71,8 +71,9 @@ const KEYS: ReadonlyArray<keyof FaultSettings> = [
  *
  * @example
  * ```ts
- * import { Faults } from "./faults.ts";
- * const faults = new Faults({ rate503: 1 });
+ * import { startApiServer } from "../../testing.ts";
+ * await using api = await startApiServer({ faults: { rate503: 1 } });
+ * const faults = api.server.faults;
  * console.log(faults.pickError("GET")?.code, faults.counts.error503); // 503 1
  * ```
  */

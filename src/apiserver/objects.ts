@@ -110,12 +110,9 @@ const CRD_CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io";
  *
  * @example
  * ```ts
- * import { Objects } from "./objects.ts";
- * import { ResourceRegistry } from "./registry.ts";
- * import { Store } from "./store.ts";
- * const registry = new ResourceRegistry();
- * const objects = new Objects(new Store(), registry);
- * objects.bootstrap();
+ * import { startApiServer } from "../../testing.ts";
+ * await using api = await startApiServer();
+ * const { objects, registry } = api.server;
  * const cm = registry.find("", "v1", "configmaps")!;
  * const { object } = objects.create(cm, "default", { metadata: { name: "x" }, data: { a: "1" } });
  * console.log(object.metadata.uid !== undefined); // true

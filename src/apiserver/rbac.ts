@@ -87,10 +87,9 @@ export const PRIVILEGED_GROUP = "system:masters";
  *
  * @example
  * ```ts
- * import { RbacAuthorizer } from "./rbac.ts";
- * import { requestAttributes } from "./request_attributes.ts";
- * import { Store } from "./store.ts";
- * const store = new Store();
+ * import { type RequestAttributes, startApiServer } from "../../testing.ts";
+ * await using api = await startApiServer({ authorization: "rbac" });
+ * const { store, authorizer } = api.server;
  * store.commit("ADDED", "roles.rbac.authorization.k8s.io", {
  *   metadata: { name: "cm-reader", namespace: "default" },
  *   rules: [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get", "list"] }],
@@ -100,11 +99,13 @@ export const PRIVILEGED_GROUP = "system:masters";
  *   roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "cm-reader" },
  *   subjects: [{ kind: "User", name: "alice" }],
  * });
- * const rbac = new RbacAuthorizer(store);
  * const alice = { username: "alice", groups: ["system:authenticated"] };
- * const url = (p: string) => new URL(`http://x${p}`);
- * console.log(rbac.authorize(alice, requestAttributes("GET", url("/api/v1/namespaces/default/configmaps"))).allowed); // true
- * console.log(rbac.authorize(alice, requestAttributes("GET", url("/api/v1/namespaces/other/configmaps"))).allowed); // false
+ * const listConfigMaps = (namespace: string): RequestAttributes => ({
+ *   resourceRequest: true, verb: "list", path: `/api/v1/namespaces/${namespace}/configmaps`,
+ *   apiGroup: "", apiVersion: "v1", namespace, resource: "configmaps", subresource: "", name: "",
+ * });
+ * console.log(authorizer!.authorize(alice, listConfigMaps("default")).allowed); // true
+ * console.log(authorizer!.authorize(alice, listConfigMaps("other")).allowed); // false
  * ```
  */
 export class RbacAuthorizer {

@@ -40,8 +40,9 @@ interface CrdSpec {
  *
  * @example
  * ```ts
- * import { ResourceRegistry } from "./registry.ts";
- * const reg = new ResourceRegistry();
+ * import { startApiServer } from "../../testing.ts";
+ * await using api = await startApiServer();
+ * const reg = api.server.registry;
  * console.log(reg.find("apps", "v1", "deployments")?.kind); // "Deployment"
  * ```
  */

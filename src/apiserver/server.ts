@@ -109,11 +109,11 @@ const CRDS = "customresourcedefinitions.apiextensions.k8s.io";
  *
  * @example
  * ```ts
- * import { ApiServer } from "./server.ts";
- * const api = new ApiServer();
- * const res = await api.handle(new Request("http://x/api/v1/namespaces/default"));
+ * import { startApiServer } from "../../testing.ts";
+ * await using api = await startApiServer();
+ * // A request handled in-process, with no socket (as the administrator).
+ * const res = await api.server.handle(new Request("http://x/api/v1/namespaces/default"));
  * console.log(res.status, (await res.json()).metadata.name); // 200 "default"
- * await api.close();
  * ```
  */
 export class ApiServer {

@@ -77,11 +77,10 @@ const BOUND_KINDS: Record<string, string> = { Pod: "pods", Secret: "secrets" };
  *
  * @example
  * ```ts
- * import { ServiceAccountTokens } from "./service_account_tokens.ts";
- * import { Store } from "./store.ts";
- * const store = new Store();
- * store.commit("ADDED", "serviceaccounts", { metadata: { name: "op", namespace: "default", uid: "u1" } });
- * const tokens = new ServiceAccountTokens(store);
+ * import { startApiServer } from "../../testing.ts";
+ * await using api = await startApiServer();
+ * api.server.store.commit("ADDED", "serviceaccounts", { metadata: { name: "op", namespace: "default", uid: "u1" } });
+ * const tokens = api.server.authenticator.serviceAccountTokens;
  * const answer = await tokens.request("default", "op", {});
  * const user = await tokens.verify((answer.status as { token: string }).token);
  * console.log(user?.username); // "system:serviceaccount:default:op"

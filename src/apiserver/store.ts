@@ -110,10 +110,11 @@ export interface StoreOptions {
  *
  * @example
  * ```ts
- * import { Store } from "./store.ts";
- * const store = new Store();
+ * import { startApiServer } from "../../testing.ts";
+ * await using api = await startApiServer();
+ * const store = api.server.store;
  * const obj = store.commit("ADDED", "configmaps", { metadata: { name: "a", namespace: "default" } });
- * console.log(obj.metadata.resourceVersion, store.get("configmaps", "default", "a") === obj); // "1" true
+ * console.log(Number(obj.metadata.resourceVersion) > 0, store.get("configmaps", "default", "a") === obj); // true true
  * ```
  */
 export class Store {

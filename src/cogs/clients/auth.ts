@@ -298,7 +298,7 @@ export interface ClientLoginOptions {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { KubeConfig } from "@kubernetes/client-node";
+ * import { KubeConfig } from "npm:@kubernetes/client-node@^2.0.1";
  * import { startApiServer } from "../../../testing.ts";
  * import { loginViaClient } from "../../../mod.ts";
  *

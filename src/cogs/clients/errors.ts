@@ -287,10 +287,9 @@ export class UnprocessableError extends ApiError {}
  * @example
  * ```ts
  * import { TooManyRequestsError } from "../../../mod.ts";
- * import { isRetryable } from "./errors.ts";
  * const headers = new Headers({ "retry-after": "3" });
  * const e = new TooManyRequestsError({ code: 429, method: "GET", path: "/x", headers });
- * console.log(e.name, e.retryAfter, isRetryable(e)); // "TooManyRequestsError" 3 true
+ * console.log(e.name, e.code, e.retryAfter); // "TooManyRequestsError" 429 3
  * ```
  */
 export class TooManyRequestsError extends ApiError {}

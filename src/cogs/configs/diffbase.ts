@@ -70,7 +70,7 @@ const NOT_ESSENCE = new Set(["apiVersion", "kind", "metadata", "status"]);
  *
  * @example
  * ```ts
- * import { AnnotationsDiffBaseStorage } from "./diffbase.ts";
+ * import { AnnotationsDiffBaseStorage } from "../../../mod.ts";
  * const storage = new AnnotationsDiffBaseStorage();
  * const essence = storage.build({
  *   apiVersion: "kopf.dev/v1", kind: "KopfExample",
@@ -162,8 +162,7 @@ export interface AnnotationsDiffBaseStorageOptions extends DiffBaseStorageOption
  *
  * @example
  * ```ts
- * import { AnnotationsDiffBaseStorage } from "./diffbase.ts";
- * import { Patch } from "../structs/patches.ts";
+ * import { AnnotationsDiffBaseStorage, Patch } from "../../../mod.ts";
  * const storage = new AnnotationsDiffBaseStorage();
  * const patch = new Patch();
  * storage.store({}, patch, { spec: { field: "v" } });
@@ -254,8 +253,7 @@ export interface StatusDiffBaseStorageOptions extends DiffBaseStorageOptions {
  *
  * @example
  * ```ts
- * import { StatusDiffBaseStorage } from "./diffbase.ts";
- * import { Patch } from "../structs/patches.ts";
+ * import { Patch, StatusDiffBaseStorage } from "../../../mod.ts";
  * const storage = new StatusDiffBaseStorage({ field: "status.diff-base" });
  * const patch = new Patch();
  * storage.store({}, patch, { spec: { a: 1 } });
@@ -317,7 +315,7 @@ export class StatusDiffBaseStorage extends DiffBaseStorage {
  *
  * @example
  * ```ts
- * import { AnnotationsDiffBaseStorage, MultiDiffBaseStorage, StatusDiffBaseStorage } from "./diffbase.ts";
+ * import { AnnotationsDiffBaseStorage, MultiDiffBaseStorage, StatusDiffBaseStorage } from "../../../mod.ts";
  * const storage = new MultiDiffBaseStorage([
  *   new StatusDiffBaseStorage({ field: "status.diff-base" }),
  *   new AnnotationsDiffBaseStorage(),

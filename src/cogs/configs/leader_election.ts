@@ -42,8 +42,8 @@ function optionalText(name: string, value: unknown): string | null {
  *
  * @example
  * ```ts
- * import { LeaderElectionSettings } from "./leader_election.ts";
- * const s = new LeaderElectionSettings();
+ * import { OperatorSettings } from "../../../mod.ts";
+ * const s = new OperatorSettings().leaderElection;
  * s.enabled = true;
  * s.leaseDuration = 2;
  * s.renewDeadline = 1.5;

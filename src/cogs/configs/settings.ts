@@ -92,8 +92,8 @@ function delays(name: string, value: unknown): Iterable<number> {
  *
  * @example
  * ```ts
- * import { ProcessSettings } from "./settings.ts";
- * const s = new ProcessSettings();
+ * import { OperatorSettings } from "../../../mod.ts";
+ * const s = new OperatorSettings().process;
  * s.ultimateExitingTimeout = null;
  * console.log(s.ultimateExitingTimeout); // null
  * ```
@@ -115,8 +115,8 @@ export class ProcessSettings {
  *
  * @example
  * ```ts
- * import { PostingSettings } from "./settings.ts";
- * const s = new PostingSettings();
+ * import { OperatorSettings } from "../../../mod.ts";
+ * const s = new OperatorSettings().posting;
  * s.level = "warning";
  * console.log(s.level, s.reportingComponent); // "warning" "kopf"
  * ```
@@ -225,8 +225,8 @@ export class PostingSettings {
  *
  * @example
  * ```ts
- * import { PeeringSettings } from "./settings.ts";
- * const s = new PeeringSettings();
+ * import { OperatorSettings } from "../../../mod.ts";
+ * const s = new OperatorSettings().peering;
  * s.namespaced = false;
  * console.log(s.name, s.clusterwide, s.lifetime); // "default" true 60
  * ```
@@ -313,8 +313,8 @@ export class PeeringSettings {
  *
  * @example
  * ```ts
- * import { WatchingSettings } from "./settings.ts";
- * const s = new WatchingSettings();
+ * import { OperatorSettings } from "../../../mod.ts";
+ * const s = new OperatorSettings().watching;
  * s.serverTimeout = 600;
  * console.log(s.reconnectBackoff, s.listPageSize, s.streamingLists); // 0.1 500 "auto"
  * ```
@@ -402,8 +402,8 @@ export class WatchingSettings {
  *
  * @example
  * ```ts
- * import { BatchingSettings } from "./settings.ts";
- * const s = new BatchingSettings();
+ * import { OperatorSettings } from "../../../mod.ts";
+ * const s = new OperatorSettings().batching;
  * s.errorDelays = [10, 20, 30];
  * console.log([...s.errorDelays], s.idleTimeout); // [10, 20, 30] 5
  * ```
@@ -481,8 +481,8 @@ export class BatchingSettings {
  *
  * @example
  * ```ts
- * import { ScanningSettings } from "./settings.ts";
- * const s = new ScanningSettings();
+ * import { OperatorSettings } from "../../../mod.ts";
+ * const s = new OperatorSettings().scanning;
  * console.log(s.disabled); // false
  * ```
  */
@@ -503,8 +503,8 @@ export class ScanningSettings {
  *
  * @example
  * ```ts
- * import { AdmissionSettings } from "./settings.ts";
- * const s = new AdmissionSettings();
+ * import { OperatorSettings } from "../../../mod.ts";
+ * const s = new OperatorSettings().admission;
  * s.managed = "auto.kopf.dev";
  * console.log(s.managed, s.server); // "auto.kopf.dev" null
  * ```
@@ -538,8 +538,8 @@ export class AdmissionSettings {
  *
  * @example
  * ```ts
- * import { ExecutionSettings } from "./settings.ts";
- * const s = new ExecutionSettings();
+ * import { OperatorSettings } from "../../../mod.ts";
+ * const s = new OperatorSettings().execution;
  * s.maxWorkers = 20;
  * console.log(s.maxWorkers, s.defaultBackoff); // 20 60
  * ```
@@ -573,8 +573,8 @@ export class ExecutionSettings {
  *
  * @example
  * ```ts
- * import { BackgroundSettings } from "./settings.ts";
- * const s = new BackgroundSettings();
+ * import { OperatorSettings } from "../../../mod.ts";
+ * const s = new OperatorSettings().background;
  * console.log(s.cancellationPolling, s.instantExitZeroTimeCycles); // 60 10
  * ```
  */
@@ -615,8 +615,8 @@ export class BackgroundSettings {
  *
  * @example
  * ```ts
- * import { NetworkingSettings } from "./settings.ts";
- * const s = new NetworkingSettings();
+ * import { OperatorSettings } from "../../../mod.ts";
+ * const s = new OperatorSettings().networking;
  * s.errorBackoffs = 2; // one retry after 2 s
  * console.log([...s.errorBackoffs], s.requestTimeout); // [2] 300
  * ```
@@ -698,8 +698,8 @@ export class NetworkingSettings {
  *
  * @example
  * ```ts
- * import { PersistenceSettings } from "./settings.ts";
- * const s = new PersistenceSettings();
+ * import { OperatorSettings } from "../../../mod.ts";
+ * const s = new OperatorSettings().persistence;
  * s.finalizer = "my-operator.example.com/kopf-finalizer";
  * console.log(s.consistencyTimeout); // 5
  * ```

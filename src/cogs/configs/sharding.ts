@@ -44,8 +44,8 @@ export function groupProblem(value: unknown): string | undefined {
  *
  * @example
  * ```ts
- * import { ShardingSettings } from "./sharding.ts";
- * const s = new ShardingSettings();
+ * import { OperatorSettings } from "../../../mod.ts";
+ * const s = new OperatorSettings().sharding;
  * s.enabled = true;
  * s.group = "orders";
  * s.leaseDuration = 3;

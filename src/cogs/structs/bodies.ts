@@ -28,8 +28,8 @@ export type Annotations = Record<string, string>;
  *
  * @example
  * ```ts
- * import { type OwnerReference } from "./bodies.ts";
- * const ref: OwnerReference = { apiVersion: "v1", kind: "ConfigMap", name: "cm", uid: "u1", controller: true };
+ * import type { MetaOwnerReference } from "../../../mod.ts";
+ * const ref: MetaOwnerReference = { apiVersion: "v1", kind: "ConfigMap", name: "cm", uid: "u1", controller: true };
  * console.log(ref.uid); // "u1"
  * ```
  */
@@ -132,7 +132,7 @@ export interface BodyEssence extends JsonObject {
  *
  * @example
  * ```ts
- * import { type ObjectReference } from "./bodies.ts";
+ * import type { ObjectReference } from "../../../mod.ts";
  * const ref: ObjectReference = { apiVersion: "v1", kind: "Node", name: "n1", uid: "u1" };
  * console.log(ref.namespace); // undefined
  * ```
@@ -155,7 +155,7 @@ export interface ObjectReference {
  *
  * @example
  * ```ts
- * import { buildOwnerReference, type OwnerReferenceOptions } from "./bodies.ts";
+ * import { buildOwnerReference, type OwnerReferenceOptions } from "../../../mod.ts";
  * const options: OwnerReferenceOptions = { controller: false, blockOwnerDeletion: null };
  * const ref = buildOwnerReference({ apiVersion: "v1", kind: "Pod", metadata: { name: "p", uid: "u" } }, options);
  * console.log(ref.controller, ref.blockOwnerDeletion); // false undefined

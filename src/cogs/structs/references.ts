@@ -307,8 +307,7 @@ const GROUP_VERSION_PATTERN = /^[^.]*\.v\d+(?:(?:alpha|beta)\d+)?(?:\..*)?$/;
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { Resource, Selector } from "../../../mod.ts";
- * import { EVERYTHING } from "./references.ts";
+ * import { EVERYTHING, Resource, Selector } from "../../../mod.ts";
  *
  * const kex = new Resource({ group: "kopf.dev", version: "v1", plural: "kopfexamples", kind: "KopfExample", shortcuts: ["kex"] });
  * const pods = new Resource({ group: "", version: "v1", plural: "pods", kind: "Pod", singular: "pod" });

@@ -530,9 +530,9 @@ function crdVersion(r: TypedResource<unknown, unknown>): Record<string, unknown>
  *
  * @example
  * ```ts
- * import { Type } from "@sinclair/typebox";
- * import { defineResource } from "./typed_resources.ts";
- * const Evc = defineResource({
+ * import * as kopf from "../../../mod.ts";
+ * const { Type } = kopf;
+ * const Evc = kopf.resource({
  *   group: "kopf.dev", version: "v1", kind: "EphemeralVolumeClaim",
  *   plural: "ephemeralvolumeclaims", scope: "Namespaced",
  *   spec: Type.Object({ size: Type.String() }),
@@ -560,9 +560,9 @@ export function defineResource<
  *
  * @example
  * ```ts
- * import { Type } from "@sinclair/typebox";
- * import { defineResource } from "./typed_resources.ts";
- * const Evc = defineResource({
+ * import * as kopf from "../../../mod.ts";
+ * const { Type } = kopf;
+ * const Evc = kopf.resource({
  *   group: "kopf.dev", kind: "EphemeralVolumeClaim", plural: "ephemeralvolumeclaims",
  *   scope: "Namespaced", storage: "v2",
  *   versions: {

@@ -76,7 +76,7 @@ export function defaultId(fn: HandlerFn, fallback: string): string {
  *
  * @example
  * ```ts
- * import type { HandlerMetrics } from "./invocation.ts";
+ * import type { HandlerMetrics } from "../../../mod.ts";
  * const runs: string[] = [];
  * const metrics: HandlerMetrics = { handlerRun: (id, kind) => void runs.push(`${kind}/${id}`) };
  * metrics.handlerRun("createFn", "changing", 0.1, false);

@@ -23,8 +23,15 @@ export type Lifecycle = <H extends BaseHandler>(handlers: H[], state: State) => 
  * @example
  * ```ts
  * import * as kopf from "../../../mod.ts";
- * import { State } from "./progression.ts";
- * console.log(kopf.allAtOnce([], new State("create"))); // []
+ * // The default already; a lifecycle of one's own can fall back to it:
+ * // the handlers never tried yet all at once, then the fewest retries first.
+ * const freshFirst: kopf.Lifecycle = (handlers, state) => {
+ *   const fresh = handlers.filter((h) => !state.get(h.id)?.retries);
+ *   return fresh.length ? kopf.allAtOnce(fresh, state) : kopf.asap(handlers, state);
+ * };
+ * kopf.setDefaultLifecycle(freshFirst);
+ * kopf.setDefaultLifecycle(kopf.allAtOnce);
+ * console.log(kopf.getDefaultLifecycle() === kopf.allAtOnce); // true
  * ```
  */
 export function allAtOnce<H extends BaseHandler>(handlers: H[], _state: State): H[] {

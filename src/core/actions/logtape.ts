@@ -46,7 +46,7 @@ const LEVELS: Record<Level, LogLevel> = {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { configure, type LogRecord } from "@logtape/logtape";
+ * import { configure, type LogRecord } from "npm:@logtape/logtape@^1.3.0";
  * import * as kopf from "../../../mod.ts";
  *
  * const seen: LogRecord[] = [];

@@ -179,10 +179,12 @@ export class HandlerState {
  *
  * @example
  * ```ts
- * import { State } from "./progression.ts";
- * const state = new State("create");
- * state.ensure("create_fn", new Date());
- * console.log(state.done(["create_fn"])); // false
+ * import * as kopf from "../../../mod.ts";
+ * // A lifecycle reads the State of the cause's handlers: here, the least retried first.
+ * const leastRetried: kopf.Lifecycle = (handlers, state: kopf.State) =>
+ *   [...handlers].sort((a, b) => (state.get(a.id)?.retries ?? 0) - (state.get(b.id)?.retries ?? 0));
+ * kopf.setDefaultLifecycle(leastRetried);
+ * kopf.setDefaultLifecycle(null); // back to kopf.allAtOnce
  * ```
  */
 export class State {
