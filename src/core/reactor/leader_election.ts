@@ -26,53 +26,33 @@
  * @module
  */
 
-import type { Clock } from "../../cogs/aio/clock.ts";
 import { ToggleSet } from "../../cogs/aio/toggles.ts";
 import type { ApiClient } from "../../cogs/clients/api.ts";
 import { LeaseLock } from "../../cogs/clients/leases.ts";
 import type { OperatorSettings } from "../../cogs/configs/settings.ts";
 import { selectSpecificNamespaces } from "../../cogs/structs/references.ts";
-import { type LogSink, OperatorLogger } from "../actions/loggers.ts";
+import { OperatorLogger } from "../actions/loggers.ts";
 import { LeaderElector } from "../engines/leader_election.ts";
 import type { OperatorMetrics } from "../engines/metrics.ts";
 import { detectOwnId } from "../engines/peers.ts";
 import type { ProbeServer } from "../engines/probing.ts";
 import { observeRole, roleOf } from "../engines/roles.ts";
 import { OperatorError } from "./errors.ts";
+import type { ReplicaParts, ReplicaTasks } from "./replicas.ts";
 
 /** The name of the pause toggle of the election (in `paused.reasons`). */
 export const LEADER_ELECTION_TOGGLE = "leader election";
 
 /** What the leader election of an operator needs. */
-export interface LeaderElectionParts {
-  /** The API client. */
-  api: ApiClient;
-  /** The settings (`settings.leaderElection`). */
-  settings: OperatorSettings;
-  /** Where the log lines go. */
-  sink: LogSink;
+export interface LeaderElectionParts extends ReplicaParts {
   /** The operator's pause gate. */
   paused?: ToggleSet | undefined;
-  /** The served `-n` patterns; undefined for a cluster-wide operator. */
-  namespaces: string[] | undefined;
-  /** This replica's identity (default: Kopf's, from `$POD_ID` or user, host, time). */
-  identity?: string | undefined;
-  /** The time source (default: the real clock). */
-  clock?: Clock | undefined;
   /** The operator's stop signal: standbys stop trying then; a leader renews until the leaving. */
   signal: AbortSignal;
   /** The metrics, to report the role on (`kopf_operator_role`). */
   metrics?: OperatorMetrics | undefined;
   /** The health server, to report the role on (`/readyz`). */
   probing?: ProbeServer | undefined;
-}
-
-/** The running election of an operator. */
-export interface LeaderElectionTasks {
-  /** Its long-running task (none when the election is off). */
-  tasks: Array<{ name: string; done: Promise<void> }>;
-  /** Stops renewing and releases the Lease; the last step of the exit. */
-  leave(): Promise<void>;
 }
 
 /**
@@ -149,7 +129,7 @@ export async function leaseNamespaceOf(
  * @param parts The client, settings, log sink, pause gate, namespaces, clock, signal, metrics.
  * @returns Its task and how to leave.
  */
-export function startLeaderElection(parts: LeaderElectionParts): LeaderElectionTasks {
+export function startLeaderElection(parts: LeaderElectionParts): ReplicaTasks {
   const { api, settings, signal, clock } = parts;
   const election = settings.leaderElection;
   const paused = parts.paused ?? new ToggleSet();

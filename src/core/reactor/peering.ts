@@ -31,7 +31,7 @@
  * @module
  */
 
-import { type Clock, realClock } from "../../cogs/aio/clock.ts";
+import { realClock } from "../../cogs/aio/clock.ts";
 import { type Toggle, ToggleSet } from "../../cogs/aio/toggles.ts";
 import type { ApiClient } from "../../cogs/clients/api.ts";
 import { readObject } from "../../cogs/clients/fetching.ts";
@@ -46,37 +46,18 @@ import {
   NAMESPACED_PEERINGS_LEGACY,
   type Resource,
 } from "../../cogs/structs/references.ts";
-import { type LogSink, OperatorLogger } from "../actions/loggers.ts";
+import { OperatorLogger } from "../actions/loggers.ts";
 import { KeepAlive, PeeringMonitor, type PeeringTarget, whereOf } from "../engines/peering.ts";
 import { detectOwnId } from "../engines/peers.ts";
 import { followCrds, followNamespaces, literalNamespaces } from "./observation.ts";
+import type { ReplicaParts, ReplicaTasks } from "./replicas.ts";
 
 /** What the peering of an operator needs. */
-export interface PeeringParts {
-  /** The API client. */
-  api: ApiClient;
-  /** The settings (`settings.peering` decides the mode, priority, lifetime). */
-  settings: OperatorSettings;
-  /** Where the log lines go. */
-  sink: LogSink;
+export interface PeeringParts extends ReplicaParts {
   /** The operator's pause gate: each peering object holds it through a toggle of its own. */
   paused?: ToggleSet | undefined;
-  /** The served `-n` patterns; undefined for a cluster-wide operator. */
-  namespaces: string[] | undefined;
-  /** This operator's identity (default: Kopf's, from `$POD_ID` or user, host, time). */
-  identity?: string | undefined;
-  /** The time source (default: the real clock). */
-  clock?: Clock | undefined;
   /** The operator's stop signal: no new peering objects are joined after it. */
   signal: AbortSignal;
-}
-
-/** The running peering of an operator. */
-export interface PeeringTasks {
-  /** Its long-running task (ends after {@link PeeringTasks.leave}). */
-  tasks: Array<{ name: string; done: Promise<void> }>;
-  /** Removes this operator from every peering object it joined; the last step of the exit. */
-  leave(): Promise<void>;
 }
 
 /** One joined peering object. */
@@ -146,7 +127,7 @@ export async function peeringResources(
  * @param parts The client, settings, log sink, pause gate, namespaces, clock and signal.
  * @returns Its task and how to leave.
  */
-export function startPeering(parts: PeeringParts): PeeringTasks {
+export function startPeering(parts: PeeringParts): ReplicaTasks {
   const peering = parts.settings.peering;
   if (peering.standalone) return { tasks: [], leave: () => Promise.resolve() };
   const { api, signal, clock } = parts;

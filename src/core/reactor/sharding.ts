@@ -30,7 +30,7 @@
  * @module
  */
 
-import { type CancelTimer, type Clock, realClock } from "../../cogs/aio/clock.ts";
+import { type CancelTimer, realClock } from "../../cogs/aio/clock.ts";
 import { ApiClient } from "../../cogs/clients/api.ts";
 import { deleteObject } from "../../cogs/clients/deleting.ts";
 import { ConflictError, NotFoundError } from "../../cogs/clients/errors.ts";
@@ -38,40 +38,25 @@ import { LEASES, readLease } from "../../cogs/clients/leases.ts";
 import { infiniteWatch } from "../../cogs/clients/watching.ts";
 import type { OperatorSettings } from "../../cogs/configs/settings.ts";
 import { selectSpecificNamespaces } from "../../cogs/structs/references.ts";
-import { type LogSink, OperatorLogger } from "../actions/loggers.ts";
+import { OperatorLogger } from "../actions/loggers.ts";
 import type { OperatorMetrics } from "../engines/metrics.ts";
 import { detectOwnId } from "../engines/peers.ts";
 import { OperatorError } from "./errors.ts";
 import { MemberLease, MemberTable } from "../engines/shard_leases.ts";
 import { observeShards } from "../engines/shard_metrics.ts";
 import { memberAnnotations, SHARD_GROUP_LABEL, ShardGate, viewKey } from "../engines/sharding.ts";
+import type { ReplicaParts, ReplicaTasks } from "./replicas.ts";
 
 /** What the sharding of an operator needs. */
-export interface ShardingParts {
-  /** The API client. */
-  api: ApiClient;
-  /** The settings (`settings.sharding`). */
-  settings: OperatorSettings;
-  /** Where the log lines go. */
-  sink: LogSink;
-  /** The served `-n` patterns; undefined for a cluster-wide operator. */
-  namespaces: string[] | undefined;
+export interface ShardingParts extends ReplicaParts {
   /** The operator's metrics: the membership's gauges go there (shard_metrics.ts), if given. */
   metrics?: OperatorMetrics | undefined;
-  /** This replica's identity (default: Kopf's, from `$POD_ID` or user, host, time). */
-  identity?: string | undefined;
-  /** The time source (default: the real clock). */
-  clock?: Clock | undefined;
 }
 
 /** The running sharding of an operator. */
-export interface ShardingTasks {
+export interface ShardingTasks extends ReplicaTasks {
   /** The per-object gate for the queues; undefined without sharding. */
   gate: ShardGate | undefined;
-  /** Its long-running task (ends after {@link ShardingTasks.leave}). */
-  tasks: Array<{ name: string; done: Promise<void> }>;
-  /** Deletes the member Lease and stops the loops; the last step of the exit. */
-  leave(): Promise<void>;
 }
 
 /**
