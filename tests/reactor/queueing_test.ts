@@ -157,6 +157,29 @@ Deno.test("queues: an idle worker is destroyed after the idle timeout; the objec
   await queues.close();
 });
 
+Deno.test("queues: idle queues wait on one shared timer, not one per object; an event wakes one as before", async () => {
+  const clock = new FakeClock();
+  const r = recorder(clock);
+  const queues = new ObjectQueues(r.processor, SETTINGS, { clock });
+  for (let i = 0; i < 100; i++) queues.push(ev(`o${i}`, 1));
+  await clock.advance(1);
+  assert.equal(r.calls.length, 100);
+  assert.equal(queues.size, 100, "idle queues count until their idle timeout");
+  assert.equal(clock.pending, 1, "one timer for all the idle queues");
+  queues.push(ev("o7", 2));
+  queues.push(ev("o7", 3)); // a burst on a parked queue: batched, as on a waiting worker
+  await clock.advance(0.1);
+  assert.deepEqual(r.calls.slice(100).map((c) => `${c.uid}:${c.rv}@${c.at}`), ["o7:3@1100"]);
+  assert.equal(r.calls[100]!.memory, r.calls[7]!.memory);
+  await clock.advance(3.9);
+  assert.equal(queues.size, 1, "the others destroyed after exactly the idle timeout");
+  await clock.advance(1.1);
+  assert.equal(queues.size, 0, "the woken one after its own idle timeout");
+  assert.equal(queues.known, 100);
+  assert.equal(clock.pending, 0);
+  await queues.close();
+});
+
 Deno.test("queues: events older than our own write are skipped until its version arrives", async () => {
   const clock = new FakeClock();
   const r = recorder(

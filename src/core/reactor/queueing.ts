@@ -18,6 +18,12 @@
  *
  * Why queues are destroyed when idle: thousands of objects must not keep
  * thousands of sleeping workers; their memories stay until the object is gone.
+ * Until then an idle worker with nothing to remember (no own write pending, no
+ * handler sleeping, no error streak) — every object of a start-up over already
+ * handled objects — ends at once and leaves its queue parked on one shared
+ * timer ({@link Reaper}) for the idle timeout: an event starts a worker on it as
+ * it would have woken the old one, and no object holds a timer, promise and
+ * closures of its own while it waits.
  *
  * One inventory: what the operator knows of an object of this watcher is one
  * entry under one key (the uid): its memory (handled-once flags, memo, the
@@ -53,6 +59,7 @@
 
 import { type Clock, realClock } from "../../cogs/aio/clock.ts";
 import { Limiter } from "../../cogs/aio/limiter.ts";
+import { Reaper } from "../../cogs/aio/reaper.ts";
 import type { ToggleSet } from "../../cogs/aio/toggles.ts";
 import type { AnyObject } from "../actions/invocation.ts";
 import type { Releaser, ShardGate } from "../engines/sharding.ts";
@@ -107,8 +114,10 @@ interface Queue {
   events: RawEvent[];
   wake: (() => void) | undefined;
   worker: Promise<void>;
-  /** When the last two events of this object arrived (clock ms), to tell a burst from a lone event. */
-  arrivals: [number, number];
+  /** When the event before the latest one arrived (clock ms), to tell a burst from a lone event. */
+  previous: number;
+  /** When the latest event arrived (clock ms). */
+  latest: number;
 }
 
 /** What the operator knows of one object: its memory, and its queue while a worker lives. */
@@ -149,6 +158,11 @@ export class ObjectQueues implements Releaser {
   #closing = false;
   #unsubscribe: (() => void) | undefined;
   #unadmit: (() => void) | undefined;
+  /**
+   * Parked queues: idle with nothing to remember, no worker running; destroyed on one shared
+   * timer when their idle timeout has passed — not a timer, promise and closures per object.
+   */
+  #parked: Reaper<ObjectEntry>;
 
   /**
    * @param processor Processes one object's event.
@@ -166,6 +180,10 @@ export class ObjectQueues implements Releaser {
     this.#options = typeof options === "function" ? { onError: options } : options ?? {};
     this.#clock = this.#options.clock ?? realClock;
     this.#limiter = new Limiter(() => settings.workerLimit);
+    this.#parked = new Reaper((entry) => {
+      entry.queue = undefined;
+      this.#workers--;
+    }, this.#clock);
     this.#unsubscribe = this.#options.paused?.subscribe((on) => on || this.#resumed());
     this.#unadmit = this.#options.gate?.onAdmit(() => this.#admitted());
   }
@@ -223,15 +241,23 @@ export class ObjectQueues implements Releaser {
       queue = entry.queue = {
         events: [event],
         wake: undefined,
-        worker: Promise.resolve(),
-        arrivals: [-Infinity, now],
+        worker: RESOLVED,
+        previous: -Infinity,
+        latest: now,
       };
       this.#workers++;
       queue.worker = this.#work(key, entry, queue);
       return;
     }
-    queue.arrivals = [queue.arrivals[1], now];
+    queue.previous = queue.latest;
+    queue.latest = now;
     queue.events.push(event);
+    if (this.#parked.delete(entry)) {
+      // A parked queue: its worker starts again, as a waiting one would wake up — a microtask
+      // later, so that the events pushed with this one count for the batching (a burst).
+      queue.worker = RESOLVED.then(() => this.#work(key, entry, queue!));
+      return;
+    }
     queue.wake?.();
   }
 
@@ -244,6 +270,7 @@ export class ObjectQueues implements Releaser {
     this.#closing = true;
     this.#unsubscribe?.();
     this.#unadmit?.();
+    this.#parked.expireAll();
     const queues = [...this.#objects.values()].flatMap((e) => e.queue ? [e.queue] : []);
     const workers = queues.map((q) => q.worker);
     for (const q of queues) q.wake?.();
@@ -268,6 +295,11 @@ export class ObjectQueues implements Releaser {
         // Wait for events: up to the idle timeout, or until a sleeping handler wakes up.
         if (!queue.events.length) {
           if (this.#closing) return;
+          if (delay === undefined && own === undefined && throttle === undefined) {
+            // Nothing to remember but the queue: it waits parked, with no worker and no timer.
+            this.#parked.add(entry, s.idleTimeout);
+            return;
+          }
           const waitFor = delay !== undefined ? Math.min(delay, 86400) : s.idleTimeout;
           const woke = await this.#wait(queue, waitFor);
           if (this.#closing && !queue.events.length) return;
@@ -276,13 +308,12 @@ export class ObjectQueues implements Releaser {
             // Handlers wake up with no news: continue from our own last write, if it is not
             // back yet — never from the older body the previous cycle started from.
             queue.events.push({ type: null, object: own ?? last.object });
-            queue.arrivals = [-Infinity, -Infinity]; // a re-check is no arrival: not a burst
+            queue.previous = queue.latest = -Infinity; // a re-check is no arrival: not a burst
           }
         }
         // Batch: when events of this object come in a burst (the last two within the window),
         // wait the window for more; only the latest matters. A lone event is processed at once.
-        const [previous, latest] = queue.arrivals;
-        const burst = latest - previous < s.batchWindow * 1000;
+        const burst = queue.latest - queue.previous < s.batchWindow * 1000;
         if (s.batchWindow > 0 && burst && !this.#closing) {
           await this.#wait(queue, s.batchWindow, false);
         }
@@ -353,7 +384,7 @@ export class ObjectQueues implements Releaser {
           await this.#wait(queue, lastThrottle, false);
           if (!queue.events.length && !this.#closing) {
             queue.events.push({ type: null, object: own ?? event.object });
-            queue.arrivals = [-Infinity, -Infinity];
+            queue.previous = queue.latest = -Infinity;
           }
         }
         if (deleted) {
@@ -362,12 +393,14 @@ export class ObjectQueues implements Releaser {
         }
       }
     } finally {
-      if (entry.queue === queue) {
+      // Parked, the queue stays (its worker ends); otherwise it goes with its worker.
+      const parked = this.#parked.has(entry);
+      if (!parked && entry.queue === queue) {
         entry.queue = undefined;
         this.#workers--;
       }
       // Events pushed after the worker decided to exit get a new worker.
-      if (queue.events.length && !this.#closing) {
+      if (!parked && queue.events.length && !this.#closing) {
         const events = queue.events.splice(0);
         for (const e of events) this.push(e);
       }
@@ -474,6 +507,8 @@ export class ObjectQueues implements Releaser {
     });
   }
 }
+
+const RESOLVED: Promise<void> = Promise.resolve();
 
 function keyOf(body: { metadata?: { uid?: string; namespace?: string; name?: string } }): string {
   const m = body.metadata ?? {};
