@@ -2,6 +2,11 @@
  * Small numeric helpers for the benchmark: percentiles over latency samples
  * and one-line figures with their target, so every result reads the same way.
  *
+ * Every figure is also kept as data ({@link FigureRecord}): `deno task bench`
+ * writes all of a run's figures to one JSON file ({@link writeResults}), those
+ * of its child processes (daemons, start-up) included, so that runs can be
+ * compared without parsing their text.
+ *
  * @module
  */
 
@@ -35,8 +40,123 @@ export function fmt(n: number, decimals = 0): string {
 /** A target a figure is held against: at least, or below. */
 export type Target = { atLeast: number } | { below: number };
 
+/** One figure as data: what its line says, for the JSON file of a run. */
+export interface FigureRecord {
+  /** What was measured (without the indentation of a sub-figure's line). */
+  label: string;
+  /** The measured value. */
+  value: number;
+  /** Its unit (e.g. `"patches/s"`). */
+  unit: string;
+  /** The target, if there is one. */
+  target?: Target;
+  /** Whether the target was met (true when there is none). */
+  met: boolean;
+  /** The bracketed details of the line, if any. */
+  note?: string;
+  /** The line as printed. */
+  line: string;
+}
+
+/** The figures of this process, in the order they were made. */
+const recorded: FigureRecord[] = [];
+
 /**
- * One line for one figure: label, value, unit, and the target with ✓ or ✗.
+ * The figures made in this process so far (and those added by {@link recordFigures}).
+ *
+ * @returns The figures, in order.
+ */
+export function recordedFigures(): readonly FigureRecord[] {
+  return recorded;
+}
+
+/**
+ * Adds figures made elsewhere (a child process's results file) to this process's.
+ *
+ * @param figures The figures.
+ */
+export function recordFigures(figures: Iterable<FigureRecord>): void {
+  recorded.push(...figures);
+}
+
+/** The environment variable naming the JSON file a run writes its figures to. */
+export const RESULTS_ENV = "KOPF_BENCH_RESULTS";
+
+/** The JSON file of a run: where and on what it ran, and every figure. */
+export interface BenchResults {
+  /** When the file was written (ISO 8601). */
+  date: string;
+  /** The Deno version. */
+  deno: string;
+  /** Logical CPUs of the machine. */
+  cpus: number;
+  /** The 1-minute load average at the end of the run. */
+  load: number;
+  /** The commit of the tree (`git describe --always --dirty`), if it is a git tree. */
+  commit?: string;
+  /** The figures, in the order they were printed. */
+  figures: FigureRecord[];
+}
+
+/**
+ * Writes this process's figures to a JSON file ({@link BenchResults}).
+ *
+ * @param path The file.
+ * @returns The path.
+ *
+ * @example
+ * ```ts
+ * import { figure, readResults, writeResults } from "./_stats.ts";
+ * figure("merge-patch throughput", 5_200, "patches/s", { target: { atLeast: 5_000 } });
+ * const path = await writeResults(await Deno.makeTempFile({ suffix: ".json" }));
+ * const [f] = await readResults(path);
+ * console.log(f?.label, f?.value, f?.unit, f?.met); // "merge-patch throughput" 5200 "patches/s" true
+ * await Deno.remove(path);
+ * ```
+ */
+export async function writeResults(path: string): Promise<string> {
+  let commit: string | undefined;
+  try {
+    const out = await new Deno.Command("git", {
+      args: ["describe", "--always", "--dirty"],
+      cwd: new URL("../", import.meta.url),
+      stdout: "piped",
+      stderr: "null",
+    }).output();
+    if (out.success) commit = new TextDecoder().decode(out.stdout).trim();
+  } catch {
+    // Not a git tree, or no git: the file goes without the commit.
+  }
+  const results: BenchResults = {
+    date: new Date().toISOString(),
+    deno: Deno.version.deno,
+    cpus: navigator.hardwareConcurrency,
+    load: Deno.loadavg()[0] ?? 0,
+    ...(commit ? { commit } : {}),
+    figures: recorded,
+  };
+  await Deno.writeTextFile(path, JSON.stringify(results, null, 2) + "\n");
+  return path;
+}
+
+/**
+ * Reads the figures of a results file (e.g. a child process's).
+ *
+ * @param path The file.
+ * @returns Its figures; none if the file does not exist.
+ */
+export async function readResults(path: string): Promise<FigureRecord[]> {
+  try {
+    return (JSON.parse(await Deno.readTextFile(path)) as BenchResults).figures;
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return [];
+    throw e;
+  }
+}
+
+/**
+ * One line for one figure: label, value, unit, and the target with ✓ or ✗ (kept as data too:
+ * {@link recordedFigures}).
  *
  * @param label What was measured.
  * @param value The measured value.
@@ -63,5 +183,14 @@ export function figure(
     }
   }
   if (note) line += `  ${note}`;
+  recorded.push({
+    label: label.trim(),
+    value,
+    unit,
+    ...(target ? { target } : {}),
+    met,
+    ...(note ? { note } : {}),
+    line,
+  });
   return { line, met };
 }

@@ -13,7 +13,8 @@
  * Targets: under 15% of a core, drift p99 under 100 ms, under 300 MB.
  *
  * Run alone: `deno run -A bench/daemons_bench.ts` (it starts its own server);
- * `deno task bench` runs it after the other benchmarks.
+ * `deno task bench` runs it after the other benchmarks. With `KOPF_BENCH_RESULTS=FILE`, its
+ * figures go to that JSON file as well (as `deno task bench` collects them).
  *
  * @module
  */
@@ -21,7 +22,7 @@
 import * as kopf from "../mod.ts";
 import { BenchClient, expectOk, runBounded, setUpKopfExamples } from "./_client.ts";
 import { readCpuSeconds, type ServerProcess, startServerProcess } from "./_server_process.ts";
-import { figure, fmt, percentile } from "./_stats.ts";
+import { figure, fmt, percentile, RESULTS_ENV, writeResults } from "./_stats.ts";
 
 const MB = 1024 * 1024;
 
@@ -216,6 +217,8 @@ if (import.meta.main) {
     });
     for (const b of r.broken) console.error(`bench broken: ${b}`);
     code = r.broken.length ? 1 : 0;
+    const results = Deno.env.get(RESULTS_ENV);
+    if (results) await writeResults(results);
   } finally {
     await server.stop();
   }

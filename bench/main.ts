@@ -29,6 +29,13 @@
  *    graceful leave and a kill, and the objects moved per membership change of
  *    100,000 uids over 10 replicas (computed).
  *
+ * Every figure goes to one JSON file as well (`bench-results.json` in the
+ * current directory, or the path in `KOPF_BENCH_RESULTS`): the machine, the
+ * commit and, per figure, its label, value, unit, target, whether it was met,
+ * its details and its line (`BenchResults` in `_stats.ts`) — those of the
+ * daemons and start-up processes too, which write theirs to a file of their
+ * own that this run reads back — so that runs can be compared as data.
+ *
  * A missed target is printed, not failed: the run exits non-zero only when
  * the benchmark itself breaks (failed requests, lost or repeated watch events,
  * a server that will not start or stop). The load generator shares the
@@ -43,7 +50,7 @@ import { measureAdmission } from "./admission_bench.ts";
 import { measureConversion } from "./conversion_bench.ts";
 import { BenchClient } from "./_client.ts";
 import { readCpuSeconds, type ServerProcess, startServerProcess } from "./_server_process.ts";
-import { figure, fmt } from "./_stats.ts";
+import { figure, fmt, readResults, recordFigures, RESULTS_ENV, writeResults } from "./_stats.ts";
 import { measureLatency } from "./patch_latency.ts";
 import { measureMemory } from "./memory.ts";
 import { machine, measureOperator } from "./operator_bench.ts";
@@ -61,6 +68,38 @@ const WATCHERS = 20;
 const CHANGES = 5_000;
 const WATCHED_OBJECTS = 100;
 const RSS_OBJECTS = 100_000;
+/** Where the figures of the run go as JSON. */
+const RESULTS = Deno.env.get(RESULTS_ENV) ?? "bench-results.json";
+
+/**
+ * Runs a benchmark as a process of its own, its figures written to a file of its own and added
+ * to this run's.
+ *
+ * @param file The benchmark's file name in `bench/`.
+ * @returns Its exit status and its output.
+ */
+async function runChild(file: string): Promise<{ success: boolean; code: number; text: string }> {
+  const results = await Deno.makeTempFile({ prefix: "kopf-bench-", suffix: ".json" });
+  try {
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", new URL(`./${file}`, import.meta.url).pathname],
+      env: { [RESULTS_ENV]: results },
+      stdout: "piped",
+      stderr: "inherit",
+    }).spawn();
+    // Passed through as it comes (its progress lines), and kept for the targets.
+    let text = "";
+    for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
+      text += chunk;
+      await Deno.stdout.write(new TextEncoder().encode(chunk));
+    }
+    const { success, code } = await child.status;
+    recordFigures(await readResults(results));
+    return { success, code, text };
+  } finally {
+    await Deno.remove(results).catch(() => {});
+  }
+}
 
 /** CPU used by the server and by this process over one phase. */
 interface PhaseCpu {
@@ -250,14 +289,8 @@ async function main(): Promise<number> {
   // Daemons and timers: a process of their own (its own server too), so that what the earlier
   // phases left in this process (heap, connections) does not count in their RSS and drift.
   {
-    const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", new URL("./daemons_bench.ts", import.meta.url).pathname],
-      stdout: "piped",
-      stderr: "inherit",
-    });
-    const out = await child.output();
-    const text = new TextDecoder().decode(out.stdout);
-    Deno.stdout.writeSync(out.stdout);
+    const out = await runChild("daemons_bench.ts");
+    const text = out.text;
     for (const line of text.split("\n")) {
       if (!/\(target [^)]*\)/.test(line)) continue;
       targets++;
@@ -293,18 +326,8 @@ async function main(): Promise<number> {
 
   // Start-up over 100,000 existing objects: a process of its own (its own server and operators).
   {
-    const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", new URL("./startup_bench.ts", import.meta.url).pathname],
-      stdout: "piped",
-      stderr: "inherit",
-    }).spawn();
-    // Passed through as it comes (its progress lines), and kept for the targets.
-    let text = "";
-    for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
-      text += chunk;
-      await Deno.stdout.write(new TextEncoder().encode(chunk));
-    }
-    const out = await child.status;
+    const out = await runChild("startup_bench.ts");
+    const text = out.text;
     for (const line of text.split("\n")) {
       if (!/\(target [^)]*\)/.test(line)) continue;
       targets++;
@@ -326,6 +349,7 @@ async function main(): Promise<number> {
 
   Deno.removeSignalListener("SIGINT", onSignal);
   console.log(`targets met: ${met} of ${targets}`);
+  console.log(`all figures as JSON: ${await writeResults(RESULTS)}`);
   for (const b of broken) console.error(`bench broken: ${b}`);
   return broken.length ? 1 : 0;
 }

@@ -24,14 +24,15 @@
  * Run alone: `deno run -A bench/startup_bench.ts` (`KOPF_BENCH_STARTUP_OBJECTS`
  * for another count, `KOPF_BENCH_STARTUP_MODES=stream` for one way,
  * `KOPF_BENCH_STARTUP_FLAGS="--cpu-prof --cpu-prof-dir=DIR"` for Deno flags of the operator);
- * `deno task bench` runs it last.
+ * `deno task bench` runs it last. With `KOPF_BENCH_RESULTS=FILE`, its figures go to that JSON
+ * file as well (as `deno task bench` collects them).
  *
  * @module
  */
 
 import { BenchClient, expectOk, setUpKopfExamples } from "./_client.ts";
 import { readCpuSeconds, readRss, startServerProcess } from "./_server_process.ts";
-import { figure, fmt } from "./_stats.ts";
+import { figure, fmt, RESULTS_ENV, writeResults } from "./_stats.ts";
 
 const ROOT = new URL("../", import.meta.url);
 const MB = 1024 * 1024;
@@ -365,5 +366,7 @@ export async function measureStartup(
 if (import.meta.main) {
   const outcome = await measureStartup();
   for (const b of outcome.broken) console.error(`bench broken: ${b}`);
+  const results = Deno.env.get(RESULTS_ENV);
+  if (results) await writeResults(results);
   Deno.exit(outcome.broken.length ? 1 : 0);
 }
