@@ -317,3 +317,70 @@ Deno.test("queues: a wake-up re-check is not batched as a burst, even right afte
   assert.deepEqual(r.calls.map((c) => [c.rv, c.at]).slice(2), [["9", 3100]], "at once");
   await queues.close();
 });
+
+Deno.test("queues: after a re-read, the watch's late events up to its version are dropped; newer ones pass", async () => {
+  const clock = new FakeClock();
+  const reads: string[] = [];
+  const r = recorder(clock, (_e, n) => (n === 1 ? { patched: obj("a", 9) } : {}));
+  const queues = new ObjectQueues(r.processor, { ...SETTINGS, batchWindow: 0 }, {
+    clock,
+    refresh: (body) => {
+      reads.push(body.metadata.resourceVersion);
+      return Promise.resolve(obj("a", 9));
+    },
+  });
+  queues.push(ev("a", 7));
+  await clock.advance(0);
+  queues.push(ev("a", 8)); // the first half of our write, delivered late
+  await clock.advance(5);
+  assert.deepEqual(reads, ["9"]);
+  assert.deepEqual(r.calls.map((c) => c.rv), ["7", "9"], "the re-read body");
+  queues.push(ev("a", 8)); // later still: older than what the re-read processed
+  await clock.advance(1);
+  queues.push(ev("a", 9)); // the watch catches up: the same version, processed already
+  await clock.advance(1);
+  assert.deepEqual(r.calls.map((c) => c.rv), ["7", "9"]);
+  queues.push(ev("a", 10));
+  await clock.advance(0);
+  assert.deepEqual(r.calls.map((c) => c.rv), ["7", "9", "10"], "newer ones pass again");
+  assert.deepEqual(reads, ["9"]);
+  await queues.close();
+});
+
+Deno.test("queues: a worker whose own write is not back yet outlives the idle timeout and still skips older events", async () => {
+  const clock = new FakeClock();
+  const r = recorder(clock, (_e, n) => (n === 1 ? { patched: obj("a", 5) } : {}));
+  const queues = new ObjectQueues(r.processor, { ...SETTINGS, batchWindow: 0 }, { clock });
+  queues.push(ev("a", 3));
+  await clock.advance(6); // past the idle timeout, no event at all
+  assert.equal(queues.size, 1, "the worker waits on for its write");
+  queues.push(ev("a", 4)); // older than our write: not processed
+  await clock.advance(1);
+  queues.push(ev("a", 5));
+  await clock.advance(0);
+  assert.deepEqual(r.calls.map((c) => c.rv), ["3", "5"]);
+  await queues.close();
+});
+
+Deno.test("queues: an object our own write deleted (its last finalizer gone) is neither waited for nor re-read; only DELETED is processed", async () => {
+  const clock = new FakeClock();
+  let reads = 0;
+  const gone = obj("a", 6);
+  gone.metadata.deletionTimestamp = "2024-01-01T00:00:00Z";
+  const r = recorder(clock, (_e, n) => (n === 1 ? { patched: gone } : {}));
+  const queues = new ObjectQueues(r.processor, { ...SETTINGS, batchWindow: 0 }, {
+    clock,
+    refresh: () => (reads++, Promise.resolve(undefined)),
+  });
+  queues.push(ev("a", 4));
+  await clock.advance(0);
+  queues.push(ev("a", 5)); // our cycle's earlier write, delivered late
+  await clock.advance(10);
+  assert.equal(reads, 0, "no re-read of an object known to be gone");
+  assert.deepEqual(r.calls.map((c) => c.rv), ["4"]);
+  queues.push(ev("a", 6, "DELETED"));
+  await clock.advance(0);
+  assert.deepEqual(r.calls.map((c) => [c.rv, c.type]), [["4", "MODIFIED"], ["6", "DELETED"]]);
+  assert.equal(queues.known, 0);
+  await queues.close();
+});

@@ -14,7 +14,12 @@
  * events until the one with that resourceVersion arrives, and — when
  * sleeping handlers wake up with no new event, or when a stalled watch does
  * not deliver our write in time — continues from that body or a fresh read of
- * the object, never from a body older than its own last write.
+ * the object, never from a body older than its own last write: after a fresh
+ * read, the watch's events up to its version are dropped when they come late,
+ * and the worker does not end while its write is still to come back (a new
+ * one would not know of it). A write that let the object go (its last
+ * finalizer removed) is not waited for nor re-read: only the DELETED event
+ * is still processed (own_writes.ts).
  *
  * Why queues are destroyed when idle: thousands of objects must not keep
  * thousands of sleeping workers; their memories stay until the object is gone.
@@ -65,6 +70,7 @@ import type { AnyObject } from "../actions/invocation.ts";
 import type { Releaser, ShardGate } from "../engines/sharding.ts";
 import type { CycleResult, ObjectMemory, RawEvent } from "./processing.ts";
 import { newMemory } from "./processing.ts";
+import { caughtUpAt, isGone } from "./own_writes.ts";
 
 /** Timing and limits of the queues. */
 export interface QueueSettings {
@@ -128,6 +134,8 @@ interface ObjectEntry {
   latest?: AnyObject | undefined;
   /** With a gate: settles when the object's admitted cycle has ended. */
   busy?: Promise<void> | undefined;
+  /** Our own write deleted it (its last finalizer went): only its DELETED event is processed. */
+  gone?: boolean;
 }
 
 /**
@@ -227,6 +235,8 @@ export class ObjectQueues implements Releaser {
     const now = this.#clock.now();
     let entry = this.#objects.get(key);
     if (!entry) this.#objects.set(key, entry = { memory: newMemory(), queue: undefined });
+    // Deleted by our own write: what comes before its DELETED event is older than that write.
+    if (entry.gone && event.type !== "DELETED") return;
     let queue = entry.queue;
     const gate = this.#options.gate;
     if (gate) {
@@ -287,6 +297,11 @@ export class ObjectQueues implements Releaser {
     let delay: number | undefined;
     /** The object as our own last write returned it, until the watch delivers that version. */
     let own: AnyObject | undefined;
+    /**
+     * After a re-read (our write came back too late): the body it returned, processed already;
+     * the watch's events up to its version are older, and skipped when they come late.
+     */
+    let reread: AnyObject | undefined;
     // Throttling of unexpected errors: a fresh delay sequence after every success.
     let throttle: Iterator<number> | undefined;
     let lastThrottle: number | undefined;
@@ -295,7 +310,7 @@ export class ObjectQueues implements Releaser {
         // Wait for events: up to the idle timeout, or until a sleeping handler wakes up.
         if (!queue.events.length) {
           if (this.#closing) return;
-          if (delay === undefined && own === undefined && throttle === undefined) {
+          if (delay === undefined && (own ?? reread ?? throttle) === undefined) {
             // Nothing to remember but the queue: it waits parked, with no worker and no timer.
             this.#parked.add(entry, s.idleTimeout);
             return;
@@ -304,6 +319,9 @@ export class ObjectQueues implements Releaser {
           const woke = await this.#wait(queue, waitFor);
           if (this.#closing && !queue.events.length) return;
           if (!woke && !queue.events.length) {
+            // Our own write is not back yet (a late watch): the worker waits on, as a new one
+            // would not know of that write and would act on the older events still to come.
+            if ((own ?? reread) !== undefined && delay === undefined) continue;
             if (delay === undefined || !last || last.type === "DELETED") return;
             // Handlers wake up with no news: continue from our own last write, if it is not
             // back yet — never from the older body the previous cycle started from.
@@ -319,6 +337,17 @@ export class ObjectQueues implements Releaser {
         }
         let batch = queue.events.splice(0);
         const deleted = batch.some((e) => e.type === "DELETED");
+        if (reread !== undefined && !deleted) {
+          // The watch's events up to the re-read version come late: older, so dropped.
+          // (Their copy of that version goes too, unless the re-read body is still unprocessed.)
+          const at = caughtUpAt(batch, reread);
+          const processed = !batch.some((e) => e.object === reread);
+          if (at >= 0) reread = undefined;
+          batch = at >= 0
+            ? batch.slice(batch[at]!.type === null || !processed ? at : at + 1)
+            : batch.filter((e) => e.type === null);
+          if (!batch.length) continue;
+        }
         if (own !== undefined && !deleted) {
           const expected = own.metadata?.resourceVersion;
           const at = batch.findLastIndex((e) => e.object.metadata?.resourceVersion === expected);
@@ -336,8 +365,15 @@ export class ObjectQueues implements Releaser {
             const fresh = await this.#refresh(own);
             own = undefined;
             if (fresh === null) continue; // no way to re-read: the latest event is processed
-            queue.events.splice(0);
-            if (fresh === undefined) continue; // gone: its DELETED event ends the worker
+            if (fresh === undefined) {
+              // Gone: only its DELETED event is processed (it ends the worker).
+              entry.gone = true;
+              queue.events = queue.events.filter((e) => e.type === "DELETED");
+              continue;
+            }
+            // The re-read body is processed; the watch's events up to its version (those queued
+            // meanwhile and those still to come) are older and are dropped.
+            reread = fresh;
             queue.events.push({ type: null, object: fresh });
             continue;
           }
@@ -367,6 +403,13 @@ export class ObjectQueues implements Releaser {
           const result = await this.#processor(event, memory, this.#stop.signal);
           delay = result.delay;
           if (result.patched) own = result.patched;
+          if (own && isGone(own)) {
+            // Our write released the last finalizer: the object is gone; nothing waits for a
+            // version of it (no re-read), and only its DELETED event is still processed.
+            entry.gone = true;
+            own = undefined;
+            queue.events = queue.events.filter((e) => e.type === "DELETED");
+          }
           throttle = undefined;
           lastThrottle = undefined;
         } catch (e) {
