@@ -384,3 +384,26 @@ Deno.test("queues: an object our own write deleted (its last finalizer gone) is 
   assert.equal(queues.known, 0);
   await queues.close();
 });
+
+Deno.test("queues: a failed re-read is reported and retried after another timeout; no older event is processed meanwhile", async () => {
+  const clock = new FakeClock();
+  const errors: unknown[] = [];
+  let reads = 0;
+  const r = recorder(clock, (_e, n) => (n === 1 ? { patched: obj("a", 9) } : {}));
+  const queues = new ObjectQueues(r.processor, { ...SETTINGS, batchWindow: 0 }, {
+    clock,
+    onError: (e) => void errors.push(e),
+    refresh: () => ++reads === 1 ? Promise.reject(new Error("503")) : Promise.resolve(obj("a", 9)),
+  });
+  queues.push(ev("a", 7));
+  await clock.advance(0);
+  queues.push(ev("a", 8)); // older than our write
+  await clock.advance(5);
+  assert.equal(reads, 1);
+  assert.equal(errors.length, 1);
+  assert.deepEqual(r.calls.map((c) => c.rv), ["7"], "not the older event");
+  await clock.advance(5);
+  assert.equal(reads, 2);
+  assert.deepEqual(r.calls.map((c) => c.rv), ["7", "9"], "the re-read body");
+  await queues.close();
+});

@@ -363,6 +363,9 @@ export class ObjectQueues implements Releaser {
             // It did not come in time (a stalled watch, or a newer write of someone else):
             // read the object anew rather than act on a body older than our own write.
             const fresh = await this.#refresh(own);
+            // The re-read failed (and was reported): our write is still the newest body we know
+            // of; the worker waits for it again and re-reads after another timeout.
+            if (fresh === null && this.#options.refresh && !this.#closing) continue;
             own = undefined;
             if (fresh === null) continue; // no way to re-read: the latest event is processed
             if (fresh === undefined) {
