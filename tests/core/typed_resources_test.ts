@@ -1,8 +1,7 @@
 import assert from "node:assert/strict";
 import * as kopf from "../../mod.ts";
 import { validateCrdSchemas } from "../../src/apiserver/crd_schema.ts";
-
-const ROOT = new URL("../../", import.meta.url).pathname;
+import { denoCheck } from "./_type_check.ts";
 
 const Evc = kopf.resource({
   group: "kopf.dev",
@@ -159,27 +158,6 @@ Deno.test("handlers on a typed resource register on its group/version/plural; ko
     /give a typed resource alone/,
   );
 });
-
-/** `deno check` of fixtures that `deno task check` excludes (with the repo's imports). */
-async function denoCheck(...files: string[]): Promise<{ code: number; output: string }> {
-  const dir = await Deno.makeTempDir({ prefix: "kopf-typed-" });
-  try {
-    const config = JSON.parse(await Deno.readTextFile(`${ROOT}deno.json`));
-    const { imports, compilerOptions } = config;
-    await Deno.writeTextFile(`${dir}/deno.json`, JSON.stringify({ imports, compilerOptions }));
-    const out = await new Deno.Command(Deno.execPath(), {
-      args: ["check", "--config", `${dir}/deno.json`, "--no-lock", ...files],
-      cwd: ROOT,
-      env: { NO_COLOR: "1" },
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const dec = new TextDecoder();
-    return { code: out.code, output: dec.decode(out.stdout) + dec.decode(out.stderr) };
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
 
 Deno.test("type level: a typo of spec.size fails deno check (in spec, in the field option, in patch.status)", async () => {
   const bad = await denoCheck(
