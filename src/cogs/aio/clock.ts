@@ -92,7 +92,94 @@ export function sleepOn(clock: Clock, seconds: number, signal?: AbortSignal): Pr
 /** The longest delay `setTimeout` takes (about 24.8 days); longer timers re-arm. */
 const MAX_TIMEOUT = 2 ** 31 - 1;
 
+/** One pending timer of the real clock, in the list of its duration. */
+interface Pending {
+  due: number;
+  fn: (() => void) | undefined;
+  prev: Pending | undefined;
+  next: Pending | undefined;
+}
+
+/**
+ * The pending timers of one duration, in the order they are due (the same delay added later is
+ * due later), with one `setTimeout` for the earliest: adding a timer to a busy list costs an
+ * object and no `setTimeout`; cancelling one unlinks it. The list's timer is cleared only when
+ * the list empties; when it fires early for a cancelled head, it re-arms for the current one.
+ */
+class TimerList {
+  head: Pending | undefined;
+  tail: Pending | undefined;
+  handle: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(readonly ms: number, readonly lists: Map<number, TimerList>) {}
+
+  add(fn: () => void): CancelTimer {
+    const entry: Pending = {
+      due: performance.now() + this.ms,
+      fn,
+      prev: this.tail,
+      next: undefined,
+    };
+    if (this.tail) this.tail.next = entry;
+    else this.head = entry;
+    this.tail = entry;
+    if (this.handle === undefined) this.#arm(this.ms);
+    return () => this.#remove(entry);
+  }
+
+  #remove(entry: Pending): void {
+    if (entry.fn === undefined) return; // fired or cancelled already
+    entry.fn = undefined;
+    if (entry.prev) entry.prev.next = entry.next;
+    else this.head = entry.next;
+    if (entry.next) entry.next.prev = entry.prev;
+    else this.tail = entry.prev;
+    entry.prev = entry.next = undefined;
+    if (this.head === undefined) this.#drop();
+  }
+
+  #drop(): void {
+    if (this.handle !== undefined) clearTimeout(this.handle);
+    this.handle = undefined;
+    this.lists.delete(this.ms);
+  }
+
+  #arm(delay: number): void {
+    this.handle = setTimeout(this.#fire, Math.min(Math.max(0, delay), MAX_TIMEOUT));
+  }
+
+  // Never early: `setTimeout` counts whole milliseconds on a coarser clock than
+  // `performance.now()`, so it may fire a fraction before the due time; it re-arms then.
+  #fire = (): void => {
+    this.handle = undefined;
+    const now = performance.now();
+    const due: Array<() => void> = [];
+    while (this.head && this.head.due <= now) {
+      const entry = this.head;
+      due.push(entry.fn!);
+      this.#remove(entry);
+    }
+    if (this.head) {
+      this.lists.set(this.ms, this); // #remove may have dropped it while emptying
+      if (this.handle === undefined) this.#arm(this.head.due - now);
+    } else if (this.lists.get(this.ms) === this) this.lists.delete(this.ms);
+    for (const fn of due) {
+      try {
+        fn();
+      } catch (error) {
+        // As a throwing `setTimeout` callback: uncaught, and the other timers still fire.
+        queueMicrotask(() => {
+          throw error;
+        });
+      }
+    }
+  };
+}
+
 class RealClock implements Clock {
+  /** Pending timers by their duration (see {@link TimerList}). */
+  readonly #lists = new Map<number, TimerList>();
+
   now(): number {
     return performance.now();
   }
@@ -100,9 +187,14 @@ class RealClock implements Clock {
     return new Date();
   }
   timer(ms: number, fn: () => void, options?: TimerOptions): CancelTimer {
-    const due = performance.now() + Math.max(0, ms);
-    // Never early: `setTimeout` counts whole milliseconds on a coarser clock than
-    // `performance.now()`, so a timer may fire a fraction before its due time; it re-arms then.
+    ms = Math.max(0, ms);
+    if (!options?.unref) {
+      let list = this.#lists.get(ms);
+      if (!list) this.#lists.set(ms, list = new TimerList(ms, this.#lists));
+      return list.add(fn);
+    }
+    // Unreferenced timers (rare) keep a `setTimeout` of their own.
+    const due = performance.now() + ms;
     // Never synchronous either, even for zero: callers hold the cancel function first.
     const fire = () => {
       const left = due - performance.now();
@@ -112,10 +204,10 @@ class RealClock implements Clock {
     };
     const arm = (delay: number) => {
       handle = setTimeout(fire, Math.min(delay, MAX_TIMEOUT));
-      if (options?.unref) Deno.unrefTimer(handle);
+      Deno.unrefTimer(handle);
     };
     let handle: ReturnType<typeof setTimeout> | undefined;
-    arm(Math.max(0, ms));
+    arm(ms);
     return () => {
       if (handle !== undefined) clearTimeout(handle);
       handle = undefined;

@@ -120,6 +120,10 @@ export class Resource {
   readonly preferred: boolean;
   /** The verbs the API serves. */
   readonly verbs: ReadonlySet<string>;
+  /** `plural.version.group`, built once (it is a map key on every event). */
+  readonly #name: string;
+  /** The path up to the version: `/apis/group/version` or `/api/v1`. */
+  readonly #root: string;
 
   /**
    * Creates a resource reference.
@@ -148,6 +152,10 @@ export class Resource {
     this.namespaced = init.namespaced;
     this.preferred = init.preferred ?? true;
     this.verbs = new Set(init.verbs ?? []);
+    this.#name = [this.plural, this.version, this.group].filter((s) => s).join(".");
+    this.#root = this.group === "" && this.version === "v1"
+      ? "/api/v1"
+      : ["/apis", this.group, this.version].filter((s) => s).join("/");
     Object.freeze(this);
   }
 
@@ -174,7 +182,7 @@ export class Resource {
    * @returns The name.
    */
   toString(): string {
-    return [this.plural, this.version, this.group].filter((s) => s).join(".");
+    return this.#name;
   }
 
   /**
@@ -218,22 +226,21 @@ export class Resource {
     if (this.namespaced && namespace === undefined && name !== undefined) {
       throw new TypeError(`${this} is namespaced: give the namespace of the object "${name}"`);
     }
-    const parts = [
-      this.group === "" && this.version === "v1" ? "/api" : "/apis",
-      this.group,
-      this.version,
-      namespace !== undefined ? "namespaces" : "",
-      namespace !== undefined ? encodeURIComponent(namespace) : "",
-      this.plural,
-      name !== undefined ? encodeURIComponent(name) : "",
-      subresource ?? "",
-    ];
-    const path = parts.filter((p) => p).join("/");
-    const query = new URLSearchParams();
-    for (const [k, v] of Object.entries(params ?? {})) {
-      if (v !== undefined && v !== null) query.set(k, String(v));
+    let path = this.#root;
+    if (namespace !== undefined && namespace !== "") {
+      path += `/namespaces/${encodeURIComponent(namespace)}`;
     }
-    const qs = query.toString();
+    if (this.plural) path += `/${this.plural}`;
+    if (name) path += `/${encodeURIComponent(name)}`;
+    if (subresource) path += `/${subresource}`;
+    let qs = "";
+    if (params) {
+      const query = new URLSearchParams();
+      for (const [k, v] of Object.entries(params)) {
+        if (v !== undefined && v !== null) query.set(k, String(v));
+      }
+      qs = query.toString();
+    }
     const url = qs ? `${path}?${qs}` : path;
     return server === undefined ? url : `${server.replace(/\/+$/, "")}${url}`;
   }
