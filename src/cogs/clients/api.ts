@@ -17,8 +17,8 @@
  *   new, a {@link LoginError} escalates.
  * - **Timeouts**: `settings.networking.requestTimeout` limits
  *   a whole request including its body; `connectTimeout` limits the time to
- *   the response headers (Deno's `fetch` exposes no separate TCP/TLS connect
- *   phase). Streams use `settings.watching.*` instead.
+ *   the response headers (connecting included). Streams use
+ *   `settings.watching.*` instead.
  * - **Settings** are `OperatorSettings`' (or any part of its groups), read at
  *   every use; one not given has `OperatorSettings`' default — also in a
  *   bare client (e.g. at most 64 requests in flight).
@@ -28,8 +28,12 @@
  *   names the flag (never retried).
  * - **Traffic**: with `settings.networking.logTraffic` (`kopf run --debug`), every attempt is
  *   one debug line: method, path and query, code, duration — never a header or a token.
- * - **Proxies**: Deno's `fetch` and `Deno.createHttpClient` honour `HTTPS_PROXY`,
- *   `HTTP_PROXY` and `NO_PROXY` (and their lower-case names), as Kopf's `trust_env`.
+ * - **HTTP**: a lean HTTP/1.1 client with keep-alive connections (`http1.ts`);
+ *   Deno's `fetch` where that one does not fit, or with `KOPF_HTTP_CLIENT=fetch`
+ *   (see `transport.ts`).
+ * - **Proxies**: `HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY` and `NO_PROXY` (and their
+ *   lower-case names) are honoured, as Kopf's `trust_env`: with a proxy for the
+ *   server, requests go through Deno's `fetch`, which uses it.
  * - **Metrics**: `onRequest` is called once per attempt with the verb, the
  *   resource (`plural.group`, as the API server counts), the HTTP code (0 for
  *   no answer) and the duration.
@@ -40,7 +44,15 @@
 import { AccessError, type Vault } from "../structs/credentials.ts";
 import { sleep } from "../aio/sleep.ts";
 import { ApiConnectionError, ApiError, isRetryable, UnauthorizedError } from "./errors.ts";
-import { createTransport, type FetchFn, type Transport } from "./transport.ts";
+import {
+  createTransport,
+  type FetchFn,
+  RequestTimeoutError,
+  type Transport,
+  type TransportAnswer,
+  type TransportHead,
+  type TransportStream,
+} from "./transport.ts";
 import { permissionError, permissionHint } from "./_permissions.ts";
 import { type ClientNetworking, DEFAULTS, setting, type Some } from "./_settings.ts";
 import type { WatchingSettings } from "../configs/settings.ts";
@@ -73,7 +85,7 @@ export interface RequestRecord {
   path: string;
   /** The attempt number, from 1. */
   attempt: number;
-  /** Milliseconds until the answer's headers (or the failure). */
+  /** Milliseconds until the answer (its headers for streams), or the failure. */
   durationMs: number;
 }
 
@@ -144,7 +156,7 @@ interface SendRequest {
   query: Query | undefined;
   signal: AbortSignal | undefined;
   headers: Record<string, string>;
-  body: BodyInit | undefined;
+  body: string | Uint8Array | undefined;
   total: number | null;
   connect: number | null;
   stream: boolean;
@@ -219,10 +231,10 @@ export class ApiClient {
       ? options.timeout
       : this.#networking("requestTimeout"); // null: no timeout
     const headers: Record<string, string> = { accept: "application/json", ...options.headers };
-    let body: BodyInit | undefined;
+    let body: string | Uint8Array | undefined;
     if (options.body !== undefined) {
       body = typeof options.body === "string" || options.body instanceof Uint8Array
-        ? options.body as BodyInit
+        ? options.body
         : JSON.stringify(options.body);
       headers["content-type"] = options.contentType ?? "application/json";
     }
@@ -241,13 +253,13 @@ export class ApiClient {
     } finally {
       this.#release();
     }
-    const { response, text } = sent;
+    const text = (sent as TransportAnswer).text;
     try {
-      return (text?.trim() ? JSON.parse(text) : undefined) as T;
+      return (text.trim() ? JSON.parse(text) : undefined) as T;
     } catch {
       const url = `${path}${queryString(options.query)}`;
       throw new ApiError({
-        code: response.status,
+        code: sent.status,
         method,
         path: url,
         text: "the answer is not JSON",
@@ -275,17 +287,17 @@ export class ApiClient {
   }
 
   /**
-   * Opens a streaming request (a watch) and returns the response once its
-   * headers say 2xx; the caller reads and cancels the body. Opening follows
+   * Opens a streaming request (a watch) and returns the answer once its
+   * headers say 2xx; the caller reads its chunks and cancels it. Opening follows
    * the same retry and re-login rules as {@link ApiClient.request}.
    *
    * @param path The path from the server root.
    * @param options Query, signal, and timeouts.
-   * @returns The open response.
+   * @returns The open answer: status, headers, `chunks` of the body, `cancel()`.
    * @throws The same errors as {@link ApiClient.request}.
    */
-  async stream(path: string, options: StreamOptions = {}): Promise<Response> {
-    const { response, deadline } = await this.#send("GET", path, {
+  async stream(path: string, options: StreamOptions = {}): Promise<TransportStream> {
+    return await this.#send("GET", path, {
       query: options.query,
       signal: options.signal,
       headers: { accept: "application/json" },
@@ -293,36 +305,7 @@ export class ApiClient {
       total: options.clientTimeout ?? null,
       connect: options.connectTimeout ?? null,
       stream: true,
-    });
-    if (!response.body) {
-      deadline.clear();
-      return response;
-    }
-    // Without a client timeout there is no timer to clear: the body is returned as it is
-    // (a wrapping stream costs a promise and a copy per chunk of every watch). The caller's
-    // signal keeps aborting the body until it aborts or is collected with the stream.
-    if (!deadline.running) return response;
-    // Clear the client timeout's timer when the stream ends, however it ends.
-    const reader = response.body.getReader();
-    const body = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        try {
-          const { done, value } = await reader.read();
-          if (done) {
-            deadline.clear();
-            controller.close();
-          } else controller.enqueue(value);
-        } catch (error) {
-          deadline.clear();
-          controller.error(error);
-        }
-      },
-      async cancel(reason) {
-        deadline.clear();
-        await reader.cancel(reason).catch(() => {});
-      },
-    });
-    return new Response(body, { status: response.status, headers: response.headers });
+    }) as TransportStream;
   }
 
   /**
@@ -337,7 +320,7 @@ export class ApiClient {
     return info.defaultNamespace;
   }
 
-  async #send(method: string, path: string, req: SendRequest): Promise<Attempt> {
+  async #send(method: string, path: string, req: SendRequest): Promise<TransportHead> {
     const signal = req.signal;
     for (;;) {
       const { key, info } = await this.vault.select({ signal });
@@ -361,7 +344,7 @@ export class ApiClient {
     method: string,
     path: string,
     req: SendRequest,
-  ): Promise<Attempt> {
+  ): Promise<TransportHead> {
     const backoffsSetting = this.#networking("errorBackoffs");
     const backoffs = typeof backoffsSetting === "number" ? [backoffsSetting] : backoffsSetting;
     const count = Array.isArray(backoffs) ? backoffs.length + 1 : undefined;
@@ -400,27 +383,22 @@ export class ApiClient {
     url: string,
     path: string,
     attempt: number,
-    req: {
-      signal: AbortSignal | undefined;
-      headers: Record<string, string>;
-      body: BodyInit | undefined;
-      total: number | null;
-      connect: number | null;
-      stream: boolean;
-    },
-  ): Promise<Attempt> {
-    const deadline = new Deadline(req.total, req.connect, req.signal);
+    req: SendRequest,
+  ): Promise<TransportHead> {
     const started = performance.now();
-    let response: Response;
+    const init = {
+      headers: req.headers,
+      body: req.body,
+      signal: req.signal,
+      timeout: req.total,
+      connectTimeout: req.connect,
+    };
+    let answer;
     try {
-      response = await transport.fetch(url, {
-        method,
-        headers: req.headers,
-        ...(req.body !== undefined ? { body: req.body } : {}),
-        ...(deadline.signal ? { signal: deadline.signal } : {}),
-      });
+      answer = req.stream
+        ? await transport.stream(method, url, init)
+        : await transport.request(method, url, init);
     } catch (error) {
-      deadline.clear();
       this.#record(method, url, path, 0, attempt, started);
       if (req.signal?.aborted) throw req.signal.reason;
       const denied = permissionError(error);
@@ -429,34 +407,19 @@ export class ApiClient {
           cause: error,
         });
       }
-      const timedOut = deadline.expired === "total"
-        ? req.total
-        : deadline.expired === "connect"
-        ? req.connect
-        : null;
-      throw new ApiConnectionError(method, url, error, timedOut ?? undefined);
+      const timedOut = error instanceof RequestTimeoutError ? error.seconds : undefined;
+      throw new ApiConnectionError(method, url, error, timedOut);
     }
-    deadline.connected();
-    this.#record(method, url, path, response.status, attempt, started);
-    if (!response.ok) {
-      deadline.clear();
-      const shown = url.slice(transport.server.length);
-      throw await ApiError.fromResponse(response, method, shown);
+    this.#record(method, url, path, answer.status, attempt, started);
+    if (answer.status >= 200 && answer.status < 300) return answer;
+    let text = "";
+    if (typeof answer.text === "string") text = answer.text;
+    else {
+      const stream = answer as TransportStream;
+      text = await stream.text().catch(() => "");
+      stream.cancel();
     }
-    if (req.stream) return { response, deadline };
-    try {
-      return { response, deadline, text: await response.text() };
-    } catch (error) {
-      if (req.signal?.aborted) throw req.signal.reason;
-      throw new ApiConnectionError(
-        method,
-        url,
-        error,
-        deadline.expired === "total" ? req.total ?? 0 : undefined,
-      );
-    } finally {
-      deadline.clear();
-    }
+    throw await apiErrorOf(answer, text, method, url.slice(transport.server.length));
   }
 
   #record(
@@ -541,69 +504,19 @@ function queryString(query: Query | undefined): string {
   return qs ? `?${qs}` : "";
 }
 
-/** One successful attempt: the response, its running deadline, and the body text (non-streams). */
-interface Attempt {
-  response: Response;
-  deadline: Deadline;
-  text?: string;
-}
-
-/**
- * The signal of one attempt: the caller's signal, the whole request's timeout and the
- * timeout to the response headers, in one controller with at most two timers that can be
- * cleared (`AbortSignal.timeout` cannot). Without timeouts it is the caller's signal itself:
- * no controller, no `AbortSignal.any` and no timer per request.
- */
-class Deadline {
-  readonly signal: AbortSignal | undefined;
-  /** Which timeout aborted the attempt, if one did. */
-  expired: "total" | "connect" | undefined;
-  #total: ReturnType<typeof setTimeout> | undefined;
-  #connect: ReturnType<typeof setTimeout> | undefined;
-  #outer: AbortSignal | undefined;
-  #onAbort: (() => void) | undefined;
-
-  constructor(total: number | null, connect: number | null, outer: AbortSignal | undefined) {
-    const withTotal = total !== null && total > 0;
-    const withConnect = connect !== null && connect > 0;
-    if (!withTotal && !withConnect) {
-      this.signal = outer;
-      return;
-    }
-    const controller = new AbortController();
-    this.signal = controller.signal;
-    if (outer?.aborted) controller.abort(outer.reason);
-    else if (outer) {
-      this.#outer = outer;
-      this.#onAbort = () => controller.abort(outer.reason);
-      outer.addEventListener("abort", this.#onAbort, { once: true });
-    }
-    const expire = (which: "total" | "connect") => () => {
-      this.expired ??= which;
-      controller.abort(new DOMException("The request timed out", "TimeoutError"));
-    };
-    if (withTotal) this.#total = setTimeout(expire("total"), total * 1000);
-    if (withConnect) this.#connect = setTimeout(expire("connect"), connect * 1000);
+/** The error of an answer that is not 2xx (a `Response` is built for it: a rare path). */
+async function apiErrorOf(
+  answer: TransportHead,
+  text: string,
+  method: string,
+  path: string,
+): Promise<ApiError> {
+  let response: Response;
+  try {
+    response = new Response(text, { status: answer.status, headers: answer.headers() });
+  } catch { // a status a Response cannot have (e.g. 304 with a body, or above 599)
+    const code = answer.status;
+    return new ApiError({ code, method, path, text: text.trim() || undefined });
   }
-
-  /** Whether the whole request's timer runs (to be cleared when a stream ends). */
-  get running(): boolean {
-    return this.#total !== undefined;
-  }
-
-  /** The response headers arrived: the connect timeout no longer applies. */
-  connected(): void {
-    if (this.#connect === undefined) return;
-    clearTimeout(this.#connect);
-    this.#connect = undefined;
-  }
-
-  /** The attempt ended: no timer runs, the caller's signal no longer aborts it. */
-  clear(): void {
-    this.connected();
-    if (this.#total !== undefined) clearTimeout(this.#total);
-    this.#total = undefined;
-    if (this.#onAbort) this.#outer?.removeEventListener("abort", this.#onAbort);
-    this.#onAbort = undefined;
-  }
+  return await ApiError.fromResponse(response, method, path);
 }

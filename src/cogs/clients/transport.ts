@@ -1,15 +1,36 @@
 /**
  * From credentials to requests: one {@link Transport} per
- * {@link ConnectionInfo} — the Authorization header, the TLS material loaded
- * into a `Deno.createHttpClient` (CA certificates, client certificate and
- * key), and a `fetch` bound to both. The vault caches one transport per
- * credentials and closes it when they leave the vault.
+ * {@link ConnectionInfo} — the Authorization header, the TLS material (CA
+ * certificates, client certificate and key), and an HTTP client bound to
+ * both. The vault caches one transport per credentials and closes it when
+ * they leave the vault.
+ *
+ * Two HTTP clients, one shape of answers (status, a header lookup, the body
+ * as text or as a stream of byte chunks):
+ * - **http1** (the default): the lean HTTP/1.1 client of `http1.ts` over
+ *   `Deno.connect`/`Deno.connectTls`, with a keep-alive pool per transport.
+ *   No `Request`, `Response`, `Headers` or `ReadableStream` per request.
+ * - **fetch**: Deno's `fetch` with a `Deno.createHttpClient`. Used when a
+ *   `fetch` is injected (tests), for `insecure` HTTPS (see below), when a
+ *   proxy is configured for the server (`HTTPS_PROXY`/`HTTP_PROXY`/`ALL_PROXY`
+ *   or their lower-case names, unless `NO_PROXY`/`no_proxy` covers the host —
+ *   `fetch` honours them; the lean client does not speak to proxies), when
+ *   the environment cannot be read (then a proxy cannot be ruled out), and
+ *   when the environment variable `KOPF_HTTP_CLIENT=fetch` asks for it (a
+ *   fallback for users; `KOPF_HTTP_CLIENT=http1` forces the lean client even
+ *   with a proxy configured).
  *
  * TLS in Deno: `caCerts` are trusted in addition to the system roots; a
  * client certificate and key authenticate the client (mTLS). `insecure`
  * (skip server verification) has no per-client switch in Deno, so insecure
  * HTTPS credentials go through `node:https` with `rejectUnauthorized: false`
  * (see `_insecure_fetch.ts`); plain `http://` needs nothing.
+ *
+ * Timeouts of both clients are {@link realClock} timers, cancelled when the
+ * answer ends: `timeout` for the whole request including its body,
+ * `connectTimeout` up to the answer's headers (connecting included). A
+ * timeout rejects with a {@link RequestTimeoutError}; an abort with the
+ * signal's reason.
  *
  * @module
  */
@@ -21,11 +42,68 @@ import {
   type PemData,
 } from "../structs/credentials.ts";
 import { VERSION } from "../configs/version.ts";
+import { realClock } from "../aio/clock.ts";
 import { insecureFetch } from "./_insecure_fetch.ts";
 import { permissionError, permissionHint } from "./_permissions.ts";
+import { Http1Client, RequestTimeoutError } from "./http1.ts";
+
+export { RequestTimeoutError } from "./http1.ts";
 
 /** The shape of `fetch` that transports use (a URL string and an init). */
 export type FetchFn = (url: string, init: RequestInit) => Promise<Response>;
+
+/** One request of a {@link Transport}. */
+export interface TransportRequest {
+  /** Headers (added to the transport's; names in any case). */
+  headers?: Record<string, string> | undefined;
+  /** The body. */
+  body?: string | Uint8Array | undefined;
+  /** Aborts the request (and the body of a stream). */
+  signal?: AbortSignal | undefined;
+  /** Seconds for the whole request including its body; null/undefined: none. */
+  timeout?: number | null | undefined;
+  /** Seconds up to the answer's headers; null/undefined: none. */
+  connectTimeout?: number | null | undefined;
+}
+
+/** The status and headers of an answer. */
+export interface TransportHead {
+  /** The HTTP status code. */
+  readonly status: number;
+  /**
+   * A header's value (case-insensitive name).
+   *
+   * @param name The header name.
+   * @returns The value, or null.
+   */
+  header(name: string): string | null;
+  /**
+   * All headers, built at the call (for the rare error paths).
+   *
+   * @returns The headers.
+   */
+  headers(): Headers;
+}
+
+/** A whole answer: status, headers, and the body as text. */
+export interface TransportAnswer extends TransportHead {
+  /** The body. */
+  readonly text: string;
+}
+
+/** A streamed answer (a watch): the body as chunks of bytes as they arrive. */
+export interface TransportStream extends TransportHead {
+  /** The body's bytes, in chunks cut anywhere; ends with the body, throws if the connection breaks. */
+  readonly chunks: AsyncIterable<Uint8Array>;
+  /**
+   * The rest of the body as text (for error answers).
+   *
+   * @returns The text.
+   */
+  text(): Promise<string>;
+  /** Stops reading: the connection is closed (idempotent). */
+  cancel(): void;
+}
 
 /** Requests with one set of credentials. */
 export interface Transport {
@@ -33,15 +111,28 @@ export interface Transport {
   readonly server: string;
   /** Headers for every request: Authorization (if any) and User-Agent. */
   readonly headers: Headers;
+  /** Which HTTP client the transport uses (see the module doc). */
+  readonly client: "http1" | "fetch";
   /**
-   * Sends a request with the credentials' TLS material and headers.
+   * Sends a request and reads the whole answer.
    *
-   * @param url The full URL.
-   * @param init The request (headers are added to the transport's).
-   * @returns The response.
+   * @param method The HTTP method.
+   * @param url The full URL (the server's, with path and query).
+   * @param init Headers, body, signal, timeouts.
+   * @returns The answer, whatever its status.
    */
-  fetch(url: string, init: RequestInit): Promise<Response>;
-  /** Frees the HTTP client (idempotent). */
+  request(method: string, url: string, init: TransportRequest): Promise<TransportAnswer>;
+  /**
+   * Sends a request and returns at the answer's headers; the caller reads the
+   * chunks or cancels. The `timeout` runs until the body ends.
+   *
+   * @param method The HTTP method.
+   * @param url The full URL.
+   * @param init Headers, body, signal, timeouts.
+   * @returns The answer, whatever its status.
+   */
+  stream(method: string, url: string, init: TransportRequest): Promise<TransportStream>;
+  /** Frees the HTTP client and its idle connections (idempotent). */
   close(): void;
 }
 
@@ -51,6 +142,8 @@ export interface TransportOptions {
   fetch?: FetchFn | undefined;
   /** The User-Agent (default `kopf/<version>`). */
   userAgent?: string | undefined;
+  /** The HTTP client (default: see the module doc; `KOPF_HTTP_CLIENT`). */
+  client?: "http1" | "fetch" | undefined;
 }
 
 /**
@@ -58,7 +151,7 @@ export interface TransportOptions {
  * (files or data), and creates the HTTP client.
  *
  * @param info The credentials.
- * @param options A custom `fetch` (tests) and the User-Agent.
+ * @param options A custom `fetch` (tests), the User-Agent, the HTTP client.
  * @returns The transport; close it when done.
  * @throws {LoginError} If a file is missing or the TLS material is not valid.
  * @throws {AccessError} If Deno may not read a file (`--allow-read`).
@@ -75,7 +168,8 @@ export interface TransportOptions {
  */
 export function createTransport(info: ConnectionInfo, options: TransportOptions = {}): Transport {
   const server = info.server.replace(/\/+$/, "");
-  const headers = new Headers({ "user-agent": options.userAgent ?? `kopf/${VERSION}` });
+  const userAgent = options.userAgent ?? `kopf/${VERSION}`;
+  const headers = new Headers({ "user-agent": userAgent });
   const authorization = authorizationOf(info);
   if (authorization) headers.set("authorization", authorization);
 
@@ -90,6 +184,18 @@ export function createTransport(info: ConnectionInfo, options: TransportOptions 
     );
   }
   const https = server.startsWith("https:");
+  const base: Record<string, string> = { "user-agent": userAgent };
+  if (authorization) base.authorization = authorization;
+
+  const lean = !options.fetch && !(https && info.insecure) &&
+    (options.client ?? httpClientFor(server)) === "http1";
+  if (lean) {
+    if (https) checkPem(server, ca, cert, key);
+    const client = new Http1Client(server, {
+      tls: { caCerts: ca ? [ca] : undefined, cert, key },
+    });
+    return leanTransport(server, headers, base, client);
+  }
 
   let client: Deno.HttpClient | undefined;
   let send: FetchFn;
@@ -105,39 +211,271 @@ export function createTransport(info: ConnectionInfo, options: TransportOptions 
   // closes its connections instead of leaving them in the process-wide pool
   // (a burst of requests opens as many connections as there are requests in flight).
   const own = !options.fetch && !(https && info.insecure);
-  if (tls || own) {
-    try {
-      client = Deno.createHttpClient({
-        ...(ca ? { caCerts: [ca] } : {}),
-        ...(cert && key ? { cert, key } : {}),
-      });
-    } catch (error) {
-      throw new LoginError(
-        `Credentials for ${server} have TLS material that is not valid PEM: ${
-          (error as Error).message
-        }`,
-        { cause: error },
-      );
-    }
-  }
+  if (tls || own) client = httpClientOf(server, ca, cert, key);
+  return fetchTransport(server, headers, base, send, client);
+}
 
-  let closed = false;
+/**
+ * Which HTTP client serves a server by default: `fetch` when
+ * `KOPF_HTTP_CLIENT=fetch`, when a proxy is configured for the server and
+ * `NO_PROXY` does not exclude it, or when the environment cannot be read;
+ * else `http1` (see the module doc). `KOPF_HTTP_CLIENT=http1` forces `http1`.
+ *
+ * @param server The server URL.
+ * @param env Reads an environment variable (default `Deno.env.get`; may throw without `--allow-env`).
+ * @returns `http1` or `fetch`.
+ *
+ * @example
+ * ```ts
+ * import { httpClientFor } from "./transport.ts";
+ * const env = (vars: Record<string, string>) => (name: string) => vars[name];
+ * console.log(httpClientFor("https://k8s:6443", env({}))); // "http1"
+ * console.log(httpClientFor("https://k8s:6443", env({ HTTPS_PROXY: "http://proxy:3128" }))); // "fetch"
+ * console.log(httpClientFor("https://k8s:6443", env({ https_proxy: "http://p:3128", NO_PROXY: ".local,k8s" }))); // "http1"
+ * console.log(httpClientFor("http://k8s:8080", env({ KOPF_HTTP_CLIENT: "fetch" }))); // "fetch"
+ * ```
+ */
+export function httpClientFor(
+  server: string,
+  env: (name: string) => string | undefined = (name) => Deno.env.get(name),
+): "http1" | "fetch" {
+  try {
+    const forced = env("KOPF_HTTP_CLIENT")?.trim().toLowerCase();
+    if (forced === "fetch") return "fetch";
+    if (forced === "http1") return "http1";
+    const url = new URL(server);
+    const names = url.protocol === "https:"
+      ? ["HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"]
+      : ["HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"];
+    if (!names.some((name) => env(name)?.trim())) return "http1";
+    const noProxy = env("NO_PROXY") ?? env("no_proxy") ?? "";
+    return bypassesProxy(url, noProxy) ? "http1" : "fetch";
+  } catch {
+    return "fetch"; // the environment cannot be read: a proxy cannot be ruled out
+  }
+}
+
+/** Whether `NO_PROXY` excludes the URL's host (`*`, a host or domain suffix, `host:port`). */
+function bypassesProxy(url: URL, noProxy: string): boolean {
+  const host = url.hostname.replace(/^\[(.*)\]$/, "$1").toLowerCase();
+  const port = url.port || (url.protocol === "https:" ? "443" : "80");
+  for (let entry of noProxy.split(",")) {
+    entry = entry.trim().toLowerCase();
+    if (!entry) continue;
+    if (entry === "*") return true;
+    let entryPort: string | undefined;
+    const m = /^(.*):(\d+)$/.exec(entry);
+    if (m && !entry.startsWith("[") && (m[1]!.match(/:/g)?.length ?? 0) === 0) {
+      [entry, entryPort] = [m[1]!, m[2]];
+    }
+    entry = entry.replace(/^\[(.*)\]$/, "$1").replace(/^\*?\./, ".");
+    if (entryPort !== undefined && entryPort !== port) continue;
+    const domain = entry.startsWith(".") ? entry.slice(1) : entry;
+    if (host === domain || host.endsWith(`.${domain}`)) return true;
+  }
+  return false;
+}
+
+function checkPem(
+  server: string,
+  ca: string | undefined,
+  cert: string | undefined,
+  key: string | undefined,
+): void {
+  // The lean client meets its TLS material at the first connection; check it now, as fetch's client does.
+  if (ca || cert) httpClientOf(server, ca, cert, key).close();
+}
+
+function httpClientOf(
+  server: string,
+  ca: string | undefined,
+  cert: string | undefined,
+  key: string | undefined,
+): Deno.HttpClient {
+  try {
+    return Deno.createHttpClient({
+      ...(ca ? { caCerts: [ca] } : {}),
+      ...(cert && key ? { cert, key } : {}),
+    });
+  } catch (error) {
+    throw new LoginError(
+      `Credentials for ${server} have TLS material that is not valid PEM: ${
+        (error as Error).message
+      }`,
+      { cause: error },
+    );
+  }
+}
+
+function targetOf(server: string, url: string): string {
+  if (!url.startsWith(server)) {
+    throw new TypeError(`The URL ${url} is not on the transport's server ${server}`);
+  }
+  return url.slice(server.length) || "/";
+}
+
+function merged(
+  base: Record<string, string>,
+  own: Record<string, string> | undefined,
+): Record<string, string> {
+  const all = { ...base };
+  if (own) { for (const name in own) all[name.toLowerCase()] = own[name]!; }
+  return all;
+}
+
+function leanTransport(
+  server: string,
+  headers: Headers,
+  base: Record<string, string>,
+  client: Http1Client,
+): Transport {
+  const send = (method: string, url: string, init: TransportRequest) =>
+    client.request({
+      method,
+      target: targetOf(server, url),
+      headers: merged(base, init.headers),
+      body: init.body,
+      signal: init.signal,
+      timeout: init.timeout,
+      connectTimeout: init.connectTimeout,
+    });
   return {
     server,
     headers,
-    fetch(url, init) {
-      // A plain record (fetch converts it once): no Headers objects built per request.
-      const merged: Record<string, string> = {};
-      headers.forEach((value, name) => (merged[name] = value));
-      const own = init.headers;
-      if (own instanceof Headers || Array.isArray(own)) {
-        new Headers(own).forEach((value, name) => (merged[name] = value));
-      } else if (own) {
-        for (const [name, value] of Object.entries(own)) merged[name.toLowerCase()] = value;
+    client: "http1",
+    async request(method, url, init) {
+      const answer = await send(method, url, init);
+      const text = await answer.text();
+      return {
+        status: answer.status,
+        text,
+        header: (name) => answer.header(name),
+        headers: () => answer.headers(),
+      };
+    },
+    async stream(method, url, init) {
+      const answer = await send(method, url, init);
+      const chunks: AsyncIterable<Uint8Array> = {
+        [Symbol.asyncIterator]: () => ({
+          next: async () => {
+            const value = await answer.read();
+            return value ? { value, done: false } : { value: undefined, done: true };
+          },
+          return: () => {
+            answer.cancel();
+            return Promise.resolve({ value: undefined, done: true });
+          },
+        }),
+      };
+      return {
+        status: answer.status,
+        chunks,
+        header: (name) => answer.header(name),
+        headers: () => answer.headers(),
+        text: () => answer.text(),
+        cancel: () => answer.cancel(),
+      };
+    },
+    close() {
+      client.close();
+    },
+  };
+}
+
+function fetchTransport(
+  server: string,
+  headers: Headers,
+  base: Record<string, string>,
+  send: FetchFn,
+  client: Deno.HttpClient | undefined,
+): Transport {
+  let closed = false;
+  async function open(
+    method: string,
+    url: string,
+    init: TransportRequest,
+  ): Promise<{ response: Response; deadline: Deadline }> {
+    const deadline = new Deadline(init.timeout ?? null, init.connectTimeout ?? null, init.signal);
+    const request: RequestInit & { client?: Deno.HttpClient } = {
+      method,
+      headers: merged(base, init.headers),
+    };
+    if (init.body !== undefined) request.body = init.body as BodyInit;
+    if (deadline.signal) request.signal = deadline.signal;
+    if (client) request.client = client;
+    try {
+      const response = await send(url, request);
+      deadline.connected();
+      return { response, deadline };
+    } catch (error) {
+      deadline.clear();
+      throw deadline.reason(error);
+    }
+  }
+  return {
+    server,
+    headers,
+    client: "fetch",
+    async request(method, url, init) {
+      const { response, deadline } = await open(method, url, init);
+      try {
+        const text = await response.text();
+        return {
+          status: response.status,
+          text,
+          header: (name) => response.headers.get(name),
+          headers: () => response.headers,
+        };
+      } catch (error) {
+        throw deadline.reason(error);
+      } finally {
+        deadline.clear();
       }
-      const request: RequestInit & { client?: Deno.HttpClient } = { ...init, headers: merged };
-      if (client) request.client = client;
-      return send(url, request);
+    },
+    async stream(method, url, init) {
+      const { response, deadline } = await open(method, url, init);
+      const reader = response.body?.getReader();
+      let done = false;
+      const cancel = () => {
+        if (done) return;
+        done = true;
+        deadline.clear();
+        reader?.cancel().catch(() => {});
+      };
+      const chunks: AsyncIterable<Uint8Array> = {
+        [Symbol.asyncIterator]: () => ({
+          next: async () => {
+            if (!reader || done) return { value: undefined, done: true };
+            try {
+              const result = await reader.read();
+              if (result.done) cancel();
+              return result.done ? { value: undefined, done: true } : result;
+            } catch (error) {
+              const reason = deadline.reason(error);
+              cancel();
+              throw reason;
+            }
+          },
+          return: () => {
+            cancel();
+            return Promise.resolve({ value: undefined, done: true });
+          },
+        }),
+      };
+      return {
+        status: response.status,
+        chunks,
+        header: (name) => response.headers.get(name),
+        headers: () => response.headers,
+        text: async () => {
+          if (!reader || done) return "";
+          const decoder = new TextDecoder();
+          let text = "";
+          for await (const piece of chunks) text += decoder.decode(piece, { stream: true });
+          return text + decoder.decode();
+        },
+        cancel,
+      };
     },
     close() {
       if (closed) return;
@@ -145,6 +483,65 @@ export function createTransport(info: ConnectionInfo, options: TransportOptions 
       client?.close();
     },
   };
+}
+
+/**
+ * The signal of one `fetch`: the caller's signal, the whole request's timeout and the
+ * timeout to the response headers, in one controller with at most two timers that can be
+ * cancelled. Without timeouts it is the caller's signal itself: no controller and no timer.
+ */
+class Deadline {
+  readonly signal: AbortSignal | undefined;
+  #expired: RequestTimeoutError | undefined;
+  #total: (() => void) | undefined;
+  #connect: (() => void) | undefined;
+  #outer: AbortSignal | undefined;
+  #onAbort: (() => void) | undefined;
+
+  constructor(total: number | null, connect: number | null, outer: AbortSignal | undefined) {
+    this.#outer = outer;
+    const withTotal = total !== null && total > 0;
+    const withConnect = connect !== null && connect > 0;
+    if (!withTotal && !withConnect) {
+      this.signal = outer;
+      return;
+    }
+    const controller = new AbortController();
+    this.signal = controller.signal;
+    if (outer?.aborted) controller.abort(outer.reason);
+    else if (outer) {
+      this.#onAbort = () => controller.abort(outer.reason);
+      outer.addEventListener("abort", this.#onAbort, { once: true });
+    }
+    const expire = (phase: "total" | "connect", seconds: number) => () => {
+      const error = new RequestTimeoutError(phase, seconds);
+      this.#expired ??= error;
+      controller.abort(error);
+    };
+    if (withTotal) this.#total = realClock.timer(total * 1000, expire("total", total));
+    if (withConnect) this.#connect = realClock.timer(connect * 1000, expire("connect", connect));
+  }
+
+  /** Why the request failed: the caller's abort, a timeout, or the error itself. */
+  reason(error: unknown): unknown {
+    if (this.#outer?.aborted) return this.#outer.reason;
+    return this.#expired ?? error;
+  }
+
+  /** The response headers arrived: the connect timeout no longer applies. */
+  connected(): void {
+    this.#connect?.();
+    this.#connect = undefined;
+  }
+
+  /** The request ended: no timer runs, the caller's signal no longer aborts it. */
+  clear(): void {
+    this.connected();
+    this.#total?.();
+    this.#total = undefined;
+    if (this.#onAbort) this.#outer?.removeEventListener("abort", this.#onAbort);
+    this.#onAbort = undefined;
+  }
 }
 
 /**

@@ -58,7 +58,9 @@
 
 import type { Resource } from "../structs/references.ts";
 import { sleep } from "../aio/sleep.ts";
+import { type CancelTimer, realClock } from "../aio/clock.ts";
 import type { ApiClient } from "./api.ts";
+import type { TransportStream } from "./transport.ts";
 import { ApiConnectionError, ApiError, GoneError, type KubeStatus } from "./errors.ts";
 import { listPages } from "./fetching.ts";
 import { iterJsonLineBatches } from "./jsonlines.ts";
@@ -210,41 +212,57 @@ export async function* watchObjects(
     },
   });
 
-  let response: Response;
+  let answer: TransportStream;
   try {
-    response = await api.stream(url, { signal, connectTimeout, clientTimeout });
+    answer = await api.stream(url, { signal, connectTimeout, clientTimeout });
   } catch (error) {
     if (outer?.aborted) return;
     throw error;
   }
-  if (!response.body) return;
-  const reader = response.body.getReader();
 
-  // The inactivity timer runs only while waiting for the server, not while
-  // the consumer works on an event: a slow consumer is not a silent stream.
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  async function* chunks(): AsyncGenerator<Uint8Array> {
-    for (;;) {
-      if (inactivityTimeout !== null && inactivityTimeout > 0) {
-        timer = setTimeout(() => {
-          api.logger.debug(`The watch-stream for ${resource} is silent; reconnecting.`);
-          stopper.abort(new DOMException("The watch-stream is inactive", "TimeoutError"));
-        }, inactivityTimeout * 1000);
-      }
-      try {
-        const { done, value } = await reader.read();
-        if (done) return;
-        yield value;
-      } finally {
-        clearTimeout(timer);
-      }
+  // The inactivity timeout counts only while waiting for the server, not while the consumer
+  // works on an event: a slow consumer is not a silent stream. No timer per chunk: a read
+  // notes when it started waiting; one timer, armed when needed, checks how long the current
+  // wait has lasted and re-arms for the rest (or stays off while the consumer works).
+  const limit = inactivityTimeout !== null && inactivityTimeout > 0 ? inactivityTimeout * 1000 : 0;
+  let waitingSince: number | undefined;
+  let timer: CancelTimer | undefined;
+  const check = () => {
+    timer = undefined;
+    if (waitingSince === undefined) return;
+    const silent = realClock.now() - waitingSince;
+    if (silent < limit) {
+      timer = realClock.timer(limit - silent, check);
+      return;
     }
-  }
-  const onStop = () => void reader.cancel().catch(() => {});
+    api.logger.debug(`The watch-stream for ${resource} is silent; reconnecting.`);
+    stopper.abort(new DOMException("The watch-stream is inactive", "TimeoutError"));
+  };
+  let broken = false; // reading failed: the connection broke (or a timeout or abort closed it)
+  const source = answer.chunks[Symbol.asyncIterator]();
+  const chunks: AsyncIterable<Uint8Array> = {
+    [Symbol.asyncIterator]: () => ({
+      async next() {
+        if (limit) {
+          waitingSince = realClock.now();
+          timer ??= realClock.timer(limit, check);
+        }
+        try {
+          return await source.next();
+        } catch (error) {
+          broken = true;
+          throw error;
+        } finally {
+          waitingSince = undefined;
+        }
+      },
+    }),
+  };
+  const onStop = () => answer.cancel();
   signal.addEventListener("abort", onStop, { once: true });
   try {
     // A batch per chunk: one step of this loop per chunk, not per line.
-    for await (const batch of iterJsonLineBatches(chunks())) {
+    for await (const batch of iterJsonLineBatches(chunks)) {
       for (const line of batch) yield line as RawWatchEvent;
     }
   } catch (error) {
@@ -254,13 +272,13 @@ export async function* watchObjects(
         cause: error,
       });
     }
-    if (error instanceof TypeError || error instanceof ApiConnectionError) return; // a broken connection
-    if (error instanceof DOMException) return; // timeouts of the client
+    if (broken || error instanceof ApiConnectionError) return; // a broken connection, timeouts
+    if (error instanceof TypeError || error instanceof DOMException) return;
     throw error;
   } finally {
-    clearTimeout(timer);
+    timer?.();
     signal.removeEventListener("abort", onStop);
-    await reader.cancel().catch(() => {});
+    answer.cancel();
   }
 }
 

@@ -1,0 +1,745 @@
+/**
+ * A lean HTTP/1.1 client over `Deno.connect` / `Deno.connectTls`, for the
+ * API client's requests to one server ({@link Http1Client}).
+ *
+ * Why it exists: the operator sends a few small requests per object and reads
+ * a few watch events per object; with `fetch`, building and checking the
+ * `Request`, `Headers`, `Response`, `AbortSignal` and `ReadableStream`
+ * objects of every request cost more CPU than the operator's own work. This
+ * client writes a request in one `write` and parses the answer from the
+ * connection's bytes, with nothing but the status, a header lookup and the
+ * body.
+ *
+ * What it does: a keep-alive pool of idle connections (new ones are opened
+ * as needed, as `fetch` does; at most `maxIdle` idle ones are kept, the most
+ * recently used is reused first); bodies by `Content-Length`, by
+ * `Transfer-Encoding: chunked` (extensions and trailers are read and
+ * dropped), or up to the close of the connection; no body for HEAD, 1xx, 204
+ * and 304; `Connection: close`. No compression (no `Accept-Encoding` is
+ * sent), no HTTP/2, no proxies (the transport keeps `fetch` for those).
+ *
+ * Guarantees:
+ * - A connection goes back to the pool only after its answer was read to the
+ *   end with nothing left over; a connection whose answer was not read fully,
+ *   which failed, timed out or was aborted is closed.
+ * - A stale keep-alive connection (the server closed it while idle) does not
+ *   fail a request: when a reused connection fails to write, or ends or fails
+ *   before the first byte of the answer, the request is sent once more on a
+ *   fresh connection — whatever the method: no byte of an answer means the
+ *   server did not answer, and the API client retries connection errors of
+ *   every method anyway. Idle connections older than the stale one are closed
+ *   too (the server likely dropped them as well).
+ * - Timeouts use {@link realClock} timers, cancelled when the answer ends:
+ *   `timeout` for the whole exchange including the body, `connectTimeout` up
+ *   to the answer's headers (the TCP and TLS connection included). An abort
+ *   (signal or timeout) closes the connection; the request or the body read
+ *   rejects with the signal's reason or a {@link RequestTimeoutError}.
+ *
+ * @module
+ */
+
+import { realClock } from "../aio/clock.ts";
+
+/** The part of a `Deno.Conn` the client uses (tests pass fakes). */
+export interface Http1Connection {
+  /** Reads into `p`; resolves to the count, or null at the end. */
+  read(p: Uint8Array): Promise<number | null>;
+  /** Writes (some of) `p`; resolves to the count written. */
+  write(p: Uint8Array): Promise<number>;
+  /** Closes the connection (pending reads reject). */
+  close(): void;
+}
+
+/** TLS material of an {@link Http1Client}. */
+export interface Http1Tls {
+  /** CA certificates (PEM) trusted in addition to the system's. */
+  caCerts?: string[] | undefined;
+  /** The client certificate (PEM), for mTLS. */
+  cert?: string | undefined;
+  /** The client key (PEM), for mTLS. */
+  key?: string | undefined;
+}
+
+/** Options of {@link Http1Client}. */
+export interface Http1ClientOptions {
+  /** At most this many idle connections are kept (default 32). */
+  maxIdle?: number | undefined;
+  /** Opens a connection instead of `Deno.connect`/`Deno.connectTls` (tests). */
+  connect?: (() => Promise<Http1Connection>) | undefined;
+  /** TLS material; used for `https:` origins. */
+  tls?: Http1Tls | undefined;
+}
+
+/** One request of {@link Http1Client.request}. */
+export interface Http1Request {
+  /** The method, e.g. `GET`. */
+  method: string;
+  /** The path and query, e.g. `/api/v1/pods?limit=5`. */
+  target: string;
+  /** Header names (lower case) and values; `host` and `content-length` are added. */
+  headers: Record<string, string>;
+  /** The body. */
+  body?: string | Uint8Array | undefined;
+  /** Aborts the request and its body: the connection is closed. */
+  signal?: AbortSignal | undefined;
+  /** Seconds for the whole exchange including the body; null/undefined: none. */
+  timeout?: number | null | undefined;
+  /** Seconds up to the answer's headers (connecting included); null/undefined: none. */
+  connectTimeout?: number | null | undefined;
+}
+
+/**
+ * A timeout of a request ran out (a `DOMException` named `TimeoutError`, as
+ * `AbortSignal.timeout` makes), with which one and its seconds.
+ *
+ * @example
+ * ```ts
+ * import { RequestTimeoutError } from "./http1.ts";
+ * const error = new RequestTimeoutError("connect", 5);
+ * console.log(error.name, error.phase, error.seconds); // "TimeoutError" "connect" 5
+ * ```
+ */
+export class RequestTimeoutError extends DOMException {
+  /** `total`: the whole request's timeout; `connect`: the one up to the headers. */
+  readonly phase: "total" | "connect";
+  /** The timeout in seconds. */
+  readonly seconds: number;
+
+  /**
+   * Creates the error.
+   *
+   * @param phase Which timeout ran out.
+   * @param seconds Its seconds.
+   */
+  constructor(phase: "total" | "connect", seconds: number) {
+    super(`The request timed out after ${seconds}s`, "TimeoutError");
+    this.phase = phase;
+    this.seconds = seconds;
+  }
+}
+
+/**
+ * The connection broke the protocol or ended too early (a network error, as
+ * `fetch`'s `TypeError`).
+ *
+ * @example
+ * ```ts
+ * import { Http1Error } from "./http1.ts";
+ * console.log(new Http1Error("bad chunk size") instanceof TypeError); // true
+ * ```
+ */
+export class Http1Error extends TypeError {
+  /**
+   * Creates the error.
+   *
+   * @param message What was wrong.
+   * @param options The usual error options.
+   */
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "Http1Error";
+  }
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+const MAX_HEAD = 256 * 1024;
+const MAX_LINE = 64 * 1024;
+/** An idle connection older than this is closed instead of reused (servers drop idle ones). */
+const MAX_IDLE_MS = 60_000;
+
+/** A connection with its read buffer. */
+class Link {
+  readonly conn: Http1Connection;
+  buf = new Uint8Array(16 * 1024);
+  start = 0;
+  end = 0;
+  /** Bytes read since the connection was opened. */
+  received = 0;
+  idleSince = 0;
+  closed = false;
+
+  constructor(conn: Http1Connection) {
+    this.conn = conn;
+  }
+
+  /** Reads more bytes; false at the end of the connection. */
+  async fill(): Promise<boolean> {
+    if (this.start === this.end) this.start = this.end = 0;
+    else if (this.end === this.buf.length) {
+      const size = this.end - this.start;
+      if (this.start === 0) {
+        const bigger = new Uint8Array(this.buf.length * 2);
+        bigger.set(this.buf);
+        this.buf = bigger;
+      } else {
+        this.buf.copyWithin(0, this.start, this.end);
+        this.start = 0;
+        this.end = size;
+      }
+    }
+    const n = await this.conn.read(this.buf.subarray(this.end));
+    if (n === null) return false;
+    this.end += n;
+    this.received += n;
+    return true;
+  }
+
+  /** A line (without CR LF) if one is buffered, else undefined. */
+  line(): string | undefined {
+    const at = this.buf.subarray(this.start, this.end).indexOf(10);
+    if (at < 0) {
+      if (this.end - this.start > MAX_LINE) {
+        throw new Http1Error("A line of the answer is too long");
+      }
+      return undefined;
+    }
+    let stop = this.start + at;
+    if (stop > this.start && this.buf[stop - 1] === 13) stop--;
+    const text = decoder.decode(this.buf.subarray(this.start, stop));
+    this.start += at + 1;
+    return text;
+  }
+
+  /** A copy of up to `max` buffered bytes. */
+  take(max: number): Uint8Array {
+    const n = Math.min(max, this.end - this.start);
+    const piece = this.buf.slice(this.start, this.start + n);
+    this.start += n;
+    return piece;
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    try {
+      this.conn.close();
+    } catch { /* closed already */ }
+  }
+}
+
+type Framing = "none" | "length" | "chunked" | "close";
+
+/**
+ * An answer of {@link Http1Client.request}: the status and headers; the body
+ * is read with `text()`, `bytes()` or `read()` (in pieces), or dropped with
+ * `cancel()`.
+ */
+export class Http1Response {
+  /** The status code. */
+  readonly status: number;
+  #headers: Map<string, string>;
+  #link: Link;
+  #exchange: Exchange;
+  #framing: Framing;
+  #left: number; // bytes left of the body (length) or of the chunk (chunked)
+  #chunk: "size" | "data" | "crlf" | "trailer" = "size";
+  #ended = false;
+  #keepAlive: boolean;
+  #client: Http1Client;
+
+  /** @internal */
+  constructor(
+    client: Http1Client,
+    link: Link,
+    exchange: Exchange,
+    head: Head,
+    method: string,
+  ) {
+    this.#client = client;
+    this.#link = link;
+    this.#exchange = exchange;
+    this.status = head.status;
+    this.#headers = head.headers;
+    this.#keepAlive = head.keepAlive;
+    const te = head.headers.get("transfer-encoding");
+    const cl = head.headers.get("content-length");
+    this.#left = 0;
+    if (
+      method === "HEAD" || head.status === 204 || head.status === 304 ||
+      (head.status >= 100 && head.status < 200)
+    ) this.#framing = "none";
+    else if (te !== undefined) {
+      this.#framing = /(^|,)\s*chunked\s*$/i.test(te) ? "chunked" : "close";
+    } else if (cl !== undefined) {
+      const length = /^\s*\d+\s*$/.test(cl) ? Number(cl) : NaN;
+      if (!Number.isSafeInteger(length)) {
+        throw new Http1Error(`The answer has a bad Content-Length: ${JSON.stringify(cl)}`);
+      }
+      this.#framing = "length";
+      this.#left = length;
+    } else this.#framing = "close";
+    if (this.#framing === "close" || head.status === 101) this.#keepAlive = false;
+    if (this.#framing === "none" || (this.#framing === "length" && this.#left === 0)) {
+      this.#end();
+    }
+  }
+
+  /**
+   * A header's value (names are case-insensitive; repeated headers are joined by ", ").
+   *
+   * @param name The header name.
+   * @returns The value, or null.
+   */
+  header(name: string): string | null {
+    return this.#headers.get(name.toLowerCase()) ?? null;
+  }
+
+  /**
+   * All headers as a `Headers` object (built at every call: for the rare error paths).
+   *
+   * @returns The headers.
+   */
+  headers(): Headers {
+    return new Headers([...this.#headers]);
+  }
+
+  /**
+   * The next piece of the body: all of it that arrived, up to what one read brought.
+   *
+   * @returns The bytes (a copy), or null at the end of the body.
+   * @throws The signal's reason, a {@link RequestTimeoutError}, or a network error.
+   */
+  async read(): Promise<Uint8Array | null> {
+    const link = this.#link;
+    try {
+      if (this.#exchange.failure !== undefined) throw this.#exchange.failure;
+      for (;;) {
+        if (this.#ended) return null;
+        const pieces: Uint8Array[] = [];
+        for (let piece = this.#step(); piece; piece = this.#step()) pieces.push(piece);
+        if (pieces.length === 1) return pieces[0]!;
+        if (pieces.length > 1) return concat(pieces);
+        if (this.#ended) return null;
+        if (!(await link.fill())) {
+          if (this.#framing !== "close") {
+            throw new Http1Error("The connection closed before the end of the answer");
+          }
+          this.#end();
+          return null;
+        }
+      }
+    } catch (error) {
+      throw this.#fail(error);
+    }
+  }
+
+  /**
+   * The whole body.
+   *
+   * @returns The bytes.
+   * @throws The same errors as {@link Http1Response.read}.
+   */
+  async bytes(): Promise<Uint8Array> {
+    const pieces: Uint8Array[] = [];
+    for (let piece = await this.read(); piece; piece = await this.read()) pieces.push(piece);
+    return pieces.length === 1 ? pieces[0]! : concat(pieces);
+  }
+
+  /**
+   * The whole body as UTF-8 text.
+   *
+   * @returns The text.
+   * @throws The same errors as {@link Http1Response.read}.
+   */
+  async text(): Promise<string> {
+    return decoder.decode(await this.bytes());
+  }
+
+  /** Drops the rest of the body: the connection is closed unless the body was read to its end. */
+  cancel(): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#exchange.finish();
+    this.#link.close();
+  }
+
+  /** Body bytes that need no reading: a piece, or undefined (the end, or more must be read). */
+  #step(): Uint8Array | undefined {
+    const link = this.#link;
+    switch (this.#framing) {
+      case "none":
+        return undefined;
+      case "length": {
+        if (link.start === link.end) return undefined;
+        const piece = link.take(this.#left);
+        this.#left -= piece.length;
+        if (this.#left === 0) this.#end();
+        return piece;
+      }
+      case "close":
+        return link.start === link.end ? undefined : link.take(Infinity);
+      case "chunked":
+        for (;;) {
+          if (this.#chunk === "data") {
+            if (link.start === link.end) return undefined;
+            const piece = link.take(this.#left);
+            this.#left -= piece.length;
+            if (this.#left === 0) this.#chunk = "crlf";
+            return piece;
+          }
+          const line = link.line();
+          if (line === undefined) return undefined;
+          if (this.#chunk === "crlf") {
+            if (line !== "") throw new Http1Error("A chunk of the answer is longer than its size");
+            this.#chunk = "size";
+          } else if (this.#chunk === "size") {
+            const hex = line.split(";", 1)[0]!.trim();
+            const size = /^[0-9a-f]+$/i.test(hex) ? parseInt(hex, 16) : NaN;
+            if (!Number.isSafeInteger(size)) {
+              throw new Http1Error(`The answer has a bad chunk size: ${JSON.stringify(line)}`);
+            }
+            if (size === 0) this.#chunk = "trailer";
+            else {
+              this.#left = size;
+              this.#chunk = "data";
+            }
+          } else if (line === "") { // the empty line after the trailers
+            this.#end();
+            return undefined;
+          }
+        }
+    }
+  }
+
+  #end(): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#exchange.finish();
+    const link = this.#link;
+    if (this.#keepAlive && link.start === link.end && !link.closed) this.#client.release(link);
+    else link.close();
+  }
+
+  #fail(error: unknown): unknown {
+    const reason = this.#exchange.failure ?? error;
+    this.#ended = true;
+    this.#exchange.finish();
+    this.#link.close();
+    return reason;
+  }
+}
+
+/** The timers and the abort listener of one request, and why it failed. */
+class Exchange {
+  failure: unknown = undefined;
+  link: Link | undefined;
+  #signal: AbortSignal | undefined;
+  #onAbort: (() => void) | undefined;
+  #total: (() => void) | undefined;
+  #connect: (() => void) | undefined;
+  #reject: ((reason: unknown) => void) | undefined;
+  #done = false;
+
+  constructor(req: Http1Request) {
+    const signal = req.signal;
+    if (signal) {
+      if (signal.aborted) {
+        this.failure = signal.reason;
+        return;
+      }
+      this.#signal = signal;
+      this.#onAbort = () => this.fail(signal.reason);
+      signal.addEventListener("abort", this.#onAbort, { once: true });
+    }
+    const total = req.timeout;
+    const connect = req.connectTimeout;
+    if (total != null && total > 0) {
+      this.#total = realClock.timer(
+        total * 1000,
+        () => this.fail(new RequestTimeoutError("total", total)),
+      );
+    }
+    if (connect != null && connect > 0) {
+      this.#connect = realClock.timer(
+        connect * 1000,
+        () => this.fail(new RequestTimeoutError("connect", connect)),
+      );
+    }
+  }
+
+  /** Aborts: remembers why, closes the connection, stops the wait for a connection. */
+  fail(reason: unknown): void {
+    if (this.#done || this.failure !== undefined) return;
+    this.failure = reason;
+    this.link?.close();
+    this.#reject?.(reason);
+  }
+
+  /** Waits for `promise`, or rejects at once when the exchange fails. */
+  race<T>(promise: Promise<T>): Promise<T> {
+    if (this.failure !== undefined) return Promise.reject(this.failure);
+    return new Promise<T>((resolve, reject) => {
+      this.#reject = reject;
+      promise.then(resolve, reject).finally(() => (this.#reject = undefined));
+    });
+  }
+
+  /** The headers arrived. */
+  headers(): void {
+    this.#connect?.();
+    this.#connect = undefined;
+  }
+
+  /** The exchange ended (however): no timer runs, the signal no longer aborts it. */
+  finish(): void {
+    if (this.#done) return;
+    this.#done = true;
+    this.headers();
+    this.#total?.();
+    this.#total = undefined;
+    if (this.#onAbort) this.#signal!.removeEventListener("abort", this.#onAbort);
+    this.#onAbort = undefined;
+  }
+}
+
+interface Head {
+  status: number;
+  headers: Map<string, string>;
+  keepAlive: boolean;
+}
+
+/**
+ * HTTP/1.1 requests to one origin, over a pool of keep-alive connections
+ * (see the module doc).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { startApiServer } from "../../../testing.ts";
+ * import { Http1Client } from "./http1.ts";
+ *
+ * await using server = await startApiServer();
+ * using client = new Http1Client(server.url);
+ * const answer = await client.request({ method: "GET", target: "/version", headers: {} });
+ * assert.equal(answer.status, 200);
+ * assert.match(answer.header("Content-Type") ?? "", /json/);
+ * assert.ok(JSON.parse(await answer.text()).gitVersion);
+ * ```
+ */
+export class Http1Client {
+  #idle: Link[] = [];
+  #maxIdle: number;
+  #connect: () => Promise<Http1Connection>;
+  #host: string;
+  #closed = false;
+
+  /**
+   * Creates the client; connections are opened by the requests.
+   *
+   * @param origin The server: `http://host:port` or `https://host:port`.
+   * @param options TLS material, the idle pool's size, a custom connect (tests).
+   */
+  constructor(origin: string, options: Http1ClientOptions = {}) {
+    const url = new URL(origin);
+    this.#host = url.host;
+    this.#maxIdle = options.maxIdle ?? 32;
+    const https = url.protocol === "https:";
+    const hostname = url.hostname.replace(/^\[(.*)\]$/, "$1");
+    const port = url.port ? Number(url.port) : https ? 443 : 80;
+    const tls = options.tls ?? {};
+    this.#connect = options.connect ?? (https
+      ? async () => {
+        const conn = await Deno.connectTls({
+          hostname,
+          port,
+          alpnProtocols: ["http/1.1"],
+          ...(tls.caCerts?.length ? { caCerts: tls.caCerts } : {}),
+          ...(tls.cert && tls.key ? { cert: tls.cert, key: tls.key } : {}),
+        });
+        try {
+          await conn.handshake();
+        } catch (error) {
+          conn.close();
+          throw error;
+        }
+        return conn;
+      }
+      : async () => {
+        const conn = await Deno.connect({ hostname, port });
+        conn.setNoDelay(true);
+        return conn;
+      });
+  }
+
+  /**
+   * Sends a request and waits for the answer's headers; read or cancel its
+   * body then (the connection is busy until then).
+   *
+   * @param req The method, target, headers, body, signal and timeouts.
+   * @returns The answer.
+   * @throws The signal's reason, a {@link RequestTimeoutError}, a network error
+   *   (e.g. `Deno.errors.ConnectionRefused`, an {@link Http1Error}), or Deno's
+   *   `NotCapable` without `--allow-net`.
+   */
+  async request(req: Http1Request): Promise<Http1Response> {
+    if (this.#closed) throw new Http1Error("The HTTP client is closed");
+    const bytes = this.#encode(req);
+    const exchange = new Exchange(req);
+    if (exchange.failure !== undefined) throw exchange.failure;
+    for (let fresh = false;; fresh = true) {
+      let link = fresh ? undefined : this.#take();
+      const reused = link !== undefined;
+      if (!link) {
+        const opening = this.#connect();
+        try {
+          link = new Link(await exchange.race(opening));
+        } catch (error) {
+          exchange.finish();
+          if (exchange.failure === undefined) throw error;
+          opening.then((conn) => conn.close(), () => {}); // it may still come: close it then
+          throw exchange.failure;
+        }
+      }
+      exchange.link = link;
+      if (exchange.failure !== undefined) link.close();
+      const before = link.received;
+      try {
+        await writeAll(link.conn, bytes);
+        const head = await readHead(link);
+        exchange.headers();
+        return new Http1Response(this, link, exchange, head, req.method);
+      } catch (error) {
+        link.close();
+        if (exchange.failure !== undefined) {
+          exchange.finish();
+          throw exchange.failure;
+        }
+        if (reused && link.received === before) {
+          // Stale: the server closed the idle connection. So it did with the older ones.
+          for (const old of this.#idle.splice(0)) old.close();
+          continue;
+        }
+        exchange.finish();
+        throw error;
+      }
+    }
+  }
+
+  /** @internal Takes back a connection whose answer was read to its end. */
+  release(link: Link): void {
+    if (this.#closed || this.#idle.length >= this.#maxIdle) return link.close();
+    link.idleSince = performance.now();
+    this.#idle.push(link);
+  }
+
+  /** How many idle connections are kept now. */
+  get idle(): number {
+    return this.#idle.length;
+  }
+
+  /** Closes the idle connections; busy ones close when their answers end. Idempotent. */
+  close(): void {
+    this.#closed = true;
+    for (const link of this.#idle.splice(0)) link.close();
+  }
+
+  /** Closes the client (as {@link Http1Client.close}). */
+  [Symbol.dispose](): void {
+    this.close();
+  }
+
+  #take(): Link | undefined {
+    const now = performance.now();
+    for (let link = this.#idle.pop(); link; link = this.#idle.pop()) {
+      if (now - link.idleSince < MAX_IDLE_MS) return link;
+      link.close();
+    }
+    return undefined;
+  }
+
+  #encode(req: Http1Request): Uint8Array {
+    let head = `${req.method} ${req.target} HTTP/1.1\r\nhost: ${this.#host}\r\n`;
+    for (const name in req.headers) {
+      const value = req.headers[name]!;
+      if (/[\r\n]/.test(value) || /[\r\n:\s]/.test(name)) {
+        throw new TypeError(`The header ${JSON.stringify(name)} has a bad name or value`);
+      }
+      head += `${name}: ${value}\r\n`;
+    }
+    if (/[\s]/.test(req.target) || /[\s]/.test(req.method)) {
+      throw new TypeError(`The request target ${JSON.stringify(req.target)} has spaces`);
+    }
+    const body = typeof req.body === "string" ? encoder.encode(req.body) : req.body;
+    if (body !== undefined) head += `content-length: ${body.length}\r\n`;
+    else if (req.method === "POST" || req.method === "PUT" || req.method === "PATCH") {
+      head += "content-length: 0\r\n";
+    }
+    head += "\r\n";
+    if (!body?.length) return encoder.encode(head);
+    const out = new Uint8Array(head.length * 3 + body.length);
+    const { written } = encoder.encodeInto(head, out);
+    out.set(body, written);
+    return out.subarray(0, written + body.length);
+  }
+}
+
+async function writeAll(conn: Http1Connection, bytes: Uint8Array): Promise<void> {
+  for (let at = 0; at < bytes.length;) at += await conn.write(bytes.subarray(at));
+}
+
+/** Reads the status line and the headers (skipping 1xx answers but 101). */
+async function readHead(link: Link): Promise<Head> {
+  for (;;) {
+    let scanned = link.start;
+    let stop = -1;
+    while (stop < 0) {
+      for (let i = scanned; i < link.end; i++) {
+        if (link.buf[i] !== 10) continue;
+        const next = link.buf[i + 1];
+        if (i + 1 < link.end && next === 10) stop = i + 2;
+        else if (i + 2 < link.end && next === 13 && link.buf[i + 2] === 10) stop = i + 3;
+        if (stop >= 0) break;
+      }
+      if (stop >= 0) break;
+      scanned = Math.max(link.start, link.end - 2);
+      if (link.end - link.start > MAX_HEAD) {
+        throw new Http1Error("The answer's headers are too long");
+      }
+      const offset = link.start;
+      if (!(await link.fill())) {
+        throw new Http1Error(
+          link.end > link.start
+            ? "The connection closed in the middle of the answer's headers"
+            : "The connection closed before an answer",
+        );
+      }
+      scanned -= offset - link.start; // fill() may move the buffered bytes to the front
+    }
+    const lines = decoder.decode(link.buf.subarray(link.start, stop)).split("\n");
+    link.start = stop;
+    const status = /^HTTP\/1\.([01]) (\d{3})(?: |\r?$)/.exec(lines[0] ?? "");
+    if (!status) {
+      throw new Http1Error(`The answer is not HTTP/1.x: ${JSON.stringify(lines[0]?.slice(0, 80))}`);
+    }
+    const code = Number(status[2]);
+    if (code >= 100 && code < 200 && code !== 101) continue;
+    const headers = new Map<string, string>();
+    for (let i = 1; i < lines.length; i++) {
+      const line = lines[i]!;
+      const colon = line.indexOf(":");
+      if (colon <= 0) continue;
+      const name = line.slice(0, colon).trim().toLowerCase();
+      const value = line.slice(colon + 1).trim();
+      const had = headers.get(name);
+      headers.set(name, had === undefined ? value : `${had}, ${value}`);
+    }
+    const connection = headers.get("connection")?.toLowerCase() ?? "";
+    const keepAlive = status[1] === "1"
+      ? !/(^|,)\s*close\s*(,|$)/.test(connection)
+      : /(^|,)\s*keep-alive\s*(,|$)/.test(connection);
+    return { status: code, headers, keepAlive };
+  }
+}
+
+function concat(pieces: Uint8Array[]): Uint8Array {
+  let size = 0;
+  for (const piece of pieces) size += piece.length;
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const piece of pieces) {
+    out.set(piece, at);
+    at += piece.length;
+  }
+  return out;
+}

@@ -1,0 +1,371 @@
+/**
+ * The lean HTTP/1.1 client (`http1.ts`) on fake connections: answers cut
+ * anywhere, the three kinds of bodies, keep-alive reuse, stale connections,
+ * aborts and timeouts — no server, no sockets.
+ */
+
+import assert from "node:assert/strict";
+import {
+  Http1Client,
+  type Http1Connection,
+  Http1Error,
+  RequestTimeoutError,
+} from "../../src/cogs/clients/http1.ts";
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+/** A connection that answers with scripted bytes, read by read (one piece per read). */
+class FakeConn implements Http1Connection {
+  written = "";
+  closed = false;
+  #pieces: Uint8Array[] = [];
+  #waiting: { p: Uint8Array; resolve: (n: number | null) => void; reject: (e: unknown) => void }[] =
+    [];
+  #ended = false;
+  /** A write error to throw (a stale connection). */
+  writeError: Error | undefined;
+
+  /** Queues bytes for the reader; pieces are delivered one per read (larger ones cut). */
+  push(...pieces: (string | Uint8Array)[]): this {
+    for (const piece of pieces) {
+      this.#pieces.push(typeof piece === "string" ? enc.encode(piece) : piece);
+    }
+    this.#serve();
+    return this;
+  }
+
+  /** The server closes its side: reads return null once the pieces are read. */
+  end(): this {
+    this.#ended = true;
+    this.#serve();
+    return this;
+  }
+
+  read(p: Uint8Array): Promise<number | null> {
+    if (this.closed) return Promise.reject(new Deno.errors.BadResource("closed"));
+    return new Promise((resolve, reject) => {
+      this.#waiting.push({ p, resolve, reject });
+      this.#serve();
+    });
+  }
+
+  write(p: Uint8Array): Promise<number> {
+    if (this.closed) return Promise.reject(new Deno.errors.BadResource("closed"));
+    if (this.writeError) return Promise.reject(this.writeError);
+    this.written += dec.decode(p);
+    return Promise.resolve(p.length);
+  }
+
+  close(): void {
+    if (this.closed) throw new Deno.errors.BadResource("closed twice");
+    this.closed = true;
+    for (const w of this.#waiting.splice(0)) w.reject(new Deno.errors.Interrupted("closed"));
+  }
+
+  #serve(): void {
+    while (this.#waiting.length && (this.#pieces.length || this.#ended)) {
+      const w = this.#waiting.shift()!;
+      const piece = this.#pieces.shift();
+      if (!piece) {
+        w.resolve(null);
+        continue;
+      }
+      const n = Math.min(piece.length, w.p.length);
+      w.p.set(piece.subarray(0, n));
+      if (n < piece.length) this.#pieces.unshift(piece.subarray(n));
+      w.resolve(n);
+    }
+  }
+}
+
+/** A client whose connections are the given fakes, in order. */
+function clientOf(...conns: FakeConn[]): { client: Http1Client; opened: () => number } {
+  let opened = 0;
+  const client = new Http1Client("http://k8s.local:8080", {
+    connect: () => {
+      const conn = conns[opened++];
+      return conn ? Promise.resolve(conn) : Promise.reject(new Error("no more connections"));
+    },
+  });
+  return { client, opened: () => opened };
+}
+
+/** Cuts bytes at the given offsets. */
+function cut(text: string, at: number[]): Uint8Array[] {
+  const bytes = enc.encode(text);
+  const out: Uint8Array[] = [];
+  let from = 0;
+  for (const to of [...at, bytes.length]) {
+    out.push(bytes.slice(from, to));
+    from = to;
+  }
+  return out.filter((piece) => piece.length);
+}
+
+const get = { method: "GET", target: "/x", headers: {} };
+
+Deno.test("a request is one write: request line, host, headers, content-length and the body", async () => {
+  const conn = new FakeConn().push("HTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\n{}");
+  const { client } = clientOf(conn);
+  const answer = await client.request({
+    method: "POST",
+    target: "/api/v1/namespaces?x=1",
+    headers: { "content-type": "application/json", authorization: "Bearer t" },
+    body: '{"a":"ü"}',
+  });
+  assert.equal(answer.status, 201);
+  assert.equal(await answer.text(), "{}");
+  assert.equal(
+    conn.written,
+    "POST /api/v1/namespaces?x=1 HTTP/1.1\r\nhost: k8s.local:8080\r\n" +
+      "content-type: application/json\r\nauthorization: Bearer t\r\ncontent-length: 10\r\n\r\n" +
+      '{"a":"ü"}',
+  );
+  assert.doesNotMatch(conn.written, /accept-encoding/i);
+});
+
+Deno.test("headers with CR or LF are refused before anything is sent", async () => {
+  const conn = new FakeConn();
+  const { client, opened } = clientOf(conn);
+  await assert.rejects(
+    client.request({ ...get, headers: { "x-a": "b\r\nx-evil: 1" } }),
+    TypeError,
+  );
+  assert.equal(opened(), 0);
+});
+
+Deno.test("a chunked answer cut at every byte: the same body, extensions and trailers dropped", async () => {
+  const body = '{"type":"ADDED","object":{"a":"ü"}}\n{"type":"MODIFIED"}\n';
+  const bytes = enc.encode(body);
+  const text =
+    "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\n" +
+    `${(20).toString(16)};name=value\r\n${dec.decode(bytes.slice(0, 20))}\r\n` +
+    `${(bytes.length - 20).toString(16).toUpperCase()}\r\n${dec.decode(bytes.slice(20))}\r\n` +
+    "0;last\r\nX-Trailer: 1\r\nX-Other: 2\r\n\r\n";
+  // ü is two bytes: cut at every byte offset, one offset at a time and all at once.
+  const total = enc.encode(text).length;
+  const cuts = [...Array.from({ length: total - 1 }, (_, i) => [i + 1]), [
+    ...Array.from({ length: total - 1 }, (_, i) => i + 1),
+  ]];
+  for (const at of cuts) {
+    const conn = new FakeConn().push(...cut(text, at));
+    const { client } = clientOf(conn);
+    const answer = await client.request(get);
+    assert.equal(answer.status, 200);
+    assert.equal(answer.header("content-type"), "application/json");
+    assert.equal(answer.header("CONTENT-TYPE"), "application/json");
+    assert.equal(dec.decode(await answer.bytes()), body, `cut at ${at.join(",")}`);
+    assert.equal(conn.closed, false, "read to its end: kept for reuse");
+    assert.equal(client.idle, 1);
+  }
+});
+
+Deno.test("a chunked stream yields what arrived, as it arrives", async () => {
+  const conn = new FakeConn().push(
+    "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhello\r\n3\r\n ab\r\n",
+  );
+  const { client } = clientOf(conn);
+  const answer = await client.request(get);
+  // Both buffered chunks come as one piece; nothing waits for more.
+  assert.equal(dec.decode((await answer.read())!), "hello ab");
+  const next = answer.read();
+  conn.push("2\r\ncd\r\n");
+  assert.equal(dec.decode((await next)!), "cd");
+  conn.push("0\r\n\r\n");
+  assert.equal(await answer.read(), null);
+  assert.equal(await answer.read(), null);
+  assert.equal(client.idle, 1);
+});
+
+Deno.test("Content-Length bodies, cut anywhere; the connection is reused for the next request", async () => {
+  const one = "HTTP/1.1 200 OK\r\nContent-Length: 11\r\n\r\nhello world";
+  const conn = new FakeConn().push(...cut(one, [3, 17, 30, 38]));
+  const { client, opened } = clientOf(conn);
+  const first = await client.request(get);
+  assert.equal(await first.text(), "hello world");
+  conn.push("HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n");
+  const second = await client.request(get);
+  assert.equal(second.status, 404);
+  assert.equal(await second.text(), "");
+  assert.equal(opened(), 1);
+  assert.equal(conn.written.match(/GET \/x/g)?.length, 2);
+});
+
+Deno.test("a body up to the close of the connection; the connection is not reused", async () => {
+  const conn = new FakeConn().push("HTTP/1.1 200 OK\r\n\r\nall ", "of it").end();
+  const again = new FakeConn().push("HTTP/1.1 200 OK\r\ncontent-length: 1\r\n\r\nx");
+  const { client, opened } = clientOf(conn, again);
+  assert.equal(await (await client.request(get)).text(), "all of it");
+  assert.equal(conn.closed, true);
+  assert.equal(await (await client.request(get)).text(), "x");
+  assert.equal(opened(), 2);
+});
+
+Deno.test("Connection: close and HTTP/1.0 answers close the connection after the body", async () => {
+  for (const head of ["HTTP/1.1 200 OK\r\nConnection: close", "HTTP/1.0 200 OK"]) {
+    const conn = new FakeConn().push(`${head}\r\nContent-Length: 2\r\n\r\nok`);
+    const { client } = clientOf(conn);
+    assert.equal(await (await client.request(get)).text(), "ok");
+    assert.equal(conn.closed, true);
+    assert.equal(client.idle, 0);
+  }
+});
+
+Deno.test("HEAD, 204 and 304 answers have no body, whatever their headers say; 1xx are skipped", async () => {
+  const conn = new FakeConn().push(
+    "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n",
+    "HTTP/1.1 204 No Content\r\n\r\n",
+    "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 304 Not Modified\r\nContent-Length: 5\r\n\r\n",
+  );
+  const { client, opened } = clientOf(conn);
+  const head = await client.request({ ...get, method: "HEAD" });
+  assert.equal(head.header("content-length"), "100");
+  assert.equal(await head.text(), "");
+  assert.equal((await client.request(get)).status, 204);
+  const last = await client.request(get);
+  assert.equal(last.status, 304);
+  assert.equal(await last.text(), "");
+  assert.equal(opened(), 1);
+});
+
+Deno.test("a stale idle connection (closed by the server) is replaced by a fresh one, once", async () => {
+  const stale = new FakeConn().push("HTTP/1.1 200 OK\r\ncontent-length: 1\r\n\r\na");
+  const fresh = new FakeConn().push("HTTP/1.1 201 Created\r\ncontent-length: 1\r\n\r\nb");
+  const { client, opened } = clientOf(stale, fresh);
+  assert.equal(await (await client.request(get)).text(), "a");
+  stale.end(); // the server closed it while idle: EOF before any byte of the next answer
+  const answer = await client.request({ ...get, method: "PATCH", body: "{}" });
+  assert.equal(answer.status, 201);
+  assert.equal(await answer.text(), "b");
+  assert.equal(opened(), 2);
+  assert.equal(stale.closed, true);
+  assert.match(fresh.written, /^PATCH \/x HTTP\/1.1\r\n/);
+
+  // A write error on a reused connection is stale too.
+  const broken = new FakeConn().push("HTTP/1.1 200 OK\r\ncontent-length: 1\r\n\r\nc");
+  const second = new FakeConn().push("HTTP/1.1 200 OK\r\ncontent-length: 1\r\n\r\nd");
+  const other = clientOf(broken, second);
+  assert.equal(await (await other.client.request(get)).text(), "c");
+  broken.writeError = new Deno.errors.BrokenPipe("Broken pipe (os error 32)");
+  assert.equal(await (await other.client.request(get)).text(), "d");
+});
+
+Deno.test("no retry when the answer had begun, nor on a fresh connection", async () => {
+  const reused = new FakeConn().push("HTTP/1.1 200 OK\r\ncontent-length: 1\r\n\r\na");
+  const { client, opened } = clientOf(reused, new FakeConn());
+  await (await client.request(get)).text();
+  reused.push("HTTP/1.1 200 O").end(); // some bytes, then the end: the server did answer
+  await assert.rejects(client.request(get), Http1Error);
+  assert.equal(opened(), 1);
+
+  const fresh = new FakeConn().end();
+  const other = clientOf(fresh, new FakeConn());
+  await assert.rejects(other.client.request(get), /closed before an answer/);
+  assert.equal(other.opened(), 1);
+});
+
+Deno.test("a body cut short by the close is an error, and the connection is closed", async () => {
+  const conn = new FakeConn().push("HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nshort").end();
+  const { client } = clientOf(conn);
+  const answer = await client.request(get);
+  await assert.rejects(answer.text(), /closed before the end/);
+  assert.equal(conn.closed, true);
+  assert.equal(client.idle, 0);
+});
+
+Deno.test("bad framing is an error: a bad chunk size, a bad Content-Length, not HTTP", async () => {
+  for (
+    const [text, error] of [
+      ["HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n", /bad chunk size/],
+      ["HTTP/1.1 200 OK\r\ncontent-length: -1\r\n\r\n", /bad Content-Length/],
+      ["SSH-2.0-OpenSSH\r\n\r\n", /not HTTP/],
+    ] as const
+  ) {
+    const conn = new FakeConn().push(text);
+    const { client } = clientOf(conn);
+    await assert.rejects(client.request(get).then((a) => a.text()), error);
+    assert.equal(conn.closed, true);
+  }
+});
+
+Deno.test("an abort in the middle of a body closes the connection and rejects with the reason", async () => {
+  const conn = new FakeConn().push(
+    "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n3\r\nabc\r\n",
+  );
+  const { client } = clientOf(conn);
+  const stop = new AbortController();
+  const answer = await client.request({ ...get, signal: stop.signal });
+  assert.equal(dec.decode((await answer.read())!), "abc");
+  const pending = answer.read();
+  const reason = new Error("stop it");
+  stop.abort(reason);
+  await assert.rejects(pending, (error) => error === reason);
+  assert.equal(conn.closed, true);
+  assert.equal(client.idle, 0);
+  await assert.rejects(client.request({ ...get, signal: stop.signal }), (e) => e === reason);
+});
+
+Deno.test("cancel() of an unfinished body closes the connection; of a finished one keeps it", async () => {
+  const conn = new FakeConn().push("HTTP/1.1 200 OK\r\ncontent-length: 4\r\n\r\nab");
+  const { client } = clientOf(conn);
+  const answer = await client.request(get);
+  answer.cancel();
+  answer.cancel();
+  assert.equal(conn.closed, true);
+  assert.equal(await answer.read(), null);
+});
+
+Deno.test("timeouts: to the headers, and for the whole body; the connection is closed", async () => {
+  const silent = new FakeConn();
+  const { client } = clientOf(silent);
+  await assert.rejects(
+    client.request({ ...get, connectTimeout: 0.02 }),
+    (e) => e instanceof RequestTimeoutError && e.phase === "connect" && e.seconds === 0.02,
+  );
+  assert.equal(silent.closed, true);
+
+  const slow = new FakeConn().push("HTTP/1.1 200 OK\r\ncontent-length: 4\r\n\r\nab");
+  const other = clientOf(slow);
+  const answer = await other.client.request({ ...get, timeout: 0.05, connectTimeout: 0.01 });
+  await new Promise((resolve) => setTimeout(resolve, 20)); // past the connect timeout: it stopped
+  await assert.rejects(
+    answer.text(),
+    (e) => e instanceof RequestTimeoutError && e.phase === "total",
+  );
+  assert.equal(slow.closed, true);
+});
+
+Deno.test("an abort while connecting rejects at once; the late connection is closed", async () => {
+  let open: (conn: FakeConn) => void = () => {};
+  const client = new Http1Client("http://k8s.local", {
+    connect: () => new Promise((resolve) => (open = resolve)),
+  });
+  const stop = new AbortController();
+  const request = client.request({ ...get, signal: stop.signal });
+  stop.abort(new Error("bye"));
+  await assert.rejects(request, /bye/);
+  const late = new FakeConn();
+  open(late);
+  await Promise.resolve();
+  await Promise.resolve();
+  assert.equal(late.closed, true);
+});
+
+Deno.test("the idle pool is capped; close() closes the idle connections", async () => {
+  const conns = [0, 1, 2].map(() =>
+    new FakeConn().push("HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\n")
+  );
+  let next = 0;
+  const client = new Http1Client("http://k8s.local", {
+    maxIdle: 2,
+    connect: () => Promise.resolve(conns[next++]!),
+  });
+  const answers = await Promise.all([0, 1, 2].map(() => client.request(get)));
+  for (const answer of answers) assert.equal(await answer.text(), "");
+  assert.equal(client.idle, 2);
+  assert.equal(conns.filter((c) => c.closed).length, 1);
+  client.close();
+  assert.equal(conns.filter((c) => c.closed).length, 3);
+  await assert.rejects(client.request(get), /closed/);
+});
