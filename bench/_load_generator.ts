@@ -1,7 +1,9 @@
 /**
  * The main thread's handle on the load generator worker (`_load_worker.ts`):
  * each method posts one request to the worker and resolves with its answer.
- * The operator under test keeps the main thread's event loop to itself.
+ * The operator under test runs in a process of its own; the worker keeps the
+ * load (and its steady-rate timing) off the event loop of the main thread,
+ * which drives the benchmark and reads the processes' counters.
  *
  * @module
  */

@@ -1,12 +1,13 @@
 /**
- * The operator benchmark's load generator, in a worker thread: it creates
- * and deletes the objects and runs the referee's watch, so that none of that
- * work queues on the event loop of the operator under test (which runs on
- * the main thread of the same process). Driven by {@link LoadGenerator}
- * through `{ id, method, args }` messages; answers `{ id, result }` or
- * `{ id, error }`. Times are epoch milliseconds with sub-millisecond
- * precision (`performance.timeOrigin + performance.now()`), comparable
- * across threads.
+ * The operator benchmark's load generator, in a worker thread of the
+ * benchmark's process: it creates and deletes the objects and runs the
+ * referee's watch, so that none of that work queues on the main thread's
+ * event loop, which drives the benchmark and samples the processes (the
+ * operator under test runs in a process of its own, `_bench_operator.ts`).
+ * Driven by {@link LoadGenerator} through `{ id, method, args }` messages;
+ * answers `{ id, result }` or `{ id, error }`. Times are epoch milliseconds
+ * with sub-millisecond precision (`performance.timeOrigin +
+ * performance.now()`), comparable across threads and processes.
  *
  * @module
  */

@@ -154,6 +154,11 @@ export async function readResults(path: string): Promise<FigureRecord[]> {
   }
 }
 
+/** A target's bound as written: thousands separated, its decimals shown (`"1,000"`, `"0.3"`). */
+function bound(n: number): string {
+  return n.toLocaleString("en-US", { maximumFractionDigits: 6 });
+}
+
 /**
  * One line for one figure: label, value, unit, and the target with ✓ or ✗ (kept as data too:
  * {@link recordedFigures}).
@@ -176,10 +181,10 @@ export function figure(
   if (target) {
     if ("atLeast" in target) {
       met = value >= target.atLeast;
-      line += `  (target ≥ ${fmt(target.atLeast)})  ${met ? "✓" : "✗"}`;
+      line += `  (target ≥ ${bound(target.atLeast)})  ${met ? "✓" : "✗"}`;
     } else {
       met = value < target.below;
-      line += `  (target < ${fmt(target.below)})  ${met ? "✓" : "✗"}`;
+      line += `  (target < ${bound(target.below)})  ${met ? "✓" : "✗"}`;
     }
   }
   if (note) line += `  ${note}`;

@@ -7,9 +7,12 @@
  * 2. merge-patch latency at a fixed 1,000 patches/s, open loop;
  * 3. watch fan-out to 20 watchers, checked for exactly-once, in-order delivery;
  * 4. RSS with 100,000 small ConfigMaps (on a fresh server);
- * 5. the operator (`operator_bench.ts`): objects fully handled per second in
- *    bursts of 1,000 and 10,000, creation-to-handler latency at 100 objects/s,
- *    API requests per object lifecycle, peak RSS (on a fresh server);
+ * 5. the operator (`operator_bench.ts`, the operator a process of its own per
+ *    burst, this process the load generator): objects fully handled per second
+ *    in bursts of 1,000, 2,000 and 10,000, creation-to-handler latency at 100
+ *    objects/s, API requests per object lifecycle, the operator's CPU per
+ *    object next to the server's and the load generator's, its idle and peak
+ *    RSS (on a fresh server);
  * 6. daemons and timers (`daemons_bench.ts`): 10,000 objects, each with a
  *    10-second timer and a daemon: CPU share, timer drift, RSS (on a fresh server);
  * 7. admission (`admission_bench.ts`): creations at 200/s through a mutating and
@@ -274,7 +277,7 @@ async function main(): Promise<number> {
     await stop(fresh, "second");
   }
 
-  // The operator benchmark: a fresh server, the operator in this process.
+  // The operator benchmark: a fresh server, the operator in processes of its own, the load here.
   const third = await start();
   try {
     console.log(`kopf operator benchmark: server pid ${third.pid}; ${machine()}`);

@@ -1,40 +1,56 @@
 /**
  * The operator benchmark: an operator with one create and one delete handler
- * (the delete handler is not optional, so every object gets a finalizer)
- * runs on this process's main thread against the API server in a process of
- * its own. The load — POSTs, DELETEs, and a watch of the benchmark's own that
- * sees when each object's create result lands in `status` and when each
- * object is gone — comes from a worker thread (`_load_worker.ts`), so it
- * never queues on the operator's event loop. The server's request counters
- * give the API requests per object lifecycle.
+ * (the delete handler is not optional, so every object gets a finalizer) runs
+ * as a process of its own (`_bench_operator.ts`, driven through
+ * `_operator_process.ts`), a fresh one for every burst and phase, against the
+ * API server in a process of its own (`_server_process.ts`). This process is
+ * the load generator: the POSTs, the DELETEs, and a watch of the benchmark's
+ * own that sees when each object's create result lands in `status` and when
+ * each object is gone, all come from its worker thread (`_load_worker.ts`,
+ * kept so that the main thread's sampling and the worker's steady-rate timing
+ * do not queue on one event loop). So the three parties are three processes,
+ * and each one's CPU time (`/proc/<pid>/stat`, all its threads) and memory are
+ * its own: the operator's peak RSS is its `VmHWM` (the exact peak, not a
+ * sample), in a process that held nothing before the burst. The server's
+ * request counters give the API requests per object lifecycle.
  *
- * 1. an accounting run (which also warms up the JIT): processing cycles and
- *    API writes per object lifecycle, from a counting `kopf.on.event`
- *    handler and the operator's debug lines;
- * 2. bursts of 1,000 (best of 3) and 10,000 creations (50 in flight), then
- *    deletions: objects fully handled per second, requests per lifecycle by
- *    verb, CPU per lifecycle, and (for 10,000) the peak RSS of this process,
- *    sampled every 100 ms — with the default settings, and for comparison
- *    10,000 with `settings.batching.workerLimit` set;
+ * 0. idle: a fresh operator, ready, with no objects to handle — its RSS;
+ * 1. an accounting run: processing cycles and API writes per object
+ *    lifecycle, from a counting `kopf.on.event` handler and the operator's log
+ *    lines (also the warm-up of the server and the load generator);
+ * 2. bursts of 1,000 (best of 3), 2,000 and 10,000 creations (50 in flight),
+ *    then deletions: objects fully handled per second, requests per lifecycle
+ *    by verb, CPU per lifecycle of the operator (its main thread and the whole
+ *    process), the server and the load generator; for 2,000 and 10,000 the
+ *    operator's peak RSS and its settled RSS after the burst; for 10,000 the
+ *    CPU per object of the creations alone (from the first POST until all are
+ *    handled) of each of the three processes, and whether the operator's is
+ *    the smallest — with the default settings, and for comparison 10,000 with
+ *    `settings.batching.workerLimit` set;
  * 3. creation-to-handler latency at a steady 100 objects/s for 10 s, with
- *    the default batching window and with a short one;
+ *    the default batching window and with a short one (the create handler's
+ *    start times come from the operator's report over its stdin);
  * 4. events: a burst of 10,000 creations whose create handler logs one line,
  *    with event posting on (the default settings) and, for comparison, off:
  *    the share of the events (per-object log lines at `info` and above)
- *    posted or folded 0, 1, 3 and 5 s after the last object was handled, the
+ *    posted or folded 0, 1, 3 and 5 s after the last object was handled (the
+ *    operator's `kopf_events_*` counters, asked for over its stdin), the
  *    operator's CPU per object up to that moment with and without posting,
- *    and after the operator's exit how many were written, dropped and
- *    counted, or lost uncounted.
+ *    and after the operator's exit (its last report line) how many were
+ *    written, dropped and counted, or lost uncounted.
  *
  * Except in the events phase, event posting is off and logs go nowhere at
- * level warning, so what is measured is the handling. Rates depend on the CPU the three parties get;
- * CPU per lifecycle (the operator's thread, the whole process, the server)
+ * level warning, so what is measured is the handling. Every operator process
+ * starts cold (no JIT warm-up carried over from an earlier phase), as a real
+ * one does. Rates depend on the CPU the three parties get; CPU per lifecycle
  * does not, and the load average is printed for that reason.
  *
  * Run alone: `deno run -A bench/operator_bench.ts`; only some phases:
  * `KOPF_BENCH_PHASES=tuned,bursts deno run -A bench/operator_bench.ts` (phases:
- * `accounting`, `tuned`, `bursts`, `latency`, `events`; the accounting run always runs
- * first, as the warm-up).
+ * `accounting`, `tuned`, `bursts`, `latency`, `events`; the idle and
+ * accounting runs always run first). The operator's processes use only the
+ * public `mod.ts`, so that `compare.ts` can run this benchmark on earlier
+ * commits.
  *
  * @module
  */
@@ -42,6 +58,7 @@
 import * as kopf from "../mod.ts";
 import { BenchClient, expectOk, setUpKopfExamples } from "./_client.ts";
 import { LoadGenerator } from "./_load_generator.ts";
+import { type ChildOptions, OperatorProcess } from "./_operator_process.ts";
 import { readCpuSeconds, type ServerProcess, startServerProcess } from "./_server_process.ts";
 import { figure, fmt, percentile } from "./_stats.ts";
 
@@ -53,6 +70,12 @@ const CONCURRENCY = 50;
 /** The worker limit of the comparison burst (the default is none). */
 const TUNED_WORKERS = 100;
 const MB = 1024 * 1024;
+/** Peak RSS targets of the operator process by burst size, in MiB. */
+const PEAK_RSS_TARGETS = new Map([[2_000, 100], [10_000, 150]]);
+/** How long after a burst the settled RSS is read: past the workers' idle timeout (5 s). */
+const SETTLE_SECONDS = 6;
+/** How long after it is ready the idle operator's RSS is read. */
+const IDLE_SECONDS = 3;
 
 /** The phases to run (`KOPF_BENCH_PHASES`, comma-separated; all by default). */
 const PHASES = Deno.env.get("KOPF_BENCH_PHASES")?.split(",").map((p) => p.trim());
@@ -62,8 +85,9 @@ function phase(name: "tuned" | "bursts" | "latency" | "events"): boolean {
   return !PHASES || PHASES.includes(name);
 }
 
-/** Epoch milliseconds with sub-millisecond precision, comparable across threads. */
+/** Epoch milliseconds with sub-millisecond precision, comparable across threads and processes. */
 const now = () => performance.timeOrigin + performance.now();
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** What the operator benchmark reports back to `bench/main.ts`. */
 export interface OperatorBenchOutcome {
@@ -74,90 +98,16 @@ export interface OperatorBenchOutcome {
   broken: string[];
 }
 
-/** The operator under test, running in this process. */
-interface BenchOperator extends AsyncDisposable {
-  /** Name → when the create handler started (epoch ms, sub-ms precision). */
-  starts: Map<string, number>;
-  /** Processing cycles seen by the counting event handler (accounting runs only). */
-  cycles: number;
-  /** Log messages by their first words (accounting runs only). */
-  messages: Map<string, number>;
-}
-
 /**
- * Starts an operator with the benchmark's handlers and waits until it watches.
+ * Starts an operator process with the benchmark's handlers and waits until it watches.
  *
  * @param kubeconfig The server's kubeconfig.
- * @param options The batching window (default: the default); whether to count cycles and messages.
+ * @param options The batching window and worker limit (default: the defaults); whether to
+ *   count cycles and messages, keep the create handler's start times, post events.
  * @returns The running operator.
  */
-async function startOperator(
-  kubeconfig: string,
-  options: {
-    batchWindow?: number;
-    workerLimit?: number;
-    account?: boolean;
-    /** Post events (a log line per create handler), logging to this sink and counting in these metrics. */
-    events?: { sink: kopf.LogSink; metrics: kopf.OperatorMetrics };
-  } = {},
-): Promise<BenchOperator> {
-  const registry = new kopf.OperatorRegistry();
-  const starts = new Map<string, number>();
-  const messages = new Map<string, number>();
-  const op: BenchOperator = {
-    starts,
-    cycles: 0,
-    messages,
-    [Symbol.asyncDispose]: async () => {},
-  };
-  const chatty = !!options.events;
-  kopf.on.create("kopf.dev", "v1", "kopfexamples", { registry, id: "create_fn" }, (c) => {
-    starts.set(c.name as string, now());
-    if (chatty) c.logger.info("Created.");
-    return { message: "created" };
-  });
-  kopf.on.delete("kopf.dev", "v1", "kopfexamples", { registry, id: "delete_fn" }, () => {});
-  if (options.account) {
-    kopf.on.event("kopf.dev", "v1", "kopfexamples", { registry, id: "count_fn" }, () => {
-      op.cycles++;
-    });
-  }
-  const settings = new kopf.OperatorSettings();
-  settings.posting.enabled = chatty;
-  if (options.batchWindow !== undefined) settings.batching.batchWindow = options.batchWindow;
-  if (options.workerLimit !== undefined) settings.batching.workerLimit = options.workerLimit;
-
-  const stop = new AbortController();
-  let ready!: () => void;
-  const readiness = new Promise<void>((resolve) => (ready = resolve));
-  const running = kopf.operator({
-    registry,
-    settings,
-    clusterwide: true,
-    kubeconfig,
-    signal: stop.signal,
-    onReady: () => ready(),
-    ...(options.events ? { sink: options.events.sink, metrics: options.events.metrics } : {}),
-    ...(options.events ? {} : options.account
-      ? {
-        sink: (record: kopf.LogRecord) => {
-          const key = record.message.split(": ")[0]!;
-          messages.set(key, (messages.get(key) ?? 0) + 1);
-        },
-      }
-      : { logging: { level: "warning" as const, write: () => {} } }),
-  });
-  await Promise.race([
-    readiness,
-    running.then(() => {
-      throw new Error("the operator stopped before it was ready");
-    }),
-  ]);
-  op[Symbol.asyncDispose] = async () => {
-    stop.abort();
-    await running;
-  };
-  return op;
+function startOperator(kubeconfig: string, options: ChildOptions = {}): Promise<OperatorProcess> {
+  return OperatorProcess.start(kubeconfig, options);
 }
 
 /** Request counts of the server, by `"<verb> <resource> <code>"`. */
@@ -221,12 +171,35 @@ function perObject(d: RequestDiff, objects: number): string {
     (others.length ? `; other resources: ${others.join(", ")}` : "");
 }
 
-/** CPU seconds of this process's main thread (the operator's event loop), from `/proc`. */
-async function mainThreadCpuSeconds(): Promise<number> {
-  const text = await Deno.readTextFile(`/proc/${Deno.pid}/task/${Deno.pid}/stat`);
-  const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / 100;
+/** CPU seconds of the three parties: the operator (its main thread, and the whole process), the server, the load generator (this process). */
+interface Cpu {
+  operatorThread: number;
+  operator: number;
+  server: number;
+  load: number;
 }
+
+async function cpuNow(op: OperatorProcess, server: ServerProcess): Promise<Cpu> {
+  const [operatorThread, operator, srv, load] = await Promise.all([
+    op.mainThreadCpuSeconds(),
+    op.cpuSeconds(),
+    server.cpuSeconds(),
+    readCpuSeconds(Deno.pid),
+  ]);
+  return { operatorThread, operator, server: srv, load };
+}
+
+function cpuSince(before: Cpu, after: Cpu): Cpu {
+  return {
+    operatorThread: after.operatorThread - before.operatorThread,
+    operator: after.operator - before.operator,
+    server: after.server - before.server,
+    load: after.load - before.load,
+  };
+}
+
+/** Microseconds of CPU per object, formatted. */
+const us = (seconds: number, objects: number) => fmt((seconds / objects) * 1e6);
 
 /** The figures of one burst. */
 interface BurstResult {
@@ -243,71 +216,68 @@ interface BurstResult {
   postSeconds: number;
   deleteRequestSeconds: number;
   requests: RequestDiff;
-  /** CPU seconds: the operator's thread, the whole process, the server. */
-  operatorCpu: number;
-  processCpu: number;
-  serverCpu: number;
+  /** CPU seconds of the creations alone (from the first POST until all were handled). */
+  createCpu: Cpu;
+  /** CPU seconds of the whole burst. */
+  cpu: Cpu;
   /** Wall seconds of the whole burst. */
   seconds: number;
-  /** Peak RSS of this process (sampled every 100 ms), and the RSS before, in bytes. */
-  peakRss: number;
+  /** The operator's RSS when ready (before the burst), its peak (`VmHWM`), in bytes. */
   rssBefore: number;
+  peakRss: number;
+  /** Its RSS {@link SETTLE_SECONDS} after the last object was gone, if asked for. */
+  settledRss?: number;
 }
 
 async function burst(
   api: BenchClient,
   server: ServerProcess,
   load: LoadGenerator,
+  op: OperatorProcess,
   prefix: string,
   objects: number,
+  options: { settle?: boolean } = {},
 ): Promise<BurstResult> {
   const names = Array.from({ length: objects }, (_, i) => `${prefix}-${i}`);
   const timeoutMs = 60_000 + objects * 20;
   await load.reset();
-  const rssBefore = Deno.memoryUsage().rss;
-  let peakRss = rssBefore;
-  const sampler = setInterval(() => {
-    peakRss = Math.max(peakRss, Deno.memoryUsage().rss);
-  }, 100);
-  try {
-    const counts0 = await requestCounts(api);
-    const operator0 = await mainThreadCpuSeconds();
-    const process0 = await readCpuSeconds(Deno.pid);
-    const server0 = await server.cpuSeconds();
+  const rssBefore = await op.rss();
+  const counts0 = await requestCounts(api);
+  const cpu0 = await cpuNow(op, server);
 
-    const posting = await load.create(names, CONCURRENCY);
-    const created = await load.awaitAll(names, "handled", timeoutMs);
-    const deleting = await load.remove(names, CONCURRENCY);
-    const gone = await load.awaitAll(names, "gone", timeoutMs);
-    const seconds = (now() - posting.started) / 1000;
-
-    const operatorCpu = await mainThreadCpuSeconds() - operator0;
-    const processCpu = await readCpuSeconds(Deno.pid) - process0;
-    const serverCpu = await server.cpuSeconds() - server0;
-    const requests = diffCounts(counts0, await requestCounts(api));
-    peakRss = Math.max(peakRss, Deno.memoryUsage().rss);
-    const createSeconds = (created.last - posting.started) / 1000;
-    const deleteSeconds = (gone.last - deleting.started) / 1000;
-    return {
-      objects,
-      createRate: objects / createSeconds,
-      deleteRate: objects / deleteSeconds,
-      lifecycleRate: objects / (createSeconds + deleteSeconds),
-      createSeconds,
-      deleteSeconds,
-      postSeconds: (posting.finished - posting.started) / 1000,
-      deleteRequestSeconds: (deleting.finished - deleting.started) / 1000,
-      requests,
-      operatorCpu,
-      processCpu,
-      serverCpu,
-      seconds,
-      peakRss,
-      rssBefore,
-    };
-  } finally {
-    clearInterval(sampler);
+  const posting = await load.create(names, CONCURRENCY);
+  const created = await load.awaitAll(names, "handled", timeoutMs);
+  const cpu1 = await cpuNow(op, server);
+  const deleting = await load.remove(names, CONCURRENCY);
+  const gone = await load.awaitAll(names, "gone", timeoutMs);
+  const seconds = (now() - posting.started) / 1000;
+  const cpu2 = await cpuNow(op, server);
+  const requests = diffCounts(counts0, await requestCounts(api));
+  let settledRss: number | undefined;
+  if (options.settle) {
+    await sleep(SETTLE_SECONDS * 1000);
+    settledRss = await op.rss();
   }
+  const peakRss = await op.peakRss();
+  const createSeconds = (created.last - posting.started) / 1000;
+  const deleteSeconds = (gone.last - deleting.started) / 1000;
+  return {
+    objects,
+    createRate: objects / createSeconds,
+    deleteRate: objects / deleteSeconds,
+    lifecycleRate: objects / (createSeconds + deleteSeconds),
+    createSeconds,
+    deleteSeconds,
+    postSeconds: (posting.finished - posting.started) / 1000,
+    deleteRequestSeconds: (deleting.finished - deleting.started) / 1000,
+    requests,
+    createCpu: cpuSince(cpu0, cpu1),
+    cpu: cpuSince(cpu0, cpu2),
+    seconds,
+    rssBefore,
+    peakRss,
+    ...(settledRss !== undefined ? { settledRss } : {}),
+  };
 }
 
 /** The figures of a steady-rate run. */
@@ -322,7 +292,7 @@ interface LatencyResult {
 }
 
 async function steady(
-  op: BenchOperator,
+  op: OperatorProcess,
   load: LoadGenerator,
   prefix: string,
   rate: number,
@@ -333,7 +303,12 @@ async function steady(
   await load.reset();
   const { sent, maxSendDelay } = await load.steady(names, rate);
   await load.awaitAll(names, "handled", 60_000);
-  const latencies = names.map((n, i) => op.starts.get(n)! - sent[i]!).sort((a, b) => a - b);
+  const { starts } = await op.report();
+  const latencies = names.map((n, i) => {
+    const start = starts[n];
+    if (start === undefined) throw new Error(`the operator reported no create handler for ${n}`);
+    return start - sent[i]!;
+  }).sort((a, b) => a - b);
   await load.remove(names, CONCURRENCY);
   await load.awaitAll(names, "gone", 60_000);
   return {
@@ -357,37 +332,39 @@ interface EventsResult {
   source: "metrics" | "server";
   /** Seconds from the first POST to the last object handled. */
   createSeconds: number;
-  /** CPU seconds up to 5 s after the last object handled: operator thread, process, server. */
-  operatorCpu: number;
-  processCpu: number;
-  serverCpu: number;
+  /** CPU seconds up to 5 s after the last object handled. */
+  cpu: Cpu;
   /** After the exit (deletions included): all events, written, dropped and counted. */
   total: number;
   totalWritten: number;
   dropped: number | undefined;
-  /** Peak RSS of this process during the burst (sampled every 100 ms), in bytes. */
+  /** The operator's peak RSS (`VmHWM`) over the burst, in bytes. */
   peakRss: number;
 }
 
 const MARKS = [0, 1, 3, 5];
 
+/** Sums a metric over its label sets in the Prometheus text format; undefined if absent. */
+function metricSum(text: string, name: string): number | undefined {
+  let sum: number | undefined;
+  for (const m of text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, "gm"))) {
+    sum = (sum ?? 0) + Number(m[1]);
+  }
+  return sum;
+}
+
 /** Events written so far: the operator's posted + folded counters if it has them, else the server's event POSTs. */
 async function eventsWritten(
-  metrics: kopf.OperatorMetrics | undefined,
+  metrics: string | undefined,
   api: BenchClient,
   before: Counts,
 ): Promise<{ n: number; source: "metrics" | "server" }> {
-  const text = metrics ? await metrics.metrics() : "";
-  const value = (name: string) => {
-    let sum: number | undefined;
-    for (const m of text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, "gm"))) {
-      sum = (sum ?? 0) + Number(m[1]);
-    }
-    return sum;
-  };
-  const posted = value("kopf_events_posted_total");
+  const posted = metrics === undefined ? undefined : metricSum(metrics, "kopf_events_posted_total");
   if (posted !== undefined) {
-    return { n: posted + (value("kopf_events_folded_total") ?? 0), source: "metrics" };
+    return {
+      n: posted + (metricSum(metrics!, "kopf_events_folded_total") ?? 0),
+      source: "metrics",
+    };
   }
   const after = await requestCounts(api);
   let n = 0;
@@ -395,16 +372,6 @@ async function eventsWritten(
     if (/^create events 2\d\d$/.test(key)) n += count - (before.get(key) ?? 0);
   }
   return { n, source: "server" };
-}
-
-/** The dropped (and counted) events of an operator's counters, if it has them. */
-async function eventsDropped(metrics: kopf.OperatorMetrics): Promise<number | undefined> {
-  const text = await metrics.metrics();
-  let sum: number | undefined;
-  for (const m of text.matchAll(/^kopf_events_dropped_total\{[^}]*\} (\S+)$/gm)) {
-    sum = (sum ?? 0) + Number(m[1]);
-  }
-  return sum;
 }
 
 /**
@@ -420,58 +387,42 @@ async function eventsBurst(
   objects: number,
   posting: boolean,
 ): Promise<EventsResult> {
-  let occurrences = 0;
-  const sink = Object.assign((record: kopf.LogRecord) => {
-    if (record.object && record.level !== "debug") occurrences++;
-  }, { level: "info" as const });
-  const metrics = new kopf.OperatorMetrics();
-  const op = await startOperator(kubeconfig, posting ? { events: { sink, metrics } } : {});
+  await using op = await startOperator(kubeconfig, posting ? { events: true } : {});
   const names = Array.from({ length: objects }, (_, i) => `${prefix}-${i}`);
   const timeoutMs = 60_000 + objects * 20;
-  let peakRss = Deno.memoryUsage().rss;
-  const sampler = setInterval(() => (peakRss = Math.max(peakRss, Deno.memoryUsage().rss)), 100);
-  try {
-    await load.reset();
-    const counts0 = await requestCounts(api);
-    const operator0 = await mainThreadCpuSeconds();
-    const process0 = await readCpuSeconds(Deno.pid);
-    const server0 = await server.cpuSeconds();
-    const posted = await load.create(names, CONCURRENCY);
-    const created = await load.awaitAll(names, "handled", timeoutMs);
-    const written: number[] = [];
-    let source: "metrics" | "server" = "server";
-    for (const mark of MARKS) {
-      await new Promise((r) => setTimeout(r, Math.max(0, created.last + mark * 1000 - now())));
-      const w = await eventsWritten(posting ? metrics : undefined, api, counts0);
-      written.push(w.n);
-      source = w.source;
-    }
-    const result: EventsResult = {
-      objects,
-      occurrences,
-      written,
-      source,
-      createSeconds: (created.last - posted.started) / 1000,
-      operatorCpu: await mainThreadCpuSeconds() - operator0,
-      processCpu: await readCpuSeconds(Deno.pid) - process0,
-      serverCpu: await server.cpuSeconds() - server0,
-      total: 0,
-      totalWritten: 0,
-      dropped: undefined,
-      peakRss: 0,
-    };
-    await load.remove(names, CONCURRENCY);
-    await load.awaitAll(names, "gone", timeoutMs);
-    await op[Symbol.asyncDispose](); // the exit: pending events are flushed (or dropped) here
-    result.total = occurrences;
-    result.totalWritten = (await eventsWritten(posting ? metrics : undefined, api, counts0)).n;
-    if (posting) result.dropped = await eventsDropped(metrics);
-    result.peakRss = peakRss;
-    return result;
-  } finally {
-    clearInterval(sampler);
-    await op[Symbol.asyncDispose]();
+  await load.reset();
+  const counts0 = await requestCounts(api);
+  const cpu0 = await cpuNow(op, server);
+  const posted = await load.create(names, CONCURRENCY);
+  const created = await load.awaitAll(names, "handled", timeoutMs);
+  const written: number[] = [];
+  let source: "metrics" | "server" = "server";
+  let occurrences = 0;
+  for (const mark of MARKS) {
+    await sleep(Math.max(0, created.last + mark * 1000 - now()));
+    const report = posting ? await op.report() : undefined;
+    const w = await eventsWritten(report?.metrics, api, counts0);
+    written.push(w.n);
+    source = w.source;
+    occurrences = report?.occurrences ?? 0;
   }
+  const cpu = cpuSince(cpu0, await cpuNow(op, server));
+  await load.remove(names, CONCURRENCY);
+  await load.awaitAll(names, "gone", timeoutMs);
+  const peakRss = await op.peakRss();
+  const final = await op.stop(); // the exit: pending events are flushed (or dropped) here
+  return {
+    objects,
+    occurrences,
+    written,
+    source,
+    createSeconds: (created.last - posted.started) / 1000,
+    cpu,
+    total: final.occurrences,
+    totalWritten: (await eventsWritten(posting ? final.metrics : undefined, api, counts0)).n,
+    dropped: posting ? metricSum(final.metrics, "kopf_events_dropped_total") : undefined,
+    peakRss,
+  };
 }
 
 /**
@@ -518,53 +469,79 @@ export async function measureOperator(
     using api = new BenchClient(server.url);
     await setUp(api, root);
     await using load = await LoadGenerator.start(server.url, COLLECTION, "create_fn");
-    const idleRss = Deno.memoryUsage().rss;
 
-    // Accounting (and warm-up): cycles and writes per lifecycle.
+    // Idle: a fresh operator, ready, with nothing to handle.
+    {
+      const started = performance.now();
+      await using op = await startOperator(server.kubeconfig);
+      const readySeconds = (performance.now() - started) / 1000;
+      const cpu0 = await op.cpuSeconds();
+      await sleep(IDLE_SECONDS * 1000);
+      const rss = await op.rss();
+      const cpu = await op.cpuSeconds();
+      report(figure("operator: RSS idle with no objects", rss / MB, "MiB", {
+        target: { below: 60 },
+        note: `[VmRSS of the operator process ${IDLE_SECONDS} s after it was ready ` +
+          `(${fmt(readySeconds, 2)} s after the start, a bare Deno process is ~45 MiB); ` +
+          `peak so far (VmHWM) ${fmt((await op.peakRss()) / MB)} MiB; CPU ` +
+          `${fmt(cpu, 2)} s in all, ${fmt((100 * (cpu - cpu0)) / IDLE_SECONDS, 1)}% while idle]`,
+      }));
+    }
+
+    // Accounting (and warm-up of the server and the load generator): cycles and writes per lifecycle.
     {
       const objects = 200;
       await using op = await startOperator(server.kubeconfig, { account: true });
-      const r = await burst(api, server, load, "acct", objects);
+      const r = await burst(api, server, load, op, "acct", objects);
+      const { cycles, messages } = await op.report();
       const writes = operatorWrites(r.requests, objects);
-      const lines = [...op.messages]
+      const lines = Object.entries(messages)
         .filter(([m, n]) => n / objects >= 0.05 && !m.startsWith("Handler 'count_fn'"))
         .sort((a, b) => b[1] - a[1])
         .map(([m, n]) => `${fmt(n / objects, 2)}× ${m}`);
-      report(figure("operator: API writes per processing cycle", writes / op.cycles, "", {
+      report(figure("operator: API writes per processing cycle", writes / cycles, "", {
         decimals: 2,
         target: { below: 4 },
         note: `[Kopf: 0–4 patches per cycle; here ${fmt(writes / objects, 2)} writes in ` +
-          `${fmt(op.cycles / objects, 2)} cycles per lifecycle (create + delete, one handler ` +
+          `${fmt(cycles / objects, 2)} cycles per lifecycle (create + delete, one handler ` +
           `each), cycles counted by a kopf.on.event handler over ${fmt(objects)} objects]`,
       }));
       console.log(`  per lifecycle, the operator's log lines: ${lines.join("; ")}`);
     }
 
-    // Bursts with a worker limit, for comparison: fewer requests in flight, hence
-    // fewer connections and less CPU per request. First, so that RSS is its own
-    // (freed memory mostly stays with the process).
+    // A burst with a worker limit, for comparison: fewer requests in flight, hence
+    // fewer connections and less CPU per request.
     if (phase("tuned")) {
       const objects = 10_000;
-      await using _op = await startOperator(server.kubeconfig, { workerLimit: TUNED_WORKERS });
-      const r = await burst(api, server, load, "tuned", objects);
+      await using op = await startOperator(server.kubeconfig, { workerLimit: TUNED_WORKERS });
+      const r = await burst(api, server, load, op, "tuned", objects);
       console.log(
         `operator: ${fmt(objects)} in a burst with settings.batching.workerLimit = ` +
           `${TUNED_WORKERS}: ${fmt(r.createRate)} objects/s fully handled, ` +
           `${fmt(r.deleteRate)} objects/s gone  [not the default; API requests per lifecycle: ` +
           `${perObject(r.requests, objects)}; CPU per lifecycle: ` +
-          `operator thread ${fmt((r.operatorCpu / objects) * 1e6)} µs, server ${
-            fmt((r.serverCpu / objects) * 1e6)
-          } µs; peak RSS ${fmt(r.peakRss / MB)} MB]`,
+          `operator thread ${us(r.cpu.operatorThread, objects)} µs, operator process ${
+            us(r.cpu.operator, objects)
+          } µs, server ${us(r.cpu.server, objects)} µs, load generator ${
+            us(r.cpu.load, objects)
+          } µs; operator's peak RSS (VmHWM) ${fmt(r.peakRss / MB)} MiB]`,
       );
     }
 
     // Bursts with the defaults: 1,000 objects three times (the best counts:
-    // neighbours on the machine only ever slow a run down), then 10,000 once.
-    for (const [objects, runs] of phase("bursts") ? [[1_000, 3], [10_000, 1]] as const : []) {
+    // neighbours on the machine only ever slow a run down), then 2,000 and 10,000
+    // once — each with a fresh operator process.
+    const bursts = [[1_000, 3], [2_000, 1], [10_000, 1]] as const;
+    for (const [objects, runs] of phase("bursts") ? bursts : []) {
+      const rssTarget = PEAK_RSS_TARGETS.get(objects);
       const results: BurstResult[] = [];
       for (let run = 0; run < runs; run++) {
-        await using _op = await startOperator(server.kubeconfig);
-        results.push(await burst(api, server, load, `burst${objects}-${run}`, objects));
+        await using op = await startOperator(server.kubeconfig);
+        results.push(
+          await burst(api, server, load, op, `burst${objects}-${run}`, objects, {
+            settle: rssTarget !== undefined,
+          }),
+        );
       }
       const r = results.reduce((a, b) => (b.lifecycleRate > a.lifecycleRate ? b : a));
       const others = results.length > 1
@@ -572,11 +549,12 @@ export async function measureOperator(
           results.map((x) => `${fmt(x.createRate)}/${fmt(x.deleteRate)}`).join(", ")
         } create/delete per s`
         : "";
-      const cpu = `CPU per lifecycle: operator thread ${
-        fmt((r.operatorCpu / objects) * 1e6)
-      } µs, whole process ${fmt((r.processCpu / objects) * 1e6)} µs, server ${
-        fmt((r.serverCpu / objects) * 1e6)
-      } µs; operator thread busy ${fmt((100 * r.operatorCpu) / r.seconds)}%`;
+      const c = r.createCpu;
+      const creationCpu = objects === 10_000
+        ? `; CPU per object of the creations: operator ${us(c.operator, objects)} µs ` +
+          `(main thread ${us(c.operatorThread, objects)}), server ${us(c.server, objects)} µs, ` +
+          `load generator ${us(c.load, objects)} µs`
+        : "";
       report(figure(
         `operator: ${fmt(objects)} created in a burst`,
         r.createRate,
@@ -584,7 +562,8 @@ export async function measureOperator(
         {
           target: { atLeast: 1_000 },
           note: `[all handled ${fmt(r.createSeconds, 2)} s after the first POST; ` +
-            `POSTs took ${fmt(r.postSeconds, 2)} s (${CONCURRENCY} in flight)${others}]`,
+            `POSTs took ${fmt(r.postSeconds, 2)} s (${CONCURRENCY} in flight)${others}` +
+            `${creationCpu}]`,
         },
       ));
       report(figure(
@@ -598,27 +577,70 @@ export async function measureOperator(
         },
       ));
       const writes = operatorWrites(r.requests, objects);
+      const cpu = `CPU per lifecycle: operator thread ${us(r.cpu.operatorThread, objects)} µs, ` +
+        `operator process ${us(r.cpu.operator, objects)} µs, server ${
+          us(r.cpu.server, objects)
+        } µs, load generator ${us(r.cpu.load, objects)} µs; operator thread busy ${
+          fmt((100 * r.cpu.operatorThread) / r.seconds)
+        }%; operator's peak RSS (VmHWM) ${fmt(r.peakRss / MB)} MiB`;
       console.log(
         figure(`operator: ${fmt(objects)} whole lifecycles`, r.lifecycleRate, "objects/s", {
           note: `[API requests per lifecycle: ${perObject(r.requests, objects)}; ` +
             `operator writes ${fmt(writes / objects, 2)}/lifecycle; ${cpu}]`,
         }).line,
       );
-      if (objects === 10_000) {
-        console.log(
-          figure(`operator: peak RSS during the ${fmt(objects)} burst`, r.peakRss / MB, "MB", {
-            note: `[${fmt(r.rssBefore / MB)} MB before it, ${fmt(idleRss / MB)} MB before any ` +
-              `operator ran; the process holds the load generator's worker too; ` +
-              `sampled every 100 ms]`,
-          }).line,
+      if (rssTarget !== undefined) {
+        report(
+          figure(`operator: peak RSS during the ${fmt(objects)} burst`, r.peakRss / MB, "MiB", {
+            target: { below: rssTarget },
+            note: `[VmHWM of a fresh operator process: the exact peak over the creations and ` +
+              `the deletions; ${fmt(r.rssBefore / MB)} MiB when it was ready, ` +
+              `${fmt(r.settledRss! / MB)} MiB settled (VmRSS ${SETTLE_SECONDS} s after the last ` +
+              `object was gone)]`,
+          }),
         );
+      }
+      if (objects === 10_000) {
+        report(figure(
+          `operator: CPU per object fully handled, ${fmt(objects)} burst`,
+          (c.operator / objects) * 1e3,
+          "ms operator process (all threads)",
+          {
+            decimals: 3,
+            target: { below: 0.3 },
+            note: `[creations only, from the first POST until all were handled ` +
+              `(${fmt(r.createSeconds, 2)} s); main thread ${
+                fmt((c.operatorThread / objects) * 1e3, 3)
+              } ms; /proc/<pid>/stat utime + stime]`,
+          },
+        ));
+        const least = Math.min(c.server, c.load);
+        const total = c.operator + c.server + c.load;
+        const share = (x: number) => `${us(x, objects)} µs (${fmt((100 * x) / total)}%)`;
+        report(figure(
+          `operator: operator CPU ÷ the least of the server's and the load generator's, ` +
+            `${fmt(objects)} burst`,
+          c.operator / least,
+          "",
+          {
+            decimals: 2,
+            target: { below: 1 },
+            note: `[the operator's share of the CPU must be the smallest of the three: per ` +
+              `object of the creations, operator ${share(c.operator)}, server ${
+                share(c.server)
+              }, load generator ${share(c.load)} (this process, its worker included)]`,
+          },
+        ));
       }
     }
 
     // Latency at a steady rate, with the default batching window and a short one.
     const defaultWindow = new kopf.OperatorSettings().batching.batchWindow;
     for (const window of phase("latency") ? [defaultWindow, 0.01] : []) {
-      await using op = await startOperator(server.kubeconfig, { batchWindow: window });
+      await using op = await startOperator(server.kubeconfig, {
+        batchWindow: window,
+        starts: true,
+      });
       const rate = 100;
       const r = await steady(op, load, `steady${window * 1000}`, rate, 10);
       report(figure(
@@ -656,7 +678,6 @@ export async function measureOperator(
       );
       const r = await eventsBurst(api, server, load, server.kubeconfig, "events", objects, true);
       const share = (n: number) => (100 * n) / Math.max(1, r.occurrences);
-      const us = (cpu: number) => fmt((cpu / objects) * 1e6);
       report(figure(
         `operator: events of a ${
           fmt(objects)
@@ -680,16 +701,20 @@ export async function measureOperator(
       console.log(
         figure(
           `operator: CPU per object of a ${fmt(objects)} burst with events posted`,
-          (r.operatorCpu / objects) * 1e6,
+          (r.cpu.operatorThread / objects) * 1e6,
           "µs operator thread",
           {
-            note:
-              `[without posting ${us(quiet.operatorCpu)} µs; whole process ${
-                us(r.processCpu)
-              } µs (${us(quiet.processCpu)} µs), server ${us(r.serverCpu)} µs (${
-                us(quiet.serverCpu)
+            note: `[without posting ${us(quiet.cpu.operatorThread, objects)} µs; ` +
+              `operator process ${us(r.cpu.operator, objects)} µs (${
+                us(quiet.cpu.operator, objects)
+              } µs), server ${us(r.cpu.server, objects)} µs (${
+                us(quiet.cpu.server, objects)
+              } µs), load generator ${us(r.cpu.load, objects)} µs (${
+                us(quiet.cpu.load, objects)
               } µs); from the first POST to 5 s after the last object handled, creations only; ` +
-              `peak RSS ${fmt(r.peakRss / MB)} MB (${fmt(quiet.peakRss / MB)} MB)]`,
+              `operator's peak RSS (VmHWM) ${fmt(r.peakRss / MB)} MiB (${
+                fmt(quiet.peakRss / MB)
+              } MiB)]`,
           },
         ).line,
       );

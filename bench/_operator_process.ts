@@ -1,0 +1,213 @@
+/**
+ * The operator benchmark's handle on its operator under test, a child process
+ * (`_bench_operator.ts`) started with `deno run -A` once per phase or burst:
+ * a fresh process each time, so that its peak RSS (`VmHWM`) is that burst's
+ * alone, and its CPU time (`/proc/<pid>/stat`, all threads; its main thread
+ * from `/proc/<pid>/task/<pid>/stat`) is the operator's and nobody else's.
+ *
+ * The child's stdout is a line protocol of JSON objects; a `report` line on
+ * its stdin asks for its counters now, and SIGTERM stops it, after which it
+ * prints its final counters (the events flushed or dropped at the exit) as its
+ * last line.
+ *
+ * @module
+ */
+
+import type { ChildOptions, ChildReport } from "./_bench_operator.ts";
+import { readCpuSeconds, readRss } from "./_server_process.ts";
+
+export type { ChildOptions, ChildReport };
+
+/** How long the operator may take to be ready (imports, login, the first listings). */
+const READY_TIMEOUT_MS = 60_000;
+/** How long it may take to stop after SIGTERM (the events' flush has a deadline of its own). */
+const STOP_TIMEOUT_MS = 30_000;
+
+/**
+ * Reads `VmHWM` of a process: the peak resident set size since it started.
+ *
+ * @param pid The process id.
+ * @returns The peak RSS in bytes.
+ * @throws {Error} If `/proc/<pid>/status` has no `VmHWM` line (not Linux, or the process is gone).
+ */
+export async function readPeakRss(pid: number): Promise<number> {
+  const text = await Deno.readTextFile(`/proc/${pid}/status`);
+  const m = /^VmHWM:\s+(\d+)\s+kB/m.exec(text);
+  if (!m) throw new Error(`no VmHWM in /proc/${pid}/status: RSS is measured on Linux only`);
+  return Number(m[1]) * 1024;
+}
+
+/**
+ * Reads the CPU time of a process's main thread (user + system).
+ *
+ * @param pid The process id (which is its main thread's id too).
+ * @returns Seconds of CPU time used so far by that thread.
+ * @throws {Error} If `/proc/<pid>/task/<pid>/stat` cannot be read.
+ */
+export async function readMainThreadCpuSeconds(pid: number): Promise<number> {
+  const text = await Deno.readTextFile(`/proc/${pid}/task/${pid}/stat`);
+  const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** The operator under test, running in a child process. */
+export class OperatorProcess implements AsyncDisposable {
+  readonly #child: Deno.ChildProcess;
+  readonly #stdin: WritableStreamDefaultWriter<Uint8Array>;
+  readonly #lines: Promise<void>;
+  #waiters: Array<{ event: string; resolve: (r: ChildReport) => void }> = [];
+  #ready!: () => void;
+  readonly #readiness = new Promise<void>((resolve) => (this.#ready = resolve));
+  #final: ChildReport | undefined;
+  #stopped: Promise<ChildReport> | undefined;
+
+  private constructor(kubeconfig: string, options: ChildOptions) {
+    this.#child = new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-A",
+        // E.g. KOPF_BENCH_OPERATOR_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it.
+        ...(Deno.env.get("KOPF_BENCH_OPERATOR_FLAGS")?.split(" ").filter(Boolean) ?? []),
+        new URL("./_bench_operator.ts", import.meta.url).pathname,
+        kubeconfig,
+        JSON.stringify(options),
+      ],
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "inherit",
+    }).spawn();
+    this.#stdin = this.#child.stdin.getWriter();
+    this.#lines = this.#read();
+  }
+
+  /**
+   * Starts the operator and waits until it watches.
+   *
+   * @param kubeconfig The server's kubeconfig.
+   * @param options What the phase needs of it.
+   * @returns The running operator.
+   * @throws {Error} If it exits or stays silent before it is ready.
+   */
+  static async start(kubeconfig: string, options: ChildOptions = {}): Promise<OperatorProcess> {
+    const op = new OperatorProcess(kubeconfig, options);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    try {
+      await Promise.race([
+        op.#readiness,
+        op.#child.status.then(({ code }) => {
+          throw new Error(`the operator stopped (exit code ${code}) before it was ready`);
+        }),
+        new Promise((_, reject) => {
+          timer = setTimeout(
+            () => reject(new Error(`the operator was not ready in ${READY_TIMEOUT_MS / 1000} s`)),
+            READY_TIMEOUT_MS,
+          );
+        }),
+      ]);
+    } catch (e) {
+      await op.stop().catch(() => {});
+      throw e;
+    } finally {
+      clearTimeout(timer);
+    }
+    return op;
+  }
+
+  /** The child's process id. */
+  get pid(): number {
+    return this.#child.pid;
+  }
+
+  async #read(): Promise<void> {
+    let buffer = "";
+    for await (const chunk of this.#child.stdout.pipeThrough(new TextDecoderStream())) {
+      buffer += chunk;
+      let nl;
+      while ((nl = buffer.indexOf("\n")) >= 0) {
+        const line = buffer.slice(0, nl);
+        buffer = buffer.slice(nl + 1);
+        let message: { event?: string };
+        try {
+          message = JSON.parse(line);
+        } catch {
+          if (line.trim()) console.error(`  [operator] ${line}`);
+          continue;
+        }
+        if (message.event === "ready") this.#ready();
+        if (message.event === "stopped") this.#final = message as ChildReport;
+        const at = this.#waiters.findIndex((w) => w.event === message.event);
+        if (at >= 0) this.#waiters.splice(at, 1)[0]!.resolve(message as ChildReport);
+      }
+    }
+  }
+
+  /** CPU seconds so far, all the operator's threads. */
+  cpuSeconds(): Promise<number> {
+    return readCpuSeconds(this.pid);
+  }
+
+  /** CPU seconds so far, the operator's main thread (its event loop). */
+  mainThreadCpuSeconds(): Promise<number> {
+    return readMainThreadCpuSeconds(this.pid);
+  }
+
+  /** Resident set size now, in bytes (`VmRSS`). */
+  rss(): Promise<number> {
+    return readRss(this.pid);
+  }
+
+  /** The peak resident set size since the process started, in bytes (`VmHWM`). */
+  peakRss(): Promise<number> {
+    return readPeakRss(this.pid);
+  }
+
+  /**
+   * Asks the operator for its counters now.
+   *
+   * @returns Its report.
+   * @throws {Error} If the operator exits before it answers.
+   */
+  async report(): Promise<ChildReport> {
+    const answer = new Promise<ChildReport>((resolve) => {
+      this.#waiters.push({ event: "report", resolve });
+    });
+    await this.#stdin.write(new TextEncoder().encode("report\n"));
+    return await Promise.race([
+      answer,
+      this.#child.status.then(({ code }) => {
+        throw new Error(`the operator exited (code ${code}) before it reported its counters`);
+      }),
+    ]);
+  }
+
+  /**
+   * Stops the operator with SIGTERM (SIGKILL if it lingers) and waits for its exit.
+   *
+   * @returns Its final counters, printed after the operator stopped.
+   * @throws {Error} If it exits without them (killed, or failed).
+   */
+  stop(): Promise<ChildReport> {
+    return this.#stopped ??= (async () => {
+      try {
+        this.#child.kill("SIGTERM");
+      } catch { /* already gone */ }
+      const timer = setTimeout(() => {
+        try {
+          this.#child.kill("SIGKILL");
+        } catch { /* already gone */ }
+      }, STOP_TIMEOUT_MS);
+      const { code } = await this.#child.status;
+      clearTimeout(timer);
+      await this.#stdin.close().catch(() => {});
+      await this.#lines.catch(() => {});
+      if (code !== 0) throw new Error(`the operator exited with code ${code}`);
+      if (!this.#final) throw new Error("the operator exited without its final report");
+      return this.#final;
+    })();
+  }
+
+  /** Stops the operator (its failures to stop are not thrown here: see {@link stop}). */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.stop().catch(() => {});
+  }
+}
