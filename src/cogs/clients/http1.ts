@@ -62,7 +62,7 @@ export interface Http1Tls {
 
 /** Options of {@link Http1Client}. */
 export interface Http1ClientOptions {
-  /** At most this many idle connections are kept (default 32). */
+  /** At most this many idle connections are kept (default 64, as many as requests in flight by default). */
   maxIdle?: number | undefined;
   /** Opens a connection instead of `Deno.connect`/`Deno.connectTls` (tests). */
   connect?: (() => Promise<Http1Connection>) | undefined;
@@ -533,7 +533,7 @@ export class Http1Client {
   constructor(origin: string, options: Http1ClientOptions = {}) {
     const url = new URL(origin);
     this.#host = url.host;
-    this.#maxIdle = options.maxIdle ?? 32;
+    this.#maxIdle = options.maxIdle ?? 64;
     const https = url.protocol === "https:";
     const hostname = url.hostname.replace(/^\[(.*)\]$/, "$1");
     const port = url.port ? Number(url.port) : https ? 443 : 80;

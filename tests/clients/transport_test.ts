@@ -1,0 +1,256 @@
+/**
+ * Transports: which HTTP client serves which credentials (the lean HTTP/1.1
+ * client by default; `fetch` for proxies, injected fetches, insecure HTTPS
+ * and `KOPF_HTTP_CLIENT=fetch`), and both over real sockets: TLS with a CA,
+ * mTLS, a bad CA, a refused connection, a proxy from the environment.
+ */
+
+import assert from "node:assert/strict";
+import { startApiServer } from "../../testing.ts";
+import { ConnectionInfo, Resource, Vault } from "../../mod.ts";
+import { ApiClient } from "../../src/cogs/clients/api.ts";
+import { ApiConnectionError } from "../../src/cogs/clients/errors.ts";
+import { createTransport, httpClientFor } from "../../src/cogs/clients/transport.ts";
+import { watchObjects } from "../../src/cogs/clients/watching.ts";
+
+const envOf = (vars: Record<string, string>) => (name: string) => vars[name];
+const PROXY_VARS = [
+  "HTTPS_PROXY",
+  "https_proxy",
+  "HTTP_PROXY",
+  "http_proxy",
+  "ALL_PROXY",
+  "all_proxy",
+  "NO_PROXY",
+  "no_proxy",
+  "KOPF_HTTP_CLIENT",
+];
+
+/** Runs `fn` with these environment variables (and none of the proxy ones else). */
+async function withEnv(vars: Record<string, string>, fn: () => Promise<void> | void) {
+  const saved = new Map(PROXY_VARS.map((name) => [name, Deno.env.get(name)]));
+  for (const name of PROXY_VARS) Deno.env.delete(name);
+  for (const [name, value] of Object.entries(vars)) Deno.env.set(name, value);
+  try {
+    await fn();
+  } finally {
+    for (const [name, value] of saved) {
+      if (value === undefined) Deno.env.delete(name);
+      else Deno.env.set(name, value);
+    }
+  }
+}
+
+Deno.test("httpClientFor(): fetch for a proxy of the server's scheme unless NO_PROXY covers the host", () => {
+  const https = "https://api.k8s.example:6443";
+  const http = "http://10.0.0.1:8080";
+  assert.equal(httpClientFor(https, envOf({})), "http1");
+  assert.equal(httpClientFor(https, envOf({ HTTPS_PROXY: "http://p:3128" })), "fetch");
+  assert.equal(httpClientFor(https, envOf({ https_proxy: "http://p:3128" })), "fetch");
+  assert.equal(httpClientFor(https, envOf({ ALL_PROXY: "socks5://p:1080" })), "fetch");
+  assert.equal(httpClientFor(https, envOf({ all_proxy: "http://p:3128" })), "fetch");
+  assert.equal(httpClientFor(https, envOf({ HTTP_PROXY: "http://p:3128" })), "http1");
+  assert.equal(httpClientFor(http, envOf({ HTTP_PROXY: "http://p:3128" })), "fetch");
+  assert.equal(httpClientFor(http, envOf({ http_proxy: "http://p:3128" })), "fetch");
+  assert.equal(httpClientFor(http, envOf({ HTTPS_PROXY: "http://p:3128" })), "http1");
+  const proxied = { HTTPS_PROXY: "http://p:3128" };
+  for (
+    const noProxy of [
+      "*",
+      "api.k8s.example",
+      ".k8s.example",
+      "k8s.example",
+      "*.example",
+      "x, example ",
+      "api.k8s.example:6443",
+    ]
+  ) {
+    assert.equal(httpClientFor(https, envOf({ ...proxied, NO_PROXY: noProxy })), "http1", noProxy);
+    assert.equal(httpClientFor(https, envOf({ ...proxied, no_proxy: noProxy })), "http1", noProxy);
+  }
+  for (const noProxy of ["", "other.example", "s.example", "api.k8s.example:443", "10.0.0.0/8"]) {
+    assert.equal(httpClientFor(https, envOf({ ...proxied, NO_PROXY: noProxy })), "fetch", noProxy);
+  }
+  assert.equal(
+    httpClientFor(http, envOf({ HTTP_PROXY: "http://p", NO_PROXY: "10.0.0.1" })),
+    "http1",
+  );
+  // The switch.
+  assert.equal(httpClientFor(https, envOf({ KOPF_HTTP_CLIENT: "fetch" })), "fetch");
+  assert.equal(httpClientFor(https, envOf({ ...proxied, KOPF_HTTP_CLIENT: "http1" })), "http1");
+  // An environment that cannot be read: a proxy cannot be ruled out.
+  const denied = () => {
+    throw new Deno.errors.NotCapable('Requires env access to "HTTPS_PROXY"');
+  };
+  assert.equal(httpClientFor(https, denied), "fetch");
+});
+
+Deno.test("createTransport(): http1 by default; fetch when injected, for insecure HTTPS, by option or env", async () => {
+  await withEnv({}, () => {
+    const clientOf = (info: ConnectionInfo, options = {}) => {
+      const transport = createTransport(info, options);
+      transport.close();
+      return transport.client;
+    };
+    assert.equal(clientOf(new ConnectionInfo({ server: "http://127.0.0.1:1" })), "http1");
+    assert.equal(clientOf(new ConnectionInfo({ server: "https://127.0.0.1:1" })), "http1");
+    assert.equal(
+      clientOf(new ConnectionInfo({ server: "https://127.0.0.1:1", insecure: true })),
+      "fetch",
+    );
+    assert.equal(
+      clientOf(new ConnectionInfo({ server: "http://127.0.0.1:1" }), { fetch: fetch }),
+      "fetch",
+    );
+    assert.equal(
+      clientOf(new ConnectionInfo({ server: "http://127.0.0.1:1" }), { client: "fetch" }),
+      "fetch",
+    );
+    Deno.env.set("KOPF_HTTP_CLIENT", "fetch");
+    assert.equal(clientOf(new ConnectionInfo({ server: "http://127.0.0.1:1" })), "fetch");
+  });
+});
+
+Deno.test("both clients over TLS: a CA and mTLS work, a missing CA fails verification, bad PEM fails early", async () => {
+  await using server = await startApiServer({ tls: true });
+  const tls = server.tls!;
+  for (const client of ["http1", "fetch"] as const) {
+    const good = createTransport(
+      new ConnectionInfo({
+        server: server.url,
+        caData: tls.caCert,
+        certificateData: tls.clientCert,
+        privateKeyData: tls.clientKey,
+      }),
+      { client },
+    );
+    try {
+      const answer = await good.request("GET", `${server.url}/api/v1/namespaces/default`, {
+        headers: { accept: "application/json" },
+        timeout: 10,
+      });
+      assert.equal(answer.status, 200, client);
+      assert.equal(JSON.parse(answer.text).metadata.name, "default");
+      assert.match(answer.header("Content-Type") ?? "", /json/);
+    } finally {
+      good.close();
+    }
+    const bad = createTransport(
+      new ConnectionInfo({
+        server: server.url,
+        certificateData: tls.clientCert,
+        privateKeyData: tls.clientKey,
+      }),
+      { client },
+    );
+    try {
+      await assert.rejects(bad.request("GET", `${server.url}/version`, {}));
+    } finally {
+      bad.close();
+    }
+    assert.throws(
+      () =>
+        createTransport(new ConnectionInfo({ server: server.url, caData: "-----BEGIN x" }), {
+          client,
+        }),
+      /not valid PEM/,
+    );
+  }
+  // The lean client says why verification failed.
+  using vault = new Vault({
+    login: new ConnectionInfo({
+      server: server.url,
+      certificateData: tls.clientCert,
+      privateKeyData: tls.clientKey,
+    }),
+  });
+  const api = new ApiClient({ vault, settings: { networking: { errorBackoffs: [] } } });
+  await withEnv({}, async () => {
+    await assert.rejects(
+      api.request("GET", "/version"),
+      (e) => e instanceof ApiConnectionError && /invalid peer certificate/.test(e.message),
+    );
+  });
+});
+
+Deno.test("a watch over mTLS on the lean client: events come, the abort ends it", async () => {
+  await using server = await startApiServer({ tls: true });
+  const tls = server.tls!;
+  await withEnv({}, async () => {
+    using vault = new Vault({
+      login: new ConnectionInfo({
+        server: server.url,
+        caData: tls.caCert,
+        certificateData: tls.clientCert,
+        privateKeyData: tls.clientKey,
+      }),
+    });
+    const api = new ApiClient({ vault });
+    const configmaps = new Resource({
+      group: "",
+      version: "v1",
+      plural: "configmaps",
+      namespaced: true,
+    });
+    const stop = new AbortController();
+    const names: string[] = [];
+    const stream = watchObjects(api, configmaps, "default", { signal: stop.signal });
+    const path = configmaps.getUrl({ namespace: "default" });
+    await api.request("POST", path, { body: { metadata: { name: "cm1" } } });
+    await api.request("POST", path, { body: { metadata: { name: "cm2" } } });
+    for await (const event of stream) {
+      names.push(event.object.metadata?.name ?? "");
+      if (names.length === 2) stop.abort();
+    }
+    assert.deepEqual(names, ["cm1", "cm2"]);
+  });
+});
+
+Deno.test("a refused connection is an ApiConnectionError on both clients", async () => {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = listener.addr.port;
+  listener.close();
+  for (const client of ["http1", "fetch"]) {
+    await withEnv({ KOPF_HTTP_CLIENT: client }, async () => {
+      using vault = new Vault({
+        login: new ConnectionInfo({ server: `http://127.0.0.1:${port}` }),
+      });
+      const api = new ApiClient({ vault, settings: { networking: { errorBackoffs: [] } } });
+      await assert.rejects(api.request("GET", "/version"), ApiConnectionError);
+    });
+  }
+});
+
+Deno.test("a proxy in the environment is honoured: requests go through it (fetch), NO_PROXY bypasses it", async () => {
+  await using server = await startApiServer();
+  const seen: string[] = [];
+  // A forward proxy that answers by itself: it sees the absolute URL of the request.
+  await using proxy = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (req) => {
+    seen.push(req.url);
+    return Response.json({ kind: "Status", proxied: true });
+  });
+  const proxyUrl = `http://127.0.0.1:${proxy.addr.port}`;
+  const host = new URL(server.url).hostname;
+  for (
+    const [vars, proxied] of [
+      [{ HTTP_PROXY: proxyUrl }, true],
+      [{ http_proxy: proxyUrl }, true],
+      [{ ALL_PROXY: proxyUrl }, true],
+      [{ HTTP_PROXY: proxyUrl, NO_PROXY: host }, false],
+      [{}, false],
+    ] as const
+  ) {
+    await withEnv(vars, async () => {
+      using vault = new Vault({ login: new ConnectionInfo({ server: server.url }) });
+      const api = new ApiClient({ vault });
+      seen.length = 0;
+      const answer = await api.request<{ proxied?: boolean; gitVersion?: string }>(
+        "GET",
+        "/version",
+      );
+      assert.equal(answer.proxied === true, proxied, JSON.stringify(vars));
+      assert.equal(seen.length, proxied ? 1 : 0);
+      if (proxied) assert.equal(seen[0], `${server.url}/version`);
+    });
+  }
+});
