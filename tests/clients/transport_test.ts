@@ -254,3 +254,21 @@ Deno.test("a proxy in the environment is honoured: requests go through it (fetch
     });
   }
 });
+
+Deno.test("without --allow-net, the lean client's connection is an AccessError naming the flag", async () => {
+  await using server = await startApiServer();
+  const host = new URL(server.url).host;
+  for (const client of ["http1", "fetch"]) {
+    const probe = new URL("./_permission_probe.ts", import.meta.url).pathname;
+    const { stdout } = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--no-prompt", "--allow-env=KOPF_HTTP_CLIENT", probe, "request", server.url],
+      env: { KOPF_HTTP_CLIENT: client },
+      stdout: "piped",
+      stderr: "null",
+    }).output();
+    assert.deepEqual(new TextDecoder().decode(stdout).trim().split("\n"), [
+      "AccessError",
+      `Connecting to ${server.url} needs net access to "${host}": run with --allow-net=${host}`,
+    ], client);
+  }
+});

@@ -487,11 +487,25 @@ export function describeRequest(
   if (rest[0] === "namespaces" && rest.length >= 3) rest = rest.slice(2);
   const [plural, name, subresource] = rest;
   const resource = plural ? (group ? `${plural}.${group}` : plural) : "";
-  const verbs: Record<string, string> = name
-    ? { GET: "get", HEAD: "get", PUT: "update", PATCH: "patch", DELETE: "delete", POST: "create" }
-    : { GET: watch ? "watch" : "list", HEAD: "list", POST: "create", DELETE: "deletecollection" };
-  return { verb: verbs[method.toUpperCase()] ?? method.toLowerCase(), resource, subresource };
+  const upper = method.toUpperCase();
+  const verb = name ? ITEM_VERBS[upper] : watch && upper === "GET" ? "watch" : LIST_VERBS[upper];
+  return { verb: verb ?? method.toLowerCase(), resource, subresource };
 }
+
+const ITEM_VERBS: Record<string, string> = {
+  GET: "get",
+  HEAD: "get",
+  PUT: "update",
+  PATCH: "patch",
+  DELETE: "delete",
+  POST: "create",
+};
+const LIST_VERBS: Record<string, string> = {
+  GET: "list",
+  HEAD: "list",
+  POST: "create",
+  DELETE: "deletecollection",
+};
 
 function queryString(query: Query | undefined): string {
   if (!query) return "";

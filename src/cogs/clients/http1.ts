@@ -343,6 +343,17 @@ export class Http1Response {
    * @throws The same errors as {@link Http1Response.read}.
    */
   async text(): Promise<string> {
+    const link = this.#link;
+    if (
+      this.#framing === "length" && !this.#ended && this.#exchange.failure === undefined &&
+      link.end - link.start >= this.#left
+    ) { // all of it is buffered (the usual case): decoded in place, no copy
+      const text = decoder.decode(link.buf.subarray(link.start, link.start + this.#left));
+      link.start += this.#left;
+      this.#left = 0;
+      this.#end();
+      return text;
+    }
     return decoder.decode(await this.bytes());
   }
 

@@ -15,10 +15,16 @@
  *   proxy is configured for the server (`HTTPS_PROXY`/`HTTP_PROXY`/`ALL_PROXY`
  *   or their lower-case names, unless `NO_PROXY`/`no_proxy` covers the host —
  *   `fetch` honours them; the lean client does not speak to proxies), when
- *   the environment cannot be read (then a proxy cannot be ruled out), and
- *   when the environment variable `KOPF_HTTP_CLIENT=fetch` asks for it (a
- *   fallback for users; `KOPF_HTTP_CLIENT=http1` forces the lean client even
- *   with a proxy configured).
+ *   the environment cannot be read, and when the environment variable
+ *   `KOPF_HTTP_CLIENT=fetch` asks for it (a fallback for users;
+ *   `KOPF_HTTP_CLIENT=http1` forces the lean client even with a proxy
+ *   configured).
+ *
+ * Narrow permissions: Deno's `fetch` reads the proxy variables without
+ * `--allow-env`, so when they cannot be read a proxy cannot be ruled out and
+ * `fetch` is used. For the lean client under a narrow `--allow-env`, add
+ * `KOPF_HTTP_CLIENT,HTTPS_PROXY,https_proxy,HTTP_PROXY,http_proxy,ALL_PROXY,all_proxy,NO_PROXY,no_proxy`
+ * (or `KOPF_HTTP_CLIENT` and set it to `http1`).
  *
  * TLS in Deno: `caCerts` are trusted in addition to the system roots; a
  * client certificate and key authenticate the client (mTLS). `insecure`
