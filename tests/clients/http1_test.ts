@@ -369,3 +369,23 @@ Deno.test("the idle pool is capped; close() closes the idle connections", async 
   assert.equal(conns.filter((c) => c.closed).length, 3);
   await assert.rejects(client.request(get), /closed/);
 });
+
+Deno.test("a big Content-Length body, cut anywhere, is read whole; a cut one fails", async () => {
+  const body = "x".repeat(100_000) + "ü";
+  const size = enc.encode(body).length;
+  const conn = new FakeConn().push(
+    ...cut(`HTTP/1.1 200 OK\r\ncontent-length: ${size}\r\n\r\n${body}`, [
+      10,
+      50,
+      5000,
+      70_000,
+      100_001,
+    ]),
+  );
+  const { client } = clientOf(conn);
+  assert.equal(await (await client.request(get)).text(), body);
+  assert.equal(client.idle, 1);
+  conn.push(`HTTP/1.1 200 OK\r\ncontent-length: ${size}\r\n\r\n${body.slice(0, 50_000)}`).end();
+  await assert.rejects((await client.request(get)).text(), /closed before the end/);
+  assert.equal(conn.closed, true);
+});

@@ -331,6 +331,30 @@ export class Http1Response {
    * @throws The same errors as {@link Http1Response.read}.
    */
   async bytes(): Promise<Uint8Array> {
+    const link = this.#link;
+    if (this.#framing === "length" && !this.#ended && this.#left > link.buf.length) {
+      // A big body of a known size (a list): read straight into its own buffer, no pieces.
+      try {
+        if (this.#exchange.failure !== undefined) throw this.#exchange.failure;
+        const out = new Uint8Array(this.#left);
+        let got = Math.min(this.#left, link.end - link.start);
+        out.set(link.buf.subarray(link.start, link.start + got));
+        link.start += got;
+        while (got < out.length) {
+          const n = await link.conn.read(out.subarray(got));
+          if (n === null) {
+            throw new Http1Error("The connection closed before the end of the answer");
+          }
+          got += n;
+          link.received += n;
+        }
+        this.#left = 0;
+        this.#end();
+        return out;
+      } catch (error) {
+        throw this.#fail(error);
+      }
+    }
     const pieces: Uint8Array[] = [];
     for (let piece = await this.read(); piece; piece = await this.read()) pieces.push(piece);
     return pieces.length === 1 ? pieces[0]! : concat(pieces);
