@@ -272,3 +272,39 @@ Deno.test("without --allow-net, the lean client's connection is an AccessError n
     ], client);
   }
 });
+
+Deno.test("a keep-alive connection the server closed while idle: the next request goes on a fresh one", async () => {
+  // A raw server that answers one request per connection with keep-alive, then closes it.
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  let connections = 0;
+  const serving = (async () => {
+    for await (const conn of listener) {
+      connections++;
+      const buf = new Uint8Array(4096);
+      await conn.read(buf);
+      const body = JSON.stringify({ connection: connections });
+      await conn.write(
+        new TextEncoder().encode(
+          `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`,
+        ),
+      );
+      conn.close();
+    }
+  })();
+  try {
+    await withEnv({}, async () => {
+      using vault = new Vault({
+        login: new ConnectionInfo({ server: `http://127.0.0.1:${listener.addr.port}` }),
+      });
+      const api = new ApiClient({ vault, settings: { networking: { errorBackoffs: [] } } });
+      for (const n of [1, 2, 3]) {
+        await new Promise((resolve) => setTimeout(resolve, 20)); // the close reaches the client
+        const answer = await api.request<{ connection: number }>("PATCH", "/x", { body: {} });
+        assert.equal(answer.connection, n);
+      }
+    });
+  } finally {
+    listener.close();
+    await serving.catch(() => {});
+  }
+});
