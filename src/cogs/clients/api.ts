@@ -479,13 +479,19 @@ export function describeRequest(
   path: string,
   watch = false,
 ): { verb: string; resource: string; subresource: string | undefined } {
-  const parts = path.split("?")[0]!.split("/").filter((p) => p);
+  const query = path.indexOf("?");
+  const parts: string[] = [];
+  for (const part of (query < 0 ? path : path.slice(0, query)).split("/")) {
+    if (part) parts.push(part);
+  }
   let group = "";
-  let rest: string[] = [];
-  if (parts[0] === "api" && parts.length >= 3) rest = parts.slice(2);
-  else if (parts[0] === "apis" && parts.length >= 4) [group, rest] = [parts[1]!, parts.slice(3)];
-  if (rest[0] === "namespaces" && rest.length >= 3) rest = rest.slice(2);
-  const [plural, name, subresource] = rest;
+  let at = parts.length; // where the resource's part starts (none: at the end)
+  if (parts[0] === "api" && parts.length >= 3) at = 2;
+  else if (parts[0] === "apis" && parts.length >= 4) [group, at] = [parts[1]!, 3];
+  if (parts[at] === "namespaces" && parts.length - at >= 3) at += 2;
+  const plural = parts[at];
+  const name = parts[at + 1];
+  const subresource = parts[at + 2];
   const resource = plural ? (group ? `${plural}.${group}` : plural) : "";
   const upper = method.toUpperCase();
   const verb = name ? ITEM_VERBS[upper] : watch && upper === "GET" ? "watch" : LIST_VERBS[upper];

@@ -719,11 +719,11 @@ async function readHead(link: Link): Promise<Head> {
     let scanned = link.start;
     let stop = -1;
     while (stop < 0) {
-      for (let i = scanned; i < link.end; i++) {
-        if (link.buf[i] !== 10) continue;
-        const next = link.buf[i + 1];
+      const buf = link.buf;
+      for (let i = buf.indexOf(10, scanned); i >= 0 && i < link.end; i = buf.indexOf(10, i + 1)) {
+        const next = buf[i + 1];
         if (i + 1 < link.end && next === 10) stop = i + 2;
-        else if (i + 2 < link.end && next === 13 && link.buf[i + 2] === 10) stop = i + 3;
+        else if (i + 2 < link.end && next === 13 && buf[i + 2] === 10) stop = i + 3;
         if (stop >= 0) break;
       }
       if (stop >= 0) break;
