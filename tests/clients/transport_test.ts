@@ -10,7 +10,11 @@ import { startApiServer } from "../../testing.ts";
 import { ConnectionInfo, Resource, Vault } from "../../mod.ts";
 import { ApiClient } from "../../src/cogs/clients/api.ts";
 import { ApiConnectionError } from "../../src/cogs/clients/errors.ts";
-import { createTransport, httpClientFor } from "../../src/cogs/clients/transport.ts";
+import {
+  createTransport,
+  DEFAULT_HTTP_CLIENT,
+  httpClientFor,
+} from "../../src/cogs/clients/transport.ts";
 import { watchObjects } from "../../src/cogs/clients/watching.ts";
 
 const envOf = (vars: Record<string, string>) => (name: string) => vars[name];
@@ -41,18 +45,26 @@ async function withEnv(vars: Record<string, string>, fn: () => Promise<void> | v
   }
 }
 
-Deno.test("httpClientFor(): fetch for a proxy of the server's scheme unless NO_PROXY covers the host", () => {
+Deno.test("httpClientFor(): KOPF_HTTP_CLIENT, else the default; fetch for a proxy of the server's scheme unless NO_PROXY covers the host", () => {
+  assert.equal(DEFAULT_HTTP_CLIENT, "fetch");
+  assert.equal(httpClientFor("http://k8s", envOf({})), DEFAULT_HTTP_CLIENT);
+  assert.equal(httpClientFor("http://k8s", envOf({ KOPF_HTTP_CLIENT: "http1" })), "http1");
+  assert.equal(httpClientFor("http://k8s", envOf({ KOPF_HTTP_CLIENT: " HTTP1 " })), "http1");
+  assert.equal(httpClientFor("http://k8s", envOf({ KOPF_HTTP_CLIENT: "fetch" }), "http1"), "fetch");
+  assert.equal(httpClientFor("http://k8s", envOf({ KOPF_HTTP_CLIENT: "h2" }), "http1"), "fetch");
+  const httpClientFor1 = (server: string, env: (name: string) => string | undefined) =>
+    httpClientFor(server, env, "http1");
   const https = "https://api.k8s.example:6443";
   const http = "http://10.0.0.1:8080";
-  assert.equal(httpClientFor(https, envOf({})), "http1");
-  assert.equal(httpClientFor(https, envOf({ HTTPS_PROXY: "http://p:3128" })), "fetch");
-  assert.equal(httpClientFor(https, envOf({ https_proxy: "http://p:3128" })), "fetch");
-  assert.equal(httpClientFor(https, envOf({ ALL_PROXY: "socks5://p:1080" })), "fetch");
-  assert.equal(httpClientFor(https, envOf({ all_proxy: "http://p:3128" })), "fetch");
-  assert.equal(httpClientFor(https, envOf({ HTTP_PROXY: "http://p:3128" })), "http1");
-  assert.equal(httpClientFor(http, envOf({ HTTP_PROXY: "http://p:3128" })), "fetch");
-  assert.equal(httpClientFor(http, envOf({ http_proxy: "http://p:3128" })), "fetch");
-  assert.equal(httpClientFor(http, envOf({ HTTPS_PROXY: "http://p:3128" })), "http1");
+  assert.equal(httpClientFor1(https, envOf({})), "http1");
+  assert.equal(httpClientFor1(https, envOf({ HTTPS_PROXY: "http://p:3128" })), "fetch");
+  assert.equal(httpClientFor1(https, envOf({ https_proxy: "http://p:3128" })), "fetch");
+  assert.equal(httpClientFor1(https, envOf({ ALL_PROXY: "socks5://p:1080" })), "fetch");
+  assert.equal(httpClientFor1(https, envOf({ all_proxy: "http://p:3128" })), "fetch");
+  assert.equal(httpClientFor1(https, envOf({ HTTP_PROXY: "http://p:3128" })), "http1");
+  assert.equal(httpClientFor1(http, envOf({ HTTP_PROXY: "http://p:3128" })), "fetch");
+  assert.equal(httpClientFor1(http, envOf({ http_proxy: "http://p:3128" })), "fetch");
+  assert.equal(httpClientFor1(http, envOf({ HTTPS_PROXY: "http://p:3128" })), "http1");
   const proxied = { HTTPS_PROXY: "http://p:3128" };
   for (
     const noProxy of [
@@ -65,28 +77,27 @@ Deno.test("httpClientFor(): fetch for a proxy of the server's scheme unless NO_P
       "api.k8s.example:6443",
     ]
   ) {
-    assert.equal(httpClientFor(https, envOf({ ...proxied, NO_PROXY: noProxy })), "http1", noProxy);
-    assert.equal(httpClientFor(https, envOf({ ...proxied, no_proxy: noProxy })), "http1", noProxy);
+    assert.equal(httpClientFor1(https, envOf({ ...proxied, NO_PROXY: noProxy })), "http1", noProxy);
+    assert.equal(httpClientFor1(https, envOf({ ...proxied, no_proxy: noProxy })), "http1", noProxy);
   }
   for (const noProxy of ["", "other.example", "s.example", "api.k8s.example:443", "10.0.0.0/8"]) {
-    assert.equal(httpClientFor(https, envOf({ ...proxied, NO_PROXY: noProxy })), "fetch", noProxy);
+    assert.equal(httpClientFor1(https, envOf({ ...proxied, NO_PROXY: noProxy })), "fetch", noProxy);
   }
   assert.equal(
-    httpClientFor(http, envOf({ HTTP_PROXY: "http://p", NO_PROXY: "10.0.0.1" })),
+    httpClientFor1(http, envOf({ HTTP_PROXY: "http://p", NO_PROXY: "10.0.0.1" })),
     "http1",
   );
-  // The switch.
-  assert.equal(httpClientFor(https, envOf({ KOPF_HTTP_CLIENT: "fetch" })), "fetch");
-  assert.equal(httpClientFor(https, envOf({ ...proxied, KOPF_HTTP_CLIENT: "http1" })), "http1");
+  // Asking for http1 does not override a proxy.
+  assert.equal(httpClientFor(https, envOf({ ...proxied, KOPF_HTTP_CLIENT: "http1" })), "fetch");
   // An environment that cannot be read: a proxy cannot be ruled out.
   const denied = () => {
     throw new Deno.errors.NotCapable('Requires env access to "HTTPS_PROXY"');
   };
-  assert.equal(httpClientFor(https, denied), "fetch");
+  assert.equal(httpClientFor1(https, denied), "fetch");
 });
 
-Deno.test("createTransport(): http1 by default; fetch when injected, for insecure HTTPS, by option or env", async () => {
-  await withEnv({}, () => {
+Deno.test("createTransport(): http1 when asked for; fetch when injected, for insecure HTTPS, by option or env", async () => {
+  await withEnv({ KOPF_HTTP_CLIENT: "http1" }, () => {
     const clientOf = (info: ConnectionInfo, options = {}) => {
       const transport = createTransport(info, options);
       transport.close();
@@ -106,8 +117,17 @@ Deno.test("createTransport(): http1 by default; fetch when injected, for insecur
       clientOf(new ConnectionInfo({ server: "http://127.0.0.1:1" }), { client: "fetch" }),
       "fetch",
     );
+    assert.equal(
+      clientOf(new ConnectionInfo({ server: "http://127.0.0.1:1" }), { client: "http1" }),
+      "http1",
+    );
     Deno.env.set("KOPF_HTTP_CLIENT", "fetch");
     assert.equal(clientOf(new ConnectionInfo({ server: "http://127.0.0.1:1" })), "fetch");
+    Deno.env.delete("KOPF_HTTP_CLIENT");
+    assert.equal(
+      clientOf(new ConnectionInfo({ server: "http://127.0.0.1:1" })),
+      DEFAULT_HTTP_CLIENT,
+    );
   });
 });
 
@@ -165,7 +185,7 @@ Deno.test("both clients over TLS: a CA and mTLS work, a missing CA fails verific
     }),
   });
   const api = new ApiClient({ vault, settings: { networking: { errorBackoffs: [] } } });
-  await withEnv({}, async () => {
+  await withEnv({ KOPF_HTTP_CLIENT: "http1" }, async () => {
     await assert.rejects(
       api.request("GET", "/version"),
       (e) => e instanceof ApiConnectionError && /invalid peer certificate/.test(e.message),
@@ -176,7 +196,7 @@ Deno.test("both clients over TLS: a CA and mTLS work, a missing CA fails verific
 Deno.test("a watch over mTLS on the lean client: events come, the abort ends it", async () => {
   await using server = await startApiServer({ tls: true });
   const tls = server.tls!;
-  await withEnv({}, async () => {
+  await withEnv({ KOPF_HTTP_CLIENT: "http1" }, async () => {
     using vault = new Vault({
       login: new ConnectionInfo({
         server: server.url,
@@ -234,9 +254,12 @@ Deno.test("a proxy in the environment is honoured: requests go through it (fetch
   for (
     const [vars, proxied] of [
       [{ HTTP_PROXY: proxyUrl }, true],
-      [{ http_proxy: proxyUrl }, true],
-      [{ ALL_PROXY: proxyUrl }, true],
+      [{ HTTP_PROXY: proxyUrl, KOPF_HTTP_CLIENT: "http1" }, true],
+      [{ http_proxy: proxyUrl, KOPF_HTTP_CLIENT: "http1" }, true],
+      [{ ALL_PROXY: proxyUrl, KOPF_HTTP_CLIENT: "http1" }, true],
+      [{ HTTP_PROXY: proxyUrl, NO_PROXY: host, KOPF_HTTP_CLIENT: "http1" }, false],
       [{ HTTP_PROXY: proxyUrl, NO_PROXY: host }, false],
+      [{ KOPF_HTTP_CLIENT: "http1" }, false],
       [{}, false],
     ] as const
   ) {
@@ -261,7 +284,7 @@ Deno.test("without --allow-net, the lean client's connection is an AccessError n
   for (const client of ["http1", "fetch"]) {
     const probe = new URL("./_permission_probe.ts", import.meta.url).pathname;
     const { stdout } = await new Deno.Command(Deno.execPath(), {
-      args: ["run", "--no-prompt", "--allow-env=KOPF_HTTP_CLIENT", probe, "request", server.url],
+      args: ["run", "--no-prompt", "--allow-env", probe, "request", server.url],
       env: { KOPF_HTTP_CLIENT: client },
       stdout: "piped",
       stderr: "null",
@@ -292,7 +315,7 @@ Deno.test("a keep-alive connection the server closed while idle: the next reques
     }
   })();
   try {
-    await withEnv({}, async () => {
+    await withEnv({ KOPF_HTTP_CLIENT: "http1" }, async () => {
       using vault = new Vault({
         login: new ConnectionInfo({ server: `http://127.0.0.1:${listener.addr.port}` }),
       });

@@ -28,12 +28,12 @@
  *   names the flag (never retried).
  * - **Traffic**: with `settings.networking.logTraffic` (`kopf run --debug`), every attempt is
  *   one debug line: method, path and query, code, duration — never a header or a token.
- * - **HTTP**: a lean HTTP/1.1 client with keep-alive connections (`http1.ts`);
- *   Deno's `fetch` where that one does not fit, or with `KOPF_HTTP_CLIENT=fetch`
- *   (see `transport.ts`).
+ * - **HTTP**: Deno's `fetch`, or with `KOPF_HTTP_CLIENT=http1` a lean HTTP/1.1
+ *   client with keep-alive connections (`http1.ts`; see `transport.ts`).
  * - **Proxies**: `HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY` and `NO_PROXY` (and their
  *   lower-case names) are honoured, as Kopf's `trust_env`: with a proxy for the
- *   server, requests go through Deno's `fetch`, which uses it.
+ *   server, requests go through Deno's `fetch`, which uses it (also with
+ *   `KOPF_HTTP_CLIENT=http1`).
  * - **Metrics**: `onRequest` is called once per attempt with the verb, the
  *   resource (`plural.group`, as the API server counts), the HTTP code (0 for
  *   no answer) and the duration.
