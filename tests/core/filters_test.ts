@@ -25,7 +25,7 @@ const KEX = new kopf.Resource({
 type Registrar = (registry: kopf.OperatorRegistry) => void;
 
 /** The changing handlers registered by `fn`, in order. */
-function changing(fn: Registrar): ChangingHandler[] {
+function changing(fn: Registrar): readonly ChangingHandler[] {
   const registry = new kopf.OperatorRegistry();
   fn(registry);
   return registry.changingHandlers(KEX);
@@ -326,4 +326,16 @@ Deno.test({
     }).map((h) => h.id);
     assert.deepEqual(ids, ["upd/spec.size", "fld/spec.items"]);
   },
+});
+
+Deno.test("registry: the handlers of a resource are computed once, and anew after a registration", () => {
+  const registry = new kopf.OperatorRegistry();
+  kopf.on.create("kopf.dev", "v1", "kopfexamples", { registry, id: "a" }, () => {});
+  const first = registry.changingHandlers(KEX);
+  assert.equal(registry.changingHandlers(KEX), first, "the same array while nothing is registered");
+  assert.ok(Object.isFrozen(first));
+  kopf.on.update("kopf.dev", "v1", "kopfexamples", { registry, id: "b" }, () => {});
+  kopf.daemon("kopf.dev", "v1", "kopfexamples", { registry, id: "d" }, async () => {});
+  assert.deepEqual(registry.changingHandlers(KEX).map((h) => h.id), ["a", "b"]);
+  assert.deepEqual(registry.spawningHandlers(KEX).map((h) => h.id), ["d"]);
 });

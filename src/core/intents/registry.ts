@@ -42,6 +42,22 @@ export class DuplicateHandlerError extends Error {
  */
 export class OperatorRegistry {
   #changing: ChangingHandler[] = [];
+  /**
+   * The changing and spawning handlers of each resource (asked on every event), kept until the
+   * next registration; read-only arrays, shared by all callers.
+   */
+  #byResource = new WeakMap<
+    Resource,
+    { changing?: readonly ChangingHandler[]; spawning?: readonly SpawningHandler[] }
+  >();
+
+  #cached(
+    resource: Resource,
+  ): { changing?: readonly ChangingHandler[]; spawning?: readonly SpawningHandler[] } {
+    let cached = this.#byResource.get(resource);
+    if (!cached) this.#byResource.set(resource, cached = {});
+    return cached;
+  }
   #watching: WatchingHandler[] = [];
   #activities: ActivityHandler[] = [];
 
@@ -76,6 +92,7 @@ export class OperatorRegistry {
     }
     if (handler.kind === "changing") this.#changing.push(handler);
     else this.#watching.push(handler);
+    this.#byResource = new WeakMap();
   }
 
   /** Every resource selector that has handlers (what the operator must watch). */
@@ -100,13 +117,17 @@ export class OperatorRegistry {
   }
 
   /**
-   * The resource-changing handlers of a resource, in registration order.
+   * The resource-changing handlers of a resource, in registration order: a frozen array,
+   * computed once per resource until the next registration (it is asked on every event).
    *
    * @param resource The resource.
    * @returns The handlers.
    */
-  changingHandlers(resource: Resource): ChangingHandler[] {
-    return this.#changing.filter((h) => h.selector.check(resource));
+  changingHandlers(resource: Resource): readonly ChangingHandler[] {
+    const cached = this.#cached(resource);
+    return cached.changing ??= Object.freeze(
+      this.#changing.filter((h) => h.selector.check(resource)),
+    );
   }
 
   /**
@@ -251,16 +272,21 @@ export class OperatorRegistry {
       );
     }
     this.#spawning.push(handler);
+    this.#byResource = new WeakMap();
   }
 
   /**
-   * The daemons and timers of a resource, in registration order.
+   * The daemons and timers of a resource, in registration order: a frozen array, computed once
+   * per resource until the next registration.
    *
    * @param resource The resource.
    * @returns The handlers.
    */
-  spawningHandlers(resource: Resource): SpawningHandler[] {
-    return this.#spawning.filter((h) => h.selector.check(resource));
+  spawningHandlers(resource: Resource): readonly SpawningHandler[] {
+    const cached = this.#cached(resource);
+    return cached.spawning ??= Object.freeze(
+      this.#spawning.filter((h) => h.selector.check(resource)),
+    );
   }
 
   // --- Admission webhooks (kopf.on.validate, kopf.on.mutate) ----------------------------------
@@ -374,7 +400,7 @@ export class OperatorRegistry {
  * @returns The applicable handlers, in order.
  */
 export function selectForCause(
-  handlers: ChangingHandler[],
+  handlers: readonly ChangingHandler[],
   cause: {
     reason: string;
     initial: boolean;
