@@ -103,7 +103,8 @@ export abstract class DiffBaseStorage {
   build(body: Body, extraFields?: Iterable<FieldSpec> | null): BodyEssence {
     // Only what the essence keeps is copied: metadata (managedFields and all) and status never.
     const essence: JsonObject = {};
-    for (const [key, value] of Object.entries(body)) {
+    for (const key of Object.keys(body)) {
+      const value = (body as JsonObject)[key];
       if (value === undefined || NOT_ESSENCE.has(key)) continue;
       setOwn(essence, key, deepCopy(value));
     }

@@ -302,6 +302,8 @@ export class Vault implements AsyncIterable<VaultEntry>, Disposable {
   #lastError: unknown = undefined;
   #now: () => number;
   #random: () => number;
+  /** The entry {@link Vault.select} returns while there is one set of credentials. */
+  #single: VaultEntry | undefined;
 
   /**
    * Creates a vault, optionally pre-populated (then it is ready at once).
@@ -361,7 +363,7 @@ export class Vault implements AsyncIterable<VaultEntry>, Disposable {
    */
   async select(options: { signal?: AbortSignal | undefined } = {}): Promise<VaultEntry> {
     for (;;) {
-      await this.whenReady(options.signal);
+      if (!this.#ready) await this.whenReady(options.signal);
       this.expire();
       if (!this.#ready) continue;
       if (this.#current.size === 0) {
@@ -369,6 +371,12 @@ export class Vault implements AsyncIterable<VaultEntry>, Disposable {
           OUT_OF_CREDENTIALS,
           this.#lastError === undefined ? undefined : { cause: this.#lastError },
         );
+      }
+      if (this.#current.size === 1) {
+        // One set of credentials (the usual case): the same entry object every time.
+        const [key, info] = this.#current.entries().next().value!;
+        if (this.#single?.key !== key || this.#single.info !== info) this.#single = { key, info };
+        return this.#single;
       }
       let top = -Infinity;
       let best: VaultEntry[] = [];
@@ -442,13 +450,14 @@ export class Vault implements AsyncIterable<VaultEntry>, Disposable {
   expire(): void {
     const now = this.#now();
     let expired = false;
-    for (const [key, info] of [...this.#current]) {
+    // No copy of the map per request: deleting the current entry while iterating is safe.
+    this.#current.forEach((info, key) => {
       if (info.isExpired(now)) {
         this.#current.delete(key);
         this.#flush(info);
         expired = true;
       }
-    }
+    });
     if (expired && this.#current.size === 0 && this.#ready) {
       this.#ready = false;
       this.#notify();

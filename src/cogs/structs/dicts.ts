@@ -236,7 +236,9 @@ export function deepCopy<T>(value: T): T {
   if (Array.isArray(value)) return value.map((item) => deepCopy(item)) as T;
   if (isObject(value)) {
     const copy: JsonObject = {};
-    for (const [key, item] of Object.entries(value)) {
+    // Keys, not entries: no [key, value] pair allocated per property of every copied object.
+    for (const key of Object.keys(value)) {
+      const item = value[key];
       if (item !== undefined) setOwn(copy, key, deepCopy(item));
     }
     return copy as T;

@@ -220,7 +220,8 @@ function mergeAll(...patches: Array<AnyObject | undefined>): AnyObject {
 }
 
 function mergeInto(dst: AnyObject, src: AnyObject): void {
-  for (const [key, value] of Object.entries(src)) {
+  for (const key of Object.keys(src)) {
+    const value = src[key];
     const here = dst[key];
     if (isPlain(value) && isPlain(here)) mergeInto(here, value);
     else dst[key] = isPlain(value) ? mergeAll(value) : value;
