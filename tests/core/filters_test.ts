@@ -339,3 +339,20 @@ Deno.test("registry: the handlers of a resource are computed once, and anew afte
   assert.deepEqual(registry.changingHandlers(KEX).map((h) => h.id), ["a", "b"]);
   assert.deepEqual(registry.spawningHandlers(KEX).map((h) => h.id), ["d"]);
 });
+
+Deno.test("registry: raw-event handlers of a resource are kept; their filters are applied per body", () => {
+  const registry = new kopf.OperatorRegistry();
+  assert.deepEqual(registry.watchingHandlers(KEX), []);
+  kopf.on.event("kopf.dev", "v1", "kopfexamples", { registry, id: "all" }, () => {});
+  kopf.on.event(
+    "kopf.dev",
+    "v1",
+    "kopfexamples",
+    { registry, id: "x", labels: { x: "1" } },
+    () => {},
+  );
+  assert.deepEqual(registry.watchingHandlers(KEX).map((h) => h.id), ["all", "x"]);
+  assert.equal(registry.watchingHandlers(KEX), registry.watchingHandlers(KEX));
+  const body = { metadata: { name: "n", labels: { x: "2" } } };
+  assert.deepEqual(registry.watchingHandlers(KEX, body, {}).map((h) => h.id), ["all"]);
+});

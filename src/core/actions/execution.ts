@@ -193,7 +193,7 @@ export interface Execution<H extends BaseHandler> {
  * ```
  */
 export async function executeHandlers<H extends BaseHandler>(
-  handlers: H[],
+  handlers: readonly H[],
   ex: Execution<H>,
 ): Promise<Map<string, Outcome>> {
   const now = (ex.clock ?? realClock).date();

@@ -30,6 +30,13 @@ export class DuplicateHandlerError extends Error {
   override name = "DuplicateHandlerError";
 }
 
+/** The handlers of one resource, as {@link OperatorRegistry} keeps them between registrations. */
+interface ResourceHandlers {
+  changing?: readonly ChangingHandler[];
+  spawning?: readonly SpawningHandler[];
+  watching?: readonly WatchingHandler[];
+}
+
 /**
  * The handlers of an operator.
  *
@@ -48,12 +55,12 @@ export class OperatorRegistry {
    */
   #byResource = new WeakMap<
     Resource,
-    { changing?: readonly ChangingHandler[]; spawning?: readonly SpawningHandler[] }
+    ResourceHandlers
   >();
 
   #cached(
     resource: Resource,
-  ): { changing?: readonly ChangingHandler[]; spawning?: readonly SpawningHandler[] } {
+  ): ResourceHandlers {
     let cached = this.#byResource.get(resource);
     if (!cached) this.#byResource.set(resource, cached = {});
     return cached;
@@ -92,7 +99,7 @@ export class OperatorRegistry {
     }
     if (handler.kind === "changing") this.#changing.push(handler);
     else this.#watching.push(handler);
-    this.#byResource = new WeakMap();
+    this.#byResource = new WeakMap(); // the changing and watching handlers of each resource
   }
 
   /** Every resource selector that has handlers (what the operator must watch). */
@@ -138,10 +145,18 @@ export class OperatorRegistry {
    * @param context The handler context, for callback filters.
    * @returns The handlers.
    */
-  watchingHandlers(resource: Resource, body?: AnyObject, context?: unknown): WatchingHandler[] {
-    return this.#watching.filter((h) =>
-      h.selector.check(resource) && (body === undefined || matchesObject(h, body, context))
+  watchingHandlers(
+    resource: Resource,
+    body?: AnyObject,
+    context?: unknown,
+  ): readonly WatchingHandler[] {
+    const cached = this.#cached(resource);
+    const all = cached.watching ??= Object.freeze(
+      this.#watching.filter((h) => h.selector.check(resource)),
     );
+    return body === undefined || !all.length
+      ? all
+      : all.filter((h) => matchesObject(h, body, context));
   }
 
   /**

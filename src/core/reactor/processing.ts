@@ -158,11 +158,10 @@ export async function processEvent(
   base.memo = objectMemo(memory, op.memo);
   if (op.indexers?.active) await op.indexers.whenReady();
 
-  const watching = op.registry.watchingHandlers(resource, body, {
-    ...base,
-    type: event.type,
-    event,
-  });
+  // The context for the filters only when the resource has raw-event handlers at all.
+  const watching = op.registry.watchingHandlers(resource).length
+    ? op.registry.watchingHandlers(resource, body, { ...base, type: event.type, event })
+    : [];
   if (watching.length) await runEventHandlers(op, watching, base, event, logger, signal);
 
   // Daemons and timers: a deleted object's (or one being deleted) are asked to stop at once;
@@ -208,7 +207,7 @@ export async function processEvent(
  */
 async function runEventHandlers(
   op: OperatorContext,
-  handlers: WatchingHandler[],
+  handlers: readonly WatchingHandler[],
   base: ReturnType<typeof objectContext>,
   event: RawEvent,
   logger: ObjectLogger,
