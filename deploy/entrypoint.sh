@@ -6,7 +6,9 @@
 #                  run time) and the pod's service account (token, CA, namespace)
 #   --allow-env    where the API server is, the pod's name and namespace (the identity in peering
 #                  and Leases, the sharding namespace), KUBECONFIG (unset in a pod: then the
-#                  service account is used) and kopf run's KOPF_RUN_PEERING
+#                  service account is used), kopf run's KOPF_RUN_PEERING, and the proxy variables
+#                  with KOPF_HTTP_CLIENT (when they can be read and name no proxy for the API
+#                  server, the lean HTTP/1.1 client is used; otherwise Deno's fetch)
 #   --allow-net    the API server (KUBERNETES_SERVICE_HOST:KUBERNETES_SERVICE_PORT, as Kubernetes
 #                  sets them in every pod) and what the operator listens on: KOPF_LISTEN, by
 #                  default the probes of --liveness=http://0.0.0.0:8080/healthz; add an admission
@@ -19,6 +21,6 @@ case "$host" in *:*) host="[$host]" ;; esac
 port="${KUBERNETES_SERVICE_PORT:-443}"
 exec deno run --cached-only \
   --allow-read=.,/var/run/secrets/kubernetes.io/serviceaccount \
-  --allow-env=KUBECONFIG,KUBERNETES_SERVICE_HOST,KUBERNETES_SERVICE_PORT,POD_ID,POD_NAMESPACE,KOPF_RUN_PEERING \
+  --allow-env=KUBECONFIG,KUBERNETES_SERVICE_HOST,KUBERNETES_SERVICE_PORT,POD_ID,POD_NAMESPACE,KOPF_RUN_PEERING,KOPF_HTTP_CLIENT,HTTPS_PROXY,https_proxy,HTTP_PROXY,http_proxy,ALL_PROXY,all_proxy,NO_PROXY,no_proxy \
   --allow-net="$host:$port,${KOPF_LISTEN:-0.0.0.0:8080}" \
   cli.ts run "$@"

@@ -46,7 +46,7 @@ async function withEnv(vars: Record<string, string>, fn: () => Promise<void> | v
 }
 
 Deno.test("httpClientFor(): KOPF_HTTP_CLIENT, else the default; fetch for a proxy of the server's scheme unless NO_PROXY covers the host", () => {
-  assert.equal(DEFAULT_HTTP_CLIENT, "fetch");
+  assert.equal(DEFAULT_HTTP_CLIENT, "http1");
   assert.equal(httpClientFor("http://k8s", envOf({})), DEFAULT_HTTP_CLIENT);
   assert.equal(httpClientFor("http://k8s", envOf({ KOPF_HTTP_CLIENT: "http1" })), "http1");
   assert.equal(httpClientFor("http://k8s", envOf({ KOPF_HTTP_CLIENT: " HTTP1 " })), "http1");

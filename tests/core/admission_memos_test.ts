@@ -93,6 +93,12 @@ for (const [mode, scope] of scopes) {
       // CREATE: a fresh copy of the operator memo, discarded after the request.
       await c.createKex("default", "kex");
       await until(() => who().includes("create"), "the create handler");
+      // Fully handled (the operator's own PATCHes done), so that the test's PATCH below does not
+      // conflict with one of them (a conflict re-runs the admission: one more call).
+      await until(async () => {
+        const annotations = (await c.getKex("default", "kex"))?.metadata?.annotations ?? {};
+        return "kopf.zalando.org/last-handled-configuration" in annotations;
+      }, "the creation fully handled");
       const [admitCreate, create] = seen;
       assert.equal(admitCreate?.who, "admit-create");
       assert.equal(admitCreate?.value, "yes");

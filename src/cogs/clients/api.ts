@@ -134,6 +134,12 @@ export interface RequestOptions {
   signal?: AbortSignal | undefined;
   /** Seconds for the whole request; `null` for none (default: networking.requestTimeout). */
   timeout?: number | null | undefined;
+  /**
+   * `"low"`: the request takes a slot of `maxConcurrentRequests` only while no other request
+   * waits for one, and leaves a quarter of the slots free (Kubernetes Events: they never delay
+   * the handling's requests). Default `"normal"`.
+   */
+  priority?: "normal" | "low" | undefined;
 }
 
 /** Options of {@link ApiClient.stream}. */
@@ -188,7 +194,11 @@ export class ApiClient {
   readonly logger: ClientLogger;
   #fetch: FetchFn | undefined;
   #inFlight = 0;
-  #waiting: Array<() => void> = [];
+  /** Requests waiting for a slot, first come first served; low-priority ones after all others. */
+  #waiting = new WaitQueue();
+  #waitingLow = new WaitQueue();
+  /** The concurrency limit as last read (low-priority requests are woken by it). */
+  #limit: number | null = null;
   #onRequest: ((record: RequestRecord) => void) | undefined;
   #userAgent: string | undefined;
   // Transports are cached in the vault per credentials and per client: two
@@ -238,7 +248,7 @@ export class ApiClient {
         : JSON.stringify(options.body);
       headers["content-type"] = options.contentType ?? "application/json";
     }
-    await this.#acquire(this.#networking("maxConcurrentRequests"));
+    await this.#acquire(this.#networking("maxConcurrentRequests"), options.priority === "low");
     let sent;
     try {
       sent = await this.#send(method, path, {
@@ -273,17 +283,41 @@ export class ApiClient {
   }
 
   /** Waits for a request slot (bounded concurrency; the limit is read at every use). */
-  #acquire(limit: number | null): Promise<void> {
-    if (limit === null || this.#inFlight < limit) {
+  #acquire(limit: number | null, low = false): Promise<void> {
+    this.#limit = limit;
+    if (limit === null) {
       this.#inFlight++;
-      return Promise.resolve();
+      return RESOLVED;
     }
-    return new Promise((resolve) => this.#waiting.push(() => (this.#inFlight++, resolve())));
+    if (!low) {
+      if (this.#inFlight < limit) {
+        this.#inFlight++;
+        return RESOLVED;
+      }
+      return new Promise((resolve) => this.#waiting.push(resolve));
+    }
+    if (this.#inFlight < lowLimit(limit) && !this.#waiting.size && !this.#waitingLow.size) {
+      this.#inFlight++;
+      return RESOLVED;
+    }
+    return new Promise((resolve) => this.#waitingLow.push(resolve));
   }
 
   #release(): void {
     this.#inFlight--;
-    this.#waiting.shift()?.();
+    const next = this.#waiting.shift();
+    if (next) {
+      this.#inFlight++;
+      next();
+      return;
+    }
+    // Low-priority requests fill what is free below their limit (several may be woken at once
+    // when the other requests have drained).
+    const limit = this.#limit;
+    while (this.#waitingLow.size && (limit === null || this.#inFlight < lowLimit(limit))) {
+      this.#inFlight++;
+      this.#waitingLow.shift()!();
+    }
   }
 
   /**
@@ -455,6 +489,38 @@ export class ApiClient {
     } catch (error) {
       this.logger.warn(`The onRequest hook failed: ${error}`);
     }
+  }
+}
+
+const RESOLVED: Promise<void> = Promise.resolve();
+
+/** The slots low-priority requests may take: three quarters of the limit, at least one. */
+function lowLimit(limit: number): number {
+  return Math.max(1, Math.floor(limit * 0.75));
+}
+
+/** A FIFO of waiting resolvers with O(1) shift (an array's shift moves all the others). */
+class WaitQueue {
+  #items: Array<(() => void) | undefined> = [];
+  #head = 0;
+
+  get size(): number {
+    return this.#items.length - this.#head;
+  }
+
+  push(item: () => void): void {
+    this.#items.push(item);
+  }
+
+  shift(): (() => void) | undefined {
+    if (this.#head >= this.#items.length) return undefined;
+    const item = this.#items[this.#head];
+    this.#items[this.#head++] = undefined;
+    if (this.#head > 1024 && this.#head * 2 > this.#items.length) {
+      this.#items = this.#items.slice(this.#head);
+      this.#head = 0;
+    }
+    return item;
   }
 }
 

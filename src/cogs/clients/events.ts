@@ -16,7 +16,7 @@
 
 import type { ObjectReference } from "../structs/bodies.ts";
 import { Resource } from "../structs/references.ts";
-import type { ApiClient } from "./api.ts";
+import type { ApiClient, RequestOptions } from "./api.ts";
 import { ApiConnectionError, ApiError } from "./errors.ts";
 import type { RawBody } from "./types.ts";
 import { DEFAULTS, setting, type Some } from "./_settings.ts";
@@ -68,6 +68,8 @@ export interface PostEventOptions {
   resource?: Resource | undefined;
   /** Stops the request. */
   signal?: AbortSignal | undefined;
+  /** The request's priority (see {@link RequestOptions.priority}; default normal). */
+  priority?: RequestOptions["priority"];
 }
 
 /**
@@ -134,6 +136,7 @@ export async function postEvent(
     return await api.request<RawBody>("POST", resource.getUrl({ namespace }), {
       body,
       signal: options.signal,
+      priority: options.priority,
     });
   } catch (error) {
     if (!(error instanceof ApiError || error instanceof ApiConnectionError)) throw error;
@@ -203,7 +206,12 @@ export async function patchEvent(
     return await api.request<RawBody>(
       "PATCH",
       resource.getUrl({ namespace: target.namespace, name: target.name }),
-      { body, contentType: "application/strategic-merge-patch+json", signal: options.signal },
+      {
+        body,
+        contentType: "application/strategic-merge-patch+json",
+        signal: options.signal,
+        priority: options.priority,
+      },
     );
   } catch (error) {
     if (!(error instanceof ApiError || error instanceof ApiConnectionError)) throw error;

@@ -14,10 +14,7 @@
  * - **fetch**: Deno's `fetch` with a `Deno.createHttpClient`.
  *
  * Which one: the environment variable `KOPF_HTTP_CLIENT` (`http1` or
- * `fetch`), else {@link DEFAULT_HTTP_CLIENT} (`fetch` for now: with the
- * faster client, some end-to-end tests that poll for an operator's writes
- * race with its two-part main/status patches; http1 becomes the default
- * once they wait for the final state). Even when `http1` is asked for,
+ * `fetch`), else {@link DEFAULT_HTTP_CLIENT} (`http1`). Even when `http1` is asked for,
  * `fetch` serves: an injected `fetch` (tests), `insecure` HTTPS (see below),
  * and a server for which a proxy is configured (`HTTPS_PROXY`/`HTTP_PROXY`/
  * `ALL_PROXY` or their lower-case names, unless `NO_PROXY`/`no_proxy`
@@ -233,10 +230,10 @@ export function createTransport(info: ConnectionInfo, options: TransportOptions 
  * @example
  * ```ts
  * import { DEFAULT_HTTP_CLIENT } from "./transport.ts";
- * console.log(DEFAULT_HTTP_CLIENT); // "fetch"
+ * console.log(DEFAULT_HTTP_CLIENT); // "http1"
  * ```
  */
-export const DEFAULT_HTTP_CLIENT: "http1" | "fetch" = "fetch";
+export const DEFAULT_HTTP_CLIENT: "http1" | "fetch" = "http1";
 
 /**
  * Which HTTP client serves a server: the one `KOPF_HTTP_CLIENT` names, else

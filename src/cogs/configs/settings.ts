@@ -128,7 +128,7 @@ export class PostingSettings {
   #reportingComponent = "kopf";
   #reportingInstance = "dev";
   #eventNamePrefix = "kopf-event-";
-  #concurrency = 5;
+  #concurrency = 16;
   #flushTimeout = 5;
   #spamBurst = 25;
   #spamRefill = 300;
@@ -187,7 +187,10 @@ export class PostingSettings {
     this.#eventNamePrefix = text("posting.eventNamePrefix", value);
   }
 
-  /** How many Events are written (POST or PATCH) at once, besides the handling. Default 5. */
+  /**
+   * How many Events are written (POST or PATCH) at once, besides the handling. Default 16. Their
+   * requests have low priority: they take request slots only while no handling request waits.
+   */
   get concurrency(): number {
     return this.#concurrency;
   }
