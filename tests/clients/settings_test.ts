@@ -52,13 +52,13 @@ Deno.test("a client without settings holds networking.maxConcurrentRequests (64)
   assert.equal(most, 64);
 });
 
-Deno.test("low-priority requests take a slot only while no other request waits, and leave a quarter free", async () => {
+Deno.test("low-priority requests wait out a burst of others, then fill up to three quarters of the slots", async () => {
   using vault = new Vault({ test: new ConnectionInfo({ server: "http://127.0.0.1:9" }) });
   const sent: string[] = [];
   const answers = new Map<string, () => void>();
   const api = new ApiClient({
     vault,
-    settings: { networking: { maxConcurrentRequests: 4 } },
+    settings: { networking: { maxConcurrentRequests: 8 } },
     fetch: (url) => {
       const name = new URL(url).pathname.slice(1);
       sent.push(name);
@@ -68,34 +68,39 @@ Deno.test("low-priority requests take a slot only while no other request waits, 
   const settle = async () => {
     for (let i = 0; i < 5; i++) await new Promise((resolve) => setTimeout(resolve, 1));
   };
-  const answer = async (name: string) => {
-    answers.get(name)!();
-    answers.delete(name);
+  const answer = async (...names: string[]) => {
+    for (const name of names) {
+      answers.get(name)!();
+      answers.delete(name);
+    }
     await settle();
   };
+  const normal = (n: number) => Array.from({ length: n }, (_, i) => `n${i + 1}`);
   const all = [
-    ...["n1", "n2", "n3", "n4"].map((n) => api.request("GET", `/${n}`)),
-    ...["low1", "low2", "low3", "low4"].map((n) =>
+    ...normal(8).map((n) => api.request("GET", `/${n}`)),
+    ...["low1", "low2", "low3", "low4", "low5"].map((n) =>
       api.request("GET", `/${n}`, { priority: "low" })
     ),
-    api.request("GET", "/n5"),
+    api.request("GET", "/n9"),
   ];
   await settle();
-  assert.deepEqual(sent, ["n1", "n2", "n3", "n4"], "the slots are full: everyone waits");
+  assert.deepEqual(sent, normal(8), "the slots are full: everyone waits");
   await answer("n1");
-  assert.deepEqual(sent.slice(4), ["n5"], "a freed slot goes to the normal request first");
-  await answer("n2");
-  assert.deepEqual(sent.slice(5), [], "3 of 4 in flight: the quarter left free is not taken");
-  await answer("n3");
-  assert.deepEqual(sent.slice(5), ["low1"], "2 in flight: one low-priority request fits under 3");
-  await answer("n4");
-  await answer("n5");
-  assert.deepEqual(sent.slice(5), ["low1", "low2", "low3"], "drained: low ones up to 3 at once");
-  // A normal request still goes at once while low ones hold their three slots.
-  const urgent = api.request("GET", "/n6");
+  assert.deepEqual(sent.slice(8), ["n9"], "a freed slot goes to the normal request first");
+  await answer("n2", "n3", "n4", "n5", "n6");
+  assert.deepEqual(sent.slice(9), [], "3 others in flight, more than a quarter: no low one yet");
+  await answer("n7");
+  assert.deepEqual(
+    sent.slice(9),
+    ["low1", "low2", "low3", "low4"],
+    "2 others left: low ones fill up to 6 in flight (a quarter stays free)",
+  );
+  // A normal request still goes at once.
+  const urgent = api.request("GET", "/n10");
   await settle();
-  assert.deepEqual(sent.slice(8), ["n6"]);
-  for (const name of ["low1", "low2", "low3", "n6"]) await answer(name);
-  await answer("low4");
+  assert.deepEqual(sent.slice(13), ["n10"]);
+  await answer("n8", "n9", "n10", "low1");
+  assert.deepEqual(sent.slice(14), ["low5"]);
+  await answer("low2", "low3", "low4", "low5");
   await Promise.all([...all, urgent]);
 });

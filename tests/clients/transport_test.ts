@@ -51,7 +51,10 @@ Deno.test("httpClientFor(): KOPF_HTTP_CLIENT, else the default; fetch for a prox
   assert.equal(httpClientFor("http://k8s", envOf({ KOPF_HTTP_CLIENT: "http1" })), "http1");
   assert.equal(httpClientFor("http://k8s", envOf({ KOPF_HTTP_CLIENT: " HTTP1 " })), "http1");
   assert.equal(httpClientFor("http://k8s", envOf({ KOPF_HTTP_CLIENT: "fetch" }), "http1"), "fetch");
-  assert.equal(httpClientFor("http://k8s", envOf({ KOPF_HTTP_CLIENT: "h2" }), "http1"), "fetch");
+  assert.throws(
+    () => httpClientFor("http://k8s", envOf({ KOPF_HTTP_CLIENT: "h2" })),
+    /^LoginError: KOPF_HTTP_CLIENT is "h2": set it to "http1" or "fetch", or unset it \(default http1\)$/,
+  );
   const httpClientFor1 = (server: string, env: (name: string) => string | undefined) =>
     httpClientFor(server, env, "http1");
   const https = "https://api.k8s.example:6443";

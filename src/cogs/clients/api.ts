@@ -136,8 +136,9 @@ export interface RequestOptions {
   timeout?: number | null | undefined;
   /**
    * `"low"`: the request takes a slot of `maxConcurrentRequests` only while no other request
-   * waits for one, and leaves a quarter of the slots free (Kubernetes Events: they never delay
-   * the handling's requests). Default `"normal"`.
+   * waits for one and the others in flight hold at most a quarter of the slots, and it leaves a
+   * quarter of the slots free (Kubernetes Events: they wait out a burst of the handling's
+   * requests, and go at full speed when it calms down). Default `"normal"`.
    */
   priority?: "normal" | "low" | undefined;
 }
@@ -194,6 +195,8 @@ export class ApiClient {
   readonly logger: ClientLogger;
   #fetch: FetchFn | undefined;
   #inFlight = 0;
+  /** How many of those are low-priority. */
+  #inFlightLow = 0;
   /** Requests waiting for a slot, first come first served; low-priority ones after all others. */
   #waiting = new WaitQueue();
   #waitingLow = new WaitQueue();
@@ -261,7 +264,7 @@ export class ApiClient {
         stream: false,
       });
     } finally {
-      this.#release();
+      this.#release(options.priority === "low");
     }
     const text = (sent as TransportAnswer).text;
     try {
@@ -296,15 +299,29 @@ export class ApiClient {
       }
       return new Promise((resolve) => this.#waiting.push(resolve));
     }
-    if (this.#inFlight < lowLimit(limit) && !this.#waiting.size && !this.#waitingLow.size) {
+    if (!this.#waitingLow.size && this.#lowFits(limit)) {
       this.#inFlight++;
+      this.#inFlightLow++;
       return RESOLVED;
     }
     return new Promise((resolve) => this.#waitingLow.push(resolve));
   }
 
-  #release(): void {
+  /**
+   * Whether a low-priority request may start: no other request waits, the others in flight
+   * hold at most a quarter of the slots (the handling is calm, not in a burst), and a quarter
+   * of the slots stays free.
+   */
+  #lowFits(limit: number | null): boolean {
+    if (limit === null) return true;
+    const others = this.#inFlight - this.#inFlightLow;
+    return !this.#waiting.size && others <= Math.floor(limit / 4) &&
+      this.#inFlight < lowLimit(limit);
+  }
+
+  #release(low = false): void {
     this.#inFlight--;
+    if (low) this.#inFlightLow--;
     const next = this.#waiting.shift();
     if (next) {
       this.#inFlight++;
@@ -313,9 +330,9 @@ export class ApiClient {
     }
     // Low-priority requests fill what is free below their limit (several may be woken at once
     // when the other requests have drained).
-    const limit = this.#limit;
-    while (this.#waitingLow.size && (limit === null || this.#inFlight < lowLimit(limit))) {
+    while (this.#waitingLow.size && this.#lowFits(this.#limit)) {
       this.#inFlight++;
+      this.#inFlightLow++;
       this.#waitingLow.shift()!();
     }
   }

@@ -245,6 +245,7 @@ export const DEFAULT_HTTP_CLIENT: "http1" | "fetch" = "http1";
  * @param env Reads an environment variable (default `Deno.env.get`; may throw without `--allow-env`).
  * @param preferred The client when `KOPF_HTTP_CLIENT` is not set (default {@link DEFAULT_HTTP_CLIENT}).
  * @returns `http1` or `fetch`.
+ * @throws {LoginError} When `KOPF_HTTP_CLIENT` names neither (a mistake, not a preference).
  *
  * @example
  * ```ts
@@ -262,8 +263,19 @@ export function httpClientFor(
   env: (name: string) => string | undefined = (name) => Deno.env.get(name),
   preferred: "http1" | "fetch" = DEFAULT_HTTP_CLIENT,
 ): "http1" | "fetch" {
+  let named: string | undefined;
   try {
-    const chosen = env("KOPF_HTTP_CLIENT")?.trim().toLowerCase() || preferred;
+    named = env("KOPF_HTTP_CLIENT")?.trim().toLowerCase();
+  } catch {
+    return "fetch"; // the environment cannot be read: a proxy cannot be ruled out
+  }
+  if (named && named !== "http1" && named !== "fetch") {
+    throw new LoginError(
+      `KOPF_HTTP_CLIENT is "${named}": set it to "http1" or "fetch", or unset it (default ${DEFAULT_HTTP_CLIENT})`,
+    );
+  }
+  try {
+    const chosen = named || preferred;
     if (chosen !== "http1") return "fetch";
     const url = new URL(server);
     const names = url.protocol === "https:"

@@ -189,7 +189,7 @@ export class PostingSettings {
 
   /**
    * How many Events are written (POST or PATCH) at once, besides the handling. Default 16. Their
-   * requests have low priority: they take request slots only while no handling request waits.
+   * requests have low priority: they take request slots only while the handling is calm.
    */
   get concurrency(): number {
     return this.#concurrency;

@@ -9,7 +9,8 @@
  * Why it never delays handling: `post()` is synchronous and cheap, nothing
  * awaits the writes but the exit, and the writes are low-priority requests:
  * they take a slot of `settings.networking.maxConcurrentRequests` only while
- * no handling request waits for one, and leave a quarter of the slots free.
+ * no handling request waits for one and the handling's requests in flight
+ * hold at most a quarter of the slots, and they leave a quarter free.
  * So in a burst they wait, and when the handling's requests ebb they go at
  * full speed. Why it keeps up in a burst: writes
  * to one Event are coalesced — while one is queued or in flight, further
@@ -148,7 +149,7 @@ interface Lane {
 /**
  * An event writer over the API client: {@link postEvent} and {@link patchEvent}, at low
  * priority — an Event's request takes a request slot only while no handling request waits for
- * one (see `ApiClient`'s `priority`), so posting never delays handling.
+ * one and the handling is calm (see `ApiClient`'s `priority`), so posting never delays handling.
  *
  * @param api The client.
  * @param posting The reporting component and instance, the name prefix (read at each write).
