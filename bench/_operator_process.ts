@@ -14,7 +14,12 @@
  */
 
 import type { ChildOptions, ChildReport } from "./_bench_operator.ts";
-import { readCpuSeconds, readRss } from "./_server_process.ts";
+import {
+  readCpuSeconds,
+  readMainThreadCpuSeconds,
+  readPeakRss,
+  readRss,
+} from "./_server_process.ts";
 
 export type { ChildOptions, ChildReport };
 
@@ -22,33 +27,6 @@ export type { ChildOptions, ChildReport };
 const READY_TIMEOUT_MS = 60_000;
 /** How long it may take to stop after SIGTERM (the events' flush has a deadline of its own). */
 const STOP_TIMEOUT_MS = 30_000;
-
-/**
- * Reads `VmHWM` of a process: the peak resident set size since it started.
- *
- * @param pid The process id.
- * @returns The peak RSS in bytes.
- * @throws {Error} If `/proc/<pid>/status` has no `VmHWM` line (not Linux, or the process is gone).
- */
-export async function readPeakRss(pid: number): Promise<number> {
-  const text = await Deno.readTextFile(`/proc/${pid}/status`);
-  const m = /^VmHWM:\s+(\d+)\s+kB/m.exec(text);
-  if (!m) throw new Error(`no VmHWM in /proc/${pid}/status: RSS is measured on Linux only`);
-  return Number(m[1]) * 1024;
-}
-
-/**
- * Reads the CPU time of a process's main thread (user + system).
- *
- * @param pid The process id (which is its main thread's id too).
- * @returns Seconds of CPU time used so far by that thread.
- * @throws {Error} If `/proc/<pid>/task/<pid>/stat` cannot be read.
- */
-export async function readMainThreadCpuSeconds(pid: number): Promise<number> {
-  const text = await Deno.readTextFile(`/proc/${pid}/task/${pid}/stat`);
-  const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
 
 /** The operator under test, running in a child process. */
 export class OperatorProcess implements AsyncDisposable {

@@ -122,6 +122,14 @@ export async function startServerProcess(
   };
 }
 
+/** A `kB` line of `/proc/<pid>/status` (`VmRSS`, `VmHWM`), in bytes. */
+async function statusBytes(pid: number, field: "VmRSS" | "VmHWM"): Promise<number> {
+  const text = await Deno.readTextFile(`/proc/${pid}/status`);
+  const m = new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, "m").exec(text);
+  if (!m) throw new Error(`no ${field} in /proc/${pid}/status: RSS is measured on Linux only`);
+  return Number(m[1]) * 1024;
+}
+
 /**
  * Reads `VmRSS` of a process.
  *
@@ -129,11 +137,28 @@ export async function startServerProcess(
  * @returns The resident set size in bytes.
  * @throws {Error} If `/proc/<pid>/status` has no `VmRSS` line (not Linux, or the process is gone).
  */
-export async function readRss(pid: number): Promise<number> {
-  const text = await Deno.readTextFile(`/proc/${pid}/status`);
-  const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(text);
-  if (!m) throw new Error(`no VmRSS in /proc/${pid}/status: RSS is measured on Linux only`);
-  return Number(m[1]) * 1024;
+export function readRss(pid: number): Promise<number> {
+  return statusBytes(pid, "VmRSS");
+}
+
+/**
+ * Reads `VmHWM` of a process: the peak resident set size since it started.
+ *
+ * @param pid The process id.
+ * @returns The peak RSS in bytes.
+ * @throws {Error} If `/proc/<pid>/status` has no `VmHWM` line (not Linux, or the process is gone).
+ */
+export function readPeakRss(pid: number): Promise<number> {
+  return statusBytes(pid, "VmHWM");
+}
+
+/** User + system CPU seconds of a `/proc/.../stat` file (of a process or of one thread). */
+async function statSeconds(path: string): Promise<number> {
+  const text = await Deno.readTextFile(path);
+  // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+  const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return ticks / 100; // USER_HZ is 100 on Linux
 }
 
 /**
@@ -143,10 +168,17 @@ export async function readRss(pid: number): Promise<number> {
  * @returns Seconds of CPU time used so far.
  * @throws {Error} If `/proc/<pid>/stat` cannot be read.
  */
-export async function readCpuSeconds(pid: number): Promise<number> {
-  const text = await Deno.readTextFile(`/proc/${pid}/stat`);
-  // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
-  const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
-  const ticks = Number(fields[11]) + Number(fields[12]);
-  return ticks / 100; // USER_HZ is 100 on Linux
+export function readCpuSeconds(pid: number): Promise<number> {
+  return statSeconds(`/proc/${pid}/stat`);
+}
+
+/**
+ * Reads the CPU time of a process's main thread (user + system).
+ *
+ * @param pid The process id (which is its main thread's id too).
+ * @returns Seconds of CPU time used so far by that thread.
+ * @throws {Error} If `/proc/<pid>/task/<pid>/stat` cannot be read.
+ */
+export function readMainThreadCpuSeconds(pid: number): Promise<number> {
+  return statSeconds(`/proc/${pid}/task/${pid}/stat`);
 }
