@@ -9,13 +9,15 @@
  * it into the `fetch` shape (a web `Response` with a streaming body, abort by
  * signal) for exactly the credentials that ask for it. It opens one
  * connection per request (no keep-alive), which is fine for the rare setups
- * that need it.
+ * that need it. `node:https` is imported at the first such request.
  *
  * @module
  */
 
-import https from "node:https";
 import type { IncomingMessage } from "node:http";
+
+/** `node:https`, imported at the first insecure request: no operator pays for it otherwise. */
+let loading: Promise<typeof import("node:https")> | undefined;
 
 /** TLS material for the insecure client. */
 export interface InsecureTls {
@@ -42,8 +44,9 @@ export interface InsecureTls {
 export function insecureFetch(
   tls: InsecureTls,
 ): (url: string, init: RequestInit) => Promise<Response> {
-  return (url, init) =>
-    new Promise<Response>((resolve, reject) => {
+  return async (url, init) => {
+    const https = await (loading ??= import("node:https"));
+    return await new Promise<Response>((resolve, reject) => {
       const signal = init.signal ?? undefined;
       if (signal?.aborted) return reject(signal.reason);
       const headers: Record<string, string> = {};
@@ -118,4 +121,5 @@ export function insecureFetch(
       if (typeof payload === "string" || payload instanceof Uint8Array) req.write(payload);
       req.end();
     });
+  };
 }
