@@ -11,7 +11,7 @@
  *   `Deno.connect`/`Deno.connectTls`, with a keep-alive pool per transport.
  *   No `Request`, `Response`, `Headers` or `ReadableStream` per request:
  *   about half the operator's CPU per object in a burst.
- * - **fetch**: Deno's `fetch` with a `Deno.createHttpClient`.
+ * - **fetch**: Deno's `fetch` with a `Deno.createHttpClient` (`_fetch_transport.ts`).
  *
  * Which one: the environment variable `KOPF_HTTP_CLIENT` (`http1` or
  * `fetch`), else {@link DEFAULT_HTTP_CLIENT} (`http1`). Even when `http1` is asked for,
@@ -48,10 +48,10 @@ import {
   type PemData,
 } from "../structs/credentials.ts";
 import { VERSION } from "../configs/version.ts";
-import { realClock } from "../aio/clock.ts";
 import { insecureFetch } from "./_insecure_fetch.ts";
 import { permissionError, permissionHint } from "./_permissions.ts";
-import { Http1Client, RequestTimeoutError } from "./http1.ts";
+import { Http1Client } from "./http1.ts";
+import { fetchTransport, merged } from "./_fetch_transport.ts";
 
 export { RequestTimeoutError } from "./http1.ts";
 
@@ -348,15 +348,6 @@ function targetOf(server: string, url: string): string {
   return url.slice(server.length) || "/";
 }
 
-function merged(
-  base: Record<string, string>,
-  own: Record<string, string> | undefined,
-): Record<string, string> {
-  const all = { ...base };
-  if (own) { for (const name in own) all[name.toLowerCase()] = own[name]!; }
-  return all;
-}
-
 function leanTransport(
   server: string,
   headers: Headers,
@@ -414,168 +405,6 @@ function leanTransport(
       client.close();
     },
   };
-}
-
-function fetchTransport(
-  server: string,
-  headers: Headers,
-  base: Record<string, string>,
-  send: FetchFn,
-  client: Deno.HttpClient | undefined,
-): Transport {
-  let closed = false;
-  async function open(
-    method: string,
-    url: string,
-    init: TransportRequest,
-  ): Promise<{ response: Response; deadline: Deadline }> {
-    const deadline = new Deadline(init.timeout ?? null, init.connectTimeout ?? null, init.signal);
-    const request: RequestInit & { client?: Deno.HttpClient } = {
-      method,
-      headers: merged(base, init.headers),
-    };
-    if (init.body !== undefined) request.body = init.body as BodyInit;
-    if (deadline.signal) request.signal = deadline.signal;
-    if (client) request.client = client;
-    try {
-      const response = await send(url, request);
-      deadline.connected();
-      return { response, deadline };
-    } catch (error) {
-      deadline.clear();
-      throw deadline.reason(error);
-    }
-  }
-  return {
-    server,
-    headers,
-    client: "fetch",
-    async request(method, url, init) {
-      const { response, deadline } = await open(method, url, init);
-      try {
-        const text = await response.text();
-        return {
-          status: response.status,
-          text,
-          header: (name) => response.headers.get(name),
-          headers: () => response.headers,
-        };
-      } catch (error) {
-        throw deadline.reason(error);
-      } finally {
-        deadline.clear();
-      }
-    },
-    async stream(method, url, init) {
-      const { response, deadline } = await open(method, url, init);
-      const reader = response.body?.getReader();
-      let done = false;
-      const cancel = () => {
-        if (done) return;
-        done = true;
-        deadline.clear();
-        reader?.cancel().catch(() => {});
-      };
-      const chunks: AsyncIterable<Uint8Array> = {
-        [Symbol.asyncIterator]: () => ({
-          next: async () => {
-            if (!reader || done) return { value: undefined, done: true };
-            try {
-              const result = await reader.read();
-              if (result.done) cancel();
-              return result.done ? { value: undefined, done: true } : result;
-            } catch (error) {
-              const reason = deadline.reason(error);
-              cancel();
-              throw reason;
-            }
-          },
-          return: () => {
-            cancel();
-            return Promise.resolve({ value: undefined, done: true });
-          },
-        }),
-      };
-      return {
-        status: response.status,
-        chunks,
-        header: (name) => response.headers.get(name),
-        headers: () => response.headers,
-        text: async () => {
-          if (!reader || done) return "";
-          const decoder = new TextDecoder();
-          let text = "";
-          for await (const piece of chunks) text += decoder.decode(piece, { stream: true });
-          return text + decoder.decode();
-        },
-        cancel,
-      };
-    },
-    close() {
-      if (closed) return;
-      closed = true;
-      client?.close();
-    },
-  };
-}
-
-/**
- * The signal of one `fetch`: the caller's signal, the whole request's timeout and the
- * timeout to the response headers, in one controller with at most two timers that can be
- * cancelled. Without timeouts it is the caller's signal itself: no controller and no timer.
- */
-class Deadline {
-  readonly signal: AbortSignal | undefined;
-  #expired: RequestTimeoutError | undefined;
-  #total: (() => void) | undefined;
-  #connect: (() => void) | undefined;
-  #outer: AbortSignal | undefined;
-  #onAbort: (() => void) | undefined;
-
-  constructor(total: number | null, connect: number | null, outer: AbortSignal | undefined) {
-    this.#outer = outer;
-    const withTotal = total !== null && total > 0;
-    const withConnect = connect !== null && connect > 0;
-    if (!withTotal && !withConnect) {
-      this.signal = outer;
-      return;
-    }
-    const controller = new AbortController();
-    this.signal = controller.signal;
-    if (outer?.aborted) controller.abort(outer.reason);
-    else if (outer) {
-      this.#onAbort = () => controller.abort(outer.reason);
-      outer.addEventListener("abort", this.#onAbort, { once: true });
-    }
-    const expire = (phase: "total" | "connect", seconds: number) => () => {
-      const error = new RequestTimeoutError(phase, seconds);
-      this.#expired ??= error;
-      controller.abort(error);
-    };
-    if (withTotal) this.#total = realClock.timer(total * 1000, expire("total", total));
-    if (withConnect) this.#connect = realClock.timer(connect * 1000, expire("connect", connect));
-  }
-
-  /** Why the request failed: the caller's abort, a timeout, or the error itself. */
-  reason(error: unknown): unknown {
-    if (this.#outer?.aborted) return this.#outer.reason;
-    return this.#expired ?? error;
-  }
-
-  /** The response headers arrived: the connect timeout no longer applies. */
-  connected(): void {
-    this.#connect?.();
-    this.#connect = undefined;
-  }
-
-  /** The request ended: no timer runs, the caller's signal no longer aborts it. */
-  clear(): void {
-    this.connected();
-    this.#total?.();
-    this.#total = undefined;
-    if (this.#onAbort) this.#outer?.removeEventListener("abort", this.#onAbort);
-    this.#onAbort = undefined;
-  }
 }
 
 /**
