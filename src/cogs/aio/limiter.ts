@@ -6,6 +6,8 @@
  * @module
  */
 
+import { Fifo } from "./fifo.ts";
+
 /**
  * Up to `limit` holders at once; `null` means no limit.
  *
@@ -25,7 +27,7 @@
 export class Limiter {
   #limit: () => number | null;
   #active = 0;
-  #waiting: Array<() => void> = [];
+  #waiting = new Fifo<() => void>();
 
   /** @param limit The limit, or a function read at every acquisition (settings may change). */
   constructor(limit: number | null | (() => number | null)) {
@@ -39,7 +41,7 @@ export class Limiter {
 
   /** How many wait for a slot. */
   get waiting(): number {
-    return this.#waiting.length;
+    return this.#waiting.size;
   }
 
   /**

@@ -28,12 +28,12 @@
  *   names the flag (never retried).
  * - **Traffic**: with `settings.networking.logTraffic` (`kopf run --debug`), every attempt is
  *   one debug line: method, path and query, code, duration — never a header or a token.
- * - **HTTP**: Deno's `fetch`, or with `KOPF_HTTP_CLIENT=http1` a lean HTTP/1.1
- *   client with keep-alive connections (`http1.ts`; see `transport.ts`).
+ * - **HTTP**: a lean HTTP/1.1 client with keep-alive connections (`http1.ts`), or
+ *   Deno's `fetch` where that cannot serve or with `KOPF_HTTP_CLIENT=fetch` (see
+ *   `transport.ts`).
  * - **Proxies**: `HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY` and `NO_PROXY` (and their
  *   lower-case names) are honoured, as Kopf's `trust_env`: with a proxy for the
- *   server, requests go through Deno's `fetch`, which uses it (also with
- *   `KOPF_HTTP_CLIENT=http1`).
+ *   server, requests go through Deno's `fetch`, which uses it.
  * - **Metrics**: `onRequest` is called once per attempt with the verb, the
  *   resource (`plural.group`, as the API server counts), the HTTP code (0 for
  *   no answer) and the duration.
@@ -42,6 +42,7 @@
  */
 
 import { AccessError, type Vault } from "../structs/credentials.ts";
+import { Fifo } from "../aio/fifo.ts";
 import { sleep } from "../aio/sleep.ts";
 import { ApiConnectionError, ApiError, isRetryable, UnauthorizedError } from "./errors.ts";
 import {
@@ -198,8 +199,8 @@ export class ApiClient {
   /** How many of those are low-priority. */
   #inFlightLow = 0;
   /** Requests waiting for a slot, first come first served; low-priority ones after all others. */
-  #waiting = new WaitQueue();
-  #waitingLow = new WaitQueue();
+  #waiting = new Fifo<() => void>();
+  #waitingLow = new Fifo<() => void>();
   /** The concurrency limit as last read (low-priority requests are woken by it). */
   #limit: number | null = null;
   #onRequest: ((record: RequestRecord) => void) | undefined;
@@ -514,31 +515,6 @@ const RESOLVED: Promise<void> = Promise.resolve();
 /** The slots low-priority requests may take: three quarters of the limit, at least one. */
 function lowLimit(limit: number): number {
   return Math.max(1, Math.floor(limit * 0.75));
-}
-
-/** A FIFO of waiting resolvers with O(1) shift (an array's shift moves all the others). */
-class WaitQueue {
-  #items: Array<(() => void) | undefined> = [];
-  #head = 0;
-
-  get size(): number {
-    return this.#items.length - this.#head;
-  }
-
-  push(item: () => void): void {
-    this.#items.push(item);
-  }
-
-  shift(): (() => void) | undefined {
-    if (this.#head >= this.#items.length) return undefined;
-    const item = this.#items[this.#head];
-    this.#items[this.#head++] = undefined;
-    if (this.#head > 1024 && this.#head * 2 > this.#items.length) {
-      this.#items = this.#items.slice(this.#head);
-      this.#head = 0;
-    }
-    return item;
-  }
 }
 
 /**
