@@ -159,10 +159,8 @@ class TimerList {
       due.push(entry.fn!);
       this.#remove(entry);
     }
-    if (this.head) {
-      this.lists.set(this.ms, this); // #remove may have dropped it while emptying
-      if (this.handle === undefined) this.#arm(this.head.due - now);
-    } else if (this.lists.get(this.ms) === this) this.lists.delete(this.ms);
+    // Emptied, the list was dropped by the last #remove; otherwise its timer re-arms.
+    if (this.head) this.#arm(this.head.due - now);
     for (const fn of due) {
       try {
         fn();
