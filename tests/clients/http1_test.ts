@@ -389,3 +389,126 @@ Deno.test("a big Content-Length body, cut anywhere, is read whole; a cut one fai
   await assert.rejects((await client.request(get)).text(), /closed before the end/);
   assert.equal(conn.closed, true);
 });
+
+Deno.test("request bodies: ASCII and not, strings and bytes, empty; content-length is in bytes", async () => {
+  for (
+    const [headers, body, length] of [
+      [{}, '{"a":"b"}', 9],
+      [{}, '{"a":"ü"}', 10],
+      [{}, "\u{1F600}", 4],
+      [{ "x-name": "Jürgen" }, '{"a":"b"}', 9], // a head that is not ASCII
+      [{}, enc.encode("bytes"), 5],
+      [{}, "", 0],
+      [{}, new Uint8Array(0), 0],
+    ] as const
+  ) {
+    const conn = new FakeConn().push("HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n");
+    const { client } = clientOf(conn);
+    await (await client.request({ method: "PATCH", target: "/x", headers, body })).text();
+    const text = typeof body === "string" ? body : dec.decode(body);
+    const head = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join("");
+    assert.equal(
+      conn.written,
+      `PATCH /x HTTP/1.1\r\nhost: k8s.local:8080\r\n${head}content-length: ${length}\r\n\r\n${text}`,
+    );
+  }
+  for (const [method, tail] of [["GET", ""], ["DELETE", ""], ["POST", "content-length: 0\r\n"]]) {
+    const conn = new FakeConn().push("HTTP/1.1 204 No Content\r\n\r\n");
+    const { client } = clientOf(conn);
+    await client.request({ method: method!, target: "/x", headers: {} });
+    assert.equal(conn.written, `${method} /x HTTP/1.1\r\nhost: k8s.local:8080\r\n${tail}\r\n`);
+  }
+});
+
+Deno.test("answer headers: any case, white space trimmed, repeated ones joined; all of them in headers()", async () => {
+  const conn = new FakeConn().push(
+    "HTTP/1.1 200 OK\r\nContent-Type:  application/json \r\nX-Many: a\r\nx-many:b\r\n" +
+      "Audit-Id: 1:2:3\r\nno colon here\r\n:empty name\r\nCONTENT-LENGTH: 2\r\n\r\n{}",
+  );
+  const { client } = clientOf(conn);
+  const answer = await client.request(get);
+  assert.equal(answer.header("content-type"), "application/json");
+  assert.equal(answer.header("X-MANY"), "a, b");
+  assert.equal(answer.header("audit-id"), "1:2:3");
+  assert.equal(answer.header("content-length"), "2");
+  assert.equal(answer.header("absent"), null);
+  assert.equal(answer.header("no colon here"), null);
+  assert.deepEqual([...answer.headers()], [
+    ["audit-id", "1:2:3"],
+    ["content-length", "2"],
+    ["content-type", "application/json"],
+    ["x-many", "a, b"],
+  ]);
+  assert.equal(await answer.text(), "{}");
+  assert.equal(client.idle, 1);
+});
+
+Deno.test("framing headers: repeated, spaced, in odd case; Connection decides the keep-alive", async () => {
+  for (
+    const [text, body, kept] of [
+      ["HTTP/1.1 200 OK\r\ncontent-length:  2 \r\n\r\n{}", "{}", true],
+      [
+        "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: Keep-Alive, Close\r\n\r\n{}",
+        "{}",
+        false,
+      ],
+      ["HTTP/1.0 200 OK\r\nContent-Length: 2\r\nCONNECTION: keep-alive\r\n\r\n{}", "{}", true],
+      ["HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\n{}", "{}", false],
+      [
+        "HTTP/1.1 200\r\nTransfer-Encoding: gzip\r\ntransfer-encoding: Chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n",
+        "{}",
+        true,
+      ],
+      ["HTTP/1.1 200\nContent-Length: 0002\n\n{}", "{}", true], // bare LF line ends
+    ] as const
+  ) {
+    const conn = new FakeConn().push(text);
+    const { client } = clientOf(conn);
+    const answer = await client.request(get);
+    assert.equal(await answer.text(), body, text);
+    assert.equal(client.idle, kept ? 1 : 0, text);
+  }
+  const twice = new FakeConn().push(
+    "HTTP/1.1 200 OK\r\nContent-Length: 2\r\ncontent-length: 2\r\n\r\n{}",
+  );
+  await assert.rejects(clientOf(twice).client.request(get), /bad Content-Length: "2, 2"/);
+  for (
+    const line of [
+      "HTTP/1.1 20 OK",
+      "HTTP/1.2 200 OK",
+      "HTTP/1.1 200x",
+      "HTTP/1.1  200",
+      "http/1.1 200",
+    ]
+  ) {
+    const conn = new FakeConn().push(`${line}\r\ncontent-length: 0\r\n\r\n`);
+    await assert.rejects(
+      clientOf(conn).client.request(get),
+      new Http1Error(`The answer is not HTTP/1.x: ${JSON.stringify(`${line}\r`)}`),
+    );
+  }
+});
+
+Deno.test("a head cut at every byte after an answer that left stale bytes in the buffer", async () => {
+  // The first answer fills the buffer with empty lines; the next head must end where its bytes
+  // end, not at the stale ones past them — also when it is bigger than the buffer.
+  for (const size of [10, 40_000]) {
+    const stale = "\r\n\r\n\n\n".repeat(3000);
+    const first = `HTTP/1.1 200 OK\r\ncontent-length: ${stale.length}\r\n\r\n${stale}`;
+    const next = `HTTP/1.1 200 OK\r\nx-big: ${"v".repeat(size)}\r\ncontent-length: 2\r\n\r\n{}`;
+    const total = enc.encode(next).length;
+    const offsets = size === 10
+      ? Array.from({ length: total - 1 }, (_, i) => i + 1)
+      : [1, 17, 20, 16_000, 16_500, 39_990, total - 5, total - 3, total - 1];
+    for (const at of offsets) {
+      const conn = new FakeConn().push(first);
+      const { client } = clientOf(conn);
+      assert.equal((await (await client.request(get)).text()).length, stale.length);
+      conn.push(...cut(next, [at]));
+      const answer = await client.request(get);
+      assert.equal(answer.header("x-big")?.length, size, `cut at ${at}`);
+      assert.equal(await answer.text(), "{}", `cut at ${at}`);
+      assert.equal(client.idle, 1);
+    }
+  }
+});

@@ -187,17 +187,19 @@ class Link {
 
   /** A line (without CR LF) if one is buffered, else undefined. */
   line(): string | undefined {
-    const at = this.buf.subarray(this.start, this.end).indexOf(10);
-    if (at < 0) {
+    const buf = this.buf;
+    let at = this.start;
+    while (at < this.end && buf[at] !== 10) at++; // the bytes read so far only (stale ones follow)
+    if (at === this.end) {
       if (this.end - this.start > MAX_LINE) {
         throw new Http1Error("A line of the answer is too long");
       }
       return undefined;
     }
-    let stop = this.start + at;
-    if (stop > this.start && this.buf[stop - 1] === 13) stop--;
-    const text = decoder.decode(this.buf.subarray(this.start, stop));
-    this.start += at + 1;
+    let stop = at;
+    if (stop > this.start && buf[stop - 1] === 13) stop--;
+    const text = stop === this.start ? "" : decoder.decode(buf.subarray(this.start, stop));
+    this.start = at + 1;
     return text;
   }
 
@@ -228,7 +230,7 @@ type Framing = "none" | "length" | "chunked" | "close";
 export class Http1Response {
   /** The status code. */
   readonly status: number;
-  #headers: Map<string, string>;
+  #head: Head;
   #link: Link;
   #exchange: Exchange;
   #framing: Framing;
@@ -250,19 +252,19 @@ export class Http1Response {
     this.#link = link;
     this.#exchange = exchange;
     this.status = head.status;
-    this.#headers = head.headers;
+    this.#head = head;
     this.#keepAlive = head.keepAlive;
-    const te = head.headers.get("transfer-encoding");
-    const cl = head.headers.get("content-length");
+    const te = head.transferEncoding;
+    const cl = head.contentLength;
     this.#left = 0;
     if (
       method === "HEAD" || head.status === 204 || head.status === 304 ||
       (head.status >= 100 && head.status < 200)
     ) this.#framing = "none";
     else if (te !== undefined) {
-      this.#framing = /(^|,)\s*chunked\s*$/i.test(te) ? "chunked" : "close";
+      this.#framing = te === "chunked" || /(^|,)\s*chunked\s*$/i.test(te) ? "chunked" : "close";
     } else if (cl !== undefined) {
-      const length = /^\s*\d+\s*$/.test(cl) ? Number(cl) : NaN;
+      const length = digits(cl) ?? (/^\s*\d+\s*$/.test(cl) ? Number(cl) : NaN);
       if (!Number.isSafeInteger(length)) {
         throw new Http1Error(`The answer has a bad Content-Length: ${JSON.stringify(cl)}`);
       }
@@ -282,7 +284,7 @@ export class Http1Response {
    * @returns The value, or null.
    */
   header(name: string): string | null {
-    return this.#headers.get(name.toLowerCase()) ?? null;
+    return headerOf(this.#head, name.toLowerCase()) ?? null;
   }
 
   /**
@@ -291,7 +293,7 @@ export class Http1Response {
    * @returns The headers.
    */
   headers(): Headers {
-    return new Headers([...this.#headers]);
+    return new Headers([...headersOf(this.#head)]);
   }
 
   /**
@@ -455,12 +457,14 @@ export class Http1Response {
   }
 }
 
+const ONCE = { once: true } as const;
+
 /** The timers and the abort listener of one request, and why it failed. */
 class Exchange {
   failure: unknown = undefined;
   link: Link | undefined;
+  /** The signal while it is listened to (the exchange is its listener: no closure). */
   #signal: AbortSignal | undefined;
-  #onAbort: (() => void) | undefined;
   #total: (() => void) | undefined;
   #connect: (() => void) | undefined;
   #reject: ((reason: unknown) => void) | undefined;
@@ -474,8 +478,7 @@ class Exchange {
         return;
       }
       this.#signal = signal;
-      this.#onAbort = () => this.fail(signal.reason);
-      signal.addEventListener("abort", this.#onAbort, { once: true });
+      signal.addEventListener("abort", this, ONCE);
     }
     const total = req.timeout;
     const connect = req.connectTimeout;
@@ -491,6 +494,11 @@ class Exchange {
         () => this.fail(new RequestTimeoutError("connect", connect)),
       );
     }
+  }
+
+  /** The signal aborted. */
+  handleEvent(): void {
+    if (this.#signal) this.fail(this.#signal.reason);
   }
 
   /** Aborts: remembers why, closes the connection, stops the wait for a connection. */
@@ -523,15 +531,21 @@ class Exchange {
     this.headers();
     this.#total?.();
     this.#total = undefined;
-    if (this.#onAbort) this.#signal!.removeEventListener("abort", this.#onAbort);
-    this.#onAbort = undefined;
+    if (this.#signal) this.#signal.removeEventListener("abort", this);
+    this.#signal = undefined;
   }
 }
 
+/** An answer's status line and headers. */
 interface Head {
   status: number;
-  headers: Map<string, string>;
+  /** The head as it came (decoded), from the status line to the empty line. */
+  text: string;
+  /** Where the header lines start in `text`. */
+  from: number;
   keepAlive: boolean;
+  transferEncoding: string | undefined;
+  contentLength: string | undefined;
 }
 
 /**
@@ -556,7 +570,8 @@ export class Http1Client {
   #idle: Link[] = [];
   #maxIdle: number;
   #connect: () => Promise<Http1Connection>;
-  #host: string;
+  /** `host: …` and its CR LF. */
+  #hostLine: string;
   #closed = false;
 
   /**
@@ -567,7 +582,7 @@ export class Http1Client {
    */
   constructor(origin: string, options: Http1ClientOptions = {}) {
     const url = new URL(origin);
-    this.#host = url.host;
+    this.#hostLine = `host: ${url.host}\r\n`;
     this.#maxIdle = options.maxIdle ?? 64;
     const https = url.protocol === "https:";
     const hostname = url.hostname.replace(/^\[(.*)\]$/, "$1");
@@ -683,8 +698,50 @@ export class Http1Client {
     return undefined;
   }
 
+  /**
+   * The request's bytes: written straight into one buffer of the right size when the head
+   * and the body are ASCII with no character a header may not have (the usual case: no
+   * string is built, no character is checked twice), else by {@link Http1Client.#encodeSlowly}.
+   */
   #encode(req: Http1Request): Uint8Array {
-    let head = `${req.method} ${req.target} HTTP/1.1\r\nhost: ${this.#host}\r\n`;
+    const { method, target, headers, body } = req;
+    let size = method.length + target.length + 12 + this.#hostLine.length + 2; // "M T HTTP/1.1\r\n…\r\n"
+    for (const name in headers) size += name.length + headers[name]!.length + 4;
+    let length = -1; // of the body: -1 for none and no content-length
+    if (typeof body === "string" || body !== undefined) length = body.length;
+    else if (method === "POST" || method === "PUT" || method === "PATCH") length = 0;
+    if (length >= 0) size += CONTENT_LENGTH.length + decimals(length) + 2 + length;
+    const out = new Uint8Array(size);
+    let at = ascii(method, out, 0, TOKEN_LOW, TOKEN_HIGH);
+    out[at] = 32;
+    at = ascii(target, out, at + 1, TOKEN_LOW, TOKEN_HIGH);
+    at = ascii(" HTTP/1.1\r\n", out, at, 0, 0);
+    at = ascii(this.#hostLine, out, at, 0, 0);
+    for (const name in headers) {
+      at = ascii(name, out, at, NAME_LOW, NAME_HIGH);
+      at = ascii(": ", out, at, 0, 0);
+      at = ascii(headers[name]!, out, at, VALUE_LOW, 0);
+      at = ascii("\r\n", out, at, 0, 0);
+    }
+    if (length >= 0) {
+      at = ascii(CONTENT_LENGTH, out, at, 0, 0);
+      at = ascii(String(length), out, at, 0, 0);
+      at = ascii("\r\n", out, at, 0, 0);
+    }
+    at = ascii("\r\n", out, at, 0, 0);
+    if (at < 0) return this.#encodeSlowly(req);
+    if (typeof body === "string") {
+      if (!length) return out;
+      const { read, written } = encoder.encodeInto(body, out.subarray(at));
+      return read === length && written === length ? out : this.#encodeSlowly(req);
+    }
+    if (body !== undefined) out.set(body, at);
+    return out;
+  }
+
+  /** The request's bytes, whatever the characters: checks the headers, encodes the body. */
+  #encodeSlowly(req: Http1Request): Uint8Array {
+    let head = `${req.method} ${req.target} HTTP/1.1\r\n${this.#hostLine}`;
     for (const name in req.headers) {
       const value = req.headers[name]!;
       if (/[\r\n]/.test(value) || /[\r\n:\s]/.test(name)) {
@@ -696,9 +753,9 @@ export class Http1Client {
       throw new TypeError(`The request target ${JSON.stringify(req.target)} has spaces`);
     }
     const body = typeof req.body === "string" ? encoder.encode(req.body) : req.body;
-    if (body !== undefined) head += `content-length: ${body.length}\r\n`;
+    if (body !== undefined) head += `${CONTENT_LENGTH}${body.length}\r\n`;
     else if (req.method === "POST" || req.method === "PUT" || req.method === "PATCH") {
-      head += "content-length: 0\r\n";
+      head += `${CONTENT_LENGTH}0\r\n`;
     }
     head += "\r\n";
     if (!body?.length) return encoder.encode(head);
@@ -709,21 +766,58 @@ export class Http1Client {
   }
 }
 
+const CONTENT_LENGTH = "content-length: ";
+// Characters (by code: bits of 0–31 and of 32–63) that a part of the head may not have; the
+// fast encoding leaves those to the slow one, which throws the error.
+const VALUE_LOW = (1 << 10) | (1 << 13); // LF, CR
+const TOKEN_LOW = VALUE_LOW | (1 << 9) | (1 << 11) | (1 << 12); // and TAB, VT, FF
+const TOKEN_HIGH = 1 << 0; // space
+const NAME_LOW = TOKEN_LOW;
+const NAME_HIGH = TOKEN_HIGH | (1 << (58 - 32)); // and ":"
+
+/** The count of decimal digits of a non-negative integer. */
+function decimals(n: number): number {
+  let count = 1;
+  for (; n >= 10; n = Math.floor(n / 10)) count++;
+  return count;
+}
+
+/**
+ * Writes an ASCII string into `out` at `at`: the position after it, or -1 if `at` is -1 or a
+ * character is not ASCII or is one of those whose bits `low` (codes 0–31) and `high` (32–63) set.
+ */
+function ascii(text: string, out: Uint8Array, at: number, low: number, high: number): number {
+  if (at < 0) return -1;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c > 127 || (c < 32 ? (low >>> c) & 1 : c < 64 ? (high >>> (c - 32)) & 1 : 0)) return -1;
+    out[at++] = c;
+  }
+  return at;
+}
+
 async function writeAll(conn: Http1Connection, bytes: Uint8Array): Promise<void> {
   for (let at = 0; at < bytes.length;) at += await conn.write(bytes.subarray(at));
 }
 
-/** Reads the status line and the headers (skipping 1xx answers but 101). */
+/**
+ * Reads the status line and the headers (skipping 1xx answers but 101). The head is decoded
+ * once; only the framing headers (`Content-Length`, `Transfer-Encoding`, `Connection`) are
+ * taken out now, the others are looked up in the text when asked for ({@link headerOf}).
+ */
 async function readHead(link: Link): Promise<Head> {
   for (;;) {
     let scanned = link.start;
     let stop = -1;
     while (stop < 0) {
+      // Only the bytes read so far: the buffer holds stale bytes past `end`.
       const buf = link.buf;
-      for (let i = buf.indexOf(10, scanned); i >= 0 && i < link.end; i = buf.indexOf(10, i + 1)) {
+      const end = link.end;
+      for (let i = scanned; i < end; i++) {
+        if (buf[i] !== 10) continue;
         const next = buf[i + 1];
-        if (i + 1 < link.end && next === 10) stop = i + 2;
-        else if (i + 2 < link.end && next === 13 && buf[i + 2] === 10) stop = i + 3;
+        if (i + 1 < end && next === 10) stop = i + 2;
+        else if (i + 2 < end && next === 13 && buf[i + 2] === 10) stop = i + 3;
         if (stop >= 0) break;
       }
       if (stop >= 0) break;
@@ -741,30 +835,181 @@ async function readHead(link: Link): Promise<Head> {
       }
       scanned -= offset - link.start; // fill() may move the buffered bytes to the front
     }
-    const lines = decoder.decode(link.buf.subarray(link.start, stop)).split("\n");
+    const text = decoder.decode(link.buf.subarray(link.start, stop));
     link.start = stop;
-    const status = /^HTTP\/1\.([01]) (\d{3})(?: |\r?$)/.exec(lines[0] ?? "");
-    if (!status) {
-      throw new Http1Error(`The answer is not HTTP/1.x: ${JSON.stringify(lines[0]?.slice(0, 80))}`);
+    const first = text.indexOf("\n"); // there is one: the head ends with an empty line
+    const code = statusOf(text, first);
+    if (code < 0) {
+      throw new Http1Error(
+        `The answer is not HTTP/1.x: ${JSON.stringify(text.slice(0, first).slice(0, 80))}`,
+      );
     }
-    const code = Number(status[2]);
     if (code >= 100 && code < 200 && code !== 101) continue;
-    const headers = new Map<string, string>();
-    for (let i = 1; i < lines.length; i++) {
-      const line = lines[i]!;
-      const colon = line.indexOf(":");
-      if (colon <= 0) continue;
-      const name = line.slice(0, colon).trim().toLowerCase();
-      const value = line.slice(colon + 1).trim();
-      const had = headers.get(name);
-      headers.set(name, had === undefined ? value : `${had}, ${value}`);
+    const head: Head = {
+      status: code,
+      text,
+      from: first + 1,
+      keepAlive: false,
+      transferEncoding: undefined,
+      contentLength: undefined,
+    };
+    let connection: string | undefined;
+    for (let at = first + 1; at < text.length;) {
+      let eol = text.indexOf("\n", at);
+      if (eol < 0) eol = text.length;
+      const colon = text.indexOf(":", at);
+      if (colon > at && colon < eol) {
+        const name = framingName(text, at, colon);
+        if (name !== undefined) {
+          const value = valueOf(text, colon + 1, eol);
+          if (name === "content-length") head.contentLength = joined(head.contentLength, value);
+          else if (name === "transfer-encoding") {
+            head.transferEncoding = joined(head.transferEncoding, value);
+          } else connection = joined(connection, value);
+        }
+      }
+      at = eol + 1;
     }
-    const connection = headers.get("connection")?.toLowerCase() ?? "";
-    const keepAlive = status[1] === "1"
-      ? !/(^|,)\s*close\s*(,|$)/.test(connection)
-      : /(^|,)\s*keep-alive\s*(,|$)/.test(connection);
-    return { status: code, headers, keepAlive };
+    if (connection === undefined) head.keepAlive = text.charCodeAt(7) === 49; // HTTP/1.1
+    else {
+      connection = connection.toLowerCase();
+      head.keepAlive = text.charCodeAt(7) === 49
+        ? !/(^|,)\s*close\s*(,|$)/.test(connection)
+        : /(^|,)\s*keep-alive\s*(,|$)/.test(connection);
+    }
+    return head;
   }
+}
+
+/** The framing headers by the length of their names. */
+const FRAMING: Record<number, string> = {
+  10: "connection",
+  14: "content-length",
+  17: "transfer-encoding",
+};
+
+/**
+ * The status code of a status line `HTTP/1.x NNN[ reason]` (the line is `text` up to `eol`,
+ * perhaps with a CR at its end), or -1 if it is not one.
+ */
+function statusOf(text: string, eol: number): number {
+  if (!text.startsWith("HTTP/1.", 0)) return -1;
+  const minor = text.charCodeAt(7);
+  if ((minor !== 48 && minor !== 49) || text.charCodeAt(8) !== 32) return -1;
+  let code = 0;
+  for (let i = 9; i < 12; i++) {
+    const digit = text.charCodeAt(i) - 48;
+    if (!(digit >= 0 && digit <= 9)) return -1;
+    code = code * 10 + digit;
+  }
+  // After the code: a space, or the end of the line (a CR allowed before it).
+  if (eol === 12 || (eol === 13 && text.charCodeAt(12) === 13)) return code;
+  return text.charCodeAt(12) === 32 ? code : -1;
+}
+
+function isSpace(c: number): boolean {
+  return c === 32 || (c >= 9 && c <= 13);
+}
+
+/** The name of the header `text[from, to)` if it is a framing header (lower case), else undefined. */
+function framingName(text: string, from: number, to: number): string | undefined {
+  while (from < to && isSpace(text.charCodeAt(from))) from++;
+  while (to > from && isSpace(text.charCodeAt(to - 1))) to--;
+  const name = FRAMING[to - from];
+  if (name !== undefined) return nameIs(text, from, to, name) ? name : undefined;
+  if (to > from && (text.charCodeAt(from) > 127 || text.charCodeAt(to - 1) > 127)) {
+    // Non-ASCII white space around the name (rare): as trim() does.
+    const trimmed = text.slice(from, to).trim().toLowerCase();
+    return FRAMING[trimmed.length] === trimmed ? trimmed : undefined;
+  }
+  return undefined;
+}
+
+/**
+ * Whether the header name `text[from, to)` is `lower` (a lower-case name), as
+ * `text.slice(from, to).trim().toLowerCase() === lower` (which it falls back to for names
+ * that are not ASCII), without a copy.
+ */
+function nameIs(text: string, from: number, to: number, lower: string): boolean {
+  while (from < to && isSpace(text.charCodeAt(from))) from++;
+  while (to > from && isSpace(text.charCodeAt(to - 1))) to--;
+  if (to - from !== lower.length) return slowNameIs(text, from, to, lower);
+  for (let i = 0; i < lower.length; i++) {
+    let c = text.charCodeAt(from + i);
+    if (c > 127) return slowNameIs(text, from, to, lower);
+    if (c >= 65 && c <= 90) c += 32;
+    if (c !== lower.charCodeAt(i)) return false;
+  }
+  return true;
+}
+
+function slowNameIs(text: string, from: number, to: number, lower: string): boolean {
+  for (let i = from; i < to; i++) {
+    if (text.charCodeAt(i) > 127) return text.slice(from, to).trim().toLowerCase() === lower;
+  }
+  return false; // ASCII of another length
+}
+
+/** The header value `text[from, to)` trimmed (as `String.prototype.trim`). */
+function valueOf(text: string, from: number, to: number): string {
+  while (from < to && isSpace(text.charCodeAt(from))) from++;
+  while (to > from && isSpace(text.charCodeAt(to - 1))) to--;
+  const value = text.slice(from, to);
+  if (!value) return value;
+  // Non-ASCII white space at the edges (rare): as trim() does.
+  return text.charCodeAt(from) > 127 || text.charCodeAt(to - 1) > 127 ? value.trim() : value;
+}
+
+/** The number that `text` spells in up to 15 decimal digits (no sign, no space), else undefined. */
+function digits(text: string): number | undefined {
+  if (text.length === 0 || text.length > 15) return undefined;
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    const digit = text.charCodeAt(i) - 48;
+    if (!(digit >= 0 && digit <= 9)) return undefined;
+    n = n * 10 + digit;
+  }
+  return n;
+}
+
+function joined(had: string | undefined, value: string): string {
+  return had === undefined ? value : `${had}, ${value}`;
+}
+
+/**
+ * A header's value in a head's text (`name` in lower case; repeated headers joined by ", "),
+ * or undefined.
+ */
+function headerOf(head: Head, name: string): string | undefined {
+  const text = head.text;
+  let value: string | undefined;
+  for (let at = head.from; at < text.length;) {
+    let eol = text.indexOf("\n", at);
+    if (eol < 0) eol = text.length;
+    const colon = text.indexOf(":", at);
+    if (colon > at && colon < eol && nameIs(text, at, colon, name)) {
+      value = joined(value, valueOf(text, colon + 1, eol));
+    }
+    at = eol + 1;
+  }
+  return value;
+}
+
+/** All headers of a head: lower-case names, repeated headers joined by ", ". */
+function headersOf(head: Head): Map<string, string> {
+  const text = head.text;
+  const headers = new Map<string, string>();
+  for (let at = head.from; at < text.length;) {
+    let eol = text.indexOf("\n", at);
+    if (eol < 0) eol = text.length;
+    const colon = text.indexOf(":", at);
+    if (colon > at && colon < eol) {
+      const name = text.slice(at, colon).trim().toLowerCase();
+      headers.set(name, joined(headers.get(name), valueOf(text, colon + 1, eol)));
+    }
+    at = eol + 1;
+  }
+  return headers;
 }
 
 function concat(pieces: Uint8Array[]): Uint8Array {
