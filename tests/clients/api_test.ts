@@ -267,6 +267,53 @@ Deno.test("onRequest reports verb, resource, subresource and code per attempt", 
   });
 });
 
+Deno.test("describeRequest() names verbs, resources and subresources of every shape of path", () => {
+  const cases: [string, string, boolean, string, string, string | undefined][] = [
+    [
+      "PATCH",
+      "/apis/kopf.dev/v1/namespaces/ns/kopfexamples/kex1/status",
+      false,
+      "patch",
+      "kopfexamples.kopf.dev",
+      "status",
+    ],
+    [
+      "patch",
+      "//apis//kopf.dev/v1/namespaces/ns/kopfexamples/kex1?x=/a/b",
+      false,
+      "patch",
+      "kopfexamples.kopf.dev",
+      undefined,
+    ],
+    ["GET", "/api/v1/namespaces/ns/pods?watch=true", true, "watch", "pods", undefined],
+    ["get", "/api/v1/pods", true, "watch", "pods", undefined],
+    ["GET", "/api/v1/namespaces/ns/pods/p1/log", false, "get", "pods", "log"],
+    ["DELETE", "/api/v1/namespaces/ns/pods", false, "deletecollection", "pods", undefined],
+    [
+      "POST",
+      "/apis/apps/v1/namespaces/ns/deployments",
+      false,
+      "create",
+      "deployments.apps",
+      undefined,
+    ],
+    ["PUT", "/apis/apps/v1/deployments/d", false, "update", "deployments.apps", undefined],
+    ["GET", "/apis/apps/v1", false, "list", "", undefined],
+    ["GET", "/api", false, "list", "", undefined],
+    ["GET", "/", false, "list", "", undefined],
+    ["GET", "", false, "list", "", undefined],
+    ["GET", "/version", false, "list", "", undefined],
+    ["OPTIONS", "/api/v1/pods", false, "options", "pods", undefined],
+    ["GET", "/apix/g/v1/x", false, "list", "", undefined],
+    ["GET", "/apis/g/v1/namespaces", false, "list", "namespaces.g", undefined],
+    ["GET", "/apis/g/v1/namespaces/ns", false, "get", "namespaces.g", undefined],
+    ["GET", "/apis/g/v1/namespaces/ns/x/y/z/extra", false, "get", "x.g", "z"],
+  ];
+  for (const [method, path, watch, verb, resource, subresource] of cases) {
+    assert.deepEqual(describeRequest(method, path, watch), { verb, resource, subresource }, path);
+  }
+});
+
 Deno.test("expired credentials are dropped and a re-login brings new ones", async () => {
   await using server = await startApiServer({ token: "t2" });
   let now = Date.now();

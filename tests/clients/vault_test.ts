@@ -125,3 +125,26 @@ Deno.test("ConnectionInfo validates its fields and compares by value", () => {
   assert.ok(!info("x").equals(info("y")));
   assert.ok(Object.isFrozen(info("x")));
 });
+
+Deno.test("selectNow() gives what select() would without waiting, and nothing when it would wait or fail", async () => {
+  let now = Date.parse("2030-01-01T00:00:00Z");
+  using vault = new Vault(undefined, { now: () => now });
+  assert.equal(vault.selectNow(), undefined, "not ready");
+  vault.populate({ a: info("a", { expiration: new Date(now + 10_000) }) });
+  const first = vault.selectNow()!;
+  assert.equal(first.key, "a");
+  assert.equal(vault.selectNow(), first, "the same entry while nothing changes");
+  assert.equal(await vault.select(), first);
+  vault.populate({ b: info("b", { expiration: new Date(now + 20_000), priority: 1 }) });
+  assert.equal(vault.selectNow()?.key, "b", "new credentials are seen at once");
+  now += 9_999;
+  assert.equal(vault.selectNow()?.key, "b");
+  await vault.invalidate("b", vault.selectNow()!.info);
+  assert.equal(vault.selectNow()?.key, "a", "the invalidated ones are gone at once");
+  now += 1;
+  assert.equal(vault.selectNow(), undefined, "expired at its time: none left, a re-login is due");
+  assert.equal(vault.ready, false);
+  vault.populate({}); // the re-login brought nothing
+  assert.equal(vault.selectNow(), undefined);
+  await assert.rejects(vault.select(), LoginError);
+});

@@ -41,7 +41,7 @@
  * @module
  */
 
-import { AccessError, type Vault } from "../structs/credentials.ts";
+import { AccessError, type ConnectionInfo, type Vault } from "../structs/credentials.ts";
 import { Fifo } from "../aio/fifo.ts";
 import { sleep } from "../aio/sleep.ts";
 import { ApiConnectionError, ApiError, isRetryable, UnauthorizedError } from "./errors.ts";
@@ -159,14 +159,14 @@ export interface StreamOptions {
 const SILENT: ClientLogger = { debug() {}, warn() {}, error() {} };
 let instances = 0;
 
-/** One request as the client sends it (after the options are resolved). */
+/** One request as the client sends it (after the options are resolved); also the transport's init. */
 interface SendRequest {
   query: Query | undefined;
   signal: AbortSignal | undefined;
   headers: Record<string, string>;
   body: string | Uint8Array | undefined;
-  total: number | null;
-  connect: number | null;
+  timeout: number | null;
+  connectTimeout: number | null;
   stream: boolean;
 }
 
@@ -204,10 +204,14 @@ export class ApiClient {
   /** The concurrency limit as last read (low-priority requests are woken by it). */
   #limit: number | null = null;
   #onRequest: ((record: RequestRecord) => void) | undefined;
+  /** See {@link ApiClient.#headersOf}. */
+  #headers = new Map<string | undefined, Record<string, string>>();
   #userAgent: string | undefined;
   // Transports are cached in the vault per credentials and per client: two
   // clients on one vault may differ in `fetch` and User-Agent.
   #purpose = `transport#${++instances}`;
+  #createTransport = (info: ConnectionInfo): Transport =>
+    createTransport(info, { fetch: this.#fetch, userAgent: this.#userAgent });
 
   /**
    * Creates the client.
@@ -244,14 +248,18 @@ export class ApiClient {
     const timeout = options.timeout !== undefined
       ? options.timeout
       : this.#networking("requestTimeout"); // null: no timeout
-    const headers: Record<string, string> = { accept: "application/json", ...options.headers };
     let body: string | Uint8Array | undefined;
+    let contentType: string | undefined;
     if (options.body !== undefined) {
       body = typeof options.body === "string" || options.body instanceof Uint8Array
         ? options.body
         : JSON.stringify(options.body);
-      headers["content-type"] = options.contentType ?? "application/json";
+      contentType = options.contentType ?? "application/json";
     }
+    const headers = options.headers ? { accept: "application/json", ...options.headers } : (
+      this.#headers.get(contentType) ?? this.#headersOf(contentType)
+    );
+    if (options.headers && contentType !== undefined) headers["content-type"] = contentType;
     await this.#acquire(this.#networking("maxConcurrentRequests"), options.priority === "low");
     let sent;
     try {
@@ -260,8 +268,8 @@ export class ApiClient {
         signal: options.signal,
         headers,
         body,
-        total: timeout,
-        connect: this.#networking("connectTimeout"),
+        timeout,
+        connectTimeout: this.#networking("connectTimeout"),
         stream: false,
       });
     } finally {
@@ -269,7 +277,7 @@ export class ApiClient {
     }
     const text = (sent as TransportAnswer).text;
     try {
-      return (text.trim() ? JSON.parse(text) : undefined) as T;
+      return (isBlank(text) ? undefined : JSON.parse(text)) as T;
     } catch {
       const url = `${path}${queryString(options.query)}`;
       throw new ApiError({
@@ -279,6 +287,18 @@ export class ApiClient {
         text: "the answer is not JSON",
       });
     }
+  }
+
+  /**
+   * The headers of requests without extra headers, per content type (undefined: no body):
+   * one frozen object each, sent as they are (the transport may cache what it derives).
+   */
+  #headersOf(contentType: string | undefined): Record<string, string> {
+    const headers: Record<string, string> = { accept: "application/json" };
+    if (contentType !== undefined) headers["content-type"] = contentType;
+    Object.freeze(headers);
+    if (this.#headers.size < 16) this.#headers.set(contentType, headers);
+    return headers;
   }
 
   /** A networking setting: as given, else `OperatorSettings`' default. */
@@ -352,10 +372,10 @@ export class ApiClient {
     return await this.#send("GET", path, {
       query: options.query,
       signal: options.signal,
-      headers: { accept: "application/json" },
+      headers: this.#headers.get(undefined) ?? this.#headersOf(undefined),
       body: undefined,
-      total: options.clientTimeout ?? null,
-      connect: options.connectTimeout ?? null,
+      timeout: options.clientTimeout ?? null,
+      connectTimeout: options.connectTimeout ?? null,
       stream: true,
     }) as TransportStream;
   }
@@ -375,12 +395,8 @@ export class ApiClient {
   async #send(method: string, path: string, req: SendRequest): Promise<TransportHead> {
     const signal = req.signal;
     for (;;) {
-      const { key, info } = await this.vault.select({ signal });
-      const transport = this.vault.cached(
-        info,
-        this.#purpose,
-        (i) => createTransport(i, { fetch: this.#fetch, userAgent: this.#userAgent }),
-      );
+      const { key, info } = this.vault.selectNow() ?? await this.vault.select({ signal });
+      const transport = this.vault.cached(info, this.#purpose, this.#createTransport);
       try {
         return await this.#retrying(transport, method, path, req);
       } catch (error) {
@@ -397,19 +413,26 @@ export class ApiClient {
     path: string,
     req: SendRequest,
   ): Promise<TransportHead> {
-    const backoffsSetting = this.#networking("errorBackoffs");
-    const backoffs = typeof backoffsSetting === "number" ? [backoffsSetting] : backoffsSetting;
-    const count = Array.isArray(backoffs) ? backoffs.length + 1 : undefined;
-    const delays = backoffs[Symbol.iterator]();
-    const url = `${transport.server}${path}${queryString(req.query)}`;
-    const what = `${method} ${path}${queryString(req.query)}`;
+    const url = transport.server + path + queryString(req.query);
+    // The backoffs and the words of the log lines: at the first failure only.
+    let count: number | undefined;
+    let delays: Iterator<number> | undefined;
     for (let attempt = 1;; attempt++) {
-      const idx = count !== undefined ? `#${attempt}/${count}` : `#${attempt}`;
       try {
         return await this.#attempt(transport, method, url, path, attempt, req);
       } catch (error) {
         if (req.signal?.aborted) throw req.signal.reason;
         if (!isRetryable(error)) throw error;
+        if (delays === undefined) {
+          const backoffsSetting = this.#networking("errorBackoffs");
+          const backoffs = typeof backoffsSetting === "number"
+            ? [backoffsSetting]
+            : backoffsSetting;
+          count = Array.isArray(backoffs) ? backoffs.length + 1 : undefined;
+          delays = backoffs[Symbol.iterator]();
+        }
+        const idx = count !== undefined ? `#${attempt}/${count}` : `#${attempt}`;
+        const what = `${method} ${url.slice(transport.server.length)}`;
         const next = delays.next();
         if (next.done) {
           this.logger.error(`Request attempt ${idx} failed; escalating: ${what} -> ${error}`);
@@ -438,18 +461,11 @@ export class ApiClient {
     req: SendRequest,
   ): Promise<TransportHead> {
     const started = performance.now();
-    const init = {
-      headers: req.headers,
-      body: req.body,
-      signal: req.signal,
-      timeout: req.total,
-      connectTimeout: req.connect,
-    };
     let answer;
     try {
       answer = req.stream
-        ? await transport.stream(method, url, init)
-        : await transport.request(method, url, init);
+        ? await transport.stream(method, url, req)
+        : await transport.request(method, url, req);
     } catch (error) {
       this.#record(method, url, path, 0, attempt, started);
       if (req.signal?.aborted) throw req.signal.reason;
@@ -491,7 +507,7 @@ export class ApiClient {
       );
     }
     if (!this.#onRequest) return;
-    const watch = /[?&]watch=(true|1)(&|$)/.test(url);
+    const watch = url.includes("watch=") && /[?&]watch=(true|1)(&|$)/.test(url);
     const { verb, resource, subresource } = describeRequest(method, path, watch);
     try {
       this.#onRequest({
@@ -538,23 +554,58 @@ export function describeRequest(
   path: string,
   watch = false,
 ): { verb: string; resource: string; subresource: string | undefined } {
+  // The first 8 non-empty segments of the path (no more are looked at), as offsets: no split.
   const query = path.indexOf("?");
-  const parts: string[] = [];
-  for (const part of (query < 0 ? path : path.slice(0, query)).split("/")) {
-    if (part) parts.push(part);
+  const stop = query < 0 ? path.length : query;
+  let count = 0;
+  for (let from = 0; from < stop;) {
+    let to = path.indexOf("/", from);
+    if (to < 0 || to > stop) to = stop;
+    if (to > from) {
+      if (count < 8) {
+        SEGMENTS[2 * count] = from;
+        SEGMENTS[2 * count + 1] = to;
+      }
+      count++;
+    }
+    from = to + 1;
   }
   let group = "";
-  let at = parts.length; // where the resource's part starts (none: at the end)
-  if (parts[0] === "api" && parts.length >= 3) at = 2;
-  else if (parts[0] === "apis" && parts.length >= 4) [group, at] = [parts[1]!, 3];
-  if (parts[at] === "namespaces" && parts.length - at >= 3) at += 2;
-  const plural = parts[at];
-  const name = parts[at + 1];
-  const subresource = parts[at + 2];
+  let at = count; // where the resource's part starts (none: at the end)
+  if (segmentIs(path, count, 0, "api") && count >= 3) at = 2;
+  else if (segmentIs(path, count, 0, "apis") && count >= 4) {
+    group = segment(path, count, 1)!;
+    at = 3;
+  }
+  if (segmentIs(path, count, at, "namespaces") && count - at >= 3) at += 2;
+  const plural = segment(path, count, at);
+  const named = at + 1 < count;
+  const subresource = segment(path, count, at + 2);
   const resource = plural ? (group ? `${plural}.${group}` : plural) : "";
   const upper = method.toUpperCase();
-  const verb = name ? ITEM_VERBS[upper] : watch && upper === "GET" ? "watch" : LIST_VERBS[upper];
+  const verb = named ? ITEM_VERBS[upper] : watch && upper === "GET" ? "watch" : LIST_VERBS[upper];
   return { verb: verb ?? method.toLowerCase(), resource, subresource };
+}
+
+/** Offsets of path segments in {@link describeRequest} (start and end of each; reused). */
+const SEGMENTS = new Int32Array(16);
+
+/** The i-th segment that {@link describeRequest} found, or undefined. */
+function segment(path: string, count: number, i: number): string | undefined {
+  return i < count ? path.slice(SEGMENTS[2 * i], SEGMENTS[2 * i + 1]) : undefined;
+}
+
+/** Whether the i-th segment that {@link describeRequest} found is `word`. */
+function segmentIs(path: string, count: number, i: number, word: string): boolean {
+  return i < count && SEGMENTS[2 * i + 1]! - SEGMENTS[2 * i]! === word.length &&
+    path.startsWith(word, SEGMENTS[2 * i]);
+}
+
+/** Whether a text is empty or white space only (as `!text.trim()`), without a copy. */
+function isBlank(text: string): boolean {
+  const first = text.charCodeAt(0);
+  if (first > 32 && first < 127) return false; // e.g. `{`: JSON
+  return !text.trim();
 }
 
 const ITEM_VERBS: Record<string, string> = {

@@ -304,6 +304,11 @@ export class Vault implements AsyncIterable<VaultEntry>, Disposable {
   #random: () => number;
   /** The entry {@link Vault.select} returns while there is one set of credentials. */
   #single: VaultEntry | undefined;
+  /**
+   * Before this time (of `#now`) no current credentials expire: {@link Vault.expire} has
+   * nothing to look at. -Infinity when unknown (the credentials changed).
+   */
+  #expiresAt = -Infinity;
 
   /**
    * Creates a vault, optionally pre-populated (then it is ready at once).
@@ -372,20 +377,53 @@ export class Vault implements AsyncIterable<VaultEntry>, Disposable {
           this.#lastError === undefined ? undefined : { cause: this.#lastError },
         );
       }
-      if (this.#current.size === 1) {
-        // One set of credentials (the usual case): the same entry object every time.
-        const [key, info] = this.#current.entries().next().value!;
-        if (this.#single?.key !== key || this.#single.info !== info) this.#single = { key, info };
-        return this.#single;
-      }
-      let top = -Infinity;
-      let best: VaultEntry[] = [];
-      for (const [key, info] of this.#current) {
-        if (info.priority > top) [top, best] = [info.priority, []];
-        if (info.priority === top) best.push({ key, info });
-      }
-      return best[Math.floor(this.#random() * best.length)] ?? best[0]!;
+      return this.#pick();
     }
+  }
+
+  /**
+   * The credentials {@link Vault.select} would give now, if it would give them without
+   * waiting: for callers on a hot path, which call `select()` when this gives nothing
+   * (no promise then).
+   *
+   * @returns The key and the credentials; undefined while a re-login is pending or when
+   *   no valid credentials are left (`select()` then waits or throws).
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { ConnectionInfo, Vault } from "../../../mod.ts";
+   *
+   * using vault = new Vault();
+   * assert.equal(vault.selectNow(), undefined); // not ready: select() would wait
+   * vault.populate({ login_fn: new ConnectionInfo({ server: "http://127.0.0.1:1" }) });
+   * const entry = vault.selectNow() ?? await vault.select();
+   * assert.equal(entry.key, "login_fn");
+   * ```
+   */
+  selectNow(): VaultEntry | undefined {
+    if (!this.#ready) return undefined;
+    this.expire();
+    if (!this.#ready || this.#current.size === 0) return undefined;
+    return this.#pick();
+  }
+
+  /** The best of the current credentials (there are some): see {@link Vault.select}. */
+  #pick(): VaultEntry {
+    if (this.#current.size === 1) {
+      // One set of credentials (the usual case): the same entry object every time.
+      const single = this.#single;
+      if (single !== undefined && this.#current.get(single.key) === single.info) return single;
+      const [key, info] = this.#current.entries().next().value!;
+      return this.#single = { key, info };
+    }
+    let top = -Infinity;
+    let best: VaultEntry[] = [];
+    for (const [key, info] of this.#current) {
+      if (info.priority > top) [top, best] = [info.priority, []];
+      if (info.priority === top) best.push({ key, info });
+    }
+    return best[Math.floor(this.#random() * best.length)] ?? best[0]!;
   }
 
   /**
@@ -429,6 +467,7 @@ export class Vault implements AsyncIterable<VaultEntry>, Disposable {
       const history = this.#invalid.get(key) ?? [];
       this.#invalid.set(key, [...history.slice(-2), info]);
       this.#current.delete(key);
+      this.#expiresAt = -Infinity;
       this.#flush(info);
     }
     if (this.#current.size === 0) {
@@ -449,6 +488,7 @@ export class Vault implements AsyncIterable<VaultEntry>, Disposable {
    */
   expire(): void {
     const now = this.#now();
+    if (now < this.#expiresAt) return; // the usual case: nothing expires yet
     let expired = false;
     // No copy of the map per request: deleting the current entry while iterating is safe.
     this.#current.forEach((info, key) => {
@@ -458,6 +498,12 @@ export class Vault implements AsyncIterable<VaultEntry>, Disposable {
         expired = true;
       }
     });
+    let earliest = Infinity;
+    for (const info of this.#current.values()) {
+      const at = info.expiration?.getTime();
+      if (at !== undefined && at < earliest) earliest = at;
+    }
+    this.#expiresAt = earliest;
     if (expired && this.#current.size === 0 && this.#ready) {
       this.#ready = false;
       this.#notify();
@@ -527,6 +573,7 @@ export class Vault implements AsyncIterable<VaultEntry>, Disposable {
       if ((this.#invalid.get(key) ?? []).some((bad) => bad.equals(info))) continue;
       const old = this.#current.get(key);
       this.#current.set(key, info);
+      this.#expiresAt = -Infinity;
       if (old && old !== info) this.#flush(old);
     }
   }
