@@ -114,6 +114,13 @@ Deno.test("Resource: apiVersion, string form, equality, URLs", () => {
     crds.getUrl({ params: { labelSelector: "a=b,c", limit: 5, continue: undefined } }),
     "/apis/apiextensions.k8s.io/v1/customresourcedefinitions?labelSelector=a%3Db%2Cc&limit=5",
   );
+  assert.equal(
+    pods.getUrl({ namespace: "ns", name: "p", params: { fieldManager: undefined, force: null } }),
+    "/api/v1/namespaces/ns/pods/p",
+    "no query when no parameter has a value",
+  );
+  const inherited = Object.assign(Object.create({ watch: true }), { limit: 0, "a b": "c&d" });
+  assert.equal(pods.getUrl({ params: inherited }), "/api/v1/pods?limit=0&a+b=c%26d");
   assert.throws(() => pods.getUrl({ subresource: "status" }), /needs an object name/);
   assert.throws(() => namespaces.getUrl({ namespace: "x" }), /cluster-scoped/);
   assert.throws(() => pods.getUrl({ name: "p" }), /namespaced: give the namespace/);

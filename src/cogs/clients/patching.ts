@@ -89,15 +89,13 @@ export async function patchObject(
   const contentType = format in PATCH_CONTENT_TYPES
     ? PATCH_CONTENT_TYPES[format as keyof typeof PATCH_CONTENT_TYPES]
     : format;
+  const params = options.fieldManager !== undefined || options.force
+    ? { fieldManager: options.fieldManager, force: options.force || undefined }
+    : undefined;
   const send = (body: unknown, subresource: string | undefined) =>
     api.request<RawBody>(
       "PATCH",
-      resource.getUrl({
-        namespace,
-        name,
-        subresource,
-        params: { fieldManager: options.fieldManager, force: options.force || undefined },
-      }),
+      resource.getUrl({ namespace, name, subresource, params }),
       { body, contentType, signal: options.signal },
     );
 

@@ -50,7 +50,7 @@ import {
 import { VERSION } from "../configs/version.ts";
 import { insecureFetch } from "./_insecure_fetch.ts";
 import { permissionError, permissionHint } from "./_permissions.ts";
-import { Http1Client } from "./http1.ts";
+import { Http1Client, type Http1Response } from "./http1.ts";
 import { fetchTransport, merged } from "./_fetch_transport.ts";
 
 export { RequestTimeoutError } from "./http1.ts";
@@ -354,11 +354,19 @@ function leanTransport(
   base: Record<string, string>,
   client: Http1Client,
 ): Transport {
+  // The merged headers of frozen request headers (the API client's usual ones) are made once.
+  const frozen = new WeakMap<Record<string, string>, Record<string, string>>();
+  const headersOf = (own: Record<string, string> | undefined) => {
+    if (own === undefined || !Object.isFrozen(own)) return merged(base, own);
+    let all = frozen.get(own);
+    if (all === undefined) frozen.set(own, all = Object.freeze(merged(base, own)));
+    return all;
+  };
   const send = (method: string, url: string, init: TransportRequest) =>
     client.request({
       method,
       target: targetOf(server, url),
-      headers: merged(base, init.headers),
+      headers: headersOf(init.headers),
       body: init.body,
       signal: init.signal,
       timeout: init.timeout,
@@ -370,13 +378,7 @@ function leanTransport(
     client: "http1",
     async request(method, url, init) {
       const answer = await send(method, url, init);
-      const text = await answer.text();
-      return {
-        status: answer.status,
-        text,
-        header: (name) => answer.header(name),
-        headers: () => answer.headers(),
-      };
+      return new LeanAnswer(answer, await answer.text());
     },
     async stream(method, url, init) {
       const answer = await send(method, url, init);
@@ -405,6 +407,27 @@ function leanTransport(
       client.close();
     },
   };
+}
+
+/** A whole answer of the lean client (its methods on the prototype: no closures per answer). */
+class LeanAnswer implements TransportAnswer {
+  readonly status: number;
+  readonly text: string;
+  #answer: Http1Response;
+
+  constructor(answer: Http1Response, text: string) {
+    this.status = answer.status;
+    this.text = text;
+    this.#answer = answer;
+  }
+
+  header(name: string): string | null {
+    return this.#answer.header(name);
+  }
+
+  headers(): Headers {
+    return this.#answer.headers();
+  }
 }
 
 /**

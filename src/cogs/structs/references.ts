@@ -235,11 +235,14 @@ export class Resource {
     if (subresource) path += `/${subresource}`;
     let qs = "";
     if (params) {
-      const query = new URLSearchParams();
-      for (const [k, v] of Object.entries(params)) {
-        if (v !== undefined && v !== null) query.set(k, String(v));
+      let query: URLSearchParams | undefined; // only when some value is given
+      for (const k in params) {
+        const v = params[k];
+        if (v !== undefined && v !== null && Object.hasOwn(params, k)) {
+          (query ??= new URLSearchParams()).set(k, String(v));
+        }
       }
-      qs = query.toString();
+      if (query) qs = query.toString();
     }
     const url = qs ? `${path}?${qs}` : path;
     return server === undefined ? url : `${server.replace(/\/+$/, "")}${url}`;
