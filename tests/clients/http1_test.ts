@@ -512,3 +512,37 @@ Deno.test("a head cut at every byte after an answer that left stale bytes in the
     }
   }
 });
+
+Deno.test("frozen headers are written the same, request after request; bad ones are refused alike", async () => {
+  const headers = Object.freeze({ accept: "application/json", authorization: "Bearer t" });
+  const conn = new FakeConn();
+  const { client } = clientOf(conn);
+  for (const body of ["{}", '{"a":1}']) {
+    conn.push("HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n");
+    await (await client.request({ method: "PATCH", target: "/x", headers, body })).text();
+  }
+  const head = "PATCH /x HTTP/1.1\r\nhost: k8s.local:8080\r\naccept: application/json\r\n" +
+    "authorization: Bearer t\r\n";
+  assert.equal(
+    conn.written,
+    `${head}content-length: 2\r\n\r\n{}${head}content-length: 7\r\n\r\n{"a":1}`,
+  );
+  for (
+    const bad of [
+      Object.freeze({ "x-a": "b\nc" }),
+      Object.freeze({ "x a": "b" }),
+      Object.freeze({ "x:a": "b" }),
+    ]
+  ) {
+    await assert.rejects(client.request({ ...get, headers: bad }), /has a bad name or value/);
+  }
+  await assert.rejects(client.request({ ...get, method: "GE T" }), /has spaces/);
+  await assert.rejects(client.request({ ...get, target: "/a b" }), /has spaces/);
+  await assert.rejects(client.request({ ...get, target: "/a\tb" }), /has spaces/);
+  const wide = Object.freeze({ "x-name": "Jürgen" });
+  conn.push("HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n");
+  await (await client.request({ ...get, headers: wide })).text();
+  assert.ok(
+    conn.written.endsWith("GET /x HTTP/1.1\r\nhost: k8s.local:8080\r\nx-name: Jürgen\r\n\r\n"),
+  );
+});

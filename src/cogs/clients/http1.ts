@@ -178,7 +178,8 @@ class Link {
         this.end = size;
       }
     }
-    const n = await this.conn.read(this.buf.subarray(this.end));
+    // Into the whole buffer when it is empty (the usual case: no view).
+    const n = await this.conn.read(this.end === 0 ? this.buf : this.buf.subarray(this.end));
     if (n === null) return false;
     this.end += n;
     this.received += n;
@@ -572,6 +573,8 @@ export class Http1Client {
   #connect: () => Promise<Http1Connection>;
   /** `host: …` and its CR LF. */
   #hostLine: string;
+  /** The bytes of the host line and of frozen headers objects ({@link Http1Client.#blockOf}). */
+  #blocks = new WeakMap<Record<string, string>, Uint8Array>();
   #closed = false;
 
   /**
@@ -705,24 +708,33 @@ export class Http1Client {
    */
   #encode(req: Http1Request): Uint8Array {
     const { method, target, headers, body } = req;
-    let size = method.length + target.length + 12 + this.#hostLine.length + 2; // "M T HTTP/1.1\r\n…\r\n"
-    for (const name in headers) size += name.length + headers[name]!.length + 4;
+    // The host and the headers: their bytes are kept for a frozen headers object (the API
+    // client sends the same few ones), else written one by one.
+    const block = Object.isFrozen(headers)
+      ? this.#blocks.get(headers) ?? this.#blockOf(headers)
+      : undefined;
+    let size = method.length + target.length + 12; // "M T HTTP/1.1\r\n"
+    if (block !== undefined) size += block.length;
+    else {
+      size += this.#hostLine.length;
+      for (const name in headers) size += name.length + headers[name]!.length + 4;
+    }
     let length = -1; // of the body: -1 for none and no content-length
     if (typeof body === "string" || body !== undefined) length = body.length;
     else if (method === "POST" || method === "PUT" || method === "PATCH") length = 0;
     if (length >= 0) size += CONTENT_LENGTH.length + decimals(length) + 2 + length;
+    size += 2; // the empty line
     const out = new Uint8Array(size);
     let at = ascii(method, out, 0, TOKEN_LOW, TOKEN_HIGH);
-    out[at] = 32;
-    at = ascii(target, out, at + 1, TOKEN_LOW, TOKEN_HIGH);
+    at = ascii(" ", out, at, 0, 0);
+    at = ascii(target, out, at, TOKEN_LOW, TOKEN_HIGH);
     at = ascii(" HTTP/1.1\r\n", out, at, 0, 0);
-    at = ascii(this.#hostLine, out, at, 0, 0);
-    for (const name in headers) {
-      at = ascii(name, out, at, NAME_LOW, NAME_HIGH);
-      at = ascii(": ", out, at, 0, 0);
-      at = ascii(headers[name]!, out, at, VALUE_LOW, 0);
-      at = ascii("\r\n", out, at, 0, 0);
-    }
+    if (block !== undefined) {
+      if (at >= 0) {
+        out.set(block, at);
+        at += block.length;
+      }
+    } else at = writeHeaders(this.#hostLine, headers, out, at);
     if (length >= 0) {
       at = ascii(CONTENT_LENGTH, out, at, 0, 0);
       at = ascii(String(length), out, at, 0, 0);
@@ -737,6 +749,16 @@ export class Http1Client {
     }
     if (body !== undefined) out.set(body, at);
     return out;
+  }
+
+  /** The bytes of the host line and of frozen headers (kept), or undefined if they are not ASCII or not valid. */
+  #blockOf(headers: Record<string, string>): Uint8Array | undefined {
+    let size = this.#hostLine.length;
+    for (const name in headers) size += name.length + headers[name]!.length + 4;
+    const block = new Uint8Array(size);
+    if (writeHeaders(this.#hostLine, headers, block, 0) !== size) return undefined;
+    this.#blocks.set(headers, block);
+    return block;
   }
 
   /** The request's bytes, whatever the characters: checks the headers, encodes the body. */
@@ -775,6 +797,23 @@ const TOKEN_HIGH = 1 << 0; // space
 const NAME_LOW = TOKEN_LOW;
 const NAME_HIGH = TOKEN_HIGH | (1 << (58 - 32)); // and ":"
 
+/** Writes the host line and the headers (see {@link ascii}). */
+function writeHeaders(
+  hostLine: string,
+  headers: Record<string, string>,
+  out: Uint8Array,
+  at: number,
+): number {
+  at = ascii(hostLine, out, at, 0, 0);
+  for (const name in headers) {
+    at = ascii(name, out, at, NAME_LOW, NAME_HIGH);
+    at = ascii(": ", out, at, 0, 0);
+    at = ascii(headers[name]!, out, at, VALUE_LOW, 0);
+    at = ascii("\r\n", out, at, 0, 0);
+  }
+  return at;
+}
+
 /** The count of decimal digits of a non-negative integer. */
 function decimals(n: number): number {
   let count = 1;
@@ -797,7 +836,10 @@ function ascii(text: string, out: Uint8Array, at: number, low: number, high: num
 }
 
 async function writeAll(conn: Http1Connection, bytes: Uint8Array): Promise<void> {
-  for (let at = 0; at < bytes.length;) at += await conn.write(bytes.subarray(at));
+  // The first write (usually the only one) takes the bytes as they are: no view.
+  for (let at = await conn.write(bytes); at < bytes.length;) {
+    at += await conn.write(bytes.subarray(at));
+  }
 }
 
 /**
