@@ -573,8 +573,12 @@ export class Http1Client {
   #connect: () => Promise<Http1Connection>;
   /** `host: …` and its CR LF. */
   #hostLine: string;
-  /** The bytes of the host line and of frozen headers objects ({@link Http1Client.#blockOf}). */
-  #blocks = new WeakMap<Record<string, string>, Uint8Array>();
+  /**
+   * The first 8 frozen headers objects (the API client's few usual ones, found by identity)
+   * and the bytes of the host line and of each ({@link Http1Client.#blockOf}).
+   */
+  #blocked: Record<string, string>[] = [];
+  #blocks: Uint8Array[] = [];
   #closed = false;
 
   /**
@@ -648,8 +652,25 @@ export class Http1Client {
       if (exchange.failure !== undefined) link.close();
       const before = link.received;
       try {
-        await writeAll(link.conn, bytes);
-        const head = await readHead(link);
+        // The first write (usually the only one) takes the bytes as they are: no view.
+        for (let at = await link.conn.write(bytes); at < bytes.length;) {
+          at += await link.conn.write(bytes.subarray(at));
+        }
+        let head = takeHead(link, link.start);
+        while (typeof head === "number") {
+          if (link.end - link.start > MAX_HEAD) {
+            throw new Http1Error("The answer's headers are too long");
+          }
+          const offset = link.start;
+          if (!(await link.fill())) {
+            throw new Http1Error(
+              link.end > link.start
+                ? "The connection closed in the middle of the answer's headers"
+                : "The connection closed before an answer",
+            );
+          }
+          head = takeHead(link, head - (offset - link.start)); // fill() may move the bytes to the front
+        }
         exchange.headers();
         return new Http1Response(this, link, exchange, head, req.method);
       } catch (error) {
@@ -710,9 +731,11 @@ export class Http1Client {
     const { method, target, headers, body } = req;
     // The host and the headers: their bytes are kept for a frozen headers object (the API
     // client sends the same few ones), else written one by one.
-    const block = Object.isFrozen(headers)
-      ? this.#blocks.get(headers) ?? this.#blockOf(headers)
-      : undefined;
+    let block: Uint8Array | undefined;
+    if (Object.isFrozen(headers)) {
+      const known = this.#blocked.indexOf(headers);
+      block = known >= 0 ? this.#blocks[known] : this.#blockOf(headers);
+    }
     let size = method.length + target.length + 12; // "M T HTTP/1.1\r\n"
     if (block !== undefined) size += block.length;
     else {
@@ -757,7 +780,10 @@ export class Http1Client {
     for (const name in headers) size += name.length + headers[name]!.length + 4;
     const block = new Uint8Array(size);
     if (writeHeaders(this.#hostLine, headers, block, 0) !== size) return undefined;
-    this.#blocks.set(headers, block);
+    if (this.#blocked.length < 8) {
+      this.#blocked.push(headers);
+      this.#blocks.push(block);
+    }
     return block;
   }
 
@@ -835,92 +861,78 @@ function ascii(text: string, out: Uint8Array, at: number, low: number, high: num
   return at;
 }
 
-async function writeAll(conn: Http1Connection, bytes: Uint8Array): Promise<void> {
-  // The first write (usually the only one) takes the bytes as they are: no view.
-  for (let at = await conn.write(bytes); at < bytes.length;) {
-    at += await conn.write(bytes.subarray(at));
+/**
+ * Takes the answer's head from the bytes read so far (skipping 1xx answers but 101): the head,
+ * or where to go on looking for its end once more bytes are read. The head is decoded once;
+ * only the framing headers (`Content-Length`, `Transfer-Encoding`, `Connection`) are taken out
+ * now, the others are looked up in the text when asked for ({@link headerOf}). Not async: the
+ * request's own loop reads (no promise per answer for this).
+ */
+function takeHead(link: Link, scanned: number): Head | number {
+  for (;;) {
+    // Only the bytes read so far: the buffer holds stale bytes past `end`.
+    const buf = link.buf;
+    const end = link.end;
+    let stop = -1;
+    for (let i = scanned; i < end; i++) {
+      if (buf[i] !== 10) continue;
+      const next = buf[i + 1];
+      if (i + 1 < end && next === 10) stop = i + 2;
+      else if (i + 2 < end && next === 13 && buf[i + 2] === 10) stop = i + 3;
+      if (stop >= 0) break;
+    }
+    if (stop < 0) return Math.max(link.start, link.end - 2);
+    const head = parseHead(link, stop);
+    if (head !== undefined) return head;
+    scanned = link.start;
   }
 }
 
-/**
- * Reads the status line and the headers (skipping 1xx answers but 101). The head is decoded
- * once; only the framing headers (`Content-Length`, `Transfer-Encoding`, `Connection`) are
- * taken out now, the others are looked up in the text when asked for ({@link headerOf}).
- */
-async function readHead(link: Link): Promise<Head> {
-  for (;;) {
-    let scanned = link.start;
-    let stop = -1;
-    while (stop < 0) {
-      // Only the bytes read so far: the buffer holds stale bytes past `end`.
-      const buf = link.buf;
-      const end = link.end;
-      for (let i = scanned; i < end; i++) {
-        if (buf[i] !== 10) continue;
-        const next = buf[i + 1];
-        if (i + 1 < end && next === 10) stop = i + 2;
-        else if (i + 2 < end && next === 13 && buf[i + 2] === 10) stop = i + 3;
-        if (stop >= 0) break;
-      }
-      if (stop >= 0) break;
-      scanned = Math.max(link.start, link.end - 2);
-      if (link.end - link.start > MAX_HEAD) {
-        throw new Http1Error("The answer's headers are too long");
-      }
-      const offset = link.start;
-      if (!(await link.fill())) {
-        throw new Http1Error(
-          link.end > link.start
-            ? "The connection closed in the middle of the answer's headers"
-            : "The connection closed before an answer",
-        );
-      }
-      scanned -= offset - link.start; // fill() may move the buffered bytes to the front
-    }
-    const text = decoder.decode(link.buf.subarray(link.start, stop));
-    link.start = stop;
-    const first = text.indexOf("\n"); // there is one: the head ends with an empty line
-    const code = statusOf(text, first);
-    if (code < 0) {
-      throw new Http1Error(
-        `The answer is not HTTP/1.x: ${JSON.stringify(text.slice(0, first).slice(0, 80))}`,
-      );
-    }
-    if (code >= 100 && code < 200 && code !== 101) continue;
-    const head: Head = {
-      status: code,
-      text,
-      from: first + 1,
-      keepAlive: false,
-      transferEncoding: undefined,
-      contentLength: undefined,
-    };
-    let connection: string | undefined;
-    for (let at = first + 1; at < text.length;) {
-      let eol = text.indexOf("\n", at);
-      if (eol < 0) eol = text.length;
-      const colon = text.indexOf(":", at);
-      if (colon > at && colon < eol) {
-        const name = framingName(text, at, colon);
-        if (name !== undefined) {
-          const value = valueOf(text, colon + 1, eol);
-          if (name === "content-length") head.contentLength = joined(head.contentLength, value);
-          else if (name === "transfer-encoding") {
-            head.transferEncoding = joined(head.transferEncoding, value);
-          } else connection = joined(connection, value);
-        }
-      }
-      at = eol + 1;
-    }
-    if (connection === undefined) head.keepAlive = text.charCodeAt(7) === 49; // HTTP/1.1
-    else {
-      connection = connection.toLowerCase();
-      head.keepAlive = text.charCodeAt(7) === 49
-        ? !/(^|,)\s*close\s*(,|$)/.test(connection)
-        : /(^|,)\s*keep-alive\s*(,|$)/.test(connection);
-    }
-    return head;
+/** Parses the head that ends at `stop` and consumes it; undefined for a 1xx answer (but 101). */
+function parseHead(link: Link, stop: number): Head | undefined {
+  const text = decoder.decode(link.buf.subarray(link.start, stop));
+  link.start = stop;
+  const first = text.indexOf("\n"); // there is one: the head ends with an empty line
+  const code = statusOf(text, first);
+  if (code < 0) {
+    throw new Http1Error(
+      `The answer is not HTTP/1.x: ${JSON.stringify(text.slice(0, first).slice(0, 80))}`,
+    );
   }
+  if (code >= 100 && code < 200 && code !== 101) return undefined;
+  const head: Head = {
+    status: code,
+    text,
+    from: first + 1,
+    keepAlive: false,
+    transferEncoding: undefined,
+    contentLength: undefined,
+  };
+  let connection: string | undefined;
+  for (let at = first + 1; at < text.length;) {
+    let eol = text.indexOf("\n", at);
+    if (eol < 0) eol = text.length;
+    const colon = text.indexOf(":", at);
+    if (colon > at && colon < eol) {
+      const name = framingName(text, at, colon);
+      if (name !== undefined) {
+        const value = valueOf(text, colon + 1, eol);
+        if (name === "content-length") head.contentLength = joined(head.contentLength, value);
+        else if (name === "transfer-encoding") {
+          head.transferEncoding = joined(head.transferEncoding, value);
+        } else connection = joined(connection, value);
+      }
+    }
+    at = eol + 1;
+  }
+  if (connection === undefined) head.keepAlive = text.charCodeAt(7) === 49; // HTTP/1.1
+  else {
+    connection = connection.toLowerCase();
+    head.keepAlive = text.charCodeAt(7) === 49
+      ? !/(^|,)\s*close\s*(,|$)/.test(connection)
+      : /(^|,)\s*keep-alive\s*(,|$)/.test(connection);
+  }
+  return head;
 }
 
 /** The framing headers by the length of their names. */

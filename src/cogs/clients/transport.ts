@@ -354,12 +354,14 @@ function leanTransport(
   base: Record<string, string>,
   client: Http1Client,
 ): Transport {
-  // The merged headers of frozen request headers (the API client's usual ones) are made once.
-  const frozen = new WeakMap<Record<string, string>, Record<string, string>>();
+  // The merged headers of frozen request headers (the API client's few usual ones) are made
+  // once, for the first 8 such objects: found by identity in a short list.
+  const frozen: Record<string, string>[] = []; // own, merged, own, merged, …
   const headersOf = (own: Record<string, string> | undefined) => {
     if (own === undefined || !Object.isFrozen(own)) return merged(base, own);
-    let all = frozen.get(own);
-    if (all === undefined) frozen.set(own, all = Object.freeze(merged(base, own)));
+    for (let i = 0; i < frozen.length; i += 2) if (frozen[i] === own) return frozen[i + 1]!;
+    const all = Object.freeze(merged(base, own));
+    if (frozen.length < 16) frozen.push(own, all);
     return all;
   };
   const send = (method: string, url: string, init: TransportRequest) =>
