@@ -546,3 +546,53 @@ Deno.test("frozen headers are written the same, request after request; bad ones 
     conn.written.endsWith("GET /x HTTP/1.1\r\nhost: k8s.local:8080\r\nx-name: Jürgen\r\n\r\n"),
   );
 });
+
+Deno.test("the buffer of a request is reused only once it is written: concurrent and later requests", async () => {
+  // Writes resolve only when told: each request's bytes are read at that time.
+  const writes: { p: Uint8Array; done: () => void }[] = [];
+  class SlowWriteConn extends FakeConn {
+    override write(p: Uint8Array): Promise<number> {
+      return new Promise((resolve) => {
+        writes.push({
+          p,
+          done: () => {
+            this.written += dec.decode(p);
+            resolve(p.length);
+          },
+        });
+      });
+    }
+  }
+  const conns = [new SlowWriteConn(), new SlowWriteConn(), new SlowWriteConn()];
+  const { client } = clientOf(...conns);
+  const bodies = ['{"a":"long body, long body, long body"}', '{"b":1}', "{}"];
+  const answers = bodies.map((body, i) =>
+    client.request({ method: "PATCH", target: `/x${i}`, headers: {}, body })
+  );
+  while (writes.length < 3) await new Promise((resolve) => setTimeout(resolve, 1));
+  for (const write of writes.splice(0).reverse()) write.done();
+  for (const [i, conn] of conns.entries()) {
+    assert.equal(
+      conn.written,
+      `PATCH /x${i} HTTP/1.1\r\nhost: k8s.local:8080\r\ncontent-length: ${
+        bodies[i]!.length
+      }\r\n\r\n${bodies[i]}`,
+    );
+    conn.push("HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n");
+  }
+  console.log("A");
+  for (const answer of answers) await (await answer).text();
+  console.log("B", client.idle);
+  // Later, shorter requests on a reused buffer: nothing of the longer ones is left in them.
+  for (const conn of conns) conn.written = "";
+  const next = client.request({ method: "PATCH", target: "/y", headers: {}, body: "{}" });
+  while (writes.length < 1) await new Promise((resolve) => setTimeout(resolve, 1));
+  writes.pop()!.done();
+  const conn = conns.find((conn) => conn.written)!;
+  conn.push("HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n");
+  await (await next).text();
+  assert.equal(
+    conn.written,
+    "PATCH /y HTTP/1.1\r\nhost: k8s.local:8080\r\ncontent-length: 2\r\n\r\n{}",
+  );
+});

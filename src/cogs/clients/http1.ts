@@ -18,6 +18,12 @@
  * and 304; `Connection: close`. No compression (no `Accept-Encoding` is
  * sent), no HTTP/2, no proxies (the transport keeps `fetch` for those).
  *
+ * Per request, little is built: the request's bytes go into a spare buffer
+ * (up to 8 of 16 KiB are kept, each reused once its request is written), the
+ * bytes of the API client's few usual headers are kept, and of the answer's
+ * head only the status and the framing headers are parsed at once (the other
+ * headers are looked up in its text when asked for).
+ *
  * Guarantees:
  * - A connection goes back to the pool only after its answer was read to the
  *   end with nothing left over; a connection whose answer was not read fully,
@@ -579,6 +585,13 @@ export class Http1Client {
    */
   #blocked: Record<string, string>[] = [];
   #blocks: Uint8Array[] = [];
+  /**
+   * Buffers for the requests' bytes, reused once a request is written (a new typed array per
+   * request costs more than filling it).
+   */
+  #spares: ArrayBuffer[] = [];
+  /** How many spare buffers were made. */
+  #made = 0;
   #closed = false;
 
   /**
@@ -631,62 +644,70 @@ export class Http1Client {
    */
   async request(req: Http1Request): Promise<Http1Response> {
     if (this.#closed) throw new Http1Error("The HTTP client is closed");
-    const bytes = this.#encode(req);
-    const exchange = new Exchange(req);
-    if (exchange.failure !== undefined) throw exchange.failure;
-    for (let fresh = false;; fresh = true) {
-      let link = fresh ? undefined : this.#take();
-      const reused = link !== undefined;
-      if (!link) {
-        const opening = this.#connect();
+    let bytes: Uint8Array | undefined = this.#encode(req);
+    try {
+      const exchange = new Exchange(req);
+      if (exchange.failure !== undefined) throw exchange.failure;
+      for (let fresh = false;; fresh = true) {
+        let link = fresh ? undefined : this.#take();
+        const reused = link !== undefined;
+        if (!link) {
+          const opening = this.#connect();
+          try {
+            link = new Link(await exchange.race(opening));
+          } catch (error) {
+            exchange.finish();
+            if (exchange.failure === undefined) throw error;
+            opening.then((conn) => conn.close(), () => {}); // it may still come: close it then
+            throw exchange.failure;
+          }
+        }
+        exchange.link = link;
+        if (exchange.failure !== undefined) link.close();
+        const before = link.received;
         try {
-          link = new Link(await exchange.race(opening));
+          bytes ??= this.#encode(req); // its buffer went back to the spares: encoded again
+          // The first write (usually the only one) takes the bytes as they are: no view.
+          for (let at = await link.conn.write(bytes); at < bytes.length;) {
+            at += await link.conn.write(bytes.subarray(at));
+          }
+          this.#recycle(bytes); // written: the buffer may serve the next request
+          bytes = undefined;
+          let head = takeHead(link, link.start);
+          while (typeof head === "number") {
+            if (link.end - link.start > MAX_HEAD) {
+              throw new Http1Error("The answer's headers are too long");
+            }
+            const offset = link.start;
+            if (!(await link.fill())) {
+              throw new Http1Error(
+                link.end > link.start
+                  ? "The connection closed in the middle of the answer's headers"
+                  : "The connection closed before an answer",
+              );
+            }
+            head = takeHead(link, head - (offset - link.start)); // fill() may move the bytes to the front
+          }
+          exchange.headers();
+          return new Http1Response(this, link, exchange, head, req.method);
         } catch (error) {
+          link.close();
+          if (exchange.failure !== undefined) {
+            exchange.finish();
+            throw exchange.failure;
+          }
+          if (reused && link.received === before) {
+            // Stale: the server closed the idle connection. So it did with the older ones.
+            for (const old of this.#idle.splice(0)) old.close();
+            continue;
+          }
           exchange.finish();
-          if (exchange.failure === undefined) throw error;
-          opening.then((conn) => conn.close(), () => {}); // it may still come: close it then
-          throw exchange.failure;
+          throw error;
         }
       }
-      exchange.link = link;
-      if (exchange.failure !== undefined) link.close();
-      const before = link.received;
-      try {
-        // The first write (usually the only one) takes the bytes as they are: no view.
-        for (let at = await link.conn.write(bytes); at < bytes.length;) {
-          at += await link.conn.write(bytes.subarray(at));
-        }
-        let head = takeHead(link, link.start);
-        while (typeof head === "number") {
-          if (link.end - link.start > MAX_HEAD) {
-            throw new Http1Error("The answer's headers are too long");
-          }
-          const offset = link.start;
-          if (!(await link.fill())) {
-            throw new Http1Error(
-              link.end > link.start
-                ? "The connection closed in the middle of the answer's headers"
-                : "The connection closed before an answer",
-            );
-          }
-          head = takeHead(link, head - (offset - link.start)); // fill() may move the bytes to the front
-        }
-        exchange.headers();
-        return new Http1Response(this, link, exchange, head, req.method);
-      } catch (error) {
-        link.close();
-        if (exchange.failure !== undefined) {
-          exchange.finish();
-          throw exchange.failure;
-        }
-        if (reused && link.received === before) {
-          // Stale: the server closed the idle connection. So it did with the older ones.
-          for (const old of this.#idle.splice(0)) old.close();
-          continue;
-        }
-        exchange.finish();
-        throw error;
-      }
+    } finally {
+      // Whatever the way out, no write is pending: the buffer may serve another request.
+      if (bytes !== undefined) this.#recycle(bytes);
     }
   }
 
@@ -747,7 +768,15 @@ export class Http1Client {
     else if (method === "POST" || method === "PUT" || method === "PATCH") length = 0;
     if (length >= 0) size += CONTENT_LENGTH.length + decimals(length) + 2 + length;
     size += 2; // the empty line
-    const out = new Uint8Array(size);
+    let spare: ArrayBuffer | undefined;
+    if (size <= SPARE_SIZE) {
+      spare = this.#spares.pop();
+      if (!spare && this.#made < MAX_SPARES) {
+        this.#made++;
+        spare = new ArrayBuffer(SPARE_SIZE);
+      }
+    }
+    const out = spare ? new Uint8Array(spare, 0, size) : new Uint8Array(size);
     let at = ascii(method, out, 0, TOKEN_LOW, TOKEN_HIGH);
     at = ascii(" ", out, at, 0, 0);
     at = ascii(target, out, at, TOKEN_LOW, TOKEN_HIGH);
@@ -764,14 +793,31 @@ export class Http1Client {
       at = ascii("\r\n", out, at, 0, 0);
     }
     at = ascii("\r\n", out, at, 0, 0);
-    if (at < 0) return this.#encodeSlowly(req);
+    if (at < 0 || at + Math.max(length, 0) !== size) {
+      if (spare) this.#spares.push(spare);
+      return this.#encodeSlowly(req);
+    }
     if (typeof body === "string") {
       if (!length) return out;
       const { read, written } = encoder.encodeInto(body, out.subarray(at));
-      return read === length && written === length ? out : this.#encodeSlowly(req);
+      if (read === length && written === length) return out;
+      if (spare) this.#spares.push(spare);
+      return this.#encodeSlowly(req);
     }
     if (body !== undefined) out.set(body, at);
     return out;
+  }
+
+  /**
+   * Gives a written request's buffer back to the spares, if it is one of their size (the
+   * write resolved: nothing reads it any more).
+   */
+  #recycle(bytes: Uint8Array): void {
+    const buffer = bytes.buffer;
+    if (
+      buffer instanceof ArrayBuffer && buffer.byteLength === SPARE_SIZE &&
+      this.#spares.length < MAX_SPARES
+    ) this.#spares.push(buffer);
   }
 
   /** The bytes of the host line and of frozen headers (kept), or undefined if they are not ASCII or not valid. */
@@ -815,6 +861,10 @@ export class Http1Client {
 }
 
 const CONTENT_LENGTH = "content-length: ";
+/** The size of the spare buffers of requests (bigger requests get their own). */
+const SPARE_SIZE = 16 * 1024;
+/** At most this many spare buffers are kept. */
+const MAX_SPARES = 8;
 // Characters (by code: bits of 0–31 and of 32–63) that a part of the head may not have; the
 // fast encoding leaves those to the slow one, which throws the error.
 const VALUE_LOW = (1 << 10) | (1 << 13); // LF, CR
