@@ -107,8 +107,8 @@ export async function patchObject(
     if (!splittable) return await send(patch, options.subresource);
     const { status, ...rest } = patch as Record<string, unknown>;
     let patched: RawBody = {};
-    if (Object.keys(rest).length) patched = await send(rest, undefined);
-    const empty = typeof status === "object" && status !== null && !Object.keys(status).length;
+    if (hasKeys(rest)) patched = await send(rest, undefined);
+    const empty = typeof status === "object" && status !== null && !hasKeys(status);
     if (status !== undefined && !empty) {
       const answer = await send({ status }, "status");
       // The /status answer is the whole object after both writes (the newest resourceVersion);
@@ -120,4 +120,10 @@ export async function patchObject(
     if (error instanceof NotFoundError && options.ignoreNotFound !== false) return undefined;
     throw error;
   }
+}
+
+/** Whether an object has an own enumerable string key (as `Object.keys(o).length`, without the array). */
+function hasKeys(o: object): boolean {
+  for (const key in o) if (Object.hasOwn(o, key)) return true;
+  return false;
 }
