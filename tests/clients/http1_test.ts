@@ -278,6 +278,13 @@ Deno.test("bad framing is an error: a bad chunk size, a bad Content-Length, not 
   for (
     const [text, error] of [
       ["HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n", /bad chunk size/],
+      ["HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n\r\n", /bad chunk size: ""/],
+      ["HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2 x\r\n", /bad chunk size: "2 x"/],
+      ["HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2\rx\n", /bad chunk size: "2\\rx"/],
+      [
+        `HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n${"f".repeat(14)}\r\n`,
+        /bad chunk size/,
+      ],
       ["HTTP/1.1 200 OK\r\ncontent-length: -1\r\n\r\n", /bad Content-Length/],
       ["SSH-2.0-OpenSSH\r\n\r\n", /not HTTP/],
     ] as const
@@ -460,6 +467,11 @@ Deno.test("framing headers: repeated, spaced, in odd case; Connection decides th
         true,
       ],
       ["HTTP/1.1 200\nContent-Length: 0002\n\n{}", "{}", true], // bare LF line ends
+      [
+        "HTTP/1.1 200\ntransfer-encoding: chunked\n\n0002\n{}\n00000000000001\nx\nA \n0123456789\n0\n\n",
+        "{}x0123456789",
+        true,
+      ],
     ] as const
   ) {
     const conn = new FakeConn().push(text);

@@ -210,6 +210,37 @@ class Link {
     return text;
   }
 
+  /**
+   * A line of 1–12 hex digits (a chunk's size, CR LF or LF after it) as its number, else as
+   * {@link Link.line} gives it (text or undefined).
+   */
+  hexLine(): number | string | undefined {
+    const buf = this.buf;
+    let n = 0;
+    for (let at = this.start; at < this.end && at - this.start <= 12; at++) {
+      const c = buf[at]!;
+      const digit = c >= 48 && c <= 57
+        ? c - 48
+        : c >= 97 && c <= 102
+        ? c - 87
+        : c >= 65 && c <= 70
+        ? c - 55
+        : -1;
+      if (digit >= 0) {
+        n = n * 16 + digit;
+        continue;
+      }
+      const digits = at - this.start;
+      if (digits === 0) break;
+      if (c === 10 || (c === 13 && at + 1 < this.end && buf[at + 1] === 10)) {
+        this.start = at + (c === 13 ? 2 : 1);
+        return n;
+      }
+      break;
+    }
+    return this.line();
+  }
+
   /** A copy of up to `max` buffered bytes. */
   take(max: number): Uint8Array {
     const n = Math.min(max, this.end - this.start);
@@ -422,14 +453,19 @@ export class Http1Response {
             if (this.#left === 0) this.#chunk = "crlf";
             return piece;
           }
-          const line = link.line();
+          // A size line of hex digits only (the usual case) is read from the bytes.
+          const line = this.#chunk === "size" ? link.hexLine() : link.line();
           if (line === undefined) return undefined;
           if (this.#chunk === "crlf") {
             if (line !== "") throw new Http1Error("A chunk of the answer is longer than its size");
             this.#chunk = "size";
           } else if (this.#chunk === "size") {
-            const hex = line.split(";", 1)[0]!.trim();
-            const size = /^[0-9a-f]+$/i.test(hex) ? parseInt(hex, 16) : NaN;
+            let size: number;
+            if (typeof line === "number") size = line;
+            else {
+              const hex = line.split(";", 1)[0]!.trim();
+              size = /^[0-9a-f]+$/i.test(hex) ? parseInt(hex, 16) : NaN;
+            }
             if (!Number.isSafeInteger(size)) {
               throw new Http1Error(`The answer has a bad chunk size: ${JSON.stringify(line)}`);
             }
