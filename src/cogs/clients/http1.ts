@@ -406,19 +406,23 @@ export class Http1Response {
    * @returns The text.
    * @throws The same errors as {@link Http1Response.read}.
    */
-  async text(): Promise<string> {
+  text(): Promise<string> {
     const link = this.#link;
     if (
       this.#framing === "length" && !this.#ended && this.#exchange.failure === undefined &&
       link.end - link.start >= this.#left
-    ) { // all of it is buffered (the usual case): decoded in place, no copy
-      const text = decoder.decode(link.buf.subarray(link.start, link.start + this.#left));
-      link.start += this.#left;
-      this.#left = 0;
-      this.#end();
-      return text;
+    ) { // all of it is buffered (the usual case): decoded in place, no copy, no async frame
+      try {
+        const text = decoder.decode(link.buf.subarray(link.start, link.start + this.#left));
+        link.start += this.#left;
+        this.#left = 0;
+        this.#end();
+        return Promise.resolve(text);
+      } catch (error) {
+        return Promise.reject(error);
+      }
     }
-    return decoder.decode(await this.bytes());
+    return this.bytes().then(decode);
   }
 
   /** Drops the rest of the body: the connection is closed unless the body was read to its end. */
@@ -1150,6 +1154,10 @@ function headersOf(head: Head): Map<string, string> {
     at = eol + 1;
   }
   return headers;
+}
+
+function decode(bytes: Uint8Array): string {
+  return decoder.decode(bytes);
 }
 
 function concat(pieces: Uint8Array[]): Uint8Array {
