@@ -175,7 +175,9 @@ export async function applyCycleWrite(
   signal?: AbortSignal,
 ): Promise<AnyObject | undefined> {
   const results = write.results.size ? { status: Object.fromEntries(write.results) } : undefined;
-  const edits = Object.keys(write.edits).length ? write.edits : undefined;
+  const edits = isEmpty(write.edits) ? undefined : write.edits;
+  // Nothing at all (a cycle that changed nothing): no patch, as applyPatch() skips an empty one.
+  if (!results && !edits && isEmpty(write.own)) return body;
   // The common path is one try with everything; the layers to drop are built only on a refusal.
   let refusal: unknown;
   try {
@@ -237,6 +239,12 @@ function mergeInto(dst: AnyObject, src: AnyObject): void {
     if (isPlain(value) && isPlain(here)) mergeInto(here, value);
     else dst[key] = isPlain(value) ? mergeAll(value) : value;
   }
+}
+
+/** No own enumerable key (without listing them). */
+function isEmpty(obj: AnyObject): boolean {
+  for (const key in obj) if (Object.hasOwn(obj, key)) return false;
+  return true;
 }
 
 function isPlain(value: unknown): value is AnyObject {

@@ -273,7 +273,12 @@ function inScope<H extends BaseHandler>(
   context: AnyObject,
 ): unknown {
   if (scope instanceof AttemptScope) scope.context = context;
-  return handlerScope.run(scope, () => handler.fn(context));
+  // The handler and its context as run()'s arguments: no closure per call.
+  return handlerScope.run(scope, callHandler, handler, context);
+}
+
+function callHandler(handler: BaseHandler, context: AnyObject): unknown {
+  return handler.fn(context);
 }
 
 /**

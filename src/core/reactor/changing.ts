@@ -165,7 +165,7 @@ export async function processChanging(cycle: ChangingCycle): Promise<CycleResult
     let results: Map<string, unknown> | undefined;
     let done = false;
     let skip = false;
-    let delays: Array<[string, number]> = [];
+    let delays: Array<[string, number]> | undefined;
     if (cause.reason === "noop") {
       logger.debug("Something has changed, but we are not interested (the essence is the same).");
       skip = true;
@@ -249,7 +249,7 @@ export async function processChanging(cycle: ChangingCycle): Promise<CycleResult
       logger.debug("Removing the finalizer, thus allowing the actual deletion.");
       patched = newer(body, await removeFinalizer(api, body, finalizer, signal), patched);
     }
-    if (!delays.length) return { patched };
+    if (!delays?.length) return { patched };
     const delay = Math.min(...delays.map(([, d]) => d));
     logger.info(`Processing is postponed: ${describeDelays(delays)}.`);
     return { delay, patched };

@@ -280,8 +280,9 @@ export class Orchestrator {
           // Indexed before any handler sees the event (the docs' readiness rule).
           // One event object for the indexers, the reconcilers and the queue (none changes it).
           const raw = { type: event.type, object: event.object as AnyObject };
+          // (Nothing to index while no index is registered: not even a resolved promise.)
           const indexers = this.#op.indexers;
-          if (indexers) await indexers.index(resource, stream, raw);
+          if (indexers?.active) await indexers.index(resource, stream, raw);
           reconcilers?.observeChild(resource, stream, raw);
           if (queued) queues.push(raw);
         }
