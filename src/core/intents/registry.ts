@@ -35,6 +35,7 @@ interface ResourceHandlers {
   changing?: readonly ChangingHandler[];
   spawning?: readonly SpawningHandler[];
   watching?: readonly WatchingHandler[];
+  reconciled?: boolean;
 }
 
 /**
@@ -50,8 +51,9 @@ interface ResourceHandlers {
 export class OperatorRegistry {
   #changing: ChangingHandler[] = [];
   /**
-   * The changing and spawning handlers of each resource (asked on every event), kept until the
-   * next registration; read-only arrays, shared by all callers.
+   * The changing, spawning and watching handlers of each resource, and whether it has
+   * reconcilers (asked on every event), kept until the next registration; read-only arrays,
+   * shared by all callers.
    */
   #byResource = new WeakMap<
     Resource,
@@ -403,6 +405,27 @@ export class OperatorRegistry {
       );
     }
     this.#reconciling.push(handler);
+    this.#byResource = new WeakMap(); // whether each resource has reconcilers
+  }
+
+  /**
+   * Whether a resource has reconcilers (as parents): computed once per resource until the next
+   * registration, for the question asked on every processed event.
+   *
+   * @param resource The resource.
+   * @returns True when some reconciler's selector matches the resource.
+   *
+   * @example
+   * ```ts
+   * import { OperatorRegistry, Resource } from "../../../mod.ts";
+   * const registry = new OperatorRegistry();
+   * const resource = new Resource({ group: "kopf.dev", version: "v1", plural: "kopfexamples" });
+   * console.log(registry.reconciles(resource)); // false
+   * ```
+   */
+  reconciles(resource: Resource): boolean {
+    const cached = this.#cached(resource);
+    return cached.reconciled ??= this.#reconciling.some((h) => h.selector.check(resource));
   }
 
   /**

@@ -197,7 +197,10 @@ export async function processEvent(
     memory.spawned = op.daemons.observe(memory.spawned, resource, api, trimBody(body), base);
   }
   // Reconcilers: the parent's current state after its own cycle (none once it is deleting).
-  op.reconcilers?.observe(resource, api, trimBody(result.patched ?? body), deleting, base);
+  // (Only for a resource with reconcilers: no trimmed copy of every other object's body.)
+  if (op.reconcilers && op.registry.reconciles(resource)) {
+    op.reconcilers.observe(resource, api, trimBody(result.patched ?? body), deleting, base);
+  }
   return result;
 }
 
