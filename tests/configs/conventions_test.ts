@@ -117,3 +117,16 @@ Deno.test("removeAnnotations() and removeEmptyStanzas() clean essences", () => {
   removeEmptyStanzas(essence);
   assert.deepEqual(essence, { spec: {} });
 });
+
+Deno.test("AnnotationKeys.keysOf() shares one frozen array per key; makeKeys() copies it", () => {
+  const keys = new AnnotationKeys({ prefix: "kopf.zalando.org", v1: true });
+  const shared = keys.keysOf("create_fn/sub1");
+  assert.equal(keys.keysOf("create_fn/sub1"), shared);
+  assert.ok(Object.isFrozen(shared));
+  const copy = keys.makeKeys("create_fn/sub1");
+  assert.deepEqual(copy, [...shared]);
+  copy.push("changed");
+  assert.deepEqual(keys.makeKeys("create_fn/sub1"), [...shared]);
+  const rs = { kind: "ReplicaSet", metadata: { ownerReferences: [{ kind: "Deployment" }] } };
+  assert.deepEqual(keys.keysOf("fn", rs), ["kopf.zalando.org/fn-ofDRS"]);
+});

@@ -5,6 +5,7 @@ import {
   MultiProgressStorage,
   parseTimestamp,
   type ProgressRecord,
+  ProgressStorage,
   SmartProgressStorage,
   StatusProgressStorage,
 } from "../../src/cogs/configs/progress.ts";
@@ -341,4 +342,50 @@ Deno.test("parseTimestamp() accepts Kopf's, Z, offset and naive forms", () => {
   assert.equal(parseTimestamp("2026-11-22T04:19:01+00:00").getTime(), expected - 345);
   assert.throws(() => parseTimestamp("yesterday"), TypeError);
   assert.throws(() => parseTimestamp("2026-13-45T99:00:00"), TypeError);
+});
+
+Deno.test("MultiProgressStorage answers synchronously from synchronous storages, and awaits async ones in order", async () => {
+  const body = { status: { kopf: { progress: { fn: { retries: 2 } } } } };
+  const sync = new SmartProgressStorage();
+  assert.deepEqual(sync.fetch("fn", body), { retries: 2 }, "no promise from the built-in ones");
+  const patch = new Patch();
+  assert.equal(sync.purge("fn", body, patch), undefined);
+  assert.deepEqual(JSON.parse(JSON.stringify(patch)), {
+    status: { kopf: { progress: { fn: null } } },
+  });
+
+  const calls: string[] = [];
+  class AsyncStorage extends ProgressStorage {
+    readonly #inner: StatusProgressStorage;
+    constructor(readonly label: string, field: string) {
+      super();
+      this.#inner = new StatusProgressStorage({ field });
+    }
+    override fetch(key: string, b: Body): Promise<ProgressRecord | null> {
+      calls.push(`fetch ${this.label}`);
+      return Promise.resolve(this.#inner.fetch(key, b));
+    }
+    override store(key: string, record: ProgressRecord, b: Body, p: Patch): Promise<void> {
+      calls.push(`store ${this.label}`);
+      return Promise.resolve(this.#inner.store(key, record, b, p));
+    }
+    override purge(key: string, b: Body, p: Patch): Promise<void> {
+      return Promise.resolve(this.#inner.purge(key, b, p));
+    }
+    override touch(): void {}
+  }
+  const multi = new MultiProgressStorage([
+    new StatusProgressStorage({ field: "status.first" }),
+    new AsyncStorage("second", "status.second"),
+    new AsyncStorage("third", "status.third"),
+  ]);
+  const found = multi.fetch("fn", { status: { third: { fn: { retries: 3 } } } });
+  assert.ok(found instanceof Promise);
+  assert.deepEqual(await found, { retries: 3 });
+  const written = new Patch();
+  await multi.store("fn", { retries: 1 }, {}, written);
+  assert.deepEqual(calls, ["fetch second", "fetch third", "store second", "store third"]);
+  const json = JSON.parse(JSON.stringify(written));
+  assert.equal(json.status.first.fn.retries, 1);
+  assert.equal(json.status.third.fn.retries, 1);
 });

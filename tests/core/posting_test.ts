@@ -69,3 +69,28 @@ Deno.test("posting: settings.posting.loggers = false posts only the explicit kop
     "Warning | Explicit | From the daemon.",
   ]);
 });
+
+Deno.test("loggers: a record below the sink's stated level is not made, unless it is to be posted", () => {
+  const seen: string[] = [];
+  const posted: string[] = [];
+  const sink = Object.assign((r: kopf.LogRecord) => void seen.push(`${r.level} ${r.message}`), {
+    level: "warning" as const,
+  });
+  const body = {
+    metadata: { name: "x", namespace: "ns", uid: "u" },
+    apiVersion: "v1",
+    kind: "Pod",
+  };
+  const quiet = new kopf.ObjectLogger(sink, body);
+  quiet.debug("dropped");
+  quiet.warning("kept");
+  assert.deepEqual(seen, ["warning kept"]);
+  const posting = new kopf.ObjectLogger(sink, body, {
+    post: (_ref, type, _reason, message) => void posted.push(`${type} ${message}`),
+    level: () => "info",
+  });
+  posting.info("posted");
+  posting.debug("neither");
+  assert.deepEqual(seen, ["warning kept", "info posted"], "the sink is given what is posted");
+  assert.deepEqual(posted, ["Normal posted"]);
+});

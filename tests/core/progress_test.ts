@@ -9,6 +9,7 @@
 
 import assert from "node:assert/strict";
 import * as kopf from "../../mod.ts";
+import { State } from "../../src/core/actions/progression.ts";
 import {
   annotations,
   kopfAnnotations,
@@ -222,4 +223,30 @@ Deno.test("change detection: StatusDiffBaseStorage keeps the essence as compact 
   await runner.stop();
   assert.deepEqual(seen, ["create", 'update {"spec":{"size":1}} -> {"spec":{"size":2}}']);
   assert.deepEqual(updated.status.update_fn, { ok: 1 });
+});
+
+Deno.test("progress: State reads sub-handlers' records by subrefs once each, and purges known ones first, each once", async () => {
+  const calls: string[] = [];
+  class Recording extends kopf.ProgressStorage {
+    records: Record<string, kopf.ProgressRecord> = {
+      a: { retries: 1, subrefs: ["a/x", "a/y"] },
+      "a/x": { retries: 1, subrefs: ["a/y"] },
+      "a/y": { retries: 1 },
+    };
+    fetch(key: string) {
+      calls.push(`fetch ${key}`);
+      return this.records[key] ?? null;
+    }
+    store() {}
+    purge(key: string) {
+      calls.push(`purge ${key}`);
+    }
+    touch() {}
+  }
+  const storage = new Recording();
+  const state = await State.fromStorage({}, storage, ["a", "b", "a"], "create");
+  assert.deepEqual(calls, ["fetch a", "fetch b", "fetch a/x", "fetch a/y"]);
+  calls.length = 0;
+  await state.purge({}, new kopf.Patch(), storage, ["b", "a", "c", "c"]);
+  assert.deepEqual(calls, ["purge a", "purge a/x", "purge a/y", "purge b", "purge c"]);
 });

@@ -267,3 +267,14 @@ Deno.test("options: bad filters and NaN are refused at registration with these e
     /^TypeError: TemporaryError: delay must be a number of 0 or more \(seconds\) or null, not NaN\.$/,
   );
 });
+
+Deno.test("registry: reconciles() is cached per resource and renewed by a later registration", () => {
+  const registry = new kopf.OperatorRegistry();
+  const examples = new kopf.Resource({ group: "kopf.dev", version: "v1", plural: "kopfexamples" });
+  assert.equal(registry.reconciles(examples), false);
+  assert.equal(registry.reconciles(examples), false, "the cached answer");
+  kopf.on.reconcile("kopfexamples", { registry, owns: ["pods"] }, function sync() {});
+  assert.equal(registry.reconciles(examples), true, "a new reconciler is seen at once");
+  const pods = new kopf.Resource({ group: "", version: "v1", plural: "pods" });
+  assert.equal(registry.reconciles(pods), false, "owned children are not parents");
+});

@@ -89,3 +89,23 @@ Deno.test("deepCopy() copies objects and arrays and drops undefined members", ()
   assert.deepEqual(b, { x: [{ y: 1 }], n: null });
   assert.notEqual(b.x[0], a.x[0]);
 });
+
+Deno.test("parseField() returns a fresh array each time, though dotted fields are split once", () => {
+  const first = parseField("spec.cached.path");
+  first.push("changed");
+  first[0] = "status";
+  assert.deepEqual(parseField("spec.cached.path"), ["spec", "cached", "path"]);
+  const body = { spec: { cached: { path: 1 } } };
+  assert.equal(resolve(body, "spec.cached.path"), 1, "the walks read the cached keys unchanged");
+  ensure(body, "spec.cached.other", 2);
+  remove(body, "spec.cached.path");
+  assert.deepEqual(body, { spec: { cached: { other: 2 } } });
+});
+
+Deno.test("cherrypick() takes its fields from any iterable, not only arrays", () => {
+  const body = { metadata: { labels: { a: "1" } }, spec: { x: 1 } };
+  const dst: Record<string, unknown> = {};
+  cherrypick(body, dst, new Set(["metadata.labels", "spec.x", "spec.missing"]));
+  assert.deepEqual(dst, { metadata: { labels: { a: "1" } }, spec: { x: 1 } });
+  assert.throws(() => cherrypick(body, {}, [42 as unknown as string]), TypeError);
+});

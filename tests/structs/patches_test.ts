@@ -102,3 +102,25 @@ Deno.test("Patch: toJsonPatch() turns nulls into removes and absent paths into a
   ]);
   assert.deepEqual(new Patch().toJsonPatch(body), []);
 });
+
+Deno.test("Patch.toJSON() leaves out empty branches only (as copied): other empty objects stay", () => {
+  const patch = new Patch();
+  void patch.metadata.labels;
+  void patch.spec;
+  patch.metadata.annotations["a"] = "1";
+  patch.status.inner = {};
+  patch.set("data", {});
+  patch.set(["metadata", "other"], {});
+  const json = patch.toJSON();
+  assert.deepEqual(json, {
+    metadata: { annotations: { a: "1" }, other: {} },
+    status: { inner: {} },
+    data: {},
+  });
+  assert.deepEqual(Object.keys(json), ["metadata", "status", "data"], "in insertion order");
+  const empty = new Patch();
+  void empty.metadata.annotations;
+  void empty.status;
+  assert.deepEqual(empty.toJSON(), {});
+  assert.equal(empty.isEmpty(), true);
+});

@@ -154,10 +154,12 @@ export function makeSuffix(key: string): string {
  * ```
  */
 export function markKey(key: string, body: Body): string {
+  // The kind first: only ReplicaSets have their owners looked at (this runs on every event).
+  if (body.kind !== "ReplicaSet") return key;
   const owners = metaOf(body).ownerReferences;
   const ownedByDeployment = Array.isArray(owners) &&
     owners.some((owner) => isObject(owner) && owner.kind === "Deployment");
-  return body.kind === "ReplicaSet" && ownedByDeployment ? `${key}-ofDRS` : key;
+  return ownedByDeployment ? `${key}-ofDRS` : key;
 }
 
 /** Options of {@link AnnotationKeys}. */
@@ -212,20 +214,39 @@ export class AnnotationKeys {
    * @returns The v2 key, then the v1 key if enabled and different.
    */
   makeKeys(key: string, body?: Body): string[] {
+    return [...this.keysOf(key, body)];
+  }
+
+  /**
+   * The same keys as {@link AnnotationKeys.makeKeys}, without a copy: one frozen array per
+   * record key, shared by every caller (the storages read them on every processed event).
+   *
+   * @param key The record key (a handler id, `touch-dummy`, …).
+   * @param body The object, if known (for the Deployment/ReplicaSet marking).
+   * @returns The v2 key, then the v1 key if enabled and different (read-only).
+   *
+   * @example
+   * ```ts
+   * import { AnnotationKeys } from "./conventions.ts";
+   * const keys = new AnnotationKeys({ prefix: "kopf.zalando.org", v1: true });
+   * console.log(keys.keysOf("fn") === keys.keysOf("fn")); // true
+   * ```
+   */
+  keysOf(key: string, body?: Body): readonly string[] {
     const marked = body === undefined ? key : markKey(key, body);
     // Every cycle asks for the same few keys; hashing them each time is waste.
     let keys = this.#made.get(marked);
     if (!keys) {
       const v2 = this.makeV2Key(marked);
       const v1 = this.v1 ? this.makeV1Key(marked) : v2;
-      keys = v1 === v2 ? [v2] : [v2, v1];
+      keys = Object.freeze(v1 === v2 ? [v2] : [v2, v1]);
       if (this.#made.size >= 1000) this.#made.clear();
       this.#made.set(marked, keys);
     }
-    return [...keys];
+    return keys;
   }
 
-  #made = new Map<string, string[]>();
+  #made = new Map<string, readonly string[]>();
 
   /**
    * The legacy key: the whole key, prefix included, fits in `maxLength`.
@@ -352,15 +373,26 @@ export function removeAnnotations(essence: JsonObject, keys: Iterable<string>): 
  * ```
  */
 export function removeEmptyStanzas(essence: JsonObject): void {
-  const empty = (value: unknown) =>
-    value === null || value === undefined || value === false || value === "" || value === 0 ||
-    (isObject(value) && Object.keys(value).length === 0) ||
-    (Array.isArray(value) && value.length === 0);
   const meta = essence.metadata;
   if (isObject(meta)) {
-    if (Object.hasOwn(meta, "annotations") && empty(meta.annotations)) delete meta.annotations;
-    if (Object.hasOwn(meta, "labels") && empty(meta.labels)) delete meta.labels;
+    if (Object.hasOwn(meta, "annotations") && isEmptyStanza(meta.annotations)) {
+      delete meta.annotations;
+    }
+    if (Object.hasOwn(meta, "labels") && isEmptyStanza(meta.labels)) delete meta.labels;
   }
-  if (Object.hasOwn(essence, "metadata") && empty(essence.metadata)) delete essence.metadata;
-  if (Object.hasOwn(essence, "status") && empty(essence.status)) delete essence.status;
+  if (Object.hasOwn(essence, "metadata") && isEmptyStanza(essence.metadata)) {
+    delete essence.metadata;
+  }
+  if (Object.hasOwn(essence, "status") && isEmptyStanza(essence.status)) delete essence.status;
+}
+
+/** Whether a stanza is empty: a falsy scalar, an object without keys, an empty array. */
+function isEmptyStanza(value: unknown): boolean {
+  if (value === null || value === undefined || value === false || value === "" || value === 0) {
+    return true;
+  }
+  if (Array.isArray(value)) return value.length === 0;
+  if (!isObject(value)) return false;
+  for (const key in value) if (Object.hasOwn(value, key)) return false;
+  return true;
 }

@@ -64,6 +64,12 @@ function parseJsonEssence(encoded: string, where: string): BodyEssence {
 /** The top-level fields that are never part of an essence (labels and annotations come back picked). */
 const NOT_ESSENCE = new Set(["apiVersion", "kind", "metadata", "status"]);
 
+/** The metadata an essence keeps. */
+const PICKED_METADATA: readonly FieldSpec[] = Object.freeze([
+  "metadata.labels",
+  "metadata.annotations",
+]);
+
 /**
  * The interface of all diff-base storages, and the essence-building rule.
  * Subclass it to keep the essence elsewhere; `fetch` and `store` may be async.
@@ -102,19 +108,22 @@ export abstract class DiffBaseStorage {
    */
   build(body: Body, extraFields?: Iterable<FieldSpec> | null): BodyEssence {
     // Only what the essence keeps is copied: metadata (managedFields and all) and status never.
+    // for-in with the own-key check: Object.keys()' keys and order, without an array of them.
     const essence: JsonObject = {};
-    for (const key of Object.keys(body)) {
+    for (const key in body) {
+      if (!Object.hasOwn(body, key)) continue;
       const value = (body as JsonObject)[key];
       if (value === undefined || NOT_ESSENCE.has(key)) continue;
       setOwn(essence, key, deepCopy(value));
     }
 
-    cherrypick(body, essence, ["metadata.labels", "metadata.annotations"], deepCopy);
+    cherrypick(body, essence, PICKED_METADATA, deepCopy);
     const meta = essence.metadata;
     if (isObject(meta) && isObject(meta.annotations)) {
       const annotations = meta.annotations;
-      const ignoredPrefixes = detectMarkedPrefixes(Object.keys(annotations));
-      for (const key of Object.keys(annotations)) {
+      const keys = Object.keys(annotations);
+      const ignoredPrefixes = detectMarkedPrefixes(keys);
+      for (const key of keys) {
         const slash = key.indexOf("/");
         if (slash >= 0 && ignoredPrefixes.has(key.slice(0, slash))) delete annotations[key];
         else if (key === KUBECTL_LAST_APPLIED) delete annotations[key];
@@ -124,7 +133,10 @@ export abstract class DiffBaseStorage {
     cherrypick(body, essence, extraFields, deepCopy);
     removeEmptyStanzas(essence);
     for (const field of this.ignoredFields) {
-      if (parseField(field).length > 0) remove(essence, field);
+      // The root (no keys) is never removed; anything else is (an invalid field throws there).
+      if (field === null || field === undefined || field === "") continue;
+      if (Array.isArray(field) && field.length === 0) continue;
+      remove(essence, field);
     }
     return essence as BodyEssence;
   }
@@ -213,7 +225,7 @@ export class AnnotationsDiffBaseStorage extends DiffBaseStorage {
   /** Builds the essence, also without this storage's own annotation. */
   override build(body: Body, extraFields?: Iterable<FieldSpec> | null): BodyEssence {
     const essence = super.build(body, extraFields);
-    removeAnnotations(essence, this.makeKeys(body));
+    removeAnnotations(essence, this.#keys.keysOf(this.key, body));
     removeEmptyStanzas(essence);
     return essence;
   }
@@ -221,7 +233,7 @@ export class AnnotationsDiffBaseStorage extends DiffBaseStorage {
   /** Reads the essence from the first of its annotations (v2, then v1) that is set; `null` if none. */
   override fetch(body: Body): BodyEssence | null {
     const annotations = annotationsOf(body);
-    for (const fullKey of this.makeKeys(body)) {
+    for (const fullKey of this.#keys.keysOf(this.key, body)) {
       const encoded = annotations[fullKey];
       if (encoded === undefined || encoded === null) continue;
       return parseJsonEssence(encoded, `the annotation ${fullKey}`);
@@ -235,7 +247,9 @@ export class AnnotationsDiffBaseStorage extends DiffBaseStorage {
    */
   override store(body: Body, patch: Patch, essence: BodyEssence): void {
     const encoded = `${dumpsCompact(essence)}\n`;
-    for (const fullKey of this.makeKeys(body)) patch.metadata.annotations[fullKey] = encoded;
+    for (const fullKey of this.#keys.keysOf(this.key, body)) {
+      patch.metadata.annotations[fullKey] = encoded;
+    }
     storeMarker(this.prefix, patch, body);
   }
 }

@@ -19,7 +19,10 @@
  * microseconds: `2026-11-22T04:19:01.345317+00:00` ({@link formatTimestamp}).
  *
  * Storages may be asynchronous (an external database): `fetch`, `store`,
- * `purge` and `flush` may return promises, so callers always `await` them.
+ * `purge` and `flush` may return promises, so callers must expect them. The
+ * built-in ones answer synchronously — {@link MultiProgressStorage} too, while
+ * its storages do — and the reactor awaits only an answer that is a promise:
+ * no promise and no tick per record on every processed event.
  *
  * @module
  */
@@ -356,7 +359,7 @@ export class AnnotationsProgressStorage extends ProgressStorage {
   /** Reads the record from the first of its annotations (v2, then v1) that holds one; `null` if none. */
   override fetch(key: string, body: Body): ProgressRecord | null {
     const annotations = annotationsOf(body);
-    for (const fullKey of this.makeKeys(key, body)) {
+    for (const fullKey of this.#keys.keysOf(key, body)) {
       const encoded = annotations[fullKey];
       if (encoded === undefined || encoded === null) continue;
       let decoded: unknown;
@@ -382,7 +385,7 @@ export class AnnotationsProgressStorage extends ProgressStorage {
   /** Writes the record as compact JSON into the patch, under all its annotation keys. */
   override store(key: string, record: ProgressRecord, body: Body, patch: Patch): void {
     const encoded = this.encode(record);
-    for (const fullKey of this.makeKeys(key, body)) {
+    for (const fullKey of this.#keys.keysOf(key, body)) {
       patch.set(["metadata", "annotations", fullKey], encoded);
     }
     storeMarker(this.prefix, patch, body);
@@ -390,7 +393,7 @@ export class AnnotationsProgressStorage extends ProgressStorage {
 
   /** Deletes the record's annotations (in the patch) where the object has them. */
   override purge(key: string, body: Body, patch: Patch): void {
-    for (const fullKey of this.makeKeys(key, body)) {
+    for (const fullKey of this.#keys.keysOf(key, body)) {
       purgeField(body, patch, ["metadata", "annotations", fullKey]);
     }
   }
@@ -398,7 +401,7 @@ export class AnnotationsProgressStorage extends ProgressStorage {
   /** Sets (a timestamp) or removes (`null`) the touch annotation, if it differs from the object's. */
   override touch(body: Body, patch: Patch, value: string | null): void {
     const annotations = annotationsOf(body);
-    for (const fullKey of this.makeKeys(this.touchKey, body)) {
+    for (const fullKey of this.#keys.keysOf(this.touchKey, body)) {
       if ((annotations[fullKey] ?? null) !== value) {
         patch.set(["metadata", "annotations", fullKey], value);
         storeMarker(this.prefix, patch, body);
@@ -548,28 +551,67 @@ export class MultiProgressStorage extends ProgressStorage {
     this.storages = Object.freeze([...storages]);
   }
 
-  /** Returns the first record found, asking the storages in order of precedence. */
-  override async fetch(key: string, body: Body): Promise<ProgressRecord | null> {
-    for (const storage of this.storages) {
+  /**
+   * Returns the first record found, asking the storages in order of precedence. Synchronous while
+   * the storages answer synchronously (the built-in ones): no promise per record read.
+   */
+  override fetch(key: string, body: Body): MaybePromise<ProgressRecord | null> {
+    const storages = this.storages;
+    for (let i = 0; i < storages.length; i++) {
+      const record = storages[i]!.fetch(key, body);
+      if (isPromise(record)) return this.#fetchFrom(record, i, key, body);
+      if (record !== null && record !== undefined) return record;
+    }
+    return null;
+  }
+
+  /** The rest of {@link MultiProgressStorage.fetch} once a storage answered with a promise. */
+  async #fetchFrom(
+    pending: Promise<ProgressRecord | null>,
+    index: number,
+    key: string,
+    body: Body,
+  ): Promise<ProgressRecord | null> {
+    const first = await pending;
+    if (first !== null && first !== undefined) return first;
+    for (const storage of this.storages.slice(index + 1)) {
       const record = await storage.fetch(key, body);
       if (record !== null && record !== undefined) return record;
     }
     return null;
   }
 
-  /** Writes the record to every storage, in order. */
-  override async store(
+  /** Writes the record to every storage, in order (synchronously while they all are). */
+  override store(
     key: string,
     record: ProgressRecord,
     body: Body,
     patch: Patch,
-  ): Promise<void> {
-    for (const storage of this.storages) await storage.store(key, record, body, patch);
+  ): MaybePromise<void> {
+    return this.#each((storage) => storage.store(key, record, body, patch));
   }
 
-  /** Deletes the record from every storage, in order. */
-  override async purge(key: string, body: Body, patch: Patch): Promise<void> {
-    for (const storage of this.storages) await storage.purge(key, body, patch);
+  /** Deletes the record from every storage, in order (synchronously while they all are). */
+  override purge(key: string, body: Body, patch: Patch): MaybePromise<void> {
+    return this.#each((storage) => storage.purge(key, body, patch));
+  }
+
+  /** Calls every storage in order, awaiting those that answer with a promise. */
+  #each(call: (storage: ProgressStorage) => MaybePromise<void>): MaybePromise<void> {
+    const storages = this.storages;
+    for (let i = 0; i < storages.length; i++) {
+      const done = call(storages[i]!);
+      if (isPromise(done)) return this.#eachFrom(done, i + 1, call);
+    }
+  }
+
+  async #eachFrom(
+    pending: Promise<void>,
+    index: number,
+    call: (storage: ProgressStorage) => MaybePromise<void>,
+  ): Promise<void> {
+    await pending;
+    for (const storage of this.storages.slice(index)) await call(storage);
   }
 
   /** Touches every storage. */
@@ -631,4 +673,8 @@ export class SmartProgressStorage extends MultiProgressStorage {
     });
     super([annotations, status]);
   }
+}
+
+function isPromise<T>(value: MaybePromise<T>): value is Promise<T> {
+  return typeof (value as { then?: unknown } | null)?.then === "function";
 }

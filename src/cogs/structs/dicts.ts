@@ -52,9 +52,38 @@ export type FieldSpec = string | readonly string[] | null | undefined;
  * ```
  */
 export function parseField(field: FieldSpec): string[] {
-  if (field === null || field === undefined || field === "") return [];
-  if (typeof field === "string") return field.split(".");
-  if (Array.isArray(field) && field.every((k) => typeof k === "string")) return [...field];
+  return [...pathOf(field)];
+}
+
+/** The root: no keys. */
+const ROOT: FieldPath = Object.freeze([]);
+
+/**
+ * Dotted fields already split, shared and frozen: the storages and patches walk the same few
+ * fields on every processed event. Bounded: cleared when full (field specs are few in practice).
+ */
+const parsed = new Map<string, FieldPath>();
+const PARSED_LIMIT = 1000;
+
+/**
+ * The keys of a field without copying: a dotted string is split once (and cached), an array is
+ * used as it is (validated, not copied). For the walks of this module, which never change it.
+ */
+function pathOf(field: FieldSpec): FieldPath {
+  if (field === null || field === undefined || field === "") return ROOT;
+  if (typeof field === "string") {
+    let path = parsed.get(field);
+    if (path === undefined) {
+      if (parsed.size >= PARSED_LIMIT) parsed.clear();
+      parsed.set(field, path = Object.freeze(field.split(".")));
+    }
+    return path;
+  }
+  if (Array.isArray(field)) {
+    let strings = true;
+    for (let i = 0; i < field.length && strings; i++) strings = typeof field[i] === "string";
+    if (strings) return field;
+  }
   throw new TypeError(
     `A field must be a dotted string or an array of strings; got ${JSON.stringify(field)}.`,
   );
@@ -80,8 +109,10 @@ export function parseField(field: FieldSpec): string[] {
  * ```
  */
 export function resolve(obj: unknown, field: FieldSpec, fallback?: unknown): unknown {
+  const path = pathOf(field);
   let current: unknown = obj;
-  for (const key of parseField(field)) {
+  for (let i = 0; i < path.length; i++) {
+    const key = path[i]!;
     if (!isObject(current) || !Object.hasOwn(current, key)) return fallback;
     current = current[key];
   }
@@ -104,8 +135,10 @@ export function resolve(obj: unknown, field: FieldSpec, fallback?: unknown): unk
  * ```
  */
 export function hasPath(obj: unknown, field: FieldSpec): boolean {
+  const path = pathOf(field);
   let current: unknown = obj;
-  for (const key of parseField(field)) {
+  for (let i = 0; i < path.length; i++) {
+    const key = path[i]!;
     if (!isObject(current) || !Object.hasOwn(current, key)) return false;
     current = current[key];
   }
@@ -131,11 +164,12 @@ export function hasPath(obj: unknown, field: FieldSpec): boolean {
  * ```
  */
 export function ensure(obj: JsonObject, field: FieldSpec, value: unknown): void {
-  const path = parseField(field);
-  const last = path.pop();
-  if (last === undefined) throw new TypeError("Cannot set the root of an object; name a field.");
+  const path = pathOf(field);
+  const n = path.length - 1;
+  if (n < 0) throw new TypeError("Cannot set the root of an object; name a field.");
   let current = obj;
-  for (const key of path) {
+  for (let i = 0; i < n; i++) {
+    const key = path[i]!;
     const next = current[key];
     if (isObject(next) && Object.hasOwn(current, key)) {
       current = next;
@@ -145,7 +179,7 @@ export function ensure(obj: JsonObject, field: FieldSpec, value: unknown): void 
       current = created;
     }
   }
-  setOwn(current, last, value);
+  setOwn(current, path[n]!, value);
 }
 
 /**
@@ -165,22 +199,28 @@ export function ensure(obj: JsonObject, field: FieldSpec, value: unknown): void 
  * ```
  */
 export function remove(obj: JsonObject, field: FieldSpec): void {
-  const path = parseField(field);
+  const path = pathOf(field);
   if (path.length === 0) throw new TypeError("Cannot remove the root of an object; name a field.");
-  removeIn(obj, path);
+  removeIn(obj, path, 0);
 }
 
-function removeIn(obj: JsonObject, path: readonly string[]): void {
-  const [key, ...rest] = path as [string, ...string[]];
+function removeIn(obj: JsonObject, path: FieldPath, at: number): void {
+  const key = path[at]!;
   if (!Object.hasOwn(obj, key)) return;
-  if (rest.length === 0) {
+  if (at === path.length - 1) {
     delete obj[key];
     return;
   }
   const child = obj[key];
   if (!isObject(child)) return;
-  removeIn(child, rest);
-  if (Object.keys(child).length === 0) delete obj[key];
+  removeIn(child, path, at + 1);
+  if (isEmpty(child)) delete obj[key];
+}
+
+/** No own enumerable key (without listing them all). */
+function isEmpty(obj: JsonObject): boolean {
+  for (const key in obj) if (Object.hasOwn(obj, key)) return false;
+  return true;
 }
 
 /**
@@ -207,10 +247,24 @@ export function cherrypick(
   fields: Iterable<FieldSpec> | null | undefined,
   picker: (value: unknown) => unknown = (value) => value,
 ): void {
-  for (const field of fields ?? []) {
-    if (parseField(field).length === 0) continue;
-    if (hasPath(src, field)) ensure(dst, field, picker(resolve(src, field)));
+  if (!fields) return;
+  if (Array.isArray(fields)) {
+    // Indexed: no iterator and no result object per field (this runs on every processed event).
+    for (let i = 0; i < fields.length; i++) pick(src, dst, fields[i], picker);
+  } else {
+    for (const field of fields) pick(src, dst, field, picker);
   }
+}
+
+function pick(
+  src: unknown,
+  dst: JsonObject,
+  field: FieldSpec,
+  picker: (value: unknown) => unknown,
+): void {
+  const path = pathOf(field);
+  if (path.length === 0) return;
+  if (hasPath(src, path)) ensure(dst, path, picker(resolve(src, path)));
 }
 
 /**
@@ -233,11 +287,17 @@ export function cherrypick(
  * ```
  */
 export function deepCopy<T>(value: T): T {
-  if (Array.isArray(value)) return value.map((item) => deepCopy(item)) as T;
+  if (Array.isArray(value)) {
+    const copy = new Array(value.length);
+    for (let i = 0; i < value.length; i++) copy[i] = deepCopy(value[i]);
+    return copy as T;
+  }
   if (isObject(value)) {
     const copy: JsonObject = {};
-    // Keys, not entries: no [key, value] pair allocated per property of every copied object.
-    for (const key of Object.keys(value)) {
+    // for-in, not Object.keys() or entries: no array of keys (nor [key, value] pairs) allocated
+    // per copied object; the own-key check keeps Object.keys()' set and order.
+    for (const key in value) {
+      if (!Object.hasOwn(value, key)) continue;
       const item = value[key];
       if (item !== undefined) setOwn(copy, key, deepCopy(item));
     }

@@ -49,7 +49,7 @@ export interface JsonPatchOperation {
 }
 
 const LAZY_META_KEYS = new Set(["labels", "annotations"]);
-const LAZY_ROOT_KEYS = ["metadata", "spec", "status"] as const;
+const LAZY_ROOT_KEYS = new Set(["metadata", "spec", "status"]);
 const metaProxies = new WeakSet<object>();
 
 /** Wraps a metadata object so that reading an absent `labels`/`annotations` creates it. */
@@ -78,7 +78,23 @@ function mergeInto(dst: JsonObject, src: JsonObject): void {
 }
 
 function isEmptyObject(value: unknown): boolean {
-  return isObject(value) && Object.keys(value).length === 0;
+  if (!isObject(value)) return false;
+  for (const key in value) if (Object.hasOwn(value, key)) return false;
+  return true;
+}
+
+/** A deep copy of an object without those of its `lazy` members that are empty objects. */
+function copyWithoutEmpty(obj: JsonObject, lazy: ReadonlySet<string>): JsonObject {
+  const out: JsonObject = {};
+  for (const key in obj) {
+    if (!Object.hasOwn(obj, key)) continue;
+    const item = obj[key];
+    if (item === undefined) continue;
+    const copy = deepCopy(item);
+    if (lazy.has(key) && isEmptyObject(copy)) continue;
+    setOwn(out, key, copy);
+  }
+  return out;
 }
 
 function escapePointer(key: string): string {
@@ -255,12 +271,20 @@ export class Patch {
    * @returns The JSON merge patch.
    */
   toJSON(): JsonObject {
-    const result = deepCopy(this.#root);
-    const meta = result.metadata;
-    if (isObject(meta)) {
-      for (const key of LAZY_META_KEYS) if (isEmptyObject(meta[key])) delete meta[key];
+    // One pass: the empty branches are left out as they are copied, not deleted afterwards
+    // (a deletion turns the copy into a slow dictionary, and this runs on every cycle).
+    const root = this.#root;
+    const result: JsonObject = {};
+    for (const key in root) {
+      if (!Object.hasOwn(root, key)) continue;
+      const value = root[key];
+      if (value === undefined) continue;
+      const copy = key === "metadata" && isObject(value)
+        ? copyWithoutEmpty(value, LAZY_META_KEYS)
+        : deepCopy(value);
+      if (LAZY_ROOT_KEYS.has(key) && isEmptyObject(copy)) continue;
+      setOwn(result, key, copy);
     }
-    for (const key of LAZY_ROOT_KEYS) if (isEmptyObject(result[key])) delete result[key];
     return result;
   }
 

@@ -148,7 +148,7 @@ export interface CycleWrite {
   /** The handlers' edits through their `patch`. */
   edits: AnyObject;
   /** The handlers' results, by handler id (they go to `status.<id>`). */
-  results: Map<string, unknown>;
+  results: ReadonlyMap<string, unknown>;
 }
 
 /**
@@ -175,10 +175,18 @@ export async function applyCycleWrite(
   signal?: AbortSignal,
 ): Promise<AnyObject | undefined> {
   const results = write.results.size ? { status: Object.fromEntries(write.results) } : undefined;
-  const edits = Object.keys(write.edits).length ? write.edits : undefined;
-  const tries: Array<{ patch: AnyObject; dropped: string | undefined }> = [
-    { patch: mergeAll(write.edits, results, write.own), dropped: undefined },
-  ];
+  const edits = isEmpty(write.edits) ? undefined : write.edits;
+  // Nothing at all (a cycle that changed nothing): no patch, as applyPatch() skips an empty one.
+  if (!results && !edits && isEmpty(write.own)) return body;
+  // The common path is one try with everything; the layers to drop are built only on a refusal.
+  let refusal: unknown;
+  try {
+    return await applyPatch(api, body, mergeAll(write.edits, results, write.own), logger, signal);
+  } catch (e) {
+    if (!isRefusal(e) || (!results && !edits)) throw refusing(e, logger);
+    refusal = e;
+  }
+  const tries: Array<{ patch: AnyObject; dropped: string }> = [];
   if (results) {
     const ids = [...write.results.keys()].map((id) => `'${id}'`).join(", ");
     tries.push({
@@ -189,43 +197,54 @@ export async function applyCycleWrite(
   if (edits) {
     tries.push({ patch: mergeAll(write.own), dropped: "the handlers' patch edits are dropped" });
   }
-  let refusal: unknown;
   for (const [i, { patch, dropped }] of tries.entries()) {
     try {
       const patched = await applyPatch(api, body, patch, logger, signal);
-      if (refusal !== undefined) {
-        logger.warning(
-          `The API refused the patch as invalid (${describeRefusal(refusal)}); ${dropped}. ` +
-            "The handlers' outcomes are stored.",
-        );
-      }
+      logger.warning(
+        `The API refused the patch as invalid (${describeRefusal(refusal)}); ${dropped}. ` +
+          "The handlers' outcomes are stored.",
+      );
       return patched;
     } catch (e) {
-      if (!isRefusal(e) || i === tries.length - 1) {
-        if (isRefusal(e)) {
-          logger.error(`The API refused the patch as invalid (${describeRefusal(e)}).`);
-        }
-        throw e;
-      }
-      refusal ??= e;
+      if (!isRefusal(e) || i === tries.length - 1) throw refusing(e, logger);
     }
   }
   return body; // not reached: the last try returns or throws
 }
 
-function mergeAll(...patches: Array<AnyObject | undefined>): AnyObject {
+/** The error of the last try, logged first when it is a refusal. */
+function refusing(e: unknown, logger: OperatorLogger): unknown {
+  if (isRefusal(e)) logger.error(`The API refused the patch as invalid (${describeRefusal(e)}).`);
+  return e;
+}
+
+function mergeAll(
+  a: AnyObject | undefined,
+  b?: AnyObject | undefined,
+  c?: AnyObject | undefined,
+): AnyObject {
   const out: AnyObject = {};
-  for (const patch of patches) if (patch) mergeInto(out, patch);
+  if (a) mergeInto(out, a);
+  if (b) mergeInto(out, b);
+  if (c) mergeInto(out, c);
   return out;
 }
 
 function mergeInto(dst: AnyObject, src: AnyObject): void {
-  for (const key of Object.keys(src)) {
+  // for-in with the own-key check: Object.keys()' keys and order, without an array of them.
+  for (const key in src) {
+    if (!Object.hasOwn(src, key)) continue;
     const value = src[key];
     const here = dst[key];
     if (isPlain(value) && isPlain(here)) mergeInto(here, value);
     else dst[key] = isPlain(value) ? mergeAll(value) : value;
   }
+}
+
+/** No own enumerable key (without listing them). */
+function isEmpty(obj: AnyObject): boolean {
+  for (const key in obj) if (Object.hasOwn(obj, key)) return false;
+  return true;
 }
 
 function isPlain(value: unknown): value is AnyObject {

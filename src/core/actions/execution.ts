@@ -197,7 +197,11 @@ export async function executeHandlers<H extends BaseHandler>(
   ex: Execution<H>,
 ): Promise<Map<string, Outcome>> {
   const now = (ex.clock ?? realClock).date();
-  const ready = handlers.filter((h) => ex.state.ensure(h.id, now).awakened(now));
+  const ready: H[] = [];
+  for (let i = 0; i < handlers.length; i++) {
+    const h = handlers[i]!;
+    if (ex.state.ensure(h.id, now).awakened(now)) ready.push(h);
+  }
   const outcomes = new Map<string, Outcome>();
   for (const handler of (ex.lifecycle ?? getDefaultLifecycle())(ready, ex.state)) {
     outcomes.set(handler.id, await executeHandler(handler, ex));
@@ -269,7 +273,12 @@ function inScope<H extends BaseHandler>(
   context: AnyObject,
 ): unknown {
   if (scope instanceof AttemptScope) scope.context = context;
-  return handlerScope.run(scope, () => handler.fn(context));
+  // The handler and its context as run()'s arguments: no closure per call.
+  return handlerScope.run(scope, callHandler, handler, context);
+}
+
+function callHandler(handler: BaseHandler, context: AnyObject): unknown {
+  return handler.fn(context);
 }
 
 /**

@@ -65,7 +65,9 @@ export interface LogRecord {
 /**
  * Where records go. A sink may state the lowest level it keeps (`level`), so
  * that messages below it that are costly to build (e.g. a body as JSON) are
- * not built at all; a sink without it is given every record.
+ * not built at all, and records below it are not given to it (nor made: a
+ * quiet operator makes no record of the debug lines of every cycle); a sink
+ * without it is given every record.
  */
 export type LogSink = ((record: LogRecord) => void) & { readonly level?: Level };
 
@@ -205,6 +207,8 @@ export class OperatorLogger {
    * @param error An error to show after the message.
    */
   log(level: Level, message: string, error?: unknown): void {
+    // Below the sink's stated level (and, for object loggers, not posted): it goes nowhere.
+    if (!this.isEnabledFor(level)) return;
     const record: LogRecord = { level, message, time: new Date(), logger: this.name };
     if (error !== undefined) record.error = error;
     this.emit(record);

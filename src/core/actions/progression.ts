@@ -17,6 +17,7 @@
 import type { Patch } from "../../cogs/structs/patches.ts";
 import {
   formatTimestamp,
+  type MaybePromise,
   parseTimestamp,
   type ProgressRecord,
   type ProgressStorage,
@@ -217,17 +218,18 @@ export class State {
     purpose: string,
   ): Promise<State> {
     const state = new State(purpose);
-    const queue = [...ids];
-    const seen = new Set<string>();
-    while (queue.length) {
-      const id = queue.shift()!;
-      if (seen.has(id)) continue;
-      seen.add(id);
-      const record = await storage.fetch(id, body);
+    // Handlers first, in order, then their sub-handlers (by subrefs) as they are found; each once.
+    // Synchronous storages (the built-in ones) are not awaited: no promise per record read.
+    const queue = ids.slice();
+    for (let i = 0; i < queue.length; i++) {
+      const id = queue[i]!;
+      if (state.#states.has(id) || queue.indexOf(id) < i) continue;
+      const fetched = storage.fetch(id, body);
+      const record = isPromise(fetched) ? await fetched : fetched;
       if (!record) continue;
       const hs = HandlerState.fromRecord(record);
       state.#states.set(id, hs);
-      queue.push(...hs.subrefs);
+      for (const subref of hs.subrefs) queue.push(subref);
     }
     return state;
   }
@@ -332,13 +334,41 @@ export class State {
     storage: ProgressStorage,
     ids: string[] = [],
   ): Promise<void> {
-    const all = new Set([...this.#states.keys(), ...ids]);
-    for (const id of all) {
-      const hs = this.#states.get(id);
-      if (hs && !hs.stored && !(await storage.fetch(id, body))) continue;
-      await storage.purge(id, body, patch);
+    // The known handlers, then the extra ids not known (each once), as a set of both would.
+    // Synchronous storages (the built-in ones) are not awaited: no promise per record.
+    for (const id of this.#states.keys()) {
+      const purged = this.#purgeOne(id, this.#states.get(id), body, patch, storage);
+      if (purged) await purged;
+    }
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i]!;
+      if (this.#states.has(id) || ids.indexOf(id) < i) continue;
+      const purged = this.#purgeOne(id, undefined, body, patch, storage);
+      if (purged) await purged;
     }
   }
+
+  /** Purges one record: unless it is known to be absent (never stored, and not found). */
+  #purgeOne(
+    id: string,
+    hs: HandlerState | undefined,
+    body: AnyObject,
+    patch: Patch,
+    storage: ProgressStorage,
+  ): MaybePromise<void> {
+    if (hs && !hs.stored) {
+      const found = storage.fetch(id, body);
+      if (isPromise(found)) {
+        return found.then((record) => record ? storage.purge(id, body, patch) : undefined);
+      }
+      if (!found) return;
+    }
+    return storage.purge(id, body, patch);
+  }
+}
+
+function isPromise<T>(value: MaybePromise<T>): value is Promise<T> {
+  return typeof (value as { then?: unknown } | null)?.then === "function";
 }
 
 function messageOf(error: unknown): string {

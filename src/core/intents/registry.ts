@@ -35,6 +35,7 @@ interface ResourceHandlers {
   changing?: readonly ChangingHandler[];
   spawning?: readonly SpawningHandler[];
   watching?: readonly WatchingHandler[];
+  reconciled?: boolean;
 }
 
 /**
@@ -50,8 +51,9 @@ interface ResourceHandlers {
 export class OperatorRegistry {
   #changing: ChangingHandler[] = [];
   /**
-   * The changing and spawning handlers of each resource (asked on every event), kept until the
-   * next registration; read-only arrays, shared by all callers.
+   * The changing, spawning and watching handlers of each resource, and whether it has
+   * reconcilers (asked on every event), kept until the next registration; read-only arrays,
+   * shared by all callers.
    */
   #byResource = new WeakMap<
     Resource,
@@ -207,8 +209,11 @@ export class OperatorRegistry {
     cause: { body: AnyObject; old: unknown; new: unknown },
     context: unknown,
   ): boolean {
-    return this.changingHandlers(resource).some((h) => prematches(h, cause, context)) ||
-      this.spawningHandlers(resource).some((h) => matchesObject(h, cause.body, context));
+    const changing = this.changingHandlers(resource);
+    for (let i = 0; i < changing.length; i++) {
+      if (prematches(changing[i]!, cause, context)) return true;
+    }
+    return this.#anySpawning(resource, cause.body, context);
   }
 
   /**
@@ -221,9 +226,23 @@ export class OperatorRegistry {
    * @returns True when deletion must wait for this operator.
    */
   requiresFinalizer(resource: Resource, body: AnyObject, context: unknown): boolean {
-    return this.changingHandlers(resource).some((h) =>
-      h.requiresFinalizer && h.reason === "delete" && matchesObject(h, body, context)
-    ) || this.spawningHandlers(resource).some((h) => matchesObject(h, body, context));
+    const changing = this.changingHandlers(resource);
+    for (let i = 0; i < changing.length; i++) {
+      const h = changing[i]!;
+      if (h.requiresFinalizer && h.reason === "delete" && matchesObject(h, body, context)) {
+        return true;
+      }
+    }
+    return this.#anySpawning(resource, body, context);
+  }
+
+  /** Whether a daemon or timer of the resource matches the object (plain loops: every cycle). */
+  #anySpawning(resource: Resource, body: AnyObject, context: unknown): boolean {
+    const spawning = this.spawningHandlers(resource);
+    for (let i = 0; i < spawning.length; i++) {
+      if (matchesObject(spawning[i]!, body, context)) return true;
+    }
+    return false;
   }
 
   /** Whether any handler at all is registered. */
@@ -386,6 +405,27 @@ export class OperatorRegistry {
       );
     }
     this.#reconciling.push(handler);
+    this.#byResource = new WeakMap(); // whether each resource has reconcilers
+  }
+
+  /**
+   * Whether a resource has reconcilers (as parents): computed once per resource until the next
+   * registration, for the question asked on every processed event.
+   *
+   * @param resource The resource.
+   * @returns True when some reconciler's selector matches the resource.
+   *
+   * @example
+   * ```ts
+   * import { OperatorRegistry, Resource } from "../../../mod.ts";
+   * const registry = new OperatorRegistry();
+   * const resource = new Resource({ group: "kopf.dev", version: "v1", plural: "kopfexamples" });
+   * console.log(registry.reconciles(resource)); // false
+   * ```
+   */
+  reconciles(resource: Resource): boolean {
+    const cached = this.#cached(resource);
+    return cached.reconciled ??= this.#reconciling.some((h) => h.selector.check(resource));
   }
 
   /**
@@ -426,24 +466,30 @@ export function selectForCause(
   },
   context: unknown,
 ): ChangingHandler[] {
-  const selected = handlers.filter((h) => {
+  // A plain loop (this runs on every cycle): no filtered arrays, no maps or sets of seen ids.
+  const selected: ChangingHandler[] = [];
+  for (let i = 0; i < handlers.length; i++) {
+    const h = handlers[i]!;
     if (h.initial) {
-      if (!cause.initial) return false;
-      if (cause.reason === "delete" && !h.deleted) return false;
-    } else if (h.reason !== undefined && h.reason !== cause.reason) return false;
+      if (!cause.initial) continue;
+      if (cause.reason === "delete" && !h.deleted) continue;
+    } else if (h.reason !== undefined && h.reason !== cause.reason) continue;
     else if (h.reason === undefined && !(cause.reason === "update" || cause.reason === "create")) {
-      return false;
+      continue;
     }
-    return matchesChange(h, cause, context);
-  });
-  // The same function with the same id registered for several causes (e.g. create and resume,
-  // for an object created while the operator was down) runs once per cycle: the first wins.
-  // The same function with other ids (e.g. other fields) runs once per id, as in Kopf.
-  const seen = new Map<unknown, Set<string>>();
-  return selected.filter((h) => {
-    const ids = seen.get(h.fn) ?? new Set<string>();
-    if (ids.has(h.id)) return false;
-    seen.set(h.fn, ids.add(h.id));
-    return true;
-  });
+    if (!matchesChange(h, cause, context)) continue;
+    // The same function with the same id registered for several causes (e.g. create and resume,
+    // for an object created while the operator was down) runs once per cycle: the first wins.
+    // The same function with other ids (e.g. other fields) runs once per id, as in Kopf.
+    if (!selectedAlready(selected, h)) selected.push(h);
+  }
+  return selected;
+}
+
+/** Whether the same function under the same id is selected already. */
+function selectedAlready(selected: readonly ChangingHandler[], h: ChangingHandler): boolean {
+  for (let i = 0; i < selected.length; i++) {
+    if (selected[i]!.fn === h.fn && selected[i]!.id === h.id) return true;
+  }
+  return false;
 }

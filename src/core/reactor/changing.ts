@@ -78,15 +78,13 @@ export async function processChanging(cycle: ChangingCycle): Promise<CycleResult
   const progress = settings.persistence.progressStorage;
   const diffbase = settings.persistence.diffbaseStorage;
   let body: AnyObject = event.object;
-  /** The object as our last write returned it. */
+  /** The object as our last write returned it (kept by `newer()` after every write). */
   let patched: AnyObject | undefined;
-  const wrote = (after: AnyObject | undefined): AnyObject | undefined => {
-    if (changed(body, after)) patched = after;
-    return after;
-  };
 
   for (let pass = 0;; pass++) {
-    const old = (await diffbase.fetch(body)) ?? undefined;
+    // The built-in storages answer synchronously: awaited only when a storage returns a promise.
+    const fetched = diffbase.fetch(body);
+    const old = (isPromise(fetched) ? await fetched : fetched) ?? undefined;
     const essence = diffbase.build(body);
     const diff = computeDiff(old, essence);
     const cause = detectChangingCause({
@@ -115,11 +113,12 @@ export async function processChanging(cycle: ChangingCycle): Promise<CycleResult
     if (!registry.prematch(resource, { body, old, new: essence }, causeContext)) {
       if (isDeletionBlocked(body, finalizer)) {
         logger.debug("Removing the finalizer, as there are no handlers requiring it.");
-        const updated = wrote(await removeFinalizer(api, body, finalizer, signal));
+        const updated = await removeFinalizer(api, body, finalizer, signal);
+        patched = newer(body, updated, patched);
         if (!updated) return { patched };
         body = updated;
       }
-      wrote(await applyPatch(api, body, patch.toJSON(), logger, signal));
+      patched = newer(body, await applyPatch(api, body, patch.toJSON(), logger, signal), patched);
       return { patched };
     }
 
@@ -146,24 +145,27 @@ export async function processChanging(cycle: ChangingCycle): Promise<CycleResult
       const blocked = isDeletionBlocked(body, finalizer);
       if (requires && !blocked) {
         logger.debug("Adding the finalizer, thus preventing the actual deletion.");
-        const updated = wrote(await addFinalizer(api, body, finalizer, signal));
+        const updated = await addFinalizer(api, body, finalizer, signal);
+        patched = newer(body, updated, patched);
         if (!updated) return { patched };
         body = updated;
         // The object may have changed meanwhile (a conflict re-reads it): detect its cause anew.
         if (pass === 0) continue;
       } else if (!requires && blocked) {
         logger.debug("Removing the finalizer, as there are no handlers requiring it.");
-        const updated = wrote(await removeFinalizer(api, body, finalizer, signal));
+        const updated = await removeFinalizer(api, body, finalizer, signal);
+        patched = newer(body, updated, patched);
         if (!updated) return { patched };
         body = updated;
       }
     }
 
     const own = new Patch();
-    const results = new Map<string, unknown>();
+    /** The handlers' results by id: made at the first result (a noop cycle has none). */
+    let results: Map<string, unknown> | undefined;
     let done = false;
     let skip = false;
-    let delays: Array<[string, number]> = [];
+    let delays: Array<[string, number]> | undefined;
     if (cause.reason === "noop") {
       logger.debug("Something has changed, but we are not interested (the essence is the same).");
       skip = true;
@@ -180,7 +182,8 @@ export async function processChanging(cycle: ChangingCycle): Promise<CycleResult
         if (logger.isEnabledFor("debug")) {
           logger.debug(`${REASON_PROGRESS[cause.reason]} is in progress: ${JSON.stringify(body)}`);
         }
-        const ids = handlers.map((h) => h.id);
+        const ids: string[] = new Array(handlers.length);
+        for (let i = 0; i < handlers.length; i++) ids[i] = handlers[i]!.id;
         const state = await State.fromStorage(body, progress, ids, cause.reason);
         await executeHandlers<ChangingHandler>(handlers, {
           state,
@@ -195,7 +198,7 @@ export async function processChanging(cycle: ChangingCycle): Promise<CycleResult
           signal: op.exiting ?? signal,
           logger,
           context: (handler, attempt) => handlerContext(causeContext, handler, attempt),
-          onResult: (handler, value) => void results.set(handler.id, value),
+          onResult: (handler, value) => void (results ??= new Map()).set(handler.id, value),
         });
         done = state.done(ids);
         if (done) {
@@ -225,32 +228,51 @@ export async function processChanging(cycle: ChangingCycle): Promise<CycleResult
       // diff-base (as in Kopf), which saves one write per object.
       const changing = registry.changingHandlers(resource).length > 0;
       if (changing && cause.reason !== "delete" && (old === undefined || diff.length > 0)) {
-        await diffbase.store(body, own, essence);
+        const stored = diffbase.store(body, own, essence);
+        if (isPromise(stored)) await stored;
       }
       memory.fullyHandledOnce = true;
     }
 
-    const written = wrote(
-      await applyCycleWrite(
-        api,
-        body,
-        { own: own.toJSON(), edits: patch.toJSON(), results },
-        logger,
-        signal,
-      ),
+    const written = await applyCycleWrite(
+      api,
+      body,
+      { own: own.toJSON(), edits: patch.toJSON(), results: results ?? NO_RESULTS },
+      logger,
+      signal,
     );
+    patched = newer(body, written, patched);
     if (!written) return { patched };
     body = written;
 
     if (cause.reason === "delete" && (done || skip)) {
       logger.debug("Removing the finalizer, thus allowing the actual deletion.");
-      wrote(await removeFinalizer(api, body, finalizer, signal));
+      patched = newer(body, await removeFinalizer(api, body, finalizer, signal), patched);
     }
-    if (!delays.length) return { patched };
+    if (!delays?.length) return { patched };
     const delay = Math.min(...delays.map(([, d]) => d));
     logger.info(`Processing is postponed: ${describeDelays(delays)}.`);
     return { delay, patched };
   }
+}
+
+function isPromise<T>(value: T | Promise<T>): value is Promise<T> {
+  return typeof (value as { then?: unknown } | null)?.then === "function";
+}
+
+/** No results (a cycle without any): shared, never written to (applyCycleWrite only reads). */
+const NO_RESULTS: ReadonlyMap<string, unknown> = new Map();
+
+/**
+ * The object as our last write returned it: the write's result when it changed the object
+ * (a new resourceVersion), else the one kept so far. A function, not a closure per cycle.
+ */
+function newer(
+  body: AnyObject,
+  after: AnyObject | undefined,
+  patched: AnyObject | undefined,
+): AnyObject | undefined {
+  return changed(body, after) ? after : patched;
 }
 
 /** "handler 'a' will run in 1s, 'b' in 30s" — what waits and for how long. */

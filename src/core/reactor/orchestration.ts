@@ -278,10 +278,13 @@ export class Orchestrator {
             continue;
           }
           // Indexed before any handler sees the event (the docs' readiness rule).
+          // One event object for the indexers, the reconcilers and the queue (none changes it).
           const raw = { type: event.type, object: event.object as AnyObject };
-          await this.#op.indexers?.index(resource, stream, raw);
+          // (Nothing to index while no index is registered: not even a resolved promise.)
+          const indexers = this.#op.indexers;
+          if (indexers?.active) await indexers.index(resource, stream, raw);
           reconcilers?.observeChild(resource, stream, raw);
-          if (queued) queues.push({ type: event.type, object: event.object as AnyObject });
+          if (queued) queues.push(raw);
         }
       } catch (e) {
         if (e instanceof NotFoundError) {
@@ -313,18 +316,17 @@ export class Orchestrator {
 
   #objectApi(resource: Resource): ObjectApi {
     const api = this.#api;
+    // The client's promises as they are: no async wrapper (a frame and a promise) per call.
     return {
-      patch: async (name, namespace, body, type, signal) =>
-        await patchObject(api, resource, namespace ?? null, name, body, {
+      patch: (name, namespace, body, type, signal) =>
+        patchObject(api, resource, namespace ?? null, name, body, {
           contentType: type,
           signal,
-        }) as
-          | AnyObject
-          | undefined,
-      get: async (name, namespace, signal) =>
-        await readObject(api, resource, namespace ?? null, name, { signal }) as
-          | AnyObject
-          | undefined,
+        }) as Promise<AnyObject | undefined>,
+      get: (name, namespace, signal) =>
+        readObject(api, resource, namespace ?? null, name, { signal }) as Promise<
+          AnyObject | undefined
+        >,
     };
   }
 

@@ -144,14 +144,14 @@ export async function processEvent(
   const settings = op.settings;
   // Whether the object existed when the operator started watching (listed) or appeared later.
   memory.noticedByListing ??= event.type === null;
-  const logger = new ObjectLogger(op.sink, body, {
-    post: op.post,
-    level: () => (settings.posting.enabled && settings.posting.loggers
-      ? settings.posting.level as Level
-      : undefined),
-  });
+  const logger = new ObjectLogger(op.sink, body, { post: op.post, level: postingLevel(settings) });
   const patch = new Patch();
-  const base = objectContext(body, resource, patch, logger, { ...op, signal });
+  const base = objectContext(body, resource, patch, logger, {
+    memo: op.memo,
+    settings,
+    indices: op.indices,
+    signal,
+  });
   // Memos and indices: the per-object memo (a shallow copy of the operator's, kept across
   // events); no handler runs before every index is filled from its initial listing — also
   // the listings of watchers started later (new namespaces, new CRDs): the gate re-closes.
@@ -161,7 +161,7 @@ export async function processEvent(
   // The context for the filters only when the resource has raw-event handlers at all.
   const watching = op.registry.watchingHandlers(resource).length
     ? op.registry.watchingHandlers(resource, body, { ...base, type: event.type, event })
-    : [];
+    : NO_HANDLERS;
   if (watching.length) await runEventHandlers(op, watching, base, event, logger, signal);
 
   // Daemons and timers: a deleted object's (or one being deleted) are asked to stop at once;
@@ -197,8 +197,27 @@ export async function processEvent(
     memory.spawned = op.daemons.observe(memory.spawned, resource, api, trimBody(body), base);
   }
   // Reconcilers: the parent's current state after its own cycle (none once it is deleting).
-  op.reconcilers?.observe(resource, api, trimBody(result.patched ?? body), deleting, base);
+  // (Only for a resource with reconcilers: no trimmed copy of every other object's body.)
+  if (op.reconcilers && op.registry.reconciles(resource)) {
+    op.reconcilers.observe(resource, api, trimBody(result.patched ?? body), deleting, base);
+  }
   return result;
+}
+
+const NO_HANDLERS: readonly WatchingHandler[] = Object.freeze([]);
+
+/** The current posting level of the object loggers: one function per settings, not per event. */
+const postingLevels = new WeakMap<OperatorSettings, () => Level | undefined>();
+
+function postingLevel(settings: OperatorSettings): () => Level | undefined {
+  let level = postingLevels.get(settings);
+  if (!level) {
+    level = () => (settings.posting.enabled && settings.posting.loggers
+      ? settings.posting.level as Level
+      : undefined);
+    postingLevels.set(settings, level);
+  }
+  return level;
 }
 
 /**
