@@ -608,3 +608,33 @@ Deno.test("the buffer of a request is reused only once it is written: concurrent
     "PATCH /y HTTP/1.1\r\nhost: k8s.local:8080\r\ncontent-length: 2\r\n\r\n{}",
   );
 });
+
+Deno.test("bufferedText(): a body all buffered is read at once; else nothing is read and text() reads it", async () => {
+  const conn = new FakeConn().push("HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nhello");
+  const { client } = clientOf(conn);
+  const whole = await client.request(get);
+  assert.equal(whole.bufferedText(), "hello");
+  assert.equal(whole.bufferedText(), undefined); // read already
+  assert.equal(client.idle, 1);
+  conn.push("HTTP/1.1 200 OK\r\ncontent-length: 8\r\n\r\nhel");
+  const partial = await client.request(get);
+  assert.equal(partial.bufferedText(), undefined);
+  const text = partial.text();
+  conn.push("lo ", enc.encode("ü").subarray(0, 1), enc.encode("ü").subarray(1));
+  assert.equal(await text, "hello ü");
+  conn.push("HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2\r\nhi\r\n0\r\n\r\n");
+  const chunked = await client.request(get);
+  assert.equal(chunked.bufferedText(), undefined);
+  assert.equal(await chunked.text(), "hi");
+  assert.equal(client.idle, 1);
+});
+
+Deno.test("bytes past a Content-Length body are not read as body: the body ends, the connection closes", async () => {
+  const conn = new FakeConn().push("HTTP/1.1 200 OK\r\ncontent-length: 3\r\n\r\nhe", "llo");
+  const { client } = clientOf(conn);
+  const answer = await client.request(get);
+  assert.equal(answer.bufferedText(), undefined);
+  assert.equal(await answer.text(), "hel");
+  assert.equal(conn.closed, true);
+  assert.equal(client.idle, 0);
+});

@@ -407,22 +407,33 @@ export class Http1Response {
    * @throws The same errors as {@link Http1Response.read}.
    */
   text(): Promise<string> {
-    const link = this.#link;
-    if (
-      this.#framing === "length" && !this.#ended && this.#exchange.failure === undefined &&
-      link.end - link.start >= this.#left
-    ) { // all of it is buffered (the usual case): decoded in place, no copy, no async frame
-      try {
-        const text = decoder.decode(link.buf.subarray(link.start, link.start + this.#left));
-        link.start += this.#left;
-        this.#left = 0;
-        this.#end();
-        return Promise.resolve(text);
-      } catch (error) {
-        return Promise.reject(error);
-      }
+    try {
+      const text = this.bufferedText();
+      if (text !== undefined) return Promise.resolve(text);
+    } catch (error) {
+      return Promise.reject(error);
     }
     return this.bytes().then(decode);
+  }
+
+  /**
+   * The whole body as UTF-8 text if all of it is buffered already (the usual small answer): it is
+   * decoded in place and the body is read (no copy, no promise); else undefined and nothing is read
+   * (use {@link Http1Response.text}).
+   *
+   * @returns The text, or undefined.
+   */
+  bufferedText(): string | undefined {
+    const link = this.#link;
+    if (
+      this.#framing !== "length" || this.#ended || this.#exchange.failure !== undefined ||
+      link.end - link.start < this.#left
+    ) return undefined;
+    const text = decoder.decode(link.buf.subarray(link.start, link.start + this.#left));
+    link.start += this.#left;
+    this.#left = 0;
+    this.#end();
+    return text;
   }
 
   /** Drops the rest of the body: the connection is closed unless the body was read to its end. */
@@ -440,7 +451,8 @@ export class Http1Response {
       case "none":
         return undefined;
       case "length": {
-        if (link.start === link.end) return undefined;
+        // Ended: bytes past the body (a server that sent more than it said) are not body.
+        if (this.#left === 0 || link.start === link.end) return undefined;
         const piece = link.take(this.#left);
         this.#left -= piece.length;
         if (this.#left === 0) this.#end();
