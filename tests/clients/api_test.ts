@@ -341,3 +341,45 @@ Deno.test("expired credentials are dropped and a re-login brings new ones", asyn
     await authenticator;
   }
 });
+
+Deno.test("a retry, then a 401 and a re-login: the attempts count from 1 again, for requests and streams alike", async () => {
+  for (const stream of [false, true]) {
+    const answers = [503, 401, 200];
+    const seen: string[] = [];
+    const fetch = (_url: string, init: RequestInit) => {
+      seen.push(new Headers(init.headers).get("authorization") ?? "");
+      const status = answers.shift() ?? 500;
+      return Promise.resolve(new Response(status === 200 ? "{}" : "", { status }));
+    };
+    using vault = new Vault({ login: new ConnectionInfo({ server: "http://k8s", token: "old" }) });
+    const records: RequestRecord[] = [];
+    const logs: string[] = [];
+    const log = (line: string) => logs.push(line);
+    const api = new ApiClient({
+      vault,
+      fetch,
+      onRequest: (r) => records.push(r),
+      logger: { debug: log, warn: log, error: log },
+      settings: { networking: { errorBackoffs: [0, 0] } },
+    });
+    const stop = new AbortController();
+    const authenticator = runAuthenticator(vault, () => ({
+      login: new ConnectionInfo({ server: "http://k8s", token: "new" }),
+    }), { signal: stop.signal });
+    try {
+      if (stream) (await api.stream("/api/v1/pods", { query: { watch: true } })).cancel();
+      else assert.deepEqual(await api.request("GET", "/api/v1/pods"), {});
+    } finally {
+      stop.abort();
+      await authenticator;
+    }
+    assert.deepEqual(records.map((r) => [r.attempt, r.code]), [[1, 503], [2, 401], [1, 200]]);
+    assert.deepEqual(seen, ["Bearer old", "Bearer old", "Bearer new"]);
+    const path = stream ? "/api/v1/pods?watch=true" : "/api/v1/pods";
+    assert.deepEqual(logs, [
+      `Request attempt #1/3 failed; will retry in 0s: GET ${path} -> ${logs[0]!.split(" -> ")[1]}`,
+      `GET /api/v1/pods: 401 Unauthorized; re-authenticating`,
+    ]);
+    assert.match(logs[0]!, /503|ServiceUnavailable/);
+  }
+});

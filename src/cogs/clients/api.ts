@@ -392,102 +392,74 @@ export class ApiClient {
     return info.defaultNamespace;
   }
 
+  /**
+   * Sends a request by the rules of the module doc: with the best credentials, retried and
+   * re-logged-in as needed. One async frame for the whole of it (the attempts are inline: in a
+   * burst, most requests make one attempt and the frame of each costs a promise and a hop); what
+   * only a failure needs is built at the first one ({@link ApiClient.#failure}).
+   */
   async #send(method: string, path: string, req: SendRequest): Promise<TransportHead> {
     const signal = req.signal;
-    for (;;) {
+    for (;;) { // per credentials: a 401 invalidates them, and the request starts over
       const { key, info } = this.vault.selectNow() ?? await this.vault.select({ signal });
       const transport = this.vault.cached(info, this.#purpose, this.#createTransport);
-      try {
-        return await this.#retrying(transport, method, path, req);
-      } catch (error) {
-        if (!(error instanceof UnauthorizedError)) throw error;
-        this.logger.warn(`${method} ${path}: 401 Unauthorized; re-authenticating`);
-        await this.vault.invalidate(key, info, { error, signal });
-      }
-    }
-  }
-
-  async #retrying(
-    transport: Transport,
-    method: string,
-    path: string,
-    req: SendRequest,
-  ): Promise<TransportHead> {
-    const url = transport.server + path + queryString(req.query);
-    // The backoffs and the words of the log lines: at the first failure only.
-    let count: number | undefined;
-    let delays: Iterator<number> | undefined;
-    for (let attempt = 1;; attempt++) {
-      try {
-        return await this.#attempt(transport, method, url, path, attempt, req);
-      } catch (error) {
-        if (req.signal?.aborted) throw req.signal.reason;
+      const url = transport.server + path + queryString(req.query);
+      let retries: Retries | undefined; // the backoffs: at the first failure only
+      for (let attempt = 1;; attempt++) {
+        const started = performance.now();
+        let answer: TransportHead | undefined;
+        let error: unknown;
+        try {
+          answer = req.stream
+            ? await transport.stream(method, url, req)
+            : await transport.request(method, url, req);
+        } catch (failure) {
+          error = failure;
+        }
+        if (answer !== undefined) {
+          this.#record(method, url, path, answer.status, attempt, started);
+          if (answer.status >= 200 && answer.status < 300) return answer;
+          error = await answerError(answer, method, url.slice(transport.server.length));
+        } else {
+          this.#record(method, url, path, 0, attempt, started);
+          error = connectionError(error, transport.server, method, url, signal);
+        }
+        if (signal?.aborted) throw signal.reason;
+        if (error instanceof UnauthorizedError) {
+          this.logger.warn(`${method} ${path}: 401 Unauthorized; re-authenticating`);
+          await this.vault.invalidate(key, info, { error, signal });
+          break;
+        }
         if (!isRetryable(error)) throw error;
-        if (delays === undefined) {
-          const backoffsSetting = this.#networking("errorBackoffs");
-          const backoffs = typeof backoffsSetting === "number"
-            ? [backoffsSetting]
-            : backoffsSetting;
-          count = Array.isArray(backoffs) ? backoffs.length + 1 : undefined;
-          delays = backoffs[Symbol.iterator]();
-        }
-        const idx = count !== undefined ? `#${attempt}/${count}` : `#${attempt}`;
+        retries ??= new Retries(this.#networking("errorBackoffs"));
         const what = `${method} ${url.slice(transport.server.length)}`;
-        const next = delays.next();
-        if (next.done) {
-          this.logger.error(`Request attempt ${idx} failed; escalating: ${what} -> ${error}`);
-          throw error;
-        }
-        const retryAfter = error instanceof ApiError ? error.retryAfter : undefined;
-        const delay = retryAfter === undefined
-          ? next.value
-          : this.#networking("enforceRetryAfter")
-          ? retryAfter
-          : Math.max(next.value, retryAfter);
-        this.logger.error(
-          `Request attempt ${idx} failed; will retry in ${delay}s: ${what} -> ${error}`,
-        );
-        if (!(await sleep(delay, req.signal))) throw req.signal!.reason;
+        const delay = this.#failure(retries, error, attempt, what);
+        if (!(await sleep(delay, signal))) throw signal!.reason;
       }
     }
   }
 
-  async #attempt(
-    transport: Transport,
-    method: string,
-    url: string,
-    path: string,
-    attempt: number,
-    req: SendRequest,
-  ): Promise<TransportHead> {
-    const started = performance.now();
-    let answer;
-    try {
-      answer = req.stream
-        ? await transport.stream(method, url, req)
-        : await transport.request(method, url, req);
-    } catch (error) {
-      this.#record(method, url, path, 0, attempt, started);
-      if (req.signal?.aborted) throw req.signal.reason;
-      const denied = permissionError(error);
-      if (denied) {
-        throw new AccessError(`Connecting to ${transport.server} ${permissionHint(denied)}`, {
-          cause: error,
-        });
-      }
-      const timedOut = error instanceof RequestTimeoutError ? error.seconds : undefined;
-      throw new ApiConnectionError(method, url, error, timedOut);
+  /**
+   * A retryable failure of an attempt: the delay before the next one, logged; or, when the
+   * backoffs ran out, the error is logged and thrown.
+   */
+  #failure(retries: Retries, error: unknown, attempt: number, what: string): number {
+    const idx = retries.count !== undefined ? `#${attempt}/${retries.count}` : `#${attempt}`;
+    const next = retries.delays.next();
+    if (next.done) {
+      this.logger.error(`Request attempt ${idx} failed; escalating: ${what} -> ${error}`);
+      throw error;
     }
-    this.#record(method, url, path, answer.status, attempt, started);
-    if (answer.status >= 200 && answer.status < 300) return answer;
-    let text = "";
-    if (typeof answer.text === "string") text = answer.text;
-    else {
-      const stream = answer as TransportStream;
-      text = await stream.text().catch(() => "");
-      stream.cancel();
-    }
-    throw await apiErrorOf(answer, text, method, url.slice(transport.server.length));
+    const retryAfter = error instanceof ApiError ? error.retryAfter : undefined;
+    const delay = retryAfter === undefined
+      ? next.value
+      : this.#networking("enforceRetryAfter")
+      ? retryAfter
+      : Math.max(next.value, retryAfter);
+    this.logger.error(
+      `Request attempt ${idx} failed; will retry in ${delay}s: ${what} -> ${error}`,
+    );
+    return delay;
   }
 
   #record(
@@ -498,9 +470,12 @@ export class ApiClient {
     attempt: number,
     started: number,
   ): void {
-    if (this.#networking("logTraffic")) {
+    const logTraffic = this.#networking("logTraffic");
+    if (!logTraffic && !this.#onRequest) return;
+    const durationMs = performance.now() - started; // one clock read for both
+    if (logTraffic) {
       const shown = url.replace(/^[a-z]+:\/\/[^/]*/i, "");
-      const ms = Math.round(performance.now() - started);
+      const ms = Math.round(durationMs);
       this.logger.debug(
         `API: ${method} ${shown} -> ${code || "no response"} in ${ms}ms` +
           (attempt > 1 ? ` (attempt ${attempt})` : ""),
@@ -518,7 +493,7 @@ export class ApiClient {
         method,
         path,
         attempt,
-        durationMs: performance.now() - started,
+        durationMs,
       });
     } catch (error) {
       this.logger.warn(`The onRequest hook failed: ${error}`);
@@ -632,6 +607,52 @@ function queryString(query: Query | undefined): string {
   }
   const qs = params.toString();
   return qs ? `?${qs}` : "";
+}
+
+/** The backoffs of a request's retries (made at its first failure) and how many attempts they allow. */
+class Retries {
+  /** Attempts in all (backoffs + 1), if known. */
+  readonly count: number | undefined;
+  /** The delays still to come. */
+  readonly delays: Iterator<number>;
+
+  constructor(setting: ClientNetworking["errorBackoffs"]) {
+    const backoffs = typeof setting === "number" ? [setting] : setting;
+    this.count = Array.isArray(backoffs) ? backoffs.length + 1 : undefined;
+    this.delays = backoffs[Symbol.iterator]();
+  }
+}
+
+/**
+ * The error to throw or retry for an attempt that got no answer: the signal's reason when it
+ * aborted, an {@link AccessError} without `--allow-net`, else an {@link ApiConnectionError}.
+ */
+function connectionError(
+  error: unknown,
+  server: string,
+  method: string,
+  url: string,
+  signal: AbortSignal | undefined,
+): unknown {
+  if (signal?.aborted) return signal.reason;
+  const denied = permissionError(error);
+  if (denied) {
+    return new AccessError(`Connecting to ${server} ${permissionHint(denied)}`, { cause: error });
+  }
+  const timedOut = error instanceof RequestTimeoutError ? error.seconds : undefined;
+  return new ApiConnectionError(method, url, error, timedOut);
+}
+
+/** The error of an answer that is not 2xx; a stream's rest is read for it, then cancelled. */
+async function answerError(answer: TransportHead, method: string, path: string): Promise<unknown> {
+  let text = "";
+  if (typeof (answer as TransportAnswer).text === "string") text = (answer as TransportAnswer).text;
+  else {
+    const stream = answer as TransportStream;
+    text = await stream.text().catch(() => "");
+    stream.cancel();
+  }
+  return await apiErrorOf(answer, text, method, path);
 }
 
 /** The error of an answer that is not 2xx (a `Response` is built for it: a rare path). */

@@ -378,21 +378,24 @@ function leanTransport(
     server,
     headers,
     client: "http1",
-    async request(method, url, init) {
-      const answer = await send(method, url, init);
-      return new LeanAnswer(answer, await answer.text());
+    request(method, url, init) {
+      // No async frame: the answer's text is usually all buffered when its head is read.
+      let sent;
+      try {
+        sent = send(method, url, init);
+      } catch (error) { // a URL not on the server: a rejection, as from an async function
+        return Promise.reject(error);
+      }
+      return sent.then(leanAnswerOf);
     },
     async stream(method, url, init) {
       const answer = await send(method, url, init);
       const chunks: AsyncIterable<Uint8Array> = {
         [Symbol.asyncIterator]: () => ({
-          next: async () => {
-            const value = await answer.read();
-            return value ? { value, done: false } : { value: undefined, done: true };
-          },
+          next: () => answer.read().then(chunkResult), // no async frame per chunk
           return: () => {
             answer.cancel();
-            return Promise.resolve({ value: undefined, done: true });
+            return Promise.resolve(DONE);
           },
         }),
       };
@@ -409,6 +412,20 @@ function leanTransport(
       client.close();
     },
   };
+}
+
+const DONE: IteratorReturnResult<undefined> = Object.freeze({ value: undefined, done: true });
+
+/** A chunk of a lean stream as an iterator's result (null: the end). */
+function chunkResult(value: Uint8Array | null): IteratorResult<Uint8Array, undefined> {
+  return value ? { value, done: false } : DONE;
+}
+
+/** The whole answer of a lean client's answer: at once when its body is all buffered. */
+function leanAnswerOf(answer: Http1Response): LeanAnswer | Promise<LeanAnswer> {
+  const text = answer.bufferedText();
+  if (text !== undefined) return new LeanAnswer(answer, text);
+  return answer.text().then((text) => new LeanAnswer(answer, text));
 }
 
 /** A whole answer of the lean client (its methods on the prototype: no closures per answer). */

@@ -240,21 +240,29 @@ export async function* watchObjects(
   };
   let broken = false; // reading failed: the connection broke (or a timeout or abort closed it)
   const source = answer.chunks[Symbol.asyncIterator]();
+  const arrived = (result: IteratorResult<Uint8Array>) => {
+    waitingSince = undefined;
+    return result;
+  };
+  const failed = (error: unknown): never => {
+    waitingSince = undefined;
+    broken = true;
+    throw error;
+  };
   const chunks: AsyncIterable<Uint8Array> = {
     [Symbol.asyncIterator]: () => ({
-      async next() {
+      next() { // no async frame per chunk: the source's promise, then one step
         if (limit) {
           waitingSince = realClock.now();
           timer ??= realClock.timer(limit, check);
         }
+        let next;
         try {
-          return await source.next();
+          next = source.next();
         } catch (error) {
-          broken = true;
-          throw error;
-        } finally {
-          waitingSince = undefined;
+          next = Promise.reject(error);
         }
+        return next.then(arrived, failed);
       },
     }),
   };
