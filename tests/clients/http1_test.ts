@@ -638,3 +638,50 @@ Deno.test("bytes past a Content-Length body are not read as body: the body ends,
   assert.equal(conn.closed, true);
   assert.equal(client.idle, 0);
 });
+
+Deno.test("readView(): buffered chunks come as one view of their body bytes; the last piece is a copy", async () => {
+  const conn = new FakeConn().push(
+    "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhello\r\n3;x=y\r\n ab\r\n1\r\n!\r\n",
+  );
+  const { client } = clientOf(conn);
+  const answer = await client.request(get);
+  assert.equal(dec.decode((await answer.readView())!), "hello ab!");
+  const next = answer.readView();
+  conn.push("2\r\ncd\r\n0\r\n\r\n");
+  const last = (await next)!;
+  assert.equal(client.idle, 1); // the body ended: the connection serves the next request
+  conn.push("HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nzz");
+  assert.equal(await (await client.request(get)).text(), "zz");
+  assert.equal(dec.decode(last), "cd"); // a copy: the next answer did not overwrite it
+  assert.equal(await answer.readView(), null);
+});
+
+Deno.test("readView(): JSON lines split mid-UTF-8 across reads decode right while the buffer is reused", async () => {
+  const { iterJsonLines } = await import("../../src/cogs/clients/jsonlines.ts");
+  const body = enc.encode('{"a":"ü€"}\n{"b":"𝄞"}\n');
+  const conn = new FakeConn().push("HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n");
+  const { client } = clientOf(conn);
+  const answer = await client.request(get);
+  // One chunk per byte, each in a read of its own: every character is cut, and each read
+  // refills the buffer from its start (the bytes of the view before are gone by then).
+  const views: Uint8Array[] = [];
+  const chunks = {
+    async *[Symbol.asyncIterator]() {
+      for (let i = 0; i <= body.length; i++) {
+        const next = answer.readView();
+        conn.push(i < body.length ? enc.encode("1\r\n") : "0\r\n\r\n");
+        if (i < body.length) conn.push(body.subarray(i, i + 1), "\r\n");
+        const view = await next;
+        if (view === null) return;
+        views.push(view);
+        yield view;
+      }
+    },
+  };
+  const values = [];
+  for await (const value of iterJsonLines(chunks)) values.push(value);
+  assert.deepEqual(values, [{ a: "ü€" }, { b: "𝄞" }]);
+  assert.ok(views.length > 4);
+  assert.ok(views.slice(0, -1).some((v) => v.buffer === views[0]!.buffer)); // views, not copies
+  assert.ok(views.some((v, i) => v[0] !== body[i])); // and their bytes were overwritten since
+});

@@ -241,12 +241,11 @@ class Link {
     return this.line();
   }
 
-  /** A copy of up to `max` buffered bytes. */
-  take(max: number): Uint8Array {
+  /** Consumes up to `max` buffered bytes: their count (they are at `buf[start - count, start)`). */
+  skip(max: number): number {
     const n = Math.min(max, this.end - this.start);
-    const piece = this.buf.slice(this.start, this.start + n);
     this.start += n;
-    return piece;
+    return n;
   }
 
   close(): void {
@@ -340,16 +339,31 @@ export class Http1Response {
    * @returns The bytes (a copy), or null at the end of the body.
    * @throws The signal's reason, a {@link RequestTimeoutError}, or a network error.
    */
-  async read(): Promise<Uint8Array | null> {
+  read(): Promise<Uint8Array | null> {
+    return this.#read(false);
+  }
+
+  /**
+   * The next piece of the body as {@link Http1Response.read} gives it, but as a view of the
+   * connection's buffer where it can be (no copy; the body bytes of several buffered chunks are
+   * moved together): valid only until the next read of this answer — decode or copy it at once.
+   * The last piece of a body is a copy (the connection may serve another request then).
+   *
+   * @returns The bytes, or null at the end of the body.
+   * @throws The same errors as {@link Http1Response.read}.
+   */
+  readView(): Promise<Uint8Array | null> {
+    return this.#read(true);
+  }
+
+  async #read(view: boolean): Promise<Uint8Array | null> {
     const link = this.#link;
     try {
       if (this.#exchange.failure !== undefined) throw this.#exchange.failure;
       for (;;) {
         if (this.#ended) return null;
-        const pieces: Uint8Array[] = [];
-        for (let piece = this.#step(); piece; piece = this.#step()) pieces.push(piece);
-        if (pieces.length === 1) return pieces[0]!;
-        if (pieces.length > 1) return concat(pieces);
+        const piece = view ? this.#viewPiece() : this.#copyPiece();
+        if (piece !== undefined) return piece;
         if (this.#ended) return null;
         if (!(await link.fill())) {
           if (this.#framing !== "close") {
@@ -444,34 +458,71 @@ export class Http1Response {
     this.#link.close();
   }
 
-  /** Body bytes that need no reading: a piece, or undefined (the end, or more must be read). */
-  #step(): Uint8Array | undefined {
+  /** The body bytes that need no reading, as a copy; undefined if none. */
+  #copyPiece(): Uint8Array | undefined {
+    const link = this.#link;
+    let first: Uint8Array | undefined;
+    let pieces: Uint8Array[] | undefined;
+    for (let n = this.#step(); n > 0; n = this.#step()) {
+      const piece = link.buf.slice(link.start - n, link.start);
+      if (first === undefined) first = piece;
+      else (pieces ??= [first]).push(piece);
+    }
+    return pieces ? concat(pieces) : first;
+  }
+
+  /**
+   * The body bytes that need no reading, in place: those of later chunks are moved down over
+   * the chunks' size lines, next to the first ones (bytes before `link.start` are read already),
+   * and one view of them is given. A copy if the body ended (its connection is free for others).
+   */
+  #viewPiece(): Uint8Array | undefined {
+    const link = this.#link;
+    const buf = link.buf; // no fill() in this loop: the buffer stays
+    let from = -1;
+    let to = -1;
+    for (let n = this.#step(); n > 0; n = this.#step()) {
+      const at = link.start - n;
+      if (from < 0) from = to = at;
+      else buf.copyWithin(to, at, link.start);
+      to += n;
+    }
+    if (from < 0) return undefined;
+    return this.#ended ? buf.slice(from, to) : buf.subarray(from, to);
+  }
+
+  /**
+   * Body bytes that need no reading: consumes a piece and gives its length (its bytes are at
+   * `link.buf[link.start - length, link.start)` until the next step); 0 for none (the end, or
+   * more must be read).
+   */
+  #step(): number {
     const link = this.#link;
     switch (this.#framing) {
       case "none":
-        return undefined;
+        return 0;
       case "length": {
         // Ended: bytes past the body (a server that sent more than it said) are not body.
-        if (this.#left === 0 || link.start === link.end) return undefined;
-        const piece = link.take(this.#left);
-        this.#left -= piece.length;
+        if (this.#left === 0 || link.start === link.end) return 0;
+        const n = link.skip(this.#left);
+        this.#left -= n;
         if (this.#left === 0) this.#end();
-        return piece;
+        return n;
       }
       case "close":
-        return link.start === link.end ? undefined : link.take(Infinity);
+        return link.skip(Infinity);
       case "chunked":
         for (;;) {
           if (this.#chunk === "data") {
-            if (link.start === link.end) return undefined;
-            const piece = link.take(this.#left);
-            this.#left -= piece.length;
+            if (link.start === link.end) return 0;
+            const n = link.skip(this.#left);
+            this.#left -= n;
             if (this.#left === 0) this.#chunk = "crlf";
-            return piece;
+            return n;
           }
           // A size line of hex digits only (the usual case) is read from the bytes.
           const line = this.#chunk === "size" ? link.hexLine() : link.line();
-          if (line === undefined) return undefined;
+          if (line === undefined) return 0;
           if (this.#chunk === "crlf") {
             if (line !== "") throw new Http1Error("A chunk of the answer is longer than its size");
             this.#chunk = "size";
@@ -492,7 +543,7 @@ export class Http1Response {
             }
           } else if (line === "") { // the empty line after the trailers
             this.#end();
-            return undefined;
+            return 0;
           }
         }
     }

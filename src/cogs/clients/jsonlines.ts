@@ -5,7 +5,9 @@
  * only at `\n`. Lines can be megabytes long (big Secrets, ConfigMaps): only
  * each new chunk is searched for newlines, and a line's pieces are joined
  * once, so a long line arriving in many chunks costs linear, not quadratic,
- * time.
+ * time. Each chunk is decoded as soon as it arrives, before the next one is
+ * asked for: a chunk may be a view of a buffer that its source reuses then
+ * (the lean HTTP client's watch streams give such views: no copy per chunk).
  *
  * @module
  */

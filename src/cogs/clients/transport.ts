@@ -99,7 +99,11 @@ export interface TransportAnswer extends TransportHead {
 
 /** A streamed answer (a watch): the body as chunks of bytes as they arrive. */
 export interface TransportStream extends TransportHead {
-  /** The body's bytes, in chunks cut anywhere; ends with the body, throws if the connection breaks. */
+  /**
+   * The body's bytes, in chunks cut anywhere; ends with the body, throws if the connection
+   * breaks. A chunk may be a view of the HTTP client's buffer, valid only until the next chunk is
+   * asked for: decode or copy it before (the lean client gives views: no copy per chunk).
+   */
   readonly chunks: AsyncIterable<Uint8Array>;
   /**
    * The rest of the body as text (for error answers).
@@ -392,7 +396,8 @@ function leanTransport(
       const answer = await send(method, url, init);
       const chunks: AsyncIterable<Uint8Array> = {
         [Symbol.asyncIterator]: () => ({
-          next: () => answer.read().then(chunkResult), // no async frame per chunk
+          // No async frame per chunk; a view of the connection's buffer (see `chunks`).
+          next: () => answer.readView().then(chunkResult),
           return: () => {
             answer.cancel();
             return Promise.resolve(DONE);
