@@ -296,3 +296,46 @@ Deno.test("watchObjects() ends when the client timeout passes", async () => {
   const elapsed = (performance.now() - started) / 1000;
   assert.ok(elapsed >= 0.25 && elapsed < 2, `elapsed ${elapsed}`);
 });
+
+Deno.test("watchObjects(): lines cut across chunks; a line that is not JSON comes after those before it", async () => {
+  await using env = await setup();
+  const enc = new TextEncoder();
+  const event = (type: string, name: string) =>
+    JSON.stringify({ type, object: { metadata: { name, resourceVersion: "1" } } });
+  // Each text cut at the given byte offsets (one cut is in the middle of "ü").
+  const answer = ([text, ...cuts]: [string, ...number[]]) => {
+    const bytes = enc.encode(text);
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        let from = 0;
+        for (const to of [...cuts, bytes.length]) controller.enqueue(bytes.slice(from, from = to));
+        controller.close();
+      },
+    });
+    return Promise.resolve(new Response(body));
+  };
+  const first = `${event("ADDED", "a")}\n${event("MODIFIED", "ü")}\nnot json\n${
+    event("ADDED", "b")
+  }\n`;
+  const cutInU = enc.encode(first.slice(0, first.indexOf("ü"))).length + 1;
+  const streams: [string, ...number[]][] = [
+    [first, 30, cutInU],
+    [`${event("ADDED", "c")}\n\n${event("DELETED", "c")}`, 5], // the last line has no newline
+  ];
+  const api = new ApiClient({
+    vault: env.vault,
+    fetch: (url, init) => url.includes("watch=true") ? answer(streams.shift()!) : fetch(url, init),
+  });
+  const seen: string[] = [];
+  const see = (e: RawWatchEvent) => seen.push(`${e.type} ${e.object.metadata?.name}`);
+  await assert.rejects(
+    (async () => {
+      for await (const e of watchObjects(api, CONFIGMAPS, "default", {})) see(e);
+    })(),
+    (e: Error) => e instanceof WatchingError && e.cause instanceof SyntaxError,
+  );
+  assert.deepEqual(seen, ["ADDED a", "MODIFIED ü"]);
+  seen.length = 0;
+  for await (const e of watchObjects(api, CONFIGMAPS, "default", {})) see(e);
+  assert.deepEqual(seen, ["ADDED c", "DELETED c"]);
+});

@@ -63,34 +63,86 @@ export async function* iterJsonLines(
 export async function* iterJsonLineBatches(
   chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
 ): AsyncGenerator<unknown[], void, undefined> {
-  const decoder = new TextDecoder();
-  let pending: string[] = []; // the pieces of the current, unfinished line
+  const lines = new JsonLineSplitter();
   for await (const chunk of chunks) {
-    const text = decoder.decode(chunk, { stream: true });
     const values: unknown[] = [];
-    let start = 0;
     try {
-      for (let end = text.indexOf("\n"); end >= 0; end = text.indexOf("\n", start)) {
-        // A line within one chunk (the usual case) is parsed from its slice, with no joining.
-        let line = text.slice(start, end);
-        if (pending.length) {
-          pending.push(line);
-          line = pending.join("");
-          pending = [];
-        }
-        start = end + 1;
-        if (!isBlank(line)) values.push(JSON.parse(line));
-      }
+      lines.feed(chunk, values);
     } catch (error) {
       if (values.length) yield values;
       throw error;
     }
-    if (start < text.length) pending.push(text.slice(start));
     if (values.length) yield values;
   }
-  pending.push(decoder.decode());
-  const rest = pending.join("");
-  if (!isBlank(rest)) yield [JSON.parse(rest)];
+  const values: unknown[] = [];
+  lines.end(values);
+  if (values.length) yield values;
+}
+
+/**
+ * The lines of newline-delimited JSON, fed chunk by chunk: the parsing of
+ * {@link iterJsonLineBatches}, for a reader with a loop of its own (a watch
+ * stream reads its chunks itself: no iterator between it and the connection).
+ * A chunk is decoded when it is fed, so it may be a view of a buffer that is
+ * reused afterwards.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { JsonLineSplitter } from "./jsonlines.ts";
+ *
+ * const bytes = new TextEncoder().encode('{"a":"ü"}\n{"b"');
+ * const lines = new JsonLineSplitter();
+ * const values: unknown[] = [];
+ * lines.feed(bytes.subarray(0, 7), values); // cuts "ü" in half
+ * lines.feed(bytes.subarray(7), values);
+ * assert.deepEqual(values, [{ a: "ü" }]);
+ * lines.feed(new TextEncoder().encode(":2}"), values);
+ * lines.end(values); // the last line needs no newline
+ * assert.deepEqual(values, [{ a: "ü" }, { b: 2 }]);
+ * ```
+ */
+export class JsonLineSplitter {
+  #decoder = new TextDecoder();
+  /** The pieces of the current, unfinished line. */
+  #pending: string[] = [];
+
+  /**
+   * Decodes a chunk and parses the lines it completes.
+   *
+   * @param chunk The bytes, cut anywhere.
+   * @param values Where the values of the completed non-empty lines are pushed, in order.
+   * @throws {SyntaxError} For a line that is not JSON (the values before it are pushed).
+   */
+  feed(chunk: Uint8Array, values: unknown[]): void {
+    const text = this.#decoder.decode(chunk, { stream: true });
+    let start = 0;
+    for (let end = text.indexOf("\n"); end >= 0; end = text.indexOf("\n", start)) {
+      // A line within one chunk (the usual case) is parsed from its slice, with no joining.
+      let line = text.slice(start, end);
+      if (this.#pending.length) {
+        this.#pending.push(line);
+        line = this.#pending.join("");
+        this.#pending = [];
+      }
+      start = end + 1;
+      if (!isBlank(line)) values.push(JSON.parse(line));
+    }
+    if (start < text.length) this.#pending.push(text.slice(start));
+  }
+
+  /**
+   * Ends the input: parses the last line if it had no newline.
+   *
+   * @param values Where its value is pushed, if it is not empty.
+   * @throws {SyntaxError} If it is not JSON.
+   */
+  end(values: unknown[]): void {
+    this.#pending.push(this.#decoder.decode());
+    const rest = this.#pending.join("");
+    this.#pending = [];
+    if (!isBlank(rest)) values.push(JSON.parse(rest));
+  }
 }
 
 function isBlank(line: string): boolean {

@@ -63,7 +63,7 @@ import type { ApiClient } from "./api.ts";
 import type { TransportStream } from "./transport.ts";
 import { ApiConnectionError, ApiError, GoneError, type KubeStatus } from "./errors.ts";
 import { listPages } from "./fetching.ts";
-import { iterJsonLineBatches } from "./jsonlines.ts";
+import { JsonLineSplitter } from "./jsonlines.ts";
 import type { RawBody } from "./types.ts";
 import { DEFAULTS, setting } from "./_settings.ts";
 
@@ -240,38 +240,41 @@ export async function* watchObjects(
   };
   let broken = false; // reading failed: the connection broke (or a timeout or abort closed it)
   const source = answer.chunks[Symbol.asyncIterator]();
-  const arrived = (result: IteratorResult<Uint8Array>) => {
-    waitingSince = undefined;
-    return result;
-  };
-  const failed = (error: unknown): never => {
-    waitingSince = undefined;
-    broken = true;
-    throw error;
-  };
-  const chunks: AsyncIterable<Uint8Array> = {
-    [Symbol.asyncIterator]: () => ({
-      next() { // no async frame per chunk: the source's promise, then one step
-        if (limit) {
-          waitingSince = realClock.now();
-          timer ??= realClock.timer(limit, check);
-        }
-        let next;
-        try {
-          next = source.next();
-        } catch (error) {
-          next = Promise.reject(error);
-        }
-        return next.then(arrived, failed);
-      },
-    }),
-  };
   const onStop = () => answer.cancel();
   signal.addEventListener("abort", onStop, { once: true });
+  // The chunks are read here and their lines split here: no iterator or generator between the
+  // connection and this loop (one step per chunk; a chunk may be a view of the connection's
+  // buffer, decoded before the next is read).
+  const lines = new JsonLineSplitter();
+  const batch: unknown[] = [];
   try {
-    // A batch per chunk: one step of this loop per chunk, not per line.
-    for await (const batch of iterJsonLineBatches(chunks)) {
-      for (const line of batch) yield line as RawWatchEvent;
+    for (;;) {
+      if (limit) {
+        waitingSince = realClock.now();
+        timer ??= realClock.timer(limit, check);
+      }
+      let chunk: IteratorResult<Uint8Array>;
+      try {
+        chunk = await source.next();
+      } catch (error) {
+        broken = true;
+        throw error;
+      } finally {
+        waitingSince = undefined;
+      }
+      let failure: unknown;
+      if (chunk.done) lines.end(batch);
+      else {
+        try {
+          lines.feed(chunk.value, batch); // a line that is not JSON: after the lines before it
+        } catch (error) {
+          failure = error;
+        }
+      }
+      for (let i = 0; i < batch.length; i++) yield batch[i] as RawWatchEvent;
+      batch.length = 0;
+      if (failure !== undefined) throw failure;
+      if (chunk.done) break;
     }
   } catch (error) {
     if (signal.aborted) return;
