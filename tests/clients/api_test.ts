@@ -383,3 +383,32 @@ Deno.test("a retry, then a 401 and a re-login: the attempts count from 1 again, 
     assert.match(logs[0]!, /503|ServiceUnavailable/);
   }
 });
+
+Deno.test("onRequest: a path's resource is kept, the verb is of each request (methods, watch, collections)", async () => {
+  const records: RequestRecord[] = [];
+  await using env = await setup({}, { onRequest: (r) => records.push(r) });
+  const list = CONFIGMAPS.getUrl({ namespace: "default" });
+  const item = CONFIGMAPS.getUrl({ namespace: "default", name: "x" });
+  await env.api.request("POST", list, { body: { metadata: { name: "x" } } });
+  await env.api.request("GET", list);
+  (await env.api.stream(list, { query: { watch: true } })).cancel();
+  await env.api.request("GET", item);
+  await env.api.request("PATCH", item, { body: {}, contentType: "application/merge-patch+json" });
+  await env.api.request("GET", `${item}/status`).catch(() => {});
+  await env.api.request("DELETE", item);
+  const described = records.map((r) => [r.verb, r.resource, r.subresource]);
+  assert.deepEqual(described, [
+    ["create", "configmaps", undefined],
+    ["list", "configmaps", undefined],
+    ["watch", "configmaps", undefined],
+    ["get", "configmaps", undefined],
+    ["patch", "configmaps", undefined],
+    ["get", "configmaps", "status"],
+    ["delete", "configmaps", undefined],
+  ]);
+  const again = records.map((r) => {
+    const { verb, resource, subresource } = describeRequest(r.method, r.path, r.verb === "watch");
+    return [verb, resource, subresource];
+  });
+  assert.deepEqual(again, described);
+});
