@@ -22,7 +22,9 @@
  * (up to 8 of 16 KiB are kept, each reused once its request is written), the
  * bytes of the API client's few usual headers are kept, and of the answer's
  * head only the status and the framing headers are parsed at once (the other
- * headers are looked up in its text when asked for).
+ * headers are looked up in its text when asked for). A body that arrived with
+ * its head is decoded in place (`bufferedText()`); a stream's pieces can be
+ * read in place too (`readView()`: no copy per chunk of a watch).
  *
  * Guarantees:
  * - A connection goes back to the pool only after its answer was read to the
@@ -261,8 +263,8 @@ type Framing = "none" | "length" | "chunked" | "close";
 
 /**
  * An answer of {@link Http1Client.request}: the status and headers; the body
- * is read with `text()`, `bytes()` or `read()` (in pieces), or dropped with
- * `cancel()`.
+ * is read with `text()`, `bytes()`, `read()` (in pieces) or `readView()` (in
+ * pieces left in the connection's buffer), or dropped with `cancel()`.
  */
 export class Http1Response {
   /** The status code. */
@@ -838,6 +840,7 @@ export class Http1Client {
   }
 
   #take(): Link | undefined {
+    if (this.#idle.length === 0) return undefined; // no clock read for nothing
     const now = performance.now();
     for (let link = this.#idle.pop(); link; link = this.#idle.pop()) {
       if (now - link.idleSince < MAX_IDLE_MS) return link;
