@@ -35,6 +35,8 @@ interface ResourceHandlers {
   changing?: readonly ChangingHandler[];
   spawning?: readonly SpawningHandler[];
   watching?: readonly WatchingHandler[];
+  indexing?: readonly IndexingHandler[];
+  reconciling?: readonly ReconcilingHandler[];
   reconciled?: boolean;
 }
 
@@ -51,9 +53,9 @@ interface ResourceHandlers {
 export class OperatorRegistry {
   #changing: ChangingHandler[] = [];
   /**
-   * The changing, spawning and watching handlers of each resource, and whether it has
-   * reconcilers (asked on every event), kept until the next registration; read-only arrays,
-   * shared by all callers.
+   * The changing, spawning, watching, indexing and reconciling handlers of each resource, and
+   * whether it has reconcilers (asked on every event), kept until the next registration;
+   * read-only arrays, shared by all callers.
    */
   #byResource = new WeakMap<
     Resource,
@@ -272,6 +274,7 @@ export class OperatorRegistry {
       );
     }
     this.#indexing.push(handler);
+    this.#byResource = new WeakMap(); // the indexing handlers of each resource
   }
 
   /**
@@ -284,6 +287,29 @@ export class OperatorRegistry {
     return resource
       ? this.#indexing.filter((h) => h.selector.check(resource))
       : [...this.#indexing];
+  }
+
+  /**
+   * The indexing handlers of one resource, for the per-event questions (is it indexed, which
+   * indexers run): a frozen array, computed once per resource until the next registration.
+   * {@link indexingHandlers} gives a fresh array to change.
+   *
+   * @param resource The resource.
+   * @returns The handlers, in registration order.
+   *
+   * @example
+   * ```ts
+   * import { OperatorRegistry, Resource } from "../../../mod.ts";
+   * const registry = new OperatorRegistry();
+   * const resource = new Resource({ group: "", version: "v1", plural: "pods" });
+   * console.log(registry.indexersOf(resource).length); // 0
+   * ```
+   */
+  indexersOf(resource: Resource): readonly IndexingHandler[] {
+    const cached = this.#cached(resource);
+    return cached.indexing ??= Object.freeze(
+      this.#indexing.filter((h) => h.selector.check(resource)),
+    );
   }
 
   // --- Daemons and timers (kopf.daemon, kopf.timer) -------------------------------------------
@@ -438,6 +464,29 @@ export class OperatorRegistry {
     return resource
       ? this.#reconciling.filter((h) => h.selector.check(resource))
       : [...this.#reconciling];
+  }
+
+  /**
+   * The reconcilers of one (parent) resource, for the per-event questions: a frozen array,
+   * computed once per resource until the next registration. {@link reconcilingHandlers} gives
+   * a fresh array to change.
+   *
+   * @param resource The parent resource.
+   * @returns The reconcilers, in registration order.
+   *
+   * @example
+   * ```ts
+   * import { OperatorRegistry, Resource } from "../../../mod.ts";
+   * const registry = new OperatorRegistry();
+   * const resource = new Resource({ group: "apps", version: "v1", plural: "deployments" });
+   * console.log(registry.reconcilersOf(resource).length); // 0
+   * ```
+   */
+  reconcilersOf(resource: Resource): readonly ReconcilingHandler[] {
+    const cached = this.#cached(resource);
+    return cached.reconciling ??= Object.freeze(
+      this.#reconciling.filter((h) => h.selector.check(resource)),
+    );
   }
 }
 
