@@ -8,7 +8,7 @@
  */
 
 import type { Resource, Selector } from "../../cogs/structs/references.ts";
-import { matchesChange, matchesObject, prematches } from "./filters.ts";
+import { hasCallbacks, matchesChange, matchesObject, prematches } from "./filters.ts";
 import type {
   ActivityHandler,
   AnyObject,
@@ -38,6 +38,7 @@ interface ResourceHandlers {
   indexing?: readonly IndexingHandler[];
   reconciling?: readonly ReconcilingHandler[];
   reconciled?: boolean;
+  callbacks?: boolean;
 }
 
 /**
@@ -236,6 +237,37 @@ export class OperatorRegistry {
       }
     }
     return this.#anySpawning(resource, body, context);
+  }
+
+  /**
+   * Whether any changing handler, daemon or timer of a resource has a callback among its
+   * filters (`when`, or a function as a label, annotation, `value`, `old` or `new` filter):
+   * computed once per resource until the next registration. Without any, the context given to
+   * {@link prematch}, {@link requiresFinalizer} and {@link causeHandlers} is never read, and the
+   * reactor does not build it.
+   *
+   * @param resource The resource.
+   * @returns True when some filter of those handlers calls back.
+   *
+   * @example
+   * ```ts
+   * import { OperatorRegistry, Resource } from "../../../mod.ts";
+   * import * as kopf from "../../../mod.ts";
+   * const registry = new OperatorRegistry();
+   * const resource = new Resource({ group: "kopf.dev", version: "v1", plural: "kopfexamples" });
+   * kopf.on.create("kopfexamples", { registry }, function plain() {});
+   * console.log(registry.filterCallbacks(resource)); // false
+   * kopf.on.create("kopfexamples", { registry, when: () => true }, function picky() {});
+   * console.log(registry.filterCallbacks(resource)); // true
+   * ```
+   */
+  filterCallbacks(resource: Resource): boolean {
+    const cached = this.#cached(resource);
+    if (cached.callbacks === undefined) {
+      cached.callbacks = this.changingHandlers(resource).some(hasCallbacks) ||
+        this.spawningHandlers(resource).some(hasCallbacks);
+    }
+    return cached.callbacks;
   }
 
   /** Whether a daemon or timer of the resource matches the object (plain loops: every cycle). */
