@@ -229,18 +229,30 @@ function diffInto(
   } else if (bAbsent) {
     out.push(diffItem("remove", path, a, null));
   } else if (isObject(a) && isObject(b)) {
+    // One path array for the whole walk, a key pushed and popped around each step (diffItem
+    // copies it into an item); for-in with the own-key check: Object.keys()' keys and order,
+    // without an array of them — the usual diff (our own write's echo) is empty.
     if (scope !== "left") {
-      for (const key of Object.keys(b)) {
-        if (!Object.hasOwn(a, key)) diffInto(out, undefined, b[key], [...path, key], scope);
+      for (const key in b) {
+        if (!Object.hasOwn(b, key) || Object.hasOwn(a, key)) continue;
+        path.push(key);
+        diffInto(out, undefined, b[key], path, scope);
+        path.pop();
       }
     }
     if (scope !== "right") {
-      for (const key of Object.keys(a)) {
-        if (!Object.hasOwn(b, key)) diffInto(out, a[key], undefined, [...path, key], scope);
+      for (const key in a) {
+        if (!Object.hasOwn(a, key) || Object.hasOwn(b, key)) continue;
+        path.push(key);
+        diffInto(out, a[key], undefined, path, scope);
+        path.pop();
       }
     }
-    for (const key of Object.keys(a)) {
-      if (Object.hasOwn(b, key)) diffInto(out, a[key], b[key], [...path, key], scope);
+    for (const key in a) {
+      if (!Object.hasOwn(a, key) || !Object.hasOwn(b, key)) continue;
+      path.push(key);
+      diffInto(out, a[key], b[key], path, scope);
+      path.pop();
     }
   } else if (!deepEqual(a, b)) {
     out.push(diffItem("change", path, a, b));
