@@ -249,7 +249,9 @@ export async function processChanging(cycle: ChangingCycle): Promise<CycleResult
       memory.fullyHandledOnce = true;
     }
 
-    const written = await applyCycleWrite(
+    // A cycle that changed nothing (our own write's echo) writes nothing: not even its copies
+    // of the empty patches are made (applyCycleWrite would return the body as it is).
+    const written = !results && own.isEmpty() && patch.isEmpty() ? body : await applyCycleWrite(
       api,
       body,
       { own: own.toJSON(), edits: patch.toJSON(), results: results ?? NO_RESULTS },
