@@ -59,7 +59,8 @@ export interface ChangingCycle {
   /** The handlers' patch (their edits), shared with the event handlers of the cycle. */
   patch: Patch;
   logger: ObjectLogger;
-  base: ObjectContext;
+  /** The cycle's object context (made at the first call: only a handler or a callback needs it). */
+  context: () => ObjectContext;
   memory: ObjectMemory;
   signal: AbortSignal | undefined;
 }
@@ -101,7 +102,7 @@ export async function processChanging(cycle: ChangingCycle): Promise<CycleResult
     // The cause's context, for the filters' callbacks (the handlers get their own, below).
     const causeContext: ChangingContext | undefined = callbacks
       ? {
-        ...cycle.base,
+        ...cycle.context(),
         body,
         meta: body.metadata,
         labels: body.metadata?.labels ?? {},
@@ -204,7 +205,7 @@ export async function processChanging(cycle: ChangingCycle): Promise<CycleResult
           logger,
           context: (handler, attempt) =>
             new HandlerContext(
-              cycle.base,
+              cycle.context(),
               body,
               cause.reason,
               diff,
