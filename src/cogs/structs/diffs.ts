@@ -230,26 +230,30 @@ function diffInto(
     out.push(diffItem("remove", path, a, null));
   } else if (isObject(a) && isObject(b)) {
     // One path array for the whole walk, a key pushed and popped around each step (diffItem
-    // copies it into an item); for-in with the own-key check: Object.keys()' keys and order,
-    // without an array of them — the usual diff (our own write's echo) is empty.
+    // copies it into an item): no path array per key for the usual empty diff of an echo.
     if (scope !== "left") {
-      for (const key in b) {
-        if (!Object.hasOwn(b, key) || Object.hasOwn(a, key)) continue;
+      const keys = Object.keys(b);
+      for (let i = 0; i < keys.length; i++) {
+        const key = keys[i]!;
+        if (Object.hasOwn(a, key)) continue;
         path.push(key);
         diffInto(out, undefined, b[key], path, scope);
         path.pop();
       }
     }
+    const keys = Object.keys(a);
     if (scope !== "right") {
-      for (const key in a) {
-        if (!Object.hasOwn(a, key) || Object.hasOwn(b, key)) continue;
+      for (let i = 0; i < keys.length; i++) {
+        const key = keys[i]!;
+        if (Object.hasOwn(b, key)) continue;
         path.push(key);
         diffInto(out, a[key], undefined, path, scope);
         path.pop();
       }
     }
-    for (const key in a) {
-      if (!Object.hasOwn(a, key) || !Object.hasOwn(b, key)) continue;
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i]!;
+      if (!Object.hasOwn(b, key)) continue;
       path.push(key);
       diffInto(out, a[key], b[key], path, scope);
       path.pop();
