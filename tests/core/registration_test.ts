@@ -278,3 +278,25 @@ Deno.test("registry: reconciles() is cached per resource and renewed by a later 
   const pods = new kopf.Resource({ group: "", version: "v1", plural: "pods" });
   assert.equal(registry.reconciles(pods), false, "owned children are not parents");
 });
+
+Deno.test("registry: indexersOf() and reconcilersOf() are cached per resource, frozen, renewed by a later registration", () => {
+  const registry = new kopf.OperatorRegistry();
+  const examples = new kopf.Resource({ group: "kopf.dev", version: "v1", plural: "kopfexamples" });
+  const none = registry.indexersOf(examples);
+  assert.equal(none.length, 0);
+  assert.equal(registry.indexersOf(examples), none, "the cached array");
+  assert.equal(registry.reconcilersOf(examples).length, 0);
+  kopf.index("kopfexamples", { registry, id: "byName" }, ({ name }) => name);
+  const indexers = registry.indexersOf(examples);
+  assert.deepEqual(indexers.map((h) => h.id), ["byName"], "a new indexer is seen at once");
+  assert.ok(Object.isFrozen(indexers));
+  assert.equal(registry.indexersOf(examples), indexers);
+  kopf.on.reconcile("kopfexamples", { registry, id: "sync", owns: ["pods"] }, function sync() {});
+  const reconcilers = registry.reconcilersOf(examples);
+  assert.deepEqual(reconcilers.map((h) => h.id), ["sync"], "a new reconciler is seen at once");
+  assert.ok(Object.isFrozen(reconcilers));
+  // The public lists stay fresh, changeable arrays.
+  const list = registry.indexingHandlers(examples);
+  assert.ok(!Object.isFrozen(list) && list !== registry.indexingHandlers(examples));
+  assert.ok(!Object.isFrozen(registry.reconcilingHandlers(examples)));
+});

@@ -124,3 +124,25 @@ Deno.test("Patch.toJSON() leaves out empty branches only (as copied): other empt
   assert.deepEqual(empty.toJSON(), {});
   assert.equal(empty.isEmpty(), true);
 });
+
+Deno.test("Patch.isEmpty(): agrees with toJSON() for untouched, emptied and filled patches", () => {
+  const cases: Array<(p: Patch) => void> = [
+    () => {},
+    (p) => void p.spec,
+    (p) => void p.metadata.labels,
+    (p) => (p.spec.x = undefined),
+    (p) => (p.status = { a: { b: undefined } }),
+    (p) => (p.metadata = { labels: {}, annotations: {} }),
+    (p) => (p.metadata = { name: undefined }),
+    (p) => (p.spec = null),
+    (p) => p.set("data.key", "v"),
+    (p) => p.set("data", undefined),
+    (p) => (p.metadata.annotations.a = null),
+    (p) => (p.status.phase = "X"),
+  ];
+  for (const [i, edit] of cases.entries()) {
+    const patch = new Patch();
+    edit(patch);
+    assert.equal(patch.isEmpty(), Object.keys(patch.toJSON()).length === 0, `case ${i}`);
+  }
+});

@@ -45,6 +45,26 @@ export class Limiter {
   }
 
   /**
+   * Takes a slot if one is free now — the common case without a limit, with no promise to await.
+   *
+   * @returns True when the slot is taken; false when all are taken (then {@link acquire} waits).
+   *
+   * @example
+   * ```ts
+   * import { Limiter } from "./limiter.ts";
+   * const limiter = new Limiter(1);
+   * console.log(limiter.tryAcquire(), limiter.tryAcquire(), limiter.active); // true false 1
+   * ```
+   */
+  tryAcquire(): boolean {
+    const limit = this.#limit();
+    // Waiters first: a free slot goes to the longest waiter, not to a newcomer.
+    if (this.#waiting.size || (limit !== null && this.#active >= limit)) return false;
+    this.#active++;
+    return true;
+  }
+
+  /**
    * Takes a slot, waiting for one if all are taken.
    *
    * @returns When the slot is taken.

@@ -295,20 +295,28 @@ export class AnnotationKeys {
  * ```
  */
 export function detectMarkedPrefixes(keys: Iterable<string>): Set<string> {
+  // Run on every essence built (every processed event): no strings cut but the prefixes found.
   const prefixes = new Set<string>();
   for (const key of keys) {
     const slash = key.indexOf("/");
-    if (slash < 0) continue;
-    const prefix = key.slice(0, slash);
-    const name = key.slice(slash + 1);
-    if (
-      name === KOPF_MANAGED_MARKER || KNOWN_PREFIXES.includes(prefix) ||
-      KNOWN_PREFIXES.some((known) => prefix.endsWith(`.${known}`))
-    ) {
-      prefixes.add(prefix);
-    }
+    if (slash >= 0 && isMarked(key, slash)) prefixes.add(key.slice(0, slash));
   }
   return prefixes;
+}
+
+/**
+ * Whether an annotation key (its first `/` at `slash`) is the marker, or its prefix is a known
+ * one or a subdomain of one — compared in place.
+ */
+function isMarked(key: string, slash: number): boolean {
+  const marker = KOPF_MANAGED_MARKER;
+  if (key.length - slash - 1 === marker.length && key.startsWith(marker, slash + 1)) return true;
+  for (const known of KNOWN_PREFIXES) {
+    const start = slash - known.length;
+    if (start < 0 || !key.startsWith(known, start)) continue;
+    if (start === 0 || key.charCodeAt(start - 1) === 46 /* . */) return true;
+  }
+  return false;
 }
 
 /**

@@ -61,6 +61,17 @@ function parseJsonEssence(encoded: string, where: string): BodyEssence {
   return decoded as BodyEssence;
 }
 
+/** Whether a key's prefix (before its first `/`) is one of these (compared without cutting it). */
+function underPrefix(key: string, prefixes: ReadonlySet<string>): boolean {
+  if (!prefixes.size) return false;
+  const slash = key.indexOf("/");
+  if (slash < 0) return false;
+  for (const prefix of prefixes) {
+    if (prefix.length === slash && key.startsWith(prefix)) return true;
+  }
+  return false;
+}
+
 /** The top-level fields that are never part of an essence (labels and annotations come back picked). */
 const NOT_ESSENCE = new Set(["apiVersion", "kind", "metadata", "status"]);
 
@@ -124,9 +135,9 @@ export abstract class DiffBaseStorage {
       const keys = Object.keys(annotations);
       const ignoredPrefixes = detectMarkedPrefixes(keys);
       for (const key of keys) {
-        const slash = key.indexOf("/");
-        if (slash >= 0 && ignoredPrefixes.has(key.slice(0, slash))) delete annotations[key];
-        else if (key === KUBECTL_LAST_APPLIED) delete annotations[key];
+        if (key === KUBECTL_LAST_APPLIED || underPrefix(key, ignoredPrefixes)) {
+          delete annotations[key];
+        }
       }
     }
 

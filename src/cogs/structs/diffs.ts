@@ -229,18 +229,34 @@ function diffInto(
   } else if (bAbsent) {
     out.push(diffItem("remove", path, a, null));
   } else if (isObject(a) && isObject(b)) {
+    // One path array for the whole walk, a key pushed and popped around each step (diffItem
+    // copies it into an item): no path array per key for the usual empty diff of an echo.
     if (scope !== "left") {
-      for (const key of Object.keys(b)) {
-        if (!Object.hasOwn(a, key)) diffInto(out, undefined, b[key], [...path, key], scope);
+      const keys = Object.keys(b);
+      for (let i = 0; i < keys.length; i++) {
+        const key = keys[i]!;
+        if (Object.hasOwn(a, key)) continue;
+        path.push(key);
+        diffInto(out, undefined, b[key], path, scope);
+        path.pop();
       }
     }
+    const keys = Object.keys(a);
     if (scope !== "right") {
-      for (const key of Object.keys(a)) {
-        if (!Object.hasOwn(b, key)) diffInto(out, a[key], undefined, [...path, key], scope);
+      for (let i = 0; i < keys.length; i++) {
+        const key = keys[i]!;
+        if (Object.hasOwn(b, key)) continue;
+        path.push(key);
+        diffInto(out, a[key], undefined, path, scope);
+        path.pop();
       }
     }
-    for (const key of Object.keys(a)) {
-      if (Object.hasOwn(b, key)) diffInto(out, a[key], b[key], [...path, key], scope);
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i]!;
+      if (!Object.hasOwn(b, key)) continue;
+      path.push(key);
+      diffInto(out, a[key], b[key], path, scope);
+      path.pop();
     }
   } else if (!deepEqual(a, b)) {
     out.push(diffItem("change", path, a, b));

@@ -84,6 +84,11 @@ function isEmptyObject(value: unknown): boolean {
 }
 
 /** A deep copy of an object without those of its `lazy` members that are empty objects. */
+function hasOwnKeys(value: JsonObject): boolean {
+  for (const key in value) if (Object.hasOwn(value, key)) return true;
+  return false;
+}
+
 function copyWithoutEmpty(obj: JsonObject, lazy: ReadonlySet<string>): JsonObject {
   const out: JsonObject = {};
   for (const key in obj) {
@@ -261,7 +266,17 @@ export class Patch {
    * @returns True when the merge patch would be `{}`.
    */
   isEmpty(): boolean {
-    return Object.keys(this.toJSON()).length === 0;
+    // The usual answer without a copy: no key, or only undefined values and branches with no
+    // keys at all (a cycle that changed nothing asks this); anything else is judged on the copy.
+    const root = this.#root;
+    for (const key in root) {
+      if (!Object.hasOwn(root, key)) continue;
+      const value = root[key];
+      if (value === undefined) continue;
+      if (LAZY_ROOT_KEYS.has(key) && isObject(value) && !hasOwnKeys(value)) continue;
+      return Object.keys(this.toJSON()).length === 0;
+    }
+    return true;
   }
 
   /**

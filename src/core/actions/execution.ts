@@ -230,8 +230,9 @@ export async function executeHandler<H extends BaseHandler>(
   const { logger } = ex;
   const noun = ex.noun ?? "Handler";
   const id = handler.id;
-  const hs = ex.state.ensure(id, clock.date());
-  const runtime = hs.runtime(clock.date());
+  const now = clock.date();
+  const hs = ex.state.ensure(id, now);
+  const runtime = hs.runtime(now);
   let outcome = exhausted(handler, hs.retries, runtime, logger, noun);
   if (!outcome) {
     const scope = ex.subhandlers ? new AttemptScope(handler, ex, clock) : undefined;
@@ -362,8 +363,12 @@ function success<H extends BaseHandler>(
   if (result !== undefined && result !== null) ex.onResult?.(handler, result);
   // Registered children too: their records (kept while other handlers are unfinished) are found
   // through the parent's subrefs, and purged with it.
-  const subrefs = scope ? [...scope.executed, ...scope.registered.map((h) => h.id)] : [];
-  return subrefs.length ? { final: true, result, subrefs } : { final: true, result };
+  // (No arrays at all for the usual handler without children.)
+  if (!scope || (!scope.executed.length && !scope.registered.length)) {
+    return { final: true, result };
+  }
+  const subrefs = [...scope.executed, ...scope.registered.map((h) => h.id)];
+  return { final: true, result, subrefs };
 }
 
 /**

@@ -320,10 +320,14 @@ export type EventPoster = (ref: ObjectRef, type: string, reason: string, message
  * ```
  */
 export class ObjectLogger extends OperatorLogger {
-  /** The object reference of the records. */
-  readonly ref: ObjectRef;
-  /** The prefix, `[ns/name] ` or `[name] `. */
-  readonly prefix: string;
+  /** The object, for the reference and prefix made when first needed (a record, an event). */
+  readonly #body: {
+    apiVersion?: string;
+    kind?: string;
+    metadata?: { name?: string; namespace?: string; uid?: string };
+  };
+  #ref: ObjectRef | undefined;
+  #prefix: string | undefined;
   #post: EventPoster | undefined;
   #postingLevel: () => Level | undefined;
 
@@ -344,11 +348,26 @@ export class ObjectLogger extends OperatorLogger {
     posting?: { post: EventPoster; level: () => Level | undefined },
   ) {
     super(sink, "kopf.objects");
-    const meta = body.metadata ?? {};
-    this.ref = buildObjectReference(body);
-    this.prefix = meta.namespace ? `[${meta.namespace}/${meta.name}] ` : `[${meta.name}] `;
+    this.#body = body;
     this.#post = posting?.post;
     this.#postingLevel = posting?.level ?? (() => undefined);
+  }
+
+  /**
+   * The object reference of the records (made at the first record: a cycle that logs nothing,
+   * as most of the no-op cycles on our own writes' echoes, makes none).
+   */
+  get ref(): ObjectRef {
+    return this.#ref ??= buildObjectReference(this.#body);
+  }
+
+  /** The prefix, `[ns/name] ` or `[name] ` (made at the first record, as {@link ref}). */
+  get prefix(): string {
+    if (this.#prefix === undefined) {
+      const meta = this.#body.metadata ?? {};
+      this.#prefix = meta.namespace ? `[${meta.namespace}/${meta.name}] ` : `[${meta.name}] `;
+    }
+    return this.#prefix;
   }
 
   /** Also true when an event would be posted at this level, even if the sink drops it. */

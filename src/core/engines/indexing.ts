@@ -231,7 +231,7 @@ export class OperatorIndexers {
    * @returns True when some indexing handler serves it.
    */
   indexes(resource: Resource): boolean {
-    return this.#options.registry.indexingHandlers(resource).length > 0;
+    return this.#options.registry.indexersOf(resource).length > 0;
   }
 
   /**
@@ -301,7 +301,7 @@ export class OperatorIndexers {
     if (!objects) this.#streams.set(stream, objects = new Set());
     objects.add(objectKey);
     this.#where.set(objectKey, stream);
-    for (const handler of this.#options.registry.indexingHandlers(resource)) {
+    for (const handler of this.#options.registry.indexersOf(resource)) {
       const state = this.#states.get(handler.id);
       if (state) await this.#indexOne(handler, state, resource, objectKey, event);
     }

@@ -119,6 +119,11 @@ export class Reconcilers {
   readonly #parentKinds = new Map<ReconcilingHandler, Set<string>>();
   /** Per child resource key: its owners (cleared when a parent kind is learned). */
   readonly #owners = new Map<string, Owners>();
+  /**
+   * The same by the resource object, asked on every child event of every watcher: no string
+   * made per event (the watch loop passes its one resource object); dropped with `#owners`.
+   */
+  #ownersByResource = new WeakMap<Resource, Owners>();
   /** Children's watchers that have not listed yet: no call starts meanwhile. */
   readonly #unlisted = new Set<string>();
   #listedWaiters: Array<() => void> = [];
@@ -169,10 +174,11 @@ export class Reconcilers {
     // The orchestrator starts all watchers of a (re)scan before any of them yields, so the kinds
     // are known before the children come. (A child seen before its parent's kind was served — a
     // CRD applied later — is kept from its next event on: it cannot have been owned before.)
-    for (const h of this.#op.registry.reconcilingHandlers(resource)) {
+    for (const h of this.#op.registry.reconcilersOf(resource)) {
       const kinds = this.#parentKinds.get(h) ?? new Set();
       this.#parentKinds.set(h, kinds.add(`${resource.group}/${resource.kind}`));
       this.#owners.clear();
+      this.#ownersByResource = new WeakMap();
     }
     if (this.#ownersOf(resource).handlers.length) {
       this.#childResources.set(String(resource), resource);
@@ -200,8 +206,8 @@ export class Reconcilers {
     if (!this.#ownersOf(resource).handlers.length) return true;
     const r = this.#op.registry;
     return r.changingHandlers(resource).length > 0 || r.watchingHandlers(resource).length > 0 ||
-      r.spawningHandlers(resource).length > 0 || r.indexingHandlers(resource).length > 0 ||
-      r.reconcilingHandlers(resource).length > 0;
+      r.spawningHandlers(resource).length > 0 || r.indexersOf(resource).length > 0 ||
+      r.reconcilersOf(resource).length > 0;
   }
 
   /**
@@ -254,7 +260,7 @@ export class Reconcilers {
     deleting: boolean,
     context: { memo: AnyObject },
   ): void {
-    const handlers = this.#op.registry.reconcilingHandlers(resource);
+    const handlers = this.#op.registry.reconcilersOf(resource);
     const uid = body?.metadata?.uid;
     if (!handlers.length || this.#closed || typeof uid !== "string") return;
     let parent = this.#parents.get(uid);
@@ -326,8 +332,10 @@ export class Reconcilers {
 
   /** The reconcilers that own a resource, and the parent kinds they accept. */
   #ownersOf(resource: Resource): Owners {
+    let owners = this.#ownersByResource.get(resource);
+    if (owners) return owners;
     const key = String(resource);
-    let owners = this.#owners.get(key);
+    owners = this.#owners.get(key);
     if (!owners) {
       const handlers = this.#op.registry.reconcilingHandlers().filter((h) =>
         h.owns.some((o) => o.selector.check(resource))
@@ -335,6 +343,7 @@ export class Reconcilers {
       const kinds = new Set(handlers.flatMap((h) => [...this.#parentKinds.get(h) ?? []]));
       this.#owners.set(key, owners = { handlers, kinds });
     }
+    this.#ownersByResource.set(resource, owners);
     return owners;
   }
 

@@ -138,6 +138,34 @@ export function prematches(
   });
 }
 
+/**
+ * Whether a handler's filters call back into user code (a `when`, or a function as a label,
+ * annotation, `value`, `old` or `new` filter): only those read the handler context given to
+ * the matching — without any, the reactor need not build one.
+ *
+ * @param handler The handler.
+ * @returns True when some filter is a callback.
+ *
+ * @example
+ * ```ts
+ * import { hasCallbacks } from "./filters.ts";
+ * const handler = { labels: { app: (v: unknown) => !!v } } as never;
+ * console.log(hasCallbacks(handler), hasCallbacks({ labels: { app: "web" } } as never)); // true false
+ * ```
+ */
+export function hasCallbacks(handler: ResourceHandler): boolean {
+  const h = handler as ResourceHandler & { old?: ValueFilter; new?: ValueFilter };
+  return typeof h.when === "function" || typeof h.value === "function" ||
+    typeof h.old === "function" || typeof h.new === "function" ||
+    metaCallbacks(h.labels) || metaCallbacks(h.annotations);
+}
+
+function metaCallbacks(filters: MetaFilter | undefined): boolean {
+  if (!filters) return false;
+  for (const key in filters) if (typeof filters[key] === "function") return true;
+  return false;
+}
+
 function isChanging(handler: ResourceHandler): handler is ChangingHandler {
   return (handler as ChangingHandler).kind === "changing";
 }

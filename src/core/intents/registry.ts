@@ -8,7 +8,7 @@
  */
 
 import type { Resource, Selector } from "../../cogs/structs/references.ts";
-import { matchesChange, matchesObject, prematches } from "./filters.ts";
+import { hasCallbacks, matchesChange, matchesObject, prematches } from "./filters.ts";
 import type {
   ActivityHandler,
   AnyObject,
@@ -35,7 +35,10 @@ interface ResourceHandlers {
   changing?: readonly ChangingHandler[];
   spawning?: readonly SpawningHandler[];
   watching?: readonly WatchingHandler[];
+  indexing?: readonly IndexingHandler[];
+  reconciling?: readonly ReconcilingHandler[];
   reconciled?: boolean;
+  callbacks?: boolean;
 }
 
 /**
@@ -51,9 +54,9 @@ interface ResourceHandlers {
 export class OperatorRegistry {
   #changing: ChangingHandler[] = [];
   /**
-   * The changing, spawning and watching handlers of each resource, and whether it has
-   * reconcilers (asked on every event), kept until the next registration; read-only arrays,
-   * shared by all callers.
+   * The changing, spawning, watching, indexing and reconciling handlers of each resource, and
+   * whether it has reconcilers (asked on every event), kept until the next registration;
+   * read-only arrays, shared by all callers.
    */
   #byResource = new WeakMap<
     Resource,
@@ -236,6 +239,37 @@ export class OperatorRegistry {
     return this.#anySpawning(resource, body, context);
   }
 
+  /**
+   * Whether any changing handler, daemon or timer of a resource has a callback among its
+   * filters (`when`, or a function as a label, annotation, `value`, `old` or `new` filter):
+   * computed once per resource until the next registration. Without any, the context given to
+   * {@link prematch}, {@link requiresFinalizer} and {@link causeHandlers} is never read, and the
+   * reactor does not build it.
+   *
+   * @param resource The resource.
+   * @returns True when some filter of those handlers calls back.
+   *
+   * @example
+   * ```ts
+   * import { OperatorRegistry, Resource } from "../../../mod.ts";
+   * import * as kopf from "../../../mod.ts";
+   * const registry = new OperatorRegistry();
+   * const resource = new Resource({ group: "kopf.dev", version: "v1", plural: "kopfexamples" });
+   * kopf.on.create("kopfexamples", { registry }, function plain() {});
+   * console.log(registry.filterCallbacks(resource)); // false
+   * kopf.on.create("kopfexamples", { registry, when: () => true }, function picky() {});
+   * console.log(registry.filterCallbacks(resource)); // true
+   * ```
+   */
+  filterCallbacks(resource: Resource): boolean {
+    const cached = this.#cached(resource);
+    if (cached.callbacks === undefined) {
+      cached.callbacks = this.changingHandlers(resource).some(hasCallbacks) ||
+        this.spawningHandlers(resource).some(hasCallbacks);
+    }
+    return cached.callbacks;
+  }
+
   /** Whether a daemon or timer of the resource matches the object (plain loops: every cycle). */
   #anySpawning(resource: Resource, body: AnyObject, context: unknown): boolean {
     const spawning = this.spawningHandlers(resource);
@@ -272,6 +306,7 @@ export class OperatorRegistry {
       );
     }
     this.#indexing.push(handler);
+    this.#byResource = new WeakMap(); // the indexing handlers of each resource
   }
 
   /**
@@ -284,6 +319,29 @@ export class OperatorRegistry {
     return resource
       ? this.#indexing.filter((h) => h.selector.check(resource))
       : [...this.#indexing];
+  }
+
+  /**
+   * The indexing handlers of one resource, for the per-event questions (is it indexed, which
+   * indexers run): a frozen array, computed once per resource until the next registration.
+   * {@link indexingHandlers} gives a fresh array to change.
+   *
+   * @param resource The resource.
+   * @returns The handlers, in registration order.
+   *
+   * @example
+   * ```ts
+   * import { OperatorRegistry, Resource } from "../../../mod.ts";
+   * const registry = new OperatorRegistry();
+   * const resource = new Resource({ group: "", version: "v1", plural: "pods" });
+   * console.log(registry.indexersOf(resource).length); // 0
+   * ```
+   */
+  indexersOf(resource: Resource): readonly IndexingHandler[] {
+    const cached = this.#cached(resource);
+    return cached.indexing ??= Object.freeze(
+      this.#indexing.filter((h) => h.selector.check(resource)),
+    );
   }
 
   // --- Daemons and timers (kopf.daemon, kopf.timer) -------------------------------------------
@@ -438,6 +496,29 @@ export class OperatorRegistry {
     return resource
       ? this.#reconciling.filter((h) => h.selector.check(resource))
       : [...this.#reconciling];
+  }
+
+  /**
+   * The reconcilers of one (parent) resource, for the per-event questions: a frozen array,
+   * computed once per resource until the next registration. {@link reconcilingHandlers} gives
+   * a fresh array to change.
+   *
+   * @param resource The parent resource.
+   * @returns The reconcilers, in registration order.
+   *
+   * @example
+   * ```ts
+   * import { OperatorRegistry, Resource } from "../../../mod.ts";
+   * const registry = new OperatorRegistry();
+   * const resource = new Resource({ group: "apps", version: "v1", plural: "deployments" });
+   * console.log(registry.reconcilersOf(resource).length); // 0
+   * ```
+   */
+  reconcilersOf(resource: Resource): readonly ReconcilingHandler[] {
+    const cached = this.#cached(resource);
+    return cached.reconciling ??= Object.freeze(
+      this.#reconciling.filter((h) => h.selector.check(resource)),
+    );
   }
 }
 

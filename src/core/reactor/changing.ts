@@ -32,7 +32,7 @@ import {
   type ObjectApi,
   removeFinalizer,
 } from "../actions/application.ts";
-import { type Attempt, executeHandlers, withAttempt } from "../actions/execution.ts";
+import { type Attempt, executeHandlers } from "../actions/execution.ts";
 import type { ObjectLogger } from "../actions/loggers.ts";
 import { State } from "../actions/progression.ts";
 import {
@@ -59,7 +59,8 @@ export interface ChangingCycle {
   /** The handlers' patch (their edits), shared with the event handlers of the cycle. */
   patch: Patch;
   logger: ObjectLogger;
-  base: ObjectContext;
+  /** The cycle's object context (made at the first call: only a handler or a callback needs it). */
+  context: () => ObjectContext;
   memory: ObjectMemory;
   signal: AbortSignal | undefined;
 }
@@ -80,6 +81,8 @@ export async function processChanging(cycle: ChangingCycle): Promise<CycleResult
   let body: AnyObject = event.object;
   /** The object as our last write returned it (kept by `newer()` after every write). */
   let patched: AnyObject | undefined;
+  // The filters read a context only through their callbacks: without any, none is built.
+  const callbacks = registry.filterCallbacks(resource);
 
   for (let pass = 0;; pass++) {
     // The built-in storages answer synchronously: awaited only when a storage returns a promise.
@@ -96,16 +99,19 @@ export async function processChanging(cycle: ChangingCycle): Promise<CycleResult
       diff,
       initial: memory.noticedByListing === true && !memory.fullyHandledOnce,
     });
-    const causeContext: ChangingContext = {
-      ...cycle.base,
-      body,
-      meta: body.metadata,
-      labels: body.metadata?.labels ?? {},
-      reason: cause.reason,
-      diff,
-      old,
-      new: essence,
-    };
+    // The cause's context, for the filters' callbacks (the handlers get their own, below).
+    const causeContext: ChangingContext | undefined = callbacks
+      ? {
+        ...cycle.context(),
+        body,
+        meta: body.metadata,
+        labels: body.metadata?.labels ?? {},
+        reason: cause.reason,
+        diff,
+        old,
+        new: essence,
+      }
+      : undefined;
 
     // Stealth mode: an object that no handler's filters match is not handled at all (nothing is
     // logged about it, no diff-base is stored), so when it comes into the scope later, it is
@@ -197,7 +203,17 @@ export async function processChanging(cycle: ChangingCycle): Promise<CycleResult
           clock: op.clock,
           signal: op.exiting ?? signal,
           logger,
-          context: (handler, attempt) => handlerContext(causeContext, handler, attempt),
+          context: (handler, attempt) =>
+            new HandlerContext(
+              cycle.context(),
+              body,
+              cause.reason,
+              diff,
+              old,
+              essence,
+              handler,
+              attempt,
+            ),
           onResult: (handler, value) => void (results ??= new Map()).set(handler.id, value),
         });
         done = state.done(ids);
@@ -234,7 +250,9 @@ export async function processChanging(cycle: ChangingCycle): Promise<CycleResult
       memory.fullyHandledOnce = true;
     }
 
-    const written = await applyCycleWrite(
+    // A cycle that changed nothing (our own write's echo) writes nothing: not even its copies
+    // of the empty patches are made (applyCycleWrite would return the body as it is).
+    const written = !results && own.isEmpty() && patch.isEmpty() ? body : await applyCycleWrite(
       api,
       body,
       { own: own.toJSON(), edits: patch.toJSON(), results: results ?? NO_RESULTS },
@@ -285,16 +303,91 @@ function describeDelays(delays: Array<[string, number]>): string {
   ).join(", ");
 }
 
-function handlerContext(
-  cause: ChangingContext,
-  handler: ChangingHandler,
-  attempt: Attempt,
-): ChangingContext {
-  const ctx: ChangingContext = withAttempt({ ...cause, param: handler.param }, attempt);
-  if (handler.field) {
-    ctx.old = getField(cause.old, handler.field);
-    ctx.new = getField(cause.new, handler.field);
-    ctx.diff = reduceDiff(cause.diff, handler.field);
+/**
+ * The context of one changing handler's attempt: the object context of the cycle with the
+ * cause's fields (`body`, `meta`, `labels` as the cause found them; `reason`, `diff`, `old`,
+ * `new`, reduced to the handler's field if it has one), its `param`, and the attempt's `retry`,
+ * `started`, `runtime` and `signal` — every field an own enumerable property, in the order of
+ * `{ ...objectContext, body, meta, labels, reason, diff, old, new }`, so that handlers that
+ * spread or list their context see what they always saw.
+ *
+ * A class, not a spread of the cause's context: the `signal` stays a lazy getter (made on first
+ * read) without turning each context into a dictionary — the accessor is one shared descriptor,
+ * defined in the same place of every context, and reads the attempt from a private field.
+ */
+class HandlerContext implements ChangingContext {
+  declare body: AnyObject;
+  declare spec: AnyObject;
+  declare meta: AnyObject;
+  declare status: AnyObject;
+  declare uid: string;
+  declare name: string;
+  declare namespace: string | undefined;
+  declare labels: Record<string, string>;
+  declare annotations: Record<string, string>;
+  declare resource: ObjectContext["resource"];
+  declare patch: ObjectContext["patch"];
+  declare logger: ObjectContext["logger"];
+  declare memo: AnyObject;
+  declare settings: ObjectContext["settings"];
+  declare indices: AnyObject;
+  declare api: ObjectContext["api"];
+  declare param: unknown;
+  declare retry: number;
+  declare started: Date;
+  declare runtime: number;
+  declare readonly signal: AbortSignal;
+  declare reason: ChangingContext["reason"];
+  declare diff: ChangingContext["diff"];
+  declare old: unknown;
+  declare new: unknown;
+  readonly #attempt: Attempt;
+
+  constructor(
+    base: ObjectContext,
+    body: AnyObject,
+    reason: ChangingContext["reason"],
+    diff: ChangingContext["diff"],
+    old: unknown,
+    essence: unknown,
+    handler: ChangingHandler,
+    attempt: Attempt,
+  ) {
+    this.#attempt = attempt;
+    this.body = body;
+    this.spec = base.spec;
+    this.meta = body.metadata;
+    this.status = base.status;
+    this.uid = base.uid;
+    this.name = base.name;
+    this.namespace = base.namespace;
+    this.labels = body.metadata?.labels ?? {};
+    this.annotations = base.annotations;
+    this.resource = base.resource;
+    this.patch = base.patch;
+    this.logger = base.logger;
+    this.memo = base.memo;
+    this.settings = base.settings;
+    this.indices = base.indices;
+    this.api = base.api;
+    this.param = handler.param;
+    this.retry = attempt.retry;
+    this.started = attempt.started;
+    this.runtime = attempt.runtime;
+    Object.defineProperty(this, "signal", HandlerContext.#signal);
+    this.reason = reason;
+    const field = handler.field;
+    this.diff = field ? reduceDiff(diff, field) : diff;
+    this.old = field ? getField(old, field) : old;
+    this.new = field ? getField(essence, field) : essence;
   }
-  return ctx;
+
+  /** The attempt's signal, made on first read: one descriptor shared by all contexts. */
+  static readonly #signal: PropertyDescriptor = {
+    get(this: HandlerContext): AbortSignal {
+      return this.#attempt.signal;
+    },
+    enumerable: true,
+    configurable: true,
+  };
 }

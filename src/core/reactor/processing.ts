@@ -29,7 +29,12 @@ import {
 } from "../actions/execution.ts";
 import { type EventPoster, type Level, type LogSink, ObjectLogger } from "../actions/loggers.ts";
 import { State } from "../actions/progression.ts";
-import type { AnyObject, EventContext, WatchingHandler } from "../intents/handlers.ts";
+import type {
+  AnyObject,
+  EventContext,
+  ObjectContext,
+  WatchingHandler,
+} from "../intents/handlers.ts";
 import type { OperatorRegistry } from "../intents/registry.ts";
 import { objectContext } from "../intents/contexts.ts";
 import type { OperatorIndexers } from "../engines/indexing.ts";
@@ -146,23 +151,32 @@ export async function processEvent(
   memory.noticedByListing ??= event.type === null;
   const logger = new ObjectLogger(op.sink, body, { post: op.post, level: postingLevel(settings) });
   const patch = new Patch();
-  const base = objectContext(body, resource, patch, logger, {
-    memo: op.memo,
-    settings,
-    indices: op.indices,
-    signal,
-  });
   // Memos and indices: the per-object memo (a shallow copy of the operator's, kept across
   // events); no handler runs before every index is filled from its initial listing — also
   // the listings of watchers started later (new namespaces, new CRDs): the gate re-closes.
-  base.memo = objectMemo(memory, op.memo);
+  const memo = objectMemo(memory, op.memo);
+  // The object context, made when something needs it: a handler, a filter's callback, daemons,
+  // reconcilers — not for the no-op cycle on our own write's echo of a plain operator.
+  let base: ObjectContext | undefined;
+  const context = (): ObjectContext => {
+    if (!base) {
+      base = objectContext(body, resource, patch, logger, {
+        memo: op.memo,
+        settings,
+        indices: op.indices,
+        signal,
+      });
+      base.memo = memo;
+    }
+    return base;
+  };
   if (op.indexers?.active) await op.indexers.whenReady();
 
   // The context for the filters only when the resource has raw-event handlers at all.
   const watching = op.registry.watchingHandlers(resource).length
-    ? op.registry.watchingHandlers(resource, body, { ...base, type: event.type, event })
+    ? op.registry.watchingHandlers(resource, body, { ...context(), type: event.type, event })
     : NO_HANDLERS;
-  if (watching.length) await runEventHandlers(op, watching, base, event, logger, signal);
+  if (watching.length) await runEventHandlers(op, watching, context(), event, logger, signal);
 
   // Daemons and timers: a deleted object's (or one being deleted) are asked to stop at once;
   // the delete cycle waits for them below, before its handlers and the finalizer's release.
@@ -172,7 +186,7 @@ export async function processEvent(
     op.daemons.stopObject(memory.spawned, DaemonStoppingReason.RESOURCE_DELETED);
   }
 
-  let result: CycleResult = {};
+  let result: CycleResult = NOTHING_WRITTEN;
   if (op.registry.changingHandlers(resource).length || op.daemons?.serves(resource)) {
     result = await processChanging({
       op,
@@ -181,7 +195,7 @@ export async function processEvent(
       event,
       patch,
       logger,
-      base,
+      context,
       memory,
       signal,
     });
@@ -193,18 +207,22 @@ export async function processEvent(
   // see the object live (each event updates their view).
   // Bodies kept between cycles (daemons', timers' and reconcilers' views) are trimmed of
   // managedFields and the last-applied annotation (cogs/structs/trimming.ts).
-  if (!deleting && op.daemons) {
-    memory.spawned = op.daemons.observe(memory.spawned, resource, api, trimBody(body), base);
+  // (Only for a resource with daemons or timers: observe() keeps nothing of any other.)
+  if (!deleting && op.daemons && op.registry.spawningHandlers(resource).length) {
+    memory.spawned = op.daemons.observe(memory.spawned, resource, api, trimBody(body), context());
   }
   // Reconcilers: the parent's current state after its own cycle (none once it is deleting).
   // (Only for a resource with reconcilers: no trimmed copy of every other object's body.)
   if (op.reconcilers && op.registry.reconciles(resource)) {
-    op.reconcilers.observe(resource, api, trimBody(result.patched ?? body), deleting, base);
+    op.reconcilers.observe(resource, api, trimBody(result.patched ?? body), deleting, context());
   }
   return result;
 }
 
 const NO_HANDLERS: readonly WatchingHandler[] = Object.freeze([]);
+
+/** The result of a cycle that wrote nothing and need not come back: shared, never changed. */
+const NOTHING_WRITTEN: CycleResult = Object.freeze({});
 
 /** The current posting level of the object loggers: one function per settings, not per event. */
 const postingLevels = new WeakMap<OperatorSettings, () => Level | undefined>();

@@ -118,7 +118,18 @@ export interface QueueOptions {
 /** The queue of one object, while its worker lives. */
 interface Queue {
   events: RawEvent[];
+  /** Wakes the worker's current wait (an event came, or the queues close); unset when none. */
   wake: (() => void) | undefined;
+  /**
+   * The current {@link ObjectQueues.#wait}'s settling: its promise's resolve, whether an event
+   * ends it, and its timer's cancel. The wake and expiry functions are made once per queue, not
+   * per wait (a burst of objects waits several times each).
+   */
+  settle: ((woke: boolean) => void) | undefined;
+  wakeOnEvent: boolean;
+  cancel: (() => void) | undefined;
+  waker: (() => void) | undefined;
+  expire: (() => void) | undefined;
   worker: Promise<void>;
   /** When the event before the latest one arrived (clock ms), to tell a burst from a lone event. */
   previous: number;
@@ -251,6 +262,11 @@ export class ObjectQueues implements Releaser {
       queue = entry.queue = {
         events: [event],
         wake: undefined,
+        settle: undefined,
+        wakeOnEvent: false,
+        cancel: undefined,
+        waker: undefined,
+        expire: undefined,
         worker: RESOLVED,
         previous: -Infinity,
         latest: now,
@@ -400,7 +416,8 @@ export class ObjectQueues implements Releaser {
         last = batch[batch.length - 1]!;
         const event = deleted ? batch[deletedAt(batch)]! : last;
         delay = undefined;
-        await this.#limiter.acquire();
+        // A free slot is taken at once: no promise and no microtask hop per cycle.
+        if (!this.#limiter.tryAcquire()) await this.#limiter.acquire();
         let failed = false;
         try {
           const result = await this.#processor(event, memory, this.#stop.signal);
@@ -513,14 +530,10 @@ export class ObjectQueues implements Releaser {
   async #awaitVersion(queue: Queue, expected: unknown): Promise<boolean> {
     const clock = this.#clock;
     const deadline = clock.now() + this.#settings.consistencyTimeout * 1000;
-    const arrived = () =>
-      queue.events.some((e) =>
-        e.type === "DELETED" || e.object.metadata?.resourceVersion === expected
-      );
-    while (!arrived() && clock.now() < deadline && !this.#closing) {
+    while (!versionArrived(queue.events, expected) && clock.now() < deadline && !this.#closing) {
       await this.#wait(queue, (deadline - clock.now()) / 1000);
     }
-    return arrived();
+    return versionArrived(queue.events, expected);
   }
 
   /** A fresh read of the object: the body, undefined when gone, null when it cannot be read. */
@@ -541,16 +554,25 @@ export class ObjectQueues implements Releaser {
    */
   #wait(queue: Queue, seconds: number, wakeOnEvent = true): Promise<boolean> {
     return new Promise((resolve) => {
-      const done = (woke: boolean) => {
-        cancel();
-        queue.wake = undefined;
-        resolve(woke);
-      };
-      const cancel = this.#clock.timer(Math.max(0, seconds) * 1000, () => done(false));
-      queue.wake = () => {
-        if (wakeOnEvent || this.#closing) done(true);
+      queue.settle = resolve;
+      queue.wakeOnEvent = wakeOnEvent;
+      queue.cancel = this.#clock.timer(
+        Math.max(0, seconds) * 1000,
+        queue.expire ??= () => this.#settle(queue, false),
+      );
+      queue.wake = queue.waker ??= () => {
+        if (queue.wakeOnEvent || this.#closing) this.#settle(queue, true);
       };
     });
+  }
+
+  /** Ends the current wait of a queue: its timer cancelled, its promise resolved. */
+  #settle(queue: Queue, woke: boolean): void {
+    const resolve = queue.settle;
+    if (!resolve) return;
+    queue.cancel?.();
+    queue.settle = queue.cancel = queue.wake = undefined;
+    resolve(woke);
   }
 }
 
@@ -562,6 +584,15 @@ const RESOLVED: Promise<void> = Promise.resolve();
 function deletedAt(batch: readonly RawEvent[]): number {
   for (let i = 0; i < batch.length; i++) if (batch[i]!.type === "DELETED") return i;
   return -1;
+}
+
+/** Whether our own write (this resourceVersion) or a deletion is among the queued events. */
+function versionArrived(events: readonly RawEvent[], version: unknown): boolean {
+  for (let i = 0; i < events.length; i++) {
+    const e = events[i]!;
+    if (e.type === "DELETED" || e.object.metadata?.resourceVersion === version) return true;
+  }
+  return false;
 }
 
 /** The index of the last event of a batch with this resourceVersion; -1 if none. */
