@@ -5,7 +5,7 @@
  * cancelling leaves no timer behind (the test's sanitizer fails on a leaked one).
  */
 import assert from "node:assert/strict";
-import { realClock } from "../../src/cogs/aio/clock.ts";
+import { realClock, realTimerOf } from "../../src/cogs/aio/clock.ts";
 
 const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -60,4 +60,16 @@ Deno.test("real clock: zero and negative delays fire later, never synchronously"
   assert.deepEqual(fired, []);
   await wait(10);
   assert.deepEqual(fired.sort(), [-5, 0]);
+});
+
+Deno.test("realTimerOf() calls its target when due, never early; cancel() stops it", async () => {
+  const fired: number[] = [];
+  const timer = realTimerOf(20, { onTimer: () => fired.push(performance.now()) });
+  const cancelled = realTimerOf(20, { onTimer: () => fired.push(-1) });
+  cancelled.cancel();
+  cancelled.cancel(); // idempotent
+  await new Promise((resolve) => setTimeout(resolve, 60));
+  assert.equal(fired.length, 1);
+  assert.ok(fired[0]! >= timer.due);
+  timer.cancel(); // after it fired: nothing
 });

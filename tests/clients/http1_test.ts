@@ -685,3 +685,117 @@ Deno.test("readView(): JSON lines split mid-UTF-8 across reads decode right whil
   assert.ok(views.slice(0, -1).some((v) => v.buffer === views[0]!.buffer)); // views, not copies
   assert.ok(views.some((v, i) => v[0] !== body[i])); // and their bytes were overwritten since
 });
+
+Deno.test("one timer for both timeouts: connect fires first while both run; total fires first when shorter", async () => {
+  // Both set, connect the earlier: the connect timeout fails a request without headers.
+  const silent = new FakeConn();
+  const a = clientOf(silent);
+  await assert.rejects(
+    a.client.request({ ...get, timeout: 5, connectTimeout: 0.02 }),
+    (e) => e instanceof RequestTimeoutError && e.phase === "connect" && e.seconds === 0.02,
+  );
+  assert.equal(silent.closed, true);
+  // Both set, total the earlier: the total timeout fails it, also before the headers.
+  const silent2 = new FakeConn();
+  const b = clientOf(silent2);
+  await assert.rejects(
+    b.client.request({ ...get, timeout: 0.02, connectTimeout: 5 }),
+    (e) => e instanceof RequestTimeoutError && e.phase === "total" && e.seconds === 0.02,
+  );
+  assert.equal(silent2.closed, true);
+  // Equal: the total one (as when each had its own timer, the total one set first).
+  const silent3 = new FakeConn();
+  const c = clientOf(silent3);
+  await assert.rejects(
+    c.client.request({ ...get, timeout: 0.02, connectTimeout: 0.02 }),
+    (e) => e instanceof RequestTimeoutError && e.phase === "total",
+  );
+});
+
+Deno.test("the timer set for the connect timeout is set again for the rest of the total after the headers", async () => {
+  const slow = new FakeConn().push("HTTP/1.1 200 OK\r\ncontent-length: 4\r\n\r\nab");
+  const { client } = clientOf(slow);
+  const started = performance.now();
+  const answer = await client.request({ ...get, timeout: 0.08, connectTimeout: 0.02 });
+  await assert.rejects(
+    answer.text(),
+    (e) => e instanceof RequestTimeoutError && e.phase === "total" && e.seconds === 0.08,
+  );
+  assert.ok(performance.now() - started >= 79, "not before the total timeout");
+  assert.equal(slow.closed, true);
+});
+
+Deno.test("a connect timeout alone stops at the headers: a slow body is not cut", async () => {
+  const slow = new FakeConn().push("HTTP/1.1 200 OK\r\ncontent-length: 4\r\n\r\nab");
+  const { client } = clientOf(slow);
+  const answer = await client.request({ ...get, connectTimeout: 0.01 });
+  const text = answer.text();
+  await new Promise((resolve) => setTimeout(resolve, 30));
+  slow.push("cd");
+  assert.equal(await text, "abcd");
+  assert.equal(client.idle, 1);
+});
+
+Deno.test("a timeout while connecting: the connect and the total ones; the late connection is closed", async () => {
+  for (
+    const [init, phase] of [[{ connectTimeout: 0.02 }, "connect"], [
+      { timeout: 0.02 },
+      "total",
+    ]] as const
+  ) {
+    let open: (conn: FakeConn) => void = () => {};
+    const client = new Http1Client("http://k8s.local", {
+      connect: () => new Promise((resolve) => (open = resolve)),
+    });
+    await assert.rejects(
+      client.request({ ...get, ...init }),
+      (e) => e instanceof RequestTimeoutError && e.phase === phase,
+    );
+    const late = new FakeConn();
+    open(late);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    assert.equal(late.closed, true);
+  }
+});
+
+Deno.test("an abort mid-request, with timeouts set: the reason, not a timeout; the timer does not fire later", async () => {
+  const silent = new FakeConn();
+  const { client } = clientOf(silent);
+  const stop = new AbortController();
+  const request = client.request({
+    ...get,
+    signal: stop.signal,
+    timeout: 0.03,
+    connectTimeout: 0.01,
+  });
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  const reason = new Error("stop it");
+  stop.abort(reason);
+  await assert.rejects(request, (e) => e === reason);
+  assert.equal(silent.closed, true);
+  await new Promise((resolve) => setTimeout(resolve, 50)); // past both timeouts: nothing throws
+});
+
+Deno.test("requests sharing a signal: an abort fails those in flight, not the finished ones; one listener", async () => {
+  const done = new FakeConn().push("HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok");
+  const busy = new FakeConn().push("HTTP/1.1 200 OK\r\ncontent-length: 4\r\n\r\nab");
+  const silent = new FakeConn();
+  const { client } = clientOf(busy, silent, done);
+  const stop = new AbortController();
+  let added = 0;
+  const add = stop.signal.addEventListener.bind(stop.signal);
+  stop.signal.addEventListener = (...args: Parameters<typeof add>) => {
+    added++;
+    add(...args);
+  };
+  const reading = (await client.request({ ...get, target: "/busy", signal: stop.signal })).text();
+  const waiting = client.request({ ...get, target: "/silent", signal: stop.signal });
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  assert.equal(await (await client.request({ ...get, signal: stop.signal })).text(), "ok");
+  const reason = new Error("stop it");
+  stop.abort(reason);
+  await assert.rejects(reading, (e) => e === reason);
+  await assert.rejects(waiting, (e) => e === reason);
+  assert.deepEqual([done.closed, busy.closed, silent.closed], [false, true, true]);
+  assert.equal(added, 1);
+});

@@ -92,12 +92,41 @@ export function sleepOn(clock: Clock, seconds: number, signal?: AbortSignal): Pr
 /** The longest delay `setTimeout` takes (about 24.8 days); longer timers re-arm. */
 const MAX_TIMEOUT = 2 ** 31 - 1;
 
+/** What a {@link realTimerOf} timer calls when it is due: an object, so no closure per timer. */
+export interface TimerTarget {
+  /** The timer is due. */
+  onTimer(): void;
+}
+
+/**
+ * A pending timer of the real clock for a {@link TimerTarget} ({@link realTimerOf}): the entry of
+ * its list itself, no cancel closure.
+ */
+export interface TargetTimer {
+  /** When it is due (`performance.now()` milliseconds). */
+  readonly due: number;
+  /** Cancels the timer (idempotent; nothing once it fired). */
+  cancel(): void;
+}
+
 /** One pending timer of the real clock, in the list of its duration. */
-interface Pending {
+class Pending implements TargetTimer {
   due: number;
-  fn: (() => void) | undefined;
+  fn: (() => void) | TimerTarget | undefined;
   prev: Pending | undefined;
-  next: Pending | undefined;
+  next: Pending | undefined = undefined;
+  list: TimerList;
+
+  constructor(list: TimerList, fn: (() => void) | TimerTarget) {
+    this.due = performance.now() + list.ms;
+    this.fn = fn;
+    this.list = list;
+    this.prev = list.tail;
+  }
+
+  cancel(): void {
+    this.list.remove(this);
+  }
 }
 
 /**
@@ -113,21 +142,16 @@ class TimerList {
 
   constructor(readonly ms: number, readonly lists: Map<number, TimerList>) {}
 
-  add(fn: () => void): CancelTimer {
-    const entry: Pending = {
-      due: performance.now() + this.ms,
-      fn,
-      prev: this.tail,
-      next: undefined,
-    };
+  add(fn: (() => void) | TimerTarget): Pending {
+    const entry = new Pending(this, fn);
     if (this.tail) this.tail.next = entry;
     else this.head = entry;
     this.tail = entry;
     if (this.handle === undefined) this.#arm(this.ms);
-    return () => this.#remove(entry);
+    return entry;
   }
 
-  #remove(entry: Pending): void {
+  remove(entry: Pending): void {
     if (entry.fn === undefined) return; // fired or cancelled already
     entry.fn = undefined;
     if (entry.prev) entry.prev.next = entry.next;
@@ -153,17 +177,18 @@ class TimerList {
   #fire = (): void => {
     this.handle = undefined;
     const now = performance.now();
-    const due: Array<() => void> = [];
+    const due: Array<(() => void) | TimerTarget> = [];
     while (this.head && this.head.due <= now) {
       const entry = this.head;
       due.push(entry.fn!);
-      this.#remove(entry);
+      this.remove(entry);
     }
-    // Emptied, the list was dropped by the last #remove; otherwise its timer re-arms.
+    // Emptied, the list was dropped by the last remove(); otherwise its timer re-arms.
     if (this.head) this.#arm(this.head.due - now);
     for (const fn of due) {
       try {
-        fn();
+        if (typeof fn === "function") fn();
+        else fn.onTimer();
       } catch (error) {
         // As a throwing `setTimeout` callback: uncaught, and the other timers still fire.
         queueMicrotask(() => {
@@ -187,9 +212,8 @@ class RealClock implements Clock {
   timer(ms: number, fn: () => void, options?: TimerOptions): CancelTimer {
     ms = Math.max(0, ms);
     if (!options?.unref) {
-      let list = this.#lists.get(ms);
-      if (!list) this.#lists.set(ms, list = new TimerList(ms, this.#lists));
-      return list.add(fn);
+      const entry = this.listOf(ms).add(fn);
+      return () => entry.list.remove(entry);
     }
     // Unreferenced timers (rare) keep a `setTimeout` of their own.
     const due = performance.now() + ms;
@@ -214,6 +238,37 @@ class RealClock implements Clock {
   sleep(seconds: number, signal?: AbortSignal): Promise<boolean> {
     return sleepOn(this, seconds, signal);
   }
+
+  /** The list of the timers of `ms` milliseconds (made when needed). */
+  listOf(ms: number): TimerList {
+    let list = this.#lists.get(ms);
+    if (!list) this.#lists.set(ms, list = new TimerList(ms, this.#lists));
+    return list;
+  }
+}
+
+const REAL_CLOCK = new RealClock();
+
+/**
+ * A timer of {@link realClock} that calls an object instead of a function: one object per timer
+ * (the list's entry), where {@link Clock.timer} makes the entry, the callback's closure and the
+ * cancel function (for the many short-lived timers of a client, e.g. one per HTTP request).
+ * Referenced, as {@link Clock.timer} without `unref`; due as late as it would be.
+ *
+ * @param ms The delay in milliseconds.
+ * @param target What to call (`onTimer()`) when due.
+ * @returns The timer: when it is due, and `cancel()`.
+ *
+ * @example
+ * ```ts
+ * import { realTimerOf } from "./clock.ts";
+ * const timer = realTimerOf(1000, { onTimer: () => console.log("never") });
+ * timer.cancel();
+ * console.log(timer.due > performance.now()); // true
+ * ```
+ */
+export function realTimerOf(ms: number, target: TimerTarget): TargetTimer {
+  return REAL_CLOCK.listOf(Math.max(0, ms)).add(target);
 }
 
 /**
@@ -227,4 +282,4 @@ class RealClock implements Clock {
  * console.log(realClock.date() instanceof Date); // true
  * ```
  */
-export const realClock: Clock = new RealClock();
+export const realClock: Clock = REAL_CLOCK;

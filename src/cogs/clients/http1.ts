@@ -37,16 +37,18 @@
  *   server did not answer, and the API client retries connection errors of
  *   every method anyway. Idle connections older than the stale one are closed
  *   too (the server likely dropped them as well).
- * - Timeouts use {@link realClock} timers, cancelled when the answer ends:
+ * - Timeouts run on the real clock, cancelled when the answer ends:
  *   `timeout` for the whole exchange including the body, `connectTimeout` up
- *   to the answer's headers (the TCP and TLS connection included). An abort
+ *   to the answer's headers (the TCP and TLS connection included). One timer
+ *   per request serves both ({@link realTimerOf}: no closure), set for the
+ *   earlier and again for the later when that one still runs. An abort
  *   (signal or timeout) closes the connection; the request or the body read
  *   rejects with the signal's reason or a {@link RequestTimeoutError}.
  *
  * @module
  */
 
-import { realClock } from "../aio/clock.ts";
+import { realTimerOf, type TargetTimer, type TimerTarget } from "../aio/clock.ts";
 
 /** The part of a `Deno.Conn` the client uses (tests pass fakes). */
 export interface Http1Connection {
@@ -569,16 +571,75 @@ export class Http1Response {
   }
 }
 
-const ONCE = { once: true } as const;
+/**
+ * The one abort listener of a signal for all the exchanges that it may abort (a listener added
+ * and removed per request costs more than a set's add and delete: the API client's requests
+ * usually share a few long-lived signals). Kept while the signal lives (a weak map's value).
+ */
+class SignalListener {
+  /** The exchanges in flight with this signal: a list through their own links (no allocation). */
+  head: Exchange | undefined = undefined;
+  readonly #signal: AbortSignal;
 
-/** The timers and the abort listener of one request, and why it failed. */
-class Exchange {
+  constructor(signal: AbortSignal) {
+    this.#signal = signal;
+    signal.addEventListener("abort", this, ONCE);
+  }
+
+  /** The listener of a signal that has not aborted (made at its first exchange). */
+  static of(signal: AbortSignal): SignalListener {
+    let listener = listeners.get(signal);
+    if (listener === undefined) listeners.set(signal, listener = new SignalListener(signal));
+    return listener;
+  }
+
+  add(exchange: Exchange): void {
+    exchange.next = this.head;
+    if (this.head) this.head.prev = exchange;
+    this.head = exchange;
+  }
+
+  remove(exchange: Exchange): void {
+    if (exchange.prev) exchange.prev.next = exchange.next;
+    else if (this.head === exchange) this.head = exchange.next;
+    if (exchange.next) exchange.next.prev = exchange.prev;
+    exchange.prev = exchange.next = undefined;
+  }
+
+  /** The signal aborted: every exchange with it fails with its reason, in the order they began. */
+  handleEvent(): void {
+    const reason = this.#signal.reason;
+    const all: Exchange[] = [];
+    for (let exchange = this.head; exchange; exchange = exchange.next) all.push(exchange);
+    for (let i = all.length - 1; i >= 0; i--) all[i]!.fail(reason);
+  }
+}
+
+const ONCE = { once: true } as const;
+/** The abort listener of each signal of a request (see {@link SignalListener}). */
+const listeners = new WeakMap<AbortSignal, SignalListener>();
+
+/**
+ * The timeouts and the abort of one request, and why it failed. One timer serves both
+ * timeouts (it is the exchange's target: no closure): it is set for the earlier of the two and,
+ * when it fires with the other one still to come (e.g. the connect timeout after the headers
+ * arrived), set again for the rest of that one. With the usual single timeout (the total), one
+ * timer is made and cancelled per request.
+ */
+class Exchange implements TimerTarget {
   failure: unknown = undefined;
   link: Link | undefined;
-  /** The signal while it is listened to (the exchange is its listener: no closure). */
+  /** The neighbours in the list of its signal's {@link SignalListener}. */
+  prev: Exchange | undefined = undefined;
+  next: Exchange | undefined = undefined;
+  /** The signal while its {@link SignalListener} holds the exchange. */
   #signal: AbortSignal | undefined;
-  #total: (() => void) | undefined;
-  #connect: (() => void) | undefined;
+  #timer: TargetTimer | undefined;
+  /** The timeouts in seconds (null: none, or that one ended: the headers arrived). */
+  #totalSeconds: number | null = null;
+  #connectSeconds: number | null = null;
+  /** When the exchange started (`performance.now()`), known from the first timer. */
+  #start = 0;
   #reject: ((reason: unknown) => void) | undefined;
   #done = false;
 
@@ -590,27 +651,41 @@ class Exchange {
         return;
       }
       this.#signal = signal;
-      signal.addEventListener("abort", this, ONCE);
+      SignalListener.of(signal).add(this);
     }
     const total = req.timeout;
     const connect = req.connectTimeout;
-    if (total != null && total > 0) {
-      this.#total = realClock.timer(
-        total * 1000,
-        () => this.fail(new RequestTimeoutError("total", total)),
-      );
-    }
-    if (connect != null && connect > 0) {
-      this.#connect = realClock.timer(
-        connect * 1000,
-        () => this.fail(new RequestTimeoutError("connect", connect)),
-      );
+    if (total != null && total > 0) this.#totalSeconds = total;
+    if (connect != null && connect > 0) this.#connectSeconds = connect;
+    const first = this.#totalSeconds === null
+      ? this.#connectSeconds
+      : this.#connectSeconds === null
+      ? this.#totalSeconds
+      : Math.min(this.#totalSeconds, this.#connectSeconds);
+    if (first !== null) {
+      const ms = first * 1000;
+      this.#timer = realTimerOf(ms, this);
+      this.#start = this.#timer.due - ms;
     }
   }
 
-  /** The signal aborted. */
-  handleEvent(): void {
-    if (this.#signal) this.fail(this.#signal.reason);
+  /**
+   * The timer is due: the timeout that ran out fails the exchange (the earlier one if both did;
+   * the total one if they are due at once), else the timer is set for the one still to come.
+   */
+  onTimer(): void {
+    this.#timer = undefined;
+    if (this.#done || this.failure !== undefined) return;
+    const now = performance.now();
+    const total = this.#totalSeconds;
+    const connect = this.#connectSeconds;
+    const totalDue = total === null ? Infinity : this.#start + total * 1000;
+    const connectDue = connect === null ? Infinity : this.#start + connect * 1000;
+    if (connectDue < totalDue && connectDue <= now) {
+      this.fail(new RequestTimeoutError("connect", connect!));
+    } else if (totalDue <= now) this.fail(new RequestTimeoutError("total", total!));
+    else if (connectDue <= now) this.fail(new RequestTimeoutError("connect", connect!));
+    else this.#timer = realTimerOf(Math.min(totalDue, connectDue) - now, this);
   }
 
   /** Aborts: remembers why, closes the connection, stops the wait for a connection. */
@@ -630,21 +705,24 @@ class Exchange {
     });
   }
 
-  /** The headers arrived. */
+  /** The headers arrived: the connect timeout no longer runs (its timer, if set, re-arms for the total). */
   headers(): void {
-    this.#connect?.();
-    this.#connect = undefined;
+    this.#connectSeconds = null;
+    if (this.#totalSeconds === null) this.#cancelTimer();
   }
 
   /** The exchange ended (however): no timer runs, the signal no longer aborts it. */
   finish(): void {
     if (this.#done) return;
     this.#done = true;
-    this.headers();
-    this.#total?.();
-    this.#total = undefined;
-    if (this.#signal) this.#signal.removeEventListener("abort", this);
+    this.#cancelTimer();
+    if (this.#signal) listeners.get(this.#signal)?.remove(this);
     this.#signal = undefined;
+  }
+
+  #cancelTimer(): void {
+    this.#timer?.cancel();
+    this.#timer = undefined;
   }
 }
 
