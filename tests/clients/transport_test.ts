@@ -334,3 +334,28 @@ Deno.test("a keep-alive connection the server closed while idle: the next reques
     await serving.catch(() => {});
   }
 });
+
+Deno.test("the lean transport sends the given target as it is, else the URL without the server; a URL elsewhere is refused", async () => {
+  await using server = await startApiServer();
+  const transport = createTransport(new ConnectionInfo({ server: `${server.url}/` }), {
+    client: "http1",
+  });
+  try {
+    const base = transport.server;
+    const init = { headers: { accept: "application/json" } };
+    const given = await transport.request("GET", `${base}/api/v1/namespaces/default`, {
+      ...init,
+      target: "/api/v1/namespaces/default",
+    });
+    assert.equal(given.status, 200);
+    assert.equal(JSON.parse(given.text).metadata.name, "default");
+    const cut = await transport.request("GET", `${base}/api/v1/namespaces/default`, init);
+    assert.equal(JSON.parse(cut.text).metadata.name, "default");
+    await assert.rejects(
+      transport.request("GET", "http://elsewhere.invalid/api", init),
+      (e) => e instanceof TypeError && /not on the transport's server/.test(e.message),
+    );
+  } finally {
+    transport.close();
+  }
+});

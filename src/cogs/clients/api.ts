@@ -168,6 +168,8 @@ interface SendRequest {
   timeout: number | null;
   connectTimeout: number | null;
   stream: boolean;
+  /** The path and query (set per credentials: the transport's `target`). */
+  target?: string | undefined;
 }
 
 /**
@@ -403,7 +405,10 @@ export class ApiClient {
     for (;;) { // per credentials: a 401 invalidates them, and the request starts over
       const { key, info } = this.vault.selectNow() ?? await this.vault.select({ signal });
       const transport = this.vault.cached(info, this.#purpose, this.#createTransport);
-      const url = transport.server + path + queryString(req.query);
+      // The target goes to the transport as it is (the lean one sends it: no URL cut back).
+      const target = path + queryString(req.query);
+      req.target = target;
+      const url = transport.server + target;
       let retries: Retries | undefined; // the backoffs: at the first failure only
       for (let attempt = 1;; attempt++) {
         const started = performance.now();
@@ -417,11 +422,11 @@ export class ApiClient {
           error = failure;
         }
         if (answer !== undefined) {
-          this.#record(method, url, path, answer.status, attempt, started);
+          this.#record(method, url, target, path, answer.status, attempt, started);
           if (answer.status >= 200 && answer.status < 300) return answer;
           error = await answerError(answer, method, url.slice(transport.server.length));
         } else {
-          this.#record(method, url, path, 0, attempt, started);
+          this.#record(method, url, target, path, 0, attempt, started);
           error = connectionError(error, transport.server, method, url, signal);
         }
         if (signal?.aborted) throw signal.reason;
@@ -465,6 +470,7 @@ export class ApiClient {
   #record(
     method: string,
     url: string,
+    target: string,
     path: string,
     code: number,
     attempt: number,
@@ -482,7 +488,7 @@ export class ApiClient {
       );
     }
     if (!this.#onRequest) return;
-    const watch = url.includes("watch=") && /[?&]watch=(true|1)(&|$)/.test(url);
+    const watch = target.includes("watch=") && /[?&]watch=(true|1)(&|$)/.test(target);
     const { verb, resource, subresource } = describeRequest(method, path, watch);
     try {
       this.#onRequest({

@@ -70,6 +70,12 @@ export interface TransportRequest {
   timeout?: number | null | undefined;
   /** Seconds up to the answer's headers; null/undefined: none. */
   connectTimeout?: number | null | undefined;
+  /**
+   * The URL without the server (its path and query), when the caller has it: the lean client
+   * sends it as is instead of cutting it from the URL (which must then be the server's URL and
+   * this). Undefined: cut from the URL.
+   */
+  target?: string | undefined;
 }
 
 /** The status and headers of an answer. */
@@ -371,7 +377,7 @@ function leanTransport(
   const send = (method: string, url: string, init: TransportRequest) =>
     client.request({
       method,
-      target: targetOf(server, url),
+      target: init.target || targetOf(server, url),
       headers: headersOf(init.headers),
       body: init.body,
       signal: init.signal,
