@@ -339,3 +339,47 @@ Deno.test("watchObjects(): lines cut across chunks; a line that is not JSON come
   for await (const e of watchObjects(api, CONFIGMAPS, "default", {})) see(e);
   assert.deepEqual(seen, ["ADDED c", "DELETED c"]);
 });
+
+Deno.test("infiniteWatch(): the events of one chunk in order; a 410 ERROR after events in the same chunk relists after them", async () => {
+  await using env = await setup();
+  await createObject(env.api, CONFIGMAPS, "default", { metadata: { name: "a" } });
+  const line = (type: string, object: Record<string, unknown>) =>
+    JSON.stringify({ type, object }) + "\n";
+  const cm = (name: string, rv: string) => ({
+    metadata: { name, namespace: "default", resourceVersion: rv },
+  });
+  let watches = 0;
+  const api = new ApiClient({
+    vault: env.vault,
+    settings: { watching: { reconnectBackoff: 0.01, streamingLists: "never" } },
+    fetch: (url, init) => {
+      if (!url.includes("watch=true")) return fetch(url, init);
+      watches++;
+      // One chunk: two changes, a bookmark, a 410 and a change after it (never seen).
+      const chunk = watches === 1
+        ? line("ADDED", cm("x", "101")) + line("MODIFIED", cm("x", "102")) +
+          line("BOOKMARK", { metadata: { resourceVersion: "103" } }) +
+          line("ERROR", { kind: "Status", code: 410, reason: "Expired", message: "old" }) +
+          line("ADDED", cm("never", "104"))
+        : "";
+      return Promise.resolve(new Response(chunk));
+    },
+  });
+  const seen: string[] = [];
+  const stop = new AbortController();
+  for await (const event of infiniteWatch(api, CONFIGMAPS, "default", { signal: stop.signal })) {
+    seen.push(event.type === "LISTED" ? "LISTED" : `${event.type} ${event.object.metadata?.name}`);
+    if (seen.filter((s) => s === "LISTED").length === 2) stop.abort();
+  }
+  // x was never on the server: the relist after the 410 reports it DELETED.
+  assert.deepEqual(seen, [
+    "null a",
+    "LISTED",
+    "ADDED x",
+    "MODIFIED x",
+    "null a",
+    "DELETED x",
+    "LISTED",
+  ]);
+  assert.equal(watches, 1);
+});

@@ -173,6 +173,22 @@ export async function* watchObjects(
   namespace?: string | null,
   options: WatchOptions = {},
 ): AsyncGenerator<RawWatchEvent, void, undefined> {
+  for await (const batch of watchBatches(api, resource, namespace, options)) {
+    for (let i = 0; i < batch.length; i++) yield batch[i]!;
+  }
+}
+
+/**
+ * {@link watchObjects}' events as the batches of the chunks they came in: one array, reused (valid
+ * until the next batch is asked for). {@link infiniteWatch} reads these: one generator step per
+ * chunk between the connection and its loop, not one per event.
+ */
+async function* watchBatches(
+  api: ApiClient,
+  resource: Resource,
+  namespace: string | null | undefined,
+  options: WatchOptions,
+): AsyncGenerator<readonly RawWatchEvent[], void, undefined> {
   const { networking, watching } = api.settings;
   const serverTimeout = pick(
     options.serverTimeout,
@@ -246,7 +262,7 @@ export async function* watchObjects(
   // connection and this loop (one step per chunk; a chunk may be a view of the connection's
   // buffer, decoded before the next is read).
   const lines = new JsonLineSplitter();
-  const batch: unknown[] = [];
+  const batch: RawWatchEvent[] = [];
   try {
     for (;;) {
       if (limit) {
@@ -271,7 +287,7 @@ export async function* watchObjects(
           failure = error;
         }
       }
-      for (let i = 0; i < batch.length; i++) yield batch[i] as RawWatchEvent;
+      if (batch.length) yield batch;
       batch.length = 0;
       if (failure !== undefined) throw failure;
       if (chunk.done) break;
@@ -451,7 +467,7 @@ export async function* infiniteWatch(
       let initial = relist && streaming;
       if (initial) beginListing();
       try {
-        const stream = watchObjects(api, resource, namespace, {
+        const batches = watchBatches(api, resource, namespace, {
           resourceVersion: initial ? undefined : resourceVersion,
           sendInitialEvents: initial,
           bookmarks: initial ? true : options.bookmarks,
@@ -463,57 +479,63 @@ export async function* infiniteWatch(
           inactivityTimeout: options.inactivityTimeout,
           signal,
         });
-        for await (const { type, object } of stream) {
-          if (type === "ERROR") {
-            const what = `${object.code ?? "?"} ${object.reason ?? ""}: ${
-              object.message ?? JSON.stringify(object)
-            }`;
-            if (initial && strategy === "auto") {
-              fallBack(`an error in the stream: ${what}`);
-              break;
+        // The events of a chunk come together (one generator step per chunk, not per event).
+        stream: for await (const batch of batches) {
+          for (let i = 0; i < batch.length; i++) {
+            const { type, object } = batch[i]!;
+            if (type === "ERROR") {
+              const what = `${object.code ?? "?"} ${object.reason ?? ""}: ${
+                object.message ?? JSON.stringify(object)
+              }`;
+              if (initial && strategy === "auto") {
+                fallBack(`an error in the stream: ${what}`);
+                break stream;
+              }
+              if (object.code === 410) {
+                relist = true;
+                break stream;
+              }
+              throw new WatchingError(
+                `Error in the watch-stream for ${resource} ${where}: ${what}`,
+              );
             }
-            if (object.code === 410) {
-              relist = true;
-              break;
-            }
-            throw new WatchingError(`Error in the watch-stream for ${resource} ${where}: ${what}`);
-          }
-          const rv = object.metadata?.resourceVersion;
-          if (type === "BOOKMARK") {
-            if (initial) {
-              const annotations = object.metadata?.annotations as
-                | Record<string, string>
-                | undefined;
-              if (annotations?.[INITIAL_EVENTS_END] !== "true") {
-                if (strategy === "auto") {
-                  fallBack("a bookmark before the end of the state");
-                  break;
+            const rv = object.metadata?.resourceVersion;
+            if (type === "BOOKMARK") {
+              if (initial) {
+                const annotations = object.metadata?.annotations as
+                  | Record<string, string>
+                  | undefined;
+                if (annotations?.[INITIAL_EVENTS_END] !== "true") {
+                  if (strategy === "auto") {
+                    fallBack("a bookmark before the end of the state");
+                    break stream;
+                  }
+                  continue;
                 }
+                initial = false;
+                relist = false;
+                if (rv) resourceVersion = rv;
+                yield* endListing(rv ?? "");
                 continue;
               }
-              initial = false;
-              relist = false;
               if (rv) resourceVersion = rv;
-              yield* endListing(rv ?? "");
+              continue;
+            }
+            if (type !== "ADDED" && type !== "MODIFIED" && type !== "DELETED") {
+              api.logger.warn(
+                `Ignoring an unsupported event type ${JSON.stringify(type)} for ${resource}.`,
+              );
               continue;
             }
             if (rv) resourceVersion = rv;
-            continue;
+            const key = keyOf(object);
+            if (type === "DELETED") {
+              known.delete(key);
+              unconfirmed.delete(key); // reported now: not again at the end of the listing
+            } else known.set(key, object);
+            // The state's objects are a listing's (type null), as when listed.
+            yield { type: initial && type === "ADDED" ? null : type, object };
           }
-          if (type !== "ADDED" && type !== "MODIFIED" && type !== "DELETED") {
-            api.logger.warn(
-              `Ignoring an unsupported event type ${JSON.stringify(type)} for ${resource}.`,
-            );
-            continue;
-          }
-          if (rv) resourceVersion = rv;
-          const key = keyOf(object);
-          if (type === "DELETED") {
-            known.delete(key);
-            unconfirmed.delete(key); // reported now: not again at the end of the listing
-          } else known.set(key, object);
-          // The state's objects are a listing's (type null), as when listed.
-          yield { type: initial && type === "ADDED" ? null : type, object };
         }
         if (initial && !signal?.aborted && strategy === "auto" && streaming) {
           fallBack("the stream ended before the end of the state");
