@@ -359,3 +359,30 @@ Deno.test("the lean transport sends the given target as it is, else the URL with
     transport.close();
   }
 });
+
+Deno.test("a lean stream reads its chunks without an iterator (read()); a fetch stream has only chunks", async () => {
+  await using server = await startApiServer();
+  const info = new ConnectionInfo({ server: server.url });
+  const lean = createTransport(info, { client: "http1" });
+  const viaFetch = createTransport(info, { client: "fetch" });
+  try {
+    const headers = { accept: "application/json" };
+    const target = "/api/v1/namespaces?watch=true&timeoutSeconds=1";
+    const stream = await lean.stream("GET", `${lean.server}${target}`, { headers, target });
+    assert.equal(stream.status, 200);
+    let text = "";
+    const decoder = new TextDecoder();
+    for (let chunk = await stream.read!(); chunk; chunk = await stream.read!()) {
+      text += decoder.decode(chunk, { stream: true });
+      if (text.includes("\n")) break;
+    }
+    assert.equal(JSON.parse(text.split("\n")[0]!).type, "ADDED");
+    stream.cancel();
+    const other = await viaFetch.stream("GET", `${viaFetch.server}${target}`, { headers });
+    assert.equal(other.read, undefined);
+    other.cancel();
+  } finally {
+    lean.close();
+    viaFetch.close();
+  }
+});

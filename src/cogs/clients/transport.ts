@@ -112,6 +112,13 @@ export interface TransportStream extends TransportHead {
    */
   readonly chunks: AsyncIterable<Uint8Array>;
   /**
+   * The next chunk of {@link TransportStream.chunks}, null at the end, when the HTTP client can give
+   * it without an iterator (the lean client: no iterator result and no promise step per chunk);
+   * undefined otherwise. The same rules as for `chunks` (a view, valid until the next read); use
+   * one or the other.
+   */
+  readonly read?: (() => Promise<Uint8Array | null>) | undefined;
+  /**
    * The rest of the body as text (for error answers).
    *
    * @returns The text.
@@ -413,6 +420,7 @@ function leanTransport(
       return {
         status: answer.status,
         chunks,
+        read: () => answer.readView(),
         header: (name) => answer.header(name),
         headers: () => answer.headers(),
         text: () => answer.text(),

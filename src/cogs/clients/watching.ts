@@ -255,7 +255,9 @@ async function* watchBatches(
     stopper.abort(new DOMException("The watch-stream is inactive", "TimeoutError"));
   };
   let broken = false; // reading failed: the connection broke (or a timeout or abort closed it)
-  const source = answer.chunks[Symbol.asyncIterator]();
+  // The lean stream's chunks straight from its reads (no iterator result per chunk).
+  const read = answer.read;
+  const source = read ? undefined : answer.chunks[Symbol.asyncIterator]();
   const onStop = () => answer.cancel();
   signal.addEventListener("abort", onStop, { once: true });
   // The chunks are read here and their lines split here: no iterator or generator between the
@@ -269,9 +271,13 @@ async function* watchBatches(
         waitingSince = realClock.now();
         timer ??= realClock.timer(limit, check);
       }
-      let chunk: IteratorResult<Uint8Array>;
+      let chunk: Uint8Array | null;
       try {
-        chunk = await source.next();
+        if (read) chunk = await read();
+        else {
+          const next = await source!.next();
+          chunk = next.done ? null : next.value;
+        }
       } catch (error) {
         broken = true;
         throw error;
@@ -279,10 +285,10 @@ async function* watchBatches(
         waitingSince = undefined;
       }
       let failure: unknown;
-      if (chunk.done) lines.end(batch);
+      if (chunk === null) lines.end(batch);
       else {
         try {
-          lines.feed(chunk.value, batch); // a line that is not JSON: after the lines before it
+          lines.feed(chunk, batch); // a line that is not JSON: after the lines before it
         } catch (error) {
           failure = error;
         }
@@ -290,7 +296,7 @@ async function* watchBatches(
       if (batch.length) yield batch;
       batch.length = 0;
       if (failure !== undefined) throw failure;
-      if (chunk.done) break;
+      if (chunk === null) break;
     }
   } catch (error) {
     if (signal.aborted) return;
