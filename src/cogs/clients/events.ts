@@ -110,10 +110,10 @@ export async function postEvent(
 
   const namespace = ref.namespace || (await api.defaultNamespace(options.signal)) || "default";
   const message = cutMessage(event.message ?? "");
-  const first = (event.firstTimestamp ?? new Date()).toISOString();
-  const last = event.lastTimestamp?.toISOString() ?? first;
+  const first = isoString(event.firstTimestamp ?? new Date());
+  const last = event.lastTimestamp ? isoString(event.lastTimestamp) : first;
   // eventTime is a MicroTime: Kubernetes parses it with exactly six fractional digits.
-  const micro = first.replace(/\.(\d{3})Z$/, ".$1000Z");
+  const micro = /\.\d{3}Z$/.test(first) ? `${first.slice(0, -1)}000Z` : first;
   const posting = options.posting;
   const component = setting(posting, DEFAULTS.posting, "reportingComponent");
   const body = {
@@ -133,7 +133,7 @@ export async function postEvent(
   };
   const resource = options.resource ?? EVENTS_RESOURCE;
   try {
-    return await api.request<RawBody>("POST", resource.getUrl({ namespace }), {
+    return await api.request<RawBody>("POST", collectionUrl(resource, namespace), {
       body,
       signal: options.signal,
       priority: options.priority,
@@ -224,6 +224,33 @@ export async function patchEvent(
     return undefined;
   }
 }
+
+/**
+ * A time as an ISO string, the last one kept: an Event's first and last
+ * timestamps are one time when it is new, and in a burst the Events of a
+ * millisecond are many, so that most are not formatted again.
+ */
+function isoString(date: Date): string {
+  const ms = date.getTime();
+  if (ms !== lastIso.ms) {
+    lastIso.ms = ms;
+    lastIso.text = date.toISOString();
+  }
+  return lastIso.text;
+}
+
+const lastIso = { ms: NaN, text: "" };
+
+/** The URL of a namespace's events, the last one kept (an operator's Events are mostly in a few namespaces). */
+function collectionUrl(resource: Resource, namespace: string): string {
+  const last = lastUrl;
+  if (last.resource === resource && last.namespace === namespace) return last.url;
+  const url = resource.getUrl({ namespace });
+  lastUrl = { resource, namespace, url };
+  return url;
+}
+
+let lastUrl: { resource?: Resource; namespace?: string; url: string } = { url: "" };
 
 /**
  * Cuts a message to {@link MAX_MESSAGE_LENGTH} characters, keeping its start
