@@ -285,7 +285,7 @@ export class EventCorrelator {
   correlate(event: CorrelatedEvent): Correlation | undefined {
     const now = this.#clock.now();
     const date = this.#clock.date();
-    const { type, reason, message: original } = event;
+    const original = event.message;
     const keys = this.#keysOf(event);
     const source = keys.source;
     const similar = keys.similar;
