@@ -106,7 +106,7 @@ Deno.test("postEvent() ignores failures (gone namespace, server errors) and even
   );
 });
 
-Deno.test("postEvent(): the kept last time string and URL are used only for the same time and namespace", async () => {
+Deno.test("postEvent(): the kept second of the time strings and the kept URL are used only for the same second and namespace", async () => {
   const sent: Array<{ url: string; body: Record<string, unknown> }> = [];
   const api = {
     request: (_method: string, url: string, options: { body: Record<string, unknown> }) => {
@@ -122,6 +122,22 @@ Deno.test("postEvent(): the kept last time string and URL are used only for the 
   await postEvent(api, { ...spec, firstTimestamp: t1, lastTimestamp: t2 });
   await postEvent(api, { ...spec, ref: { ...ref, namespace: "ns2" }, firstTimestamp: t2 });
   await postEvent(api, { ...spec, firstTimestamp: new Date(t1.getTime()) });
+  for (
+    const at of [
+      "2026-01-02T03:04:06.000Z",
+      "2026-01-02T03:04:06.007Z",
+      "2026-01-02T03:04:06.042Z",
+      "2026-01-02T03:04:05.999Z",
+      "1969-12-31T23:59:59.500Z",
+      "+010000-01-01T00:00:00.001Z",
+    ]
+  ) {
+    await postEvent(api, { ...spec, firstTimestamp: new Date(at) });
+    assert.equal(sent.at(-1)!.body.firstTimestamp, at);
+    assert.equal(sent.at(-1)!.body.eventTime, at.replace("Z", "000Z"));
+  }
+  await assert.rejects(postEvent(api, { ...spec, firstTimestamp: new Date(NaN) }), RangeError);
+  sent.splice(4);
   const times = sent.map((s) => [s.body.firstTimestamp, s.body.lastTimestamp, s.body.eventTime]);
   assert.deepEqual(times, [
     ["2026-01-02T03:04:05.678Z", "2026-01-02T03:04:05.678Z", "2026-01-02T03:04:05.678000Z"],
