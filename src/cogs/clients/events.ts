@@ -201,7 +201,7 @@ export async function patchEvent(
 ): Promise<RawBody | null | undefined> {
   const resource = options.resource ?? EVENTS_RESOURCE;
   const message = cutMessage(repeat.message);
-  const body = { count: repeat.count, lastTimestamp: repeat.lastTimestamp.toISOString(), message };
+  const body = { count: repeat.count, lastTimestamp: isoString(repeat.lastTimestamp), message };
   try {
     return await api.request<RawBody>(
       "PATCH",
