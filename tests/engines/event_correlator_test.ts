@@ -214,3 +214,40 @@ Deno.test("Lru: forgets the least recently used entry beyond its size; get and s
   assert.equal(none.get("x"), undefined);
   assert.equal(none.length, 0);
 });
+
+Deno.test("correlate(): an object's kept cache entries are used while live, looked up anew once evicted", () => {
+  const limits = { spamBurst: 1, spamRefill: 300 };
+  const correlator = new EventCorrelator({ cacheSize: 1, limits });
+  const a = { ...POD, name: "a" };
+  const b = { ...POD, name: "b" };
+  assert.ok(correlator.correlate(occurrence({ ref: a })));
+  assert.equal(correlator.correlate(occurrence({ ref: a })), undefined); // its kept bucket: spent
+  assert.ok(correlator.correlate(occurrence({ ref: b }))); // evicts a's entries
+  assert.ok(correlator.correlate(occurrence({ ref: a }))); // a new bucket: not the kept one
+  assert.equal(correlator.correlate(occurrence({ ref: { ...a } })), undefined); // an equal reference
+  // The groups: an evicted one starts over (9 messages, evicted, then 9 more: none aggregated).
+  const big = new EventCorrelator({ cacheSize: 1, limits: { spamBurst: 100, spamRefill: 0 } });
+  const seen = [];
+  for (let i = 0; i < 9; i++) seen.push(big.correlate(occurrence({ ref: a, message: `${i}` }))!);
+  big.correlate(occurrence({ ref: b }));
+  for (let i = 9; i < 18; i++) seen.push(big.correlate(occurrence({ ref: a, message: `${i}` }))!);
+  assert.ok(seen.every((s) => !s.aggregated));
+  const kept = new EventCorrelator({ limits: { spamBurst: 100, spamRefill: 0 } });
+  for (let i = 0; i < 9; i++) kept.correlate(occurrence({ ref: a, message: `${i}` }));
+  assert.ok(kept.correlate(occurrence({ ref: a, message: "9" }))!.aggregated);
+});
+
+Deno.test("Lru: a kept entry is used again while live; add() and entry() give entries", () => {
+  const lru = new Lru<string>(2);
+  const a = lru.add("a", "A");
+  const b = lru.add("b", "B");
+  assert.ok(lru.use(a)); // order: b a
+  lru.add("c", "C"); // evicts b
+  assert.equal(b.live, false);
+  assert.equal(lru.use(b), false);
+  assert.equal(lru.use(undefined), false);
+  assert.equal(lru.entry("a"), a);
+  assert.equal(lru.entry("b"), undefined);
+  a.value = "A2";
+  assert.equal(lru.get("a"), "A2");
+});

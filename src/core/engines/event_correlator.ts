@@ -106,10 +106,17 @@ export interface EventCorrelatorOptions {
   clock?: Clock | undefined;
 }
 
-interface LruNode<V> {
+/** An entry of an {@link Lru}: kept by a user to use it again without looking its key up. */
+export interface LruNode<V> {
+  /** The key. */
   readonly key: string;
+  /** The value. */
   value: V;
+  /** False once it is forgotten (then {@link Lru.use} refuses it). */
+  live: boolean;
+  /** The next older entry. */
   older: LruNode<V> | undefined;
+  /** The next newer entry. */
   newer: LruNode<V> | undefined;
 }
 
@@ -118,17 +125,19 @@ interface LruNode<V> {
  * order is a linked list through the entries, so that using an entry moves
  * pointers only: the map itself changes only when an entry comes or goes (a
  * `Map` kept in order by deleting and re-adding every used key rehashes its
- * table again and again, and that cost most of the correlator's time).
+ * table again and again, and that cost most of the correlator's time). The
+ * entries are nodes that a user may keep and use again while they are live,
+ * with no look-up of their key at all.
  *
  * @example
  * ```ts
  * import { Lru } from "./event_correlator.ts";
  * const lru = new Lru<number>(2);
  * lru.set("a", 1);
- * lru.set("b", 2);
+ * const b = lru.add("b", 2);
  * lru.get("a"); // now "b" is the least recently used
  * lru.set("c", 3);
- * console.log(lru.get("a"), lru.get("b"), lru.get("c")); // 1 undefined 3
+ * console.log(lru.get("a"), lru.get("b"), lru.get("c"), b.live); // 1 undefined 3 false
  * ```
  */
 export class Lru<V> {
@@ -150,10 +159,7 @@ export class Lru<V> {
    * @returns The value, or undefined when absent.
    */
   get(key: string): V | undefined {
-    const node = this.#map.get(key);
-    if (node === undefined) return undefined;
-    this.#touch(node);
-    return node.value;
+    return this.entry(key)?.value;
   }
 
   /**
@@ -164,13 +170,33 @@ export class Lru<V> {
    * @param value The value.
    */
   set(key: string, value: V): void {
-    const found = this.#map.get(key);
-    if (found !== undefined) {
-      found.value = value;
-      this.#touch(found);
-      return;
-    }
-    const node: LruNode<V> = { key, value, older: this.#newest, newer: undefined };
+    const found = this.entry(key);
+    if (found !== undefined) found.value = value;
+    else this.add(key, value);
+  }
+
+  /**
+   * The entry of a key, which becomes the most recently used.
+   *
+   * @param key The key.
+   * @returns The entry, or undefined when absent.
+   */
+  entry(key: string): LruNode<V> | undefined {
+    const node = this.#map.get(key);
+    if (node !== undefined) this.#touch(node);
+    return node;
+  }
+
+  /**
+   * Adds an entry for a key that is absent, as the most recently used;
+   * forgets the least recently used entry when there are more than {@link Lru.size}.
+   *
+   * @param key The key (not in the cache).
+   * @param value The value.
+   * @returns The new entry.
+   */
+  add(key: string, value: V): LruNode<V> {
+    const node: LruNode<V> = { key, value, live: true, older: this.#newest, newer: undefined };
     if (this.#newest) this.#newest.newer = node;
     else this.#oldest = node;
     this.#newest = node;
@@ -178,8 +204,22 @@ export class Lru<V> {
     if (this.#map.size > this.size) {
       const oldest = this.#oldest!;
       this.#unlink(oldest);
+      oldest.live = false;
       this.#map.delete(oldest.key);
     }
+    return node;
+  }
+
+  /**
+   * Uses a kept entry again (it becomes the most recently used), if it is still live.
+   *
+   * @param node The entry, or undefined.
+   * @returns Whether it is live (else the caller looks its key up anew).
+   */
+  use(node: LruNode<V> | undefined): node is LruNode<V> {
+    if (node === undefined || !node.live) return false;
+    this.#touch(node);
+    return true;
   }
 
   /** How many entries there are. */
@@ -230,6 +270,10 @@ interface EventKeys {
   identical: string;
   /** The counting's key of an aggregate. */
   aggregate: string;
+  /** The aggregation's entry of `similar`, kept to be used without a look-up while it is live. */
+  group: LruNode<Group> | undefined;
+  /** The spam filter's entry of `source`, as `group`. */
+  bucket: LruNode<Bucket> | undefined;
 }
 
 const CLIENT_GO: CorrelatorLimits = { spamBurst: 25, spamRefill: 300 };
@@ -291,11 +335,16 @@ export class EventCorrelator {
     const similar = keys.similar;
 
     // 1. Aggregation of similar events (they differ only by message).
-    let group = this.#groups.get(similar);
-    if (!group || now - group.at > this.#aggregateWindow) group = { messages: new Set(), at: 0 };
+    let grouped = this.#groups.use(keys.group) ? keys.group : this.#groups.entry(similar);
+    let group = grouped?.value;
+    if (!group || now - group.at > this.#aggregateWindow) {
+      group = { messages: new Set(), at: 0 };
+      if (grouped) grouped.value = group;
+      else grouped = this.#groups.add(similar, group);
+    }
+    keys.group = grouped;
     group.messages.add(original);
     group.at = now;
-    this.#groups.set(similar, group);
     let key: string;
     let message = original;
     const aggregated = group.messages.size >= this.#aggregateLimit;
@@ -309,19 +358,27 @@ export class EventCorrelator {
     }
 
     // 2. Counting of identical events: the same Event, its count bumped.
-    let entry = this.#log.get(key);
+    const logged = this.#log.entry(key);
+    let entry = logged?.value;
     if (entry && entry.count > 0) entry.count++;
-    else entry = { key, count: 1, firstTimestamp: date };
-    this.#log.set(key, entry);
+    else {
+      entry = { key, count: 1, firstTimestamp: date };
+      if (logged) logged.value = entry;
+      else this.#log.add(key, entry);
+    }
 
     // 3. The spam filter: a token bucket per source and object.
     const token = this.#limits.spamRefill * 1000;
     const full = this.#limits.spamBurst * token;
-    let bucket = this.#buckets.get(source);
-    if (!bucket) bucket = { credit: full, at: now };
+    let filled = this.#buckets.use(keys.bucket) ? keys.bucket : this.#buckets.entry(source);
+    let bucket = filled?.value;
+    if (!bucket) {
+      bucket = { credit: full, at: now };
+      filled = this.#buckets.add(source, bucket);
+    }
+    keys.bucket = filled;
     bucket.credit = Math.min(full, bucket.credit + (now - bucket.at));
     bucket.at = now;
-    this.#buckets.set(source, bucket);
     if (token > 0) {
       if (bucket.credit < token) return undefined;
       bucket.credit -= token;
@@ -367,6 +424,8 @@ export class EventCorrelator {
         similar: "",
         identical: "",
         aggregate: "",
+        group: undefined,
+        bucket: undefined,
       };
       this.#keys.set(ref, keys);
     }
@@ -380,6 +439,7 @@ export class EventCorrelator {
       keys.similar = `${source}\u0000${type}\u0000${reason}\u0000${instance}`;
       keys.identical = `e\u0000${source}\u0000${type}\u0000${reason}\u0000`;
       keys.aggregate = `a\u0000${keys.similar}`;
+      keys.group = undefined;
     }
     return keys;
   }
