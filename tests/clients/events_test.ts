@@ -105,3 +105,50 @@ Deno.test("postEvent() ignores failures (gone namespace, server errors) and even
     undefined,
   );
 });
+
+Deno.test("postEvent(): the kept second of the time strings and the kept URL are used only for the same second and namespace", async () => {
+  const sent: Array<{ url: string; body: Record<string, unknown> }> = [];
+  const api = {
+    request: (_method: string, url: string, options: { body: Record<string, unknown> }) => {
+      sent.push({ url, body: options.body });
+      return Promise.resolve({ metadata: {} });
+    },
+  } as unknown as ApiClient;
+  const ref = { apiVersion: "v1", kind: "ConfigMap", name: "cm", namespace: "ns1", uid: "u" };
+  const t1 = new Date("2026-01-02T03:04:05.678Z");
+  const t2 = new Date("2026-01-02T03:04:05.679Z");
+  const spec = { ref, type: "Normal", reason: "Logging", message: "Hi." };
+  await postEvent(api, { ...spec, firstTimestamp: t1, lastTimestamp: t1 });
+  await postEvent(api, { ...spec, firstTimestamp: t1, lastTimestamp: t2 });
+  await postEvent(api, { ...spec, ref: { ...ref, namespace: "ns2" }, firstTimestamp: t2 });
+  await postEvent(api, { ...spec, firstTimestamp: new Date(t1.getTime()) });
+  for (
+    const at of [
+      "2026-01-02T03:04:06.000Z",
+      "2026-01-02T03:04:06.007Z",
+      "2026-01-02T03:04:06.042Z",
+      "2026-01-02T03:04:05.999Z",
+      "1969-12-31T23:59:59.500Z",
+      "+010000-01-01T00:00:00.001Z",
+    ]
+  ) {
+    await postEvent(api, { ...spec, firstTimestamp: new Date(at) });
+    assert.equal(sent.at(-1)!.body.firstTimestamp, at);
+    assert.equal(sent.at(-1)!.body.eventTime, at.replace("Z", "000Z"));
+  }
+  await assert.rejects(postEvent(api, { ...spec, firstTimestamp: new Date(NaN) }), RangeError);
+  sent.splice(4);
+  const times = sent.map((s) => [s.body.firstTimestamp, s.body.lastTimestamp, s.body.eventTime]);
+  assert.deepEqual(times, [
+    ["2026-01-02T03:04:05.678Z", "2026-01-02T03:04:05.678Z", "2026-01-02T03:04:05.678000Z"],
+    ["2026-01-02T03:04:05.678Z", "2026-01-02T03:04:05.679Z", "2026-01-02T03:04:05.678000Z"],
+    ["2026-01-02T03:04:05.679Z", "2026-01-02T03:04:05.679Z", "2026-01-02T03:04:05.679000Z"],
+    ["2026-01-02T03:04:05.678Z", "2026-01-02T03:04:05.678Z", "2026-01-02T03:04:05.678000Z"],
+  ]);
+  assert.deepEqual(sent.map((s) => s.url), [
+    "/api/v1/namespaces/ns1/events",
+    "/api/v1/namespaces/ns1/events",
+    "/api/v1/namespaces/ns2/events",
+    "/api/v1/namespaces/ns1/events",
+  ]);
+});

@@ -12,6 +12,7 @@ import {
   COMBINED_PREFIX,
   type CorrelatedEvent,
   EventCorrelator,
+  Lru,
 } from "../../src/core/engines/event_correlator.ts";
 
 const POD = { apiVersion: "v1", kind: "Pod", name: "p1", namespace: "ns", uid: "u1" };
@@ -167,4 +168,86 @@ Deno.test("correlate(): the caches are bounded (LRU); an evicted Event starts ov
   correlator.correlate(occurrence({ message: "C." })); // evicts B, the least recently used
   assert.equal(correlator.correlate(occurrence({ message: "A." }))!.count, 3);
   assert.equal(correlator.correlate(occurrence({ message: "B." }))!.count, 1);
+});
+
+Deno.test("correlate(): the keys kept per reference follow its component, type, reason and instance", () => {
+  const correlator = new EventCorrelator();
+  const ref = { ...POD };
+  const base = correlator.correlate(occurrence({ ref }))!;
+  const changes: Partial<CorrelatedEvent>[] = [
+    { component: "other-operator" },
+    { type: "Warning" },
+    { reason: "Other" },
+  ];
+  for (const change of changes) {
+    const other = correlator.correlate(occurrence({ ref, ...change }))!;
+    assert.notEqual(other.entry, base.entry, JSON.stringify(change));
+    assert.equal(other.count, 1);
+    if (change.component) assert.notEqual(other.source, base.source);
+    else assert.equal(other.source, base.source);
+  }
+  // The instance is in the aggregation's key only (as before the cache).
+  assert.equal(correlator.correlate(occurrence({ ref, instance: "prod" }))!.entry, base.entry);
+  // Back to the first: the same Event (an equal reference, not the same object, too).
+  assert.equal(correlator.correlate(occurrence({ ref }))!.entry, base.entry);
+  assert.equal(correlator.correlate(occurrence({ ref: { ...POD } }))!.entry, base.entry);
+  assert.equal(base.entry.count, 4);
+});
+
+Deno.test("Lru: forgets the least recently used entry beyond its size; get and set make an entry recent", () => {
+  const lru = new Lru<number>(3);
+  for (const key of ["a", "b", "c"]) lru.set(key, key.charCodeAt(0));
+  assert.equal(lru.get("a"), 97); // order now: b c a
+  lru.set("b", 1); // c a b
+  lru.set("d", 100); // evicts c
+  assert.equal(lru.length, 3);
+  assert.equal(lru.get("c"), undefined);
+  lru.set("e", 101); // evicts a
+  assert.equal(lru.get("a"), undefined);
+  assert.deepEqual(["b", "d", "e"].map((k) => lru.get(k)), [1, 100, 101]); // b d e → evicted in that order
+  lru.set("f", 0);
+  lru.set("g", 0);
+  const left = ["b", "d", "e", "f", "g"].map((k) => lru.get(k));
+  assert.deepEqual(left, [undefined, undefined, 101, 0, 0]);
+  const none = new Lru<number>(0);
+  none.set("x", 1);
+  assert.equal(none.get("x"), undefined);
+  assert.equal(none.length, 0);
+});
+
+Deno.test("correlate(): an object's kept cache entries are used while live, looked up anew once evicted", () => {
+  const limits = { spamBurst: 1, spamRefill: 300 };
+  const correlator = new EventCorrelator({ cacheSize: 1, limits });
+  const a = { ...POD, name: "a" };
+  const b = { ...POD, name: "b" };
+  assert.ok(correlator.correlate(occurrence({ ref: a })));
+  assert.equal(correlator.correlate(occurrence({ ref: a })), undefined); // its kept bucket: spent
+  assert.ok(correlator.correlate(occurrence({ ref: b }))); // evicts a's entries
+  assert.ok(correlator.correlate(occurrence({ ref: a }))); // a new bucket: not the kept one
+  assert.equal(correlator.correlate(occurrence({ ref: { ...a } })), undefined); // an equal reference
+  // The groups: an evicted one starts over (9 messages, evicted, then 9 more: none aggregated).
+  const big = new EventCorrelator({ cacheSize: 1, limits: { spamBurst: 100, spamRefill: 0 } });
+  const seen = [];
+  for (let i = 0; i < 9; i++) seen.push(big.correlate(occurrence({ ref: a, message: `${i}` }))!);
+  big.correlate(occurrence({ ref: b }));
+  for (let i = 9; i < 18; i++) seen.push(big.correlate(occurrence({ ref: a, message: `${i}` }))!);
+  assert.ok(seen.every((s) => !s.aggregated));
+  const kept = new EventCorrelator({ limits: { spamBurst: 100, spamRefill: 0 } });
+  for (let i = 0; i < 9; i++) kept.correlate(occurrence({ ref: a, message: `${i}` }));
+  assert.ok(kept.correlate(occurrence({ ref: a, message: "9" }))!.aggregated);
+});
+
+Deno.test("Lru: a kept entry is used again while live; add() and entry() give entries", () => {
+  const lru = new Lru<string>(2);
+  const a = lru.add("a", "A");
+  const b = lru.add("b", "B");
+  assert.ok(lru.use(a)); // order: b a
+  lru.add("c", "C"); // evicts b
+  assert.equal(b.live, false);
+  assert.equal(lru.use(b), false);
+  assert.equal(lru.use(undefined), false);
+  assert.equal(lru.entry("a"), a);
+  assert.equal(lru.entry("b"), undefined);
+  a.value = "A2";
+  assert.equal(lru.get("a"), "A2");
 });

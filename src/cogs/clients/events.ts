@@ -110,10 +110,10 @@ export async function postEvent(
 
   const namespace = ref.namespace || (await api.defaultNamespace(options.signal)) || "default";
   const message = cutMessage(event.message ?? "");
-  const first = (event.firstTimestamp ?? new Date()).toISOString();
-  const last = event.lastTimestamp?.toISOString() ?? first;
+  const first = isoString(event.firstTimestamp ?? new Date());
+  const last = event.lastTimestamp ? isoString(event.lastTimestamp) : first;
   // eventTime is a MicroTime: Kubernetes parses it with exactly six fractional digits.
-  const micro = first.replace(/\.(\d{3})Z$/, ".$1000Z");
+  const micro = `${first.slice(0, -1)}000Z`; // an ISO string ends with ".mmmZ"
   const posting = options.posting;
   const component = setting(posting, DEFAULTS.posting, "reportingComponent");
   const body = {
@@ -133,7 +133,7 @@ export async function postEvent(
   };
   const resource = options.resource ?? EVENTS_RESOURCE;
   try {
-    return await api.request<RawBody>("POST", resource.getUrl({ namespace }), {
+    return await api.request<RawBody>("POST", collectionUrl(resource, namespace), {
       body,
       signal: options.signal,
       priority: options.priority,
@@ -201,7 +201,7 @@ export async function patchEvent(
 ): Promise<RawBody | null | undefined> {
   const resource = options.resource ?? EVENTS_RESOURCE;
   const message = cutMessage(repeat.message);
-  const body = { count: repeat.count, lastTimestamp: repeat.lastTimestamp.toISOString(), message };
+  const body = { count: repeat.count, lastTimestamp: isoString(repeat.lastTimestamp), message };
   try {
     return await api.request<RawBody>(
       "PATCH",
@@ -224,6 +224,37 @@ export async function patchEvent(
     return undefined;
   }
 }
+
+/**
+ * A time as an ISO string (`toISOString()`'s), its part up to the second
+ * kept: formatting a date costs more than the rest of an Event's body, and
+ * the Events of a burst are mostly of a few seconds, so that most are the
+ * kept part and the milliseconds.
+ */
+function isoString(date: Date): string {
+  const ms = date.getTime();
+  const second = Math.floor(ms / 1000);
+  if (second !== isoSecond.second) {
+    if (!(ms >= 0)) return date.toISOString(); // before 1970 (or invalid: it throws)
+    isoSecond.second = second;
+    isoSecond.prefix = date.toISOString().slice(0, -4); // up to the dot: "…T03:04:05."
+  }
+  const milli = ms - second * 1000;
+  return `${isoSecond.prefix}${milli < 10 ? "00" : milli < 100 ? "0" : ""}${milli}Z`;
+}
+
+const isoSecond = { second: NaN, prefix: "" };
+
+/** The URL of a namespace's events, the last one kept (an operator's Events are mostly in a few namespaces). */
+function collectionUrl(resource: Resource, namespace: string): string {
+  const last = lastUrl;
+  if (last.resource === resource && last.namespace === namespace) return last.url;
+  const url = resource.getUrl({ namespace });
+  lastUrl = { resource, namespace, url };
+  return url;
+}
+
+let lastUrl: { resource?: Resource; namespace?: string; url: string } = { url: "" };
 
 /**
  * Cuts a message to {@link MAX_MESSAGE_LENGTH} characters, keeping its start

@@ -18,8 +18,9 @@
  *    next occurrence that does get through carries the full count.
  *
  * The correlator only decides; it writes nothing (see `event_recorder.ts`).
- * It is synchronous and cheap (a few string joins and map look-ups), so it
- * runs where the event occurs, and it takes its time from a {@link Clock}, so
+ * It is synchronous and cheap (a few map look-ups and one string join: the
+ * keys but for the message are kept per object reference), so it runs where
+ * the event occurs, and it takes its time from a {@link Clock}, so
  * its windows and buckets are tested on a fake clock.
  *
  * @module
@@ -105,22 +106,142 @@ export interface EventCorrelatorOptions {
   clock?: Clock | undefined;
 }
 
-/** A map that forgets its least recently used entries beyond a size. */
-class Lru<V> {
-  #map = new Map<string, V>();
+/** An entry of an {@link Lru}: kept by a user to use it again without looking its key up. */
+export interface LruNode<V> {
+  /** The key. */
+  readonly key: string;
+  /** The value. */
+  value: V;
+  /** False once it is forgotten (then {@link Lru.use} refuses it). */
+  live: boolean;
+  /** The next older entry. */
+  older: LruNode<V> | undefined;
+  /** The next newer entry. */
+  newer: LruNode<V> | undefined;
+}
+
+/**
+ * A map that forgets its least recently used entries beyond a size. The
+ * order is a linked list through the entries, so that using an entry moves
+ * pointers only: the map itself changes only when an entry comes or goes (a
+ * `Map` kept in order by deleting and re-adding every used key rehashes its
+ * table again and again, and that cost most of the correlator's time). The
+ * entries are nodes that a user may keep and use again while they are live,
+ * with no look-up of their key at all.
+ *
+ * @example
+ * ```ts
+ * import { Lru } from "./event_correlator.ts";
+ * const lru = new Lru<number>(2);
+ * lru.set("a", 1);
+ * const b = lru.add("b", 2);
+ * lru.get("a"); // now "b" is the least recently used
+ * lru.set("c", 3);
+ * console.log(lru.get("a"), lru.get("b"), lru.get("c"), b.live); // 1 undefined 3 false
+ * ```
+ */
+export class Lru<V> {
+  #map = new Map<string, LruNode<V>>();
+  #oldest: LruNode<V> | undefined;
+  #newest: LruNode<V> | undefined;
+
+  /**
+   * Creates an empty cache.
+   *
+   * @param size The entries kept at most.
+   */
   constructor(readonly size: number) {}
+
+  /**
+   * The value of a key, which becomes the most recently used.
+   *
+   * @param key The key.
+   * @returns The value, or undefined when absent.
+   */
   get(key: string): V | undefined {
-    const value = this.#map.get(key);
-    if (value !== undefined) {
-      this.#map.delete(key);
-      this.#map.set(key, value);
-    }
-    return value;
+    return this.entry(key)?.value;
   }
+
+  /**
+   * Sets a key's value and makes it the most recently used; forgets the least
+   * recently used entry when there are more than {@link Lru.size}.
+   *
+   * @param key The key.
+   * @param value The value.
+   */
   set(key: string, value: V): void {
-    this.#map.delete(key);
-    this.#map.set(key, value);
-    if (this.#map.size > this.size) this.#map.delete(this.#map.keys().next().value!);
+    const found = this.entry(key);
+    if (found !== undefined) found.value = value;
+    else this.add(key, value);
+  }
+
+  /**
+   * The entry of a key, which becomes the most recently used.
+   *
+   * @param key The key.
+   * @returns The entry, or undefined when absent.
+   */
+  entry(key: string): LruNode<V> | undefined {
+    const node = this.#map.get(key);
+    if (node !== undefined) this.#touch(node);
+    return node;
+  }
+
+  /**
+   * Adds an entry for a key that is absent, as the most recently used;
+   * forgets the least recently used entry when there are more than {@link Lru.size}.
+   *
+   * @param key The key (not in the cache).
+   * @param value The value.
+   * @returns The new entry.
+   */
+  add(key: string, value: V): LruNode<V> {
+    const node: LruNode<V> = { key, value, live: true, older: this.#newest, newer: undefined };
+    if (this.#newest) this.#newest.newer = node;
+    else this.#oldest = node;
+    this.#newest = node;
+    this.#map.set(key, node);
+    if (this.#map.size > this.size) {
+      const oldest = this.#oldest!;
+      this.#unlink(oldest);
+      oldest.live = false;
+      this.#map.delete(oldest.key);
+    }
+    return node;
+  }
+
+  /**
+   * Uses a kept entry again (it becomes the most recently used), if it is still live.
+   *
+   * @param node The entry, or undefined.
+   * @returns Whether it is live (else the caller looks its key up anew).
+   */
+  use(node: LruNode<V> | undefined): node is LruNode<V> {
+    if (node === undefined || !node.live) return false;
+    this.#touch(node);
+    return true;
+  }
+
+  /** How many entries there are. */
+  get length(): number {
+    return this.#map.size;
+  }
+
+  #touch(node: LruNode<V>): void {
+    if (node === this.#newest) return;
+    this.#unlink(node);
+    node.older = this.#newest;
+    node.newer = undefined;
+    this.#newest!.newer = node; // not undefined: the node was not the newest
+    this.#newest = node;
+  }
+
+  #unlink(node: LruNode<V>): void {
+    if (node.older) node.older.newer = node.newer;
+    else this.#oldest = node.newer;
+    if (node.newer) node.newer.older = node.older;
+    else this.#newest = node.older;
+    node.older = node.newer = undefined;
   }
 }
 
@@ -133,6 +254,26 @@ interface Bucket {
 interface Group {
   messages: Set<string>;
   at: number;
+}
+
+/** An object's keys for its last source, type, reason and instance (see `#keysOf`). */
+interface EventKeys {
+  component: string;
+  /** The spam filter's key: the source and the object. */
+  source: string;
+  type: string;
+  reason: string;
+  instance: string;
+  /** The aggregation's key: similar events differ only by message. */
+  similar: string;
+  /** The counting's key of an identical event, but for the message that ends it. */
+  identical: string;
+  /** The counting's key of an aggregate. */
+  aggregate: string;
+  /** The aggregation's entry of `similar`, kept to be used without a look-up while it is live. */
+  group: LruNode<Group> | undefined;
+  /** The spam filter's entry of `source`, as `group`. */
+  bucket: LruNode<Bucket> | undefined;
 }
 
 const CLIENT_GO: CorrelatorLimits = { spamBurst: 25, spamRefill: 300 };
@@ -161,6 +302,7 @@ export class EventCorrelator {
   #groups: Lru<Group>;
   #log: Lru<EventLogEntry>;
   #buckets: Lru<Bucket>;
+  #keys = new WeakMap<ObjectReference, EventKeys>();
 
   /**
    * Creates a correlator with empty caches.
@@ -187,50 +329,56 @@ export class EventCorrelator {
   correlate(event: CorrelatedEvent): Correlation | undefined {
     const now = this.#clock.now();
     const date = this.#clock.date();
-    const { ref, type, reason } = event;
-    // client-go's keys: the spam key (source + object) is a prefix of the others.
-    const source = [
-      event.component,
-      ref.kind ?? "",
-      ref.namespace ?? "",
-      ref.name ?? "",
-      ref.uid ?? "",
-      ref.apiVersion ?? "",
-    ].join("\u0000");
-    const similar = `${source}\u0000${type}\u0000${reason}\u0000${event.instance}`;
+    const original = event.message;
+    const keys = this.#keysOf(event);
+    const source = keys.source;
+    const similar = keys.similar;
 
     // 1. Aggregation of similar events (they differ only by message).
-    let group = this.#groups.get(similar);
-    if (!group || now - group.at > this.#aggregateWindow) group = { messages: new Set(), at: 0 };
-    group.messages.add(event.message);
+    let grouped = this.#groups.use(keys.group) ? keys.group : this.#groups.entry(similar);
+    let group = grouped?.value;
+    if (!group || now - group.at > this.#aggregateWindow) {
+      group = { messages: new Set(), at: 0 };
+      if (grouped) grouped.value = group;
+      else grouped = this.#groups.add(similar, group);
+    }
+    keys.group = grouped;
+    group.messages.add(original);
     group.at = now;
-    this.#groups.set(similar, group);
     let key: string;
-    let message = event.message;
+    let message = original;
     const aggregated = group.messages.size >= this.#aggregateLimit;
     if (!aggregated) {
-      key = `e\u0000${source}\u0000${type}\u0000${reason}\u0000${event.message}`;
+      key = keys.identical + original;
     } else {
       // Keep the group below the limit (client-go pops any; the oldest here, deterministically).
       group.messages.delete(group.messages.values().next().value!);
-      key = `a\u0000${similar}`;
-      message = COMBINED_PREFIX + event.message;
+      key = keys.aggregate;
+      message = COMBINED_PREFIX + original;
     }
 
     // 2. Counting of identical events: the same Event, its count bumped.
-    let entry = this.#log.get(key);
+    const logged = this.#log.entry(key);
+    let entry = logged?.value;
     if (entry && entry.count > 0) entry.count++;
-    else entry = { key, count: 1, firstTimestamp: date };
-    this.#log.set(key, entry);
+    else {
+      entry = { key, count: 1, firstTimestamp: date };
+      if (logged) logged.value = entry;
+      else this.#log.add(key, entry);
+    }
 
     // 3. The spam filter: a token bucket per source and object.
     const token = this.#limits.spamRefill * 1000;
     const full = this.#limits.spamBurst * token;
-    let bucket = this.#buckets.get(source);
-    if (!bucket) bucket = { credit: full, at: now };
+    let filled = this.#buckets.use(keys.bucket) ? keys.bucket : this.#buckets.entry(source);
+    let bucket = filled?.value;
+    if (!bucket) {
+      bucket = { credit: full, at: now };
+      filled = this.#buckets.add(source, bucket);
+    }
+    keys.bucket = filled;
     bucket.credit = Math.min(full, bucket.credit + (now - bucket.at));
     bucket.at = now;
-    this.#buckets.set(source, bucket);
     if (token > 0) {
       if (bucket.credit < token) return undefined;
       bucket.credit -= token;
@@ -245,5 +393,54 @@ export class EventCorrelator {
       aggregated,
       source,
     };
+  }
+
+  /**
+   * The keys of an occurrence, client-go's, the spam key (source + object) a
+   * prefix of the others: kept per object reference and rebuilt only when the
+   * source, type, reason or instance differ from its last occurrence's, so
+   * that an object's lines do not join and hash the same strings again and
+   * again (a reference is not changed once posted: loggers and `kopf.event`
+   * build their own).
+   */
+  #keysOf(event: CorrelatedEvent): EventKeys {
+    const { ref, component, type, reason, instance } = event;
+    let keys = this.#keys.get(ref);
+    if (keys?.component !== component) {
+      const source = [
+        component,
+        ref.kind ?? "",
+        ref.namespace ?? "",
+        ref.name ?? "",
+        ref.uid ?? "",
+        ref.apiVersion ?? "",
+      ].join("\u0000");
+      keys = {
+        component,
+        source,
+        type: "",
+        reason: "",
+        instance: "",
+        similar: "",
+        identical: "",
+        aggregate: "",
+        group: undefined,
+        bucket: undefined,
+      };
+      this.#keys.set(ref, keys);
+    }
+    if (
+      keys.type !== type || keys.reason !== reason || keys.instance !== instance || !keys.similar
+    ) {
+      const { source } = keys;
+      keys.type = type;
+      keys.reason = reason;
+      keys.instance = instance;
+      keys.similar = `${source}\u0000${type}\u0000${reason}\u0000${instance}`;
+      keys.identical = `e\u0000${source}\u0000${type}\u0000${reason}\u0000`;
+      keys.aggregate = `a\u0000${keys.similar}`;
+      keys.group = undefined;
+    }
+    return keys;
   }
 }
