@@ -37,7 +37,6 @@ interface ResourceHandlers {
   watching?: readonly WatchingHandler[];
   indexing?: readonly IndexingHandler[];
   reconciling?: readonly ReconcilingHandler[];
-  reconciled?: boolean;
   callbacks?: boolean;
 }
 
@@ -482,8 +481,7 @@ export class OperatorRegistry {
    * ```
    */
   reconciles(resource: Resource): boolean {
-    const cached = this.#cached(resource);
-    return cached.reconciled ??= this.#reconciling.some((h) => h.selector.check(resource));
+    return this.reconcilersOf(resource).length > 0;
   }
 
   /**
