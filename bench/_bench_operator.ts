@@ -58,6 +58,8 @@ export interface ChildReport {
   occurrences: number;
   /** The operator's metrics, Prometheus text format. */
   metrics: string;
+  /** Its memory now, in bytes (`Deno.memoryUsage()`: V8's heap, used and reserved, and the memory outside it). */
+  memory: { rss: number; heapTotal: number; heapUsed: number; external: number };
 }
 
 if (import.meta.main) {
@@ -116,6 +118,7 @@ if (import.meta.main) {
     starts,
     occurrences,
     metrics: await metrics.metrics(),
+    memory: Deno.memoryUsage(),
   });
 
   const stop = new AbortController();

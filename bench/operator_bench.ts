@@ -48,7 +48,7 @@
  * Run alone: `deno run -A bench/operator_bench.ts`; only some phases:
  * `KOPF_BENCH_PHASES=tuned,bursts deno run -A bench/operator_bench.ts` (phases:
  * `accounting`, `tuned`, `bursts`, `latency`, `events`; the idle and
- * accounting runs always run first). The operator's processes use only the
+ * accounting runs always run first); only some bursts: `KOPF_BENCH_BURSTS=2000,10000`. The operator's processes use only the
  * public `mod.ts`, so that `compare.ts` can run this benchmark on earlier
  * commits.
  *
@@ -58,7 +58,7 @@
 import * as kopf from "../mod.ts";
 import { BenchClient, expectOk, setUpKopfExamples } from "./_client.ts";
 import { LoadGenerator } from "./_load_generator.ts";
-import { type ChildOptions, OperatorProcess } from "./_operator_process.ts";
+import { type ChildOptions, type ChildReport, OperatorProcess } from "./_operator_process.ts";
 import { readCpuSeconds, type ServerProcess, startServerProcess } from "./_server_process.ts";
 import { figure, fmt, percentile } from "./_stats.ts";
 
@@ -83,6 +83,14 @@ const PHASES = Deno.env.get("KOPF_BENCH_PHASES")?.split(",").map((p) => p.trim()
 /** Whether a phase runs. */
 function phase(name: "tuned" | "bursts" | "latency" | "events"): boolean {
   return !PHASES || PHASES.includes(name);
+}
+
+/** The burst sizes to run in the bursts phase (`KOPF_BENCH_BURSTS`, comma-separated; all by default). */
+const BURSTS = Deno.env.get("KOPF_BENCH_BURSTS")?.split(",").map((n) => Number(n.trim()));
+
+/** Whether a burst of this size runs. */
+function burstSize(objects: number): boolean {
+  return !BURSTS || BURSTS.includes(objects);
 }
 
 /** Epoch milliseconds with sub-millisecond precision, comparable across threads and processes. */
@@ -227,6 +235,8 @@ interface BurstResult {
   peakRss: number;
   /** Its RSS {@link SETTLE_SECONDS} after the last object was gone, if asked for. */
   settledRss?: number;
+  /** Its V8 heap (used, reserved) and the memory outside the heap then, in bytes. */
+  settledMemory?: ChildReport["memory"];
 }
 
 async function burst(
@@ -254,9 +264,11 @@ async function burst(
   const cpu2 = await cpuNow(op, server);
   const requests = diffCounts(counts0, await requestCounts(api));
   let settledRss: number | undefined;
+  let settledMemory: ChildReport["memory"] | undefined;
   if (options.settle) {
     await sleep(SETTLE_SECONDS * 1000);
     settledRss = await op.rss();
+    settledMemory = (await op.report()).memory;
   }
   const peakRss = await op.peakRss();
   const createSeconds = (created.last - posting.started) / 1000;
@@ -277,6 +289,7 @@ async function burst(
     rssBefore,
     peakRss,
     ...(settledRss !== undefined ? { settledRss } : {}),
+    ...(settledMemory !== undefined ? { settledMemory } : {}),
   };
 }
 
@@ -532,7 +545,7 @@ export async function measureOperator(
     // neighbours on the machine only ever slow a run down), then 2,000 and 10,000
     // once — each with a fresh operator process.
     const bursts = [[1_000, 3], [2_000, 1], [10_000, 1]] as const;
-    for (const [objects, runs] of phase("bursts") ? bursts : []) {
+    for (const [objects, runs] of phase("bursts") ? bursts.filter(([n]) => burstSize(n)) : []) {
       const rssTarget = PEAK_RSS_TARGETS.get(objects);
       const results: BurstResult[] = [];
       for (let run = 0; run < runs; run++) {
@@ -596,7 +609,9 @@ export async function measureOperator(
             note: `[VmHWM of a fresh operator process: the exact peak over the creations and ` +
               `the deletions; ${fmt(r.rssBefore / MB)} MiB when it was ready, ` +
               `${fmt(r.settledRss! / MB)} MiB settled (VmRSS ${SETTLE_SECONDS} s after the last ` +
-              `object was gone)]`,
+              `object was gone; then V8's heap ${fmt(r.settledMemory!.heapUsed / MB)} MiB used ` +
+              `of ${fmt(r.settledMemory!.heapTotal / MB)} MiB, ` +
+              `${fmt(r.settledMemory!.external / MB)} MiB outside it)]`,
           }),
         );
       }
