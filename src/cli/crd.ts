@@ -15,12 +15,12 @@
  * @module
  */
 
-import { stringify } from "npm:yaml@^2.8.0";
 import { Resource } from "../cogs/structs/references.ts";
 import { TypedResource } from "../cogs/structs/typed_resources.ts";
 import type { OperatorRegistry } from "../core/intents/registry.ts";
 import { type CrdDefinition as Definition, crdDefinitionsOf } from "../kits/crds.ts";
 import { loadHandlers } from "./run.ts";
+import { yamlDocument } from "./_yaml.ts";
 
 /**
  * What to know before applying a CRD with several versions: who sets its conversion, or that
@@ -81,7 +81,7 @@ export function toYamlStream(
   comments: string[][] = [],
 ): string {
   return objects
-    .map((o, i) => [...(comments[i] ?? []), stringify(o, { lineWidth: 0 })].join("\n"))
+    .map((o, i) => yamlDocument(o, { comments: comments[i] }))
     .join("---\n");
 }
 
