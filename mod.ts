@@ -260,7 +260,7 @@ export type {
 // Running and embedding.
 export { operator, OperatorError, run, runTasks, spawnTasks } from "./src/core/reactor/running.ts";
 export type { OperatorOptions, OperatorTask } from "./src/core/reactor/running.ts";
-export { main } from "./src/cli/main.ts";
+export { main } from "./src/cli/entry.ts";
 export type { RunControls } from "./src/cli/run.ts";
 
 // Daemons and timers (kopf.daemon, kopf.timer; also kopf.on.daemon, kopf.on.timer).
@@ -357,7 +357,7 @@ export type {
   VersionsOf,
 } from "./src/cogs/structs/typed_resources.ts";
 export { StructuralSchemaError, toStructural } from "./src/cogs/structs/structural.ts";
-export { crds } from "./src/cli/crd.ts";
+export { crds } from "./src/kits/crds.ts";
 export type {
   FieldPathOf,
   FieldValueOf,

@@ -21,7 +21,7 @@
  * @module
  */
 
-import { parse as parseYaml } from "yaml";
+import { load as parseYaml } from "js-yaml";
 import * as kopf from "../mod.ts";
 import { BenchClient, expectOk, runBounded, setUpKopfExamples } from "./_client.ts";
 import { readCpuSeconds, type ServerProcess, startServerProcess } from "./_server_process.ts";
@@ -62,7 +62,9 @@ interface Lists {
  * @param root The repository root.
  */
 async function setUp(api: BenchClient, root: URL): Promise<void> {
-  const crd = parseYaml(await Deno.readTextFile(new URL("examples/crd.yaml", root)));
+  const crd = parseYaml(await Deno.readTextFile(new URL("examples/crd.yaml", root))) as {
+    spec: { versions: Record<string, unknown>[] };
+  };
   const [v1] = crd.spec.versions;
   crd.spec.versions.push({ ...structuredClone(v1), name: "v2", storage: false });
   expectOk(await api.send("POST", CRDS, { body: crd }), "creating the two-version KopfExample CRD");

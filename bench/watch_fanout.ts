@@ -6,7 +6,7 @@
  * @module
  */
 
-import { parse as parseYaml } from "yaml";
+import { load as parseYaml } from "js-yaml";
 import { type BenchClient, expectOk, runBounded } from "./_client.ts";
 
 /** The figures of one fan-out run. */

@@ -11,7 +11,7 @@
  * @module
  */
 
-import { parse } from "npm:yaml@^2.8.0";
+import { load as parse } from "npm:js-yaml@^5";
 import { KopfRunner, startApiServer } from "../testing.ts";
 
 const here = new URL(".", import.meta.url).pathname;

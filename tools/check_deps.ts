@@ -2,9 +2,9 @@
  * The dependency check: every package the published code imports is written as a full
  * `npm:name@range` specifier with exactly the range that `deno.json` pins for it.
  *
- * Why full specifiers in `src/`: a bare `"yaml"` resolves only through this repository's import
+ * Why full specifiers in `src/`: a bare `"js-yaml"` resolves only through this repository's import
  * map, and an import map applies to the project that owns it — a user's project that imports
- * `mod.ts` by path or URL has none of our entries and fails with `Import "yaml" not a dependency`.
+ * `mod.ts` by path or URL has none of our entries and fails with `Import "js-yaml" not a dependency`.
  * Why the check: the pins then appear in two places (`deno.json`'s `imports`, which the tests,
  * tools and examples use, and the specifiers in `src/`), and this keeps them one: a major bumped in
  * `deno.json` fails here until every import says the same.
@@ -52,8 +52,8 @@ export function parsePackageSpecifier(specifier: string): PackageSpecifier | und
 }
 
 /**
- * The pins of `deno.json`'s `imports`: package name → its full specifier (`npm:yaml@^2.8.0`),
- * and the bare keys that map to a registry package (`"yaml"` → `yaml`).
+ * The pins of `deno.json`'s `imports`: package name → its full specifier (`npm:js-yaml@^5`),
+ * and the bare keys that map to a registry package (`"js-yaml"` → `js-yaml`).
  *
  * @param imports The `imports` object of `deno.json`.
  * @returns The pins by package name, the package name by import-map key, and the entries that

@@ -6,7 +6,7 @@
  * @module
  */
 
-import { stringify } from "npm:yaml@^2.8.0";
+import { dump } from "npm:js-yaml@^5";
 
 /** The kubeconfig object (the fields we write). */
 export interface Kubeconfig {
@@ -83,11 +83,12 @@ export function buildKubeconfig(parts: KubeconfigParts): Kubeconfig {
 }
 
 /**
- * Renders a kubeconfig as YAML.
+ * Renders a kubeconfig as YAML: base64 data on one line, and strings that YAML 1.1 (kubectl's)
+ * would read otherwise quoted.
  *
  * @param config The kubeconfig.
  * @returns YAML text.
  */
 export function kubeconfigYaml(config: Kubeconfig): string {
-  return stringify(config);
+  return dump(config, { lineWidth: -1, quoteStyle: "double" });
 }

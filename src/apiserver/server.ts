@@ -11,7 +11,7 @@
  */
 
 import { deepEqual } from "../cogs/structs/deep_equal.ts";
-import { parse as parseYaml } from "npm:yaml@^2.8.0";
+import { load as parseYaml } from "npm:js-yaml@^5";
 import {
   type FieldRequirement,
   matchesFields,

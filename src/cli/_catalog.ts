@@ -14,7 +14,7 @@
  * @module
  */
 
-import { parseAllDocuments } from "npm:yaml@^2.8.0";
+import { loadAll } from "npm:js-yaml@^5";
 import { builtinResources } from "../apiserver/builtins.ts";
 import { Resource, type Selector } from "../cogs/structs/references.ts";
 import type { OperatorRegistry } from "../core/intents/registry.ts";
@@ -116,11 +116,17 @@ async function crdResources(path: string): Promise<Resource[]> {
   } catch (e) {
     throw new CatalogError(`Cannot read the CRD file ${path}: ${(e as Error).message}`);
   }
+  let docs: unknown[];
+  try {
+    docs = loadAll(text);
+  } catch (e) {
+    const reason = (e as Error).message.split("\n")[0];
+    throw new CatalogError(`The CRD file ${path} is not valid YAML: ${reason}`);
+  }
   const out: Resource[] = [];
-  for (const doc of parseAllDocuments(text)) {
-    if (!("toJS" in doc)) continue;
+  for (const doc of docs) {
     // deno-lint-ignore no-explicit-any
-    const crd = doc.toJS() as any;
+    const crd = doc as any;
     if (crd?.kind !== "CustomResourceDefinition") continue;
     const spec = crd.spec ?? {};
     const names = spec.names ?? {};

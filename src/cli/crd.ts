@@ -15,60 +15,12 @@
  * @module
  */
 
-import { stringify } from "npm:yaml@^2.8.0";
 import { Resource } from "../cogs/structs/references.ts";
-import { TypedResource, type VersionedResource } from "../cogs/structs/typed_resources.ts";
-import { getDefaultRegistry } from "../core/intents/registration.ts";
+import { TypedResource } from "../cogs/structs/typed_resources.ts";
 import type { OperatorRegistry } from "../core/intents/registry.ts";
-import { typedResourcesOf } from "../core/intents/typing.ts";
+import { type CrdDefinition as Definition, crdDefinitionsOf } from "../kits/crds.ts";
 import { loadHandlers } from "./run.ts";
-
-/** One CRD's resource: a typed resource alone, or a resource with several versions. */
-type Definition = TypedResource<unknown, unknown> | VersionedResource;
-
-/** The CRDs' definitions of a registry, once each (a version stands for its resource). */
-function definitionsOf(registry: OperatorRegistry): Definition[] {
-  const found: Definition[] = [];
-  for (const r of typedResourcesOf(registry)) {
-    const definition = r.versionOf ?? r;
-    if (found.includes(definition)) continue;
-    const name = `${definition.plural}.${definition.group}`;
-    if (found.some((d) => `${d.plural}.${d.group}` === name)) {
-      throw new TypeError(
-        `two kopf.resource() definitions of the CRD ${name}: define all its versions in one, ` +
-          `kopf.resource({ versions: { v1: {...}, v2: {...} }, storage })`,
-      );
-    }
-    found.push(definition);
-  }
-  return found;
-}
-
-/**
- * The CRDs of the typed resources that a registry's handlers are registered on.
- *
- * @param registry The registry (default: the default registry).
- * @returns One CRD object per typed resource, in registration order (a resource with several
- *   versions once, with all its versions).
- * @throws {TypeError} When two different definitions are of one CRD.
- *
- * @example
- * ```ts
- * import * as kopf from "../../mod.ts";
- * const registry = new kopf.OperatorRegistry();
- * const Evc = kopf.resource({
- *   group: "kopf.dev", version: "v1", kind: "EphemeralVolumeClaim",
- *   plural: "ephemeralvolumeclaims", scope: "Namespaced",
- *   spec: kopf.Type.Object({ size: kopf.Type.String() }),
- * });
- * kopf.on.create(Evc, { registry }, ({ spec }) => ({ size: spec.size }));
- * console.log(kopf.crds(registry).map((crd) => (crd.metadata as { name: string }).name));
- * // ["ephemeralvolumeclaims.kopf.dev"]
- * ```
- */
-export function crds(registry: OperatorRegistry = getDefaultRegistry()): Record<string, unknown>[] {
-  return definitionsOf(registry).map((d) => d.crd());
-}
+import { yamlDocument } from "./_yaml.ts";
 
 /**
  * What to know before applying a CRD with several versions: who sets its conversion, or that
@@ -129,7 +81,7 @@ export function toYamlStream(
   comments: string[][] = [],
 ): string {
   return objects
-    .map((o, i) => [...(comments[i] ?? []), stringify(o, { lineWidth: 0 })].join("\n"))
+    .map((o, i) => yamlDocument(o, { comments: comments[i] }))
     .join("---\n");
 }
 
@@ -151,7 +103,7 @@ export async function runCrd(
   const registry = await loadHandlers(paths, modules);
   let definitions: Definition[];
   try {
-    definitions = definitionsOf(registry);
+    definitions = crdDefinitionsOf(registry);
   } catch (e) {
     console.error(`kopf: ${(e as Error).message}`);
     return 1;

@@ -18,7 +18,7 @@
  * @module
  */
 
-import { crds } from "./crd.ts";
+import { crds } from "../kits/crds.ts";
 import type { OperatorFlags } from "./_operator_flags.ts";
 import { loadOperator } from "./_operator_flags.ts";
 import { resolver } from "./_catalog.ts";

@@ -15,11 +15,11 @@
  * @module
  */
 
-import { Document, isMap, isSeq, type YAMLSeq } from "npm:yaml@^2.8.0";
 import { type AccessNeed, operatorAccess } from "../core/reactor/access.ts";
 import { selectSpecificNamespaces } from "../cogs/structs/references.ts";
 import { resolver } from "./_catalog.ts";
 import { loadOperator, type OperatorFlags } from "./_operator_flags.ts";
+import { yamlDocument } from "./_yaml.ts";
 
 /** A Kubernetes object as printed. */
 export type ManifestObject = Record<string, unknown>;
@@ -168,20 +168,11 @@ export function manifestYaml(objects: ManifestObject[], header?: string): string
     const plain = rules
       ? { ...object, rules: rules.map(({ why: _why, ...rule }) => rule) }
       : object;
-    const doc = new Document(plain, { aliasDuplicateObjects: false });
-    if (i === 0 && header) doc.commentBefore = header.split("\n").map((l) => ` ${l}`).join("\n");
-    const seq = doc.get("rules", true);
-    if (rules && isSeq(seq)) {
-      seq.items.forEach((item, j) => {
-        if (!isMap(item)) return;
-        item.commentBefore = ` ${rules[j]!.why}`;
-        for (const key of ["apiGroups", "resources", "resourceNames", "verbs"]) {
-          const list = item.get(key, true) as YAMLSeq | undefined;
-          if (isSeq(list)) list.flow = true;
-        }
-      });
-    }
-    return doc.toString({ lineWidth: 0, flowCollectionPadding: false });
+    return yamlDocument(plain, {
+      comments: i === 0 && header ? [...header.split("\n").map((l) => `# ${l}`), ""] : [],
+      itemComments: rules ? { rules: rules.map((rule) => ` ${rule.why}`) } : {},
+      flowKeys: { rules: ["apiGroups", "resources", "resourceNames", "verbs"] },
+    });
   });
   return docs.map((d, i) => (i === 0 ? d : `---\n${d}`)).join("");
 }

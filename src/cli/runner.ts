@@ -6,7 +6,7 @@
  */
 
 import { BaseKopfRunner, type KopfRunnerOptions } from "../kits/runner.ts";
-import { main } from "./main.ts";
+import { main } from "./entry.ts";
 
 /**
  * Runs an operator in this process in the background, from `kopf` CLI

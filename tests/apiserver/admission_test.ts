@@ -441,7 +441,7 @@ Deno.test("a status subresource rule; delete validation with the old object", as
   await using api = await startApiServer();
   await using hook = await Webhook.start();
   const crd = await Deno.readTextFile(`${ROOT}examples/crd.yaml`);
-  const { parse } = await import("yaml");
+  const { load: parse } = await import("js-yaml");
   assertEquals(
     (await call(api, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", parse(crd)))
       .status,

@@ -31,7 +31,7 @@
  */
 
 import * as k8s from "@kubernetes/client-node";
-import { parse as parseYaml } from "yaml";
+import { load as parseYaml } from "js-yaml";
 import { type RunningApiServer, startApiServer } from "../../testing.ts";
 
 // ---------------------------------------------------------------------------

@@ -10,7 +10,7 @@
  * @module
  */
 
-import { parse as parseYaml } from "yaml";
+import { load as parseYaml } from "js-yaml";
 import { type RunningApiServer, startApiServer } from "../../testing.ts";
 import { findKubectls, Kubectl, type KubectlBinary } from "./_kubectl.ts";
 
@@ -197,7 +197,9 @@ scenario("apply the CRD and an object, get with printer columns", async (k, api)
   const stored = await get(api, `${KEX}/kopf-example-1`);
   delete stored.metadata.managedFields;
   const asJson = JSON.parse(await k.ok(["get", "kex", "kopf-example-1", "-o", "json"]));
-  const asYaml = parseYaml(await k.ok(["get", "kex", "kopf-example-1", "-o", "yaml"]));
+  const asYaml = parseYaml(await k.ok(["get", "kex", "kopf-example-1", "-o", "yaml"])) as {
+    spec: Record<string, unknown>;
+  };
   assertEquals(asJson, stored, "-o json");
   assertEquals(asYaml, stored, "-o yaml");
   assertEquals(asJson.spec, { duration: "1m", field: "value", items: ["item1", "item2"] });

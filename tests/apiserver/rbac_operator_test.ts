@@ -10,7 +10,7 @@
  */
 
 import assert from "node:assert/strict";
-import { parse as parseYaml } from "yaml";
+import { load as parseYaml } from "js-yaml";
 import { OperatorSettings } from "../../mod.ts";
 import { KopfRunner, type RunningApiServer, startApiServer } from "../../testing.ts";
 

@@ -10,7 +10,7 @@
  */
 
 import assert from "node:assert/strict";
-import { parse as parseYaml } from "yaml";
+import { load as parseYaml } from "js-yaml";
 import { startApiServer } from "../../testing.ts";
 import { type Answer, call, readEvents } from "./_http.ts";
 

@@ -15,7 +15,7 @@
 
 import assert from "node:assert/strict";
 import { dirname } from "node:path";
-import { parse as parseYaml, parseAllDocuments } from "yaml";
+import { load as parseYaml, loadAll } from "js-yaml";
 import { startApiServer } from "../../testing.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -111,8 +111,8 @@ Deno.test("image: deploy/Dockerfile's layout and entry point run the operator wi
       `${ROOT}${HANDLERS}`,
     ]);
     assert.equal(manifests.code, 0, manifests.stderr);
-    const deployment = parseAllDocuments(manifests.stdout).map((d) => d.toJS())
-      .find((o) => o.kind === "Deployment");
+    // deno-lint-ignore no-explicit-any
+    const deployment = (loadAll(manifests.stdout) as any[]).find((o) => o.kind === "Deployment");
     const container = deployment.spec.template.spec.containers[0];
     assert.deepEqual(container.args, [
       "--all-namespaces",
@@ -221,8 +221,10 @@ Deno.test("image: deploy/Dockerfile's layout and entry point run the operator wi
 Deno.test("compile: the CI workflow's deno compile step, run with deno run (the same entry and permissions) — deploy/main.ts runs the operator with kopf.main()", async () => {
   // `deno compile` needs a download these machines cannot reach; its entry and permissions are
   // what can be tested: the step's command with `run` for `compile` (target and output dropped).
-  const workflow = parseYaml(await Deno.readTextFile(`${ROOT}.github/workflows/compile.yml`));
-  const step = workflow.jobs.compile.steps.find((s: { name?: string }) => s.name === "Compile");
+  const workflow = parseYaml(
+    await Deno.readTextFile(`${ROOT}.github/workflows/compile.yml`),
+  ) as { jobs: { compile: { steps: Array<{ name?: string; run?: string }> } } };
+  const step = workflow.jobs.compile.steps.find((s) => s.name === "Compile")!;
   const words = (step.run as string).replace(/\$\{\{[^}]*\}\}/g, "X").trim().split(/\s+/);
   assert.deepEqual(words.slice(0, 2), ["deno", "compile"]);
   assert.equal(words.at(-1), "deploy/main.ts");

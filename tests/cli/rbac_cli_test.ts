@@ -12,7 +12,7 @@
  */
 
 import assert from "node:assert/strict";
-import { parseAllDocuments } from "yaml";
+import { loadAll } from "js-yaml";
 import { startApiServer } from "../../testing.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -34,7 +34,7 @@ async function kopf(...args: string[]): Promise<{ code: number; stdout: string; 
 }
 
 function docs(yaml: string): Obj[] {
-  return parseAllDocuments(yaml).map((d) => d.toJS());
+  return loadAll(yaml) as Obj[];
 }
 
 /** Rules as `group resources [names] verbs` lines, for comparing. */

@@ -25,7 +25,7 @@ import {
 import type { AccessNeed } from "../../src/core/reactor/access.ts";
 import { operatorFlags } from "../../src/cli/_operator_flags.ts";
 import { operatorNeeds, rbacObjects } from "../../src/cli/rbac.ts";
-import { parseAllDocuments } from "yaml";
+import { loadAll } from "js-yaml";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const FIXTURES = `${ROOT}tests/fixtures/rbac/`;
@@ -51,9 +51,9 @@ function adminOf(api: RunningApiServer): Admin {
 }
 
 async function applyYamlFile(admin: Admin, path: string): Promise<void> {
-  for (const doc of parseAllDocuments(await Deno.readTextFile(path))) {
+  for (const doc of loadAll(await Deno.readTextFile(path))) {
     // deno-lint-ignore no-explicit-any
-    const obj = doc.toJS() as any;
+    const obj = doc as any;
     if (!obj) continue;
     if (obj.kind === "CustomResourceDefinition") {
       await admin("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", obj);

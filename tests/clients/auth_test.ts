@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { fileURLToPath as fromFileUrl } from "node:url";
-import { stringify } from "yaml";
+import { dump as stringify } from "js-yaml";
 import { startApiServer } from "../../testing.ts";
 import {
   loginViaClient,

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { stringify } from "yaml";
+import { dump as stringify } from "js-yaml";
 import { startApiServer } from "../../testing.ts";
 import { loginWithKubeconfig } from "../../src/cogs/clients/auth.ts";
 import { ApiClient } from "../../src/cogs/clients/api.ts";
@@ -88,7 +88,9 @@ Deno.test("parseKubeconfigs(): a malformed file is a one-line error naming the f
     ["users: [{user: {token: t}}]\n", /users\[0\] has no name$/],
     ["users: [{name: u, user: {exec: {command: x}}}]\n", /the exec of user "u" has no apiVersion$/],
     ["clusters: [{name: c, cluster: {server: [1]}}]\n", /"server" must be a string$/],
-    ["clusters: [\n  - {name: 1\n", /^The kubeconfig \/k is not valid: /],
+    ["clusters: [\n  - {name: 1\n", /^The kubeconfig \/k is not valid: .* at line 2, column 3$/],
+    ["users: []\n---\nusers: []\n", /not valid: it holds 2 YAML documents .*: a kubeconfig is one/],
+    ["users: []\nusers: []\n", /not valid: duplicated mapping key at line 2, column 1$/],
   ];
   for (const [text, message] of cases) {
     assert.throws(() => parseKubeconfigs([{ path: "/k", text }]), (e: Error) => {

@@ -13,7 +13,7 @@
  */
 
 import assert from "node:assert/strict";
-import { parseAllDocuments, stringify } from "yaml";
+import { dump as stringify, loadAll } from "js-yaml";
 import { KopfRunner, startApiServer } from "../../testing.ts";
 import { eventually, type Obj, ROOT } from "./_setup.ts";
 
@@ -178,7 +178,7 @@ Deno.test("19-rbac: one printed rule short (patch on persistentvolumeclaims) —
   let removed = false;
   await using c = await setUp((yaml) => {
     // The printed RBAC, minus `patch` in the rule of persistentvolumeclaims.
-    const docs = parseAllDocuments(yaml).map((d) => d.toJS());
+    const docs = loadAll(yaml) as Obj[];
     for (const doc of docs) {
       for (const rule of doc.rules ?? []) {
         if (rule.resources?.includes("persistentvolumeclaims") && rule.verbs.includes("patch")) {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import * as k8s from "@kubernetes/client-node";
-import { parse as parseYaml } from "yaml";
+import { load as parseYaml } from "js-yaml";
 import {
   adjustNamespace,
   adopt,

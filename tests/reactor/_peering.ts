@@ -6,7 +6,7 @@
  * @module
  */
 
-import { parseAllDocuments } from "yaml";
+import { loadAll } from "js-yaml";
 import type { Cluster } from "./_setup.ts";
 import { ROOT } from "./_setup.ts";
 
@@ -26,8 +26,9 @@ export async function applyPeering(
   options: { legacy?: boolean; objects?: boolean } = {},
 ): Promise<void> {
   const file = options.legacy ? "peering-legacy.yaml" : "peering.yaml";
-  const docs = parseAllDocuments(await Deno.readTextFile(`${ROOT}${file}`))
-    .map((d) => d.toJS()).filter(Boolean);
+  const docs = loadAll(await Deno.readTextFile(`${ROOT}${file}`)).filter(Boolean) as Array<
+    Record<string, unknown>
+  >;
   for (const crd of docs) await c.createCrd(crd);
   if (options.objects === false) return;
   const group = options.legacy ? "zalando.org" : "kopf.dev";

@@ -10,14 +10,15 @@
  * costs an operator ≈65 MB of memory (≈32 MB of JS heap) for a few fields of
  * YAML. It is still used, loaded on demand, for users with an
  * `auth-provider` (OIDC and the legacy cloud providers), whose token refresh
- * it implements.
+ * it implements. The YAML parser is `js-yaml`, an ES module: a CommonJS
+ * package here would bring Deno's CommonJS loader into every operator
+ * (several MiB of memory) only to read a kubeconfig.
  *
  * @module
  */
 
 import { dirname, isAbsolute, join, sep } from "node:path";
-import process from "node:process";
-import { parse as parseYaml } from "npm:yaml@^2.8.0";
+import { loadAll, YAMLException } from "npm:js-yaml@^5";
 import { LoginError } from "../structs/credentials.ts";
 import { permissionError, permissionHint } from "./_permissions.ts";
 
@@ -469,21 +470,24 @@ export function oneLine(error: unknown): string {
 }
 
 /**
- * Parses YAML without the yaml library's debug switches: it reads `LOG_TOKENS` and `LOG_STREAM`
- * from `process.env` at every parse, which an operator allowed to read only `KUBECONFIG` and
- * `HOME` may not do (Deno would refuse with a NotCapable error). Parsing is synchronous, so the
- * environment is swapped for an empty one for exactly that long.
+ * The one YAML document of a kubeconfig, as kubectl reads it: YAML 1.2's core schema (a date stays
+ * a string), an empty file (or one of comments only) is nothing, several documents are an error.
+ *
+ * @throws {Error} One line: what is wrong and where (line and column), without the source snippet.
  */
 function yamlOf(text: string): unknown {
-  const granted = ["LOG_TOKENS", "LOG_STREAM"].every((variable) =>
-    Deno.permissions.querySync({ name: "env", variable }).state === "granted"
-  );
-  if (granted) return parseYaml(text);
-  const env = process.env;
-  process.env = {};
+  let docs: unknown[];
   try {
-    return parseYaml(text);
-  } finally {
-    process.env = env;
+    docs = loadAll(text);
+  } catch (error) {
+    if (!(error instanceof YAMLException)) throw error;
+    const at = error.mark ? ` at line ${error.mark.line + 1}, column ${error.mark.column + 1}` : "";
+    throw new Error(`${error.reason}${at}`, { cause: error });
   }
+  if (docs.length > 1) {
+    throw new Error(
+      `it holds ${docs.length} YAML documents (separated by ---): a kubeconfig is one document`,
+    );
+  }
+  return docs[0];
 }
