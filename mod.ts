@@ -103,6 +103,17 @@ export type {
 export { event, exception, info, warn } from "./src/core/engines/posting.ts";
 export { OperatorMetrics } from "./src/core/engines/metrics.ts";
 export type { OperatorMetricsOptions, QueueSample } from "./src/core/engines/metrics.ts";
+export { MetricsRegistry } from "./src/cogs/metrics/registry.ts";
+export type {
+  Counter,
+  Gauge,
+  GaugeOptions,
+  Histogram,
+  HistogramOptions,
+  LabelValues,
+  MetricOptions,
+  MetricsRegistryOptions,
+} from "./src/cogs/metrics/registry.ts";
 export type { RequestRecord } from "./src/cogs/clients/api.ts";
 
 // Talking to the API from handlers: the operator's client, and the API's error classes.

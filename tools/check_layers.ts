@@ -21,6 +21,7 @@ const root = fromFileUrl(new URL("..", import.meta.url));
 /** Layers from lowest to highest; a file may import its own layer or lower ones. */
 const RANKS: ReadonlyArray<[prefix: string, rank: number]> = [
   ["src/cogs/aio/", 0],
+  ["src/cogs/metrics/", 0],
   ["src/cogs/structs/", 1],
   ["src/cogs/configs/", 2],
   ["src/cogs/clients/", 3],

@@ -20,14 +20,7 @@ import { startApiServer } from "../../testing.ts";
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
 /** Packages that must never be in the operator's graph, CommonJS or not. */
-const FORBIDDEN = ["yaml", "commander", "@kubernetes/client-node"];
-
-/**
- * TEMPORARY, delete after the merge of the metrics without prom-client: the one CommonJS package
- * still allowed (with the packages it loads). Another branch replaces it at the same time as this
- * test lands; then this list is empty and goes.
- */
-const ALLOWED_FOR_NOW = ["prom-client", "tdigest", "bintrees", "@opentelemetry/api"];
+const FORBIDDEN = ["yaml", "commander", "prom-client", "@kubernetes/client-node"];
 
 interface InfoModule {
   specifier: string;
@@ -157,7 +150,6 @@ async function problems(root: string): Promise<string[]> {
   const out = new Set<string>();
   for (const module of staticNpmModules(graph)) {
     const name = graph.npmPackages[module.npmPackage!]?.name ?? module.npmPackage!;
-    if (ALLOWED_FOR_NOW.includes(name)) continue;
     if (FORBIDDEN.includes(name)) out.add(`${name}: must be imported on demand, not statically`);
     else if (await isCommonJs(graph, module)) {
       out.add(
@@ -168,7 +160,7 @@ async function problems(root: string): Promise<string[]> {
   return [...out];
 }
 
-Deno.test("mod.ts's static graph has no CommonJS package, nor yaml, commander or client-node", async () => {
+Deno.test("mod.ts's static graph has no CommonJS package, nor yaml, commander, prom-client or client-node", async () => {
   assert.deepEqual(await problems("mod.ts"), []);
 });
 
@@ -228,6 +220,5 @@ console.log(JSON.stringify(loaded));
     )
       .map((m) => m?.[1] ?? m?.[2] ?? "?"),
   );
-  for (const name of ALLOWED_FOR_NOW) packages.delete(name);
   assert.deepEqual([...packages], [], loaded.join("\n"));
 });

@@ -4,20 +4,22 @@
  * resource, API requests by verb and code, and the Kubernetes Events posted,
  * folded, aggregated and dropped (see `event_recorder.ts`).
  *
- * Why a registry per operator and not prom-client's global default one:
+ * Why a registry per operator and not a global default one:
  * several operators can run in one process (embedding, tests), and each must
  * report its own numbers — two operators never share or double-count a
  * metric. Why the recording is a small interface (`HandlerMetrics`, defined in
  * the actions layer): the code that runs handlers knows nothing of Prometheus,
  * and without a metrics object nothing is recorded and nothing costs.
  *
- * The exposition is prom-client's text format 0.0.4, served on `/metrics` next
- * to the liveness endpoint (see `probing.ts`).
+ * The exposition is the Prometheus text format 0.0.4 (our own registry,
+ * `src/cogs/metrics/`), served on `/metrics` next to the liveness endpoint
+ * (see `probing.ts`).
  *
  * @module
  */
 
-import { Counter, Gauge, Histogram, Registry } from "npm:prom-client@^15";
+import type { Counter, Histogram } from "../../cogs/metrics/registry.ts";
+import { MetricsRegistry } from "../../cogs/metrics/registry.ts";
 import type { RequestRecord } from "../../cogs/clients/api.ts";
 import type { HandlerMetrics } from "../actions/execution.ts";
 
@@ -33,7 +35,7 @@ export interface QueueSample {
 
 /** Options of {@link OperatorMetrics}. */
 export interface OperatorMetricsOptions {
-  /** Buckets of the handler duration histogram, in seconds (default: prom-client's). */
+  /** Buckets of the handler duration histogram, in seconds (default: 0.005 to 10, as Prometheus' clients). */
   buckets?: number[];
   /** Labels added to every metric (e.g. `{ operator: "my-op" }`). */
   labels?: Record<string, string>;
@@ -57,8 +59,11 @@ export interface OperatorMetricsOptions {
  * ```
  */
 export class OperatorMetrics implements HandlerMetrics {
-  /** The Prometheus registry of this operator (not the global default one). */
-  readonly registry: Registry;
+  /**
+   * The Prometheus registry of this operator (there is no global one): an application adds its
+   * own counters, gauges and histograms here, and they are served on the operator's `/metrics`.
+   */
+  readonly registry: MetricsRegistry;
   #runs: Counter<"handler" | "kind">;
   #failures: Counter<"handler" | "kind">;
   #durations: Histogram<"handler" | "kind">;
@@ -74,64 +79,55 @@ export class OperatorMetrics implements HandlerMetrics {
    * @param options Histogram buckets and default labels.
    */
   constructor(options: OperatorMetricsOptions = {}) {
-    this.registry = new Registry();
-    if (options.labels) this.registry.setDefaultLabels(options.labels);
-    const registers = [this.registry];
-    this.#runs = new Counter({
+    const registry = this.registry = new MetricsRegistry(
+      options.labels ? { labels: options.labels } : {},
+    );
+    this.#runs = registry.counter({
       name: "kopf_handler_runs_total",
       help: "Runs of handlers (each attempt), by handler id and kind.",
-      labelNames: ["handler", "kind"] as const,
-      registers,
+      labelNames: ["handler", "kind"],
     });
-    this.#failures = new Counter({
+    this.#failures = registry.counter({
       name: "kopf_handler_failures_total",
       help: "Failed runs of handlers (temporary or permanent), by handler id and kind.",
-      labelNames: ["handler", "kind"] as const,
-      registers,
+      labelNames: ["handler", "kind"],
     });
-    this.#durations = new Histogram({
+    this.#durations = registry.histogram({
       name: "kopf_handler_duration_seconds",
       help: "Durations of handler runs, by handler id and kind.",
-      labelNames: ["handler", "kind"] as const,
+      labelNames: ["handler", "kind"],
       ...(options.buckets ? { buckets: options.buckets } : {}),
-      registers,
     });
-    this.#requests = new Counter({
+    this.#requests = registry.counter({
       name: "kopf_api_requests_total",
       help: "Requests to the Kubernetes API (each attempt), by verb and HTTP code (0: no answer).",
-      labelNames: ["verb", "code"] as const,
-      registers,
+      labelNames: ["verb", "code"],
     });
-    this.#watches = new Counter({
+    this.#watches = registry.counter({
       name: "kopf_watch_connects_total",
       help: "Watch-streams opened (connects and reconnects), by resource.",
-      labelNames: ["resource"] as const,
-      registers,
+      labelNames: ["resource"],
     });
     this.#events = {
-      posted: new Counter({
+      posted: registry.counter({
         name: "kopf_events_posted_total",
         help: "Kubernetes Events created (a POST each).",
-        registers,
       }),
-      folded: new Counter({
+      folded: registry.counter({
         name: "kopf_events_folded_total",
         help: "Repeats of an event folded into its existing Event's count (a PATCH, as client-go).",
-        registers,
       }),
-      aggregated: new Counter({
+      aggregated: registry.counter({
         name: "kopf_events_aggregated_total",
         help: "Similar events (one object and reason, 10 messages in 10 minutes) " +
           "posted or folded as one '(combined from similar events)' Event.",
-        registers,
       }),
     };
-    this.#dropped = new Counter({
+    this.#dropped = registry.counter({
       name: "kopf_events_dropped_total",
       help: "Events not written, by reason: spam (the per-object rate limit), failed (the API " +
         "refused or was unreachable), overflow (too many pending), unflushed (pending at exit).",
-      labelNames: ["reason"] as const,
-      registers,
+      labelNames: ["reason"],
     });
     for (const reason of ["spam", "failed", "overflow", "unflushed"]) {
       this.#dropped.inc({ reason }, 0);
@@ -148,24 +144,22 @@ export class OperatorMetrics implements HandlerMetrics {
       }
       return out;
     };
-    new Gauge({
+    registry.gauge({
       name: "kopf_queue_depth",
       help: "Events waiting in the per-object queues, by resource.",
-      labelNames: ["resource"] as const,
-      registers,
-      collect() {
-        this.reset();
-        for (const [resource, s] of samples()) this.set({ resource }, s.depth);
+      labelNames: ["resource"],
+      collect(gauge) {
+        gauge.reset();
+        for (const [resource, s] of samples()) gauge.set({ resource }, s.depth);
       },
     });
-    new Gauge({
+    registry.gauge({
       name: "kopf_queue_objects",
       help: "Objects with a live per-object worker, by resource.",
-      labelNames: ["resource"] as const,
-      registers,
-      collect() {
-        this.reset();
-        for (const [resource, s] of samples()) this.set({ resource }, s.objects);
+      labelNames: ["resource"],
+      collect(gauge) {
+        gauge.reset();
+        for (const [resource, s] of samples()) gauge.set({ resource }, s.objects);
       },
     });
   }

@@ -16,7 +16,6 @@
  * @module
  */
 
-import { Counter, Gauge } from "npm:prom-client@^15";
 import type { Toggle, ToggleSet } from "../../cogs/aio/toggles.ts";
 import type { OperatorMetrics } from "./metrics.ts";
 
@@ -92,22 +91,19 @@ export function observeRole(metrics: OperatorMetrics, role: () => OperatorRole):
     return known.metrics;
   }
   const entry = { role, metrics: undefined as unknown as RoleMetrics };
-  const registers = [metrics.registry];
-  new Gauge({
+  metrics.registry.gauge({
     name: "kopf_operator_role",
     help: "This replica's role, 1 for the current one: leader (it handles), standby (it waits " +
       "for the leader-election Lease), paused (by a peer of higher priority or kopf freeze).",
-    labelNames: ["role"] as const,
-    registers,
-    collect() {
+    labelNames: ["role"],
+    collect(gauge) {
       const now = entry.role();
-      for (const r of ROLES) this.set({ role: r }, r === now ? 1 : 0);
+      for (const r of ROLES) gauge.set({ role: r }, r === now ? 1 : 0);
     },
   });
-  const transitions = new Counter({
+  const transitions = metrics.registry.counter({
     name: "kopf_leader_transitions_total",
     help: "New holders of the leader-election Lease seen by this replica (itself included).",
-    registers,
   });
   entry.metrics = { leaderElected: () => transitions.inc() };
   registered.set(metrics, entry);

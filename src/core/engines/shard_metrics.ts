@@ -15,12 +15,12 @@
  * @module
  */
 
-import { Gauge, type Registry } from "npm:prom-client@^15";
+import type { MetricsRegistry } from "../../cogs/metrics/registry.ts";
 import type { OperatorMetrics } from "./metrics.ts";
 import type { ShardSample } from "./sharding.ts";
 
 /** The sources of each registry (the gauges are registered once per registry). */
-const sources = new WeakMap<Registry, Set<() => ShardSample>>();
+const sources = new WeakMap<MetricsRegistry, Set<() => ShardSample>>();
 
 /**
  * Adds a source of shard samples to an operator's metrics, read at each scrape.
@@ -47,16 +47,15 @@ export function observeShards(metrics: OperatorMetrics, source: () => ShardSampl
     const all = set = new Set();
     sources.set(registry, all);
     const gauge = (name: string, help: string, pick: (s: ShardSample) => number) =>
-      new Gauge({
+      registry.gauge({
         name,
         help,
-        labelNames: ["group"] as const,
-        registers: [registry],
-        collect() {
-          this.reset();
+        labelNames: ["group"],
+        collect(gauge) {
+          gauge.reset();
           for (const read of all) {
             const s = read();
-            this.set({ group: s.group }, pick(s));
+            gauge.set({ group: s.group }, pick(s));
           }
         },
       });

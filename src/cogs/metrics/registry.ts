@@ -1,0 +1,372 @@
+/**
+ * A registry of Prometheus metrics — counters, gauges, histograms — and their
+ * exposition in the text format 0.0.4 (what `/metrics` serves).
+ *
+ * Why our own and not prom-client: prom-client is a CommonJS package, and
+ * loading it (with Deno's CommonJS layer) cost the operator several MiB of
+ * resident memory at idle for what is a few Maps and a text writer. The
+ * metrics kept their names, HELP texts, labels and values — and their text,
+ * byte for byte (see tests/engines/metrics_text_test.ts).
+ *
+ * There is no global default registry: each operator has its own (see
+ * `OperatorMetrics`), so two operators in one process never share a metric.
+ *
+ * @module
+ */
+
+import { checkNames, CONTENT_TYPE } from "./_exposition.ts";
+import { CounterImpl, type Exposable, GaugeImpl, HistogramImpl } from "./_families.ts";
+
+/**
+ * The values of a metric's labels, by label name (numbers are written as text).
+ *
+ * @example
+ * ```ts
+ * import type { LabelValues } from "../../../mod.ts";
+ * const labels: LabelValues<"verb" | "code"> = { verb: "get", code: 200 };
+ * ```
+ */
+export type LabelValues<L extends string> = Readonly<Record<L, string | number>>;
+
+/**
+ * What every metric is declared with.
+ *
+ * @example
+ * ```ts
+ * import type { MetricOptions } from "../../../mod.ts";
+ * const options: MetricOptions<"kind"> = {
+ *   name: "myop_things_total",
+ *   help: "Things, by kind.",
+ *   labelNames: ["kind"],
+ * };
+ * ```
+ */
+export interface MetricOptions<L extends string> {
+  /** The metric's name (`[a-zA-Z_:][a-zA-Z0-9_:]*`, unique in its registry). */
+  name: string;
+  /** The HELP text. */
+  help: string;
+  /** The label names (none by default: then the metric has one series, from zero). */
+  labelNames?: readonly L[];
+}
+
+/**
+ * The options of a gauge: the metric's, and a function to read its values at each scrape.
+ *
+ * @example
+ * ```ts
+ * import { MetricsRegistry } from "../../../mod.ts";
+ * const registry = new MetricsRegistry();
+ * registry.gauge({
+ *   name: "myop_cache_entries",
+ *   help: "Entries in the cache.",
+ *   collect: (gauge) => gauge.set(42),
+ * });
+ * ```
+ */
+export interface GaugeOptions<L extends string> extends MetricOptions<L> {
+  /** Sets the gauge's values before each scrape (may be async; awaited). */
+  collect?: (gauge: Gauge<L>) => void | Promise<void>;
+}
+
+/**
+ * The options of a histogram: the metric's, and the buckets.
+ *
+ * @example
+ * ```ts
+ * import { MetricsRegistry } from "../../../mod.ts";
+ * const registry = new MetricsRegistry();
+ * registry.histogram({ name: "myop_sizes_bytes", help: "Sizes.", buckets: [1e3, 1e6] });
+ * ```
+ */
+export interface HistogramOptions<L extends string> extends MetricOptions<L> {
+  /**
+   * The buckets' upper bounds; `+Inf` is always added (default: 0.005, 0.01, 0.025, 0.05,
+   * 0.1, 0.25, 0.5, 1, 2.5, 5, 10 — seconds from 5 ms to 10 s, as prom-client and the Go client).
+   */
+  buckets?: readonly number[];
+}
+
+/**
+ * A counter: a number per label set that only goes up (made by {@link MetricsRegistry.counter}).
+ *
+ * @example
+ * ```ts
+ * import { MetricsRegistry } from "../../../mod.ts";
+ * const registry = new MetricsRegistry();
+ * const retries = registry.counter({ name: "myop_retries_total", help: "Retries, by reason.",
+ *   labelNames: ["reason"] });
+ * retries.inc({ reason: "conflict" });
+ * retries.inc({ reason: "conflict" }, 2);
+ * console.log(retries.get({ reason: "conflict" })); // 3
+ * ```
+ */
+export interface Counter<L extends string = never> {
+  /** The metric's name. */
+  readonly name: string;
+  /**
+   * Adds to the counter of a metric without labels.
+   *
+   * @param value How much (default 1); a finite number ≥ 0.
+   * @throws {RangeError} When the value is negative or not finite.
+   */
+  inc(value?: number): void;
+  /**
+   * Adds to the counter of a label set.
+   *
+   * @param labels The label values (every label of the metric).
+   * @param value How much (default 1); a finite number ≥ 0.
+   * @throws {RangeError} When the value is negative or not finite.
+   * @throws {TypeError} When a label has no value or is not the metric's.
+   */
+  inc(labels: LabelValues<L>, value?: number): void;
+  /**
+   * The current value.
+   *
+   * @param labels The label values (none for a metric without labels).
+   * @returns The value (0 for a label set never used).
+   */
+  get(labels?: LabelValues<L>): number;
+  /** Forgets every label set (a metric without labels goes back to zero). */
+  reset(): void;
+}
+
+/**
+ * A gauge: a number per label set that is set or goes up and down, or is read at each scrape
+ * (made by {@link MetricsRegistry.gauge}).
+ *
+ * @example
+ * ```ts
+ * import { MetricsRegistry } from "../../../mod.ts";
+ * const registry = new MetricsRegistry();
+ * const inflight = registry.gauge({ name: "myop_inflight", help: "Requests in flight." });
+ * inflight.inc();
+ * inflight.inc();
+ * inflight.dec();
+ * console.log(inflight.get()); // 1
+ * ```
+ */
+export interface Gauge<L extends string = never> {
+  /** The metric's name. */
+  readonly name: string;
+  /**
+   * Sets the gauge of a metric without labels.
+   *
+   * @param value The value.
+   */
+  set(value: number): void;
+  /**
+   * Sets the gauge of a label set.
+   *
+   * @param labels The label values (every label of the metric).
+   * @param value The value.
+   * @throws {TypeError} When a label has no value or is not the metric's.
+   */
+  set(labels: LabelValues<L>, value: number): void;
+  /**
+   * Adds to the gauge of a metric without labels.
+   *
+   * @param value How much (default 1).
+   */
+  inc(value?: number): void;
+  /**
+   * Adds to the gauge of a label set.
+   *
+   * @param labels The label values.
+   * @param value How much (default 1).
+   * @throws {TypeError} When a label has no value or is not the metric's.
+   */
+  inc(labels: LabelValues<L>, value?: number): void;
+  /**
+   * Subtracts from the gauge of a metric without labels.
+   *
+   * @param value How much (default 1).
+   */
+  dec(value?: number): void;
+  /**
+   * Subtracts from the gauge of a label set.
+   *
+   * @param labels The label values.
+   * @param value How much (default 1).
+   * @throws {TypeError} When a label has no value or is not the metric's.
+   */
+  dec(labels: LabelValues<L>, value?: number): void;
+  /**
+   * The current value.
+   *
+   * @param labels The label values (none for a metric without labels).
+   * @returns The value (0 for a label set never used).
+   */
+  get(labels?: LabelValues<L>): number;
+  /** Forgets every label set (a metric without labels goes back to zero). */
+  reset(): void;
+}
+
+/**
+ * A histogram: observations counted in cumulative buckets, with their sum and count
+ * (made by {@link MetricsRegistry.histogram}).
+ *
+ * @example
+ * ```ts
+ * import { MetricsRegistry } from "../../../mod.ts";
+ * const registry = new MetricsRegistry();
+ * const latency = registry.histogram({ name: "myop_latency_seconds", help: "Latency.",
+ *   buckets: [0.1, 1] });
+ * latency.observe(0.3);
+ * console.log((await registry.metrics()).includes('myop_latency_seconds_bucket{le="1"} 1')); // true
+ * ```
+ */
+export interface Histogram<L extends string = never> {
+  /** The metric's name. */
+  readonly name: string;
+  /**
+   * Observes a value of a metric without labels.
+   *
+   * @param value The value.
+   */
+  observe(value: number): void;
+  /**
+   * Observes a value of a label set.
+   *
+   * @param labels The label values (every label of the metric).
+   * @param value The value.
+   * @throws {TypeError} When a label has no value or is not the metric's.
+   */
+  observe(labels: LabelValues<L>, value: number): void;
+  /** Forgets every label set. */
+  reset(): void;
+}
+
+/** Options of {@link MetricsRegistry}. */
+export interface MetricsRegistryOptions {
+  /** Labels added to every sample of every metric that does not have them itself. */
+  labels?: Readonly<Record<string, string>>;
+}
+
+/**
+ * A registry of Prometheus metrics and their text exposition (format 0.0.4).
+ *
+ * The operator's own is `OperatorMetrics.registry`; an application adds its metrics there and
+ * they are served on the operator's `/metrics` with the operator's.
+ *
+ * @example
+ * ```ts
+ * import { MetricsRegistry } from "../../../mod.ts";
+ * const registry = new MetricsRegistry({ labels: { app: "shop" } });
+ * const orders = registry.counter({ name: "shop_orders_total", help: "Orders, by state.",
+ *   labelNames: ["state"] });
+ * orders.inc({ state: "paid" });
+ * const text = await registry.metrics();
+ * console.log(text.includes('shop_orders_total{state="paid",app="shop"} 1')); // true
+ * console.log(registry.contentType); // "text/plain; version=0.0.4; charset=utf-8"
+ * ```
+ */
+export class MetricsRegistry {
+  /** The content type of {@link MetricsRegistry.metrics}. */
+  readonly contentType: string = CONTENT_TYPE;
+  #metrics = new Map<string, Exposable>();
+  #defaults: ReadonlyMap<string, string>;
+
+  /**
+   * Creates an empty registry.
+   *
+   * @param options The default labels.
+   * @throws {TypeError} When a default label's name is not valid.
+   */
+  constructor(options: MetricsRegistryOptions = {}) {
+    const defaults = new Map(Object.entries(options.labels ?? {}));
+    checkNames("default_labels", [...defaults.keys()]);
+    this.#defaults = defaults;
+  }
+
+  /**
+   * Declares a counter.
+   *
+   * @param options Its name, HELP text and label names.
+   * @returns The counter.
+   * @throws {TypeError} When a name is not valid or the metric's name is taken.
+   *
+   * @example
+   * ```ts
+   * import { MetricsRegistry } from "../../../mod.ts";
+   * const jobs = new MetricsRegistry().counter({ name: "myop_jobs_total", help: "Jobs done." });
+   * jobs.inc();
+   * ```
+   */
+  counter<L extends string = never>(options: MetricOptions<L>): Counter<L> {
+    checkNames(options.name, options.labelNames ?? []);
+    return this.#add(new CounterImpl<L>(options));
+  }
+
+  /**
+   * Declares a gauge.
+   *
+   * @param options Its name, HELP text, label names and an optional `collect`.
+   * @returns The gauge.
+   * @throws {TypeError} When a name is not valid or the metric's name is taken.
+   *
+   * @example
+   * ```ts
+   * import { MetricsRegistry } from "../../../mod.ts";
+   * const registry = new MetricsRegistry();
+   * registry.gauge({ name: "myop_up", help: "Always 1.", collect: (g) => g.set(1) });
+   * console.log((await registry.metrics()).includes("myop_up 1")); // true
+   * ```
+   */
+  gauge<L extends string = never>(options: GaugeOptions<L>): Gauge<L> {
+    checkNames(options.name, options.labelNames ?? []);
+    return this.#add(new GaugeImpl<L>(options));
+  }
+
+  /**
+   * Declares a histogram.
+   *
+   * @param options Its name, HELP text, label names and buckets.
+   * @returns The histogram.
+   * @throws {TypeError} When a name is not valid (`le` is reserved) or the metric's name is taken.
+   *
+   * @example
+   * ```ts
+   * import { MetricsRegistry } from "../../../mod.ts";
+   * const sizes = new MetricsRegistry().histogram({ name: "myop_batch_size", help: "Sizes.",
+   *   buckets: [1, 10, 100] });
+   * sizes.observe(7);
+   * ```
+   */
+  histogram<L extends string = never>(options: HistogramOptions<L>): Histogram<L> {
+    checkNames(options.name, options.labelNames ?? [], ["le"]);
+    return this.#add(new HistogramImpl<L>(options));
+  }
+
+  #add<M extends Exposable>(metric: M): M {
+    if (this.#metrics.has(metric.name)) {
+      throw new TypeError(`A metric named ${metric.name} is registered already.`);
+    }
+    this.#metrics.set(metric.name, metric);
+    return metric;
+  }
+
+  /**
+   * The metrics in the Prometheus text exposition format 0.0.4, in the order they were
+   * declared (the gauges' `collect` functions run first, one after another).
+   *
+   * @returns The text.
+   *
+   * @example
+   * ```ts
+   * import { MetricsRegistry } from "../../../mod.ts";
+   * const registry = new MetricsRegistry();
+   * registry.counter({ name: "myop_jobs_total", help: "Jobs done." }).inc(2);
+   * console.log(await registry.metrics());
+   * // # HELP myop_jobs_total Jobs done.
+   * // # TYPE myop_jobs_total counter
+   * // myop_jobs_total 2
+   * ```
+   */
+  async metrics(): Promise<string> {
+    for (const metric of this.#metrics.values()) await metric.collect();
+    const blocks: string[] = [];
+    for (const metric of this.#metrics.values()) blocks.push(metric.expose(this.#defaults));
+    return blocks.join("\n\n") + "\n";
+  }
+}
