@@ -153,4 +153,17 @@ Deno.test("`MetricsRegistry` refuses bad names, taken names, missing or unknown 
   assert.throws(() => c.inc({ verb: "get" }, -1), RangeError);
   assert.throws(() => c.inc({ verb: "get" }, NaN), RangeError);
   assert.equal(c.get({ verb: "get" }), 0);
+  // An unknown label is refused on a label set seen before too, and on a metric without labels.
+  c.inc({ verb: "list" });
+  assert.throws(
+    () => c.inc({ verb: "list", code: 1 } as { verb: string }),
+    /"code" is not a label/,
+  );
+  const bare = registry.gauge({ name: "bare", help: "No labels." });
+  assert.throws(
+    () => bare.set({ x: "1" } as Record<never, string>, 1),
+    /"x" is not a label of bare/,
+  );
+  assert.equal(c.get({ verb: "list" }), 1);
+  assert.equal(bare.get(), 0);
 });

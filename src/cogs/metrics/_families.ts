@@ -80,6 +80,12 @@ class Family {
 
   #walk(labels: Labels | undefined, make: boolean): Series | undefined {
     const names = this.labelNames;
+    // A label this metric does not have can only be a mistake: refused, also on a seen label set.
+    if (labels !== undefined) {
+      let count = 0;
+      for (const _ in labels) count++;
+      if (count > names.length) this.#unknownLabel(labels);
+    }
     if (!names.length) return this.#all[0];
     let level = this.#root;
     const last = names.length - 1;
@@ -111,14 +117,17 @@ class Family {
     return String(raw);
   }
 
+  #unknownLabel(labels: Labels): never {
+    const name = Object.keys(labels).find((n) => !this.labelNames.includes(n)) ?? "";
+    throw new TypeError(
+      `Label ${JSON.stringify(name)} is not a label of ${this.name} ` +
+        `(it has: ${this.labelNames.join(", ") || "none"}).`,
+    );
+  }
+
   #add(labels: Labels | undefined): Series {
     for (const name in labels) {
-      if (!this.labelNames.includes(name)) {
-        throw new TypeError(
-          `Label ${JSON.stringify(name)} is not a label of ${this.name} ` +
-            `(it has: ${this.labelNames.join(", ") || "none"}).`,
-        );
-      }
+      if (!this.labelNames.includes(name)) this.#unknownLabel(labels);
     }
     const values = this.labelNames.map((_, i) => this.#value(labels, i));
     const series = new Series(formatLabels(this.labelNames, values));
