@@ -6,7 +6,7 @@
  * @module
  */
 
-import { load as parseYaml } from "js-yaml";
+import { load as parseYaml } from "npm:js-yaml@^5";
 
 /** A response as the benchmark needs it: the status and, when asked for, the parsed body. */
 export interface Answer {

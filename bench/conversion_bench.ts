@@ -21,7 +21,7 @@
  * @module
  */
 
-import { load as parseYaml } from "js-yaml";
+import { load as parseYaml } from "npm:js-yaml@^5";
 import * as kopf from "../mod.ts";
 import { BenchClient, expectOk, runBounded, setUpKopfExamples } from "./_client.ts";
 import { readCpuSeconds, type ServerProcess, startServerProcess } from "./_server_process.ts";

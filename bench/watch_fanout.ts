@@ -6,7 +6,7 @@
  * @module
  */
 
-import { load as parseYaml } from "js-yaml";
+import { load as parseYaml } from "npm:js-yaml@^5";
 import { type BenchClient, expectOk, runBounded } from "./_client.ts";
 
 /** The figures of one fan-out run. */
