@@ -30,3 +30,25 @@ Deno.test("Limiter.tryAcquire() does not overtake a waiter", async () => {
   deepStrictEqual(order, ["waiter"]);
   strictEqual(limiter.active, 1);
 });
+
+Deno.test("Limiter.wake() lets in as many waiters as a raised or lifted limit allows, in order", async () => {
+  let limit: number | null = 1;
+  const limiter = new Limiter(() => limit);
+  strictEqual(limiter.tryAcquire(), true);
+  const order: number[] = [];
+  const waiters = [1, 2, 3].map((n) => limiter.acquire().then(() => order.push(n)));
+  limiter.wake(); // the limit is still 1: nobody goes
+  await Promise.resolve();
+  deepStrictEqual(order, []);
+  limit = 3;
+  limiter.wake();
+  await Promise.resolve();
+  deepStrictEqual(order, [1, 2]);
+  strictEqual(limiter.active, 3);
+  limit = null;
+  limiter.wake();
+  await Promise.all(waiters);
+  deepStrictEqual(order, [1, 2, 3]);
+  strictEqual(limiter.active, 4);
+  strictEqual(limiter.waiting, 0);
+});

@@ -407,3 +407,30 @@ Deno.test("queues: a failed re-read is reported and retried after another timeou
   assert.deepEqual(r.calls.map((c) => c.rv), ["7", "9"], "the re-read body");
   await queues.close();
 });
+
+Deno.test("queues: a lifted worker limit lets the waiting cycles go on at admitWaiting(), while a slow one still holds its slot", async () => {
+  const clock = new FakeClock();
+  let release!: () => void;
+  const slow = new Promise<void>((resolve) => (release = resolve));
+  const r = recorder(clock, async (e) => {
+    if (e.object.metadata.uid === "slow") await slow;
+    return {};
+  });
+  const settings = { ...SETTINGS, batchWindow: 0 };
+  let limit: number | null = 1;
+  Object.defineProperty(settings, "workerLimit", { get: () => limit });
+  const queues = new ObjectQueues(r.processor, settings, { clock });
+  queues.push(ev("slow", 1));
+  queues.push(ev("fast", 1));
+  await clock.advance(1);
+  assert.deepEqual(r.calls.map((c) => c.uid), ["slow"], "fast waits for the one slot");
+  limit = null; // e.g. the API's backlog is gone (orchestration.ts)
+  await clock.advance(1);
+  assert.deepEqual(r.calls.map((c) => c.uid), ["slow"], "a waiter is not woken by itself");
+  queues.admitWaiting();
+  await clock.advance(0);
+  assert.deepEqual(r.calls.map((c) => c.uid), ["slow", "fast"], "fast goes on, slow still runs");
+  release();
+  await clock.advance(0);
+  await queues.close();
+});

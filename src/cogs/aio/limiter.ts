@@ -83,6 +83,30 @@ export class Limiter {
     );
   }
 
+  /**
+   * Lets waiters in while the limit, read anew, allows: for a limit that was raised or lifted
+   * ({@link release} lets one in per slot given back; this, as many as now fit).
+   *
+   * @example
+   * ```ts
+   * import { Limiter } from "./limiter.ts";
+   * let limit: number | null = 1;
+   * const limiter = new Limiter(() => limit);
+   * limiter.tryAcquire();
+   * const waiting = limiter.acquire();
+   * limit = null;
+   * limiter.wake();
+   * await waiting;
+   * console.log(limiter.active, limiter.waiting); // 2 0
+   * ```
+   */
+  wake(): void {
+    const limit = this.#limit();
+    while (this.#waiting.size && (limit === null || this.#active < limit)) {
+      this.#waiting.shift()!();
+    }
+  }
+
   /** Gives a slot back (to the longest waiter, if any). */
   release(): void {
     this.#active--;

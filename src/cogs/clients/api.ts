@@ -205,6 +205,8 @@ export class ApiClient {
   #waitingLow = new Fifo<() => void>();
   /** The concurrency limit as last read (low-priority requests are woken by it). */
   #limit: number | null = null;
+  /** Who is told when the waiting requests are all gone ({@link ApiClient.onCalm}). */
+  #calmListeners = new Set<() => void>();
   #onRequest: ((record: RequestRecord) => void) | undefined;
   /** See {@link ApiClient.#headersOf}. */
   #headers = new Map<string | undefined, Record<string, string>>();
@@ -308,6 +310,44 @@ export class ApiClient {
     return setting(this.settings.networking, DEFAULTS.networking, key);
   }
 
+  /**
+   * How many requests (of normal priority) wait for a slot now: more than
+   * `maxConcurrentRequests` were asked for at once.
+   *
+   * @example
+   * ```ts
+   * import { Vault } from "../structs/credentials.ts";
+   * import { ApiClient } from "./api.ts";
+   * using vault = new Vault();
+   * console.log(new ApiClient({ vault }).backlog); // 0
+   * ```
+   */
+  get backlog(): number {
+    return this.#waiting.size;
+  }
+
+  /**
+   * Calls `listener` each time the {@link ApiClient.backlog} empties (the last waiting request
+   * got its slot), synchronously and without arguments.
+   *
+   * @param listener What to call.
+   * @returns A function that stops the calls.
+   *
+   * @example
+   * ```ts
+   * import { Vault } from "../structs/credentials.ts";
+   * import { ApiClient } from "./api.ts";
+   * using vault = new Vault();
+   * const stop = new ApiClient({ vault }).onCalm(() => console.log("no request waits"));
+   * stop();
+   * ```
+   */
+  onCalm(listener: () => void): () => void {
+    const own = () => listener();
+    this.#calmListeners.add(own);
+    return () => this.#calmListeners.delete(own);
+  }
+
   /** Waits for a request slot (bounded concurrency; the limit is read at every use). */
   #acquire(limit: number | null, low = false): Promise<void> {
     this.#limit = limit;
@@ -349,6 +389,9 @@ export class ApiClient {
     if (next) {
       this.#inFlight++;
       next();
+      if (!this.#waiting.size && this.#calmListeners.size) {
+        for (const listener of this.#calmListeners) listener();
+      }
       return;
     }
     // Low-priority requests fill what is free below their limit (several may be woken at once

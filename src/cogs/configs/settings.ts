@@ -434,7 +434,12 @@ export class BatchingSettings {
     610,
   ]);
 
-  /** How many per-object workers may run at once (`null`: no limit). Default null. */
+  /**
+   * How many per-object workers may run at once (`null`: no limit). Default null: no limit while
+   * the API keeps up; while requests queue for a slot of `networking.maxConcurrentRequests`,
+   * twice that many cycles per watched resource, the others waiting as queued events (batched)
+   * until the queue is gone. A number here is the limit at all times.
+   */
   get workerLimit(): number | null {
     return this.#workerLimit;
   }

@@ -32,6 +32,13 @@ import {
 import { type ObjectMemory, type OperatorContext, processEvent } from "./processing.ts";
 import { ObjectQueues } from "./queueing.ts";
 
+/**
+ * Cycles in processing per API request slot while the API is backlogged and no worker limit is
+ * set: twice `maxConcurrentRequests` keeps every slot busy (a cycle has requests and handler
+ * work between them) without piling up stalled cycles.
+ */
+const BACKLOG_CYCLES_PER_REQUEST = 2;
+
 /** A running watcher: its stop, its end, its per-object queues, and what it watches. */
 interface Stream {
   stop: AbortController;
@@ -198,6 +205,7 @@ export class Orchestrator {
     const signal = AbortSignal.any([stop.signal, this.#signal]);
     const settings = this.#settings;
     const objectApi = this.#objectApi(resource);
+    const api = this.#api;
     const queues = new ObjectQueues(
       (event, memory, s) => processEvent(this.#op, resource, objectApi, event, memory, s),
       {
@@ -207,8 +215,16 @@ export class Orchestrator {
         get idleTimeout() {
           return settings.batching.idleTimeout;
         },
+        // No limit set: none, unless the API is backlogged (requests wait for a slot). Then
+        // cycles beyond the API's own concurrency would only stall on it, each holding its
+        // whole in-flight state (contexts, patches, suspended frames; ~10 KB per object in a
+        // 10,000-object burst): they wait as queued events instead, their latest body batched.
+        // The limit lifts when the backlog is gone (onCalm below), slow handlers or not.
         get workerLimit() {
-          return settings.batching.workerLimit;
+          const limit = settings.batching.workerLimit;
+          if (limit !== null || !api.backlog) return limit;
+          const requests = settings.networking.maxConcurrentRequests;
+          return requests === null ? null : BACKLOG_CYCLES_PER_REQUEST * requests;
         },
         get consistencyTimeout() {
           return settings.persistence.consistencyTimeout;
@@ -242,6 +258,7 @@ export class Orchestrator {
         },
       },
     );
+    const calmed = api.onCalm(() => queues.admitWaiting());
     let listed!: () => void;
     const ready = new Promise<void>((resolve) => (listed = resolve));
     // The readiness gate: a watcher of an indexed resource holds the handlers of the whole
@@ -299,7 +316,11 @@ export class Orchestrator {
         // A watcher stopped while the operator runs (CRD deleted, namespace gone): unindex its objects.
         if (!this.#signal.aborted) await this.#op.indexers?.forgetStream(stream);
         reconcilers?.forgetStream(stream);
-        await queues.close(settings.batching.exitTimeout);
+        try {
+          await queues.close(settings.batching.exitTimeout);
+        } finally {
+          calmed();
+        }
       }
     })();
     this.#streams.set(key, { stop, done, queues, resource, namespace });

@@ -236,6 +236,16 @@ export class ObjectQueues implements Releaser {
   }
 
   /**
+   * Lets the cycles that wait for a worker slot go on as far as the worker limit, read anew, now
+   * allows: for a limit that was raised or lifted (the limit of a backlogged API, see
+   * orchestration.ts, lifts when the backlog is gone — cycles that wait must not wait for slow
+   * handlers' slots then).
+   */
+  admitWaiting(): void {
+    this.#limiter.wake();
+  }
+
+  /**
    * Queues an event for its object, starting a worker if needed.
    *
    * @param event The event.
