@@ -33,8 +33,8 @@ async function script(path: string, body: string): Promise<void> {
   await Deno.chmod(path, 0o755);
 }
 
-Deno.test("parseKubeconfigs(): first file wins per name, relative paths follow their file", () => {
-  const kc = parseKubeconfigs([
+Deno.test("parseKubeconfigs(): first file wins per name, relative paths follow their file", async () => {
+  const kc = await parseKubeconfigs([
     {
       path: "/a/config",
       text: stringify({
@@ -81,7 +81,7 @@ Deno.test("parseKubeconfigs(): first file wins per name, relative paths follow t
   assert.equal(selectContext(kc, "one").cluster.server, "https://a");
 });
 
-Deno.test("parseKubeconfigs(): a malformed file is a one-line error naming the file and field", () => {
+Deno.test("parseKubeconfigs(): a malformed file is a one-line error naming the file and field", async () => {
   const cases: Array<[string, RegExp]> = [
     ["- a\n- b\n", /^The kubeconfig \/k is not valid: the file must be a mapping$/],
     ["clusters: {a: 1}\n", /"clusters" must be a list$/],
@@ -93,14 +93,14 @@ Deno.test("parseKubeconfigs(): a malformed file is a one-line error naming the f
     ["users: []\nusers: []\n", /not valid: duplicated mapping key at line 2, column 1$/],
   ];
   for (const [text, message] of cases) {
-    assert.throws(() => parseKubeconfigs([{ path: "/k", text }]), (e: Error) => {
+    await assert.rejects(() => parseKubeconfigs([{ path: "/k", text }]), (e: Error) => {
       assert.ok(e instanceof LoginError, text);
       assert.match(e.message, message);
       assert.ok(!e.message.includes("\n"), e.message);
       return true;
     });
   }
-  const kc = parseKubeconfigs([{
+  const kc = await parseKubeconfigs([{
     path: "/k",
     text: stringify({
       "current-context": "x",

@@ -98,7 +98,7 @@ export async function loginWithKubeconfig(
         `point KUBECONFIG at an existing file`,
     );
   }
-  const kc = parseKubeconfigs(files);
+  const kc = await parseKubeconfigs(files);
   const { context, cluster, user } = selectContext(kc, options.context);
   const priority = options.priority ?? PRIORITY_OF_KUBECONFIG;
   if (user.impersonate) {

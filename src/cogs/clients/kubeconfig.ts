@@ -12,13 +12,15 @@
  * `auth-provider` (OIDC and the legacy cloud providers), whose token refresh
  * it implements. The YAML parser is `js-yaml`, an ES module: a CommonJS
  * package here would bring Deno's CommonJS loader into every operator
- * (several MiB of memory) only to read a kubeconfig.
+ * (several MiB of memory) only to read a kubeconfig. It is imported when the
+ * first kubeconfig is parsed (≈6 MiB of memory): an operator in a pod logs in
+ * with its service account and reads none.
  *
  * @module
  */
 
 import { dirname, isAbsolute, join, sep } from "node:path";
-import { loadAll, YAMLException } from "npm:js-yaml@^5";
+import type * as JsYaml from "npm:js-yaml@^5";
 import { LoginError } from "../structs/credentials.ts";
 import { permissionError, permissionHint } from "./_permissions.ts";
 
@@ -88,7 +90,7 @@ export interface Kubeconfig {
  * files. Relative file paths are made absolute against each file's directory.
  *
  * @param files The files' paths and texts, in `KUBECONFIG` order.
- * @returns The merged configuration.
+ * @returns The merged configuration (async: the YAML parser is imported on first use).
  * @throws {LoginError} For a text that is not a kubeconfig (one line: the file and what is wrong).
  *
  * @example
@@ -96,7 +98,7 @@ export interface Kubeconfig {
  * import assert from "node:assert/strict";
  * import { parseKubeconfigs } from "./kubeconfig.ts";
  *
- * const kc = parseKubeconfigs([{ path: "/etc/kube/config", text: `
+ * const kc = await parseKubeconfigs([{ path: "/etc/kube/config", text: `
  * current-context: dev
  * clusters: [{name: dev, cluster: {server: "https://k8s:6443", certificate-authority: ca.crt}}]
  * users: [{name: dev, user: {token: abc}}]
@@ -107,7 +109,10 @@ export interface Kubeconfig {
  * assert.equal(kc.users.get("dev")?.token, "abc");
  * ```
  */
-export function parseKubeconfigs(files: Array<{ path: string; text: string }>): Kubeconfig {
+export async function parseKubeconfigs(
+  files: Array<{ path: string; text: string }>,
+): Promise<Kubeconfig> {
+  yaml ??= await import("npm:js-yaml@^5");
   const merged: Kubeconfig = {
     source: files.map((f) => f.path).join(", "),
     currentContext: undefined,
@@ -203,7 +208,9 @@ export interface KubeconfigSelection {
  * import assert from "node:assert/strict";
  * import { parseKubeconfigs, selectContext } from "./kubeconfig.ts";
  *
- * const kc = parseKubeconfigs([{ path: "/k", text: "contexts: [{name: a, context: {cluster: a, user: a}}]" }]);
+ * const kc = await parseKubeconfigs([
+ *   { path: "/k", text: "contexts: [{name: a, context: {cluster: a, user: a}}]" },
+ * ]);
  * assert.throws(() => selectContext(kc), /sets no current-context/);
  * assert.throws(() => selectContext(kc, "a"), /has no cluster "a" for the context "a"/);
  * ```
@@ -469,6 +476,9 @@ export function oneLine(error: unknown): string {
   return text.split("\n").map((l) => l.trim()).filter((l) => l).join(" ").slice(0, 300);
 }
 
+/** js-yaml, once the first kubeconfig is parsed. */
+let yaml: typeof JsYaml | undefined;
+
 /**
  * The one YAML document of a kubeconfig, as kubectl reads it: YAML 1.2's core schema (a date stays
  * a string), an empty file (or one of comments only) is nothing, several documents are an error.
@@ -478,9 +488,9 @@ export function oneLine(error: unknown): string {
 function yamlOf(text: string): unknown {
   let docs: unknown[];
   try {
-    docs = loadAll(text);
+    docs = yaml!.loadAll(text);
   } catch (error) {
-    if (!(error instanceof YAMLException)) throw error;
+    if (!(error instanceof yaml!.YAMLException)) throw error;
     const at = error.mark ? ` at line ${error.mark.line + 1}, column ${error.mark.column + 1}` : "";
     throw new Error(`${error.reason}${at}`, { cause: error });
   }
