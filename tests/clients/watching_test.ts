@@ -115,6 +115,12 @@ function same(a: Map<string, string>, b: Map<string, string>): boolean {
 }
 
 /** Runs infiniteWatch in the background, collecting the events and the state. */
+/** The object of a watch event (not the LISTED marker). */
+function objectOf(event: WatchEvent | undefined): RawBody {
+  assert.ok(event && event.type !== "LISTED", "an event with an object");
+  return event.object;
+}
+
 function follow(api: ApiClient, options: Parameters<typeof infiniteWatch>[3] = {}) {
   const stop = new AbortController();
   const events: WatchEvent[] = [];
@@ -213,6 +219,34 @@ Deno.test("infiniteWatch() relists on 410 and reports deletions it missed", asyn
       ["null:b", "null:c", "null:d", "DELETED:a", "LISTED"],
     );
     assert.ok(env.server.faultCounts.expiredWatches >= 1);
+  } finally {
+    await watch.stop();
+  }
+});
+
+Deno.test("infiniteWatch(): a deletion missed between streams reports the stub it kept (apiVersion, kind, metadata; no data, no managedFields)", async () => {
+  await using env = await setup({}, { settings: { watching: { reconnectBackoff: 0.3 } } });
+  await createObject(env.api, CONFIGMAPS, "default", {
+    metadata: { name: "a", labels: { app: "x" }, annotations: { note: "kept" } },
+    data: { big: "x".repeat(1000) },
+  });
+  const watch = follow(env.api);
+  try {
+    await eventually(() => watch.listings() === 1);
+    const listed = objectOf(watch.events.find((e) => e.type === null));
+    assert.equal((listed.data as { big: string }).big.length, 1000, "the whole body is yielded");
+    env.server.expireResourceVersions();
+    await deleteObject(env.api, CONFIGMAPS, "default", "a");
+    env.server.expireResourceVersions();
+    await eventually(() => watch.listings() === 2, 10, "a relist");
+    const deleted = objectOf(watch.events.find((e) => e.type === "DELETED"));
+    assert.deepEqual(Object.keys(deleted), ["apiVersion", "kind", "metadata"]);
+    assert.equal(deleted.kind, "ConfigMap");
+    assert.equal(deleted.metadata?.name, "a");
+    assert.equal(deleted.metadata?.uid, listed.metadata?.uid);
+    assert.deepEqual(deleted.metadata?.labels, { app: "x" });
+    assert.deepEqual(deleted.metadata?.annotations, { note: "kept" });
+    assert.equal(deleted.metadata?.managedFields, undefined);
   } finally {
     await watch.stop();
   }

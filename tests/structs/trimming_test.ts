@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { trimBody } from "../../src/cogs/structs/trimming.ts";
+import { stubBody, trimBody } from "../../src/cogs/structs/trimming.ts";
 
 const LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";
 
@@ -42,4 +42,37 @@ Deno.test("trimBody() keeps a __proto__ key of metadata as an own member", () =>
   const trimmed = trimBody(body);
   assert.deepEqual(Object.keys(trimmed.metadata), ["__proto__"]);
   assert.equal(Object.getPrototypeOf(trimmed.metadata), Object.prototype);
+});
+
+Deno.test("stubBody() keeps apiVersion, kind and the trimmed metadata, nothing else; shares the rest", () => {
+  const labels = { app: "x" };
+  const body = {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: {
+      name: "p",
+      uid: "1",
+      labels,
+      managedFields: [{ manager: "kubelet" }],
+      annotations: { a: "1", [LAST_APPLIED]: "{}" },
+      finalizers: ["f"],
+    },
+    spec: { containers: [] },
+    status: { phase: "Running" },
+  };
+  const stub = stubBody(body);
+  assert.deepEqual(stub, {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name: "p", uid: "1", labels, annotations: { a: "1" }, finalizers: ["f"] },
+  });
+  assert.equal(stub.metadata.labels, labels, "shared, not copied");
+  assert.equal(body.metadata.managedFields.length, 1, "the body is untouched");
+  const plain = { metadata: { name: "y" }, data: { k: "v" } };
+  assert.equal(
+    stubBody(plain).metadata,
+    plain.metadata,
+    "nothing to trim: the body's own metadata",
+  );
+  assert.deepEqual(stubBody({ spec: {} }), {});
 });

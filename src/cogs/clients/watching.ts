@@ -48,8 +48,11 @@
  * Stopping: the generators end quietly (no error) when the signal aborts,
  * promptly, also in the middle of a silent stream.
  *
- * Memory: `infiniteWatch` keeps the last body of every live object (a
- * reference to what it yielded), to report deletions missed between streams.
+ * Memory: `infiniteWatch` keeps a stub of every live object (its apiVersion,
+ * kind and metadata, without managedFields and the last-applied annotation:
+ * `stubBody()`), to report deletions missed between streams; such a DELETED
+ * event's object is that stub — its names, labels, annotations, finalizers and
+ * owners as last seen, no spec or status.
  * A listing is never held whole a second time: pages and streamed objects are
  * yielded as they arrive.
  *
@@ -57,6 +60,7 @@
  */
 
 import type { Resource } from "../structs/references.ts";
+import { stubBody } from "../structs/trimming.ts";
 import { sleep } from "../aio/sleep.ts";
 import { type CancelTimer, realClock } from "../aio/clock.ts";
 import type { ApiClient } from "./api.ts";
@@ -413,8 +417,8 @@ export async function* infiniteWatch(
     setting(watching, DEFAULTS.watching, "streamingLists"),
   );
   let streaming = strategy !== "never";
-  // The objects yielded and not deleted since. During a (re)listing, `unconfirmed` holds those
-  // of before that the listing has not shown yet: what is left of it at the end is gone.
+  // The objects yielded and not deleted since (their stubs). During a (re)listing, `unconfirmed`
+  // holds those of before that the listing has not shown yet: what is left of it at the end is gone.
   let known = new Map<string, RawBody>();
   const unconfirmed = new Map<string, RawBody>();
   const keyOf = (body: RawBody) => `${body.metadata?.namespace ?? ""}/${body.metadata?.name ?? ""}`;
@@ -456,7 +460,7 @@ export async function* infiniteWatch(
             if (page.restarted) beginListing();
             rv = page.resourceVersion;
             for (const object of page.items) {
-              known.set(keyOf(object), object);
+              known.set(keyOf(object), stubBody(object));
               yield { type: null, object };
             }
           }
@@ -538,7 +542,7 @@ export async function* infiniteWatch(
             if (type === "DELETED") {
               known.delete(key);
               unconfirmed.delete(key); // reported now: not again at the end of the listing
-            } else known.set(key, object);
+            } else known.set(key, stubBody(object));
             // The state's objects are a listing's (type null), as when listed.
             yield { type: initial && type === "ADDED" ? null : type, object };
           }

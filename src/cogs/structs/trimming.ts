@@ -8,7 +8,8 @@
  *
  * Only kept bodies are trimmed (the live bodies of daemons and timers, the
  * parents of reconcilers); the handlers of a cycle get the body as the watch
- * brought it, whole. The body itself is never changed: a trimmed one is a
+ * brought it, whole. What a watcher remembers of every object it has seen, to
+ * report the deletions it missed, is less still: a stub ({@link stubBody}). The body itself is never changed: a trimmed one is a
  * shallow copy with its own `metadata` (and `annotations`), sharing the rest.
  *
  * @module
@@ -66,4 +67,37 @@ export function trimBody<T extends Trimmable>(body: T): T {
     } else setOwn(trimmed, key, meta[key]);
   }
   return { ...body, metadata: trimmed };
+}
+
+/**
+ * What a watcher keeps of an object between its events: `apiVersion`, `kind` and the trimmed
+ * `metadata` ({@link trimBody}) — names, uid, resourceVersion, labels, annotations, finalizers,
+ * owners —, not `spec`, `status` or `data`, which may be most of an object (a pod's status) and
+ * which nothing reads once the object's events are processed. Shares what it keeps with the body.
+ *
+ * @param body The object.
+ * @returns The stub: a new object with at most those three keys (the metadata the body's own,
+ *   unless trimming copied it).
+ *
+ * @example
+ * ```ts
+ * import { stubBody } from "./trimming.ts";
+ * const pod = {
+ *   apiVersion: "v1",
+ *   kind: "Pod",
+ *   metadata: { name: "p", uid: "1", managedFields: [{ manager: "kubelet" }] },
+ *   spec: { containers: [] },
+ *   status: { phase: "Running" },
+ * };
+ * console.log(JSON.stringify(stubBody(pod))); // {"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","uid":"1"}}
+ * ```
+ */
+export function stubBody<T extends Trimmable>(
+  body: T,
+): Pick<T, "apiVersion" | "kind" | "metadata"> {
+  const stub: Trimmable = {};
+  if (body.apiVersion !== undefined) stub.apiVersion = body.apiVersion;
+  if (body.kind !== undefined) stub.kind = body.kind;
+  if (body.metadata !== undefined) stub.metadata = trimBody(body).metadata;
+  return stub as Pick<T, "apiVersion" | "kind" | "metadata">;
 }
