@@ -166,4 +166,15 @@ Deno.test("`MetricsRegistry` refuses bad names, taken names, missing or unknown 
   );
   assert.equal(c.get({ verb: "list" }), 1);
   assert.equal(bare.get(), 0);
+  // A missing value or one that is not a number is refused (untyped callers), not stored as NaN.
+  const h = registry.histogram({ name: "h_seconds", help: "H.", labelNames: ["k"] });
+  const g = registry.gauge({ name: "g", help: "G.", labelNames: ["k"] });
+  // deno-lint-ignore no-explicit-any
+  const untyped = (f: any, ...args: unknown[]) => () => f(...args);
+  assert.throws(untyped(h.observe.bind(h), { k: "a" }), /h_seconds must be a number/);
+  assert.throws(untyped(g.set.bind(g), { k: "a" }), /g must be a number/);
+  assert.throws(untyped(c.inc.bind(c), { verb: "list" }, "2"), /c_total must be a number/);
+  assert.equal(c.get({ verb: "list" }), 1);
+  g.set({ k: "a" }, NaN); // NaN given as such is a gauge's value
+  assert.ok(Number.isNaN(g.get({ k: "a" })));
 });

@@ -173,9 +173,22 @@ function labelsOf(a: Labels | number | undefined): Labels | undefined {
   return typeof a === "object" ? a : undefined;
 }
 
-/** The value of `(labels?, value?)` arguments, or the fallback when none is given. */
-function valueOf(a: Labels | number | undefined, b: number | undefined, fallback: number): number {
-  return (typeof a === "object" ? b : a) ?? fallback;
+/**
+ * The value of `(labels?, value?)` arguments, or the fallback when none is given (undefined: a
+ * value is required). Anything but a number is refused, as prom-client refused it: `set(labels)`
+ * without a value, or a value of text, can only be a mistake.
+ */
+function valueOf(
+  name: string,
+  a: Labels | number | undefined,
+  b: number | undefined,
+  fallback?: number,
+): number {
+  const value = (typeof a === "object" ? b : a) ?? fallback;
+  if (typeof value !== "number") {
+    throw new TypeError(`The value for ${name} must be a number, not ${JSON.stringify(value)}.`);
+  }
+  return value;
 }
 
 /** A counter or a gauge: one number per label set. */
@@ -219,7 +232,7 @@ export class CounterImpl<L extends string> extends Scalar implements Counter<L> 
   }
 
   inc(a?: LabelValues<L> | number, b?: number): void {
-    const n = valueOf(a, b, 1);
+    const n = valueOf(this.name, a, b, 1);
     if (!(n >= 0) || n === Infinity) {
       throw new RangeError(`A counter goes up by a finite number ≥ 0, not ${n} (${this.name}).`);
     }
@@ -237,15 +250,15 @@ export class GaugeImpl<L extends string> extends Scalar implements Gauge<L> {
   }
 
   set(a: LabelValues<L> | number, b?: number): void {
-    this.family.get(labelsOf(a)).value = valueOf(a, b, NaN);
+    this.family.get(labelsOf(a)).value = valueOf(this.name, a, b);
   }
 
   inc(a?: LabelValues<L> | number, b?: number): void {
-    this.family.get(labelsOf(a)).value += valueOf(a, b, 1);
+    this.family.get(labelsOf(a)).value += valueOf(this.name, a, b, 1);
   }
 
   dec(a?: LabelValues<L> | number, b?: number): void {
-    this.family.get(labelsOf(a)).value -= valueOf(a, b, 1);
+    this.family.get(labelsOf(a)).value -= valueOf(this.name, a, b, 1);
   }
 
   override collect(): void | Promise<void> {
@@ -289,7 +302,7 @@ export class HistogramImpl<L extends string> implements Histogram<L>, Exposable 
   }
 
   observe(a: LabelValues<L> | number, b?: number): void {
-    const value = valueOf(a, b, NaN);
+    const value = valueOf(this.name, a, b);
     const series = this.#family.get(labelsOf(a));
     const bounds = this.#bounds;
     for (let i = 0; i < bounds.length; i++) {
