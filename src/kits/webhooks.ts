@@ -34,9 +34,6 @@
  * @module
  */
 
-import { createPrivateKey } from "node:crypto";
-import { describePeerCertificate, makeServerCertificates } from "./_certificates.ts";
-import { serveVerifyingHttps } from "./_webhook_https.ts";
 import {
   UnknownResourceError,
   type WebhookClientConfig,
@@ -206,10 +203,12 @@ export class WebhookServer implements WebhookServerObject {
         }
         tls = {
           cert: await Deno.readTextFile(o.certfile),
-          key: decryptKey(await Deno.readTextFile(o.pkeyfile), o.pkeyfile, o.password),
+          key: await decryptKey(await Deno.readTextFile(o.pkeyfile), o.pkeyfile, o.password),
         };
       } else {
         const sans = [host, ...(o.addr ? [o.addr] : []), ...(o.extraSans ?? []), "localhost"];
+        // The certificates' modules (x509, node:net) only when a server makes its own.
+        const { makeServerCertificates } = await import("./_certificates.ts");
         const made = await makeServerCertificates(
           [...sans, "127.0.0.1", "::1"].filter((h) => h !== "0.0.0.0" && h !== "::"),
         );
@@ -222,6 +221,9 @@ export class WebhookServer implements WebhookServerObject {
     let server: { finished: Promise<void>; shutdown(): Promise<void> };
     let bound: { port: number };
     if (tls && mode !== "none") {
+      // node:https (Node's HTTP stack in Deno: a few MiB) only for a server that verifies clients.
+      const { serveVerifyingHttps } = await import("./_webhook_https.ts");
+      const { describePeerCertificate } = await import("./_certificates.ts");
       const https = await serveVerifyingHttps({
         hostname: addr,
         port,
@@ -481,12 +483,17 @@ function encodeBase64(text: string): string {
  * The private key as the TLS server takes it: decrypted in memory when it is encrypted (Deno's
  * TLS reads plain PEM only); a wrong or missing password is one line naming the file.
  */
-function decryptKey(pem: string, file: string, password: string | undefined): string {
+async function decryptKey(
+  pem: string,
+  file: string,
+  password: string | undefined,
+): Promise<string> {
   const encrypted = pem.includes("ENCRYPTED");
   if (!encrypted) return pem;
   if (password === undefined) {
     throw new WebhookServerError(`The private key ${file} is encrypted: give its password.`);
   }
+  const { createPrivateKey } = await import("node:crypto"); // only for an encrypted key
   try {
     return String(
       createPrivateKey({ key: pem, passphrase: password }).export({ format: "pem", type: "pkcs8" }),
