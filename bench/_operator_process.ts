@@ -39,14 +39,14 @@ export class OperatorProcess implements AsyncDisposable {
   #final: ChildReport | undefined;
   #stopped: Promise<ChildReport> | undefined;
 
-  private constructor(kubeconfig: string, options: ChildOptions) {
+  private constructor(kubeconfig: string, options: ChildOptions, script: string) {
     this.#child = new Deno.Command(Deno.execPath(), {
       args: [
         "run",
         "-A",
         // E.g. KOPF_BENCH_OPERATOR_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it.
         ...(Deno.env.get("KOPF_BENCH_OPERATOR_FLAGS")?.split(" ").filter(Boolean) ?? []),
-        new URL("./_bench_operator.ts", import.meta.url).pathname,
+        new URL(script, import.meta.url).pathname,
         kubeconfig,
         JSON.stringify(options),
       ],
@@ -63,11 +63,17 @@ export class OperatorProcess implements AsyncDisposable {
    *
    * @param kubeconfig The server's kubeconfig.
    * @param options What the phase needs of it.
+   * @param script The child to run, relative to this file: the operator, or the floor
+   *   (`./_floor_operator.ts`, which takes no options).
    * @returns The running operator.
    * @throws {Error} If it exits or stays silent before it is ready.
    */
-  static async start(kubeconfig: string, options: ChildOptions = {}): Promise<OperatorProcess> {
-    const op = new OperatorProcess(kubeconfig, options);
+  static async start(
+    kubeconfig: string,
+    options: ChildOptions = {},
+    script = "./_bench_operator.ts",
+  ): Promise<OperatorProcess> {
+    const op = new OperatorProcess(kubeconfig, options, script);
     let timer: ReturnType<typeof setTimeout> | undefined;
     try {
       await Promise.race([

@@ -27,10 +27,14 @@
  *    handled) of each of the three processes, and whether the operator's is
  *    the smallest — with the default settings, and for comparison 10,000 with
  *    `settings.batching.workerLimit` set;
- * 3. creation-to-handler latency at a steady 100 objects/s for 10 s, with
+ * 3. the floor (`floor`): the same 10,000 creations and deletions handled by
+ *    `_floor_operator.ts`, which makes the operator's API calls through the same
+ *    client and nothing else: its CPU per object is the least an operator on
+ *    this client costs, and the operator's CPU above it is the framework's;
+ * 4. creation-to-handler latency at a steady 100 objects/s for 10 s, with
  *    the default batching window and with a short one (the create handler's
  *    start times come from the operator's report over its stdin);
- * 4. events: a burst of 10,000 creations whose create handler logs one line,
+ * 5. events: a burst of 10,000 creations whose create handler logs one line,
  *    with event posting on (the default settings) and, for comparison, off:
  *    the share of the events (per-object log lines at `info` and above)
  *    posted or folded 0, 1, 3 and 5 s after the last object was handled (the
@@ -47,7 +51,7 @@
  *
  * Run alone: `deno run -A bench/operator_bench.ts`; only some phases:
  * `KOPF_BENCH_PHASES=tuned,bursts deno run -A bench/operator_bench.ts` (phases:
- * `accounting`, `tuned`, `bursts`, `latency`, `events`; the idle and
+ * `accounting`, `tuned`, `bursts`, `floor`, `latency`, `events`; the idle and
  * accounting runs always run first); only some bursts: `KOPF_BENCH_BURSTS=2000,10000`. The operator's processes use only the
  * public `mod.ts`, so that `compare.ts` can run this benchmark on earlier
  * commits.
@@ -81,7 +85,7 @@ const IDLE_SECONDS = 3;
 const PHASES = Deno.env.get("KOPF_BENCH_PHASES")?.split(",").map((p) => p.trim());
 
 /** Whether a phase runs. */
-function phase(name: "tuned" | "bursts" | "latency" | "events"): boolean {
+function phase(name: "tuned" | "bursts" | "floor" | "latency" | "events"): boolean {
   return !PHASES || PHASES.includes(name);
 }
 
@@ -545,6 +549,8 @@ export async function measureOperator(
     // neighbours on the machine only ever slow a run down), then 2,000 and 10,000
     // once — each with a fresh operator process.
     const bursts = [[1_000, 3], [2_000, 1], [10_000, 1]] as const;
+    /** The operator's CPU of the 10,000 burst's creations, for the floor's comparison. */
+    let operatorCpu: Cpu | undefined;
     for (const [objects, runs] of phase("bursts") ? bursts.filter(([n]) => burstSize(n)) : []) {
       const rssTarget = PEAK_RSS_TARGETS.get(objects);
       const results: BurstResult[] = [];
@@ -616,6 +622,7 @@ export async function measureOperator(
         );
       }
       if (objects === 10_000) {
+        operatorCpu = c;
         report(figure(
           `operator: CPU per object fully handled, ${fmt(objects)} burst`,
           (c.operator / objects) * 1e3,
@@ -647,6 +654,35 @@ export async function measureOperator(
           },
         ));
       }
+    }
+
+    // The floor: the operator's API calls for the same 10,000 objects through the same client,
+    // without the framework (_floor_operator.ts) — the least an operator on this client costs.
+    if (phase("floor")) {
+      const objects = 10_000;
+      await using floor = await OperatorProcess.start(server.kubeconfig, {}, "./_floor_operator.ts");
+      const r = await burst(api, server, load, floor, "floor", objects);
+      const failures = (await floor.report()).messages.failures;
+      if (failures) throw new Error(`the floor's writes failed ${failures} times`);
+      const c = r.createCpu;
+      const framework = operatorCpu
+        ? `; the operator's ${us(operatorCpu.operator, objects)} µs in this run is ${
+          fmt((100 * (operatorCpu.operator - c.operator)) / operatorCpu.operator)
+        }% above it (the framework's share)`
+        : "";
+      console.log(figure(
+        `operator: the floor, ${fmt(objects)} burst: CPU per object of the operator's API calls alone`,
+        (c.operator / objects) * 1e3,
+        "ms process (all threads)",
+        {
+          decimals: 3,
+          note: `[the same writes (${perObject(r.requests, objects)} per lifecycle) and watch ` +
+            `through kopf.KubeClient, no framework: main thread ${
+              fmt((c.operatorThread / objects) * 1e3, 3)
+            } ms; server ${us(c.server, objects)} µs, load generator ${us(c.load, objects)} µs` +
+            `; ${fmt(r.createRate)} objects/s; peak RSS ${fmt(r.peakRss / MB)} MiB${framework}]`,
+        },
+      ).line);
     }
 
     // Latency at a steady rate, with the default batching window and a short one.

@@ -1,0 +1,125 @@
+/**
+ * The floor of the operator benchmark (`operator_bench.ts`, phase `floor`): a
+ * process that makes exactly the operator's API calls for the benchmark's
+ * objects, through the same public client (`kopf.KubeClient`: the same HTTP
+ * client, JSON parsing, watch stream and patch splitting), with none of the
+ * framework around them — no queues, no causes, no diff-base comparison, no
+ * handler protocol, no progress. What it costs per object is what any operator
+ * written on this client costs at the least; the operator's CPU per object
+ * beyond it is the framework's.
+ *
+ * Per object, the same writes as the operator with the benchmark's create
+ * handler (`_bench_operator.ts`):
+ * 1. the finalizer, as a JSON patch guarded by the resourceVersion;
+ * 2. the create handler's result in `status` and the diff-base annotation, as
+ *    one merge patch (split by the client into the main endpoint and
+ *    `/status`, as the operator's is);
+ * 3. when the object is being deleted, the finalizer's removal.
+ * Every watch event is parsed (by the client) and looked at; an object whose
+ * write is in flight is skipped, as the operator's queue skips the echoes of
+ * its own writes.
+ *
+ * It speaks the line protocol of `_bench_operator.ts` on stdout (`ready`,
+ * `report`, `stopped`), so that `_operator_process.ts` drives it the same way.
+ *
+ * Usage: `deno run -A bench/_floor_operator.ts <kubeconfig>`.
+ *
+ * @module
+ */
+
+import * as kopf from "../mod.ts";
+import type { ChildReport } from "./_bench_operator.ts";
+
+/** The operator's finalizer and diff-base annotation (Kopf's names). */
+const FINALIZER = "kopf.zalando.org/KopfFinalizerMarker";
+const LAST_HANDLED = "kopf.zalando.org/last-handled-configuration";
+
+if (import.meta.main) {
+  const [kubeconfig] = Deno.args;
+  if (!kubeconfig) throw new Error("usage: _floor_operator.ts <kubeconfig>");
+  const encoder = new TextEncoder();
+  const out = (line: Record<string, unknown>) =>
+    Deno.stdout.writeSync(encoder.encode(JSON.stringify(line) + "\n"));
+
+  const login = await kopf.loginWithKubeconfig({ path: kubeconfig });
+  if (!login) throw new Error(`no credentials in ${kubeconfig}`);
+  using vault = new kopf.Vault({ login });
+  const api = kopf.KubeClient.fromVault(vault);
+  const resource = await api.resolve("kopfexamples.v1.kopf.dev");
+  const stop = new AbortController();
+  Deno.addSignalListener("SIGTERM", () => stop.abort());
+  const signal = stop.signal;
+
+  /** The objects (by uid) with a write in flight: their events meanwhile are echoes. */
+  const busy = new Set<string>();
+  let failures = 0;
+
+  const create = async (object: kopf.KubeObject) => {
+    const { name, namespace, resourceVersion } = object.metadata;
+    const finalized = await api.patch(resource, name!, [
+      { op: "test", path: "/metadata/resourceVersion", value: resourceVersion },
+      { op: "add", path: "/metadata/finalizers", value: [FINALIZER] },
+    ], { namespace, type: "json", signal });
+    const essence = JSON.stringify({ spec: finalized.spec }) + "\n";
+    await api.patch(resource, name!, {
+      status: { create_fn: { message: "created" } },
+      metadata: { annotations: { [LAST_HANDLED]: essence } },
+    }, { namespace, signal });
+  };
+  const release = async (object: kopf.KubeObject) => {
+    const { name, namespace, resourceVersion, finalizers = [] } = object.metadata;
+    await api.patch(resource, name!, [
+      { op: "test", path: "/metadata/resourceVersion", value: resourceVersion },
+      { op: "remove", path: `/metadata/finalizers/${finalizers.indexOf(FINALIZER)}` },
+    ], { namespace, type: "json", signal });
+  };
+  const run = (uid: string, work: Promise<void>) => {
+    busy.add(uid);
+    work.catch((e) => {
+      if (!signal.aborted && !(e instanceof kopf.NotFoundError)) {
+        failures++;
+        console.error(`the floor's write failed: ${e}`);
+      }
+    }).finally(() => busy.delete(uid));
+  };
+
+  const report = (event: ChildReport["event"]): ChildReport => ({
+    event,
+    cycles: 0,
+    messages: failures ? { failures } : {},
+    starts: {},
+    occurrences: 0,
+    metrics: "",
+    memory: Deno.memoryUsage(),
+  });
+  void (async () => {
+    let buffer = "";
+    for await (const chunk of Deno.stdin.readable.pipeThrough(new TextDecoderStream())) {
+      buffer += chunk;
+      let nl;
+      while ((nl = buffer.indexOf("\n")) >= 0) {
+        const request = buffer.slice(0, nl).trim();
+        buffer = buffer.slice(nl + 1);
+        if (request === "report") out({ ...report("report") });
+      }
+    }
+  })();
+
+  out({ event: "ready" });
+  try {
+    for await (const { type, object } of api.watch(resource, { signal })) {
+      const uid = object.metadata.uid!;
+      if (type === "DELETED" || busy.has(uid)) continue;
+      const finalizers = object.metadata.finalizers ?? [];
+      if (object.metadata.deletionTimestamp) {
+        if (finalizers.includes(FINALIZER)) run(uid, release(object));
+      } else if (!finalizers.includes(FINALIZER) && !object.status?.create_fn) {
+        run(uid, create(object));
+      }
+    }
+  } catch (e) {
+    if (!signal.aborted) throw e;
+  }
+  out({ ...report("stopped") });
+  Deno.exit(0);
+}
