@@ -69,6 +69,37 @@ Deno.test("KubeClient sees a CRD created after its first discovery", async () =>
   }, "discovery of the new CRD");
 });
 
+Deno.test("KubeClient resolves a name once per discovery: the same resource, no selection again; a new discovery resolves anew", async () => {
+  await using e = await setup();
+  const kube = new KubeClient(e.api);
+  const pods = await kube.resolve("pods");
+  assert.equal(await kube.resolve("pods"), pods, "the same Resource: resolved once");
+  assert.equal(await kube.resolve(pods), pods, "a Resource given resolves to the discovered one");
+  // Selecting does not run again for a resolved name: a selector that would fail is not asked.
+  const select = kopf.Selector.prototype.selectOne;
+  kopf.Selector.prototype.selectOne = () => {
+    throw new Error("selected again");
+  };
+  try {
+    assert.equal(await kube.resolve("pods"), pods);
+    await assert.rejects(kube.resolve("configmaps"), /selected again/); // not resolved before
+  } finally {
+    kopf.Selector.prototype.selectOne = select;
+  }
+  // A name not served yet makes a new discovery; after it, names resolve from the new one.
+  await createKopfExampleCrd(e.api);
+  await until(async () => {
+    try {
+      return String(await kube.resolve("kex")) === "kopfexamples.v1.kopf.dev";
+    } catch {
+      return false;
+    }
+  }, "discovery of the new CRD");
+  const again = await kube.resolve("pods");
+  assert.notEqual(again, pods, "resolved from the new discovery");
+  assert.equal(String(again), "pods.v1");
+});
+
 Deno.test("KubeClient: create, get, list, replace, delete of a ConfigMap; 404 and 409 errors", async () => {
   await using e = await env();
   const api = e.kube;

@@ -181,6 +181,13 @@ export interface KubeWatchEvent<T> {
 export class KubeClient {
   #client: ApiClient | (() => ApiClient);
   #resources: Promise<Resource[]> | undefined;
+  /**
+   * What string and Resource references resolved to in the current discovery (`#resources`):
+   * a handler's every call names its resource anew, and selecting it again costs more than the
+   * call's own work. Emptied with a new discovery.
+   */
+  #resolved = new Map<string | Resource, Resource>();
+  #resolvedIn: Promise<Resource[]> | undefined;
 
   /**
    * Creates the client.
@@ -227,10 +234,25 @@ export class KubeClient {
    * @throws {ResourceSelectorError} If the cluster serves no such resource, or several.
    */
   async resolve(ref: ResourceRef, signal?: AbortSignal): Promise<Resource> {
+    const key = typeof ref === "string" || ref instanceof Resource ? ref : undefined;
+    if (key !== undefined && this.#resolvedIn === this.#resources && this.#resources) {
+      const known = this.#resolved.get(key);
+      if (known) return known;
+    }
     const selector = selectorOf(ref);
     const fresh = this.#resources === undefined;
     try {
-      return selector.selectOne(await this.#discover(signal, ref));
+      const resources = this.#discover(signal, ref);
+      const discovered = this.#resources;
+      const resource = selector.selectOne(await resources);
+      if (key !== undefined && discovered === this.#resources) {
+        if (this.#resolvedIn !== discovered) {
+          this.#resolved.clear();
+          this.#resolvedIn = discovered;
+        }
+        if (this.#resolved.size < 256) this.#resolved.set(key, resource);
+      }
+      return resource;
     } catch (error) {
       if (ref instanceof Resource && error instanceof ResourceSelectorError) return ref;
       if (fresh || !(error instanceof ResourceSelectorError)) throw error;
