@@ -75,7 +75,7 @@ export function helpText(
   ].join("\n");
 }
 
-/** The description with what the option allows and its default: `(choices: "a", "b", default: "a")`. */
+/** The description, then what the option allows and its default: `(choices: "a", default: "a")`. */
 function optionDescription(o: OptionSpec): string {
   const extra: string[] = [];
   if (o.choices) extra.push(`choices: ${o.choices.map((c) => JSON.stringify(c)).join(", ")}`);

@@ -43,7 +43,7 @@ export interface OptionSpec {
   readonly arity: Arity;
   /** `--no-x`: sets `x` to false. */
   readonly negate: boolean;
-  /** The key of its value: `--all-namespaces` → `allNamespaces`, `--no-log-prefix` → `logPrefix`. */
+  /** Its value's key: `--all-namespaces` → `allNamespaces`, `--no-log-prefix` → `logPrefix`. */
   readonly key: string;
   /** Converts and checks a value; throws {@link InvalidValueError}. Gets the value so far. */
   readonly parse: ((value: string, previous: unknown) => unknown) | undefined;

@@ -12,6 +12,7 @@ import { type PeeringValues, PROGRAM, type RunValues } from "./_commands.ts";
 import { helpText } from "./_help.ts";
 import { FlagsError, isFileLike, operatorFlags } from "./_operator_flags.ts";
 import { type OptionValues, parseCommandLine, ParseError } from "./_parser.ts";
+import type { ApiServerFlags } from "./apiserver.ts";
 import type { ManifestsFlags } from "./manifests.ts";
 import { type RunControls, runOperator } from "./run.ts";
 
@@ -107,7 +108,7 @@ async function execute(
   switch (command) {
     case "apiserver": {
       const { runApiServer } = await import("./apiserver.ts");
-      const opts = values as unknown as Parameters<typeof runApiServer>[0];
+      const opts = values as unknown as ApiServerFlags;
       return await runApiServer({ ...opts, tls: !!opts.tls, verbose: !!opts.verbose });
     }
     case "run":
