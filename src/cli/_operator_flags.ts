@@ -11,7 +11,6 @@
  * @module
  */
 
-import { type Command, InvalidArgumentError } from "npm:commander@^14.0.0";
 import { OperatorSettings } from "../cogs/configs/settings.ts";
 import { groupProblem } from "../cogs/configs/sharding.ts";
 import { selectSpecificNamespaces } from "../cogs/structs/references.ts";
@@ -26,6 +25,7 @@ import { applyPeeringOptions } from "../core/reactor/peering.ts";
 import { checkSharding } from "../core/reactor/sharding.ts";
 import { checkAdmission } from "../core/reactor/webhooking.ts";
 import { patternProblem } from "./_patterns.ts";
+import { InvalidValueError, option, type OptionSpec } from "./_parser.ts";
 import { applyRunFlags, loadHandlers, type SettingsFlags } from "./run.ts";
 
 /** How long the startup handlers may take without a cluster. */
@@ -58,71 +58,65 @@ export class FlagsError extends Error {
 const DNS_LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 
 /**
- * Adds the operator's flags to a command: those of `kopf run` that change what it asks of the
- * API, and `--crd`, `--name`, `--account-namespace`.
- *
- * @param command The command.
- * @returns The same command.
+ * The operator's options of `kopf rbac` and `kopf manifests`: those of `kopf run` that change what
+ * it asks of the API, and `--crd`, `--name`, `--account-namespace`.
  */
-export function operatorOptions(command: Command): Command {
-  return command
-    .argument("[paths...]", "TypeScript/JavaScript files with handlers")
-    .option("-m, --module <module>", "import a module with handlers (repeatable)", collect)
-    .option(
-      "-n, --namespace <pattern>",
-      "the namespaces the operator serves, as for kopf run (repeatable)",
-      collectPattern,
-    )
-    .option("-A, --all-namespaces", "the operator serves all namespaces (cluster-wide)")
-    .option("--standalone", "the operator runs without peering")
-    .option("-P, --peering <name>", "the peering object (mandatory peering), as for kopf run")
-    .option("--leader-election [name]", "the operator runs with leader election, as for kopf run")
-    .option("--leader-election-namespace <ns>", "the namespace of the leader-election Lease")
-    .option("--shards [group]", "the operator runs as a shard of a group, as for kopf run")
-    .option("--shards-namespace <ns>", "the namespace of the shard group's member Leases")
-    .option(
-      "--crd <file>",
-      "a YAML file with CRDs of resources the handlers name (repeatable; typed resources and " +
-        "built-in kinds need none)",
-      collect,
-    )
-    .option(
-      "--name <name>",
-      "the name of the service account, the roles and bindings (and the Deployment)",
-      parseName,
-      "kopf-operator",
-    )
-    .option(
-      "--account-namespace <ns>",
-      "the namespace of the operator's service account and pod (default: the one -n namespace, " +
-        "else default)",
-      parseName,
-    );
-}
+export const OPERATOR_OPTIONS: readonly OptionSpec[] = [
+  option("-m, --module <module>", "import a module with handlers (repeatable)", { parse: collect }),
+  option(
+    "-n, --namespace <pattern>",
+    "the namespaces the operator serves, as for kopf run (repeatable)",
+    { parse: collectPattern },
+  ),
+  option("-A, --all-namespaces", "the operator serves all namespaces (cluster-wide)"),
+  option("--standalone", "the operator runs without peering"),
+  option("-P, --peering <name>", "the peering object (mandatory peering), as for kopf run"),
+  option("--leader-election [name]", "the operator runs with leader election, as for kopf run"),
+  option("--leader-election-namespace <ns>", "the namespace of the leader-election Lease"),
+  option("--shards [group]", "the operator runs as a shard of a group, as for kopf run"),
+  option("--shards-namespace <ns>", "the namespace of the shard group's member Leases"),
+  option(
+    "--crd <file>",
+    "a YAML file with CRDs of resources the handlers name (repeatable; typed resources and " +
+      "built-in kinds need none)",
+    { parse: collect },
+  ),
+  option(
+    "--name <name>",
+    "the name of the service account, the roles and bindings (and the Deployment)",
+    { parse: parseName, default: "kopf-operator" },
+  ),
+  option(
+    "--account-namespace <ns>",
+    "the namespace of the operator's service account and pod (default: the one -n namespace, " +
+      "else default)",
+    { parse: parseName },
+  ),
+];
 
 /**
- * Adds the flags of `kopf manifests` (beyond the operator's): the image, replicas, the probes'
- * URL, the handlers' path in the image, and whether to include the Namespace.
- *
- * @param command The command.
- * @returns The same command.
+ * The options of `kopf manifests` beyond the operator's: the image, replicas, the probes' URL,
+ * the handlers' path in the image, and whether to include the Namespace.
  */
-export function manifestsOptions(command: Command): Command {
-  return command
-    .requiredOption("--image <image>", "the operator's image (built from deploy/Dockerfile)")
-    .option("--replicas <n>", "the Deployment's replicas", parseReplicas, 1)
-    .option(
-      "-L, --liveness <url>",
-      "the probes' URL that kopf run serves in the pod (readiness: /readyz on the same port)",
-      "http://0.0.0.0:8080/healthz",
-    )
-    .option("--entry <path>", "the handlers file in the image, for kopf run", "handlers.ts")
-    .option("--create-namespace", "include the Namespace of --account-namespace");
-}
+export const MANIFESTS_OPTIONS: readonly OptionSpec[] = [
+  option("--image <image>", "the operator's image (built from deploy/Dockerfile)", {
+    mandatory: true,
+  }),
+  option("--replicas <n>", "the Deployment's replicas", { parse: parseReplicas, default: 1 }),
+  option(
+    "-L, --liveness <url>",
+    "the probes' URL that kopf run serves in the pod (readiness: /readyz on the same port)",
+    { default: "http://0.0.0.0:8080/healthz" },
+  ),
+  option("--entry <path>", "the handlers file in the image, for kopf run", {
+    default: "handlers.ts",
+  }),
+  option("--create-namespace", "include the Namespace of --account-namespace"),
+];
 
 function parseReplicas(value: string): number {
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError("use a whole number.");
+  if (!Number.isInteger(n) || n < 0) throw new InvalidValueError("use a whole number.");
   return n;
 }
 
@@ -130,7 +124,7 @@ function parseReplicas(value: string): number {
  * The flags of a parsed command line, checked as `kopf run` checks them.
  *
  * @param paths The positional paths.
- * @param opts Commander's options.
+ * @param opts The options' values, as the parser gives them.
  * @returns The flags.
  * @throws {FlagsError} For `-A` with `-n`, sharding with leader election, a bad group.
  */
@@ -230,25 +224,60 @@ export async function loadOperator(
   return { registry, settings, namespaces: clusterwide ? undefined : flags.namespaces };
 }
 
-function collect(value: string, previous: string[] | undefined): string[] {
-  return [...(previous ?? []), value];
+/**
+ * A repeatable option's values: the ones so far and this one.
+ *
+ * @param value The value given.
+ * @param previous The values so far (undefined at first).
+ * @returns All the values.
+ */
+export function collect(value: string, previous: unknown): string[] {
+  return [...((previous as string[] | undefined) ?? []), value];
 }
 
-function collectPattern(value: string, previous: string[] | undefined): string[] {
+/**
+ * A repeatable `-n/--namespace`: the patterns so far and this one, if it can be a pattern.
+ *
+ * @param value The pattern given.
+ * @param previous The patterns so far (undefined at first).
+ * @returns All the patterns.
+ * @throws {InvalidValueError} For a pattern that matches no namespace name ever.
+ */
+export function collectPattern(value: string, previous: unknown): string[] {
   const problem = patternProblem(value);
-  if (problem) throw new InvalidArgumentError(problem);
+  if (problem) throw new InvalidValueError(problem);
   return collect(value, previous);
+}
+
+/**
+ * A whole number (`--priority`).
+ *
+ * @param value The value given.
+ * @returns The number.
+ * @throws {InvalidValueError} For anything else.
+ */
+export function parseInteger(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n)) throw new InvalidValueError("use a whole number.");
+  return n;
 }
 
 function parseName(value: string): string {
   if (!DNS_LABEL.test(value)) {
-    throw new InvalidArgumentError(
+    throw new InvalidValueError(
       "use lowercase letters, digits and '-' (at most 63), starting and ending with a letter or digit.",
     );
   }
   return value;
 }
 
-function isFileLike(value: string): boolean {
+/**
+ * Whether a value given after `--leader-election` or `--shards` is a handlers file (a path, or a
+ * name ending in .ts, .js, …) rather than a name.
+ *
+ * @param value The value.
+ * @returns Whether it is a file.
+ */
+export function isFileLike(value: string): boolean {
   return /[/\\]|\.[cm]?[jt]sx?$/.test(value);
 }

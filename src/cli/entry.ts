@@ -2,11 +2,12 @@
  * `kopf.main()`: the command line for a handlers file that ends with
  * `await kopf.main()`, without the command line in `mod.ts`'s import graph.
  *
- * Why a module of its own: the parser of the arguments (`commander`) is a
- * CommonJS package, and any CommonJS package brings in Deno's CommonJS loader
- * (with the package, ≈12 MiB of memory). An operator that is embedded
- * (`kopf.operator()`) never parses arguments, so `import * as kopf` must not
- * load them; the command line is imported when `main()` is first called.
+ * Why a module of its own: an operator that is embedded (`kopf.operator()`)
+ * never parses arguments, so `import * as kopf` does not load the command
+ * line (its parser, its commands and their help); it is imported when
+ * `main()` is first called. The command line loads no CommonJS package (which
+ * would bring in Deno's CommonJS loader): tests/tools/lean_graph_test.ts
+ * checks it.
  *
  * @module
  */

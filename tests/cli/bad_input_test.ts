@@ -3,7 +3,7 @@
  * of `deno run cli.ts …`): each gives exactly one line naming the problem and
  * the fix, and exit code 2 (usage), before anything runs. The table holds the
  * exact lines, so that a change of wording is seen. Also: `kopf` without a
- * command prints the help (on stderr, exit 1, as commander does), and the
+ * command prints the help (on stderr, exit 1, as it always has), and the
  * help has no parser noise (`(default: [])`, `(default: false)`).
  */
 import assert from "node:assert/strict";
@@ -88,7 +88,7 @@ Deno.test("kopf CLI bad input: the exact line and exit code 2 for each", async (
   for (const r of results) assert.equal(r.stdout, "");
 });
 
-Deno.test("`kopf` without a command prints the help on stderr and exits with 1 (commander's convention)", async () => {
+Deno.test("`kopf` without a command prints the help on stderr and exits with 1", async () => {
   const r = await kopf([]);
   assert.equal(r.code, 1);
   assert.equal(r.stdout, "");

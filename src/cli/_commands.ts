@@ -1,0 +1,247 @@
+/**
+ * The commands of `kopf`, their options and what each option's value may be: the program as
+ * `_parser.ts` reads it and `_help.ts` shows it. What each command does is in `main.ts` (and the
+ * command's own module, imported when it runs).
+ *
+ * @module
+ */
+
+import { groupProblem } from "../cogs/configs/sharding.ts";
+import type { LogFormat } from "../core/actions/loggers.ts";
+import {
+  collect,
+  collectPattern,
+  isFileLike,
+  MANIFESTS_OPTIONS,
+  OPERATOR_OPTIONS,
+  parseInteger,
+} from "./_operator_flags.ts";
+import { type CommandSpec, InvalidValueError, option, type ProgramSpec } from "./_parser.ts";
+
+const HANDLER_FILES = "TypeScript/JavaScript files with handlers";
+const LOG_FORMATS = ["plain", "full", "json"];
+
+const APISERVER: CommandSpec = {
+  name: "apiserver",
+  description: "run the embedded Kubernetes API server (no cluster needed)",
+  options: [
+    option("--host <host>", "address to listen on", { default: "127.0.0.1" }),
+    option("--port <port>", "port to listen on; 0 picks a free one", {
+      parse: parsePort,
+      default: 0,
+    }),
+    option(
+      "--kubeconfig <path>",
+      "where to write a kubeconfig for this server " +
+        "(default: kopf-apiserver.kubeconfig in the current directory)",
+    ),
+    option("--data-dir <dir>", "keep the state in this directory across restarts"),
+    option("--token <token>", "require this bearer token"),
+    option("--tls", "serve HTTPS with a generated CA and client-certificate auth"),
+    option(
+      "--authorization <mode>",
+      "rbac: every request names its user (401 otherwise) and RBAC objects decide (403)",
+      { choices: ["rbac"] },
+    ),
+    option(
+      "--token-auth-file <file>",
+      'with --authorization rbac: users by bearer token, CSV lines token,user,uid,"group1,group2"',
+    ),
+    option("--verbose", "log one line per request"),
+    option("--faults <json>", "fault switches at start, as JSON (see README)"),
+    option(
+      "--webhook-client-cert <file>",
+      "present this client certificate (PEM) to admission and conversion webhooks",
+    ),
+    option("--webhook-client-key <file>", "the private key (PEM) of --webhook-client-cert"),
+  ],
+};
+
+const RUN: CommandSpec = {
+  name: "run",
+  description: "run an operator with the handlers of the given files or modules",
+  paths: HANDLER_FILES,
+  options: [
+    option("-m, --module <module>", "import a module with handlers (repeatable)", {
+      parse: collect,
+    }),
+    option(
+      "-n, --namespace <pattern>",
+      "serve this namespace; globs and !negations allowed (repeatable)",
+      { parse: collectPattern },
+    ),
+    option("-A, --all-namespaces", "serve all namespaces (cluster-wide)"),
+    option("--standalone", "run without peering, ignoring other operators"),
+    option(
+      "-P, --peering <name>",
+      "the peering object to use (mandatory: pause until it exists); default: 'default' if found",
+    ),
+    option("-p, --priority <n>", "the peering priority (default 0)", { parse: parseInteger }),
+    option("--dev", "development mode: the peering priority 666 (the other operators pause)"),
+    option(
+      "--leader-election [name]",
+      "one replica handles, holding a Lease (=NAME; default kopf-leader-<peering name>); " +
+        "the others stand by",
+    ),
+    option("--leader-election-namespace <ns>", "the namespace of the leader-election Lease"),
+    option(
+      "--shards [group]",
+      "split the objects among the live replicas of a shard group (=GROUP; default 'kopf'), " +
+        "each a member by a Lease of its own",
+      { parse: parseGroup },
+    ),
+    option("--shards-namespace <ns>", "the namespace of the shard group's member Leases"),
+    option(
+      "-L, --liveness <url>",
+      "serve liveness probes at this URL, e.g. http://0.0.0.0:8080/healthz",
+    ),
+    option("-v, --verbose", "log debug messages too"),
+    option("-d, --debug", "log debug messages and the API traffic (method, path, code, duration)"),
+    option("-q, --quiet", "log warnings and errors only"),
+    option("--log-format <format>", "log line format", { choices: LOG_FORMATS, default: "full" }),
+    option("--log-prefix", "prefix per-object lines with [ns/name] (default: on, except json)"),
+    option("--no-log-prefix", "do not prefix per-object lines"),
+    option("--log-refkey <key>", "the key of the object reference in JSON lines", {
+      default: "object",
+    }),
+  ],
+};
+
+/** `kopf freeze` and `kopf resume`: the same scope and output flags; freeze's own in between. */
+function peeringCommand(name: "freeze" | "resume"): CommandSpec {
+  return {
+    name,
+    description: name === "freeze"
+      ? "pause the operators of a peering: a peer entry with a priority and a lifetime"
+      : "resume the operators of a peering: remove the entry written by 'kopf freeze'",
+    options: [
+      option("-n, --namespace <pattern>", "the KopfPeering in these namespaces", {
+        parse: collectPattern,
+      }),
+      option("-A, --all-namespaces", "the ClusterKopfPeering (the default without -n)"),
+      option("-i, --id <id>", "the peer's identity (default: user@host, or $POD_ID)"),
+      option("-P, --peering <name>", "the peering object's name", { default: "default" }),
+      ...(name === "freeze"
+        ? [
+          option("-t, --lifetime <seconds>", "how long the freeze lasts unless resumed", {
+            parse: parsePositive,
+            mandatory: true,
+          }),
+          option("-p, --priority <n>", "the priority of the freeze", {
+            parse: parseInteger,
+            default: 100,
+          }),
+          option("--dev", "the priority 666"),
+          option("-m, --message <text>", "why (stored with the entry)"),
+        ]
+        : []),
+      option("-v, --verbose", "log debug messages too"),
+      option("-d, --debug", "log debug messages too"),
+      option("-q, --quiet", "log warnings and errors only"),
+      option("--log-format <format>", "log line format", { choices: LOG_FORMATS, default: "full" }),
+    ],
+  };
+}
+
+const CRD: CommandSpec = {
+  name: "crd",
+  description: "print the CRDs of the typed resources (kopf.resource) of the given files",
+  paths: HANDLER_FILES,
+  options: [
+    option("-m, --module <module>", "import a module with handlers (repeatable)", {
+      parse: collect,
+    }),
+  ],
+};
+
+const RBAC: CommandSpec = {
+  name: "rbac",
+  description:
+    "print the Roles, ClusterRoles and bindings that the handlers of the given files need",
+  paths: HANDLER_FILES,
+  options: OPERATOR_OPTIONS,
+};
+
+const MANIFESTS: CommandSpec = {
+  name: "manifests",
+  description:
+    "print a deployable set: service account, RBAC, CRDs and a Deployment of the operator",
+  paths: HANDLER_FILES,
+  options: [...OPERATOR_OPTIONS, ...MANIFESTS_OPTIONS],
+};
+
+/** The `kopf` program: its commands, in the help's order. */
+export const PROGRAM: ProgramSpec = {
+  name: "kopf",
+  description: "Kopf for Deno: Kubernetes operators in a few lines of TypeScript",
+  commands: [
+    APISERVER,
+    RUN,
+    peeringCommand("freeze"),
+    peeringCommand("resume"),
+    CRD,
+    RBAC,
+    MANIFESTS,
+  ],
+};
+
+/** The values of `kopf run`'s options. */
+export interface RunValues {
+  module?: string[];
+  namespace?: string[];
+  allNamespaces?: boolean;
+  standalone?: boolean;
+  peering?: string;
+  priority?: number;
+  dev?: boolean;
+  leaderElection?: boolean | string;
+  leaderElectionNamespace?: string;
+  shards?: boolean | string;
+  shardsNamespace?: string;
+  liveness?: string;
+  verbose?: boolean;
+  debug?: boolean;
+  quiet?: boolean;
+  logFormat: LogFormat;
+  logPrefix?: boolean;
+  logRefkey?: string;
+}
+
+/** The values of `kopf freeze`'s and `kopf resume`'s options. */
+export interface PeeringValues {
+  namespace?: string[];
+  allNamespaces?: boolean;
+  id?: string;
+  peering: string;
+  lifetime?: number;
+  priority?: number;
+  dev?: boolean;
+  message?: string;
+  verbose?: boolean;
+  debug?: boolean;
+  quiet?: boolean;
+  logFormat: LogFormat;
+}
+
+/** `--shards GROUP`: a valid group, or a handlers file given right after the flag. */
+function parseGroup(value: string): string {
+  const problem = isFileLike(value) ? undefined : groupProblem(value);
+  if (problem) throw new InvalidValueError(`${problem}.`);
+  return value;
+}
+
+function parsePositive(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) {
+    throw new InvalidValueError("use a whole number of seconds.");
+  }
+  return n;
+}
+
+function parsePort(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) {
+    throw new InvalidValueError("use a port number from 0 to 65535 (0 picks a free port).");
+  }
+  return n;
+}

@@ -1,0 +1,411 @@
+/**
+ * The parser of the `kopf` command line: a program with commands, each with its options and,
+ * for some, positional paths.
+ *
+ * Why our own: the usual npm parsers are CommonJS packages, and the first CommonJS package that
+ * Deno loads brings in its CommonJS loader (with the parser, ≈1.7 MiB more for an idle
+ * `kopf run`). `node:util`'s `parseArgs` has no options with an optional value
+ * (`--shards[=GROUP]`), no commands with options of their own, no suggestions; so the rules are
+ * written here, and they are the ones `kopf` has always had:
+ *
+ * - Options may come anywhere among the paths; `--` ends them (what follows is paths).
+ * - `--opt=value`, `--opt value`, `-o value`, `-ovalue`; short flags combine (`-Av`).
+ * - An option with a required value takes the next argument whatever it is (`-n -A` is the
+ *   namespace `-A`); one with an optional value (`--shards [group]`) takes it only if it does not
+ *   look like an option (a negative number does not).
+ * - A repeated option keeps the last value, unless its `parse` collects them (`-n a -n b`).
+ * - The program reads its own options (`-V`) first, anywhere on the line; the command then
+ *   reads the rest. `-h`/`--help` anywhere that is not an option's value shows the help.
+ * - Bad input is a {@link ParseError}: one line, in the order the arguments come — a bad value
+ *   or a missing value at once; then a missing mandatory option; then the first unknown option
+ *   (with the closest known ones); then arguments the command does not take.
+ *
+ * @module
+ */
+
+/** How an option takes a value: never (a flag), always (`<value>`), or optionally (`[value]`). */
+export type Arity = "none" | "required" | "optional";
+
+/** What an option's value converts to (and what `parse` gets back as `previous`). */
+export type OptionValues = Record<string, unknown>;
+
+/** One option of a command, made by {@link option}. */
+export interface OptionSpec {
+  /** The flags as the help and the messages show them: `-n, --namespace <pattern>`. */
+  readonly flags: string;
+  /** The help's description. */
+  readonly description: string;
+  /** The short flag (`-n`), if any. */
+  readonly short: string | undefined;
+  /** The long flag (`--namespace`). */
+  readonly long: string;
+  /** Whether it takes a value. */
+  readonly arity: Arity;
+  /** `--no-x`: sets `x` to false. */
+  readonly negate: boolean;
+  /** Its value's key: `--all-namespaces` → `allNamespaces`, `--no-log-prefix` → `logPrefix`. */
+  readonly key: string;
+  /** Converts and checks a value; throws {@link InvalidValueError}. Gets the value so far. */
+  readonly parse: ((value: string, previous: unknown) => unknown) | undefined;
+  /** The value when the option is not given (shown in the help). */
+  readonly default: unknown;
+  /** The values allowed (shown in the help). */
+  readonly choices: readonly string[] | undefined;
+  /** The option must be given. */
+  readonly mandatory: boolean;
+}
+
+/** What {@link option} takes besides the flags and the description. */
+export interface OptionExtras {
+  /** Converts and checks a value; throws {@link InvalidValueError}. Gets the value so far. */
+  parse?: (value: string, previous: unknown) => unknown;
+  /** The value when the option is not given. */
+  default?: unknown;
+  /** The values allowed. */
+  choices?: readonly string[];
+  /** The option must be given. */
+  mandatory?: boolean;
+}
+
+/** A command of the program. */
+export interface CommandSpec {
+  /** Its name: `run`. */
+  readonly name: string;
+  /** The help's description. */
+  readonly description: string;
+  /** The description of the positional `[paths...]`, for a command that takes paths. */
+  readonly paths?: string;
+  /** Its options, in the help's order. */
+  readonly options: readonly OptionSpec[];
+}
+
+/** The program: its commands, and its own `-V, --version`. */
+export interface ProgramSpec {
+  /** Its name: `kopf`. */
+  readonly name: string;
+  /** The help's description. */
+  readonly description: string;
+  /** Its commands, in the help's order. */
+  readonly commands: readonly CommandSpec[];
+}
+
+/** What the command line asks for. */
+export type ParseOutcome =
+  /** The help of the program (no command) or of a command; `error`: on stderr, exit code 1. */
+  | { kind: "help"; command: CommandSpec | undefined; error: boolean }
+  /** The version. */
+  | { kind: "version" }
+  /** A command to run, with its paths and its options' values (defaults included). */
+  | { kind: "command"; command: CommandSpec; paths: string[]; options: OptionValues };
+
+/** Bad input on the command line: one line; `seeHelp` when the help would tell what is right. */
+export class ParseError extends Error {
+  override name = "ParseError";
+  /** Whether the line should point at the command's help. */
+  readonly seeHelp: boolean;
+
+  /**
+   * @param message What is wrong.
+   * @param seeHelp Whether the line should point at the command's help.
+   */
+  constructor(message: string, seeHelp: boolean) {
+    super(message);
+    this.seeHelp = seeHelp;
+  }
+}
+
+/** Thrown by an option's `parse`: the value is not one the option takes; the message says why. */
+export class InvalidValueError extends Error {
+  override name = "InvalidValueError";
+}
+
+/** `-V, --version`: the program's own option. */
+export const VERSION_OPTION: OptionSpec = option("-V, --version", "output the version number");
+
+/** `-h, --help`: every command's (found anywhere, not read as an option). */
+export const HELP_OPTION: OptionSpec = option("-h, --help", "display help for command");
+
+/** The implicit `help [command]` of the program. */
+export const HELP_COMMAND = "help";
+
+/**
+ * Makes an option from its flags: `-n, --namespace <pattern>` (a required value),
+ * `--shards [group]` (an optional value), `-A, --all-namespaces` (a flag), `--no-log-prefix`
+ * (a negation: sets `logPrefix` to false).
+ *
+ * @param flags The short flag (optional), the long flag, and the value's name in `<>` or `[]`.
+ * @param description The help's description.
+ * @param extras A parser, a default, choices, whether it is mandatory.
+ * @returns The option.
+ * @throws {Error} For flags that are not written so.
+ *
+ * @example
+ * ```ts
+ * import { option } from "./_parser.ts";
+ * const o = option("-n, --namespace <pattern>", "serve this namespace");
+ * console.log(o.short, o.long, o.arity, o.key); // -n --namespace required namespace
+ * ```
+ */
+export function option(flags: string, description: string, extras: OptionExtras = {}): OptionSpec {
+  const m = /^(?:(-[A-Za-z]), )?(--[a-z][a-z0-9-]*)(?: (<[^>]+>|\[[^\]]+\]))?$/.exec(flags);
+  if (!m) throw new Error(`option flags '${flags}': write them as '-s, --long <value>'`);
+  const [, short, long, value] = m as unknown as [string, string | undefined, string, string?];
+  const negate = long.startsWith("--no-");
+  const name = long.slice(negate ? 5 : 2);
+  return {
+    flags,
+    description,
+    short,
+    long,
+    arity: value === undefined ? "none" : value.startsWith("<") ? "required" : "optional",
+    negate,
+    key: name.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase()),
+    parse: extras.parse,
+    default: extras.default,
+    choices: extras.choices,
+    mandatory: extras.mandatory ?? false,
+  };
+}
+
+/**
+ * Parses the command line of a program.
+ *
+ * @param program The program and its commands.
+ * @param args The arguments (without the program's name).
+ * @returns The help or the version to show, or the command to run with its values.
+ * @throws {ParseError} For bad input: one line naming the argument.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { option, parseCommandLine } from "./_parser.ts";
+ * const run = {
+ *   name: "run",
+ *   description: "run it",
+ *   paths: "files",
+ *   options: [option("-n, --namespace <pattern>", "a namespace", {
+ *     parse: (v, previous) => [...(previous as string[] | undefined ?? []), v],
+ *   })],
+ * };
+ * const program = { name: "demo", description: "a demo", commands: [run] };
+ * const parsed = parseCommandLine(program, ["run", "a.ts", "-n", "x", "--namespace=y"]);
+ * assert.deepEqual(parsed, {
+ *   kind: "command",
+ *   command: run,
+ *   paths: ["a.ts"],
+ *   options: { namespace: ["x", "y"] },
+ * });
+ * ```
+ */
+export function parseCommandLine(program: ProgramSpec, args: readonly string[]): ParseOutcome {
+  const top: OptionValues = {};
+  const { operands, unknown } = scan([VERSION_OPTION], args, top, false);
+  if (top.version) return { kind: "version" };
+  const [first, ...rest] = operands;
+  const command = program.commands.find((c) => c.name === first);
+  if (command) return parseCommand(command, rest, unknown);
+  if (first === HELP_COMMAND) {
+    const name = rest[0];
+    if (name === undefined) return { kind: "help", command: undefined, error: false };
+    const target = program.commands.find((c) => c.name === name);
+    return { kind: "help", command: target, error: !target };
+  }
+  if (!operands.length && !unknown.length) return { kind: "help", command: undefined, error: true };
+  if (unknown.some(isHelp)) return { kind: "help", command: undefined, error: false };
+  if (first !== undefined) {
+    const names = [...program.commands.map((c) => c.name), HELP_COMMAND];
+    throw new ParseError(`unknown command '${first}'${suggestion(first, names)}`, true);
+  }
+  throw unknownOption(unknown[0]!, [VERSION_OPTION, HELP_OPTION]);
+}
+
+/** The command's part: its options and paths, after the program has read its own. */
+function parseCommand(command: CommandSpec, operands: string[], rest: string[]): ParseOutcome {
+  const values: OptionValues = {};
+  for (const o of command.options) {
+    if (o.default !== undefined && !o.negate) values[o.key] = o.default;
+  }
+  // A lone `--no-x` (no `--x` beside it) makes `x` true by default.
+  for (const o of command.options) {
+    if (o.negate && !command.options.some((p) => !p.negate && p.key === o.key)) {
+      values[o.key] = o.default ?? true;
+    }
+  }
+  const scanned = scan(command.options, rest, values, true);
+  if (scanned.unknown.some(isHelp)) return { kind: "help", command, error: false };
+  for (const o of command.options) {
+    if (o.mandatory && values[o.key] === undefined) {
+      throw new ParseError(`required option '${o.flags}' not specified`, false);
+    }
+  }
+  if (scanned.unknown.length) {
+    throw unknownOption(scanned.unknown[0]!, [...command.options, HELP_OPTION, VERSION_OPTION]);
+  }
+  const paths = [...operands, ...scanned.operands];
+  if (command.paths === undefined && paths.length) {
+    throw new ParseError(
+      `too many arguments for '${command.name}'. Expected 0 arguments but got ${paths.length}`,
+      true,
+    );
+  }
+  return { kind: "command", command, paths, options: values };
+}
+
+/**
+ * Reads the known options of `args` into `values`, in order; returns the rest: operands, and
+ * everything from the first unknown option on (which a command may know, or the help asks).
+ */
+function scan(
+  options: readonly OptionSpec[],
+  args: readonly string[],
+  values: OptionValues,
+  leaf: boolean,
+): { operands: string[]; unknown: string[] } {
+  const operands: string[] = [];
+  const unknown: string[] = [];
+  let dest = operands;
+  const find = (flag: string) => options.find((o) => o.short === flag || o.long === flag);
+  let i = 0;
+  let group: string | undefined; // the rest of combined short flags: `-Av` → `-v`
+  while (i < args.length || group !== undefined) {
+    const arg = group ?? args[i++]!;
+    group = undefined;
+    if (arg === "--") {
+      if (dest === unknown) dest.push(arg);
+      dest.push(...args.slice(i));
+      break;
+    }
+    if (looksLikeOption(arg)) {
+      const known = find(arg);
+      if (known) {
+        if (known.arity === "required") {
+          if (i >= args.length) throw new ParseError(`${flagName(known)} needs a value`, true);
+          assign(known, args[i++]!, values);
+        } else if (
+          known.arity === "optional" && i < args.length &&
+          (!looksLikeOption(args[i]!) || negativeNumber(args[i]!))
+        ) {
+          assign(known, args[i++]!, values);
+        } else {
+          assign(known, undefined, values);
+        }
+        continue;
+      }
+    }
+    if (arg.length > 2 && arg[0] === "-" && arg[1] !== "-") {
+      const known = find(arg.slice(0, 2));
+      if (known) {
+        if (known.arity === "none") {
+          assign(known, undefined, values);
+          group = `-${arg.slice(2)}`;
+        } else {
+          assign(known, arg.slice(2), values);
+        }
+        continue;
+      }
+    }
+    if (/^--[^=]+=/.test(arg)) {
+      const eq = arg.indexOf("=");
+      const known = find(arg.slice(0, eq));
+      if (known && known.arity !== "none") {
+        assign(known, arg.slice(eq + 1), values);
+        continue;
+      }
+    }
+    // Not ours: from the first unknown option on, all goes to the command (or the help).
+    if (dest === operands && looksLikeOption(arg) && !(leaf && negativeNumber(arg))) {
+      dest = unknown;
+    }
+    dest.push(arg);
+  }
+  return { operands, unknown };
+}
+
+/** Stores one occurrence of an option: its value (parsed), or true/false for a flag. */
+function assign(o: OptionSpec, value: string | undefined, values: OptionValues): void {
+  if (value === undefined) {
+    values[o.key] = !o.negate;
+    return;
+  }
+  if (o.choices && !o.choices.includes(value)) {
+    throw new ParseError(
+      `${flagName(o)} '${value}' is invalid: allowed choices are ${o.choices.join(", ")}.`,
+      false,
+    );
+  }
+  try {
+    values[o.key] = o.parse ? o.parse(value, values[o.key]) : value;
+  } catch (e) {
+    if (!(e instanceof InvalidValueError)) throw e;
+    throw new ParseError(`${flagName(o)} '${value}' is invalid: ${e.message}`, false);
+  }
+}
+
+/** A negative number is a value or a path, never a flag: short flags are letters. */
+function negativeNumber(arg: string): boolean {
+  return /^-(\d+|\d*\.\d+)(e[+-]?\d+)?$/.test(arg);
+}
+
+function looksLikeOption(arg: string): boolean {
+  return arg.length > 1 && arg[0] === "-";
+}
+
+function isHelp(arg: string): boolean {
+  return arg === HELP_OPTION.short || arg === HELP_OPTION.long;
+}
+
+/** `-n, --namespace <pattern>` → `-n/--namespace`. */
+function flagName(o: OptionSpec): string {
+  return o.short ? `${o.short}/${o.long}` : o.long;
+}
+
+function unknownOption(flag: string, options: readonly OptionSpec[]): ParseError {
+  const near = flag.startsWith("--") ? suggestion(flag, options.map((o) => o.long)) : "";
+  return new ParseError(`unknown option '${flag}'${near}`, true);
+}
+
+/**
+ * The closest candidates to a mistyped word, as ` (did you mean X?)`, or nothing: those fewest
+ * edits away (at most 3, an adjacent swap counting as one), and alike in more than 40% of their
+ * length. Flags are compared without their leading `--`.
+ */
+function suggestion(word: string, candidates: readonly string[]): string {
+  const dashes = word.startsWith("--") ? "--" : "";
+  const bare = word.slice(dashes.length);
+  let best = 3;
+  let near: string[] = [];
+  for (const candidate of new Set(candidates.map((c) => c.slice(dashes.length)))) {
+    if (candidate.length <= 1) continue;
+    const d = editDistance(bare, candidate);
+    const length = Math.max(bare.length, candidate.length);
+    if ((length - d) / length <= 0.4) continue;
+    if (d < best) {
+      best = d;
+      near = [candidate];
+    } else if (d === best) {
+      near.push(candidate);
+    }
+  }
+  near = near.sort((a, b) => a.localeCompare(b)).map((c) => dashes + c);
+  if (near.length > 1) return ` (did you mean one of ${near.join(", ")}?)`;
+  return near.length ? ` (did you mean ${near[0]}?)` : "";
+}
+
+/** Edits (insert, delete, replace, swap two neighbours) from `a` to `b`; far apart beyond 3. */
+function editDistance(a: string, b: string): number {
+  if (Math.abs(a.length - b.length) > 3) return Math.max(a.length, b.length);
+  // d[i][j]: the edits from a's first i characters to b's first j.
+  const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...new Array<number>(b.length)]);
+  for (let j = 0; j <= b.length; j++) d[0]![j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const same = a[i - 1] === b[j - 1];
+      let e = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + (same ? 0 : 1));
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        e = Math.min(e, d[i - 2]![j - 2]! + 1);
+      }
+      d[i]![j] = e;
+    }
+  }
+  return d[a.length]![b.length]!;
+}
