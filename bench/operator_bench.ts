@@ -660,7 +660,11 @@ export async function measureOperator(
     // without the framework (_floor_operator.ts) — the least an operator on this client costs.
     if (phase("floor")) {
       const objects = 10_000;
-      await using floor = await OperatorProcess.start(server.kubeconfig, {}, "./_floor_operator.ts");
+      await using floor = await OperatorProcess.start(
+        server.kubeconfig,
+        {},
+        "./_floor_operator.ts",
+      );
       const r = await burst(api, server, load, floor, "floor", objects);
       const failures = (await floor.report()).messages.failures;
       if (failures) throw new Error(`the floor's writes failed ${failures} times`);
@@ -670,19 +674,23 @@ export async function measureOperator(
           fmt((100 * (operatorCpu.operator - c.operator)) / operatorCpu.operator)
         }% above it (the framework's share)`
         : "";
-      console.log(figure(
-        `operator: the floor, ${fmt(objects)} burst: CPU per object of the operator's API calls alone`,
-        (c.operator / objects) * 1e3,
-        "ms process (all threads)",
-        {
-          decimals: 3,
-          note: `[the same writes (${perObject(r.requests, objects)} per lifecycle) and watch ` +
-            `through kopf.KubeClient, no framework: main thread ${
-              fmt((c.operatorThread / objects) * 1e3, 3)
-            } ms; server ${us(c.server, objects)} µs, load generator ${us(c.load, objects)} µs` +
-            `; ${fmt(r.createRate)} objects/s; peak RSS ${fmt(r.peakRss / MB)} MiB${framework}]`,
-        },
-      ).line);
+      console.log(
+        figure(
+          `operator: the floor, ${
+            fmt(objects)
+          } burst: CPU per object of the operator's API calls alone`,
+          (c.operator / objects) * 1e3,
+          "ms process (all threads)",
+          {
+            decimals: 3,
+            note: `[the same writes (${perObject(r.requests, objects)} per lifecycle) and watch ` +
+              `through kopf.KubeClient, no framework: main thread ${
+                fmt((c.operatorThread / objects) * 1e3, 3)
+              } ms; server ${us(c.server, objects)} µs, load generator ${us(c.load, objects)} µs` +
+              `; ${fmt(r.createRate)} objects/s; peak RSS ${fmt(r.peakRss / MB)} MiB${framework}]`,
+          },
+        ).line,
+      );
     }
 
     // Latency at a steady rate, with the default batching window and a short one.
