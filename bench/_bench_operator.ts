@@ -62,6 +62,26 @@ export interface ChildReport {
   memory: { rss: number; heapTotal: number; heapUsed: number; external: number };
 }
 
+/**
+ * Answers the `report` requests on stdin (one per line) as they come, in the background.
+ *
+ * @param answer Prints a report line.
+ */
+export function answerReports(answer: () => unknown): void {
+  void (async () => {
+    let buffer = "";
+    for await (const chunk of Deno.stdin.readable.pipeThrough(new TextDecoderStream())) {
+      buffer += chunk;
+      let nl;
+      while ((nl = buffer.indexOf("\n")) >= 0) {
+        const request = buffer.slice(0, nl).trim();
+        buffer = buffer.slice(nl + 1);
+        if (request === "report") await answer();
+      }
+    }
+  })();
+}
+
 if (import.meta.main) {
   const [kubeconfig, json = "{}"] = Deno.args;
   if (!kubeconfig) throw new Error("usage: _bench_operator.ts <kubeconfig> [options as JSON]");
@@ -134,19 +154,7 @@ if (import.meta.main) {
     ...logs,
   });
 
-  // Requests on stdin, one per line: `report`.
-  void (async () => {
-    let buffer = "";
-    for await (const chunk of Deno.stdin.readable.pipeThrough(new TextDecoderStream())) {
-      buffer += chunk;
-      let nl;
-      while ((nl = buffer.indexOf("\n")) >= 0) {
-        const request = buffer.slice(0, nl).trim();
-        buffer = buffer.slice(nl + 1);
-        if (request === "report") out({ ...await report("report") });
-      }
-    }
-  })();
+  answerReports(async () => out({ ...await report("report") }));
 
   let code = 0;
   try {

@@ -28,7 +28,7 @@
  */
 
 import * as kopf from "../mod.ts";
-import type { ChildReport } from "./_bench_operator.ts";
+import { answerReports, type ChildReport } from "./_bench_operator.ts";
 
 /** The operator's finalizer and diff-base annotation (Kopf's names). */
 const FINALIZER = "kopf.zalando.org/KopfFinalizerMarker";
@@ -92,18 +92,7 @@ if (import.meta.main) {
     metrics: "",
     memory: Deno.memoryUsage(),
   });
-  void (async () => {
-    let buffer = "";
-    for await (const chunk of Deno.stdin.readable.pipeThrough(new TextDecoderStream())) {
-      buffer += chunk;
-      let nl;
-      while ((nl = buffer.indexOf("\n")) >= 0) {
-        const request = buffer.slice(0, nl).trim();
-        buffer = buffer.slice(nl + 1);
-        if (request === "report") out({ ...report("report") });
-      }
-    }
-  })();
+  answerReports(() => out({ ...report("report") }));
 
   out({ event: "ready" });
   try {

@@ -55,11 +55,8 @@ Deno.test("KubeClient resolves every resource form through discovery", async () 
   await assert.rejects(e.kube.resolve("nothings"), kopf.ResourceSelectorError);
 });
 
-Deno.test("KubeClient sees a CRD created after its first discovery", async () => {
-  await using e = await setup();
-  const kube = new KubeClient(e.api);
-  await kube.resolve("pods"); // discovery cached without kopfexamples
-  await createKopfExampleCrd(e.api);
+/** Waits until the client resolves the KopfExamples' short name (a new discovery sees their CRD). */
+async function resolvesKex(kube: KubeClient): Promise<void> {
   await until(async () => {
     try {
       return String(await kube.resolve("kex")) === "kopfexamples.v1.kopf.dev";
@@ -67,6 +64,14 @@ Deno.test("KubeClient sees a CRD created after its first discovery", async () =>
       return false;
     }
   }, "discovery of the new CRD");
+}
+
+Deno.test("KubeClient sees a CRD created after its first discovery", async () => {
+  await using e = await setup();
+  const kube = new KubeClient(e.api);
+  await kube.resolve("pods"); // discovery cached without kopfexamples
+  await createKopfExampleCrd(e.api);
+  await resolvesKex(kube);
 });
 
 Deno.test("KubeClient resolves a name once per discovery: the same resource, no selection again; a new discovery resolves anew", async () => {
@@ -88,13 +93,7 @@ Deno.test("KubeClient resolves a name once per discovery: the same resource, no 
   }
   // A name not served yet makes a new discovery; after it, names resolve from the new one.
   await createKopfExampleCrd(e.api);
-  await until(async () => {
-    try {
-      return String(await kube.resolve("kex")) === "kopfexamples.v1.kopf.dev";
-    } catch {
-      return false;
-    }
-  }, "discovery of the new CRD");
+  await resolvesKex(kube);
   const again = await kube.resolve("pods");
   assert.notEqual(again, pods, "resolved from the new discovery");
   assert.equal(String(again), "pods.v1");
