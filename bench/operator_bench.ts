@@ -14,7 +14,8 @@
  * sample), in a process that held nothing before the burst. The server's
  * request counters give the API requests per object lifecycle.
  *
- * 0. idle: a fresh operator, ready, with no objects to handle — its RSS;
+ * 0. idle: a fresh operator, ready, with no objects to handle — its RSS, beside
+ *    a bare Deno process's on the same machine;
  * 1. an accounting run: processing cycles and API writes per object
  *    lifecycle, from a counting `kopf.on.event` handler and the operator's log
  *    lines (also the warm-up of the server and the load generator);
@@ -63,7 +64,12 @@ import * as kopf from "../mod.ts";
 import { BenchClient, expectOk, setUpKopfExamples } from "./_client.ts";
 import { LoadGenerator } from "./_load_generator.ts";
 import { type ChildOptions, type ChildReport, OperatorProcess } from "./_operator_process.ts";
-import { readCpuSeconds, type ServerProcess, startServerProcess } from "./_server_process.ts";
+import {
+  readCpuSeconds,
+  readRss,
+  type ServerProcess,
+  startServerProcess,
+} from "./_server_process.ts";
 import { figure, fmt, percentile } from "./_stats.ts";
 
 const NAMESPACE = "bench-operator";
@@ -100,6 +106,26 @@ function burstSize(objects: number): boolean {
 /** Epoch milliseconds with sub-millisecond precision, comparable across threads and processes. */
 const now = () => performance.timeOrigin + performance.now();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * The RSS of a bare Deno process on this machine (`deno eval` of a sleep, read
+ * {@link IDLE_SECONDS} s after its start): what the operator's idle RSS compares with.
+ */
+async function bareDenoRss(): Promise<number> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["eval", `await new Promise((r) => setTimeout(r, ${(IDLE_SECONDS + 2) * 1000}));`],
+    stdin: "null",
+    stdout: "null",
+    stderr: "inherit",
+  }).spawn();
+  try {
+    await sleep(IDLE_SECONDS * 1000);
+    return await readRss(child.pid);
+  } finally {
+    child.kill("SIGKILL");
+    await child.status;
+  }
+}
 
 /** What the operator benchmark reports back to `bench/main.ts`. */
 export interface OperatorBenchOutcome {
@@ -496,10 +522,12 @@ export async function measureOperator(
       await sleep(IDLE_SECONDS * 1000);
       const rss = await op.rss();
       const cpu = await op.cpuSeconds();
+      const bare = await bareDenoRss();
       report(figure("operator: RSS idle with no objects", rss / MB, "MiB", {
         target: { below: 60 },
         note: `[VmRSS of the operator process ${IDLE_SECONDS} s after it was ready ` +
-          `(${fmt(readySeconds, 2)} s after the start, a bare Deno process is ~45 MiB); ` +
+          `(${fmt(readySeconds, 2)} s after the start); a bare Deno process here: ` +
+          `${fmt(bare / MB)} MiB; ` +
           `peak so far (VmHWM) ${fmt((await op.peakRss()) / MB)} MiB; CPU ` +
           `${fmt(cpu, 2)} s in all, ${fmt((100 * (cpu - cpu0)) / IDLE_SECONDS, 1)}% while idle]`,
       }));
