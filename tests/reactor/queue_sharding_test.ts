@@ -52,7 +52,7 @@ function b(view?: ShardGate, releasing: string[] = []): MemberState {
   return memberOf({ metadata: { annotations }, spec: { holderIdentity: "b" } })!;
 }
 
-function rig() {
+function rig(refresh?: (body: Obj) => Promise<Obj | undefined>) {
   const clock = new FakeClock();
   const gate = new ShardGate("a");
   const calls: string[] = [];
@@ -73,6 +73,7 @@ function rig() {
     {
       clock,
       gate,
+      refresh,
       release: (uid, memory) => {
         assert.equal(memories.get(uid), memory);
         released.push(uid);
@@ -149,5 +150,99 @@ Deno.test("sharded queues: an object handed away finishes its cycle in flight, t
   assert.deepEqual(memories.get(leaving)!.memo, {}, "its memory starts afresh");
   assert.ok(!calls.includes(`${leaving}@3`), "no cycle after the hand-off");
   assert.equal(gate.sample().owned, 3);
+  await queues.close();
+});
+
+/** A re-read that answers each object at version 5 (as after the other replica's last write). */
+function readsAt5(reads: string[]) {
+  return (body: Obj) => {
+    reads.push(body.metadata.uid);
+    return Promise.resolve(ev(body.metadata.uid, 5).object);
+  };
+}
+
+Deno.test("sharded queues: an object taken over from another replica is read anew before its first cycle here; the watch's late events up to that version are dropped", async () => {
+  const reads: string[] = [];
+  const { clock, gate, calls, queues } = rig(readsAt5(reads));
+  gate.join("a1");
+  gate.observe([b()]); // b is there (it handled everything so far), not acknowledged yet
+  for (const uid of OURS) queues.push(ev(uid, 1, "ADDED"));
+  await clock.advance(1);
+  gate.observe([b(gate)]); // acknowledged: ours are taken over from b
+  await clock.advance(1);
+  assert.deepEqual(reads.sort(), [...OURS].sort(), "each read once");
+  assert.deepEqual(
+    calls.sort(),
+    OURS.map((u) => `${u}@5?`).sort(),
+    "the body read, not the watch's older one (b's last write had not reached our watch)",
+  );
+  calls.length = 0;
+  // b's last write (version 5) and one before it come late through our watch: not newer.
+  for (const uid of OURS) {
+    queues.push(ev(uid, 4));
+    queues.push(ev(uid, 5));
+  }
+  await clock.advance(1);
+  assert.deepEqual(calls, [], "the late events are dropped");
+  for (const uid of OURS) queues.push(ev(uid, 6));
+  await clock.advance(1);
+  assert.deepEqual(calls.sort(), OURS.map((u) => `${u}@6`).sort(), "held now: newer events go on");
+  assert.equal(reads.length, OURS.length, "no read for an object held already");
+  await queues.close();
+});
+
+Deno.test("sharded queues: a replica alone all along reads nothing anew (nobody else handled its objects)", async () => {
+  const reads: string[] = [];
+  const { clock, gate, calls, queues } = rig(readsAt5(reads));
+  gate.observe([]);
+  gate.join("a1");
+  for (const uid of OURS) queues.push(ev(uid, 1, "ADDED"));
+  await clock.advance(1);
+  assert.deepEqual(calls.sort(), OURS.map((u) => `${u}@1`).sort());
+  assert.deepEqual(reads, []);
+  await queues.close();
+});
+
+Deno.test("sharded queues: a failed read of a taken-over object runs no cycle on the older body; it is read again after the error delay", async () => {
+  let fail = true;
+  const reads: string[] = [];
+  const { clock, gate, calls, queues } = rig((body) => {
+    reads.push(body.metadata.uid);
+    return fail ? Promise.reject(new Error("503")) : readsAt5([])(body);
+  });
+  const uid = OURS[0]!;
+  gate.join("a1");
+  gate.observe([b()]);
+  queues.push(ev(uid, 1, "ADDED"));
+  await clock.advance(0.5);
+  gate.observe([b(gate)]);
+  await clock.advance(0.5);
+  assert.deepEqual(calls, [], "no cycle on the watch's body");
+  assert.equal(reads.length, 1);
+  fail = false;
+  await clock.advance(1); // SETTINGS.errorDelays: [1]
+  assert.deepEqual(calls, [`${uid}@5?`]);
+  assert.equal(reads.length, 2);
+  await queues.close();
+});
+
+Deno.test("sharded queues: a taken-over object whose read finds the version the watch delivered goes on with the watch's events", async () => {
+  const reads: string[] = [];
+  const { clock, gate, calls, queues } = rig((body) => {
+    reads.push(body.metadata.uid);
+    return Promise.resolve(ev(body.metadata.uid, 2).object); // what the watch has already
+  });
+  gate.join("a1");
+  gate.observe([b()]);
+  for (const uid of OURS) queues.push(ev(uid, 2, "ADDED"));
+  await clock.advance(1);
+  gate.observe([b(gate)]);
+  await clock.advance(1);
+  assert.equal(reads.length, OURS.length);
+  assert.deepEqual(calls.sort(), OURS.map((u) => `${u}@2?`).sort());
+  calls.length = 0;
+  for (const uid of OURS) queues.push(ev(uid, 3));
+  await clock.advance(1);
+  assert.deepEqual(calls.sort(), OURS.map((u) => `${u}@3`).sort(), "newer events are not dropped");
   await queues.close();
 });

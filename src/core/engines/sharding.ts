@@ -196,6 +196,8 @@ export class ShardGate {
   #viewKey = "{}";
   #ring = new Rendezvous([]);
   #acked = false;
+  /** Whether a view of ours ever held other members: since then, they may have handled objects. */
+  #shared = false;
   #blocked = new Set<string>();
   readonly #held = new Map<string, Set<Releaser>>();
   readonly #releasing = new Map<string, Promise<void>>();
@@ -318,6 +320,30 @@ export class ShardGate {
   }
 
   /**
+   * Whether starting the object now takes it over from another member: this replica does not hold
+   * it, and other members have been in its views — one of them may have handled it last, and the
+   * watch here may not have delivered that member's last write yet (watches of different
+   * resources and replicas lag apart: the release reaches us through the Leases, the write
+   * through the objects' watch). The queues read such an object anew before its first cycle
+   * here, so that no change is handled twice on an older body.
+   *
+   * @param uid The object's uid.
+   * @returns True if so (false for an object held already, and for a group of one all along).
+   *
+   * @example
+   * ```ts
+   * import { ShardGate } from "./sharding.ts";
+   * const gate = new ShardGate("a");
+   * gate.observe([]);
+   * gate.join("x1");
+   * console.log(gate.takesOver("uid-1")); // false — alone all along: nobody else handled it
+   * ```
+   */
+  takesOver(uid: string): boolean {
+    return this.#shared && !this.#held.has(uid);
+  }
+
+  /**
    * Before a cycle: admits the object and holds it as this replica's until released.
    *
    * @param uid The object's uid.
@@ -387,6 +413,7 @@ export class ShardGate {
     if (changed) {
       this.#view = view;
       this.#viewKey = key;
+      if (view.size > 1) this.#shared = true;
       this.#ring = new Rendezvous(view.keys());
       // Adopted: no cycle starts for what is not ours any more; release what we hold of it.
       for (const uid of [...this.#held.keys()]) {

@@ -328,6 +328,8 @@ export class ObjectQueues implements Releaser {
      * the watch's events up to its version are older, and skipped when they come late.
      */
     let reread: AnyObject | undefined;
+    /** Taken over from another replica and not read anew yet (the read failed): read first. */
+    let unread = false;
     // Throttling of unexpected errors: a fresh delay sequence after every success.
     let throttle: Iterator<number> | undefined;
     let lastThrottle: number | undefined;
@@ -415,11 +417,54 @@ export class ObjectQueues implements Releaser {
           continue;
         }
         const gate = this.#options.gate;
+        const taking = gate !== undefined && !deleted && (unread || gate.takesOver(key));
         if (gate && !gate.enter(key, this)) {
           // Not ours any more (or not yet): the latest body waits in the entry for the gate.
           if (deleted) this.#forget(key, entry);
           else entry.latest = batch[batch.length - 1]!.object;
           return;
+        }
+        if (taking && this.#options.refresh) {
+          // Taken over from another replica: its last write may not have reached our watch yet
+          // (it came as a release through the Leases); the object is read anew, and the watch's
+          // events up to that version are older and dropped, as after a late own write.
+          const fresh = await this.#refresh(batch[batch.length - 1]!.object);
+          if (this.#closing) continue;
+          if (fresh === null) {
+            // The read failed (and was reported): no cycle on the older body; read again after
+            // the error delays, as a failed cycle would be retried.
+            queue.events.unshift(...batch);
+            unread = true;
+            throttle ??= s.errorDelays[Symbol.iterator]();
+            const next = throttle.next();
+            if (!next.done) lastThrottle = next.value;
+            await this.#wait(queue, lastThrottle ?? 1, false);
+            continue;
+          }
+          unread = false;
+          if (fresh === undefined) {
+            entry.gone = true;
+            queue.events = queue.events.filter((e) => e.type === "DELETED");
+            continue;
+          }
+          const version = fresh.metadata?.resourceVersion;
+          const isRead = (e: RawEvent) => e.object.metadata?.resourceVersion === version;
+          if (batch.some(isRead)) {
+            // The watch had delivered that very version: it is not behind; the batch goes on.
+            queue.events.unshift(...batch);
+            continue;
+          }
+          const at = queue.events.findLastIndex(isRead);
+          if (at >= 0) {
+            // It came during the read: what came before it is older; what after, newer.
+            queue.events.splice(0, at);
+            continue;
+          }
+          // The watch is behind: what it delivered is older than the read, and so is what comes
+          // until that version (dropped then); the read body is processed.
+          reread = fresh;
+          queue.events = [{ type: null, object: fresh }];
+          continue;
         }
         let ended: (() => void) | undefined;
         if (gate) entry.busy = new Promise<void>((resolve) => (ended = resolve));
