@@ -83,6 +83,21 @@ Deno.test("access: change handlers write (patch, get, status); raw-event handler
   ]);
 });
 
+Deno.test("access: with sharding, every watched resource is re-read (an object gained from another replica is read first)", () => {
+  const registry = new kopf.OperatorRegistry();
+  kopf.on.create("kopfexamples", { registry }, () => {});
+  kopf.on.event("configmaps", { registry }, () => {});
+  const rereading = (on: boolean) =>
+    lines(needs(registry, (s) => (s.sharding.enabled = on))).filter((l) =>
+      l.startsWith("rereading")
+    );
+  assert.deepEqual(rereading(false), ["rereading?: get kopfexamples @served"]);
+  assert.deepEqual(rereading(true), [
+    "rereading?: get kopfexamples @served",
+    "rereading?: get configmaps @served",
+  ]);
+});
+
 Deno.test("access: daemons, timers and reconcilers write too; owned children are only watched", () => {
   const registry = new kopf.OperatorRegistry();
   kopf.daemon("kopfexamples", { registry }, () => {});

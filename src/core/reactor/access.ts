@@ -156,8 +156,11 @@ const ROWS: readonly Row[] = [
     calls: "reactor/orchestration.ts: the queues' refresh; actions/application.ts: editFinalizers",
     verbs: ["get"],
     why: "Framework: re-reading an object after a conflict or a watch that lags behind.",
-    targets: (f) => f.written.map((r) => target(r, r.plural, f)),
-    conditional: "a finalizer patch that conflicts, or a watch that stalls after our own write",
+    // With sharding, every queued resource: an object gained from another replica is read first.
+    targets: (f) =>
+      (f.settings.sharding.enabled ? f.watched : f.written).map((r) => target(r, r.plural, f)),
+    conditional: "a finalizer patch that conflicts, a watch that stalls after our own write, " +
+      "or (sharding) an object gained from another replica",
   },
   {
     row: "status",
