@@ -242,6 +242,27 @@ Deno.test("queues: when our own write does not come back in time, the object is 
   await queues.close();
 });
 
+Deno.test("queues: when our write and a newer one come during the re-read, the newest is processed, not the read", async () => {
+  const clock = new FakeClock();
+  let answer!: (body: ReturnType<typeof obj>) => void;
+  const r = recorder(clock, (_e, n) => (n === 1 ? { patched: obj("a", 9) } : {}));
+  const queues = new ObjectQueues(r.processor, { ...SETTINGS, batchWindow: 0 }, {
+    clock,
+    refresh: () => new Promise((resolve) => (answer = resolve)),
+  });
+  queues.push(ev("a", 8));
+  await clock.advance(0);
+  queues.push(ev("a", 8)); // a late duplicate: older than our write (9), which does not come back
+  await clock.advance(5);
+  assert.ok(answer, "read anew after the consistency timeout");
+  queues.push(ev("a", 9)); // during the read: our write comes back, and someone else's after it
+  queues.push(ev("a", 10));
+  answer(obj("a", 9)); // the read saw our write only
+  await clock.advance(0);
+  assert.deepEqual(r.calls.map((c) => c.rv), ["8", "10"], "the newest, not the read's older body");
+  await queues.close();
+});
+
 Deno.test("queues: a re-read that finds the object gone processes nothing", async () => {
   const clock = new FakeClock();
   const r = recorder(clock, (_e, n) => (n === 1 ? { patched: obj("a", 9) } : {}));

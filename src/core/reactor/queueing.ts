@@ -402,6 +402,13 @@ export class ObjectQueues implements Releaser {
               queue.events = queue.events.filter((e) => e.type === "DELETED");
               continue;
             }
+            // The watch delivered the version read while it was read: the events go on from it
+            // (newer ones may follow it, which the read body would hide).
+            const at = lastAtVersion(queue.events, fresh.metadata?.resourceVersion, true);
+            if (at >= 0) {
+              queue.events.splice(0, at);
+              continue;
+            }
             // The re-read body is processed; the watch's events up to its version (those queued
             // meanwhile and those still to come) are older and are dropped.
             reread = fresh;
@@ -454,7 +461,7 @@ export class ObjectQueues implements Releaser {
             queue.events.unshift(...batch);
             continue;
           }
-          const at = queue.events.findLastIndex(isRead);
+          const at = lastAtVersion(queue.events, version, true);
           if (at >= 0) {
             // It came during the read: what came before it is older; what after, newer.
             queue.events.splice(0, at);
@@ -650,10 +657,14 @@ function versionArrived(events: readonly RawEvent[], version: unknown): boolean 
   return false;
 }
 
-/** The index of the last event of a batch with this resourceVersion; -1 if none. */
-function lastAtVersion(batch: readonly RawEvent[], version: unknown): number {
+/**
+ * The index of the last event of a batch with this resourceVersion; -1 if none. `watched`: only
+ * the watch's own events count (not a listing's or a re-check's, whose body may be our write's).
+ */
+function lastAtVersion(batch: readonly RawEvent[], version: unknown, watched = false): number {
   for (let i = batch.length - 1; i >= 0; i--) {
-    if (batch[i]!.object.metadata?.resourceVersion === version) return i;
+    const e = batch[i]!;
+    if (e.object.metadata?.resourceVersion === version && (!watched || e.type !== null)) return i;
   }
   return -1;
 }
