@@ -29,6 +29,13 @@ export interface FaultSettings {
   latencyJitterMs?: number;
   /** Watch streams stay open but deliver nothing (like a silently dead connection). */
   stallWatches?: boolean;
+  /**
+   * Watch events reach the clients this many milliseconds late (a lagging watch): in order, and no
+   * bookmark passes them. The initial state of a watch is not delayed, only the changes after it.
+   */
+  watchDelayMs?: number;
+  /** The resources (plurals) whose watches `watchDelayMs` delays; every resource's if not given. */
+  watchDelayResources?: string[];
   /** Which requests the error rates apply to: "all" API requests (default), or "writes" only. */
   errorScope?: "all" | "writes";
 }
@@ -39,6 +46,8 @@ export interface FaultCounts {
   watchClosed: number;
   /** Watch streams that stalled (`stallWatches`). */
   watchStalled: number;
+  /** Watch events delivered late (`watchDelayMs`). */
+  watchDelayed: number;
   /** Requests answered with an injected 429. */
   error429: number;
   /** Requests answered with an injected 500. */
@@ -63,6 +72,8 @@ const KEYS: ReadonlyArray<keyof FaultSettings> = [
   "latencyMs",
   "latencyJitterMs",
   "stallWatches",
+  "watchDelayMs",
+  "watchDelayResources",
   "errorScope",
 ];
 
@@ -84,6 +95,7 @@ export class Faults {
   readonly counts: FaultCounts = {
     watchClosed: 0,
     watchStalled: 0,
+    watchDelayed: 0,
     error429: 0,
     error500: 0,
     error503: 0,
@@ -143,6 +155,20 @@ export class Faults {
    *
    * @param kind The fault.
    */
+  /**
+   * How late the events of a watch of this resource are delivered now, in milliseconds (0: on
+   * time).
+   *
+   * @param plural The watched resource's plural.
+   * @returns The delay.
+   */
+  watchDelayFor(plural: string): number {
+    const ms = this.settings.watchDelayMs ?? 0;
+    if (ms <= 0) return 0;
+    const only = this.settings.watchDelayResources;
+    return only === undefined || only.includes(plural) ? ms : 0;
+  }
+
   count(kind: keyof FaultCounts): void {
     this.counts[kind]++;
   }
@@ -215,6 +241,12 @@ export function validateFaults(settings: Record<string, unknown>): FaultSettings
     }
     if (k === "stallWatches") {
       if (typeof v !== "boolean") throw new TypeError(`fault "stallWatches" must be true or false`);
+    } else if (k === "watchDelayResources") {
+      if (!Array.isArray(v) || !v.every((r) => typeof r === "string" && r)) {
+        throw new TypeError(
+          `fault "watchDelayResources" must be a list of plurals, e.g. ["kopfexamples"]`,
+        );
+      }
     } else if (k === "errorScope") {
       if (v !== "all" && v !== "writes") {
         throw new TypeError(`fault "errorScope" must be "all" or "writes"`);

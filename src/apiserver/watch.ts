@@ -174,6 +174,8 @@ class WatchStream {
   #initial: { items: KObject[]; next: number; rv: number; markEnd: boolean } | undefined;
   /** Changes committed while the initial state is being sent. */
   #backlog: Change[] = [];
+  /** Changes held back by the `watchDelayMs` fault, in order. */
+  #lagging: Change[] = [];
 
   constructor(store: Store, faults: Faults, req: WatchRequest, onClose: () => void) {
     this.#store = store;
@@ -346,6 +348,22 @@ class WatchStream {
       }
       return;
     }
+    const delay = this.#faults.watchDelayFor(this.#req.def.plural);
+    if (delay > 0 || this.#lagging.length) {
+      // A lagging watch: each change goes out after the delay, behind those held back before it.
+      this.#lagging.push(change);
+      this.#faults.count("watchDelayed");
+      this.#timer(delay / 1000, () => {
+        const next = this.#lagging.shift();
+        if (next) this.#deliverNow(next);
+      });
+      return;
+    }
+    this.#deliverNow(change);
+  }
+
+  #deliverNow(change: Change): void {
+    if (this.#closed) return;
     const now = change.type !== "DELETED" && this.#matches(change.object);
     const before = change.previous !== undefined && this.#matches(change.previous);
     if (change.type === "ADDED") {
@@ -359,7 +377,9 @@ class WatchStream {
 
   /** Sends a bookmark with the current resourceVersion, if this watch asked for them. */
   bookmark(): void {
-    if (this.#closed || !this.#req.bookmarks || this.#stalled || this.#initial) return;
+    if (
+      this.#closed || !this.#req.bookmarks || this.#stalled || this.#initial || this.#lagging.length
+    ) return;
     const def = this.#req.def;
     const obj = {
       kind: def.kind,

@@ -747,3 +747,25 @@ Deno.test("errors are Status objects: 404 for unknown paths, 405 for a bad verb,
   assert.equal(badJson.status, 400);
   assert.match(badJson.body.message, /not valid JSON/);
 });
+
+Deno.test("faults: a lagging watch (watchDelayMs) delivers late, in order, only for the resources named", async () => {
+  await using api = await startApiServer();
+  api.setFaults({ watchDelayMs: 400, watchDelayResources: ["configmaps"] });
+  const SECRETS = "/api/v1/namespaces/default/secrets";
+  const lagging = await fetch(`${api.url}${CM}?watch=true&resourceVersion=0`);
+  const onTime = await fetch(`${api.url}${SECRETS}?watch=true&resourceVersion=0`);
+  const started = performance.now();
+  for (const name of ["a", "b", "c"]) await call(api.url, "POST", CM, { metadata: { name } });
+  await call(api.url, "POST", SECRETS, { metadata: { name: "s" } });
+  const secret = await readEvents(onTime, 1, 2000);
+  assert.deepEqual(secret.map((e) => e.object.metadata.name), ["s"], "other resources on time");
+  const events = await readEvents(lagging, 3, 5000);
+  const took = performance.now() - started;
+  assert.deepEqual(events.map((e) => e.object.metadata.name), ["a", "b", "c"], "in order");
+  assert.ok(took >= 400, `not before the delay: ${took} ms`);
+  assert.equal(api.faultCounts.watchDelayed, 3);
+  assert.throws(
+    () => api.setFaults({ watchDelayResources: "configmaps" as unknown as string[] }),
+    /must be a list of plurals/,
+  );
+});
