@@ -151,11 +151,6 @@ export class Faults {
   }
 
   /**
-   * Counts one injected fault.
-   *
-   * @param kind The fault.
-   */
-  /**
    * How late the events of a watch of this resource are delivered now, in milliseconds (0: on
    * time).
    *
@@ -169,6 +164,11 @@ export class Faults {
     return only === undefined || only.includes(plural) ? ms : 0;
   }
 
+  /**
+   * Counts one injected fault.
+   *
+   * @param kind The fault.
+   */
   count(kind: keyof FaultCounts): void {
     this.counts[kind]++;
   }

@@ -30,10 +30,17 @@ export interface SoakOptions {
   replicas: number;
   /** Objects (60 in the short version, 1,000 in the soak). */
   objects: number;
-  /** How many times a replica is killed (SIGKILL) and started again: 1 or 2. */
-  kills: 1 | 2;
+  /** How many times a replica is killed (SIGKILL) and started again: 0, 1 or 2. */
+  kills: 0 | 1 | 2;
   /** Whether to add one more replica after the kills. */
   addReplica: boolean;
+  /**
+   * A lagging watch of the objects while the replica is added (seconds; the API server's
+   * `watchDelayMs` on kopfexamples, the Leases on time): the new replica starts while the group
+   * is in the midst of slow updates of every object, so the hand-off (through the Leases)
+   * outruns the old owners' last writes (through the objects' watch).
+   */
+  laggingWatch?: number;
   /** The member Leases' duration in seconds (renewDeadline is 2/3 of it). */
   leaseDuration: number;
   /** Where progress lines go. */
@@ -112,7 +119,8 @@ kopf.on.create("kopfexamples", async ({ name, spec }) => {
 });
 kopf.on.update("kopfexamples", async ({ name, spec }) => {
   note({ kind: "update", name, value: spec.field });
-  await work();
+  // "slow": still running when a replica joins (its write comes after the joiner's listing).
+  await (spec.field === "slow" ? new Promise((r) => setTimeout(r, 1500)) : work());
 });
 kopf.on.delete("kopfexamples", ({ name }) => note({ kind: "delete", name }));
 kopf.daemon("kopfexamples", async ({ name, stopped }) => {
@@ -331,11 +339,22 @@ export async function runShardingSoak(o: SoakOptions): Promise<SoakReport> {
 
     if (o.addReplica) {
       await phase("add a replica", async () => {
+        if (o.laggingWatch) {
+          // Updates whose handlers run 1.5 s: begun before the new replica lists the objects,
+          // written after it, and released to it only then; their writes' events lag behind.
+          c.api.setFaults({
+            watchDelayMs: o.laggingWatch * 1000,
+            watchDelayResources: ["kopfexamples"],
+          });
+          await patchAll("slow");
+          await handled("every slow update begun");
+        }
         const r = new Replica(`replica-${replicas.length + 1}`, file, env);
         replicas.push(r);
         r.start();
         await r.joined(timeout);
         await converged();
+        c.api.setFaults({ watchDelayMs: null, watchDelayResources: null });
         await patchAll("v9");
         await handled("every update to v9 handled by the grown group");
         await owned();
