@@ -51,7 +51,10 @@
  * replica's, or one not handed over yet) gets no worker: its latest body is
  * kept in its entry, and when the gate admits it later it goes through a
  * cycle with that body (`type: null`, as after a listing: the new owner is a
- * restarted operator for that object, so resume handlers run). When an object
+ * restarted operator for that object, so resume handlers run) — read anew
+ * first when another replica may have handled it last (`ShardGate.takesOver`:
+ * that replica's last write may still be on its way through our watch, while
+ * its release came through the Leases). When an object
  * goes to another replica, the gate asks the queues to {@link ObjectQueues.release}
  * it: its in-flight cycle finishes, its daemons and timers stop (the
  * `release` hook), and its memory starts afresh.
