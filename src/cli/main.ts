@@ -133,10 +133,7 @@ async function execute(
         dev: !!opts.dev,
         lifetime: opts.lifetime,
         message: opts.message,
-        verbose: !!opts.verbose,
-        debug: !!opts.debug,
-        quiet: !!opts.quiet,
-        logFormat: opts.logFormat,
+        ...loggingFlags(opts),
       }, { kubeconfig: controls.kubeconfig, write: controls.write });
     }
     case "crd": {
@@ -152,6 +149,16 @@ async function execute(
     }
   }
   throw new Error(`no action for the command '${command}'`);
+}
+
+/** The logging flags that `run`, `freeze` and `resume` share, as their commands take them. */
+function loggingFlags(opts: RunValues | PeeringValues) {
+  return {
+    verbose: !!opts.verbose,
+    debug: !!opts.debug,
+    quiet: !!opts.quiet,
+    logFormat: opts.logFormat,
+  };
 }
 
 /** `kopf run`: the flags checked together, then the operator until SIGINT/SIGTERM. */
@@ -201,10 +208,7 @@ async function run(paths: string[], opts: RunValues, controls: RunControls): Pro
       shards,
       shardsNamespace: opts.shardsNamespace,
       liveness: opts.liveness,
-      verbose: !!opts.verbose,
-      debug: !!opts.debug,
-      quiet: !!opts.quiet,
-      logFormat: opts.logFormat,
+      ...loggingFlags(opts),
       logPrefix: opts.logPrefix,
       logRefkey: opts.logRefkey,
     }, { ...controls, signal });
