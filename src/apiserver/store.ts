@@ -9,8 +9,15 @@
  * replays history and registers itself within one synchronous step, so it can
  * neither miss nor repeat a change.
  *
+ * A commit is all or nothing: the new object is encoded (and its size held to
+ * etcd's limit) and every guard (the data directory's append) runs before the
+ * store, the history or any watcher sees it. A refused write leaves the
+ * resourceVersion, readers and watchers exactly as they were.
+ *
  * @module
  */
+
+import { ApiError } from "./errors.ts";
 
 /** Object metadata, loosely typed: the server reads the fields it needs. */
 export interface Meta {
@@ -99,11 +106,25 @@ export interface Watcher {
   deliver(change: Change): void;
 }
 
+/**
+ * A check that runs before a change is applied, with the object's JSON
+ * encoding; throwing refuses the change and nothing is applied.
+ */
+export type CommitGuard = (change: Change, encoded: string) => void;
+
 /** The options of a {@link Store}. */
 export interface StoreOptions {
   /** How many changes to keep for watches that resume from a resourceVersion (default 20,000; at least 1). */
   historySize?: number;
+  /**
+   * The largest stored object, in bytes of its JSON encoding (default
+   * {@link MAX_OBJECT_BYTES}, etcd's request limit); a larger write is 413.
+   */
+  maxObjectBytes?: number;
 }
+
+/** etcd's default request limit, 1.5 MiB: no stored object may be larger. */
+export const MAX_OBJECT_BYTES = 1_572_864;
 
 /**
  * The in-memory object store with history and watchers.
@@ -127,6 +148,8 @@ export class Store {
   #compactedRv = 0;
   #watchers = new Map<string, Set<Watcher>>();
   #listeners: Array<(change: Change) => void> = [];
+  #guards: CommitGuard[] = [];
+  #maxObjectBytes: number;
 
   /**
    * Creates an empty store.
@@ -135,6 +158,7 @@ export class Store {
    */
   constructor(options: StoreOptions = {}) {
     this.#historySize = Math.max(1, options.historySize ?? 20_000);
+    this.#maxObjectBytes = options.maxObjectBytes ?? MAX_OBJECT_BYTES;
   }
 
   /** The last resourceVersion issued. */
@@ -221,30 +245,74 @@ export class Store {
   /**
    * Commits a change: assigns the next resourceVersion, stores (or removes)
    * the object, records it in history, and delivers it to every watcher.
+   * The object is encoded and every guard run first: when either throws,
+   * nothing has changed.
    *
    * @param type ADDED, MODIFIED or DELETED.
    * @param key The storage key.
    * @param draft The new object (not yet stored; its resourceVersion is set here).
    * @returns The stored object.
+   * @throws {ApiError} 413 when the encoded object is over the size limit, 500
+   *   when it cannot be encoded; whatever a guard throws.
    */
   commit(type: EventType, key: string, draft: KObject): KObject {
-    const rv = ++this.#rv;
+    const rv = this.#rv + 1;
     const object: KObject = {
       ...draft,
       metadata: { ...draft.metadata, resourceVersion: String(rv) },
     };
     const ns = object.metadata.namespace ?? "";
     const name = object.metadata.name!;
+    const previous = this.#collections.get(key)?.get(ns)?.get(name);
+    const change: Change = { type, key, object, previous, rv };
+    const encoded = this.#encode(object, type);
+    for (const guard of this.#guards) guard(change, encoded);
+    this.#rv = rv;
     const bucket = this.#bucket(key, ns, type !== "DELETED");
-    const previous = bucket?.get(name);
     if (type === "DELETED") bucket?.delete(name);
     else bucket!.set(name, object);
-    const change: Change = { type, key, object, previous, rv };
     this.#remember(change);
     for (const listener of this.#listeners) listener(change);
     const watchers = this.#watchers.get(key);
     if (watchers) { for (const w of watchers) w.deliver(change); }
     return object;
+  }
+
+  /**
+   * Adds a check run before every change is applied (the data directory's
+   * append): it gets the change and the object's JSON; throwing refuses the
+   * change, which then leaves no trace.
+   *
+   * @param guard The check.
+   */
+  guard(guard: CommitGuard): void {
+    this.#guards.push(guard);
+  }
+
+  #encode(object: KObject, type: EventType): string {
+    let encoded: string;
+    try {
+      encoded = JSON.stringify(object);
+    } catch (e) {
+      throw new ApiError(
+        500,
+        "InternalError",
+        `the object cannot be stored: ${(e as Error).message}`,
+      );
+    }
+    // A deletion stores nothing new: the object was within the limit when written.
+    if (
+      type !== "DELETED" && encoded.length > this.#maxObjectBytes / 3 &&
+      utf8Length(encoded) > this.#maxObjectBytes
+    ) {
+      throw new ApiError(
+        413,
+        "RequestEntityTooLarge",
+        `etcdserver: request is too large: the object is ${utf8Length(encoded)} bytes, ` +
+          `the limit is ${this.#maxObjectBytes}`,
+      );
+    }
+    return encoded;
   }
 
   /**
@@ -344,4 +412,17 @@ export class Store {
       }
     }
   }
+}
+
+/** The UTF-8 length of a string, without encoding it. */
+function utf8Length(s: string): number {
+  let n = s.length;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) continue;
+    if (c < 0x800) n += 1;
+    else if (c >= 0xd800 && c < 0xdc00) i++, n += 2; // a surrogate pair: 4 bytes for 2 units
+    else n += 2;
+  }
+  return n;
 }

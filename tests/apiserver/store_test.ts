@@ -70,3 +70,73 @@ Deno.test("`deepEqual()` ignores key order and undefined members", () => {
   assert.ok(!deepEqual([], {}));
   assert.ok(deepEqual({ a: undefined }, {}));
 });
+
+/** What a store shows to readers, history and watchers: compared before and after a refused write. */
+function observed(store: Store, seen: unknown[]) {
+  return {
+    rv: store.resourceVersion,
+    objects: [...store.list("configmaps")],
+    history: store.changesSince("configmaps", 0)?.map((c) => c.rv),
+    seen: seen.length,
+  };
+}
+
+Deno.test("`Store.commit()` refuses an object that cannot be encoded, leaving no trace", () => {
+  const store = new Store();
+  const seen: unknown[] = [];
+  store.watch({ key: "configmaps", deliver: (c) => seen.push(c) });
+  store.onCommit((c) => seen.push(c));
+  store.commit("ADDED", "configmaps", obj("a"));
+  const before = observed(store, seen);
+  // A cycle stands for any value JSON.stringify throws on (deep nesting does, on a deep stack).
+  const cyclic: Record<string, unknown> = {};
+  cyclic.self = cyclic;
+  assert.throws(
+    () => store.commit("ADDED", "configmaps", obj("deep", { data: cyclic })),
+    (e: Error & { code?: number }) => e.code === 500 && /cannot be stored/.test(e.message),
+  );
+  assert.deepEqual(observed(store, seen), before);
+  assert.equal(store.get("configmaps", "ns", "deep"), undefined);
+  // The next write goes on from the same counter.
+  assert.equal(store.commit("ADDED", "configmaps", obj("b")).metadata.resourceVersion, "2");
+});
+
+Deno.test("`Store.commit()` refuses an object over the size limit with 413, counting UTF-8 bytes", () => {
+  const store = new Store({ maxObjectBytes: 200 });
+  const seen: unknown[] = [];
+  store.watch({ key: "configmaps", deliver: (c) => seen.push(c) });
+  const before = observed(store, seen);
+  // 60 three-byte characters: 60 UTF-16 units, 180 bytes, with the envelope over 200.
+  assert.throws(
+    () => store.commit("ADDED", "configmaps", obj("big", { data: { x: "€".repeat(60) } })),
+    (e: Error & { code?: number }) => e.code === 413 && /request is too large/.test(e.message),
+  );
+  assert.deepEqual(observed(store, seen), before);
+  store.commit("ADDED", "configmaps", obj("small", { data: { x: "€".repeat(10) } }));
+  assert.equal(seen.length, 1);
+});
+
+Deno.test("`Store.guard()` runs before the change is applied; a throw refuses it", () => {
+  const store = new Store();
+  const seen: unknown[] = [];
+  store.watch({ key: "configmaps", deliver: (c) => seen.push(c) });
+  const encodings: string[] = [];
+  let full = false;
+  store.guard((change, encoded) => {
+    assert.equal(store.get("configmaps", "ns", change.object.metadata.name!), change.previous);
+    if (full) throw new Error("ENOSPC");
+    encodings.push(encoded);
+  });
+  store.commit("ADDED", "configmaps", obj("a"));
+  full = true;
+  const before = observed(store, seen);
+  assert.throws(
+    () => store.commit("MODIFIED", "configmaps", obj("a", { data: { x: "1" } })),
+    /ENOSPC/,
+  );
+  assert.deepEqual(observed(store, seen), before);
+  assert.equal(store.get("configmaps", "ns", "a")!.data, undefined);
+  full = false;
+  store.commit("MODIFIED", "configmaps", obj("a", { data: { x: "2" } }));
+  assert.deepEqual(encodings.map((e) => JSON.parse(e).metadata.resourceVersion), ["1", "2"]);
+});
