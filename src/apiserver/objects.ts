@@ -44,6 +44,8 @@ export interface WriteOptions {
   force?: boolean;
   /** Admission stages (the webhook calls of `admission.ts`); none by default. */
   admission?: AdmissionHooks;
+  /** Who writes (the request's user): what {@linkcode Objects.rbacGuard} judges. */
+  user?: { username: string; groups: string[] };
   /**
    * Where a write meets the storage version (a CRD with a conversion webhook,
    * see `conversion.ts`); none by default. `decode` turns the stored object
@@ -125,6 +127,14 @@ export class Objects {
   readonly registry: ResourceRegistry;
   /** Time source (ISO strings without sub-seconds, as Kubernetes writes timestamps). */
   now: () => string = () => new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
+  /**
+   * With RBAC on (`rbac_escalation.ts`): refuses a user's write of a role or
+   * binding that grants more than she holds. Undefined: no check.
+   */
+  rbacGuard?: (plural: string, draft: KObject, current: KObject | undefined, user: {
+    username: string;
+    groups: string[];
+  }) => void;
 
   /**
    * Creates the write path over a store (no namespaces yet; see {@link Objects.bootstrap}).
@@ -641,6 +651,9 @@ export class Objects {
     }
     if (storageKey(def) === "customresourcedefinitions.apiextensions.k8s.io") {
       causes.push(...validateCrd(out, current));
+    }
+    if (this.rbacGuard && options.user && def.group === "rbac.authorization.k8s.io") {
+      this.rbacGuard(def.plural, out, current, options.user); // 403 before 422, as kube does.
     }
     if (causes.length) throw ApiError.invalid(def.kind, def.group, name, causes);
     return out;
