@@ -11,6 +11,8 @@
  */
 
 import { validateCrdSchemas } from "./crd_schema.ts";
+import { crdDecodeError } from "./crd_validation.ts";
+import { acceptNames, type CrdNames } from "./crd_names.ts";
 import { validateCrdConversion } from "./conversion.ts";
 import { applyJsonPatch, JsonPatchError } from "../cogs/structs/json_patch.ts";
 import { applyMergePatch } from "../cogs/structs/merge_patch.ts";
@@ -106,6 +108,7 @@ export type PatchType = "merge" | "json" | "strategic" | "apply";
 
 const NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789";
 const CRD_CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io";
+const CRDS = "customresourcedefinitions.apiextensions.k8s.io";
 
 /**
  * Create, update, patch and delete with Kubernetes semantics.
@@ -680,7 +683,7 @@ export class Objects {
       return {
         ...draft,
         metadata: { ...draft.metadata, finalizers },
-        status: crdStatus(draft, this.now()),
+        status: crdStatus(draft, this.now(), undefined, true, this.store.list(CRDS)),
       };
     }
     return draft;
@@ -706,7 +709,9 @@ export class Objects {
       // A status write brings its own storedVersions (the step that ends a storage migration).
       // (A spec write keeps the stored status: the status subresource changed it if it differs.)
       const statusWrite = !deepEqual(draft.status, current.status);
-      const status = crdStatus(draft, this.now(), draft.status ?? current.status, !statusWrite);
+      const previous = draft.status ?? current.status;
+      const others = this.store.list(CRDS);
+      const status = crdStatus(draft, this.now(), previous, !statusWrite, others);
       const causes = validateStoredVersions(draft, status.storedVersions as string[]);
       if (causes.length) {
         throw ApiError.invalid(def.kind, def.group, draft.metadata.name!, causes);
@@ -844,6 +849,7 @@ function crdStatus(
   now: string,
   previous?: unknown,
   addStorage = true,
+  others: Iterable<KObject> = [],
 ): Record<string, unknown> {
   const spec = (crd.spec ?? {}) as {
     names?: Record<string, unknown>;
@@ -855,28 +861,38 @@ function crdStatus(
   const prevStored = ((previous as { storedVersions?: string[] })?.storedVersions) ?? [];
   const storage = spec.versions?.find((v) => v.storage)?.name;
   const storedVersions = [...new Set([...prevStored, ...(storage && addStorage ? [storage] : [])])];
-  const prevConds =
-    ((previous as { conditions?: Array<{ type: string; lastTransitionTime?: string }> })
-      ?.conditions) ?? [];
-  const since = (type: string) => prevConds.find((c) => c.type === type)?.lastTransitionTime ?? now;
+  const prevConds = ((previous as {
+    conditions?: Array<{ type: string; status?: string; lastTransitionTime?: string }>;
+  })
+    ?.conditions) ?? [];
+  const prev = (type: string) => prevConds.find((c) => c.type === type);
+  const since = (type: string, status: string) =>
+    prev(type)?.status === status ? prev(type)?.lastTransitionTime ?? now : now;
+  // The naming controller's verdict (crd_names.ts); an established CRD stays established.
+  const verdict = acceptNames({ ...crd, status: previous }, names as CrdNames, others);
+  const established = verdict.status === "True" || prev("Established")?.status === "True"
+    ? {
+      status: "True",
+      reason: "InitialNamesAccepted",
+      message: "the initial names have been accepted",
+    }
+    : { status: "False", reason: "NotAccepted", message: "not all names are accepted" };
   return {
     conditions: [
       {
         type: "NamesAccepted",
-        status: "True",
-        reason: "NoConflicts",
-        message: "no conflicts found",
-        lastTransitionTime: since("NamesAccepted"),
+        status: verdict.status,
+        reason: verdict.reason,
+        message: verdict.message,
+        lastTransitionTime: since("NamesAccepted", verdict.status),
       },
       {
         type: "Established",
-        status: "True",
-        reason: "InitialNamesAccepted",
-        message: "the initial names have been accepted",
-        lastTransitionTime: since("Established"),
+        ...established,
+        lastTransitionTime: since("Established", established.status),
       },
     ],
-    acceptedNames: names,
+    acceptedNames: verdict.acceptedNames,
     storedVersions,
   };
 }
@@ -919,6 +935,9 @@ function validateStoredVersions(crd: KObject, stored: string[]): StatusCause[] {
 }
 
 function validateCrd(crd: KObject, current: KObject | undefined): StatusCause[] {
+  // kube-apiserver decodes a CRD into Go structs first: a keyword of the wrong JSON type is a 400.
+  const undecodable = crdDecodeError(crd.spec);
+  if (undecodable) throw ApiError.badRequest(undecodable);
   const causes: StatusCause[] = [];
   const spec = (crd.spec ?? {}) as {
     group?: string;
