@@ -454,8 +454,18 @@ export class Objects {
   #remove(def: ResourceDef, current: KObject): KObject {
     const key = storageKey(def);
     const gone = this.store.commit("DELETED", key, current);
-    if (key === "customresourcedefinitions.apiextensions.k8s.io") {
+    if (key === CRDS) {
       this.registry.removeCrd(current.metadata.name!);
+      // Its names are free: the group's CRDs that wanted them are judged again (crd_names.ts).
+      const group = (current.spec as { group?: string } | undefined)?.group;
+      for (const other of [...this.store.list(CRDS)]) {
+        const names = (other.status as { conditions?: Array<{ type: string; status: string }> })
+          ?.conditions?.find((c) => c.type === "NamesAccepted");
+        if ((other.spec as { group?: string })?.group !== group || names?.status !== "False") {
+          continue;
+        }
+        this.systemUpdate(CRDS, other, (o) => structuredClone(o));
+      }
     }
     return gone;
   }

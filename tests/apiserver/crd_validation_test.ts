@@ -324,6 +324,35 @@ Deno.test("CRD names: a CRD claiming names another CRD of the group holds is not
     (await call(api.url, "GET", "/apis/example.com/v1/namespaces/default/gadgets")).status,
     200,
   );
+  // Once the holder of a name is gone, the CRDs that wanted it are judged again and served.
+  assert.equal((await call(api.url, "DELETE", `${CRDS}/widgets.example.com`)).status, 200);
+  const deadline = Date.now() + 5_000;
+  let gizmos = (await call(api.url, "GET", `${CRDS}/gizmos.example.com`)).body;
+  while (condition(gizmos, "Established").status !== "True") {
+    assert.ok(
+      Date.now() < deadline,
+      `gizmos not established 5 s after widgets went: ${JSON.stringify(gizmos.status)}`,
+    );
+    await new Promise((r) => setTimeout(r, 50));
+    gizmos = (await call(api.url, "GET", `${CRDS}/gizmos.example.com`)).body;
+  }
+  assert.deepEqual(condition(gizmos, "NamesAccepted"), {
+    status: "True",
+    reason: "NoConflicts",
+    message: "no conflicts found",
+  });
+  assert.deepEqual(gizmos.status.acceptedNames.shortNames, ["wd"]);
+  // Judged in turn (here in creation order): gizmos took "wd" first, doodads still wants it.
+  const doodads = (await call(api.url, "GET", `${CRDS}/doodads.example.com`)).body;
+  assert.deepEqual(condition(doodads, "NamesAccepted"), {
+    status: "False",
+    reason: "SingularConflict",
+    message: '"wd" is already in use',
+  });
+  assert.equal(
+    (await call(api.url, "GET", "/apis/example.com/v1/namespaces/default/gizmos")).status,
+    200,
+  );
 });
 
 for (const binary of findKubectls(["1.33"])) {
