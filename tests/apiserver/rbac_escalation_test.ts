@@ -224,6 +224,20 @@ Deno.test("escalation: `bind` on clusterroles/cluster-admin lets alice bind it (
   });
   await s.ok("POST", "/api/v1/namespaces/default/secrets", { metadata: { name: "s1" } });
 
+  // `bind` names cluster-admin only: another role she does not hold is an escalation.
+  const other = await s.as(
+    "alice-token",
+    "POST",
+    `${NS_RBAC}/rolebindings`,
+    bindingOf("pods", "ClusterRole", "pod-reader", "alice"),
+  );
+  assert.equal(other.status, 403, JSON.stringify(other.body));
+  assert.equal(
+    other.body.message,
+    NOT_HELD("rolebindings", "pods", "alice", [
+      '{APIGroups:[""], Resources:["pods"], Verbs:["get"]}',
+    ]),
+  );
   const bound = await s.as(
     "alice-token",
     "POST",
@@ -235,14 +249,9 @@ Deno.test("escalation: `bind` on clusterroles/cluster-admin lets alice bind it (
     (await s.as("alice-token", "GET", "/api/v1/namespaces/default/secrets/s1")).status,
     200,
   );
-  // `bind` names cluster-admin only; another role she does not hold is refused.
-  const other = await s.as(
-    "alice-token",
-    "POST",
-    `${RBAC}/namespaces/kube-system/rolebindings`,
-    bindingOf("pods", "ClusterRole", "pod-reader", "alice"),
-  );
-  assert.equal(other.status, 403, JSON.stringify(other.body));
+  // Bound in "default" only: elsewhere she still holds nothing.
+  const elsewhere = await s.as("alice-token", "GET", "/api/v1/namespaces/kube-system/secrets");
+  assert.equal(elsewhere.status, 403);
 });
 
 Deno.test("escalation: a Role granting more than its author holds needs `escalate`; what she holds she may grant", async () => {
