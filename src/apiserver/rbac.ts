@@ -26,6 +26,8 @@
  *   the refusal (`…: RBAC: role.rbac.authorization.k8s.io "x" not found`).
  *
  * The refusal is kube-apiserver's 403 Status word for word (see {@link forbidden}).
+ * Writing Roles and bindings also passes escalation prevention (`rbac_escalation.ts`):
+ * nobody grants what she does not hold, unless she may `escalate` or `bind`.
  *
  * @module
  */

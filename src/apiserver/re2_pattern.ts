@@ -121,7 +121,10 @@ function compile(pattern: string): CompiledPattern {
       inClass = true;
       source += c;
       if (rest[i + 1] === "^") source += rest[++i];
-      if (rest[i + 1] === "]") source += rest[++i]; // A leading ] is a literal in RE2.
+      if (rest[i + 1] === "]") { // A leading ] is a literal in RE2 (an empty class in JS).
+        source += "\\]";
+        i++;
+      }
       continue;
     }
     if (c === "(" && rest[i + 1] === "?") {
