@@ -41,6 +41,16 @@ import {
   type WriteOptions,
 } from "./objects.ts";
 import { decodeProtobufObject, PROTOBUF_CONTENT_TYPE } from "./protobuf.ts";
+import {
+  checkDecoded,
+  jsonDepth,
+  MAX_JSON_DEPTH,
+  MAX_REQUEST_BODY_BYTES,
+  parseJsonBody,
+  readBodyLimited,
+  requestTooLarge,
+  tooDeep,
+} from "./request_limits.ts";
 import { impersonate } from "./impersonation.ts";
 import { forbidden, RbacAuthorizer } from "./rbac.ts";
 import { bootstrapRbac } from "./rbac_bootstrap.ts";
@@ -85,6 +95,16 @@ export interface ApiServerOptions {
   log?: (line: string) => void;
   /** A store to start from (persistence). */
   store?: Store;
+  /**
+   * The largest request body accepted, in bytes (default 3 MiB, kube-apiserver's
+   * `MaxRequestBodyBytes`); a larger one is refused with 413 before it is read.
+   */
+  maxRequestBodyBytes?: number;
+  /**
+   * The largest object stored, in bytes of JSON (default 1.5 MiB, etcd's request limit); a
+   * larger write is refused with 413. Only for a store the server makes (not `store`).
+   */
+  maxObjectBytes?: number;
   /**
    * The client certificate (PEM `cert` and `key`) presented to admission and conversion
    * webhooks, as kube-apiserver's admission-configuration kubeconfig gives one per webhook host
@@ -144,6 +164,8 @@ export class ApiServer {
   /** The states that paginated lists are served from (see `listing.ts`). */
   readonly #snapshots: ListSnapshots;
   #options: ApiServerOptions;
+  /** The request body limit in bytes. */
+  readonly #bodyLimit: number;
 
   /**
    * Creates the server core: serves the stored CRDs, bootstraps the built-in
@@ -154,7 +176,18 @@ export class ApiServer {
   constructor(options: ApiServerOptions = {}) {
     this.#options = options;
     this.store = options.store ??
-      new Store(options.historySize !== undefined ? { historySize: options.historySize } : {});
+      new Store({
+        ...(options.historySize !== undefined ? { historySize: options.historySize } : {}),
+        ...(options.maxObjectBytes !== undefined ? { maxObjectBytes: options.maxObjectBytes } : {}),
+      });
+    this.#bodyLimit = options.maxRequestBodyBytes ?? MAX_REQUEST_BODY_BYTES;
+    // Whatever a write was made of (a body, patches on patches, YAML, protobuf), an object nested
+    // too deeply never reaches the store: every reader and watcher would break on it.
+    this.store.guard((change, encoded) => {
+      if (change.type !== "DELETED" && jsonDepth(encoded, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
+        throw tooDeep(MAX_JSON_DEPTH, "the object");
+      }
+    });
     this.registry = new ResourceRegistry();
     this.objects = new Objects(this.store, this.registry);
     const identity = options.webhookClientCert;
@@ -220,9 +253,17 @@ export class ApiServer {
     const ctx: RequestInfo = { verb: "other", resource: "", code: 0 };
     let res: Response;
     try {
+      // A declared body over the limit is refused before anything (authentication included).
+      const declared = req.headers.get("content-length");
+      if (declared !== null && Number(declared) > this.#bodyLimit) {
+        await req.body?.cancel().catch(() => {});
+        throw requestTooLarge(this.#bodyLimit);
+      }
       res = await this.#route(req, url, ctx, identity);
     } catch (e) {
       res = errorResponse(e);
+      // The rest of a body too large is never read: the connection cannot carry another request.
+      if (res.status === 413) res.headers.set("connection", "close");
     }
     ctx.code = res.status;
     const countKey = `${ctx.verb} ${ctx.resource} ${ctx.code}`;
@@ -358,7 +399,12 @@ export class ApiServer {
           "the server does not allow this method on the requested resource",
         );
       }
-      return await this.#reviews.create(def, namespace ?? "", await readBody(req), user);
+      return await this.#reviews.create(
+        def,
+        namespace ?? "",
+        await readBody(req, this.#bodyLimit),
+        user,
+      );
     }
     if (def.group === "" && def.plural === "serviceaccounts" && name && subresource === "token") {
       ctx.verb = "create";
@@ -369,7 +415,7 @@ export class ApiServer {
           "the server does not allow this method on the requested resource",
         );
       }
-      const body = await readBody(req);
+      const body = await readBody(req, this.#bodyLimit);
       const answer = await this.authenticator.serviceAccountTokens.request(namespace!, name, body);
       return json(answer, 201);
     }
@@ -472,12 +518,12 @@ export class ApiServer {
         });
       }
       case "create": {
-        const body = await readBody(req);
+        const body = await readBody(req, this.#bodyLimit);
         const result = await this.#conversion.write(
           def,
           ns ?? "",
           "",
-          writeOptions(q),
+          writeOptions(q, req.method),
           (o) =>
             this.#admission.write(
               admitting(),
@@ -488,14 +534,14 @@ export class ApiServer {
         return out(result.object, 201, result.warnings);
       }
       case "update": {
-        const body = await readBody(req);
+        const body = await readBody(req, this.#bodyLimit);
         if (subresource === "finalize") {
           const current = this.store.get("namespaces", "", name!);
           if (!current) throw ApiError.notFound("namespaces", "", name!);
           const spec = (body as { spec?: { finalizers?: string[] } })?.spec;
           const result = await this.#admission.write(
             admitting(),
-            writeOptions(q),
+            writeOptions(q, req.method),
             (o) =>
               this.objects.update(def, "", name!, {
                 ...current,
@@ -508,7 +554,7 @@ export class ApiServer {
           def,
           ns ?? "",
           name!,
-          writeOptions(q),
+          writeOptions(q, req.method),
           (o) =>
             this.#admission.write(
               admitting(),
@@ -520,8 +566,8 @@ export class ApiServer {
       }
       case "patch": {
         const type = patchTypeOf(req.headers.get("content-type"));
-        const body = await readBody(req, type === "apply");
-        const options = writeOptions(q);
+        const body = await readBody(req, this.#bodyLimit, type === "apply");
+        const options = writeOptions(q, req.method);
         if (type === "apply") options.force = q.get("force") === "true";
         const result = await this.#conversion.write(
           def,
@@ -538,7 +584,7 @@ export class ApiServer {
         return out(result.object, result.created ? 201 : 200, result.warnings);
       }
       case "delete": {
-        const options = await deleteOptions(req, q);
+        const options = await deleteOptions(req, q, this.#bodyLimit);
         const { object, warnings } = await this.#admission.delete(
           admitting(),
           options,
@@ -547,7 +593,7 @@ export class ApiServer {
         return out((await this.#conversion.toVersion(def, [object]))[0]!, 200, warnings);
       }
       case "deletecollection": {
-        const options = await deleteOptions(req, q);
+        const options = await deleteOptions(req, q, this.#bodyLimit);
         const { labels, fields, fieldOf } = selectors(def, q);
         const items: KObject[] = [];
         for (const obj of [...this.store.list(storageKey(def), ns)]) {
@@ -627,7 +673,7 @@ export class ApiServer {
         return json({ settings: this.faults.settings, counts: this.faults.counts });
       }
       if (req.method === "PUT" || req.method === "PATCH" || req.method === "POST") {
-        const body = await readBody(req);
+        const body = await readBody(req, this.#bodyLimit);
         try {
           if (req.method === "PUT") this.faults.reset();
           this.faults.update(body as Record<string, unknown>);
@@ -709,10 +755,24 @@ function matches(
   return true;
 }
 
-function writeOptions(q: URLSearchParams): WriteOptions {
+function writeOptions(q: URLSearchParams, method: string): WriteOptions {
+  const kind = method === "POST"
+    ? "CreateOptions"
+    : method === "PUT"
+    ? "UpdateOptions"
+    : "PatchOptions";
   const options: WriteOptions = {};
-  if (q.getAll("dryRun").includes("All")) options.dryRun = true;
+  const dry = q.getAll("dryRun");
+  checkDryRun(dry, kind);
+  if (dry.includes("All")) options.dryRun = true;
   const manager = q.get("fieldManager");
+  if (manager && manager.length > 128) {
+    throw ApiError.invalid(kind, "meta.k8s.io", "", [{
+      reason: "FieldValueTooLong",
+      message: `Too long: may not be more than 128 bytes`,
+      field: "fieldManager",
+    }]);
+  }
   if (manager) options.fieldManager = manager;
   const validation = q.get("fieldValidation");
   if (validation) {
@@ -726,20 +786,25 @@ function writeOptions(q: URLSearchParams): WriteOptions {
   return options;
 }
 
-async function deleteOptions(req: Request, q: URLSearchParams): Promise<DeleteOptions> {
-  const text = await req.text();
+async function deleteOptions(
+  req: Request,
+  q: URLSearchParams,
+  limit: number,
+): Promise<DeleteOptions> {
+  const text = UTF8.decode(await readBodyLimited(req, limit));
   let body: Record<string, unknown> = {};
   if (text.trim()) {
-    try {
-      body = JSON.parse(text);
-    } catch {
-      throw ApiError.badRequest("the body of a delete must be a DeleteOptions JSON object");
+    const parsed = parseJsonBody(text);
+    if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+      throw ApiError.badRequest(
+        `the body of a delete must be a DeleteOptions JSON object, not ${jsonKind(parsed)}`,
+      );
     }
+    body = parsed as Record<string, unknown>;
   }
   const options: DeleteOptions = {};
-  const policy = (body.propagationPolicy as string | undefined) ?? q.get("propagationPolicy") ??
-    undefined;
-  if (policy) {
+  const policy = body.propagationPolicy ?? q.get("propagationPolicy") ?? undefined;
+  if (policy !== undefined && policy !== null && policy !== "") {
     if (policy !== "Background" && policy !== "Foreground" && policy !== "Orphan") {
       throw ApiError.badRequest(
         `propagationPolicy must be Background, Foreground or Orphan, not ${JSON.stringify(policy)}`,
@@ -749,12 +814,53 @@ async function deleteOptions(req: Request, q: URLSearchParams): Promise<DeleteOp
   } else if (body.orphanDependents === true || q.get("orphanDependents") === "true") {
     options.propagationPolicy = "Orphan";
   }
-  if (body.preconditions) {
-    options.preconditions = body.preconditions as DeleteOptions["preconditions"] & object;
+  const grace = body.gracePeriodSeconds ?? q.get("gracePeriodSeconds") ?? undefined;
+  if (grace !== undefined && grace !== null && !/^-?\d+$/.test(String(grace))) {
+    throw ApiError.badRequest(
+      `gracePeriodSeconds must be an integer number of seconds, not ${JSON.stringify(grace)}`,
+    );
   }
-  const dry = (body.dryRun as string[] | undefined) ?? q.getAll("dryRun");
+  if (body.preconditions !== undefined && body.preconditions !== null) {
+    const pre = body.preconditions;
+    const ok = typeof pre === "object" && !Array.isArray(pre) &&
+      Object.values(pre).every((v) => v === null || typeof v === "string");
+    if (!ok) {
+      throw ApiError.badRequest(
+        `preconditions must be an object of strings {"uid": ..., "resourceVersion": ...}, not ${
+          JSON.stringify(pre)
+        }`,
+      );
+    }
+    options.preconditions = pre as DeleteOptions["preconditions"] & object;
+  }
+  const dry = body.dryRun ?? q.getAll("dryRun");
+  if (!Array.isArray(dry) || !dry.every((d) => typeof d === "string")) {
+    throw ApiError.badRequest(
+      `dryRun must be a list of strings, e.g. ["All"], not ${JSON.stringify(dry)}`,
+    );
+  }
+  checkDryRun(dry, "DeleteOptions");
   if (dry.includes("All")) options.dryRun = true;
   return options;
+}
+
+/** kube-apiserver accepts only `All` as a dry-run value (422 on its options kind). */
+function checkDryRun(values: string[], kind: string): void {
+  for (const v of values) {
+    if (v !== "All") {
+      throw ApiError.invalid(kind, "meta.k8s.io", "", [{
+        reason: "FieldValueNotSupported",
+        message: `Unsupported value: ${JSON.stringify(v)}: supported values: "All"`,
+        field: "dryRun",
+      }]);
+    }
+  }
+}
+
+function jsonKind(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  return `a ${typeof value}`;
 }
 
 function patchTypeOf(contentType: string | null): PatchType {
@@ -777,24 +883,34 @@ function patchTypeOf(contentType: string | null): PatchType {
   );
 }
 
-async function readBody(req: Request, yaml = false): Promise<unknown> {
+const UTF8 = new TextDecoder();
+
+/**
+ * Reads and decodes a write's body: at most the size limit, JSON held to the nesting limit
+ * before it is parsed, YAML (server-side apply) and protobuf checked once decoded.
+ */
+async function readBody(req: Request, limit: number, yaml = false): Promise<unknown> {
   const type = req.headers.get("content-type") ?? "";
+  const bytes = await readBodyLimited(req, limit);
   if (type.startsWith(PROTOBUF_CONTENT_TYPE)) {
-    return decodeProtobufObject(new Uint8Array(await req.arrayBuffer()));
+    return checkDecoded(decodeProtobufObject(bytes), bytes.length);
   }
-  const text = await req.text();
+  const text = UTF8.decode(bytes);
   if (!text.trim()) throw ApiError.badRequest("the request has no body: send the object as JSON");
+  if (jsonDepth(text, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) throw tooDeep();
   try {
     return JSON.parse(text);
   } catch (e) {
     if (yaml || /yaml/.test(type)) {
+      let parsed: unknown;
       try {
-        return parseYaml(text);
+        parsed = parseYaml(text);
       } catch (ye) {
         throw ApiError.badRequest(
           `the body is neither JSON nor YAML: ${(ye as Error).message.split("\n")[0]}`,
         );
       }
+      return checkDecoded(parsed, text.length);
     }
     throw ApiError.badRequest(`the body is not valid JSON: ${(e as Error).message}`);
   }
