@@ -16,6 +16,7 @@ import { applyJsonPatch, JsonPatchError } from "../cogs/structs/json_patch.ts";
 import { applyMergePatch } from "../cogs/structs/merge_patch.ts";
 import { deepEqual } from "../cogs/structs/deep_equal.ts";
 import { ApiError, type StatusCause } from "./errors.ts";
+import { checkConfigData } from "./config_data.ts";
 import {
   validateAnnotations,
   validateFinalizers,
@@ -619,6 +620,9 @@ export class Objects {
           }
         });
       }
+    }
+    if (def.builtin && def.group === "") {
+      causes.push(...checkConfigData(def.kind, draft as unknown as Record<string, unknown>));
     }
     let out = draft;
     if (def.schema) {

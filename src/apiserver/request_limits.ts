@@ -186,8 +186,8 @@ export function parseJsonBody(text: string, max = MAX_JSON_DEPTH): unknown {
  * @example
  * ```ts
  * import { checkDecoded } from "./request_limits.ts";
- * const leaf = ["x", "x", "x", "x"];
- * const bomb = { a: [leaf, leaf, leaf, leaf, leaf, leaf, leaf, leaf] };
+ * let bomb: unknown = "lol"; // what `&a [*b, *b, *b, *b]` ten times over makes
+ * for (let i = 0; i < 10; i++) bomb = [bomb, bomb, bomb, bomb];
  * const code = (() => {
  *   try {
  *     checkDecoded(bomb, 20);
