@@ -604,6 +604,17 @@ export class Objects {
         delete meta.finalizers;
       } else causes.push(...validateFinalizers(meta.finalizers));
     }
+    if (meta.generateName !== undefined && typeof meta.generateName !== "string") {
+      causes.push(typeCause("metadata.generateName", meta.generateName, "string"));
+      delete meta.generateName;
+    }
+    if (
+      meta.ownerReferences !== undefined && meta.ownerReferences !== null &&
+      !Array.isArray(meta.ownerReferences)
+    ) {
+      causes.push(typeCause("metadata.ownerReferences", meta.ownerReferences, "array"));
+      delete meta.ownerReferences;
+    }
     if (meta.ownerReferences !== undefined) {
       if (meta.ownerReferences === null || meta.ownerReferences.length === 0) {
         delete meta.ownerReferences;
@@ -982,4 +993,14 @@ function validateCrd(crd: KObject, current: KObject | undefined): StatusCause[] 
     }
   }
   return causes;
+}
+
+/** A 422 cause for a metadata field of the wrong JSON type, worded as the other type checks. */
+function typeCause(field: string, value: unknown, expected: string): StatusCause {
+  const actual = Array.isArray(value) ? "array" : value === null ? "null" : typeof value;
+  return {
+    reason: "FieldValueTypeInvalid",
+    message: `Invalid value: "${actual}": ${field} must be of type ${expected}`,
+    field,
+  };
 }

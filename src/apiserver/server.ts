@@ -32,7 +32,7 @@ import { coreVersions, groupInfo, groupList, resourceList, versionInfo } from ".
 import { ApiError, statusObject } from "./errors.ts";
 import { Faults, type FaultSettings } from "./faults.ts";
 import { fieldGetter } from "./fields.ts";
-import { ListSnapshots, parseListOptions } from "./listing.ts";
+import { ListSnapshots, parseListOptions, parseResourceVersion } from "./listing.ts";
 import {
   type DeleteOptions,
   type FieldValidation,
@@ -338,7 +338,7 @@ export class ApiServer {
       ctx.verb = "openapi";
       throw new ApiError(404, "NotFound", "the server could not find the requested resource");
     }
-    const segs = path.split("/").filter(Boolean).map(decodeURIComponent);
+    const segs = path.split("/").filter(Boolean).map(decodeSegment);
     let group: string, version: string, rest: string[];
     if (segs[0] === "api") {
       ctx.verb = "discovery";
@@ -489,6 +489,8 @@ export class ApiServer {
     };
     switch (ctx.verb) {
       case "get": {
+        const rv = q.get("resourceVersion");
+        if (rv) parseResourceVersion(rv);
         const obj = this.store.get(storageKey(def), ns ?? "", name!);
         if (!obj) throw ApiError.notFound(def.plural, def.group, name!);
         return out((await this.#conversion.toVersion(def, [obj]))[0]!);
@@ -501,7 +503,9 @@ export class ApiServer {
           watchList: this.#options.watchList ?? true,
         });
         const { labels, fields, fieldOf } = selectors(def, q);
-        const timeout = q.get("timeoutSeconds");
+        const timeout = timeoutSecondsOf(q);
+        const rv = q.get("resourceVersion");
+        if (rv) parseResourceVersion(rv);
         const convert = this.#conversion.watchConverter(def);
         return this.watches.open({
           def,
@@ -512,7 +516,7 @@ export class ApiServer {
           fields,
           fieldOf,
           bookmarks: q.get("allowWatchBookmarks") === "true",
-          timeoutSeconds: timeout ? Number(timeout) : undefined,
+          timeoutSeconds: timeout && timeout > 0 ? timeout : undefined,
           table,
           ...(convert ? { convert } : {}),
         });
@@ -632,6 +636,7 @@ export class ApiServer {
       watch: false,
       watchList: this.#options.watchList ?? true,
     });
+    timeoutSecondsOf(q);
     const { labels, fields, fieldOf } = selectors(def, q);
     const page = await this.#snapshots.page(
       storageKey(def),
@@ -707,6 +712,32 @@ interface RequestInfo {
   verb: string;
   resource: string;
   code: number;
+}
+
+/** A path segment, percent-decoded; 400 when the encoding is broken. */
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw ApiError.badRequest(
+      `the path segment ${JSON.stringify(segment)} is not valid percent-encoding (a % must be ` +
+        `followed by two hex digits of UTF-8)`,
+    );
+  }
+}
+
+/** The `timeoutSeconds` parameter, an integer (kube's int64); 400 otherwise. */
+function timeoutSecondsOf(q: URLSearchParams): number | undefined {
+  const text = q.get("timeoutSeconds");
+  if (text === null || text === "") return undefined;
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(value)) {
+    throw ApiError.badRequest(
+      `timeoutSeconds: Invalid value: ${JSON.stringify(text)}: must be a whole, non-negative ` +
+        `number of seconds`,
+    );
+  }
+  return value;
 }
 
 function verbOf(method: string, name: string | undefined, url: URL): string {
@@ -886,12 +917,32 @@ function patchTypeOf(contentType: string | null): PatchType {
 const UTF8 = new TextDecoder();
 
 /**
+ * Whether a body's Content-Type is one the server decodes: JSON, YAML, protobuf; none at all
+ * (`kubectl create ns` sends none) and `text/plain` (fetch's default for a string body) are
+ * read as JSON, more lenient than kube-apiserver.
+ */
+function readableType(contentType: string): boolean {
+  const type = contentType.split(";")[0]!.trim().toLowerCase();
+  return contentType.trim() === "" || type === "application/json" || type === "application/yaml" ||
+    type === "text/plain" || type === "*/*" || type === PROTOBUF_CONTENT_TYPE ||
+    type.endsWith("+json") || type.endsWith("+yaml");
+}
+
+/**
  * Reads and decodes a write's body: at most the size limit, JSON held to the nesting limit
  * before it is parsed, YAML (server-side apply) and protobuf checked once decoded.
  */
 async function readBody(req: Request, limit: number, yaml = false): Promise<unknown> {
   const type = req.headers.get("content-type") ?? "";
   const bytes = await readBodyLimited(req, limit);
+  if (!yaml && !readableType(type)) {
+    throw new ApiError(
+      415,
+      "UnsupportedMediaType",
+      `the body of the request was in an unknown format - accepted media types include: ` +
+        `application/json, application/yaml, application/vnd.kubernetes.protobuf`,
+    );
+  }
   if (type.startsWith(PROTOBUF_CONTENT_TYPE)) {
     return checkDecoded(decodeProtobufObject(bytes), bytes.length);
   }

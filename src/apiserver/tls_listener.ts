@@ -191,6 +191,7 @@ export function serveHttp(options: ServeHttpOptions): Promise<TlsServer> {
 
 /** Node's server timeouts, as `createServer` takes them. */
 interface NodeTimeouts {
+  maxHeaderSize: number;
   headersTimeout: number;
   requestTimeout: number;
   keepAliveTimeout: number;
@@ -206,6 +207,8 @@ async function serveNode(
   const exchanges = new Set<Exchange>();
   const headersTimeout = options.headersTimeoutMs ?? 60_000;
   const server = create({
+    // Go's DefaultMaxHeaderBytes, which kube-apiserver keeps: larger headers are 431.
+    maxHeaderSize: 1024 * 1024,
     headersTimeout,
     // The whole request (headers and body) must arrive within this; responses (watches) are
     // not limited. Node wants it above headersTimeout.
