@@ -86,7 +86,7 @@ export function checkConfigData(kind: string, obj: Record<string, unknown>): Sta
       } into Go struct field ${kind}.immutable of type bool`,
     );
   }
-  if (kind === "Secret" && obj.type !== undefined && typeof obj.type !== "string") {
+  if (kind === "Secret" && obj.type != null && typeof obj.type !== "string") {
     throw decodeError(
       `json: cannot unmarshal ${
         goType(obj.type)
