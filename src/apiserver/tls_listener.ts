@@ -236,10 +236,20 @@ async function serveNode(
     exchange.done.finally(() => exchanges.delete(exchange));
   });
 
+  // Deno's errors, as Deno.listen would throw them: node's listen throws a missing permission
+  // outside any promise, and reports a busy port as a plain Error with a code.
+  const access = await Deno.permissions.query({ name: "net", host: `${hostname}:${port}` });
+  if (access.state !== "granted") {
+    throw new Deno.errors.NotCapable(
+      `Requires net access to "${hostname}:${port}", run again with the --allow-net flag`,
+    );
+  }
   await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
+    const failed = (e: Error & { code?: string }) =>
+      reject(e.code === "EADDRINUSE" ? new Deno.errors.AddrInUse(e.message, { cause: e }) : e);
+    server.once("error", failed);
     server.listen(port, hostname, () => {
-      server.off("error", reject);
+      server.off("error", failed);
       resolve();
     });
   });
