@@ -173,3 +173,17 @@ Deno.test("the body limit is configurable and held over TLS too", async () => {
     client.close();
   }
 });
+
+Deno.test('with listener: "deno-serve" the limits hold too (read by the server, not the listener)', async () => {
+  await using api = await startApiServer({
+    listener: "deno-serve",
+    maxRequestBodyBytes: 64 * 1024,
+  });
+  const big = JSON.stringify({ metadata: { name: "big" }, data: { k: "x".repeat(100 * 1024) } });
+  const r = await call(api.url, "POST", CM, big);
+  assert.equal(r.status, 413);
+  assert.equal(r.body.message, "Request entity too large: limit is 65536");
+  const deep = `{"metadata":{"name":"deep"},"x":${"[".repeat(5000)}${"]".repeat(5000)}}`;
+  assert.equal((await call(api.url, "POST", CM, deep)).status, 400);
+  assert.equal((await call(api.url, "POST", CM, { metadata: { name: "ok" } })).status, 201);
+});
