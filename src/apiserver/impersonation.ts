@@ -55,7 +55,12 @@ export function impersonate(
   const extra: Record<string, string[]> = {};
   for (const [name, value] of headers) {
     if (!name.startsWith("impersonate-extra-")) continue;
-    const key = decodeURIComponent(name.slice("impersonate-extra-".length));
+    let key: string;
+    try {
+      key = decodeURIComponent(name.slice("impersonate-extra-".length));
+    } catch {
+      throw ApiError.badRequest(`the header ${name} is not valid percent-encoding`);
+    }
     extra[key] = value.split(",").map((v) => v.trim());
   }
   if (username === null) {

@@ -77,7 +77,7 @@ export function parseListOptions(
   const token = q.get("continue") || undefined;
   const limitText = q.get("limit");
   const limit = limitText ? Number(limitText) : 0;
-  if (!Number.isInteger(limit)) {
+  if (!Number.isSafeInteger(limit)) {
     throw ApiError.badRequest(`limit: Invalid value: ${JSON.stringify(limitText)}: not an integer`);
   }
   const initialText = q.get("sendInitialEvents");

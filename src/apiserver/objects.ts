@@ -18,6 +18,7 @@ import { applyJsonPatch, JsonPatchError } from "../cogs/structs/json_patch.ts";
 import { applyMergePatch } from "../cogs/structs/merge_patch.ts";
 import { deepEqual } from "../cogs/structs/deep_equal.ts";
 import { ApiError, type StatusCause } from "./errors.ts";
+import { checkConfigData } from "./config_data.ts";
 import {
   validateAnnotations,
   validateFinalizers,
@@ -626,6 +627,17 @@ export class Objects {
         delete meta.finalizers;
       } else causes.push(...validateFinalizers(meta.finalizers));
     }
+    if (meta.generateName !== undefined && typeof meta.generateName !== "string") {
+      causes.push(typeCause("metadata.generateName", meta.generateName, "string"));
+      delete meta.generateName;
+    }
+    if (
+      meta.ownerReferences !== undefined && meta.ownerReferences !== null &&
+      !Array.isArray(meta.ownerReferences)
+    ) {
+      causes.push(typeCause("metadata.ownerReferences", meta.ownerReferences, "array"));
+      delete meta.ownerReferences;
+    }
     if (meta.ownerReferences !== undefined) {
       if (meta.ownerReferences === null || meta.ownerReferences.length === 0) {
         delete meta.ownerReferences;
@@ -642,6 +654,9 @@ export class Objects {
           }
         });
       }
+    }
+    if (def.builtin && def.group === "") {
+      causes.push(...checkConfigData(def.kind, draft as unknown as Record<string, unknown>));
     }
     let out = draft;
     if (def.schema) {
@@ -1020,4 +1035,14 @@ function validateCrd(crd: KObject, current: KObject | undefined): StatusCause[] 
     }
   }
   return causes;
+}
+
+/** A 422 cause for a metadata field of the wrong JSON type, worded as the other type checks. */
+function typeCause(field: string, value: unknown, expected: string): StatusCause {
+  const actual = Array.isArray(value) ? "array" : value === null ? "null" : typeof value;
+  return {
+    reason: "FieldValueTypeInvalid",
+    message: `Invalid value: "${actual}": ${field} must be of type ${expected}`,
+    field,
+  };
 }

@@ -32,7 +32,7 @@ import { coreVersions, groupInfo, groupList, resourceList, versionInfo } from ".
 import { ApiError, statusObject } from "./errors.ts";
 import { Faults, type FaultSettings } from "./faults.ts";
 import { fieldGetter } from "./fields.ts";
-import { ListSnapshots, parseListOptions } from "./listing.ts";
+import { ListSnapshots, parseListOptions, parseResourceVersion } from "./listing.ts";
 import {
   type DeleteOptions,
   type FieldValidation,
@@ -41,6 +41,16 @@ import {
   type WriteOptions,
 } from "./objects.ts";
 import { decodeProtobufObject, PROTOBUF_CONTENT_TYPE } from "./protobuf.ts";
+import {
+  checkDecoded,
+  jsonDepth,
+  MAX_JSON_DEPTH,
+  MAX_REQUEST_BODY_BYTES,
+  parseJsonBody,
+  readBodyLimited,
+  requestTooLarge,
+  tooDeep,
+} from "./request_limits.ts";
 import { impersonate } from "./impersonation.ts";
 import { forbidden, RbacAuthorizer } from "./rbac.ts";
 import { bootstrapRbac } from "./rbac_bootstrap.ts";
@@ -85,6 +95,16 @@ export interface ApiServerOptions {
   log?: (line: string) => void;
   /** A store to start from (persistence). */
   store?: Store;
+  /**
+   * The largest request body accepted, in bytes (default 3 MiB, kube-apiserver's
+   * `MaxRequestBodyBytes`); a larger one is refused with 413 before it is read.
+   */
+  maxRequestBodyBytes?: number;
+  /**
+   * The largest object stored, in bytes of JSON (default 1.5 MiB, etcd's request limit); a
+   * larger write is refused with 413. Only for a store the server makes (not `store`).
+   */
+  maxObjectBytes?: number;
   /**
    * The client certificate (PEM `cert` and `key`) presented to admission and conversion
    * webhooks, as kube-apiserver's admission-configuration kubeconfig gives one per webhook host
@@ -144,6 +164,8 @@ export class ApiServer {
   /** The states that paginated lists are served from (see `listing.ts`). */
   readonly #snapshots: ListSnapshots;
   #options: ApiServerOptions;
+  /** The request body limit in bytes. */
+  readonly #bodyLimit: number;
 
   /**
    * Creates the server core: serves the stored CRDs, bootstraps the built-in
@@ -154,7 +176,18 @@ export class ApiServer {
   constructor(options: ApiServerOptions = {}) {
     this.#options = options;
     this.store = options.store ??
-      new Store(options.historySize !== undefined ? { historySize: options.historySize } : {});
+      new Store({
+        ...(options.historySize !== undefined ? { historySize: options.historySize } : {}),
+        ...(options.maxObjectBytes !== undefined ? { maxObjectBytes: options.maxObjectBytes } : {}),
+      });
+    this.#bodyLimit = options.maxRequestBodyBytes ?? MAX_REQUEST_BODY_BYTES;
+    // Whatever a write was made of (a body, patches on patches, YAML, protobuf), an object nested
+    // too deeply never reaches the store: every reader and watcher would break on it.
+    this.store.guard((change, encoded) => {
+      if (change.type !== "DELETED" && jsonDepth(encoded, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
+        throw tooDeep(MAX_JSON_DEPTH, "the object");
+      }
+    });
     this.registry = new ResourceRegistry();
     this.objects = new Objects(this.store, this.registry);
     const identity = options.webhookClientCert;
@@ -220,9 +253,17 @@ export class ApiServer {
     const ctx: RequestInfo = { verb: "other", resource: "", code: 0 };
     let res: Response;
     try {
+      // A declared body over the limit is refused before anything (authentication included).
+      const declared = req.headers.get("content-length");
+      if (declared !== null && Number(declared) > this.#bodyLimit) {
+        await req.body?.cancel().catch(() => {});
+        throw requestTooLarge(this.#bodyLimit);
+      }
       res = await this.#route(req, url, ctx, identity);
     } catch (e) {
       res = errorResponse(e);
+      // The rest of a body too large is never read: the connection cannot carry another request.
+      if (res.status === 413) res.headers.set("connection", "close");
     }
     ctx.code = res.status;
     const countKey = `${ctx.verb} ${ctx.resource} ${ctx.code}`;
@@ -297,7 +338,7 @@ export class ApiServer {
       ctx.verb = "openapi";
       throw new ApiError(404, "NotFound", "the server could not find the requested resource");
     }
-    const segs = path.split("/").filter(Boolean).map(decodeURIComponent);
+    const segs = path.split("/").filter(Boolean).map(decodeSegment);
     let group: string, version: string, rest: string[];
     if (segs[0] === "api") {
       ctx.verb = "discovery";
@@ -358,7 +399,12 @@ export class ApiServer {
           "the server does not allow this method on the requested resource",
         );
       }
-      return await this.#reviews.create(def, namespace ?? "", await readBody(req), user);
+      return await this.#reviews.create(
+        def,
+        namespace ?? "",
+        await readBody(req, this.#bodyLimit),
+        user,
+      );
     }
     if (def.group === "" && def.plural === "serviceaccounts" && name && subresource === "token") {
       ctx.verb = "create";
@@ -369,7 +415,7 @@ export class ApiServer {
           "the server does not allow this method on the requested resource",
         );
       }
-      const body = await readBody(req);
+      const body = await readBody(req, this.#bodyLimit);
       const answer = await this.authenticator.serviceAccountTokens.request(namespace!, name, body);
       return json(answer, 201);
     }
@@ -443,6 +489,8 @@ export class ApiServer {
     };
     switch (ctx.verb) {
       case "get": {
+        const rv = q.get("resourceVersion");
+        if (rv) parseResourceVersion(rv);
         const obj = this.store.get(storageKey(def), ns ?? "", name!);
         if (!obj) throw ApiError.notFound(def.plural, def.group, name!);
         return out((await this.#conversion.toVersion(def, [obj]))[0]!);
@@ -455,7 +503,9 @@ export class ApiServer {
           watchList: this.#options.watchList ?? true,
         });
         const { labels, fields, fieldOf } = selectors(def, q);
-        const timeout = q.get("timeoutSeconds");
+        const timeout = timeoutSecondsOf(q);
+        const rv = q.get("resourceVersion");
+        if (rv) parseResourceVersion(rv);
         const convert = this.#conversion.watchConverter(def);
         return this.watches.open({
           def,
@@ -466,18 +516,18 @@ export class ApiServer {
           fields,
           fieldOf,
           bookmarks: q.get("allowWatchBookmarks") === "true",
-          timeoutSeconds: timeout ? Number(timeout) : undefined,
+          timeoutSeconds: timeout && timeout > 0 ? timeout : undefined,
           table,
           ...(convert ? { convert } : {}),
         });
       }
       case "create": {
-        const body = await readBody(req);
+        const body = await readBody(req, this.#bodyLimit);
         const result = await this.#conversion.write(
           def,
           ns ?? "",
           "",
-          writeOptions(q),
+          writeOptions(q, req.method),
           (o) =>
             this.#admission.write(
               admitting(),
@@ -488,14 +538,14 @@ export class ApiServer {
         return out(result.object, 201, result.warnings);
       }
       case "update": {
-        const body = await readBody(req);
+        const body = await readBody(req, this.#bodyLimit);
         if (subresource === "finalize") {
           const current = this.store.get("namespaces", "", name!);
           if (!current) throw ApiError.notFound("namespaces", "", name!);
           const spec = (body as { spec?: { finalizers?: string[] } })?.spec;
           const result = await this.#admission.write(
             admitting(),
-            writeOptions(q),
+            writeOptions(q, req.method),
             (o) =>
               this.objects.update(def, "", name!, {
                 ...current,
@@ -508,7 +558,7 @@ export class ApiServer {
           def,
           ns ?? "",
           name!,
-          writeOptions(q),
+          writeOptions(q, req.method),
           (o) =>
             this.#admission.write(
               admitting(),
@@ -520,8 +570,8 @@ export class ApiServer {
       }
       case "patch": {
         const type = patchTypeOf(req.headers.get("content-type"));
-        const body = await readBody(req, type === "apply");
-        const options = writeOptions(q);
+        const body = await readBody(req, this.#bodyLimit, type === "apply");
+        const options = writeOptions(q, req.method);
         if (type === "apply") options.force = q.get("force") === "true";
         const result = await this.#conversion.write(
           def,
@@ -538,7 +588,7 @@ export class ApiServer {
         return out(result.object, result.created ? 201 : 200, result.warnings);
       }
       case "delete": {
-        const options = await deleteOptions(req, q);
+        const options = await deleteOptions(req, q, this.#bodyLimit);
         const { object, warnings } = await this.#admission.delete(
           admitting(),
           options,
@@ -547,7 +597,7 @@ export class ApiServer {
         return out((await this.#conversion.toVersion(def, [object]))[0]!, 200, warnings);
       }
       case "deletecollection": {
-        const options = await deleteOptions(req, q);
+        const options = await deleteOptions(req, q, this.#bodyLimit);
         const { labels, fields, fieldOf } = selectors(def, q);
         const items: KObject[] = [];
         for (const obj of [...this.store.list(storageKey(def), ns)]) {
@@ -586,6 +636,7 @@ export class ApiServer {
       watch: false,
       watchList: this.#options.watchList ?? true,
     });
+    timeoutSecondsOf(q);
     const { labels, fields, fieldOf } = selectors(def, q);
     const page = await this.#snapshots.page(
       storageKey(def),
@@ -627,7 +678,7 @@ export class ApiServer {
         return json({ settings: this.faults.settings, counts: this.faults.counts });
       }
       if (req.method === "PUT" || req.method === "PATCH" || req.method === "POST") {
-        const body = await readBody(req);
+        const body = await readBody(req, this.#bodyLimit);
         try {
           if (req.method === "PUT") this.faults.reset();
           this.faults.update(body as Record<string, unknown>);
@@ -661,6 +712,32 @@ interface RequestInfo {
   verb: string;
   resource: string;
   code: number;
+}
+
+/** A path segment, percent-decoded; 400 when the encoding is broken. */
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw ApiError.badRequest(
+      `the path segment ${JSON.stringify(segment)} is not valid percent-encoding (a % must be ` +
+        `followed by two hex digits of UTF-8)`,
+    );
+  }
+}
+
+/** The `timeoutSeconds` parameter, an integer (kube's int64); 400 otherwise. */
+function timeoutSecondsOf(q: URLSearchParams): number | undefined {
+  const text = q.get("timeoutSeconds");
+  if (text === null || text === "") return undefined;
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(value)) {
+    throw ApiError.badRequest(
+      `timeoutSeconds: Invalid value: ${JSON.stringify(text)}: must be a whole, non-negative ` +
+        `number of seconds`,
+    );
+  }
+  return value;
 }
 
 function verbOf(method: string, name: string | undefined, url: URL): string {
@@ -709,10 +786,24 @@ function matches(
   return true;
 }
 
-function writeOptions(q: URLSearchParams): WriteOptions {
+function writeOptions(q: URLSearchParams, method: string): WriteOptions {
+  const kind = method === "POST"
+    ? "CreateOptions"
+    : method === "PUT"
+    ? "UpdateOptions"
+    : "PatchOptions";
   const options: WriteOptions = {};
-  if (q.getAll("dryRun").includes("All")) options.dryRun = true;
+  const dry = q.getAll("dryRun");
+  checkDryRun(dry, kind);
+  if (dry.includes("All")) options.dryRun = true;
   const manager = q.get("fieldManager");
+  if (manager && manager.length > 128) {
+    throw ApiError.invalid(kind, "meta.k8s.io", "", [{
+      reason: "FieldValueTooLong",
+      message: `Too long: may not be more than 128 bytes`,
+      field: "fieldManager",
+    }]);
+  }
   if (manager) options.fieldManager = manager;
   const validation = q.get("fieldValidation");
   if (validation) {
@@ -726,20 +817,25 @@ function writeOptions(q: URLSearchParams): WriteOptions {
   return options;
 }
 
-async function deleteOptions(req: Request, q: URLSearchParams): Promise<DeleteOptions> {
-  const text = await req.text();
+async function deleteOptions(
+  req: Request,
+  q: URLSearchParams,
+  limit: number,
+): Promise<DeleteOptions> {
+  const text = UTF8.decode(await readBodyLimited(req, limit));
   let body: Record<string, unknown> = {};
   if (text.trim()) {
-    try {
-      body = JSON.parse(text);
-    } catch {
-      throw ApiError.badRequest("the body of a delete must be a DeleteOptions JSON object");
+    const parsed = parseJsonBody(text);
+    if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+      throw ApiError.badRequest(
+        `the body of a delete must be a DeleteOptions JSON object, not ${jsonKind(parsed)}`,
+      );
     }
+    body = parsed as Record<string, unknown>;
   }
   const options: DeleteOptions = {};
-  const policy = (body.propagationPolicy as string | undefined) ?? q.get("propagationPolicy") ??
-    undefined;
-  if (policy) {
+  const policy = body.propagationPolicy ?? q.get("propagationPolicy") ?? undefined;
+  if (policy !== undefined && policy !== null && policy !== "") {
     if (policy !== "Background" && policy !== "Foreground" && policy !== "Orphan") {
       throw ApiError.badRequest(
         `propagationPolicy must be Background, Foreground or Orphan, not ${JSON.stringify(policy)}`,
@@ -749,12 +845,53 @@ async function deleteOptions(req: Request, q: URLSearchParams): Promise<DeleteOp
   } else if (body.orphanDependents === true || q.get("orphanDependents") === "true") {
     options.propagationPolicy = "Orphan";
   }
-  if (body.preconditions) {
-    options.preconditions = body.preconditions as DeleteOptions["preconditions"] & object;
+  const grace = body.gracePeriodSeconds ?? q.get("gracePeriodSeconds") ?? undefined;
+  if (grace !== undefined && grace !== null && !/^-?\d+$/.test(String(grace))) {
+    throw ApiError.badRequest(
+      `gracePeriodSeconds must be an integer number of seconds, not ${JSON.stringify(grace)}`,
+    );
   }
-  const dry = (body.dryRun as string[] | undefined) ?? q.getAll("dryRun");
+  if (body.preconditions !== undefined && body.preconditions !== null) {
+    const pre = body.preconditions;
+    const ok = typeof pre === "object" && !Array.isArray(pre) &&
+      Object.values(pre).every((v) => v === null || typeof v === "string");
+    if (!ok) {
+      throw ApiError.badRequest(
+        `preconditions must be an object of strings {"uid": ..., "resourceVersion": ...}, not ${
+          JSON.stringify(pre)
+        }`,
+      );
+    }
+    options.preconditions = pre as DeleteOptions["preconditions"] & object;
+  }
+  const dry = body.dryRun ?? q.getAll("dryRun");
+  if (!Array.isArray(dry) || !dry.every((d) => typeof d === "string")) {
+    throw ApiError.badRequest(
+      `dryRun must be a list of strings, e.g. ["All"], not ${JSON.stringify(dry)}`,
+    );
+  }
+  checkDryRun(dry, "DeleteOptions");
   if (dry.includes("All")) options.dryRun = true;
   return options;
+}
+
+/** kube-apiserver accepts only `All` as a dry-run value (422 on its options kind). */
+function checkDryRun(values: string[], kind: string): void {
+  for (const v of values) {
+    if (v !== "All") {
+      throw ApiError.invalid(kind, "meta.k8s.io", "", [{
+        reason: "FieldValueNotSupported",
+        message: `Unsupported value: ${JSON.stringify(v)}: supported values: "All"`,
+        field: "dryRun",
+      }]);
+    }
+  }
+}
+
+function jsonKind(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  return `a ${typeof value}`;
 }
 
 function patchTypeOf(contentType: string | null): PatchType {
@@ -777,24 +914,54 @@ function patchTypeOf(contentType: string | null): PatchType {
   );
 }
 
-async function readBody(req: Request, yaml = false): Promise<unknown> {
+const UTF8 = new TextDecoder();
+
+/**
+ * Whether a body's Content-Type is one the server decodes: JSON, YAML, protobuf; none at all
+ * (`kubectl create ns` sends none) and `text/plain` (fetch's default for a string body) are
+ * read as JSON, more lenient than kube-apiserver.
+ */
+function readableType(contentType: string): boolean {
+  const type = contentType.split(";")[0]!.trim().toLowerCase();
+  return contentType.trim() === "" || type === "application/json" || type === "application/yaml" ||
+    type === "text/plain" || type === "*/*" || type === PROTOBUF_CONTENT_TYPE ||
+    type.endsWith("+json") || type.endsWith("+yaml");
+}
+
+/**
+ * Reads and decodes a write's body: at most the size limit, JSON held to the nesting limit
+ * before it is parsed, YAML (server-side apply) and protobuf checked once decoded.
+ */
+async function readBody(req: Request, limit: number, yaml = false): Promise<unknown> {
   const type = req.headers.get("content-type") ?? "";
-  if (type.startsWith(PROTOBUF_CONTENT_TYPE)) {
-    return decodeProtobufObject(new Uint8Array(await req.arrayBuffer()));
+  const bytes = await readBodyLimited(req, limit);
+  if (!yaml && !readableType(type)) {
+    throw new ApiError(
+      415,
+      "UnsupportedMediaType",
+      `the body of the request was in an unknown format - accepted media types include: ` +
+        `application/json, application/yaml, application/vnd.kubernetes.protobuf`,
+    );
   }
-  const text = await req.text();
+  if (type.startsWith(PROTOBUF_CONTENT_TYPE)) {
+    return checkDecoded(decodeProtobufObject(bytes), bytes.length);
+  }
+  const text = UTF8.decode(bytes);
   if (!text.trim()) throw ApiError.badRequest("the request has no body: send the object as JSON");
+  if (jsonDepth(text, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) throw tooDeep();
   try {
     return JSON.parse(text);
   } catch (e) {
     if (yaml || /yaml/.test(type)) {
+      let parsed: unknown;
       try {
-        return parseYaml(text);
+        parsed = parseYaml(text);
       } catch (ye) {
         throw ApiError.badRequest(
           `the body is neither JSON nor YAML: ${(ye as Error).message.split("\n")[0]}`,
         );
       }
+      return checkDecoded(parsed, text.length);
     }
     throw ApiError.badRequest(`the body is not valid JSON: ${(e as Error).message}`);
   }

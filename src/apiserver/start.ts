@@ -1,6 +1,6 @@
 /**
- * Starting and stopping the embedded API server on a socket: plain HTTP with
- * `Deno.serve` by default, or HTTPS with a generated CA, server certificate
+ * Starting and stopping the embedded API server on a socket: plain HTTP (Deno's
+ * `node:http`, for its header and idle timeouts; `Deno.serve` on request), or HTTPS with a generated CA, server certificate
  * and client certificate; a kubeconfig written for it; optional persistence.
  * `await using` stops it, waiting for every open stream to end.
  *
@@ -17,7 +17,8 @@ import {
   issueClientCertificate,
   type TlsBundle,
 } from "./tls.ts";
-import { serveTls } from "./tls_listener.ts";
+import { serveHttp, serveTls } from "./tls_listener.ts";
+import { MAX_REQUEST_BODY_BYTES, requestTooLarge } from "./request_limits.ts";
 
 /** Options of {@link startApiServer}. */
 export interface StartApiServerOptions
@@ -38,6 +39,20 @@ export interface StartApiServerOptions
   log?: (line: string) => void;
   /** Stops the server when aborted. */
   signal?: AbortSignal;
+  /**
+   * Seconds a connection has to send a request's headers; then 408 and closed (default 32,
+   * kube-apiserver's `ReadHeaderTimeout`).
+   */
+  headerTimeoutSeconds?: number;
+  /**
+   * What serves plain HTTP: `"node"` (default; Deno's `node:http`) holds the header and idle
+   * timeouts and closes a connection whose body is refused unread; `"deno-serve"`
+   * (`Deno.serve`) answers small requests about twice as fast but has neither timeout: a client
+   * that never finishes its headers holds its connection for ever. TLS is always `node:https`.
+   */
+  listener?: "node" | "deno-serve";
+  /** Seconds an idle keep-alive connection is kept between requests (default 90, kube-apiserver's `IdleTimeout`). */
+  idleTimeoutSeconds?: number;
 }
 
 /** A running embedded API server. */
@@ -129,9 +144,19 @@ export async function startApiServer(
   });
   if (data && store) data.attach(store);
 
+  const bodyLimit = options.maxRequestBodyBytes ?? MAX_REQUEST_BODY_BYTES;
+  const listening = {
+    maxBodyBytes: bodyLimit,
+    bodyTooLarge: () => {
+      const res = requestTooLarge(bodyLimit).toResponse();
+      server.requestCounts.set("other  413", (server.requestCounts.get("other  413") ?? 0) + 1);
+      return res;
+    },
+    headersTimeoutMs: (options.headerTimeoutSeconds ?? 32) * 1000,
+    keepAliveTimeoutMs: (options.idleTimeoutSeconds ?? 90) * 1000,
+  };
   let port: number;
   let shutdown: () => Promise<void>;
-  const inflight = new AbortController();
   if (tls) {
     const listener = await serveTls({
       hostname: host,
@@ -140,17 +165,29 @@ export async function startApiServer(
       key: tls.serverKey,
       ca: tls.caCert,
       handler: (req, info) => server.handle(req, info.clientCertificate),
+      ...listening,
     });
     port = listener.port;
     shutdown = () => listener.shutdown();
-  } else {
+  } else if (options.listener === "deno-serve") {
     const listener = Deno.serve({
       hostname: host,
       port: options.port ?? 0,
       onListen: () => {},
-      signal: inflight.signal,
     }, (req) => server.handle(req));
     port = listener.addr.port;
+    shutdown = async () => {
+      server.watches.stop();
+      await listener.shutdown();
+    };
+  } else {
+    const listener = await serveHttp({
+      hostname: host,
+      port: options.port ?? 0,
+      handler: (req) => server.handle(req),
+      ...listening,
+    });
+    port = listener.port;
     shutdown = async () => {
       server.watches.stop();
       await listener.shutdown();

@@ -32,7 +32,8 @@
  * @module
  */
 
-import { createServer } from "node:https";
+import { createServer as createHttpsServer } from "node:https";
+import { createServer as createHttpServer } from "node:http";
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from "node:http";
 import type { TLSSocket } from "node:tls";
 
@@ -56,6 +57,9 @@ export type TlsHandler = (
   info: TlsRequestInfo,
 ) => Response | Promise<Response>;
 
+/** Options for {@linkcode serveHttp}: {@linkcode ServeTlsOptions} without the TLS material. */
+export type ServeHttpOptions = Omit<ServeTlsOptions, "cert" | "key" | "ca">;
+
 /** Options for {@linkcode serveTls}. */
 export interface ServeTlsOptions {
   /** The address to bind. @default {"127.0.0.1"} */
@@ -76,6 +80,22 @@ export interface ServeTlsOptions {
   handler: TlsHandler;
   /** Aborting it shuts the server down, like calling `shutdown()`. */
   signal?: AbortSignal;
+  /**
+   * The largest request body read, in bytes (default: unlimited). A larger one — by its
+   * Content-Length before reading, or counted as a chunked body arrives — is answered with
+   * `bodyTooLarge()` and the connection closed, the rest never read.
+   */
+  maxBodyBytes?: number;
+  /** The answer to a body over `maxBodyBytes` (default: a plain 413). */
+  bodyTooLarge?: () => Response;
+  /**
+   * Milliseconds a connection has to send a request's headers — the first request's from
+   * when it connects, a later one's from its first byte; then it is answered 408 and closed.
+   * @default {60000}
+   */
+  headersTimeoutMs?: number;
+  /** Milliseconds an idle keep-alive connection is kept between requests. @default {90000} */
+  keepAliveTimeoutMs?: number;
 }
 
 /** A running server started by {@linkcode serveTls}. */
@@ -126,13 +146,76 @@ interface Exchange {
  * await server.shutdown();
  * ```
  */
-export async function serveTls(options: ServeTlsOptions): Promise<TlsServer> {
+export function serveTls(options: ServeTlsOptions): Promise<TlsServer> {
+  const { ca } = options;
+  return serveNode(options, (timeouts) =>
+    createHttpsServer({
+      cert: options.cert,
+      key: options.key,
+      ...(ca ? { ca, requestCert: true, rejectUnauthorized: false } : {}),
+      ...timeouts,
+    }));
+}
+
+/**
+ * Starts a plain HTTP server with the same guarantees as {@linkcode serveTls} (streamed
+ * responses, a body limit, header and keep-alive timeouts), and no client identity.
+ *
+ * Why not `Deno.serve`: in Deno 2.9.6 it has no header-read or idle timeout — a client that
+ * never finishes its headers holds its connection forever — and no way to close a connection
+ * whose body is refused unread. Deno's `node:http` has both.
+ *
+ * @param options Address, handler, limits and timeouts.
+ * @returns The running server.
+ * @throws {Error} If the address cannot be bound.
+ *
+ * @example A half-sent header is answered 408 and closed after the timeout
+ * ```ts
+ * import { serveHttp } from "./tls_listener.ts";
+ * const server = await serveHttp({ handler: () => new Response("ok"), headersTimeoutMs: 200 });
+ * const ok = await fetch(`http://127.0.0.1:${server.port}/`);
+ * if ((await ok.text()) !== "ok") throw new Error("expected ok");
+ * const conn = await Deno.connect({ port: server.port });
+ * await conn.write(new TextEncoder().encode("GET / HTTP/1.1\r\nHost: x\r\n"));
+ * const buf = new Uint8Array(64);
+ * const n = await conn.read(buf);
+ * const head = new TextDecoder().decode(buf.subarray(0, n ?? 0));
+ * if (!head.startsWith("HTTP/1.1 408")) throw new Error(`expected 408, got ${head}`);
+ * conn.close();
+ * await server.shutdown();
+ * ```
+ */
+export function serveHttp(options: ServeHttpOptions): Promise<TlsServer> {
+  return serveNode({ ...options, scheme: "http" }, (timeouts) => createHttpServer(timeouts));
+}
+
+/** Node's server timeouts, as `createServer` takes them. */
+interface NodeTimeouts {
+  maxHeaderSize: number;
+  headersTimeout: number;
+  requestTimeout: number;
+  keepAliveTimeout: number;
+  connectionsCheckingInterval: number;
+}
+
+/** Serves with a node `http` or `https` server made by `create`. */
+async function serveNode(
+  options: ServeHttpOptions & { ca?: string; scheme?: string },
+  create: (timeouts: NodeTimeouts) => ReturnType<typeof createHttpServer>,
+): Promise<TlsServer> {
   const { hostname = "127.0.0.1", port = 0, handler, ca, signal } = options;
   const exchanges = new Set<Exchange>();
-  const server = createServer({
-    cert: options.cert,
-    key: options.key,
-    ...(ca ? { ca, requestCert: true, rejectUnauthorized: false } : {}),
+  const headersTimeout = options.headersTimeoutMs ?? 60_000;
+  const server = create({
+    // Go's DefaultMaxHeaderBytes, which kube-apiserver keeps: larger headers are 431.
+    maxHeaderSize: 1024 * 1024,
+    headersTimeout,
+    // The whole request (headers and body) must arrive within this; responses (watches) are
+    // not limited. Node wants it above headersTimeout.
+    requestTimeout: Math.max(headersTimeout + 1, 5 * 60_000),
+    keepAliveTimeout: options.keepAliveTimeoutMs ?? 90_000,
+    // How often expired connections are looked for: the timeouts are honoured within this.
+    connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(headersTimeout / 4))),
   });
 
   let boundPort = port;
@@ -140,16 +223,33 @@ export async function serveTls(options: ServeTlsOptions): Promise<TlsServer> {
     const controller = new AbortController();
     const exchange: Exchange = {
       controller,
-      done: handleExchange(req, res, controller, handler, `${hostname}:${boundPort}`, Boolean(ca)),
+      done: handleExchange(req, res, controller, handler, {
+        fallbackHost: `${hostname}:${boundPort}`,
+        scheme: options.scheme ?? "https",
+        verifying: Boolean(ca),
+        maxBodyBytes: options.maxBodyBytes ?? Infinity,
+        bodyTooLarge: options.bodyTooLarge ??
+          (() => new Response("Request entity too large\n", { status: 413 })),
+      }),
     };
     exchanges.add(exchange);
     exchange.done.finally(() => exchanges.delete(exchange));
   });
 
+  // Deno's errors, as Deno.listen would throw them: node's listen throws a missing permission
+  // outside any promise, and reports a busy port as a plain Error with a code.
+  const access = await Deno.permissions.query({ name: "net", host: `${hostname}:${port}` });
+  if (access.state !== "granted") {
+    throw new Deno.errors.NotCapable(
+      `Requires net access to "${hostname}:${port}", run again with the --allow-net flag`,
+    );
+  }
   await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
+    const failed = (e: Error & { code?: string }) =>
+      reject(e.code === "EADDRINUSE" ? new Deno.errors.AddrInUse(e.message, { cause: e }) : e);
+    server.once("error", failed);
     server.listen(port, hostname, () => {
-      server.off("error", reject);
+      server.off("error", failed);
       resolve();
     });
   });
@@ -175,15 +275,29 @@ export async function serveTls(options: ServeTlsOptions): Promise<TlsServer> {
   return { port: boundPort, finished, shutdown };
 }
 
+/** How one exchange is run: what {@linkcode serveTls} was given. */
+interface ExchangeSettings {
+  fallbackHost: string;
+  scheme: string;
+  verifying: boolean;
+  maxBodyBytes: number;
+  bodyTooLarge: () => Response;
+}
+
+/** Thrown while reading a body over the limit. */
+class BodyTooLarge extends Error {
+  override name = "BodyTooLarge";
+}
+
 /** Runs one request through the handler and writes its response. */
 async function handleExchange(
   req: IncomingMessage,
   res: ServerResponse,
   controller: AbortController,
   handler: TlsHandler,
-  fallbackHost: string,
-  verifying: boolean,
+  settings: ExchangeSettings,
 ): Promise<void> {
+  const { verifying } = settings;
   const abortOnClose = () => {
     if (!res.writableFinished) {
       controller.abort(new DOMException("The client closed the connection.", "AbortError"));
@@ -197,9 +311,13 @@ async function handleExchange(
 
     let response: Response;
     try {
-      const request = await toRequest(req, fallbackHost, controller.signal);
+      const request = await toRequest(req, settings, controller.signal);
       response = await handler(request, info);
     } catch (error) {
+      if (error instanceof BodyTooLarge) {
+        await refuseBody(req, res, settings.bodyTooLarge(), controller.signal);
+        return;
+      }
       if (controller.signal.aborted) {
         res.destroy();
         return;
@@ -211,6 +329,38 @@ async function handleExchange(
   } finally {
     res.off("close", abortOnClose);
   }
+}
+
+/**
+ * Answers a request whose body is over the limit, and closes its connection: what the client
+ * still sends is read and dropped meanwhile (closing on unread data would reset the connection
+ * and lose the answer), for at most a second.
+ */
+async function refuseBody(
+  req: IncomingMessage,
+  res: ServerResponse,
+  response: Response,
+  signal: AbortSignal,
+): Promise<void> {
+  const socket = req.socket;
+  const linger = setTimeout(() => socket.destroy(), 1000);
+  socket.once("close", () => clearTimeout(linger));
+  const close = () => {
+    clearTimeout(linger);
+    socket.end();
+  };
+  if (req.complete) res.once("finish", close);
+  else req.once("end", () => (res.writableFinished ? close() : res.once("finish", close)));
+  req.resume();
+  response.headers.set("connection", "close"); // the client must not send another request on it
+  // Node would destroy the socket as soon as the answer is written — with the client's bytes
+  // unread, which resets the connection; the socket is closed here instead, as above.
+  const node = res as unknown as { _last: boolean; shouldKeepAlive: boolean };
+  res.once("prefinish", () => {
+    node._last = false;
+    node.shouldKeepAlive = true;
+  });
+  await writeResponse(response, req, res, signal);
 }
 
 /** Reads the verified identity from the socket, if the client certificate chained to the CA. */
@@ -226,21 +376,51 @@ function identify(socket: TLSSocket): ClientCertificateIdentity | undefined {
   return { commonName, organizations: list(subject?.O) };
 }
 
-/** Converts a node request to a web `Request`, buffering its body. */
+/** Converts a node request to a web `Request`, buffering its body (up to `limit` bytes). */
 async function toRequest(
   req: IncomingMessage,
-  fallbackHost: string,
+  settings: ExchangeSettings,
   signal: AbortSignal,
 ): Promise<Request> {
+  const { fallbackHost, scheme, maxBodyBytes: limit } = settings;
   const headers = new Headers();
   const raw = req.rawHeaders;
   for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i]!, raw[i + 1]!);
-  const url = new URL(req.url ?? "/", `https://${req.headers.host ?? fallbackHost}`);
+  const url = new URL(req.url ?? "/", `${scheme}://${req.headers.host ?? fallbackHost}`);
   const method = req.method ?? "GET";
   let body: Uint8Array<ArrayBuffer> | undefined;
   if (method !== "GET" && method !== "HEAD") {
+    if (Number(req.headers["content-length"] ?? 0) > limit) throw new BodyTooLarge();
     const chunks: Uint8Array[] = [];
-    for await (const chunk of req) chunks.push(chunk as Uint8Array);
+    let size = 0;
+    // Not `for await`: leaving it early destroys the socket, and the 413 must still be written.
+    await new Promise<void>((resolve, reject) => {
+      const cleanup = () => {
+        req.off("data", onData);
+        req.off("end", onEnd);
+        req.off("error", onError);
+        req.off("close", onClose);
+      };
+      const onData = (chunk: Uint8Array) => {
+        size += chunk.length;
+        if (size > limit) {
+          cleanup();
+          req.pause();
+          reject(new BodyTooLarge());
+        } else chunks.push(chunk);
+      };
+      const onEnd = () => (cleanup(), resolve());
+      const onError = (e: Error) => (cleanup(), reject(e));
+      const onClose = () => {
+        cleanup();
+        if (req.complete) resolve();
+        else reject(new DOMException("The client closed the connection.", "AbortError"));
+      };
+      req.on("data", onData);
+      req.on("end", onEnd);
+      req.on("error", onError);
+      req.on("close", onClose);
+    });
     body = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
     let offset = 0;
     for (const chunk of chunks) {
