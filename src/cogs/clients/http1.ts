@@ -30,13 +30,29 @@
  * - A connection goes back to the pool only after its answer was read to the
  *   end with nothing left over; a connection whose answer was not read fully,
  *   which failed, timed out or was aborted is closed.
- * - A stale keep-alive connection (the server closed it while idle) does not
- *   fail a request: when a reused connection fails to write, or ends or fails
- *   before the first byte of the answer, the request is sent once more on a
- *   fresh connection — whatever the method: no byte of an answer means the
- *   server did not answer, and the API client retries connection errors of
- *   every method anyway. Idle connections older than the stale one are closed
- *   too (the server likely dropped them as well).
+ * - An idle connection keeps a read pending (the next request's first read
+ *   takes it over: no read of its own): bytes or the end that come while it is
+ *   idle — a stray answer such as a 408 before the server closes, or the close
+ *   itself — drop it at once, so nothing that came before a request is taken
+ *   for its answer. (Bytes that come after the request was written are its
+ *   answer: no client can tell them apart.)
+ * - A stale keep-alive connection (the server closed it as the request was
+ *   sent) fails a request only when sending it again could do harm: when a
+ *   reused connection fails to write, or ends or fails before the first byte
+ *   of the answer, the request is sent once more on a fresh connection if not a
+ *   byte of it was taken (it provably did not reach the server) or its method
+ *   is idempotent (GET, HEAD, PUT, DELETE, OPTIONS, TRACE — not POST, not
+ *   PATCH). Idle connections older than the stale one are closed too.
+ * - An early answer — the server answers and closes before it read the whole
+ *   body, as kube-apiserver does with a 413 for a body over 3 MiB — is the
+ *   request's answer when the body's write fails, not a connection error.
+ *
+ * Limits (RFC 9112): the head is at most 256 KiB; header lines need a name
+ * and a colon right after it (no white space before it, no obs-fold lines);
+ * `Transfer-Encoding` with `Content-Length` is refused; no buffer is sized by
+ * a declared length alone; `maxBodySize` caps a 2xx body read whole. Each is
+ * an {@link Http1Error} (or a `ResponseTooLargeError`) and the connection is
+ * closed.
  * - Timeouts run on the real clock, cancelled when the answer ends:
  *   `timeout` for the whole exchange including the body, `connectTimeout` up
  *   to the answer's headers (the TCP and TLS connection included). One timer
