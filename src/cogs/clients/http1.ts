@@ -575,6 +575,15 @@ class SignalListener {
   }
 }
 
+/** The error of a connection that ended before the answer's head did. */
+function noHead(link: Link): Http1Error {
+  return new Http1Error(
+    link.end > link.start
+      ? "The connection closed in the middle of the answer's headers"
+      : "The connection closed before an answer",
+  );
+}
+
 const ONCE = { once: true } as const;
 /** The abort listener of each signal of a request (see {@link SignalListener}). */
 const listeners = new WeakMap<AbortSignal, SignalListener>();
@@ -815,7 +824,14 @@ export class Http1Client {
           }
           this.#recycle(bytes); // written: the buffer may serve the next request
           bytes = undefined;
-          const head = await this.#head(link);
+          // The head, read here (no async call of #head() per request: a promise and a frame).
+          let head = takeHead(link, link.start);
+          while (typeof head === "number") {
+            if (link.end - link.start > MAX_HEAD) throw headTooLong();
+            const offset = link.start;
+            if (!(await link.fill())) throw noHead(link);
+            head = takeHead(link, head - (offset - link.start)); // fill() may move the bytes to the front
+          }
           exchange.headers();
           return new Http1Response(this, link, exchange, head, req, false);
         } catch (error) {
@@ -844,19 +860,13 @@ export class Http1Client {
     }
   }
 
-  /** Reads the answer's head (after the request was written). */
+  /** Reads the answer's head (of an early answer: the request's own loop does it inline). */
   async #head(link: Link): Promise<Head> {
     let head = takeHead(link, link.start);
     while (typeof head === "number") {
       if (link.end - link.start > MAX_HEAD) throw headTooLong();
       const offset = link.start;
-      if (!(await link.fill())) {
-        throw new Http1Error(
-          link.end > link.start
-            ? "The connection closed in the middle of the answer's headers"
-            : "The connection closed before an answer",
-        );
-      }
+      if (!(await link.fill())) throw noHead(link);
       head = takeHead(link, head - (offset - link.start)); // fill() may move the bytes to the front
     }
     return head;
