@@ -138,7 +138,27 @@ export type Query =
   | URLSearchParams
   | Record<string, string | number | boolean | undefined | null>;
 
-/** Options of {@link ApiClient.request}. */
+/**
+ * Options of {@link ApiClient.request}.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { ConnectionInfo, Vault } from "../structs/credentials.ts";
+ * import { ApiClient } from "./api.ts";
+ * import { ApiError } from "./errors.ts";
+ *
+ * // A server that answers 200 with an empty body where an object is expected.
+ * using vault = new Vault({ login: new ConnectionInfo({ server: "http://k8s.local" }) });
+ * const empty = () => Promise.resolve(new Response("", { status: 200 }));
+ * const api = new ApiClient({ vault, fetch: empty });
+ * assert.equal(await api.request("GET", "/api/v1/namespaces/default"), undefined);
+ * await assert.rejects(
+ *   api.request("GET", "/api/v1/namespaces/default", { expect: "object" }),
+ *   (error) => error instanceof ApiError && /200 OK: the answer is empty/.test(error.message),
+ * );
+ * ```
+ */
 export interface RequestOptions {
   /** Query parameters. */
   query?: Query | undefined;

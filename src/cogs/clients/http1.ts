@@ -118,7 +118,27 @@ export interface Http1ClientOptions {
   tls?: Http1Tls | undefined;
 }
 
-/** One request of {@link Http1Client.request}. */
+/**
+ * One request of {@link Http1Client.request}.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Http1Client } from "./http1.ts";
+ * import { ResponseTooLargeError } from "./errors.ts";
+ *
+ * // A connection whose answer declares 1 GB: refused by maxBodySize, nothing allocated.
+ * const answer = new TextEncoder().encode("HTTP/1.1 200 OK\r\ncontent-length: 1000000000\r\n\r\n");
+ * const conn = {
+ *   read: (p: Uint8Array) => (p.set(answer), Promise.resolve(answer.length)),
+ *   write: (p: Uint8Array) => Promise.resolve(p.length),
+ *   close: () => {},
+ * };
+ * using client = new Http1Client("http://k8s.local", { connect: () => Promise.resolve(conn) });
+ * const request = { method: "GET", target: "/api", headers: {}, maxBodySize: 1024 };
+ * await assert.rejects(client.request(request), ResponseTooLargeError);
+ * ```
+ */
 export interface Http1Request {
   /** The method, e.g. `GET`. */
   method: string;

@@ -61,7 +61,25 @@ export { RequestTimeoutError } from "./http1.ts";
 /** The shape of `fetch` that transports use (a URL string and an init). */
 export type FetchFn = (url: string, init: RequestInit) => Promise<Response>;
 
-/** One request of a {@link Transport}. */
+/**
+ * One request of a {@link Transport}.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { ConnectionInfo } from "../structs/credentials.ts";
+ * import { createTransport } from "./transport.ts";
+ *
+ * // An error answer's body is read only up to errorBodySize (here: 16 bytes of 1 MB).
+ * const huge = () => Promise.resolve(new Response("e".repeat(1_000_000), { status: 500 }));
+ * const info = new ConnectionInfo({ server: "http://k8s.local" });
+ * const transport = createTransport(info, { fetch: huge });
+ * const answer = await transport.request("GET", "http://k8s.local/api", { errorBodySize: 16 });
+ * assert.equal(answer.status, 500);
+ * assert.equal(answer.text, "e".repeat(16));
+ * transport.close();
+ * ```
+ */
 export interface TransportRequest {
   /** Headers (added to the transport's; names in any case). */
   headers?: Record<string, string> | undefined;
