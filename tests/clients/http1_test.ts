@@ -25,6 +25,8 @@ class FakeConn implements Http1Connection {
   #ended = false;
   /** A write error to throw (a stale connection). */
   writeError: Error | undefined;
+  /** Bytes the connection takes in all; writes past them fail with a broken pipe. */
+  takes = Infinity;
   /** Answers to push at the next writes, one per write (a server answers what it was asked). */
   #answers: (string | Uint8Array | null)[][] = [];
 
@@ -64,6 +66,9 @@ class FakeConn implements Http1Connection {
   write(p: Uint8Array): Promise<number> {
     if (this.closed) return Promise.reject(new Deno.errors.BadResource("closed"));
     if (this.writeError) return Promise.reject(this.writeError);
+    if (this.takes <= 0) return Promise.reject(new Deno.errors.BrokenPipe("Broken pipe"));
+    if (p.length > this.takes) p = p.subarray(0, this.takes);
+    this.takes -= p.length;
     this.written += dec.decode(p);
     const answer = this.#answers.shift();
     if (answer) {
@@ -899,4 +904,27 @@ Deno.test("header lines: white space before the colon, obs-fold, no colon, no na
     /both Transfer-Encoding and Content-Length/,
   );
   assert.equal(both.closed, true);
+});
+
+Deno.test("an early answer while the body is written (the write fails) is the answer; the connection is not kept", async () => {
+  const status = '{"kind":"Status","code":413,"reason":"RequestEntityTooLarge"}';
+  const conn = new FakeConn().answer(
+    `HTTP/1.1 413 Request Entity Too Large\r\ncontent-length: ${status.length}\r\n\r\n${status}`,
+  );
+  conn.takes = 100; // the server reads the head and a little, answers, and stops reading
+  const { client, opened } = clientOf(conn);
+  const answer = await client.request({ ...get, method: "POST", body: "x".repeat(100_000) });
+  assert.equal(answer.status, 413);
+  assert.equal(await answer.text(), status);
+  assert.equal(conn.closed, true); // part of the body is unsent: the connection cannot serve again
+  assert.equal(client.idle, 0);
+  assert.equal(opened(), 1); // not sent again
+
+  // No answer after the failed write: the write's error, not sent again (bytes were taken).
+  const silent = new FakeConn().end();
+  silent.takes = 10;
+  await assert.rejects(
+    clientOf(silent).client.request({ ...get, method: "POST", body: "x".repeat(1000) }),
+    Deno.errors.BrokenPipe,
+  );
 });
