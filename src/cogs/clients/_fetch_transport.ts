@@ -9,6 +9,8 @@
 
 import { realClock } from "../aio/clock.ts";
 import { RequestTimeoutError } from "./http1.ts";
+import { boundedText } from "./_bounded.ts";
+import { ResponseTooLargeError } from "./errors.ts";
 import type { FetchFn, Transport, TransportRequest } from "./transport.ts";
 
 /**
@@ -58,7 +60,9 @@ export function fetchTransport(
     async request(method, url, init) {
       const { response, deadline } = await open(method, url, init);
       try {
-        const text = await response.text();
+        const text = response.status >= 300
+          ? await errorText(response, init)
+          : await bodyText(response, init.maxBodySize ?? null);
         return {
           status: response.status,
           text,
@@ -108,10 +112,11 @@ export function fetchTransport(
         headers: () => response.headers,
         text: async () => {
           if (!reader || done) return "";
-          const decoder = new TextDecoder();
-          let text = "";
-          for await (const piece of chunks) text += decoder.decode(piece, { stream: true });
-          return text + decoder.decode();
+          const size = init.errorBodySize ?? Infinity;
+          const seconds = init.errorBodyTimeout ?? null;
+          const iterator = chunks[Symbol.asyncIterator]();
+          const read = () => iterator.next().then((r) => r.done ? null : r.value);
+          return await boundedText(read, cancel, size, seconds);
         },
         cancel,
       };
@@ -122,6 +127,52 @@ export function fetchTransport(
       client?.close();
     },
   };
+}
+
+/** An error answer's body, within the request's bounds (see `_bounded.ts`). */
+function errorText(response: Response, init: TransportRequest): Promise<string> {
+  const size = init.errorBodySize;
+  const seconds = init.errorBodyTimeout ?? null;
+  const body = response.body;
+  if ((size === undefined && seconds === null) || !body) return response.text();
+  const reader = body.getReader();
+  const read = () => reader.read().then((r) => r.done ? null : r.value);
+  const cancel = () => void reader.cancel().catch(() => {});
+  return boundedText(read, cancel, size ?? Infinity, seconds);
+}
+
+/**
+ * A 2xx body as text, at most `max` bytes: a longer one (or one that declares more) fails with
+ * a {@link ResponseTooLargeError} and is dropped. Without a limit, `Response.text()`.
+ */
+async function bodyText(response: Response, max: number | null): Promise<string> {
+  if (max === null || !response.body) return await response.text();
+  const declared = response.headers.get("content-length");
+  if (declared !== null && Number(declared) > max) {
+    await response.body.cancel().catch(() => {});
+    throw new ResponseTooLargeError(
+      "The answer's body",
+      max,
+      "networking.maxBodySize",
+      Number(declared),
+    );
+  }
+  // A declared length within the limit: fetch holds the body to it (the usual case).
+  if (declared !== null && /^\d+$/.test(declared)) return await response.text();
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  let got = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return text + decoder.decode();
+    got += value.length;
+    if (got > max) {
+      await reader.cancel().catch(() => {});
+      throw new ResponseTooLargeError("The answer's body", max, "networking.maxBodySize");
+    }
+    text += decoder.decode(value, { stream: true });
+  }
 }
 
 /**

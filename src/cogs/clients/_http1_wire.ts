@@ -16,6 +16,16 @@ export interface Http1Connection {
   write(p: Uint8Array): Promise<number>;
   /** Closes the connection (pending reads reject). */
   close(): void;
+  /** Lets a pending read keep the process alive again (`Deno.Conn`'s). */
+  ref?(): void;
+  /** Lets the process end while a read is pending (`Deno.Conn`'s): for idle connections. */
+  unref?(): void;
+}
+
+/** Where an idle {@link Link} goes when bytes or the end come while it is idle. */
+export interface LinkPool {
+  /** Drops the link from the idle ones (it is closed already). */
+  drop(link: Link): void;
 }
 /**
  * The connection broke the protocol or ended too early (a network error, as
@@ -44,6 +54,13 @@ export const decoder = new TextDecoder();
 export const MAX_HEAD = 256 * 1024;
 const MAX_LINE = 64 * 1024;
 
+/** The error of a head over {@link MAX_HEAD}. */
+export function headTooLong(): Http1Error {
+  return new Http1Error(
+    `The answer's headers are over ${MAX_HEAD} bytes: the server is not a Kubernetes API server, or is broken`,
+  );
+}
+
 /** A connection with its read buffer. */
 export class Link {
   readonly conn: Http1Connection;
@@ -54,13 +71,68 @@ export class Link {
   received = 0;
   idleSince = 0;
   closed = false;
+  /** In the idle pool (see {@link Link.idle}). */
+  idling = false;
+  /**
+   * The read started when the connection went idle (its bytes go to `buf` from 0): the next
+   * {@link Link.fill} takes it over, so watching an idle connection costs no read of its own.
+   */
+  #pending: Promise<number | null> | undefined = undefined;
+  #pool: LinkPool | undefined = undefined;
+  /** Bytes or the end came while idle: not an answer to anything — the link is dropped. */
+  readonly #spoiled = (): void => {
+    if (!this.idling) return; // taken meanwhile: the request's fill() gets the read's result
+    this.idling = false;
+    this.close();
+    this.#pool?.drop(this);
+  };
 
   constructor(conn: Http1Connection) {
     this.conn = conn;
   }
 
+  /**
+   * The connection goes idle (its answer was read to the end, nothing left over): a read is
+   * left pending on it, so that a stray answer (e.g. a 408 before the server closes) or the
+   * server's close, arriving while idle, drops it at once instead of being taken for the
+   * answer to the next request. The read does not keep the process alive (`unref`).
+   *
+   * @param pool Told when the link is dropped.
+   */
+  idle(pool: LinkPool): void {
+    this.idling = true;
+    this.#pool = pool;
+    // After the caller's synchronous work: the body's last bytes in `buf` are copied by then.
+    queueMicrotask(this.#watch);
+  }
+
+  readonly #watch = (): void => {
+    if (!this.idling || this.closed || this.#pending !== undefined) return; // taken already
+    this.start = this.end = 0;
+    const reading = this.conn.read(this.buf);
+    this.#pending = reading;
+    reading.then(this.#spoiled, this.#spoiled);
+    this.conn.unref?.();
+  };
+
+  /** The connection is taken for a request (from the idle pool). */
+  take(): void {
+    this.idling = false;
+    this.conn.ref?.();
+  }
+
   /** Reads more bytes; false at the end of the connection. */
   async fill(): Promise<boolean> {
+    const pending = this.#pending;
+    if (pending !== undefined) {
+      // Taken from the idle pool: the read started then (into `buf` from 0) brings the bytes.
+      this.#pending = undefined;
+      const n = await pending;
+      if (n === null) return false;
+      this.end = n;
+      this.received += n;
+      return true;
+    }
     if (this.start === this.end) this.start = this.end = 0;
     else if (this.end === this.buf.length) {
       const size = this.end - this.start;
@@ -243,6 +315,7 @@ export function takeHead(link: Link, scanned: number): Head | number {
 
 /** Parses the head that ends at `stop` and consumes it; undefined for a 1xx answer (but 101). */
 function parseHead(link: Link, stop: number): Head | undefined {
+  if (stop - link.start > MAX_HEAD) throw headTooLong();
   const text = decoder.decode(link.buf.subarray(link.start, stop));
   link.start = stop;
   const first = text.indexOf("\n"); // there is one: the head ends with an empty line
@@ -265,16 +338,21 @@ function parseHead(link: Link, stop: number): Head | undefined {
   for (let at = first + 1; at < text.length;) {
     let eol = text.indexOf("\n", at);
     if (eol < 0) eol = text.length;
+    if (eol === at || (eol === at + 1 && text.charCodeAt(at) === 13)) break; // the empty line
+    // RFC 9112 §5: a name, then at once a colon; no obs-fold (a line that starts with white
+    // space continues the one before: refused, as hyper refuses it). A few reads per line.
     const colon = text.indexOf(":", at);
-    if (colon > at && colon < eol) {
-      const name = framingName(text, at, colon);
-      if (name !== undefined) {
-        const value = valueOf(text, colon + 1, eol);
-        if (name === "content-length") head.contentLength = joined(head.contentLength, value);
-        else if (name === "transfer-encoding") {
-          head.transferEncoding = joined(head.transferEncoding, value);
-        } else connection = joined(connection, value);
-      }
+    const c = text.charCodeAt(at);
+    if (colon <= at || colon > eol || c === 32 || c === 9 || isSpace(text.charCodeAt(colon - 1))) {
+      throw new Http1Error(`The answer has a bad header line: ${badLine(text, at, eol, colon)}`);
+    }
+    const name = framingName(text, at, colon);
+    if (name !== undefined) {
+      const value = valueOf(text, colon + 1, eol);
+      if (name === "content-length") head.contentLength = joined(head.contentLength, value);
+      else if (name === "transfer-encoding") {
+        head.transferEncoding = joined(head.transferEncoding, value);
+      } else connection = joined(connection, value);
     }
     at = eol + 1;
   }
@@ -286,6 +364,17 @@ function parseHead(link: Link, stop: number): Head | undefined {
       : /(^|,)\s*keep-alive\s*(,|$)/.test(connection);
   }
   return head;
+}
+
+/** What is wrong with a refused header line, and the line (cut to 80 characters). */
+function badLine(text: string, at: number, eol: number, colon: number): string {
+  const c = text.charCodeAt(at);
+  const why = c === 32 || c === 9
+    ? "a continuation line (obs-fold)"
+    : colon <= at || colon > eol
+    ? colon === at ? "no name before the colon" : "no colon"
+    : "white space before the colon";
+  return `${why} (RFC 9112 §5): ${JSON.stringify(text.slice(at, Math.min(eol, at + 80)))}`;
 }
 
 /** The framing headers by the length of their names. */

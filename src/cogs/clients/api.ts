@@ -34,6 +34,12 @@
  * - **Proxies**: `HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY` and `NO_PROXY` (and their
  *   lower-case names) are honoured, as Kopf's `trust_env`: with a proxy for the
  *   server, requests go through Deno's `fetch`, which uses it.
+ * - **Limits**: a 2xx body over `networking.maxBodySize` is a
+ *   {@link ResponseTooLargeError} (never retried); an error answer's body is
+ *   read only up to `networking.errorBodySize` bytes and for
+ *   `networking.errorBodyTimeout` seconds (a server that stalls in it cannot
+ *   hold a request or a watch); with `expect: "object"`, a 2xx answer that is
+ *   not a JSON object (e.g. empty) is an {@link ApiError} naming the request.
  * - **Metrics**: `onRequest` is called once per attempt with the verb, the
  *   resource (`plural.group`, as the API server counts), the HTTP code (0 for
  *   no answer) and the duration.
@@ -44,7 +50,13 @@
 import { AccessError, type ConnectionInfo, type Vault } from "../structs/credentials.ts";
 import { Fifo } from "../aio/fifo.ts";
 import { sleep } from "../aio/sleep.ts";
-import { ApiConnectionError, ApiError, isRetryable, UnauthorizedError } from "./errors.ts";
+import {
+  ApiConnectionError,
+  ApiError,
+  isRetryable,
+  ResponseTooLargeError,
+  UnauthorizedError,
+} from "./errors.ts";
 import {
   createTransport,
   type FetchFn,
@@ -114,6 +126,11 @@ export interface ApiClientOptions {
   logger?: ClientLogger | undefined;
   /** The User-Agent (default `kopf/<version>`). */
   userAgent?: string | undefined;
+  /**
+   * The HTTP client, whatever `KOPF_HTTP_CLIENT` says (tests of both); default: see
+   * `transport.ts`.
+   */
+  httpClient?: "http1" | "fetch" | undefined;
 }
 
 /** Query parameters; `undefined`/`null` values are left out. */
@@ -121,7 +138,27 @@ export type Query =
   | URLSearchParams
   | Record<string, string | number | boolean | undefined | null>;
 
-/** Options of {@link ApiClient.request}. */
+/**
+ * Options of {@link ApiClient.request}.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { ConnectionInfo, Vault } from "../structs/credentials.ts";
+ * import { ApiClient } from "./api.ts";
+ * import { ApiError } from "./errors.ts";
+ *
+ * // A server that answers 200 with an empty body where an object is expected.
+ * using vault = new Vault({ login: new ConnectionInfo({ server: "http://k8s.local" }) });
+ * const empty = () => Promise.resolve(new Response("", { status: 200 }));
+ * const api = new ApiClient({ vault, fetch: empty });
+ * assert.equal(await api.request("GET", "/api/v1/namespaces/default"), undefined);
+ * await assert.rejects(
+ *   api.request("GET", "/api/v1/namespaces/default", { expect: "object" }),
+ *   (error) => error instanceof ApiError && /200 OK: the answer is empty/.test(error.message),
+ * );
+ * ```
+ */
 export interface RequestOptions {
   /** Query parameters. */
   query?: Query | undefined;
@@ -142,6 +179,12 @@ export interface RequestOptions {
    * requests, and go at full speed when it calms down). Default `"normal"`.
    */
   priority?: "normal" | "low" | undefined;
+  /**
+   * `"object"`: the answer must be a JSON object (an empty body, `null`, a string, … is an
+   * {@link ApiError} naming the request and what came). Default: any JSON, or undefined for an
+   * empty body.
+   */
+  expect?: "object" | undefined;
 }
 
 /** Options of {@link ApiClient.stream}. */
@@ -168,6 +211,10 @@ interface SendRequest {
   timeout: number | null;
   connectTimeout: number | null;
   stream: boolean;
+  /** See {@link TransportRequest}: the body limit, the error bodies' bounds. */
+  maxBodySize: number | null;
+  errorBodySize: number;
+  errorBodyTimeout: number | null;
   /** The path and query (set per credentials: the transport's `target`). */
   target?: string | undefined;
 }
@@ -211,11 +258,16 @@ export class ApiClient {
   /** See {@link ApiClient.#headersOf}. */
   #headers = new Map<string | undefined, Record<string, string>>();
   #userAgent: string | undefined;
+  #httpClient: "http1" | "fetch" | undefined;
   // Transports are cached in the vault per credentials and per client: two
   // clients on one vault may differ in `fetch` and User-Agent.
   #purpose = `transport#${++instances}`;
   #createTransport = (info: ConnectionInfo): Transport =>
-    createTransport(info, { fetch: this.#fetch, userAgent: this.#userAgent });
+    createTransport(info, {
+      fetch: this.#fetch,
+      userAgent: this.#userAgent,
+      client: this.#httpClient,
+    });
 
   /**
    * Creates the client.
@@ -229,6 +281,7 @@ export class ApiClient {
     this.#fetch = options.fetch;
     this.#onRequest = options.onRequest;
     this.#userAgent = options.userAgent;
+    this.#httpClient = options.httpClient;
   }
 
   /**
@@ -275,22 +328,33 @@ export class ApiClient {
         timeout,
         connectTimeout: this.#networking("connectTimeout"),
         stream: false,
+        maxBodySize: this.#networking("maxBodySize"),
+        errorBodySize: this.#networking("errorBodySize"),
+        errorBodyTimeout: this.#networking("errorBodyTimeout"),
       });
     } finally {
       this.#release(options.priority === "low");
     }
     const text = (sent as TransportAnswer).text;
+    let parsed: unknown;
     try {
-      return (isBlank(text) ? undefined : JSON.parse(text)) as T;
+      parsed = isBlank(text) ? undefined : JSON.parse(text);
     } catch {
-      const url = `${path}${queryString(options.query)}`;
-      throw new ApiError({
-        code: sent.status,
-        method,
-        path: url,
-        text: "the answer is not JSON",
-      });
+      throw badAnswer(sent.status, method, path, options.query, "the answer is not JSON");
     }
+    if (options.expect === "object" && (typeof parsed !== "object" || parsed === null)) {
+      const what = parsed === undefined
+        ? "empty"
+        : `JSON ${parsed === null ? "null" : typeof parsed}`;
+      throw badAnswer(
+        sent.status,
+        method,
+        path,
+        options.query,
+        `the answer is ${what} where a JSON object was expected: the server is broken or is not a Kubernetes API server`,
+      );
+    }
+    return parsed as T;
   }
 
   /**
@@ -422,6 +486,9 @@ export class ApiClient {
       timeout: options.clientTimeout ?? null,
       connectTimeout: options.connectTimeout ?? null,
       stream: true,
+      maxBodySize: null, // a watch's lines are limited instead (watching.maxLineSize)
+      errorBodySize: this.#networking("errorBodySize"),
+      errorBodyTimeout: this.#networking("errorBodyTimeout"),
     }) as TransportStream;
   }
 
@@ -551,6 +618,17 @@ export class ApiClient {
 }
 
 const RESOLVED: Promise<void> = Promise.resolve();
+
+/** The error of a 2xx answer that cannot be what was asked for (see {@link RequestOptions.expect}). */
+function badAnswer(
+  code: number,
+  method: string,
+  path: string,
+  query: Query | undefined,
+  what: string,
+): ApiError {
+  return new ApiError({ code, method, path: `${path}${queryString(query)}`, text: what });
+}
 
 /** The slots low-priority requests may take: three quarters of the limit, at least one. */
 function lowLimit(limit: number): number {
@@ -684,6 +762,7 @@ function connectionError(
   signal: AbortSignal | undefined,
 ): unknown {
   if (signal?.aborted) return signal.reason;
+  if (error instanceof ResponseTooLargeError) return error.of(method, url);
   const denied = permissionError(error);
   if (denied) {
     return new AccessError(`Connecting to ${server} ${permissionHint(denied)}`, { cause: error });

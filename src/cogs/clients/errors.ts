@@ -352,6 +352,82 @@ export class ApiConnectionError extends Error {
 }
 
 /**
+ * An answer was bigger than a setting allows: a body over
+ * `networking.maxBodySize`, or a watch-stream's line over
+ * `watching.maxLineSize`. Never retried (the same request would bring the
+ * same answer); the message names the size, the setting and what to do.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { ResponseTooLargeError } from "./errors.ts";
+ *
+ * const error = new ResponseTooLargeError("The answer's body", 1024, "networking.maxBodySize");
+ * assert.equal(error.name, "ResponseTooLargeError");
+ * assert.equal(error.limit, 1024);
+ * assert.match(error.message, /over 1024 bytes.*raise networking\.maxBodySize/);
+ * const named = error.of("GET", "/api/v1/pods");
+ * assert.match(named.message, /^GET \/api\/v1\/pods: The answer's body is over 1024 bytes/);
+ * assert.equal(named.cause, error);
+ * ```
+ */
+export class ResponseTooLargeError extends Error {
+  /** What was too large (e.g. "The answer's body"), without the request. */
+  readonly what: string;
+  /** The limit in bytes. */
+  readonly limit: number;
+  /** The setting that sets the limit, e.g. `networking.maxBodySize`. */
+  readonly setting: string;
+  /** The size the answer declared (its `Content-Length`), if it did. */
+  readonly size: number | undefined;
+
+  /**
+   * Creates the error.
+   *
+   * @param what What was too large, e.g. "The answer's body".
+   * @param limit The limit in bytes.
+   * @param setting The setting of the limit.
+   * @param size The size the answer declared, if any.
+   * @param options The usual error options.
+   */
+  constructor(
+    what: string,
+    limit: number,
+    setting: string,
+    size?: number,
+    options?: ErrorOptions,
+  ) {
+    super(
+      `${what} is over ${limit} bytes${size !== undefined ? ` (it declares ${size})` : ""}` +
+        ` — raise ${setting} if such answers are expected, else the server is broken`,
+      options,
+    );
+    this.name = "ResponseTooLargeError";
+    this.what = what;
+    this.limit = limit;
+    this.setting = setting;
+    this.size = size;
+  }
+
+  /**
+   * The same error with the request named (its cause is this one).
+   *
+   * @param method The HTTP method.
+   * @param path The request's path.
+   * @returns The new error.
+   */
+  of(method: string, path: string): ResponseTooLargeError {
+    return new ResponseTooLargeError(
+      `${method} ${path}: ${this.what}`,
+      this.limit,
+      this.setting,
+      this.size,
+      { cause: this },
+    );
+  }
+}
+
+/**
  * Whether an error is temporary and worth retrying: connection failures,
  * timeouts, 429 and 5xx (Kopf's "Retrying of API errors").
  *
@@ -385,6 +461,7 @@ interface StatusCode {
 
 /** The status codes of the Kubernetes API, one row each. */
 const STATUS_CODES: Readonly<Record<number, StatusCode>> = {
+  200: { reason: "OK" }, // an answer that is not what was asked for (e.g. empty)
   400: { reason: "BadRequest" },
   401: {
     reason: "Unauthorized",
@@ -400,6 +477,10 @@ const STATUS_CODES: Readonly<Record<number, StatusCode>> = {
   405: { reason: "MethodNotAllowed" },
   409: { reason: "Conflict", error: ConflictError },
   410: { reason: "Gone", error: GoneError },
+  413: {
+    reason: "RequestEntityTooLarge",
+    hint: "the request's body is over the API server's limit (kube-apiserver: 3 MiB): send less",
+  },
   415: { reason: "UnsupportedMediaType" },
   422: { reason: "Invalid", error: UnprocessableError },
   429: { reason: "TooManyRequests", error: TooManyRequestsError },

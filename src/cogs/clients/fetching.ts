@@ -16,7 +16,7 @@
 
 import type { Resource } from "../structs/references.ts";
 import type { ApiClient } from "./api.ts";
-import { GoneError, NotFoundError } from "./errors.ts";
+import { ApiError, GoneError, NotFoundError } from "./errors.ts";
 import type { RawBody } from "./types.ts";
 
 /** Options of {@link listObjects}. */
@@ -148,7 +148,10 @@ export async function* listPages(
       });
       let page: ListBody;
       try {
-        page = await api.request<ListBody>("GET", url, { signal: options.signal });
+        page = await api.request<ListBody>("GET", url, {
+          signal: options.signal,
+          expect: "object",
+        });
       } catch (error) {
         if (error instanceof GoneError && token !== undefined) {
           restarted = true;
@@ -159,6 +162,14 @@ export async function* listPages(
       resourceVersion ??= page.metadata?.resourceVersion ?? "";
       const kind = page.kind?.endsWith("List") ? page.kind.slice(0, -4) : page.kind;
       const items = page.items ?? [];
+      if (!Array.isArray(items) || items.some((item) => typeof item !== "object" || !item)) {
+        throw new ApiError({
+          code: 200,
+          method: "GET",
+          path: url,
+          text: "the list's items are not JSON objects: the server is broken",
+        });
+      }
       for (const item of items) {
         if (kind !== undefined) item.kind ??= kind;
         if (page.apiVersion !== undefined) item.apiVersion ??= page.apiVersion;
@@ -207,7 +218,8 @@ export async function readObject(
   options: { signal?: AbortSignal | undefined } = {},
 ): Promise<RawBody | undefined> {
   try {
-    return await api.request<RawBody>("GET", resource.getUrl({ namespace, name }), options);
+    const url = resource.getUrl({ namespace, name });
+    return await api.request<RawBody>("GET", url, { signal: options.signal, expect: "object" });
   } catch (error) {
     if (error instanceof NotFoundError) return undefined;
     throw error;

@@ -30,13 +30,29 @@
  * - A connection goes back to the pool only after its answer was read to the
  *   end with nothing left over; a connection whose answer was not read fully,
  *   which failed, timed out or was aborted is closed.
- * - A stale keep-alive connection (the server closed it while idle) does not
- *   fail a request: when a reused connection fails to write, or ends or fails
- *   before the first byte of the answer, the request is sent once more on a
- *   fresh connection — whatever the method: no byte of an answer means the
- *   server did not answer, and the API client retries connection errors of
- *   every method anyway. Idle connections older than the stale one are closed
- *   too (the server likely dropped them as well).
+ * - An idle connection keeps a read pending (the next request's first read
+ *   takes it over: no read of its own): bytes or the end that come while it is
+ *   idle — a stray answer such as a 408 before the server closes, or the close
+ *   itself — drop it at once, so nothing that came before a request is taken
+ *   for its answer. (Bytes that come after the request was written are its
+ *   answer: no client can tell them apart.)
+ * - A stale keep-alive connection (the server closed it as the request was
+ *   sent) fails a request only when sending it again could do harm: when a
+ *   reused connection fails to write, or ends or fails before the first byte
+ *   of the answer, the request is sent once more on a fresh connection if not a
+ *   byte of it was taken (it provably did not reach the server) or its method
+ *   is idempotent (GET, HEAD, PUT, DELETE, OPTIONS, TRACE — not POST, not
+ *   PATCH). Idle connections older than the stale one are closed too.
+ * - An early answer — the server answers and closes before it read the whole
+ *   body, as kube-apiserver does with a 413 for a body over 3 MiB — is the
+ *   request's answer when the body's write fails, not a connection error.
+ *
+ * Limits (RFC 9112): the head is at most 256 KiB; header lines need a name
+ * and a colon right after it (no white space before it, no obs-fold lines);
+ * `Transfer-Encoding` with `Content-Length` is refused; no buffer is sized by
+ * a declared length alone; `maxBodySize` caps a 2xx body read whole. Each is
+ * an {@link Http1Error} (or a `ResponseTooLargeError`) and the connection is
+ * closed.
  * - Timeouts run on the real clock, cancelled when the answer ends:
  *   `timeout` for the whole exchange including the body, `connectTimeout` up
  *   to the answer's headers (the TCP and TLS connection included). One timer
@@ -49,6 +65,7 @@
  */
 
 import { realTimerOf, type TargetTimer, type TimerTarget } from "../aio/clock.ts";
+import { ResponseTooLargeError } from "./errors.ts";
 import {
   ascii,
   concat,
@@ -61,9 +78,11 @@ import {
   type Head,
   headerOf,
   headersOf,
+  headTooLong,
   type Http1Connection,
   Http1Error,
   Link,
+  type LinkPool,
   MAX_HEAD,
   MAX_SPARES,
   SPARE_SIZE,
@@ -99,7 +118,27 @@ export interface Http1ClientOptions {
   tls?: Http1Tls | undefined;
 }
 
-/** One request of {@link Http1Client.request}. */
+/**
+ * One request of {@link Http1Client.request}.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Http1Client } from "./http1.ts";
+ * import { ResponseTooLargeError } from "./errors.ts";
+ *
+ * // A connection whose answer declares 1 GB: refused by maxBodySize, nothing allocated.
+ * const answer = new TextEncoder().encode("HTTP/1.1 200 OK\r\ncontent-length: 1000000000\r\n\r\n");
+ * const conn = {
+ *   read: (p: Uint8Array) => (p.set(answer), Promise.resolve(answer.length)),
+ *   write: (p: Uint8Array) => Promise.resolve(p.length),
+ *   close: () => {},
+ * };
+ * using client = new Http1Client("http://k8s.local", { connect: () => Promise.resolve(conn) });
+ * const request = { method: "GET", target: "/api", headers: {}, maxBodySize: 1024 };
+ * await assert.rejects(client.request(request), ResponseTooLargeError);
+ * ```
+ */
 export interface Http1Request {
   /** The method, e.g. `GET`. */
   method: string;
@@ -115,7 +154,26 @@ export interface Http1Request {
   timeout?: number | null | undefined;
   /** Seconds up to the answer's headers (connecting included); null/undefined: none. */
   connectTimeout?: number | null | undefined;
+  /**
+   * Bytes a body read whole (`text()`, `bytes()`) may have: a longer one (or one that declares
+   * more) fails with a {@link ResponseTooLargeError} and the connection is closed; nothing is
+   * allocated from a declared length. null/undefined: none (`read()` is never limited).
+   */
+  maxBodySize?: number | null | undefined;
 }
+
+/** The setting named by the errors of {@link Http1Request.maxBodySize}. */
+const BODY_SETTING = "networking.maxBodySize";
+
+/** The methods whose request may be sent again on a fresh connection (RFC 9110 §9.2.2). */
+const IDEMPOTENT: ReadonlySet<string> = new Set([
+  "GET",
+  "HEAD",
+  "PUT",
+  "DELETE",
+  "OPTIONS",
+  "TRACE",
+]);
 
 /**
  * A timeout of a request ran out (a `DOMException` named `TimeoutError`, as
@@ -149,6 +207,9 @@ export class RequestTimeoutError extends DOMException {
 
 type Framing = "none" | "length" | "chunked" | "close";
 
+/** The first buffer of a big body of a known length (see {@link Http1Response.bytes}). */
+const FIRST_BODY_BUFFER = 16 * 1024 * 1024;
+
 /**
  * An answer of {@link Http1Client.request}: the status and headers; the body
  * is read with `text()`, `bytes()`, `read()` (in pieces) or `readView()` (in
@@ -166,6 +227,8 @@ export class Http1Response {
   #ended = false;
   #keepAlive: boolean;
   #client: Http1Client;
+  /** See {@link Http1Request.maxBodySize} (Infinity: none). */
+  #maxBody: number;
 
   /** @internal */
   constructor(
@@ -173,17 +236,27 @@ export class Http1Response {
     link: Link,
     exchange: Exchange,
     head: Head,
-    method: string,
+    req: Http1Request,
+    early: boolean,
   ) {
     this.#client = client;
     this.#link = link;
     this.#exchange = exchange;
     this.status = head.status;
     this.#head = head;
-    this.#keepAlive = head.keepAlive;
+    // An early answer (the request's body was not all sent): the connection cannot serve again.
+    this.#keepAlive = head.keepAlive && !early;
+    this.#maxBody = req.maxBodySize ?? Infinity;
+    const method = req.method;
     const te = head.transferEncoding;
     const cl = head.contentLength;
     this.#left = 0;
+    if (te !== undefined && cl !== undefined) {
+      // RFC 9112 §6.3: a sign of response splitting or smuggling; refused, the connection closed.
+      throw new Http1Error(
+        "The answer has both Transfer-Encoding and Content-Length (RFC 9112 §6.3): refused",
+      );
+    }
     if (
       method === "HEAD" || head.status === 204 || head.status === 304 ||
       (head.status >= 100 && head.status < 200)
@@ -197,6 +270,9 @@ export class Http1Response {
       }
       this.#framing = "length";
       this.#left = length;
+      if (length > this.#maxBody && head.status < 300) { // error bodies: read within bounds
+        throw new ResponseTooLargeError("The answer's body", this.#maxBody, BODY_SETTING, length);
+      }
     } else this.#framing = "close";
     if (this.#framing === "close" || head.status === 101) this.#keepAlive = false;
     if (this.#framing === "none" || (this.#framing === "length" && this.#left === 0)) {
@@ -278,13 +354,21 @@ export class Http1Response {
     const link = this.#link;
     if (this.#framing === "length" && !this.#ended && this.#left > link.buf.length) {
       // A big body of a known size (a list): read straight into its own buffer, no pieces.
+      // The buffer grows with the bytes that came (never allocated from the declared length
+      // alone, which a broken server may make huge): up to 16 MiB at once, then doubling.
       try {
         if (this.#exchange.failure !== undefined) throw this.#exchange.failure;
-        const out = new Uint8Array(this.#left);
+        const size = this.#left;
+        let out = new Uint8Array(Math.min(size, FIRST_BODY_BUFFER));
         let got = Math.min(this.#left, link.end - link.start);
         out.set(link.buf.subarray(link.start, link.start + got));
         link.start += got;
-        while (got < out.length) {
+        while (got < size) {
+          if (got === out.length) {
+            const bigger = new Uint8Array(Math.min(size, out.length * 2));
+            bigger.set(out);
+            out = bigger;
+          }
           const n = await link.conn.read(out.subarray(got));
           if (n === null) {
             throw new Http1Error("The connection closed before the end of the answer");
@@ -300,7 +384,16 @@ export class Http1Response {
       }
     }
     const pieces: Uint8Array[] = [];
-    for (let piece = await this.read(); piece; piece = await this.read()) pieces.push(piece);
+    let total = 0;
+    for (let piece = await this.read(); piece; piece = await this.read()) {
+      total += piece.length;
+      if (total > this.#maxBody) {
+        throw this.#fail(
+          new ResponseTooLargeError("The answer's body", this.#maxBody, BODY_SETTING),
+        );
+      }
+      pieces.push(piece);
+    }
     return pieces.length === 1 ? pieces[0]! : concat(pieces);
   }
 
@@ -325,13 +418,14 @@ export class Http1Response {
    * decoded in place and the body is read (no copy, no promise); else undefined and nothing is read
    * (use {@link Http1Response.text}).
    *
+   * @param max The most bytes to decode so: a longer body is left unread (undefined).
    * @returns The text, or undefined.
    */
-  bufferedText(): string | undefined {
+  bufferedText(max: number = Infinity): string | undefined {
     const link = this.#link;
     if (
       this.#framing !== "length" || this.#ended || this.#exchange.failure !== undefined ||
-      link.end - link.start < this.#left
+      link.end - link.start < this.#left || this.#left > max
     ) return undefined;
     const text = decoder.decode(link.buf.subarray(link.start, link.start + this.#left));
     link.start += this.#left;
@@ -499,6 +593,15 @@ class SignalListener {
     for (let exchange = this.head; exchange; exchange = exchange.next) all.push(exchange);
     for (let i = all.length - 1; i >= 0; i--) all[i]!.fail(reason);
   }
+}
+
+/** The error of a connection that ended before the answer's head did. */
+function noHead(link: Link): Http1Error {
+  return new Http1Error(
+    link.end > link.start
+      ? "The connection closed in the middle of the answer's headers"
+      : "The connection closed before an answer",
+  );
 }
 
 const ONCE = { once: true } as const;
@@ -722,39 +825,48 @@ export class Http1Client {
         exchange.link = link;
         if (exchange.failure !== undefined) link.close();
         const before = link.received;
+        let written = 0; // bytes of this request that the connection took
         try {
           bytes ??= this.#encode(req); // its buffer went back to the spares: encoded again
-          // The first write (usually the only one) takes the bytes as they are: no view.
-          for (let at = await link.conn.write(bytes); at < bytes.length;) {
-            at += await link.conn.write(bytes.subarray(at));
+          try {
+            // The first write (usually the only one) takes the bytes as they are: no view.
+            for (written = await link.conn.write(bytes); written < bytes.length;) {
+              written += await link.conn.write(bytes.subarray(written));
+            }
+          } catch (error) {
+            // The server may have answered before reading all of the request and closed (e.g.
+            // kube-apiserver's 413 for a body over its limit): that answer is the outcome.
+            if (exchange.failure !== undefined || written === 0) throw error;
+            const early = await this.#earlyHead(link);
+            if (early === undefined) throw error;
+            exchange.headers();
+            return new Http1Response(this, link, exchange, early, req, true);
           }
           this.#recycle(bytes); // written: the buffer may serve the next request
           bytes = undefined;
+          // The head, read here (no async call of #head() per request: a promise and a frame).
           let head = takeHead(link, link.start);
           while (typeof head === "number") {
-            if (link.end - link.start > MAX_HEAD) {
-              throw new Http1Error("The answer's headers are too long");
-            }
+            if (link.end - link.start > MAX_HEAD) throw headTooLong();
             const offset = link.start;
-            if (!(await link.fill())) {
-              throw new Http1Error(
-                link.end > link.start
-                  ? "The connection closed in the middle of the answer's headers"
-                  : "The connection closed before an answer",
-              );
-            }
+            if (!(await link.fill())) throw noHead(link);
             head = takeHead(link, head - (offset - link.start)); // fill() may move the bytes to the front
           }
           exchange.headers();
-          return new Http1Response(this, link, exchange, head, req.method);
+          return new Http1Response(this, link, exchange, head, req, false);
         } catch (error) {
           link.close();
           if (exchange.failure !== undefined) {
             exchange.finish();
             throw exchange.failure;
           }
-          if (reused && link.received === before) {
-            // Stale: the server closed the idle connection. So it did with the older ones.
+          // Stale: the server closed the idle connection (no byte of an answer came). Sent
+          // again only if it provably did not reach the server (not a byte was taken) or if
+          // sending it twice does no harm (an idempotent method).
+          if (
+            reused && link.received === before && (written === 0 || IDEMPOTENT.has(req.method))
+          ) {
+            // The older idle connections were likely dropped by the server as well.
             for (const old of this.#idle.splice(0)) old.close();
             continue;
           }
@@ -768,12 +880,45 @@ export class Http1Client {
     }
   }
 
+  /** Reads the answer's head (of an early answer: the request's own loop does it inline). */
+  async #head(link: Link): Promise<Head> {
+    let head = takeHead(link, link.start);
+    while (typeof head === "number") {
+      if (link.end - link.start > MAX_HEAD) throw headTooLong();
+      const offset = link.start;
+      if (!(await link.fill())) throw noHead(link);
+      head = takeHead(link, head - (offset - link.start)); // fill() may move the bytes to the front
+    }
+    return head;
+  }
+
+  /**
+   * The head of an answer that came before the request was all written (the write failed),
+   * or undefined if none can be read (the exchange's timeouts and signal still apply).
+   */
+  async #earlyHead(link: Link): Promise<Head | undefined> {
+    try {
+      return await this.#head(link);
+    } catch {
+      return undefined;
+    }
+  }
+
   /** @internal Takes back a connection whose answer was read to its end. */
   release(link: Link): void {
     if (this.#closed || this.#idle.length >= this.#maxIdle) return link.close();
     link.idleSince = performance.now();
     this.#idle.push(link);
+    link.idle(this.#pool);
   }
+
+  /** Where idle links that got bytes or the end while idle are dropped from. */
+  readonly #pool: LinkPool = {
+    drop: (link) => {
+      const at = this.#idle.indexOf(link);
+      if (at >= 0) this.#idle.splice(at, 1);
+    },
+  };
 
   /** How many idle connections are kept now. */
   get idle(): number {
@@ -783,7 +928,10 @@ export class Http1Client {
   /** Closes the idle connections; busy ones close when their answers end. Idempotent. */
   close(): void {
     this.#closed = true;
-    for (const link of this.#idle.splice(0)) link.close();
+    for (const link of this.#idle.splice(0)) {
+      link.idling = false;
+      link.close();
+    }
   }
 
   /** Closes the client (as {@link Http1Client.close}). */
@@ -795,6 +943,7 @@ export class Http1Client {
     if (this.#idle.length === 0) return undefined; // no clock read for nothing
     const now = performance.now();
     for (let link = this.#idle.pop(); link; link = this.#idle.pop()) {
+      link.take();
       if (now - link.idleSince < MAX_IDLE_MS) return link;
       link.close();
     }

@@ -12,6 +12,8 @@
  * @module
  */
 
+import { ResponseTooLargeError } from "./errors.ts";
+
 /**
  * Yields the JSON value of each non-empty line.
  *
@@ -100,12 +102,31 @@ export async function* iterJsonLineBatches(
  * lines.feed(new TextEncoder().encode(":2}"), values);
  * lines.end(values); // the last line needs no newline
  * assert.deepEqual(values, [{ a: "ü" }, { b: 2 }]);
+ *
+ * // A line longer than the limit fails as it comes, before it is joined or parsed.
+ * const short = new JsonLineSplitter({ maxLine: 8, setting: "watching.maxLineSize" });
+ * assert.throws(() => short.feed(new TextEncoder().encode('{"a":"123'), []), /over 8 bytes/);
  * ```
  */
 export class JsonLineSplitter {
   #decoder = new TextDecoder();
   /** The pieces of the current, unfinished line. */
   #pending: string[] = [];
+  /** Their length in all. */
+  #pendingSize = 0;
+  #maxLine: number;
+  #setting: string;
+
+  /**
+   * Creates the splitter.
+   *
+   * @param options `maxLine`: the most characters a line may have (a longer one throws a
+   *   {@link ResponseTooLargeError} naming `setting`); default: no limit.
+   */
+  constructor(options: { maxLine?: number | undefined; setting?: string | undefined } = {}) {
+    this.#maxLine = options.maxLine ?? Infinity;
+    this.#setting = options.setting ?? "the line limit";
+  }
 
   /**
    * Decodes a chunk and parses the lines it completes.
@@ -113,22 +134,35 @@ export class JsonLineSplitter {
    * @param chunk The bytes, cut anywhere.
    * @param values Where the values of the completed non-empty lines are pushed, in order.
    * @throws {SyntaxError} For a line that is not JSON (the values before it are pushed).
+   * @throws {ResponseTooLargeError} For a line over the limit (the values before it are pushed).
    */
   feed(chunk: Uint8Array, values: unknown[]): void {
     const text = this.#decoder.decode(chunk, { stream: true });
     let start = 0;
     for (let end = text.indexOf("\n"); end >= 0; end = text.indexOf("\n", start)) {
+      if (this.#pendingSize + end - start > this.#maxLine) throw this.#tooLong();
       // A line within one chunk (the usual case) is parsed from its slice, with no joining.
       let line = text.slice(start, end);
       if (this.#pending.length) {
         this.#pending.push(line);
         line = this.#pending.join("");
         this.#pending = [];
+        this.#pendingSize = 0;
       }
       start = end + 1;
       if (!isBlank(line)) values.push(JSON.parse(line));
     }
-    if (start < text.length) this.#pending.push(text.slice(start));
+    if (start < text.length) {
+      this.#pendingSize += text.length - start;
+      if (this.#pendingSize > this.#maxLine) throw this.#tooLong();
+      this.#pending.push(text.slice(start));
+    }
+  }
+
+  #tooLong(): ResponseTooLargeError {
+    this.#pending = [];
+    this.#pendingSize = 0;
+    return new ResponseTooLargeError("A line of the stream", this.#maxLine, this.#setting);
   }
 
   /**
@@ -141,6 +175,7 @@ export class JsonLineSplitter {
     this.#pending.push(this.#decoder.decode());
     const rest = this.#pending.join("");
     this.#pending = [];
+    this.#pendingSize = 0;
     if (!isBlank(rest)) values.push(JSON.parse(rest));
   }
 }

@@ -279,7 +279,7 @@ export class KubeClient {
     const resource = await this.resolve(ref, options.signal);
     const { namespace, subresource, signal } = options;
     const url = resource.getUrl({ namespace, name, subresource });
-    return await this.#api.request<T>("GET", url, { signal });
+    return await this.#api.request<T>("GET", url, { signal, expect: "object" });
   }
 
   /**

@@ -36,7 +36,9 @@
  * answer ends: `timeout` for the whole request including its body,
  * `connectTimeout` up to the answer's headers (connecting included). A
  * timeout rejects with a {@link RequestTimeoutError}; an abort with the
- * signal's reason.
+ * signal's reason. Both read an error answer's body (status 300 and up) only
+ * within `errorBodySize` and `errorBodyTimeout` (`_bounded.ts`), and a 2xx
+ * body read whole within `maxBodySize`.
  *
  * @module
  */
@@ -52,13 +54,32 @@ import { insecureFetch } from "./_insecure_fetch.ts";
 import { permissionError, permissionHint } from "./_permissions.ts";
 import { Http1Client, type Http1Response } from "./http1.ts";
 import { fetchTransport, merged } from "./_fetch_transport.ts";
+import { boundedText } from "./_bounded.ts";
 
 export { RequestTimeoutError } from "./http1.ts";
 
 /** The shape of `fetch` that transports use (a URL string and an init). */
 export type FetchFn = (url: string, init: RequestInit) => Promise<Response>;
 
-/** One request of a {@link Transport}. */
+/**
+ * One request of a {@link Transport}.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { ConnectionInfo } from "../structs/credentials.ts";
+ * import { createTransport } from "./transport.ts";
+ *
+ * // An error answer's body is read only up to errorBodySize (here: 16 bytes of 1 MB).
+ * const huge = () => Promise.resolve(new Response("e".repeat(1_000_000), { status: 500 }));
+ * const info = new ConnectionInfo({ server: "http://k8s.local" });
+ * const transport = createTransport(info, { fetch: huge });
+ * const answer = await transport.request("GET", "http://k8s.local/api", { errorBodySize: 16 });
+ * assert.equal(answer.status, 500);
+ * assert.equal(answer.text, "e".repeat(16));
+ * transport.close();
+ * ```
+ */
 export interface TransportRequest {
   /** Headers (added to the transport's; names in any case). */
   headers?: Record<string, string> | undefined;
@@ -76,6 +97,18 @@ export interface TransportRequest {
    * this). Undefined: cut from the URL.
    */
   target?: string | undefined;
+  /**
+   * Bytes a 2xx body read whole ({@link Transport.request}) may have: a longer one fails with a
+   * `ResponseTooLargeError` (`networking.maxBodySize`); null/undefined: none.
+   */
+  maxBodySize?: number | null | undefined;
+  /**
+   * Bytes of an error answer's body (status 300 and up, of requests and streams) that are read
+   * for its `Status`; the rest is dropped with the connection. Undefined: no bound.
+   */
+  errorBodySize?: number | undefined;
+  /** Seconds an error answer's body is read for at most (null/undefined: none). */
+  errorBodyTimeout?: number | null | undefined;
 }
 
 /** The status and headers of an answer. */
@@ -119,7 +152,8 @@ export interface TransportStream extends TransportHead {
    */
   readonly read?: (() => Promise<Uint8Array | null>) | undefined;
   /**
-   * The rest of the body as text (for error answers).
+   * The rest of the body as text (for error answers), within the request's `errorBodySize` and
+   * `errorBodyTimeout`: what came within them (the rest is dropped with the connection).
    *
    * @returns The text.
    */
@@ -390,6 +424,7 @@ function leanTransport(
       signal: init.signal,
       timeout: init.timeout,
       connectTimeout: init.connectTimeout,
+      maxBodySize: init.maxBodySize,
     });
   return {
     server,
@@ -403,7 +438,7 @@ function leanTransport(
       } catch (error) { // a URL not on the server: a rejection, as from an async function
         return Promise.reject(error);
       }
-      return sent.then(leanAnswerOf);
+      return sent.then((answer) => leanAnswerOf(answer, init));
     },
     async stream(method, url, init) {
       const answer = await send(method, url, init);
@@ -423,7 +458,7 @@ function leanTransport(
         read: () => answer.readView(),
         header: (name) => answer.header(name),
         headers: () => answer.headers(),
-        text: () => answer.text(),
+        text: () => errorText(answer, init),
         cancel: () => answer.cancel(),
       };
     },
@@ -441,10 +476,24 @@ function chunkResult(value: Uint8Array | null): IteratorResult<Uint8Array, undef
 }
 
 /** The whole answer of a lean client's answer: at once when its body is all buffered. */
-function leanAnswerOf(answer: Http1Response): LeanAnswer | Promise<LeanAnswer> {
+function leanAnswerOf(
+  answer: Http1Response,
+  init: TransportRequest,
+): LeanAnswer | Promise<LeanAnswer> {
+  if (answer.status >= 300) return errorText(answer, init).then((t) => new LeanAnswer(answer, t));
   const text = answer.bufferedText();
   if (text !== undefined) return new LeanAnswer(answer, text);
   return answer.text().then((text) => new LeanAnswer(answer, text));
+}
+
+/** An error answer's body, within the request's bounds (see `_bounded.ts`). */
+function errorText(answer: Http1Response, init: TransportRequest): Promise<string> {
+  const size = init.errorBodySize;
+  const seconds = init.errorBodyTimeout ?? null;
+  if (size === undefined && seconds === null) return answer.text();
+  const buffered = answer.bufferedText(size); // the usual small Status, all arrived: at once
+  if (buffered !== undefined) return Promise.resolve(buffered);
+  return boundedText(() => answer.read(), () => answer.cancel(), size ?? Infinity, seconds);
 }
 
 /** A whole answer of the lean client (its methods on the prototype: no closures per answer). */

@@ -54,7 +54,12 @@
  * event's object is that stub — its names, labels, annotations, finalizers and
  * owners as last seen, no spec or status.
  * A listing is never held whole a second time: pages and streamed objects are
- * yielded as they arrive.
+ * yielded as they arrive. A line of a stream over `watching.maxLineSize` ends
+ * the watch with a `ResponseTooLargeError` (it names the setting); a line that
+ * is not an event (an object with a type) with a {@link WatchingError}. The
+ * body of an error answer (e.g. 410, 5xx) is read within
+ * `networking.errorBodySize` and `networking.errorBodyTimeout`, so a server
+ * that stalls in it ends the attempt instead of hanging the watch.
  *
  * @module
  */
@@ -65,7 +70,13 @@ import { sleep } from "../aio/sleep.ts";
 import { type CancelTimer, realClock } from "../aio/clock.ts";
 import type { ApiClient } from "./api.ts";
 import type { TransportStream } from "./transport.ts";
-import { ApiConnectionError, ApiError, GoneError, type KubeStatus } from "./errors.ts";
+import {
+  ApiConnectionError,
+  ApiError,
+  GoneError,
+  type KubeStatus,
+  ResponseTooLargeError,
+} from "./errors.ts";
 import { listPages } from "./fetching.ts";
 import { JsonLineSplitter } from "./jsonlines.ts";
 import type { RawBody } from "./types.ts";
@@ -267,7 +278,10 @@ async function* watchBatches(
   // The chunks are read here and their lines split here: no iterator or generator between the
   // connection and this loop (one step per chunk; a chunk may be a view of the connection's
   // buffer, decoded before the next is read).
-  const lines = new JsonLineSplitter();
+  const lines = new JsonLineSplitter({
+    maxLine: setting(watching, DEFAULTS.watching, "maxLineSize"),
+    setting: "watching.maxLineSize",
+  });
   const batch: RawWatchEvent[] = [];
   try {
     for (;;) {
@@ -297,6 +311,20 @@ async function* watchBatches(
           failure = error;
         }
       }
+      // Each line must be an event (an object with a type): a framing byte taken for a line
+      // (e.g. a broken chunk size that lets "0" through) must not become an event.
+      for (let i = 0; i < batch.length; i++) {
+        const event = batch[i] as Partial<RawWatchEvent> | null;
+        if (typeof event !== "object" || event === null || typeof event.type !== "string") {
+          batch.length = i;
+          failure = new WatchingError(
+            `The watch-stream for ${resource} sent a line that is not a watch event: ${
+              JSON.stringify(event)?.slice(0, 80)
+            } — the server or a proxy between is broken`,
+          );
+          break;
+        }
+      }
       if (batch.length) yield batch;
       batch.length = 0;
       if (failure !== undefined) throw failure;
@@ -304,6 +332,7 @@ async function* watchBatches(
     }
   } catch (error) {
     if (signal.aborted) return;
+    if (error instanceof ResponseTooLargeError) throw error.of("GET", url);
     if (error instanceof SyntaxError) {
       throw new WatchingError(`The watch-stream for ${resource} sent a line that is not JSON`, {
         cause: error,

@@ -330,6 +330,29 @@ export class WatchingSettings {
   #inactivityTimeout: number | null = 70;
   #listPageSize = 500;
   #streamingLists: "auto" | "always" | "never" = "auto";
+  #maxLineSize = 16 * 1024 * 1024;
+
+  /**
+   * Characters one line (one event) of a watch-stream may have; a longer one ends the watch with
+   * a `ResponseTooLargeError`. Default 16 MiB: etcd holds objects up to 1.5 MiB, and their JSON
+   * in an event is a few MiB at most.
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { OperatorSettings } from "../../../mod.ts";
+   * const s = new OperatorSettings().watching;
+   * assert.equal(s.maxLineSize, 16 * 1024 * 1024);
+   * s.maxLineSize = 64 * 1024 * 1024;
+   * assert.throws(() => (s.maxLineSize = 0), /watching.maxLineSize/);
+   * ```
+   */
+  get maxLineSize(): number {
+    return this.#maxLineSize;
+  }
+  set maxLineSize(value: number) {
+    this.#maxLineSize = integer("watching.maxLineSize", value, 1);
+  }
 
   /** Objects per page of the initial (and every re-) listing (`limit`; 0: one request). Default 500. */
   get listPageSize(): number {
@@ -636,6 +659,78 @@ export class NetworkingSettings {
   #enforceRetryAfter = false;
   #maxConcurrentRequests: number | null = 64;
   #logTraffic = false;
+  #maxBodySize: number | null = 512 * 1024 * 1024;
+  #errorBodySize = 1024 * 1024;
+  #errorBodyTimeout: number | null = 5;
+
+  /**
+   * Bytes an API answer's body (watch streams excepted: `watching.maxLineSize`) may have;
+   * a bigger one fails with a `ResponseTooLargeError` (not retried). `null`: none.
+   * Default 512 MiB: the longest string a JavaScript engine holds (V8: 2²⁹−24 characters), so
+   * no body that could be parsed at all is refused; the operator's lists come in pages
+   * (`watching.listPageSize`) far below it.
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { OperatorSettings } from "../../../mod.ts";
+   * const s = new OperatorSettings().networking;
+   * assert.equal(s.maxBodySize, 512 * 1024 * 1024);
+   * s.maxBodySize = 64 * 1024 * 1024;
+   * assert.throws(() => (s.maxBodySize = -1), /networking.maxBodySize/);
+   * ```
+   */
+  get maxBodySize(): number | null {
+    return this.#maxBodySize;
+  }
+  set maxBodySize(value: number | null) {
+    this.#maxBodySize = value === null ? null : integer("networking.maxBodySize", value, 1);
+  }
+
+  /**
+   * Bytes of an error answer's body (4xx, 5xx) that are read for its `Status`; the rest is
+   * dropped with the connection. Default 1 MiB: a `Status` is a few hundred bytes; a server's
+   * error page a few KiB.
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { OperatorSettings } from "../../../mod.ts";
+   * const s = new OperatorSettings().networking;
+   * s.errorBodySize = 4096;
+   * assert.equal(s.errorBodySize, 4096);
+   * assert.throws(() => (s.errorBodySize = 0), /networking.errorBodySize/);
+   * ```
+   */
+  get errorBodySize(): number {
+    return this.#errorBodySize;
+  }
+  set errorBodySize(value: number) {
+    this.#errorBodySize = integer("networking.errorBodySize", value, 1);
+  }
+
+  /**
+   * Seconds an error answer's body is read for at most, once its headers came (`null`: no
+   * bound but the request's timeout); what came by then makes the error. Without it, a watch
+   * whose server answers 5xx or 410 and then stalls would hang: its inactivity timeout watches
+   * only 2xx streams. Default 5.
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { OperatorSettings } from "../../../mod.ts";
+   * const s = new OperatorSettings().networking;
+   * assert.equal(s.errorBodyTimeout, 5);
+   * s.errorBodyTimeout = null;
+   * assert.equal(s.errorBodyTimeout, null);
+   * ```
+   */
+  get errorBodyTimeout(): number | null {
+    return this.#errorBodyTimeout;
+  }
+  set errorBodyTimeout(value: number | null) {
+    this.#errorBodyTimeout = optionalSeconds("networking.errorBodyTimeout", value);
+  }
 
   /**
    * How many API requests (watches excepted) may be in flight at once; `null`: unlimited.
