@@ -7,7 +7,8 @@
  * @module
  */
 
-import { DataDir } from "./persistence.ts";
+import { DataDir, type FsyncMode } from "./persistence.ts";
+import { ApiError } from "./errors.ts";
 import { buildKubeconfig, type Kubeconfig, kubeconfigYaml } from "./kubeconfig.ts";
 import { ApiServer, type ApiServerOptions } from "./server.ts";
 import type { FaultCounts, FaultSettings } from "./faults.ts";
@@ -28,8 +29,14 @@ export interface StartApiServerOptions
   port?: number;
   /** Where to write the kubeconfig (default: a new temporary file, removed at stop). */
   kubeconfigPath?: string;
-  /** Keep state in this directory across restarts. */
+  /** Keep state in this directory across restarts (a write is answered once it is durable there). */
   dataDir?: string;
+  /**
+   * With `dataDir`: when a change is on disk — `"group"` (default: one fdatasync shared by the
+   * writes pending together, before their answers), `"write"` (one per write) or `"off"` (none:
+   * survives a crash of the process, not a power loss).
+   */
+  dataDirFsync?: FsyncMode;
   /** Serve HTTPS with a generated CA; the kubeconfig authenticates with a client certificate. */
   tls?: boolean;
   /** Log one line per request (to stderr, or to `log`). */
@@ -110,7 +117,9 @@ export async function startApiServer(
   options: StartApiServerOptions = {},
 ): Promise<RunningApiServer> {
   const host = options.host ?? "127.0.0.1";
-  const data = options.dataDir ? new DataDir(options.dataDir) : undefined;
+  const data = options.dataDir
+    ? new DataDir(options.dataDir, options.dataDirFsync ? { fsync: options.dataDirFsync } : {})
+    : undefined;
   const store = data?.load(options.historySize);
   const log = options.verbose
     ? (options.log ?? ((line: string) => console.error(line)))
@@ -128,6 +137,22 @@ export async function startApiServer(
     clientCertificates: !!tls,
   });
   if (data && store) data.attach(store);
+  // A mutating request is answered only once its change is durable (see persistence.ts).
+  const handle = !data ? server.handle.bind(server) : async (
+    req: Request,
+    identity?: Parameters<ApiServer["handle"]>[1],
+  ): Promise<Response> => {
+    const res = await server.handle(req, identity);
+    if (req.method === "GET" || req.method === "HEAD" || req.method === "OPTIONS") return res;
+    try {
+      await data.flushed();
+    } catch (e) {
+      await res.body?.cancel();
+      return (e instanceof ApiError ? e : new ApiError(500, "InternalError", String(e)))
+        .toResponse();
+    }
+    return res;
+  };
 
   let port: number;
   let shutdown: () => Promise<void>;
@@ -139,7 +164,7 @@ export async function startApiServer(
       cert: tls.serverCert,
       key: tls.serverKey,
       ca: tls.caCert,
-      handler: (req, info) => server.handle(req, info.clientCertificate),
+      handler: (req, info) => handle(req, info.clientCertificate),
     });
     port = listener.port;
     shutdown = () => listener.shutdown();
@@ -149,7 +174,7 @@ export async function startApiServer(
       port: options.port ?? 0,
       onListen: () => {},
       signal: inflight.signal,
-    }, (req) => server.handle(req));
+    }, (req) => handle(req));
     port = listener.addr.port;
     shutdown = async () => {
       server.watches.stop();
