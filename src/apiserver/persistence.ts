@@ -155,6 +155,20 @@ export class DataDir {
    * @throws {Error} One line naming the file (and line) and what to do, when the data is damaged.
    */
   load(historySize?: number): Store {
+    try {
+      return this.#load(historySize);
+    } catch (e) {
+      if (e instanceof Error && e.message.startsWith(this.path)) throw e;
+      throw new Error(
+        `${this.path} cannot be loaded (${
+          firstLine(e)
+        }): give the server read and write access to it and its files`,
+        { cause: e },
+      );
+    }
+  }
+
+  #load(historySize?: number): Store {
     Deno.mkdirSync(this.path, { recursive: true, mode: 0o700 });
     removeIfExists(`${this.path}/${SNAPSHOT}.tmp`);
     const objects = new Map<string, { key: string; object: KObject }>();

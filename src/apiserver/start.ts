@@ -7,7 +7,7 @@
  * @module
  */
 
-import { DataDir, type FsyncMode } from "./persistence.ts";
+import { DataDir } from "./persistence.ts";
 import { ApiError } from "./errors.ts";
 import { buildKubeconfig, type Kubeconfig, kubeconfigYaml } from "./kubeconfig.ts";
 import { ApiServer, type ApiServerOptions } from "./server.ts";
@@ -36,7 +36,7 @@ export interface StartApiServerOptions
    * writes pending together, before their answers), `"write"` (one per write) or `"off"` (none:
    * survives a crash of the process, not a power loss).
    */
-  dataDirFsync?: FsyncMode;
+  dataDirFsync?: "group" | "write" | "off";
   /** Serve HTTPS with a generated CA; the kubeconfig authenticates with a client certificate. */
   tls?: boolean;
   /** Log one line per request (to stderr, or to `log`). */
@@ -111,6 +111,26 @@ export interface RunningApiServer extends AsyncDisposable {
  * const res = await fetch(`${api.url}/api/v1/namespaces`);
  * const list = await res.json();
  * console.log(list.items.map((n: { metadata: { name: string } }) => n.metadata.name).includes("default")); // true
+ * ```
+ *
+ * @example With a data directory: a write is answered once it is on disk
+ * ```ts
+ * import { startApiServer } from "../../testing.ts";
+ * const dir = await Deno.makeTempDir();
+ * {
+ *   await using api = await startApiServer({ dataDir: dir });
+ *   const res = await fetch(`${api.url}/api/v1/namespaces/default/configmaps`, {
+ *     method: "POST",
+ *     headers: { "content-type": "application/json" },
+ *     body: JSON.stringify({ metadata: { name: "kept" } }),
+ *   });
+ *   if (res.status !== 201) throw new Error(`status ${res.status}`);
+ *   await res.body?.cancel();
+ *   // Answered: the change is in the log and fdatasynced (a kill -9 now would keep it).
+ *   const log = await Deno.readTextFile(`${dir}/changes.jsonl`);
+ *   if (!log.includes('"name":"kept"')) throw new Error("not in the log");
+ * }
+ * await Deno.remove(dir, { recursive: true });
  * ```
  */
 export async function startApiServer(

@@ -10,6 +10,7 @@
 import assert from "node:assert/strict";
 import { startApiServer } from "../../testing.ts";
 import { DataDir } from "../../src/apiserver/persistence.ts";
+import { kill9, startServer } from "../soak/_data_soak.ts";
 
 const CM = "/api/v1/namespaces/default/configmaps";
 
@@ -343,6 +344,38 @@ Deno.test("data dir: compaction crash points each load the same state (snapshot 
       }) + "\n",
     );
     assert.ok(new DataDir(dir, quiet).load().get("configmaps", "default", "a"));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("data dir: `kopf apiserver --data-dir` on a damaged log says so in one line (no stack trace) and exits", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const good = (rv: number) =>
+      JSON.stringify({
+        type: "ADDED",
+        key: "configmaps",
+        rv,
+        object: { metadata: { name: `n${rv}`, namespace: "default" } },
+      }) + "\n";
+    await Deno.mkdir(`${dir}/data`);
+    await Deno.writeTextFile(`${dir}/data/changes.jsonl`, good(1) + "garbage\n" + good(2));
+    let message = "";
+    try {
+      const server = await startServer(`${dir}/data`);
+      await kill9(server);
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    const stderr = message.replace(/^the server did not start \(it did not load\?\): /, "");
+    assert.equal(stderr.split("\n").length, 1, stderr);
+    assert.equal(
+      stderr,
+      `kopf: --data-dir ${dir}/data/changes.jsonl:2 is damaged (not a change, yet changes follow ` +
+        `it): cut the file before that line to keep the changes before it, or move the data ` +
+        `directory away to start empty`,
+    );
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

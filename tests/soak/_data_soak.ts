@@ -147,7 +147,9 @@ export async function writer(
     const live = mine();
     const roll = Math.random();
     let name: string, method: string, path: string, n: number | "deleted";
-    if (live.length < 3 || roll < 0.4) {
+    // Up to 40 live objects per writer: creates, then mostly updates, deletes as many as creates.
+    const create = live.length < 3 || (live.length < 40 ? roll < 0.4 : roll < 0.1);
+    if (create) {
       name = `${id}-${Date.now().toString(36)}-${serial++}`;
       method = "POST";
       path = CM;
@@ -155,7 +157,7 @@ export async function writer(
     } else {
       const [pick, current] = live[Math.floor(Math.random() * live.length)]!;
       name = pick;
-      if (roll < 0.9) {
+      if (roll < (live.length < 40 ? 0.9 : 0.8)) {
         method = "PUT";
         path = `${CM}/${name}`;
         n = (current as number) + 1;

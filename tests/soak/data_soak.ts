@@ -11,7 +11,8 @@
  * `KOPF_SOAK_FSYNC=write`.
  *
  * `deno task soak:data --bench` measures writes/s instead: 8 concurrent writers, 4,000 small
- * creates/updates, against no data directory and each `--data-dir-fsync` mode.
+ * creates/updates, against no data directory and each `--data-dir-fsync` mode
+ * (`KOPF_BENCH_WRITERS=32`, `KOPF_BENCH_WRITES=8000`).
  *
  * @module
  */
@@ -20,15 +21,18 @@ import { benchWrites, runDataSoak } from "./_data_soak.ts";
 
 if (Deno.args.includes("--bench")) {
   const total = Number(Deno.env.get("KOPF_BENCH_WRITES") ?? 4000);
+  const writers = Number(Deno.env.get("KOPF_BENCH_WRITERS") ?? 8);
   const modes: Array<[string, string[] | undefined]> = [
     ["no data dir", undefined],
     ["--data-dir-fsync off", ["--data-dir-fsync", "off"]],
     ["--data-dir-fsync group (default)", ["--data-dir-fsync", "group"]],
     ["--data-dir-fsync write", ["--data-dir-fsync", "write"]],
   ];
-  console.log(`writes/s, 8 concurrent writers, ${total} ConfigMap creates/updates over HTTP:`);
+  console.log(
+    `writes/s, ${writers} concurrent writers, ${total} ConfigMap creates/updates over HTTP:`,
+  );
   for (const [label, flags] of modes) {
-    const rate = await benchWrites(flags, 8, total);
+    const rate = await benchWrites(flags, writers, total);
     console.log(`  ${label.padEnd(34)} ${rate.toFixed(0).padStart(6)} writes/s`);
   }
   Deno.exit(0);
