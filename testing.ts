@@ -36,6 +36,7 @@ export type { JsonSchema } from "./src/apiserver/schema.ts";
 // Renamed where mod.ts has a type of the same name (kopf.Store is an index's store).
 export type {
   Change,
+  CommitGuard,
   EventType,
   KObject,
   Meta as ApiMeta,

@@ -261,6 +261,11 @@ export class Admission {
     options: WriteOptions,
     write: (options: WriteOptions) => WriteResult,
   ): Promise<WriteResult> {
+    if (this.#objects.rbacGuard) {
+      // Who writes: what the RBAC escalation check judges (only with RBAC on).
+      const user = { username: info.userInfo.username, groups: info.userInfo.groups ?? [] };
+      options = { ...options, user };
+    }
     const candidates = this.#candidates(info, WRITES);
     if (!candidates.mutating.length && !candidates.validating.length) {
       return await settle(() => write(options));

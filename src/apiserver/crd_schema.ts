@@ -19,7 +19,14 @@
  * `allOf`/`anyOf`/`oneOf`/`not` only restricts values (no `type`, `default`,
  * `description`, `nullable`, extensions, nor `metadata` there; the
  * int-or-string `anyOf: [{type: integer}, {type: string}]` is the one
- * exception). Causes carry the field paths and wording of kube-apiserver
+ * exception). Also as apiextensions.k8s.io/v1 does: `id`, `additionalItems`,
+ * `patternProperties`, `definitions`, `dependencies`, `$ref`, `type: null`
+ * and an array of `items` are not supported; `pattern`s must compile as RE2
+ * (`re2_pattern.ts`); `x-kubernetes-preserve-unknown-fields` is true or
+ * absent; `x-kubernetes-list-type`/`-list-map-keys`/`-map-type` take their
+ * known values on the right types. (A keyword of the wrong JSON type never
+ * gets here: `crd_validation.ts` refuses it first, as kube's decoder does.)
+ * Causes carry the field paths and wording of kube-apiserver
  * (`spec.versions[0].schema.openAPIV3Schema.properties[spec].type: Unsupported
  * value: "objekt": …`), sorted as it sorts its structural errors.
  *
@@ -27,6 +34,7 @@
  */
 
 import type { StatusCause } from "./errors.ts";
+import { compileRe2 } from "./re2_pattern.ts";
 
 const TYPES = ["array", "boolean", "integer", "number", "object", "string"];
 const PRESERVE = "x-kubernetes-preserve-unknown-fields";
@@ -44,12 +52,18 @@ type Schema = Record<string, unknown>;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { validateCrdSchemas } from "./crd_schema.ts";
  * const causes = validateCrdSchemas([{
  *   name: "v1",
  *   schema: { openAPIV3Schema: { type: "object", properties: { spec: { type: "objekt" } } } },
  * }]);
- * console.log(causes[0]!.field); // "spec.versions[0].schema.openAPIV3Schema.properties[spec].type"
+ * assert.equal(causes[0]!.field, "spec.versions[0].schema.openAPIV3Schema.properties[spec].type");
+ * const [bad] = validateCrdSchemas([{
+ *   name: "v1",
+ *   schema: { openAPIV3Schema: { type: "object", properties: { x: { type: "string", pattern: "a(?=b)" } } } },
+ * }]);
+ * assert.equal(bad!.field, "spec.versions[0].schema.openAPIV3Schema.properties[x].pattern");
  * ```
  */
 export function validateCrdSchemas(
@@ -118,6 +132,9 @@ function walk(s: Schema, level: Level, path: string, out: StatusCause[]): void {
     ));
   }
   if (s.$ref !== undefined) out.push(forbidden(`${path}.$ref`, "$ref is not supported"));
+  unsupported(s, path, out);
+  extensions(s, path, out);
+  pattern(s, path, out);
   if (s[INT_OR_STRING] === true && s[PRESERVE] === true) {
     out.push(
       invalid(`${path}.${PRESERVE}`, true, "must be false if x-kubernetes-int-or-string is true"),
@@ -223,11 +240,111 @@ function nested(v: Schema, path: string, out: StatusCause[], skipAnyOf = false):
     ],
   ];
   for (const [key, bad, detail] of rules) if (bad) out.push(forbidden(`${path}.${key}`, detail));
+  pattern(v, path, out);
   if (properties.metadata !== undefined) {
     out.push(
       forbidden(`${path}.properties[metadata]`, "must not be specified in a nested context"),
     );
   }
+}
+
+/** What apiextensions.k8s.io/v1 does not support in a schema (its `specStandardValidatorV3`). */
+function unsupported(s: Schema, path: string, out: StatusCause[]): void {
+  const given = (v: unknown) => v !== undefined && v !== null;
+  const nonEmpty = (v: unknown) => isRecord(v) && Object.keys(v).length > 0;
+  if (typeof s.id === "string" && s.id) out.push(forbidden(`${path}.id`, "id is not supported"));
+  if (given(s.additionalItems)) {
+    out.push(forbidden(`${path}.additionalItems`, "additionalItems is not supported"));
+  }
+  if (nonEmpty(s.patternProperties)) {
+    out.push(forbidden(`${path}.patternProperties`, "patternProperties is not supported"));
+  }
+  if (nonEmpty(s.definitions)) {
+    out.push(forbidden(`${path}.definitions`, "definitions are not supported"));
+  }
+  if (given(s.dependencies)) {
+    out.push(forbidden(`${path}.dependencies`, "dependencies are not supported"));
+  }
+  if (s.type === "null") {
+    out.push(
+      forbidden(`${path}.type`, "type cannot be set to null, use nullable as an alternative"),
+    );
+  }
+  if (Array.isArray(s.items) && s.items.length) {
+    out.push(forbidden(`${path}.items`, "items must be a schema object and not an array"));
+  }
+}
+
+/** The `x-kubernetes-*` list, map and pruning markers: known values, on the right types. */
+function extensions(s: Schema, path: string, out: StatusCause[]): void {
+  if (s[PRESERVE] === false) {
+    out.push(invalid(`${path}.${PRESERVE}`, false, "must be true or undefined"));
+  }
+  const listType = s["x-kubernetes-list-type"];
+  const mapKeys = s["x-kubernetes-list-map-keys"];
+  const hasKeys = Array.isArray(mapKeys) && mapKeys.length > 0;
+  if (typeof listType === "string") {
+    if (!["atomic", "set", "map"].includes(listType)) {
+      out.push(notSupported(`${path}.x-kubernetes-list-type`, listType, ["atomic", "set", "map"]));
+    }
+    if (s.type !== "array") {
+      out.push(
+        invalid(`${path}.x-kubernetes-list-type`, listType, "must only be used on type=array"),
+      );
+    }
+    if (hasKeys && listType !== "map") {
+      out.push(invalid(
+        `${path}.x-kubernetes-list-type`,
+        listType,
+        "must be map if x-kubernetes-list-map-keys is non-empty",
+      ));
+    }
+    if (listType === "map" && !hasKeys) {
+      out.push(required(
+        `${path}.x-kubernetes-list-map-keys`,
+        "must not be empty if x-kubernetes-list-type is map",
+      ));
+    }
+  } else if (hasKeys) {
+    out.push(required(
+      `${path}.x-kubernetes-list-type`,
+      "must be map if x-kubernetes-list-map-keys is non-empty",
+    ));
+  }
+  const mapType = s["x-kubernetes-map-type"];
+  if (typeof mapType === "string") {
+    if (s.type !== "object") {
+      out.push(
+        invalid(`${path}.x-kubernetes-map-type`, mapType, "must only be used on type=object"),
+      );
+    }
+    if (mapType !== "granular" && mapType !== "atomic") {
+      out.push(notSupported(`${path}.x-kubernetes-map-type`, mapType, ["granular", "atomic"]));
+    }
+  }
+}
+
+/** A `pattern` must compile as Go's RE2 compiles it (see `re2_pattern.ts`). */
+function pattern(s: Schema, path: string, out: StatusCause[]): void {
+  if (typeof s.pattern !== "string" || !s.pattern) return;
+  const { error } = compileRe2(s.pattern);
+  if (error) {
+    out.push(invalid(
+      `${path}.pattern`,
+      s.pattern,
+      `must be a valid regular expression, but isn't: ${error}`,
+    ));
+  }
+}
+
+function notSupported(field: string, value: string, allowed: string[]): StatusCause {
+  return {
+    reason: "FieldValueNotSupported",
+    message: `Unsupported value: ${JSON.stringify(value)}: supported values: ${
+      allowed.map((a) => JSON.stringify(a)).join(", ")
+    }`,
+    field,
+  };
 }
 
 function isIntOrStringAnyOf(anyOf: unknown): boolean {

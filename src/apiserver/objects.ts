@@ -11,6 +11,8 @@
  */
 
 import { validateCrdSchemas } from "./crd_schema.ts";
+import { crdDecodeError } from "./crd_validation.ts";
+import { acceptNames, type CrdNames } from "./crd_names.ts";
 import { validateCrdConversion } from "./conversion.ts";
 import { applyJsonPatch, JsonPatchError } from "../cogs/structs/json_patch.ts";
 import { applyMergePatch } from "../cogs/structs/merge_patch.ts";
@@ -44,6 +46,8 @@ export interface WriteOptions {
   force?: boolean;
   /** Admission stages (the webhook calls of `admission.ts`); none by default. */
   admission?: AdmissionHooks;
+  /** Who writes (the request's user): what {@linkcode Objects.rbacGuard} judges. */
+  user?: { username: string; groups: string[] };
   /**
    * Where a write meets the storage version (a CRD with a conversion webhook,
    * see `conversion.ts`); none by default. `decode` turns the stored object
@@ -104,6 +108,7 @@ export type PatchType = "merge" | "json" | "strategic" | "apply";
 
 const NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789";
 const CRD_CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io";
+const CRDS = "customresourcedefinitions.apiextensions.k8s.io";
 
 /**
  * Create, update, patch and delete with Kubernetes semantics.
@@ -125,6 +130,14 @@ export class Objects {
   readonly registry: ResourceRegistry;
   /** Time source (ISO strings without sub-seconds, as Kubernetes writes timestamps). */
   now: () => string = () => new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
+  /**
+   * With RBAC on (`rbac_escalation.ts`): refuses a user's write of a role or
+   * binding that grants more than she holds. Undefined: no check.
+   */
+  rbacGuard?: (plural: string, draft: KObject, current: KObject | undefined, user: {
+    username: string;
+    groups: string[];
+  }) => void;
 
   /**
    * Creates the write path over a store (no namespaces yet; see {@link Objects.bootstrap}).
@@ -441,8 +454,18 @@ export class Objects {
   #remove(def: ResourceDef, current: KObject): KObject {
     const key = storageKey(def);
     const gone = this.store.commit("DELETED", key, current);
-    if (key === "customresourcedefinitions.apiextensions.k8s.io") {
+    if (key === CRDS) {
       this.registry.removeCrd(current.metadata.name!);
+      // Its names are free: the group's CRDs that wanted them are judged again (crd_names.ts).
+      const group = (current.spec as { group?: string } | undefined)?.group;
+      for (const other of [...this.store.list(CRDS)]) {
+        const names = (other.status as { conditions?: Array<{ type: string; status: string }> })
+          ?.conditions?.find((c) => c.type === "NamesAccepted");
+        if ((other.spec as { group?: string })?.group !== group || names?.status !== "False") {
+          continue;
+        }
+        this.systemUpdate(CRDS, other, (o) => structuredClone(o));
+      }
     }
     return gone;
   }
@@ -642,6 +665,9 @@ export class Objects {
     if (storageKey(def) === "customresourcedefinitions.apiextensions.k8s.io") {
       causes.push(...validateCrd(out, current));
     }
+    if (this.rbacGuard && options.user && def.group === "rbac.authorization.k8s.io") {
+      this.rbacGuard(def.plural, out, current, options.user); // 403 before 422, as kube does.
+    }
     if (causes.length) throw ApiError.invalid(def.kind, def.group, name, causes);
     return out;
   }
@@ -667,7 +693,7 @@ export class Objects {
       return {
         ...draft,
         metadata: { ...draft.metadata, finalizers },
-        status: crdStatus(draft, this.now()),
+        status: crdStatus(draft, this.now(), undefined, true, this.store.list(CRDS)),
       };
     }
     return draft;
@@ -693,7 +719,9 @@ export class Objects {
       // A status write brings its own storedVersions (the step that ends a storage migration).
       // (A spec write keeps the stored status: the status subresource changed it if it differs.)
       const statusWrite = !deepEqual(draft.status, current.status);
-      const status = crdStatus(draft, this.now(), draft.status ?? current.status, !statusWrite);
+      const previous = draft.status ?? current.status;
+      const others = this.store.list(CRDS);
+      const status = crdStatus(draft, this.now(), previous, !statusWrite, others);
       const causes = validateStoredVersions(draft, status.storedVersions as string[]);
       if (causes.length) {
         throw ApiError.invalid(def.kind, def.group, draft.metadata.name!, causes);
@@ -831,6 +859,7 @@ function crdStatus(
   now: string,
   previous?: unknown,
   addStorage = true,
+  others: Iterable<KObject> = [],
 ): Record<string, unknown> {
   const spec = (crd.spec ?? {}) as {
     names?: Record<string, unknown>;
@@ -842,28 +871,38 @@ function crdStatus(
   const prevStored = ((previous as { storedVersions?: string[] })?.storedVersions) ?? [];
   const storage = spec.versions?.find((v) => v.storage)?.name;
   const storedVersions = [...new Set([...prevStored, ...(storage && addStorage ? [storage] : [])])];
-  const prevConds =
-    ((previous as { conditions?: Array<{ type: string; lastTransitionTime?: string }> })
-      ?.conditions) ?? [];
-  const since = (type: string) => prevConds.find((c) => c.type === type)?.lastTransitionTime ?? now;
+  const prevConds = ((previous as {
+    conditions?: Array<{ type: string; status?: string; lastTransitionTime?: string }>;
+  })
+    ?.conditions) ?? [];
+  const prev = (type: string) => prevConds.find((c) => c.type === type);
+  const since = (type: string, status: string) =>
+    prev(type)?.status === status ? prev(type)?.lastTransitionTime ?? now : now;
+  // The naming controller's verdict (crd_names.ts); an established CRD stays established.
+  const verdict = acceptNames({ ...crd, status: previous }, names as CrdNames, others);
+  const established = verdict.status === "True" || prev("Established")?.status === "True"
+    ? {
+      status: "True",
+      reason: "InitialNamesAccepted",
+      message: "the initial names have been accepted",
+    }
+    : { status: "False", reason: "NotAccepted", message: "not all names are accepted" };
   return {
     conditions: [
       {
         type: "NamesAccepted",
-        status: "True",
-        reason: "NoConflicts",
-        message: "no conflicts found",
-        lastTransitionTime: since("NamesAccepted"),
+        status: verdict.status,
+        reason: verdict.reason,
+        message: verdict.message,
+        lastTransitionTime: since("NamesAccepted", verdict.status),
       },
       {
         type: "Established",
-        status: "True",
-        reason: "InitialNamesAccepted",
-        message: "the initial names have been accepted",
-        lastTransitionTime: since("Established"),
+        ...established,
+        lastTransitionTime: since("Established", established.status),
       },
     ],
-    acceptedNames: names,
+    acceptedNames: verdict.acceptedNames,
     storedVersions,
   };
 }
@@ -906,6 +945,9 @@ function validateStoredVersions(crd: KObject, stored: string[]): StatusCause[] {
 }
 
 function validateCrd(crd: KObject, current: KObject | undefined): StatusCause[] {
+  // kube-apiserver decodes a CRD into Go structs first: a keyword of the wrong JSON type is a 400.
+  const undecodable = crdDecodeError(crd.spec);
+  if (undecodable) throw ApiError.badRequest(undecodable);
   const causes: StatusCause[] = [];
   const spec = (crd.spec ?? {}) as {
     group?: string;

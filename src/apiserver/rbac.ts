@@ -26,6 +26,8 @@
  *   the refusal (`…: RBAC: role.rbac.authorization.k8s.io "x" not found`).
  *
  * The refusal is kube-apiserver's 403 Status word for word (see {@link forbidden}).
+ * Writing Roles and bindings also passes escalation prevention (`rbac_escalation.ts`):
+ * nobody grants what she does not hold, unless she may `escalate` or `bind`.
  *
  * @module
  */
@@ -219,6 +221,33 @@ export class RbacAuthorizer {
       if (error && !visit(source, undefined, error)) return;
       for (const rule of rules) if (!visit(source, rule)) return;
     }
+  }
+
+  /**
+   * The rules a binding's `roleRef` grants (kube-apiserver's `GetRoleReferenceRules`): a Role's
+   * of the binding's namespace, or a ClusterRole's (aggregated ones with the rules they gather).
+   *
+   * @param kind `Role` or `ClusterRole`.
+   * @param name The role's name.
+   * @param namespace The binding's namespace ("" for a ClusterRoleBinding).
+   * @returns The rules, or the error that the role is missing (worded as the registry's 404).
+   */
+  roleRefRules(
+    kind: string,
+    name: string,
+    namespace: string,
+  ): { rules: PolicyRule[]; error?: string } {
+    if (kind === "ClusterRole") {
+      const role = this.#store.get(CLUSTER_ROLES, "", name);
+      if (!role) return { rules: [], error: `${CLUSTER_ROLES} ${quote(name)} not found` };
+      return { rules: this.#effectiveRules(role, new Set([name])) };
+    }
+    if (kind === "Role") {
+      const role = namespace ? this.#store.get(ROLES, namespace, name) : undefined;
+      if (!role) return { rules: [], error: `${ROLES} ${quote(name)} not found` };
+      return { rules: rulesOf(role) };
+    }
+    return { rules: [], error: `unknown roleRef kind ${JSON.stringify(kind)}` };
   }
 
   #roleRules(namespace: string, name: string): { rules: PolicyRule[]; error?: string } {

@@ -17,7 +17,8 @@
  */
 
 import type { Objects } from "./objects.ts";
-import type { PolicyRule, Subject } from "./rbac.ts";
+import { type PolicyRule, RbacAuthorizer, type Subject } from "./rbac.ts";
+import { escalationCheck } from "./rbac_escalation.ts";
 
 const RBAC = "rbac.authorization.k8s.io";
 const METADATA = {
@@ -70,7 +71,9 @@ const CLUSTER_ROLE_BINDINGS: Record<string, Subject[]> = {
 };
 
 /**
- * Creates the bootstrap ClusterRoles and ClusterRoleBindings that are missing.
+ * Creates the bootstrap ClusterRoles and ClusterRoleBindings that are missing,
+ * and turns on RBAC escalation prevention on the write path
+ * ({@linkcode Objects.rbacGuard}; see `rbac_escalation.ts`).
  *
  * @param objects The write path of the server.
  *
@@ -86,6 +89,8 @@ const CLUSTER_ROLE_BINDINGS: Record<string, Subject[]> = {
  * ```
  */
 export function bootstrapRbac(objects: Objects): void {
+  // Escalation prevention comes with RBAC, as in kube-apiserver (see rbac_escalation.ts).
+  objects.rbacGuard = escalationCheck(new RbacAuthorizer(objects.store));
   const roles = objects.registry.find(RBAC, "v1", "clusterroles")!;
   const bindings = objects.registry.find(RBAC, "v1", "clusterrolebindings")!;
   for (const [name, rules] of Object.entries(CLUSTER_ROLES)) {

@@ -125,7 +125,8 @@ export class ResourceRegistry {
    * Serves (or re-serves) the resources of a CRD.
    *
    * @param crd The CRD object.
-   * @returns An error message if the CRD's names clash with a served resource.
+   * @returns An error message if the CRD's names clash with a served resource, or it is not
+   * established (its names conflict with another CRD's: not served).
    */
   applyCrd(crd: KObject): string | undefined {
     const name = crd.metadata.name!;
@@ -137,6 +138,11 @@ export class ResourceRegistry {
       const existing = this.find(group, v.name ?? "", plural);
       if (existing && existing.builtin) return `"${plural}" is already in use in group "${group}"`;
     }
+    // A CRD whose names conflict with another's is not established, so not served (crd_names.ts).
+    const conditions = (crd.status as { conditions?: Array<{ type?: string; status?: string }> })
+      ?.conditions;
+    const established = conditions?.find((c) => c.type === "Established");
+    if (established && established.status !== "True") return `${name} is not established`;
     this.removeCrd(name);
     const defs: ResourceDef[] = [];
     for (const v of spec.versions ?? []) {

@@ -21,6 +21,7 @@
  */
 
 import { deepCopy } from "../cogs/structs/dicts.ts";
+import { compileRe2 } from "./re2_pattern.ts";
 
 /**
  * The subset of an OpenAPI v3 schema (as CRDs use it) that these functions
@@ -725,24 +726,12 @@ function isIPv6(v: string): boolean {
 // Helpers
 // ---------------------------------------------------------------------------
 
-const patterns = new Map<string, RegExp | undefined>();
-
-/** Compiles (and caches) a schema `pattern`; an uncompilable one is ignored. */
+/**
+ * Compiles a schema `pattern` as RE2 (see `re2_pattern.ts`); one that does not
+ * compile (a CRD stored before patterns were checked) is not enforced.
+ */
 function compilePattern(pattern: string): RegExp | undefined {
-  if (patterns.has(pattern)) return patterns.get(pattern);
-  let re: RegExp | undefined;
-  try {
-    re = new RegExp(pattern, "u");
-  } catch {
-    try {
-      re = new RegExp(pattern);
-    } catch {
-      re = undefined;
-    }
-  }
-  if (patterns.size >= 1024) patterns.clear();
-  patterns.set(pattern, re);
-  return re;
+  return compileRe2(pattern).regexp;
 }
 
 function isObject(v: unknown): v is Json {
