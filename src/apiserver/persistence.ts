@@ -10,10 +10,15 @@
  * an acknowledged write survives a crash of the process (kill -9) and of the
  * machine (power loss). A refused write is never served, watched or loaded.
  *
- * Caveat: with `"group"`, other readers and watchers may see a change a few
+ * Caveats: with `"group"`, other readers and watchers may see a change a few
  * milliseconds before it is durable (while its fdatasync runs). If the machine
  * loses power in that window, the change is gone after the restart, though it
- * was seen — but it was never acknowledged to its writer.
+ * was seen — but it was never acknowledged to its writer. When an fdatasync
+ * fails, the writers waiting on it get a 500 (their changes stay in memory:
+ * whether they reached the disk is unknown) and the directory refuses every
+ * later write until a restart: a failed fsync is not retried, as the kernel
+ * may have dropped the pages. Compaction runs synchronously inside a commit:
+ * with a large store (hundreds of MiB), that one write waits for the snapshot.
  *
  * ## Modes (`fsync`)
  * - `"group"` (default): the line is written synchronously when the change is

@@ -380,3 +380,35 @@ Deno.test("data dir: `kopf apiserver --data-dir` on a damaged log says so in one
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("data dir: a snapshot is fsynced, then renamed into place, then the directory fsynced", async () => {
+  const dir = await Deno.makeTempDir();
+  const syncSync = Deno.FsFile.prototype.syncSync;
+  const renameSync = Deno.renameSync;
+  const order: string[] = [];
+  Deno.FsFile.prototype.syncSync = function (this: Deno.FsFile) {
+    order.push(this.statSync().isDirectory ? "fsync dir" : "fsync file");
+    return syncSync.call(this);
+  };
+  Deno.renameSync = (from, to) => {
+    order.push(`rename ${String(from).split("/").pop()} ${String(to).split("/").pop()}`);
+    renameSync(from, to);
+  };
+  try {
+    const data = new DataDir(dir, quiet);
+    const store = data.load();
+    data.attach(store);
+    store.commit("ADDED", "configmaps", { metadata: { name: "a", namespace: "default" } });
+    order.length = 0;
+    data.close(store);
+    assert.deepEqual(order, [
+      "fsync file",
+      "rename snapshot.jsonl.tmp snapshot.jsonl",
+      "fsync dir",
+    ]);
+  } finally {
+    Deno.FsFile.prototype.syncSync = syncSync;
+    Deno.renameSync = renameSync;
+    await Deno.remove(dir, { recursive: true });
+  }
+});
