@@ -8,6 +8,7 @@
  */
 
 import { DataDir } from "./persistence.ts";
+import { ApiError } from "./errors.ts";
 import { buildKubeconfig, type Kubeconfig, kubeconfigYaml } from "./kubeconfig.ts";
 import { ApiServer, type ApiServerOptions } from "./server.ts";
 import type { FaultCounts, FaultSettings } from "./faults.ts";
@@ -29,8 +30,14 @@ export interface StartApiServerOptions
   port?: number;
   /** Where to write the kubeconfig (default: a new temporary file, removed at stop). */
   kubeconfigPath?: string;
-  /** Keep state in this directory across restarts. */
+  /** Keep state in this directory across restarts (a write is answered once it is durable there). */
   dataDir?: string;
+  /**
+   * With `dataDir`: when a change is on disk — `"group"` (default: one fdatasync shared by the
+   * writes pending together, before their answers), `"write"` (one per write) or `"off"` (none:
+   * survives a crash of the process, not a power loss).
+   */
+  dataDirFsync?: "group" | "write" | "off";
   /** Serve HTTPS with a generated CA; the kubeconfig authenticates with a client certificate. */
   tls?: boolean;
   /** Log one line per request (to stderr, or to `log`). */
@@ -120,12 +127,34 @@ export interface RunningApiServer extends AsyncDisposable {
  * const list = await res.json();
  * console.log(list.items.map((n: { metadata: { name: string } }) => n.metadata.name).includes("default")); // true
  * ```
+ *
+ * @example With a data directory: a write is answered once it is on disk
+ * ```ts
+ * import { startApiServer } from "../../testing.ts";
+ * const dir = await Deno.makeTempDir();
+ * {
+ *   await using api = await startApiServer({ dataDir: dir });
+ *   const res = await fetch(`${api.url}/api/v1/namespaces/default/configmaps`, {
+ *     method: "POST",
+ *     headers: { "content-type": "application/json" },
+ *     body: JSON.stringify({ metadata: { name: "kept" } }),
+ *   });
+ *   if (res.status !== 201) throw new Error(`status ${res.status}`);
+ *   await res.body?.cancel();
+ *   // Answered: the change is in the log and fdatasynced (a kill -9 now would keep it).
+ *   const log = await Deno.readTextFile(`${dir}/changes.jsonl`);
+ *   if (!log.includes('"name":"kept"')) throw new Error("not in the log");
+ * }
+ * await Deno.remove(dir, { recursive: true });
+ * ```
  */
 export async function startApiServer(
   options: StartApiServerOptions = {},
 ): Promise<RunningApiServer> {
   const host = options.host ?? "127.0.0.1";
-  const data = options.dataDir ? new DataDir(options.dataDir) : undefined;
+  const data = options.dataDir
+    ? new DataDir(options.dataDir, options.dataDirFsync ? { fsync: options.dataDirFsync } : {})
+    : undefined;
   const store = data?.load(options.historySize);
   const log = options.verbose
     ? (options.log ?? ((line: string) => console.error(line)))
@@ -143,6 +172,22 @@ export async function startApiServer(
     clientCertificates: !!tls,
   });
   if (data && store) data.attach(store);
+  // A mutating request is answered only once its change is durable (see persistence.ts).
+  const handle = !data ? server.handle.bind(server) : async (
+    req: Request,
+    identity?: Parameters<ApiServer["handle"]>[1],
+  ): Promise<Response> => {
+    const res = await server.handle(req, identity);
+    if (req.method === "GET" || req.method === "HEAD" || req.method === "OPTIONS") return res;
+    try {
+      await data.flushed();
+    } catch (e) {
+      await res.body?.cancel();
+      return (e instanceof ApiError ? e : new ApiError(500, "InternalError", String(e)))
+        .toResponse();
+    }
+    return res;
+  };
 
   const bodyLimit = options.maxRequestBodyBytes ?? MAX_REQUEST_BODY_BYTES;
   const listening = {
@@ -164,7 +209,7 @@ export async function startApiServer(
       cert: tls.serverCert,
       key: tls.serverKey,
       ca: tls.caCert,
-      handler: (req, info) => server.handle(req, info.clientCertificate),
+      handler: (req, info) => handle(req, info.clientCertificate),
       ...listening,
     });
     port = listener.port;
@@ -174,7 +219,7 @@ export async function startApiServer(
       hostname: host,
       port: options.port ?? 0,
       onListen: () => {},
-    }, (req) => server.handle(req));
+    }, (req) => handle(req));
     port = listener.addr.port;
     shutdown = async () => {
       server.watches.stop();
@@ -184,7 +229,7 @@ export async function startApiServer(
     const listener = await serveHttp({
       hostname: host,
       port: options.port ?? 0,
-      handler: (req) => server.handle(req),
+      handler: (req) => handle(req),
       ...listening,
     });
     port = listener.port;

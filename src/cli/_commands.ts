@@ -36,6 +36,12 @@ const APISERVER: CommandSpec = {
         "(default: kopf-apiserver.kubeconfig in the current directory)",
     ),
     option("--data-dir <dir>", "keep the state in this directory across restarts"),
+    option(
+      "--data-dir-fsync <mode>",
+      "when a write is on disk: group (one fdatasync per batch of writes, before they are " +
+        "answered), write (one per write), off (survives a crash of the process, not a power loss)",
+      { choices: ["group", "write", "off"], default: "group" },
+    ),
     option("--token <token>", "require this bearer token"),
     option("--tls", "serve HTTPS with a generated CA and client-certificate auth"),
     option(

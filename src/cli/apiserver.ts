@@ -16,6 +16,8 @@ export interface ApiServerFlags {
   port: number;
   kubeconfig?: string;
   dataDir?: string;
+  /** When a write is on disk: `group` (default), `write` or `off`. */
+  dataDirFsync?: string;
   token?: string;
   tls: boolean;
   /** `"rbac"` turns authorization on. */
@@ -51,6 +53,12 @@ export async function runApiServer(flags: ApiServerFlags): Promise<number> {
   if (flags.kubeconfig) options.kubeconfigPath = flags.kubeconfig;
   else options.kubeconfigPath = `${Deno.cwd()}/kopf-apiserver.kubeconfig`;
   if (flags.dataDir) options.dataDir = await checkDataDir(flags.dataDir);
+  if (flags.dataDirFsync) {
+    if (!["group", "write", "off"].includes(flags.dataDirFsync)) {
+      throw new Error(`--data-dir-fsync ${flags.dataDirFsync}: use group, write or off`);
+    }
+    options.dataDirFsync = flags.dataDirFsync as "group" | "write" | "off";
+  }
   if (flags.token) options.token = flags.token;
   if (flags.authorization) {
     if (flags.authorization !== "rbac") {
@@ -167,7 +175,7 @@ async function checkDataDir(dir: string): Promise<string> {
   }
   if (!info) {
     try {
-      await Deno.mkdir(dir, { recursive: true });
+      await Deno.mkdir(dir, { recursive: true, mode: 0o700 });
     } catch (error) {
       throw fail(error);
     }
