@@ -146,6 +146,7 @@ export {
   ForbiddenError,
   GoneError,
   NotFoundError,
+  ResponseTooLargeError,
   ServerError,
   TooManyRequestsError,
   UnauthorizedError,

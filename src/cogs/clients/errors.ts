@@ -360,9 +360,9 @@ export class ApiConnectionError extends Error {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { ResponseTooLargeError } from "./errors.ts";
+ * import * as kopf from "../../../mod.ts";
  *
- * const error = new ResponseTooLargeError("The answer's body", 1024, "networking.maxBodySize");
+ * const error = new kopf.ResponseTooLargeError("The answer's body", 1024, "networking.maxBodySize");
  * assert.equal(error.name, "ResponseTooLargeError");
  * assert.equal(error.limit, 1024);
  * assert.match(error.message, /over 1024 bytes.*raise networking\.maxBodySize/);
