@@ -111,7 +111,42 @@ const BAD_HEAD_CHARS = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\r(?!\n)|(?<!\r)\n/;
 const HOST = /^[A-Za-z0-9.\-_~!$&'()*+,;=:%\[\]]*$/;
 const HEX = /^[0-9A-Fa-f]{1,15}$/;
 
-const latin1 = new TextDecoder("latin1");
+const utf8 = new TextDecoder();
+/** Like {@linkcode BAD_HEAD_CHARS}, or any non-ASCII character (then decoded again as Latin-1). */
+const BAD_OR_NON_ASCII = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\uffff]|\r(?!\n)|(?<!\r)\n/;
+
+/** Decodes bytes as Latin-1 (one character per byte), as HTTP field values are read. */
+function latin1(bytes: Uint8Array): string {
+  let text = "";
+  for (let i = 0; i < bytes.length; i += 8192) {
+    text += String.fromCharCode(...bytes.subarray(i, i + 8192));
+  }
+  return text;
+}
+
+/**
+ * Whether a response's body is a stream (it may stay open) rather than bytes or a string given
+ * whole: read from Deno's body slot when it behaves as checked below, else undefined (unknown).
+ */
+const isStreamBody: (response: Response) => boolean | undefined = (() => {
+  const slot = Object.getOwnPropertySymbols(Response.prototype).find((s) =>
+    s.description === "body"
+  );
+  const probe = (response: Response): boolean | undefined => {
+    const inner = (response as unknown as Record<symbol, { streamOrStatic?: unknown } | null>)[
+      slot!
+    ];
+    if (!inner || !("streamOrStatic" in inner)) return undefined;
+    return inner.streamOrStatic instanceof ReadableStream;
+  };
+  try {
+    if (
+      slot && probe(new Response("x")) === false &&
+      probe(new Response(new ReadableStream())) === true
+    ) return probe;
+  } catch { /* another Deno: no hint */ }
+  return () => undefined;
+})();
 const encoder = new TextEncoder();
 const CONTINUE = encoder.encode("HTTP/1.1 100 Continue\r\n\r\n");
 const LAST_CHUNK = encoder.encode("0\r\n\r\n");
@@ -155,6 +190,47 @@ const enum Phase {
   Body,
   /** The handler runs or the answer is written: no deadline. */
   Busy,
+}
+
+/**
+ * A request in flight: its signal is made only when asked for (most handlers never do), already
+ * aborted if the client went away or the server stopped before.
+ */
+class Exchange {
+  #controller: AbortController | undefined;
+  #reason: unknown;
+  #aborted = false;
+
+  /** The request's signal. */
+  signal(): AbortSignal {
+    if (!this.#controller) {
+      this.#controller = new AbortController();
+      if (this.#aborted) this.#controller.abort(this.#reason);
+    }
+    return this.#controller.signal;
+  }
+
+  /** Aborts the request's signal (once). */
+  abort(reason: unknown): void {
+    if (this.#aborted) return;
+    this.#aborted = true;
+    this.#reason = reason;
+    this.#controller?.abort(reason);
+  }
+}
+
+/** A `Request` whose `signal` is its {@linkcode Exchange}'s, made on first use. */
+class ServedRequest extends Request {
+  #exchange: Exchange;
+
+  constructor(exchange: Exchange, url: string, init: RequestInit) {
+    super(url, init);
+    this.#exchange = exchange;
+  }
+
+  override get signal(): AbortSignal {
+    return this.#exchange.signal();
+  }
 }
 
 /** Thrown to answer a malformed request with `status` and close the connection. */
@@ -292,7 +368,8 @@ interface Head {
   method: string;
   target: string;
   http10: boolean;
-  headers: Headers;
+  /** The header lines as they came (names and values checked by `Request`). */
+  headers: [string, string][];
   host: string | undefined;
   contentLength: number;
   chunked: boolean;
@@ -316,7 +393,8 @@ class Connection {
   #deadline: number;
   #wakeParser: (() => void) | undefined;
   #wakePump: (() => void) | undefined;
-  #controller: AbortController | undefined;
+  /** The request in flight (handler or answer), to abort. */
+  #current: Exchange | undefined;
   #stopReason: unknown;
 
   constructor(conn: Deno.TcpConn, settings: Settings) {
@@ -337,7 +415,7 @@ class Connection {
   /** Shutdown: aborts the request in flight, or closes an idle connection. */
   stop(reason: unknown): void {
     this.#stopReason = reason;
-    if (this.#phase === Phase.Busy && this.#controller) this.#controller.abort(reason);
+    if (this.#phase === Phase.Busy && this.#current) this.#current.abort(reason);
     else this.#close();
   }
 
@@ -347,9 +425,7 @@ class Connection {
     try {
       this.#conn.close();
     } catch { /* closed */ }
-    this.#controller?.abort(
-      this.#stopReason ?? new DOMException("The client closed the connection.", "AbortError"),
-    );
+    this.#current?.abort(this.#closedReason());
     this.#wake();
     const pump = this.#wakePump;
     this.#wakePump = undefined;
@@ -402,7 +478,7 @@ class Connection {
       if (n === null) {
         this.#eof = true;
         // The client went away (or half-closed): the request in flight is abandoned.
-        if (this.#phase === Phase.Busy) this.#controller?.abort(this.#closedReason());
+        if (this.#phase === Phase.Busy) this.#current?.abort(this.#closedReason());
         this.#wake();
         return;
       }
@@ -533,14 +609,13 @@ class Connection {
       await this.#refuse(400, "Bad Request: the request target", Infinity);
       return false;
     }
-    const controller = new AbortController();
-    this.#controller = controller;
+    const exchange = new Exchange();
+    this.#current = exchange;
     let request: Request;
     try {
-      request = new Request(url, {
+      request = new ServedRequest(exchange, url, {
         method,
         headers: head.headers,
-        signal: controller.signal,
         ...(withBody ? { body: body ?? new Uint8Array(0) } : {}),
       });
     } catch {
@@ -573,8 +648,8 @@ class Connection {
     if (settings.stopping || this.#eof) keepAlive = false;
     const closeAsked = response.headers.get("connection");
     if (closeAsked && /(^|,)\s*close\s*(,|$)/i.test(closeAsked)) keepAlive = false;
-    keepAlive = await this.#respond(response, head, keepAlive, controller.signal);
-    this.#controller = undefined;
+    keepAlive = await this.#respond(response, head, keepAlive, exchange);
+    this.#current = undefined;
     return keepAlive && !this.#isClosed && !(this.#eof && this.#start === this.#end);
   }
 
@@ -650,7 +725,7 @@ class Connection {
       const cr = view.indexOf(CR);
       if (cr >= 0 && cr + 1 < view.length) {
         if (view[cr + 1] !== LF) throw new Refusal(400, "Bad Request: a bare CR");
-        const line = latin1.decode(view.subarray(0, cr));
+        const line = latin1(view.subarray(0, cr));
         this.#start += cr + 2;
         return line;
       }
@@ -689,7 +764,7 @@ class Connection {
       method: "POST",
       target: "",
       http10: false,
-      headers: new Headers(),
+      headers: [],
       host: undefined,
       contentLength: 0,
       chunked: false,
@@ -698,7 +773,7 @@ class Connection {
       expectContinue: false,
     };
     try {
-      await this.#respond(response, fake, false, new AbortController().signal);
+      await this.#respond(response, fake, false, new Exchange());
     } catch {
       return;
     }
@@ -729,7 +804,7 @@ class Connection {
     response: Response,
     head: Head,
     keepAlive: boolean,
-    signal: AbortSignal,
+    exchange: Exchange,
   ): Promise<boolean> {
     const status = response.status;
     let text = `HTTP/1.1 ${status} ${response.statusText || REASONS[status] || ""}\r\n`;
@@ -754,8 +829,25 @@ class Connection {
     if (!keepAlive) text += "connection: close\r\n";
     else if (head.http10) text += "connection: keep-alive\r\n";
 
-    const body = response.body;
     const noBody = head.method === "HEAD" || status === 204 || status === 304 || status < 200;
+    if (isStreamBody(response) === false) {
+      // Bytes or a string given whole: one write with the head.
+      const bytes = await response.bytes();
+      if (noBody) {
+        if (status !== 204 && status !== 304 && status >= 200) {
+          text += `content-length: ${bytes.length}\r\n`;
+        }
+        await this.#write(encodeHead(text + "\r\n", 0).bytes);
+        return keepAlive;
+      }
+      text += `content-length: ${bytes.length}\r\n\r\n`;
+      const out = encodeHead(text, bytes.length);
+      out.bytes.set(bytes, out.length);
+      await this.#write(out.bytes);
+      return keepAlive;
+    }
+
+    const body = response.body;
     if (!body) {
       if (status !== 204 && status !== 304 && status >= 200) {
         text += `content-length: ${head.method === "HEAD" && givenLength ? givenLength : "0"}\r\n`;
@@ -824,6 +916,7 @@ class Connection {
     if (chunked) text += "transfer-encoding: chunked\r\n";
     else keepAlive = false;
     if (!chunked && !text.includes("connection: close")) text += "connection: close\r\n";
+    const signal = exchange.signal();
     const cancel = () => void reader.cancel(signal.reason).catch(() => {});
     if (signal.aborted) cancel();
     else signal.addEventListener("abort", cancel, { once: true });
@@ -946,8 +1039,11 @@ function concat(parts: Uint8Array[], size: number): Uint8Array<ArrayBuffer> {
 
 /** Parses and checks a request head in `buf[start, end)` (without the final CRLFCRLF). */
 function parseHead(buf: Uint8Array, start: number, end: number): Head {
-  const text = latin1.decode(buf.subarray(start, end));
-  if (BAD_HEAD_CHARS.test(text)) throw new Refusal(400, "Bad Request: control characters");
+  let text = utf8.decode(buf.subarray(start, end));
+  if (BAD_OR_NON_ASCII.test(text)) {
+    text = latin1(buf.subarray(start, end));
+    if (BAD_HEAD_CHARS.test(text)) throw new Refusal(400, "Bad Request: control characters");
+  }
   const lines = text.split("\r\n");
   const requestLine = lines[0]!;
   const sp1 = requestLine.indexOf(" ");
@@ -963,7 +1059,7 @@ function parseHead(buf: Uint8Array, start: number, end: number): Head {
     method,
     target,
     http10: version === "HTTP/1.0",
-    headers: new Headers(),
+    headers: [],
     host: undefined,
     contentLength: 0,
     chunked: false,
@@ -984,11 +1080,7 @@ function parseHead(buf: Uint8Array, start: number, end: number): Head {
     const last = name.charCodeAt(name.length - 1);
     if (last === 32 || last === 9) throw new Refusal(400, "Bad Request: whitespace before a colon");
     const value = line.slice(colon + 1);
-    try {
-      headers.append(name, value);
-    } catch {
-      throw new Refusal(400, "Bad Request: a header field");
-    }
+    headers.push([name, value]);
     switch (name.length) {
       case 4:
         if (name.toLowerCase() === "host") {
