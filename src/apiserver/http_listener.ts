@@ -753,6 +753,8 @@ class Connection {
     } catch {
       return;
     }
+    // Nothing unread: the client has sent its request and waits for the answer; close now.
+    if (this.#start === this.#end) return;
     await this.#linger(drain);
   }
 
