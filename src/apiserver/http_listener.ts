@@ -845,7 +845,9 @@ class Connection {
       text += `content-length: ${bytes.length}\r\n\r\n`;
       const out = encodeHead(text, bytes.length);
       out.bytes.set(bytes, out.length);
-      await this.#write(out.bytes);
+      // Written here, not by #write: one async frame less on the hot path.
+      const written = await this.#conn.write(out.bytes);
+      if (written < out.bytes.length) await this.#write(out.bytes.subarray(written));
       return keepAlive;
     }
 
@@ -942,7 +944,8 @@ class Connection {
         }
         const frame = new Uint8Array(chunk.length + frameOverhead(chunk));
         putChunk(frame, 0, chunk, true);
-        await this.#write(frame);
+        const written = await this.#conn.write(frame);
+        if (written < frame.length) await this.#write(frame.subarray(written));
       }
       if (chunked && !this.#isClosed) await this.#write(LAST_CHUNK);
     } catch {
