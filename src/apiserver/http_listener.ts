@@ -106,6 +106,7 @@ const CR = 13;
 const LF = 10;
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** Control characters other than HTAB, and CR or LF not in a CRLF pair. */
+// deno-lint-ignore no-control-regex -- control characters are what it looks for
 const BAD_HEAD_CHARS = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\r(?!\n)|(?<!\r)\n/;
 /** What a Host header may hold (reg-name, IP literal, port): nothing that changes the path. */
 const HOST = /^[A-Za-z0-9.\-_~!$&'()*+,;=:%\[\]]*$/;
@@ -113,6 +114,7 @@ const HEX = /^[0-9A-Fa-f]{1,15}$/;
 
 const utf8 = new TextDecoder();
 /** Like {@linkcode BAD_HEAD_CHARS}, or any non-ASCII character (then decoded again as Latin-1). */
+// deno-lint-ignore no-control-regex -- control characters are what it looks for
 const BAD_OR_NON_ASCII = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\uffff]|\r(?!\n)|(?<!\r)\n/;
 
 /** Decodes bytes as Latin-1 (one character per byte), as HTTP field values are read. */
