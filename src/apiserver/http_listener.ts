@@ -235,6 +235,42 @@ class ServedRequest extends Request {
   }
 }
 
+/**
+ * Puts checked header lines into a new `Request` as `new Request(url, { headers })` would, without
+ * checking them again (a third of the cost of making a request): through Deno's header list
+ * slot, when it behaves as checked below; else undefined, and the headers go through `init`.
+ * The lines are checked by {@linkcode parseHead} as `Headers` would: names are tokens, values
+ * bytes without control characters, trimmed of spaces and tabs.
+ */
+const injectHeaders: ((request: Request, lines: [string, string][]) => void) | undefined = (() => {
+  try {
+    const probe = new Request("http://probe.invalid/", { method: "POST", body: new Uint8Array(1) });
+    const slot = Object.getOwnPropertySymbols(probe).find((s) => s.description === "request");
+    if (!slot) return undefined;
+    const inject = (request: Request, lines: [string, string][]) => {
+      const list = (request as unknown as Record<symbol, { headerList?: unknown }>)[slot]
+        ?.headerList;
+      if (!Array.isArray(list)) throw new TypeError("no header list");
+      for (const line of lines) list.push(line);
+    };
+    inject(probe, [["X-Probe", "a b"], ["Content-Type", "text/x"]]);
+    const headers = probe.headers;
+    if (headers.get("x-probe") === "a b" && headers.get("content-type") === "text/x") return inject;
+  } catch { /* another Deno: the public way */ }
+  return undefined;
+})();
+
+/** A field value without the spaces and tabs around it. */
+function trimOws(value: string): string {
+  let start = 0;
+  let end = value.length;
+  while (start < end && (value.charCodeAt(start) === 32 || value.charCodeAt(start) === 9)) start++;
+  while (end > start && (value.charCodeAt(end - 1) === 32 || value.charCodeAt(end - 1) === 9)) {
+    end--;
+  }
+  return start === 0 && end === value.length ? value : value.slice(start, end);
+}
+
 /** Thrown to answer a malformed request with `status` and close the connection. */
 class Refusal extends Error {
   constructor(readonly status: number, message: string) {
@@ -615,11 +651,14 @@ class Connection {
     this.#current = exchange;
     let request: Request;
     try {
-      request = new ServedRequest(exchange, url, {
-        method,
-        headers: head.headers,
-        ...(withBody ? { body: body ?? new Uint8Array(0) } : {}),
-      });
+      const init: RequestInit = withBody ? { method, body: body ?? new Uint8Array(0) } : { method };
+      if (injectHeaders) {
+        request = new ServedRequest(exchange, url, init);
+        injectHeaders(request, head.headers);
+      } else {
+        init.headers = head.headers;
+        request = new ServedRequest(exchange, url, init);
+      }
     } catch {
       // An invalid URL, or a method fetch forbids (CONNECT, TRACE, TRACK).
       const forbidden = /^(CONNECT|TRACE|TRACK)$/i.test(method);
@@ -1086,7 +1125,8 @@ function parseHead(buf: Uint8Array, start: number, end: number): Head {
     const name = line.slice(0, colon);
     const last = name.charCodeAt(name.length - 1);
     if (last === 32 || last === 9) throw new Refusal(400, "Bad Request: whitespace before a colon");
-    const value = line.slice(colon + 1);
+    if (injectHeaders && !TOKEN.test(name)) throw new Refusal(400, "Bad Request: a field name");
+    const value = trimOws(line.slice(colon + 1));
     headers.push([name, value]);
     switch (name.length) {
       case 4:
