@@ -1127,7 +1127,7 @@ function parseHead(buf: Uint8Array, start: number, end: number): Head {
     if (last === 32 || last === 9) throw new Refusal(400, "Bad Request: whitespace before a colon");
     if (injectHeaders && !TOKEN.test(name)) throw new Refusal(400, "Bad Request: a field name");
     const value = trimOws(line.slice(colon + 1));
-    headers.push([name, value]);
+    headers.push([injectHeaders ? name.toLowerCase() : name, value]);
     switch (name.length) {
       case 4:
         if (name.toLowerCase() === "host") {
