@@ -6,12 +6,22 @@
  * has no header-read or idle timeout and exposes no connections — a client
  * that never finishes its headers holds its connection for ever (slowloris) —
  * and cannot close a connection whose body it refuses unread. Deno's
- * `node:http` has the timeouts but costs 4–6× the server CPU per request.
- * Measured server CPU per request (a ConfigMap, 8 concurrent keep-alive
- * clients, 4000 requests, 2 shared cores): GET ≈ 440–530 µs with `node:http`,
- * 73–120 µs with `Deno.serve`; merge PATCH ≈ 510–590 µs vs 185–300 µs. This
- * server is about as cheap as `Deno.serve` (see the module's commit history
- * and the README for the current figures) and keeps `node:http`'s limits.
+ * `node:http` has the timeouts but costs 2–4× the server CPU per request.
+ * Measured server CPU per request (/proc, the server process; a ConfigMap, 8
+ * concurrent keep-alive fetch clients, 4000 GET/PATCH, 3000 POST; a watch
+ * fan-out of 50 watches × 400 PATCHes; 2 shared cores, 3 runs):
+ *
+ * | listener     | GET        | merge PATCH | POST       | watch, per event |
+ * | ------------ | ---------- | ----------- | ---------- | ---------------- |
+ * | this one     | 155–180 µs | 252–330 µs  | 220–297 µs | 30–36 µs         |
+ * | `Deno.serve` | 105–118 µs | 220–293 µs  | 253–283 µs | 16.5–23 µs       |
+ * | `node:http`  | 350–405 µs | 440–510 µs  | 483–517 µs | 31.5–36 µs       |
+ *
+ * What it still costs over `Deno.serve` (GET, watch events): making the
+ * `Request` in JavaScript (Deno.serve makes it lazily from Rust), one JS
+ * socket op per read and per write, and the garbage of both (V8's helper
+ * threads); and watch events are sent with TCP_NODELAY, each at once (with
+ * Nagle's batching instead, one run measured about 6 µs less per event).
  *
  * Guarantees:
  * - Keep-alive and pipelining (answers in request order); `Connection: close`
@@ -52,7 +62,11 @@
  * pipelined requests is read ahead, and a client that half-closes its side is
  * taken as gone (its in-flight request's signal aborts), as with `Deno.serve`;
  * a handler that ignores `request.signal` and never returns keeps `shutdown()`
- * waiting, as with `Deno.serve`.
+ * waiting, as with `Deno.serve`. Two shortcuts read Deno's internals, each
+ * checked when the module loads and replaced by the public way if it does not
+ * behave: whether a response body is a stream (else `response.bytes()` is
+ * written whole), and the request's header list (checked lines are put there
+ * instead of through `new Request(url, { headers })`).
  *
  * @module
  */
