@@ -1,6 +1,7 @@
 /**
- * Starting and stopping the embedded API server on a socket: plain HTTP (Deno's
- * `node:http`, for its header and idle timeouts; `Deno.serve` on request), or HTTPS with a generated CA, server certificate
+ * Starting and stopping the embedded API server on a socket: plain HTTP (our own HTTP/1.1
+ * server, for its header and idle timeouts at `Deno.serve`'s cost; `Deno.serve` or Deno's
+ * `node:http` on request), or HTTPS with a generated CA, server certificate
  * and client certificate; a kubeconfig written for it; optional persistence.
  * `await using` stops it, waiting for every open stream to end.
  *
@@ -19,6 +20,7 @@ import {
   type TlsBundle,
 } from "./tls.ts";
 import { serveHttp, serveTls } from "./tls_listener.ts";
+import { serveHttp1 } from "./http_listener.ts";
 import { MAX_REQUEST_BODY_BYTES, requestTooLarge } from "./request_limits.ts";
 
 /** Options of {@link startApiServer}. */
@@ -52,12 +54,13 @@ export interface StartApiServerOptions
    */
   headerTimeoutSeconds?: number;
   /**
-   * What serves plain HTTP: `"node"` (default; Deno's `node:http`) holds the header and idle
-   * timeouts and closes a connection whose body is refused unread; `"deno-serve"`
-   * (`Deno.serve`) answers small requests about twice as fast but has neither timeout: a client
-   * that never finishes its headers holds its connection for ever. TLS is always `node:https`.
+   * What serves plain HTTP: `"kopf"` (default; our own HTTP/1.1 server on `Deno.listen`, see
+   * `http_listener.ts`) holds the header and idle timeouts and closes a connection whose body is
+   * refused unread, at about `Deno.serve`'s CPU per request; `"node"` (Deno's `node:http`) does
+   * the same at 4–6× the CPU; `"deno-serve"` (`Deno.serve`) has neither timeout: a client that
+   * never finishes its headers holds its connection for ever. TLS is always `node:https`.
    */
-  listener?: "node" | "deno-serve";
+  listener?: "kopf" | "node" | "deno-serve";
   /** Seconds an idle keep-alive connection is kept between requests (default 90, kube-apiserver's `IdleTimeout`). */
   idleTimeoutSeconds?: number;
 }
@@ -225,11 +228,23 @@ export async function startApiServer(
       server.watches.stop();
       await listener.shutdown();
     };
-  } else {
+  } else if (options.listener === "node") {
     const listener = await serveHttp({
       hostname: host,
       port: options.port ?? 0,
       handler: (req) => handle(req),
+      ...listening,
+    });
+    port = listener.port;
+    shutdown = async () => {
+      server.watches.stop();
+      await listener.shutdown();
+    };
+  } else {
+    const listener = await serveHttp1({
+      hostname: host,
+      port: options.port ?? 0,
+      handler: (req) => server.handle(req),
       ...listening,
     });
     port = listener.port;
