@@ -244,7 +244,7 @@ export async function startApiServer(
     const listener = await serveHttp1({
       hostname: host,
       port: options.port ?? 0,
-      handler: (req) => server.handle(req),
+      handler: (req) => handle(req),
       ...listening,
     });
     port = listener.port;
