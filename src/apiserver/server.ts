@@ -716,6 +716,7 @@ interface RequestInfo {
 
 /** A path segment, percent-decoded; 400 when the encoding is broken. */
 function decodeSegment(segment: string): string {
+  if (!segment.includes("%")) return segment;
   try {
     return decodeURIComponent(segment);
   } catch {

@@ -150,6 +150,9 @@ export class Store {
   #listeners: Array<(change: Change) => void> = [];
   #guards: CommitGuard[] = [];
   #maxObjectBytes: number;
+  /** The last committed object and its JSON (the watch fan-out sends the same text). */
+  #lastObject: KObject | undefined;
+  #lastEncoded = "";
 
   /**
    * Creates an empty store.
@@ -268,6 +271,8 @@ export class Store {
     const encoded = this.#encode(object, type);
     for (const guard of this.#guards) guard(change, encoded);
     this.#rv = rv;
+    this.#lastObject = object;
+    this.#lastEncoded = encoded;
     const bucket = this.#bucket(key, ns, type !== "DELETED");
     if (type === "DELETED") bucket?.delete(name);
     else bucket!.set(name, object);
@@ -276,6 +281,17 @@ export class Store {
     const watchers = this.#watchers.get(key);
     if (watchers) { for (const w of watchers) w.deliver(change); }
     return object;
+  }
+
+  /**
+   * The JSON of the object of the latest commit, as encoded for it (watchers
+   * of that change send the same text instead of encoding it again).
+   *
+   * @param object A stored object.
+   * @returns Its JSON if it is the latest committed object, else undefined.
+   */
+  encodingOf(object: KObject): string | undefined {
+    return object === this.#lastObject ? this.#lastEncoded : undefined;
   }
 
   /**

@@ -451,9 +451,10 @@ class WatchStream {
     const cacheKey = `${type} ${apiVersion}`;
     let bytes = cache.get(cacheKey);
     if (!bytes) {
-      bytes = encoder.encode(
-        `{"type":"${type}","object":${JSON.stringify(withVersion(obj, apiVersion))}}\n`,
-      );
+      // The store's own encoding of the commit, when the object goes out as stored.
+      const json = (obj.apiVersion === apiVersion ? this.#store.encodingOf(obj) : undefined) ??
+        JSON.stringify(withVersion(obj, apiVersion));
+      bytes = encoder.encode(`{"type":"${type}","object":${json}}\n`);
       cache.set(cacheKey, bytes);
     }
     this.#write(bytes);

@@ -140,3 +140,13 @@ Deno.test("`Store.guard()` runs before the change is applied; a throw refuses it
   store.commit("MODIFIED", "configmaps", obj("a", { data: { x: "2" } }));
   assert.deepEqual(encodings.map((e) => JSON.parse(e).metadata.resourceVersion), ["1", "2"]);
 });
+
+Deno.test("`Store.encodingOf()` gives the JSON of the latest commit only, exactly as stored", () => {
+  const store = new Store();
+  const a = store.commit("ADDED", "configmaps", obj("a", { data: { x: "€" } }));
+  assert.equal(store.encodingOf(a), JSON.stringify(a));
+  const b = store.commit("ADDED", "configmaps", obj("b"));
+  assert.equal(store.encodingOf(a), undefined);
+  assert.equal(store.encodingOf({ ...b }), undefined); // the same content, another object
+  assert.equal(store.encodingOf(b), JSON.stringify(b));
+});
