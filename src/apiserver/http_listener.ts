@@ -111,6 +111,8 @@ const MAX_CHUNK_LINE = 4096;
 const READ_AHEAD = MAX_HEAD_BYTES + 64 * 1024;
 /** The read buffer's starting size; it grows while a head is longer, and shrinks back. */
 const BUFFER_SIZE = 16 * 1024;
+/** A streamed answer's chunks already queued are written together, up to this many bytes. */
+const COALESCE_MAX = 256 * 1024;
 /** A body that is complete at once up to this size is sent with Content-Length. */
 const STATIC_BODY_MAX = 1024 * 1024;
 /** How long, and how much, a refused body is still read and dropped before closing. */
@@ -957,19 +959,38 @@ class Connection {
       let offset = length;
       for (const chunk of chunks) offset = putChunk(bytes, offset, chunk, chunked);
       await this.#write(bytes);
-      while (true) {
+      let ended = false;
+      while (!ended) {
         const result = await (pending ?? reader.read());
         pending = undefined;
         if (result.done) break;
-        const chunk = result.value;
-        if (!(chunk instanceof Uint8Array)) throw new TypeError("a body chunk is not bytes");
-        if (chunk.length === 0) continue;
-        if (!chunked) {
-          await this.#write(chunk);
-          continue;
+        // What the stream already holds goes out with it, in one write: a watch in a burst of
+        // changes queues events while the previous write is under way.
+        const batch = [result.value];
+        let size = result.value.length;
+        while (size < COALESCE_MAX) {
+          const next = reader.read();
+          const more = await soon(next);
+          if (more === undefined) {
+            pending = next;
+            break;
+          }
+          if (more.done) {
+            ended = true;
+            break;
+          }
+          batch.push(more.value);
+          size += more.value.length;
         }
-        const frame = new Uint8Array(chunk.length + frameOverhead(chunk));
-        putChunk(frame, 0, chunk, true);
+        let frameSize = 0;
+        for (const chunk of batch) {
+          if (!(chunk instanceof Uint8Array)) throw new TypeError("a body chunk is not bytes");
+          if (chunk.length > 0) frameSize += chunk.length + (chunked ? frameOverhead(chunk) : 0);
+        }
+        if (frameSize === 0) continue;
+        const frame = new Uint8Array(frameSize);
+        let at = 0;
+        for (const chunk of batch) if (chunk.length > 0) at = putChunk(frame, at, chunk, chunked);
         const written = await this.#conn.write(frame);
         if (written < frame.length) await this.#write(frame.subarray(written));
       }
