@@ -228,20 +228,9 @@ export async function startApiServer(
       server.watches.stop();
       await listener.shutdown();
     };
-  } else if (options.listener === "node") {
-    const listener = await serveHttp({
-      hostname: host,
-      port: options.port ?? 0,
-      handler: (req) => handle(req),
-      ...listening,
-    });
-    port = listener.port;
-    shutdown = async () => {
-      server.watches.stop();
-      await listener.shutdown();
-    };
   } else {
-    const listener = await serveHttp1({
+    const serve = options.listener === "node" ? serveHttp : serveHttp1;
+    const listener = await serve({
       hostname: host,
       port: options.port ?? 0,
       handler: (req) => handle(req),

@@ -82,3 +82,47 @@ export async function readEvents(
   }
   return events;
 }
+
+/**
+ * Reads from a raw connection until the server closes it or `ms` pass (then the test's
+ * assertions see `closed: false`); the connection is closed either way.
+ */
+export async function readUntilClosed(
+  conn: Deno.Conn,
+  ms = 10_000,
+): Promise<{ text: string; closed: boolean }> {
+  const chunks: Uint8Array[] = [];
+  const buf = new Uint8Array(64 * 1024);
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    conn.close();
+  }, ms);
+  let closed = false;
+  try {
+    while (true) {
+      const n = await conn.read(buf);
+      if (n === null) {
+        closed = true;
+        break;
+      }
+      chunks.push(buf.slice(0, n));
+    }
+  } catch {
+    closed = !timedOut; // reset by the server
+  } finally {
+    clearTimeout(timer);
+    if (!timedOut) {
+      try {
+        conn.close();
+      } catch { /* closed */ }
+    }
+  }
+  const all = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+  let at = 0;
+  for (const c of chunks) {
+    all.set(c, at);
+    at += c.length;
+  }
+  return { text: new TextDecoder().decode(all), closed };
+}

@@ -4,42 +4,11 @@
  */
 import assert from "node:assert/strict";
 import { startApiServer } from "../../testing.ts";
-import { call } from "./_http.ts";
+import { call, readUntilClosed } from "./_http.ts";
 
 const CM = "/api/v1/namespaces/default/configmaps";
 const DEPLOY = "/apis/apps/v1/namespaces/default/deployments";
 const MiB = 1024 * 1024;
-
-/** Reads an HTTP/1.1 answer from a raw connection until the server closes it (or `ms` pass). */
-async function readUntilClosed(
-  conn: Deno.Conn,
-  ms = 10_000,
-): Promise<{ text: string; closed: boolean }> {
-  const chunks: Uint8Array[] = [];
-  const buf = new Uint8Array(64 * 1024);
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    conn.close();
-  }, ms);
-  let closed = false;
-  try {
-    while (true) {
-      const n = await conn.read(buf);
-      if (n === null) {
-        closed = true;
-        break;
-      }
-      chunks.push(buf.slice(0, n));
-    }
-  } catch {
-    closed = !timedOut; // reset by the server
-  } finally {
-    clearTimeout(timer);
-  }
-  const text = new TextDecoder().decode(new Uint8Array(chunks.flatMap((c) => [...c])));
-  return { text, closed };
-}
 
 Deno.test("a Content-Length over 3 MiB is answered 413 before the body is sent", async () => {
   await using api = await startApiServer();

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { serveHttp1, type ServeHttp1Options } from "../../src/apiserver/http_listener.ts";
 import type { TlsServer } from "../../src/apiserver/tls_listener.ts";
+import { readUntilClosed as readAll } from "./_http.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -25,46 +26,6 @@ const echo = async (req: Request): Promise<Response> => {
 
 async function serve(options: Partial<ServeHttp1Options> = {}): Promise<TlsServer> {
   return await serveHttp1({ handler: echo, ...options });
-}
-
-/** Reads from `conn` until the server closes it or `ms` pass; returns the text and how it ended. */
-async function readAll(conn: Deno.Conn, ms = 10_000): Promise<{ text: string; closed: boolean }> {
-  const chunks: Uint8Array[] = [];
-  const buf = new Uint8Array(64 * 1024);
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    conn.close();
-  }, ms);
-  let closed = false;
-  try {
-    while (true) {
-      const n = await conn.read(buf);
-      if (n === null) {
-        closed = true;
-        break;
-      }
-      chunks.push(buf.slice(0, n));
-    }
-  } catch {
-    closed = !timedOut;
-  } finally {
-    clearTimeout(timer);
-    if (!timedOut) {
-      try {
-        conn.close();
-      } catch { /* closed */ }
-    }
-  }
-  let size = 0;
-  for (const c of chunks) size += c.length;
-  const all = new Uint8Array(size);
-  let o = 0;
-  for (const c of chunks) {
-    all.set(c, o);
-    o += c.length;
-  }
-  return { text: dec.decode(all), closed };
 }
 
 /** Reads until `text` contains `until` (or the connection ends). */
