@@ -9,7 +9,9 @@
  * `node:http` has the timeouts but costs 2–4× the server CPU per request.
  * Measured server CPU per request (/proc, the server process; a ConfigMap, 8
  * concurrent keep-alive fetch clients, 4000 GET/PATCH, 3000 POST; a watch
- * fan-out of 50 watches × 400 PATCHes; 2 shared cores, 3 runs):
+ * fan-out of 50 watches × 400 PATCHes; 2 shared cores, 3 runs; before queued
+ * watch events were coalesced into one write — `deno task bench:listeners`
+ * measures the three side by side again, with whole object lifecycles):
  *
  * | listener     | GET        | merge PATCH | POST       | watch, per event |
  * | ------------ | ---------- | ----------- | ---------- | ---------------- |
