@@ -77,6 +77,11 @@ const OPERATIONS = ["CREATE", "UPDATE", "DELETE", "CONNECT"];
 
 const seconds: Check = (v) =>
   typeof v === "number" && v >= 0 && v !== Infinity ? undefined : "a number of 0 or more (seconds)";
+/** A timer's period: 0 would run it in a loop with no pause (and a log line a run). */
+const period: Check = (v) =>
+  typeof v === "number" && v > 0 && v !== Infinity
+    ? undefined
+    : "a number of seconds above 0 (a timer of interval 0 would run without a pause)";
 const count: Check = (v) =>
   typeof v === "number" && Number.isInteger(v) && v >= 0
     ? undefined
@@ -196,7 +201,7 @@ export const OPTIONS: Readonly<Record<string, OptionSpec>> = {
   cancellationBackoff: { check: seconds, kinds: ["daemon"] },
   cancellationTimeout: { check: seconds, kinds: ["daemon"] },
   cancellationPolling: { check: seconds, kinds: ["daemon"] },
-  interval: { check: seconds, kinds: ["timer"] },
+  interval: { check: period, kinds: ["timer"] },
   sharp: { check: flag, kinds: ["timer"] },
   idle: { check: seconds, kinds: ["timer"] },
   operation: { check: operation, kinds: WEBHOOKS },
