@@ -11,6 +11,7 @@
  */
 
 import { ApiError, type StatusCause } from "./errors.ts";
+import { utf8Length } from "./metadata_validation.ts";
 
 /** kube's `MaxConfigMapSize` and `MaxSecretSize`: 1 MiB of values. */
 export const MAX_CONFIG_DATA_BYTES = 1024 * 1024;
@@ -127,7 +128,7 @@ export function checkConfigData(kind: string, obj: Record<string, unknown>): Sta
   }
   for (const [key, value] of Object.entries(strings ?? {})) {
     causes.push(...keyCauses("data", key));
-    size += new TextEncoder().encode(value as string).length;
+    size += utf8Length(value as string);
   }
   for (const key of Object.keys(bytes ?? {})) {
     causes.push(...keyCauses("binaryData", key));

@@ -376,8 +376,19 @@ function emptyName(field: string): FieldCause {
   };
 }
 
-/** The length of a string in UTF-8 bytes, without encoding it. */
-function utf8Length(s: string): number {
+/**
+ * The length of a string in UTF-8 bytes, without encoding it.
+ *
+ * @param s The string.
+ * @returns Its UTF-8 byte count.
+ *
+ * @example
+ * ```ts
+ * import { utf8Length } from "./metadata_validation.ts";
+ * if (utf8Length("a€😀") !== 1 + 3 + 4) throw new Error("expected 8 bytes");
+ * ```
+ */
+export function utf8Length(s: string): number {
   let n = 0;
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);

@@ -18,6 +18,7 @@
  */
 
 import { ApiError } from "./errors.ts";
+import { utf8Length } from "./metadata_validation.ts";
 
 /** Object metadata, loosely typed: the server reads the fields it needs. */
 export interface Meta {
@@ -428,17 +429,4 @@ export class Store {
       }
     }
   }
-}
-
-/** The UTF-8 length of a string, without encoding it. */
-function utf8Length(s: string): number {
-  let n = s.length;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x80) continue;
-    if (c < 0x800) n += 1;
-    else if (c >= 0xd800 && c < 0xdc00) i++, n += 2; // a surrogate pair: 4 bytes for 2 units
-    else n += 2;
-  }
-  return n;
 }

@@ -25,7 +25,12 @@ export interface ServerProcess {
  *
  * @throws {Error} With its stderr when it exits before listening (the data directory did not load).
  */
-export async function startServer(dataDir: string, extra: string[] = []): Promise<ServerProcess> {
+export function startServer(dataDir: string, extra: string[] = []): Promise<ServerProcess> {
+  return spawnApiserver(`${dataDir}.kubeconfig`, ["--data-dir", dataDir, ...extra]);
+}
+
+/** Starts `kopf apiserver` with these flags and waits for its URL. */
+async function spawnApiserver(kubeconfig: string, flags: string[]): Promise<ServerProcess> {
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
@@ -36,10 +41,8 @@ export async function startServer(dataDir: string, extra: string[] = []): Promis
       "--port",
       "0",
       "--kubeconfig",
-      `${dataDir}.kubeconfig`,
-      "--data-dir",
-      dataDir,
-      ...extra,
+      kubeconfig,
+      ...flags,
     ],
     stdout: "piped",
     stderr: "piped",
@@ -397,7 +400,9 @@ export async function benchWrites(
   const base = await Deno.makeTempDir({ prefix: "kopf-data-bench-" });
   let server: ServerProcess | undefined;
   try {
-    server = flags ? await startServer(`${base}/data`, flags) : await startPlain(base);
+    server = flags
+      ? await startServer(`${base}/data`, flags)
+      : await spawnApiserver(`${base}/kc`, []);
     const url = server.url;
     let next = 0;
     const t0 = performance.now();
@@ -420,33 +425,4 @@ export async function benchWrites(
     if (server) await kill9(server);
     await Deno.remove(base, { recursive: true }).catch(() => {});
   }
-}
-
-async function startPlain(base: string): Promise<ServerProcess> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      `--config=${ROOT}deno.json`,
-      `${ROOT}cli.ts`,
-      "apiserver",
-      "--port",
-      "0",
-      "--kubeconfig",
-      `${base}/kc`,
-    ],
-    stdout: "piped",
-    stderr: "null",
-  }).spawn();
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let text = "";
-  while (!text.includes("export KUBECONFIG=")) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error("the server did not start");
-    text += value;
-  }
-  void (async () => {
-    while (!(await reader.read()).done) { /* drain */ }
-  })();
-  return { url: /listening at (\S+)/.exec(text)![1]!, child, stderr: () => "" };
 }
