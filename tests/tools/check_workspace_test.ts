@@ -109,10 +109,10 @@ Deno.test("importProblems(): package names resolved in the workspace, own files,
       ["./_helper.ts", "file:///repo/packages/cli/_helper.ts"],
       ["node:process", "node:process"],
       ["npm:js-yaml@^5", "npm:/js-yaml@5.0.0"],
-    ]
+    ] as const
   ) {
     assert.deepEqual(
-      importProblems("file:///repo/", PACKAGES, entryImporting(spec!, resolved!), PINS),
+      importProblems("file:///repo/", PACKAGES, entryImporting(spec, resolved), PINS),
       [],
       spec,
     );
