@@ -2,7 +2,8 @@
  * The layer check: reads the module graph with `deno info --json` and fails on
  * an import that goes up a layer (DESIGN.md §4), from the embedded API server
  * into the operator layers, or into `src/` from code that stands for a user's
- * (the examples), which must go through the public files only.
+ * (the examples, and the workspace members under `packages/`), which must go
+ * through the public files only.
  *
  * Why a graph and not a grep: `deno info` resolves every specifier exactly as
  * the runtime does, so re-exports, `import type` and dynamic string imports
@@ -82,7 +83,8 @@ async function walk(dir: string, out: string[]): Promise<void> {
 
 async function main(): Promise<number> {
   const files: string[] = [];
-  for (const top of ["src", "tests", "examples", "bench", "tools"]) {
+  // packages/: the workspace members (e.g. @kopf/cli), which stand for a user's code too.
+  for (const top of ["src", "tests", "examples", "bench", "tools", "packages"]) {
     try {
       await walk(`${root}${top}`, files);
     } catch (e) {

@@ -51,8 +51,9 @@ class UsageError extends Error {
 }
 
 /**
- * Runs the `kopf` command line (`cli.ts`): without a command, it prints the
- * help to stderr and exits with 1.
+ * Runs the `kopf` command line (`cli.ts`, and the package `@kopf/cli`): without a
+ * command, it prints the help to stderr and exits with 1. Unlike `kopf.main()`, the
+ * first argument is the command (`run`, `apiserver`, …), as on a shell.
  *
  * @param args The arguments (without the program name).
  * @param controls What an embedding caller controls (registry, settings, signal, output).
@@ -60,7 +61,7 @@ class UsageError extends Error {
  *
  * @example
  * ```ts
- * import { cli } from "./main.ts";
+ * import { cli } from "../../cli.ts";
  * const code = await cli(["--version"]);
  * console.log(code); // 0
  * ```

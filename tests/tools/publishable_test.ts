@@ -115,16 +115,23 @@ Deno.test("publishable: a project with an empty deno.json imports the module by 
   }
 });
 
-Deno.test("publishable: `deno publish --dry-run` exits 0, ships no tests or tools, warns only of the handler files' import", async () => {
+Deno.test("publishable: `deno publish --dry-run` exits 0, ships no tests, tools or workspace members, warns only of the handler files' import", async () => {
   const out = await deno(["publish", "--dry-run", "--allow-dirty"], { cwd: ROOT });
   assert.equal(out.code, 0, out.stderr);
   const text = out.stdout + out.stderr;
   assert.match(text, /Success Dry run complete/);
+  // The root is a package itself, so a `deno publish` here publishes it alone; the members
+  // (packages/*, e.g. @kopf/cli) are published from their folders (tests/cli/cli_package_test.ts).
+  assert.deepEqual([...text.matchAll(/Simulating publish of (\S+) /g)].map((m) => m[1]), [
+    `@kopf/kopf@${
+      (JSON.parse(await Deno.readTextFile(`${ROOT}deno.json`)) as { version: string }).version
+    }`,
+  ]);
   const files = [...text.matchAll(/file:\/\/(\S+) \(/g)].map((m) => m[1]!.slice(ROOT.length));
   for (const f of ["LICENSE", "README.md", "mod.ts", "on.ts", "testing.ts", "cli.ts"]) {
     assert.ok(files.includes(f), `${f} is published`);
   }
-  assert.deepEqual(files.filter((f) => /^(tests|tools|bench|deploy)\//.test(f)), []);
+  assert.deepEqual(files.filter((f) => /^(tests|tools|bench|deploy|packages)\//.test(f)), []);
   // The one warning: `kopf run` imports the user's handler files, which no analysis can know.
   const warnings = [...text.matchAll(/warning\[([\w-]+)\][^\n]*\n\s*--> ([^\s:]+):\d+/g)]
     .map((m) => `${m[1]} ${m[2]!.slice(ROOT.length)}`);
