@@ -27,7 +27,7 @@
 export const DEFAULT_WEB_ADDR = "127.0.0.1:4040";
 
 /** The longest output line kept (ngrok's lines are a few hundred bytes). */
-const MAX_LINE = 16 * 1024;
+export const MAX_LINE = 16 * 1024;
 
 /** Where the agent's lines go (a subset of the operator's logger). */
 export interface AgentLogger {
@@ -272,8 +272,13 @@ function parseJsonLine(line: string): Record<string, unknown> | undefined {
   }
 }
 
-/** Calls `onLine` for each line of the stream (cut at {@link MAX_LINE}) until it ends. */
-async function readLines(
+/**
+ * Calls `onLine` for each line of the stream (cut at {@link MAX_LINE} characters) until it ends.
+ *
+ * @param stream The output of the agent.
+ * @param onLine Called with each line, without its line break.
+ */
+export async function readLines(
   stream: ReadableStream<Uint8Array>,
   onLine: (line: string) => void,
 ): Promise<void> {
@@ -284,7 +289,8 @@ async function readLines(
       let text = chunk;
       let nl: number;
       while ((nl = text.indexOf("\n")) >= 0) {
-        const line = cut ? buffer : buffer + text.slice(0, Math.max(0, MAX_LINE - buffer.length));
+        const room = Math.max(0, MAX_LINE - buffer.length);
+        const line = cut ? buffer : buffer + text.slice(0, Math.min(nl, room));
         buffer = "";
         cut = false;
         onLine(line.replace(/\r$/, ""));

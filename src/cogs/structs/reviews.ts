@@ -58,7 +58,7 @@ export interface UserInfo {
  *   path: "/admission",
  *   port: 443,
  * };
- * const config: kopf.WebhookClientConfig = { service, caBundle: btoa("-----BEGIN CERTIFICATE-----…") };
+ * const config: kopf.WebhookClientConfig = { service, caBundle: "LS0tLS1CRUdJTi…" }; // base64 PEM
  * console.log(config.service?.name); // "my-operator"
  * ```
  */
