@@ -14,7 +14,10 @@
  * does, the default address is asked once the tunnel is reported started.
  *
  * Stopping: SIGTERM, then SIGKILL after a grace period; the output readers
- * end when the process does and are awaited, so nothing is left behind.
+ * end when the process does and are awaited, so nothing is left behind. An
+ * exit that skips the graceful stop (`Deno.exit()`, e.g. on a second Ctrl-C)
+ * still sends SIGTERM from the `unload` event; only a killed operator leaves
+ * its agent running.
  *
  * Hostile input: the agent's output is read line by line with a cap on the
  * line length (longer lines are cut, not buffered), non-JSON lines are kept
@@ -162,9 +165,13 @@ export async function startNgrokAgent(o: NgrokAgentOptions): Promise<NgrokAgent>
     }),
   ];
   const exited = child.status.then((s) => s.code);
+  // An exit that skips the graceful stop (Deno.exit on a second Ctrl-C) still ends the agent.
+  const onUnload = () => killQuietly(child, "SIGTERM");
+  globalThis.addEventListener("unload", onUnload);
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> =>
     stopping ??= (async () => {
+      globalThis.removeEventListener("unload", onUnload);
       killQuietly(child, "SIGTERM");
       const timer = setTimeout(() => killQuietly(child, "SIGKILL"), 5000);
       try {
