@@ -211,7 +211,9 @@ export class WebhookAutoTunnel implements WebhookServerObject {
     const host = await new WebhookAutoServer().guessHost(options);
     if (host !== undefined) {
       options.logger?.debug(`Cluster detection found the hostname: ${host}`);
-      yield* this.#through(new WebhookServer({ ...common, host }), fn, options);
+      // As the K3d/Minikube servers do: all interfaces (the cluster comes from outside loopback).
+      const server = new WebhookServer({ addr: "0.0.0.0", ...common, host });
+      yield* this.#through(server, fn, options);
       return;
     }
     options.logger?.debug("Cluster detection failed, using an ngrok tunnel.");

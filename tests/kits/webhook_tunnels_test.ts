@@ -319,6 +319,17 @@ Deno.test("WebhookAutoTunnel: a detected K3s cluster gets a local server under i
   try {
     assert.match(config.url!, /^https:\/\/host\.k3d\.internal:\d+$/);
     assert.ok(config.caBundle);
+    // It listens on all interfaces, as the K3d server does (the cluster is not on loopback).
+    const outside = Deno.networkInterfaces().find((i) =>
+      i.family === "IPv4" && i.address !== "127.0.0.1"
+    );
+    if (outside) {
+      const port = Number(new URL(config.url!).port);
+      const conn = await Deno.connect({ hostname: outside.address, port });
+      conn.close();
+    } else {
+      console.warn("No non-loopback IPv4 interface here: not checking that it listens on all.");
+    }
   } finally {
     await stop();
   }
