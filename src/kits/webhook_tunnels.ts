@@ -40,7 +40,7 @@ export interface WebhookNgrokTunnelOptions {
   port?: number;
   /** The root path, locally and in the public URL (default none). */
   path?: string;
-  /** The ngrok authtoken (default: the agent's own configuration or `NGROK_AUTHTOKEN`). */
+  /** The ngrok authtoken, given to the agent (v3) as `NGROK_AUTHTOKEN` (default: its own configuration). */
   token?: string;
   /** The ngrok region, e.g. `eu` (default: the agent's choice). */
   region?: string;
