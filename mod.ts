@@ -311,11 +311,12 @@ export {
   UnknownResourceError,
   WebhookError,
 } from "./src/core/engines/admission.ts";
+export type { WebhookFn, WebhookRequestOptions } from "./src/core/engines/admission.ts";
 export type {
+  UserInfo,
   WebhookClientConfig,
-  WebhookFn,
-  WebhookRequestOptions,
-} from "./src/core/engines/admission.ts";
+  WebhookClientConfigService,
+} from "./src/cogs/structs/reviews.ts";
 export { ConversionError } from "./src/core/engines/conversion.ts";
 export type {
   ConversionContext,
@@ -344,8 +345,14 @@ export {
   WebhookServer,
   WebhookServerError,
 } from "./src/kits/webhooks.ts";
+export { WebhookAutoTunnel, WebhookNgrokTunnel } from "./src/kits/webhook_tunnels.ts";
+export type {
+  WebhookAutoTunnelOptions,
+  WebhookNgrokTunnelOptions,
+} from "./src/kits/webhook_tunnels.ts";
 export type {
   WebhookApi,
+  WebhookLogger,
   WebhookServeOptions,
   WebhookServerFn,
   WebhookServerObject,

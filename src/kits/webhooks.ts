@@ -15,9 +15,9 @@
  * headers, sslpeer })` for each request and sends back the JSON of what it
  * resolves to; it yields a config whenever its endpoint changes, and holds
  * control until the signal aborts (the operator's exit). If it ends on its
- * own, the operator stops. A tunnel (ngrok and the like: not reachable from
- * our machines, so not shipped) wraps a `WebhookServer` and yields the
- * tunnel's public URL instead of the local one.
+ * own, the operator stops. A tunnel wraps a `WebhookServer` and yields the
+ * tunnel's public URL instead of the local one (`webhook_tunnels.ts`: ngrok,
+ * and the auto-tunnel).
  *
  * Client certificates (Kopf's `verify_mode`, `verify_cafile`, `verify_capath`,
  * `verify_cadata`): `Deno.serve` cannot ask clients for certificates, so a
@@ -58,12 +58,36 @@ export interface WebhookApi {
   ): Promise<T>;
 }
 
+/** Where servers and tunnels log (the operator gives its `kopf.admission` logger). */
+export interface WebhookLogger {
+  /**
+   * Logs a routine line.
+   *
+   * @param message The line.
+   */
+  debug(message: string): void;
+  /**
+   * Logs a line worth seeing (e.g. the public URL of a tunnel).
+   *
+   * @param message The line.
+   */
+  info(message: string): void;
+  /**
+   * Logs a problem that does not stop the server.
+   *
+   * @param message The line.
+   */
+  warning(message: string): void;
+}
+
 /** What the operator gives a webhook server besides the webhook function. */
 export interface WebhookServeOptions {
   /** Aborted when the operator exits: the server stops and its iterable ends. */
   signal: AbortSignal;
   /** The operator's API client (for cluster detection); absent in bare use. */
   api?: WebhookApi | undefined;
+  /** The operator's logger for servers and tunnels; absent in bare use (nothing is logged). */
+  logger?: WebhookLogger | undefined;
 }
 
 /** A webhook server or tunnel as a function (Kopf's simple coroutine form). */

@@ -134,3 +134,59 @@ Deno.test("admission handlers without a server: the start-up fails with one line
       !e.message.includes("\n"),
   );
 });
+
+Deno.test("managed configurations: a server's service client config gets the handler id appended to its path", async () => {
+  await using c = await cluster();
+  const registry = new kopf.OperatorRegistry();
+  const service: kopf.WebhookClientConfigService = {
+    namespace: "operators",
+    name: "my-operator",
+    path: "/hooks/",
+    port: 8443,
+  };
+  async function* inCluster(
+    _fn: kopf.WebhookFn,
+    { signal }: kopf.WebhookServeOptions,
+  ): AsyncGenerator<kopf.WebhookClientConfig> {
+    yield { service, caBundle: "Q0E=" };
+    await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
+  }
+  kopf.on.startup({ registry }, ({ settings }) => {
+    settings.admission.server = inCluster;
+    settings.admission.managed = "service.kopf.dev";
+  });
+  kopf.on.validate("kopfexamples", { registry }, function check_spec() {});
+  const stop = new AbortController();
+  let ready!: () => void;
+  const started = new Promise<void>((r) => (ready = r));
+  const running = kopf.operator({
+    kubeconfig: c.api.kubeconfig.path,
+    standalone: true,
+    clusterwide: true,
+    registry,
+    signal: stop.signal,
+    onReady: ready,
+    logging: { format: "plain", level: "info", write: () => {} },
+  });
+  try {
+    await started;
+    let webhooks: kopf.AnyObject[] = [];
+    await until(async () => {
+      webhooks = (await c.call("GET", `${VWC}/service.kopf.dev`, undefined, [404])).body
+        ?.webhooks ?? [];
+      return webhooks.length === 1;
+    }, "the validating configuration");
+    assert.deepEqual(webhooks[0]!.clientConfig, {
+      service: {
+        namespace: "operators",
+        name: "my-operator",
+        path: "/hooks/check_spec",
+        port: 8443,
+      },
+      caBundle: "Q0E=",
+    });
+  } finally {
+    stop.abort();
+    await running;
+  }
+});

@@ -19,6 +19,7 @@
 import { Resource } from "../../cogs/structs/references.ts";
 import { Patch } from "../../cogs/structs/patches.ts";
 import type { JsonObject } from "../../cogs/structs/_json.ts";
+import type { UserInfo, WebhookClientConfig } from "../../cogs/structs/reviews.ts";
 import type { OperatorSettings } from "../../cogs/configs/settings.ts";
 import { executeHandlers, withAttempt } from "../actions/execution.ts";
 import { PermanentError, TemporaryError } from "../actions/errors.ts";
@@ -31,6 +32,8 @@ import type { AnyObject } from "../intents/handlers.ts";
 import type { OperatorRegistry } from "../intents/registry.ts";
 import type { AdmissionOperation, WebhookHandler, WebhookType } from "../intents/webhooks.ts";
 import { copyMemo, objectMemo } from "./memos.ts";
+
+export type { WebhookClientConfig };
 
 /**
  * Raised by admission handlers when the API operation under check is bad: the request is
@@ -97,16 +100,6 @@ export interface WebhookRequestOptions {
  */
 export type WebhookFn = (request: AnyObject, options?: WebhookRequestOptions) => Promise<AnyObject>;
 
-/** What a webhook server tells the operator about how Kubernetes reaches it (`kopf.WebhookClientConfig`). */
-export interface WebhookClientConfig {
-  /** The URL of the server's root path (handler ids are appended). */
-  url?: string;
-  /** The base64 PEM of the CA that signed the server's certificate. */
-  caBundle?: string;
-  /** An in-cluster service instead of a URL. */
-  service?: { namespace?: string; name?: string; path?: string; port?: number };
-}
-
 /** What the admission engine needs from the operator. */
 export interface AdmissionOptions {
   /** The registry with the admission handlers. */
@@ -165,7 +158,7 @@ export async function serveAdmission(
   const req: AnyObject = review?.request ?? {};
   const operation = req.operation as AdmissionOperation;
   const subresource = (req.subResource || undefined) as string | undefined;
-  const userinfo = req.userInfo;
+  const userinfo: UserInfo | undefined | null = req.userInfo;
   const newBody = req.object ?? undefined;
   const oldBody = req.oldObject ?? undefined;
   const raw: AnyObject | undefined = newBody ?? oldBody;

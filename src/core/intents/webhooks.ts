@@ -9,6 +9,7 @@
  * @module
  */
 
+import type { UserInfo } from "../../cogs/structs/reviews.ts";
 import type {
   AnyObject,
   FilterOptions,
@@ -75,8 +76,8 @@ export interface WebhookContext extends ObjectContext {
   operation: AdmissionOperation;
   /** Strings pushed here go back to the API client as admission warnings. */
   warnings: string[];
-  /** The requesting user, as Kubernetes sends it (`username`, `uid`, `groups`). */
-  userinfo: Record<string, unknown>;
+  /** The requesting user, as Kubernetes sends it (`username`, `uid`, `groups`, `extra`). */
+  userinfo: UserInfo;
   /** The HTTP headers of the webhook request (`{}` when the server gives none). */
   headers: Record<string, string>;
   /** The client certificate's details, or `{}` when the client presented none. */

@@ -17,8 +17,9 @@
  * What is not here: discovery (`/api`, `/apis`, `/version`: every
  * authenticated user may read it through Kubernetes' `system:discovery`
  * ClusterRole), the handlers' own requests through `api` (declared with
- * `kopf.uses()`, rows "uses"), and `WebhookAutoServer`'s optional listing of
- * nodes to guess a development cluster's host (without it, no guess).
+ * `kopf.uses()`, rows "uses"), and `WebhookAutoServer`'s (and
+ * `WebhookAutoTunnel`'s) optional listing of nodes to guess a development
+ * cluster's host (without it, no guess).
  *
  * @module
  */

@@ -184,7 +184,7 @@ export function startAdmission(
       }
     }
     try {
-      for await (const config of iterate(server, fn, { signal, api })) {
+      for await (const config of iterate(server, fn, { signal, api, logger })) {
         lastConfig = config;
         await reconfigure();
       }
@@ -216,7 +216,7 @@ export function startAdmission(
 function iterate(
   s: unknown,
   f: WebhookFn,
-  o: { signal: AbortSignal; api: ApiClient },
+  o: { signal: AbortSignal; api: ApiClient; logger: OperatorLogger },
 ): AsyncIterable<WebhookClientConfig> {
   return typeof s === "function"
     ? s(f, o)
