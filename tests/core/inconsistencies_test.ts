@@ -160,3 +160,34 @@ Deno.test("inconsistencies: with x-kubernetes-preserve-unknown-fields on the sta
   assert.deepEqual(o.status.create_fn, { message: "hello" });
   assert.equal(o.metadata.labels.handled, "yes");
 });
+
+Deno.test("inconsistencies: a timer whose result is pruned on every run is one warning", async () => {
+  await using c = await cluster();
+  await c.createCrd(prunedCrd("prunedexamples", "PrunedExample"));
+  const registry = new kopf.OperatorRegistry();
+  let runs = 0;
+  kopf.timer("prunedexamples", { registry, interval: 0.05 }, function tick_fn() {
+    runs++;
+    return { runs: 1 }; // the same result every time: the same lost field
+  });
+  const runner = await KopfRunner.start(["run", "--standalone", "-A", "--verbose"], {
+    registry,
+    kubeconfig: c.api.kubeconfig.path,
+  });
+  try {
+    await c.call("POST", "/apis/kopf.dev/v1/namespaces/default/prunedexamples", {
+      apiVersion: "kopf.dev/v1",
+      kind: "PrunedExample",
+      metadata: { name: "t1" },
+      spec: {},
+    });
+    await until(() => runs >= 5, "five runs of the timer");
+  } finally {
+    await runner.stop();
+  }
+  assert.equal(runner.exitCode, 0);
+  const warnings = lines(runner.output, "Patching failed with inconsistencies")
+    .filter((l) => l.includes("WARNING"));
+  assert.equal(warnings.length, 1, runner.output);
+  assert.match(warnings[0]!, /\[default\/t1\] .*the API did not store status\.tick_fn\./);
+});

@@ -5,6 +5,14 @@
  * resourceVersion — so that another controller's finalizers are never lost —
  * retried on a conflict with a fresh read of the object.
  *
+ * Why every merge patch's answer is checked against the patch: a CRD whose
+ * structural schema does not declare a field has the server prune it, and the
+ * patch still succeeds — a handler's result or the progress in `status` would
+ * vanish silently. Kopf warns "Patching failed with inconsistencies"; so do we,
+ * once per object and set of fields (cogs/structs/inconsistencies.ts decides
+ * what counts). Finalizer edits (JSON patches guarded by a `test`) are not
+ * checked: they either apply exactly or fail.
+ *
  * @module
  */
 
