@@ -106,7 +106,8 @@ function checkPatched(
 ): void {
   const found = findInconsistencies(patch, patched);
   if (!found.length) {
-    if (memory) memory.inconsistencies = undefined;
+    // Only when set: the common, consistent patch adds no property to the object's memory.
+    if (memory?.inconsistencies !== undefined) memory.inconsistencies = undefined;
     return;
   }
   const fields = found.map((i) => `${i.kind} ${formatPath(i.path)}`).join(", ");
