@@ -86,3 +86,71 @@ Deno.test("a group-version that 404s between /apis and its own request has no re
   assert.ok(!resources.some((r) => r.group === "gone.example.com"));
   assert.equal(env.server.countRequests({ code: 404 }), 1);
 });
+
+Deno.test("scanResources(): a name resolves at its group's preferred version, else at the group's first version that serves it (as kubectl)", async () => {
+  await using env = await setup();
+  // Discovery as a cluster answers it when two CRDs share a group: one serves v2 (preferred, as
+  // the highest version), the other v1 only; a third serves both.
+  const lists: Record<string, unknown> = {
+    "/api": { versions: ["v1"] },
+    "/api/v1": { resources: [{ name: "pods", kind: "Pod", namespaced: true }] },
+    "/apis": {
+      groups: [{
+        name: "kopf.dev",
+        versions: [{ version: "v1" }, { version: "v2" }, { version: "v1beta1" }],
+        preferredVersion: { version: "v2" },
+      }],
+    },
+    "/apis/kopf.dev/v2": {
+      resources: [
+        { name: "newcomers", kind: "Newcomer", namespaced: true },
+        { name: "both", kind: "Both", namespaced: true },
+      ],
+    },
+    "/apis/kopf.dev/v1": {
+      resources: [
+        { name: "kopfexamples", kind: "KopfExample", shortNames: ["kex"], namespaced: true },
+        { name: "kopfexamples/status", kind: "KopfExample", namespaced: true },
+        { name: "both", kind: "Both", namespaced: true },
+      ],
+    },
+    "/apis/kopf.dev/v1beta1": {
+      resources: [{ name: "kopfexamples", kind: "KopfExample", namespaced: true }],
+    },
+  };
+  const api = new ApiClient({
+    vault: env.vault,
+    fetch: (url) => {
+      const path = new URL(url).pathname;
+      return Promise.resolve(
+        path in lists ? Response.json(lists[path]) : new Response("{}", { status: 404 }),
+      );
+    },
+  });
+  const resources = await scanResources(api);
+  const preferred = resources.filter((r) => r.preferred).map(String).sort();
+  assert.deepEqual(preferred, [
+    "both.v2.kopf.dev",
+    "kopfexamples.v1.kopf.dev", // v1 is listed before v1beta1: the server's priority order
+    "newcomers.v2.kopf.dev",
+    "pods.v1",
+  ]);
+  const kex = new Selector("kex").selectOne(resources);
+  assert.equal(String(kex), "kopfexamples.v1.kopf.dev");
+  assert.ok(kex.subresources.has("status"));
+  assert.equal(String(new Selector("kopfexamples.kopf.dev").selectOne(resources)), String(kex));
+  assert.equal(String(new Selector("kopf.dev", "kopfexamples").selectOne(resources)), String(kex));
+  assert.equal(String(new Selector("both").selectOne(resources)), "both.v2.kopf.dev");
+  assert.equal(
+    String(new Selector("kopf.dev", "v1beta1", "kopfexamples").selectOne(resources)),
+    "kopfexamples.v1beta1.kopf.dev",
+  );
+  // A name that no version serves: the message is the one it always was.
+  assert.throws(
+    () => new Selector("kopf.dev", "absentees").selectOne(resources),
+    new RegExp(
+      'Resource "absentees.kopf.dev" is not served by the cluster: create its CRD first, ' +
+        'or check the name with "kubectl api-resources"',
+    ),
+  );
+});

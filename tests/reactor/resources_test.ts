@@ -233,3 +233,51 @@ Deno.test("resources: an ambiguous name (two groups serve it) is one warning nam
     /WARNING.*Resource "widgets" is ambiguous: it matches widgets\.v1\.a\.example\.com, widgets\.v1\.b\.example\.com; specify the API group, e\.g\. "widgets\.a\.example\.com"; neither is served\.$/,
   );
 });
+
+Deno.test("resources: a CRD that adds v2 to the group while running does not drop the group's v1-only resources", async () => {
+  await using c = await cluster();
+  const registry = new kopf.OperatorRegistry();
+  const seen: string[] = [];
+  kopf.on.create("kopfexamples", { registry }, function kex({ name }) {
+    seen.push(`kex:${name}`);
+  });
+  kopf.on.create("kopfnewcomers", { registry }, function newcomer({ name }) {
+    seen.push(`newcomer:${name}`);
+  });
+  const runner = await KopfRunner.start(["run", "--standalone", "-A"], {
+    registry,
+    kubeconfig: c.api.kubeconfig.path,
+  });
+  try {
+    await c.createKex("default", "before");
+    await until(() => seen.includes("kex:before"), "the operator serves kopfexamples");
+    // Another CRD of the same group, served at v2 only: v2 becomes the group's preferred version.
+    await c.call(
+      "POST",
+      "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+      crd({
+        group: "kopf.dev",
+        plural: "kopfnewcomers",
+        kind: "KopfNewcomer",
+        scope: "Namespaced",
+        version: "v2",
+      }),
+    );
+    const group = await c.call("GET", "/apis/kopf.dev");
+    assert.equal(group.body.preferredVersion.version, "v2");
+    await c.call("POST", "/apis/kopf.dev/v2/namespaces/default/kopfnewcomers", {
+      apiVersion: "kopf.dev/v2",
+      kind: "KopfNewcomer",
+      metadata: { name: "n1" },
+    });
+    // The rescan after the CRD serves the newcomers: by then, kopfexamples were re-resolved.
+    await until(() => seen.includes("newcomer:n1"), "the newcomer's handler (after the rescan)");
+    await c.createKex("default", "after");
+    await until(() => seen.includes("kex:after"), "the operator still serves kopfexamples");
+  } finally {
+    await runner.stop();
+  }
+  assert.equal(runner.exitCode, 0);
+  assert.match(runner.output, /Serving new resources: kopfnewcomers\.v2\.kopf\.dev\./);
+  assert.doesNotMatch(runner.output, /"kopfexamples" is not served/);
+});

@@ -1,8 +1,10 @@
 /**
  * Cluster discovery: which resources the API serves, as {@link Resource}s
  * that selectors are matched against. Read from `/api` + `/api/<v>` (the
- * core group, always preferred) and `/apis` + `/apis/<group>/<version>` (the
- * group's `preferredVersion` marks the preferred one). Subresources
+ * core group, always preferred) and `/apis` + `/apis/<group>/<version>`.
+ * A resource is `preferred` at the version kubectl would take for its name: the
+ * group's `preferredVersion` if that serves it, else the group's first version
+ * that does (a group's versions belong to several CRDs). Subresources
  * (`kopfexamples/status`) are folded into their resource's `subresources`.
  *
  * A 404 on one group-version means "nothing there": the last resource of a
@@ -59,7 +61,9 @@ export async function scanResources(
     if (groups && !groups.has("")) return [];
     const rsp = await api.request<{ versions?: string[] }>("GET", "/api", { signal });
     const found = await Promise.all(
-      (rsp.versions ?? []).map((v) => readGroupVersion(api, `/api/${v}`, "", v, true, signal)),
+      (rsp.versions ?? []).map(async (v) =>
+        toResources("", v, await readGroupVersion(api, `/api/${v}`, signal), () => true)
+      ),
     );
     return found.flat();
   };
@@ -69,11 +73,7 @@ export async function scanResources(
     const tasks = [];
     for (const group of rsp.groups ?? []) {
       if (groups && !groups.has(group.name)) continue;
-      for (const { version } of group.versions ?? []) {
-        const preferred = version === group.preferredVersion?.version;
-        const url = `/apis/${group.name}/${version}`;
-        tasks.push(readGroupVersion(api, url, group.name, version, preferred, signal));
-      }
+      tasks.push(readGroup(api, group, signal));
     }
     return (await Promise.all(tasks)).flat();
   };
@@ -126,22 +126,59 @@ interface ApiResource {
   categories?: string[];
 }
 
+/**
+ * One group's resources, every version, each marked `preferred` if it is the version that a
+ * name without a version means — as kubectl resolves it: the group's preferred version if it
+ * serves the resource, else the first of the group's versions (in the server's order, which is
+ * its priority) that does. So a CRD that adds `v2` to a group does not hide the resources that
+ * other CRDs of the group serve at `v1` only.
+ */
+async function readGroup(
+  api: ApiClient,
+  group: NonNullable<ApiGroupList["groups"]>[number],
+  signal: AbortSignal | undefined,
+): Promise<Resource[]> {
+  const versions = (group.versions ?? []).map((v) => v.version);
+  const preferredVersion = group.preferredVersion?.version;
+  const lists = await Promise.all(
+    versions.map((version) => readGroupVersion(api, `/apis/${group.name}/${version}`, signal)),
+  );
+  // The version of each plural: the preferred version's first, then in the group's order.
+  const chosen = new Map<string, string>();
+  const preferredAt = versions.indexOf(preferredVersion ?? "");
+  const order = preferredAt < 0
+    ? versions.keys()
+    : [preferredAt, ...versions.keys().filter((i) => i !== preferredAt)];
+  for (const i of order) {
+    for (const r of lists[i]!) if (!chosen.has(r.name)) chosen.set(r.name, versions[i]!);
+  }
+  return versions.flatMap((version, i) =>
+    toResources(group.name, version, lists[i]!, (plural) => chosen.get(plural) === version)
+  );
+}
+
+/** A group-version's resource list; empty if it 404s (it went away since /apis answered). */
 async function readGroupVersion(
   api: ApiClient,
   url: string,
-  group: string,
-  version: string,
-  preferred: boolean,
   signal: AbortSignal | undefined,
-): Promise<Resource[]> {
-  let rsp: { resources?: ApiResource[] };
+): Promise<ApiResource[]> {
   try {
-    rsp = await api.request("GET", url, { signal });
+    const rsp = await api.request<{ resources?: ApiResource[] }>("GET", url, { signal });
+    return rsp.resources ?? [];
   } catch (error) {
     if (error instanceof NotFoundError) return [];
     throw error;
   }
-  const all = rsp.resources ?? [];
+}
+
+/** The resources of one group-version's list, subresources folded in. */
+function toResources(
+  group: string,
+  version: string,
+  all: ApiResource[],
+  preferred: (plural: string) => boolean,
+): Resource[] {
   return all.filter((r) => !r.name.includes("/")).map((r) =>
     new Resource({
       group,
@@ -156,7 +193,7 @@ async function readGroupVersion(
         .filter((sub) => sub.name.startsWith(`${r.name}/`))
         .map((sub) => sub.name.slice(r.name.length + 1)),
       namespaced: r.namespaced,
-      preferred,
+      preferred: preferred(r.name),
       verbs: r.verbs ?? [],
     })
   );

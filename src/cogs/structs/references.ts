@@ -66,7 +66,7 @@ export interface ResourceInit {
   subresources?: Iterable<string> | undefined;
   /** Namespaced (`true`) or cluster-scoped (`false`); unknown when undefined. */
   namespaced?: boolean | undefined;
-  /** Whether this is the group's preferred version (default `true`). */
+  /** Whether a name without a version means this version (default `true`; see {@link Resource.preferred}). */
   preferred?: boolean | undefined;
   /** The verbs the API serves for it, e.g. `["list", "watch", "patch"]`. */
   verbs?: Iterable<string> | undefined;
@@ -116,7 +116,11 @@ export class Resource {
   readonly subresources: ReadonlySet<string>;
   /** Namespaced or cluster-scoped; undefined when unknown. */
   readonly namespaced: boolean | undefined;
-  /** Whether this is the preferred version of its group. */
+  /**
+   * Whether this is the version that a selector without a version means: its group's preferred
+   * version, or — when that version does not serve this resource — the group's first version
+   * that does (as kubectl resolves names). Discovery sets it; default `true`.
+   */
   readonly preferred: boolean;
   /** The verbs the API serves. */
   readonly verbs: ReadonlySet<string>;
@@ -308,7 +312,8 @@ const GROUP_VERSION_PATTERN = /^[^.]*\.v\d+(?:(?:alpha|beta)\d+)?(?:\..*)?$/;
  *   `("kopf.dev", EVERYTHING)`, `("kopf.dev/v1", EVERYTHING)`,
  *   `("kopf.dev", "v1", EVERYTHING)`, `{ group: "kopf.dev", plural: EVERYTHING }`.
  *
- * Without a version, only the preferred version of each group matches. A
+ * Without a version, only the preferred version of each resource matches (its
+ * group's preferred version, or the group's first version that serves it). A
  * name (not a category, filter or EVERYTHING) that the core API serves hides
  * the same name in other groups: `"pods"` means `pods.v1`, not
  * `pods.v1beta1.metrics.k8s.io` — as in kubectl. EVERYTHING and filters never

@@ -5,9 +5,22 @@
  * resourceVersion — so that another controller's finalizers are never lost —
  * retried on a conflict with a fresh read of the object.
  *
+ * Why every merge patch's answer is checked against the patch: a CRD whose
+ * structural schema does not declare a field has the server prune it, and the
+ * patch still succeeds — a handler's result or the progress in `status` would
+ * vanish silently. Kopf warns "Patching failed with inconsistencies"; so do we,
+ * once per object and set of fields (cogs/structs/inconsistencies.ts decides
+ * what counts). Finalizer edits (JSON patches guarded by a `test`) are not
+ * checked: they either apply exactly or fail.
+ *
  * @module
  */
 
+import {
+  findInconsistencies,
+  formatPath,
+  type Inconsistency,
+} from "../../cogs/structs/inconsistencies.ts";
 import type { AnyObject } from "./invocation.ts";
 import type { OperatorLogger } from "./loggers.ts";
 
@@ -35,13 +48,28 @@ export interface ObjectApi {
 const CONFLICT_RETRIES = 5;
 
 /**
- * Applies a merge patch unless it is empty, logging it as Kopf does.
+ * What the patching remembers of one object between its patches (kept with the object's other
+ * memories): the inconsistencies last warned about, so that a retrying handler whose progress
+ * the schema prunes on every cycle is one warning, not one per retry.
+ */
+export interface PatchMemory {
+  /** The fields of the last inconsistencies warned about (one line; a new set warns again). */
+  inconsistencies?: string | undefined;
+}
+
+/**
+ * Applies a merge patch unless it is empty, logging it as Kopf does, and checks the API's
+ * answer against it: fields of the patch that the answer does not reflect (most often pruned
+ * by a CRD's structural schema) are one warning, `Patching failed with inconsistencies: …`,
+ * naming them and the fix. With a `memory`, the same fields of the same object are warned
+ * about once (again at debug level), a different set warns again.
  *
  * @param api The object API.
  * @param body The object.
  * @param patch The merge patch (as JSON).
  * @param logger The object's logger.
  * @param signal Stops the request.
+ * @param memory The object's memory of the inconsistencies warned about.
  * @returns The patched object, the same body when there was nothing to patch, or undefined if gone.
  */
 export async function applyPatch(
@@ -50,6 +78,7 @@ export async function applyPatch(
   patch: AnyObject,
   logger: OperatorLogger,
   signal?: AbortSignal,
+  memory?: PatchMemory,
 ): Promise<AnyObject | undefined> {
   if (!Object.keys(patch).length) return body;
   if (logger.isEnabledFor("debug")) logger.debug(`Patching with: ${JSON.stringify(patch)}`);
@@ -61,7 +90,74 @@ export async function applyPatch(
     signal,
   );
   if (!patched) logger.debug("Patching failed: the object is gone (404); nothing to do.");
+  else checkPatched(patch, patched, logger, memory);
   return patched;
+}
+
+/** At most this many fields are named per kind of inconsistency (the rest are counted). */
+const NAMED_FIELDS = 10;
+
+/** Warns (once per object and set of fields, with a memory) when the answer lacks the patch. */
+function checkPatched(
+  patch: AnyObject,
+  patched: AnyObject,
+  logger: OperatorLogger,
+  memory: PatchMemory | undefined,
+): void {
+  const found = findInconsistencies(patch, patched);
+  if (!found.length) {
+    // Only when set: the common, consistent patch adds no property to the object's memory.
+    if (memory?.inconsistencies !== undefined) memory.inconsistencies = undefined;
+    return;
+  }
+  const fields = found.map((i) => `${i.kind} ${formatPath(i.path)}`).join(", ");
+  const again = memory !== undefined && memory.inconsistencies === fields;
+  if (memory) memory.inconsistencies = fields;
+  const message = describeInconsistencies(found);
+  if (again) logger.debug(`${message} (as in the previous patch)`);
+  else logger.warning(message);
+}
+
+/**
+ * The warning's text: the fields by kind, and what to do about the lost ones.
+ *
+ * @param found The inconsistencies (not empty).
+ * @returns One line.
+ */
+function describeInconsistencies(found: readonly Inconsistency[]): string {
+  const named = (kind: Inconsistency["kind"], show: (i: Inconsistency) => string) => {
+    const of = found.filter((i) => i.kind === kind);
+    const shown = of.slice(0, NAMED_FIELDS).map(show);
+    if (of.length > NAMED_FIELDS) shown.push(`and ${of.length - NAMED_FIELDS} more`);
+    return shown.join(", ");
+  };
+  const parts: string[] = [];
+  const lost = named("lost", (i) => formatPath(i.path));
+  const changed = named(
+    "changed",
+    (i) => `${formatPath(i.path)} (${brief(i.patched)} was stored as ${brief(i.stored)})`,
+  );
+  const kept = named("kept", (i) => formatPath(i.path));
+  if (lost) parts.push(`the API did not store ${lost}`);
+  if (changed) parts.push(`it stored ${changed}`);
+  if (kept) parts.push(`it did not remove ${kept}`);
+  let text = `Patching failed with inconsistencies: ${parts.join("; ")}.`;
+  if (lost) {
+    const where = found.some((i) => i.kind === "lost" && i.path[0] === "status")
+      ? "on .status (or on the whole object)"
+      : "on the part of the schema that holds them";
+    text += " If the CRD's schema prunes them, declare them in the schema or set " +
+      `"x-kubernetes-preserve-unknown-fields: true" ${where}; Kopf's own progress and ` +
+      "diff-base can be kept in annotations instead (AnnotationsProgressStorage, " +
+      "AnnotationsDiffBaseStorage).";
+  }
+  return text;
+}
+
+/** A value for a message, cut to a few dozen characters. */
+function brief(value: unknown): string {
+  const text = value === undefined ? "nothing" : JSON.stringify(value) ?? String(value);
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
 
 /**
@@ -164,6 +260,7 @@ export interface CycleWrite {
  * @param write The layers.
  * @param logger The object's logger.
  * @param signal Aborts the requests.
+ * @param memory The object's memory of the inconsistencies warned about (see {@link applyPatch}).
  * @returns The patched object (or `body` if nothing was written), or undefined if it is gone.
  * @throws The API's error when even the bookkeeping alone is refused, or for other errors.
  */
@@ -173,6 +270,7 @@ export async function applyCycleWrite(
   write: CycleWrite,
   logger: OperatorLogger,
   signal?: AbortSignal,
+  memory?: PatchMemory,
 ): Promise<AnyObject | undefined> {
   const results = write.results.size ? { status: Object.fromEntries(write.results) } : undefined;
   const edits = isEmpty(write.edits) ? undefined : write.edits;
@@ -181,7 +279,8 @@ export async function applyCycleWrite(
   // The common path is one try with everything; the layers to drop are built only on a refusal.
   let refusal: unknown;
   try {
-    return await applyPatch(api, body, mergeAll(write.edits, results, write.own), logger, signal);
+    const patch = mergeAll(write.edits, results, write.own);
+    return await applyPatch(api, body, patch, logger, signal, memory);
   } catch (e) {
     if (!isRefusal(e) || (!results && !edits)) throw refusing(e, logger);
     refusal = e;
@@ -199,7 +298,7 @@ export async function applyCycleWrite(
   }
   for (const [i, { patch, dropped }] of tries.entries()) {
     try {
-      const patched = await applyPatch(api, body, patch, logger, signal);
+      const patched = await applyPatch(api, body, patch, logger, signal, memory);
       logger.warning(
         `The API refused the patch as invalid (${describeRefusal(refusal)}); ${dropped}. ` +
           "The handlers' outcomes are stored.",

@@ -18,7 +18,7 @@ import type { KubeClient } from "../../cogs/clients/kube_client.ts";
 import type { OperatorSettings } from "../../cogs/configs/settings.ts";
 import { Patch } from "../../cogs/structs/patches.ts";
 import type { Resource } from "../../cogs/structs/references.ts";
-import { applyPatch, type ObjectApi } from "../actions/application.ts";
+import { applyPatch, type ObjectApi, type PatchMemory } from "../actions/application.ts";
 import { executeHandler, type HandlerMetrics, withAttempt } from "../actions/execution.ts";
 import type { ObjectLogger } from "../actions/loggers.ts";
 import type { State } from "../actions/progression.ts";
@@ -30,7 +30,7 @@ import type { ReconcileContext, ReconcilingHandler } from "../intents/reconciler
 const MIN_RERUN_DELAY = 0.001;
 
 /** What the engine keeps about one parent (what a call reads and updates). */
-export interface ParentRecord {
+export interface ParentRecord extends PatchMemory {
   /** The parent's uid. */
   uid: string;
   /** The parent's resource. */
@@ -117,7 +117,14 @@ async function flush(
   patch: Patch,
 ): Promise<void> {
   try {
-    const patched = await applyPatch(parent.api, body, patch.toJSON(), parent.logger);
+    const patched = await applyPatch(
+      parent.api,
+      body,
+      patch.toJSON(),
+      parent.logger,
+      undefined,
+      parent,
+    );
     const version = patched?.metadata?.resourceVersion;
     if (patched && version !== body.metadata?.resourceVersion) {
       parent.own = version;

@@ -32,7 +32,7 @@ import type { Resource } from "../../cogs/structs/references.ts";
 import type { Clock } from "../../cogs/aio/clock.ts";
 import type { StopFlag } from "../../cogs/aio/stop_flag.ts";
 import type { OperatorSettings } from "../../cogs/configs/settings.ts";
-import { applyPatch, type ObjectApi } from "../actions/application.ts";
+import { applyPatch, type ObjectApi, type PatchMemory } from "../actions/application.ts";
 import {
   type Attempt,
   executeHandler,
@@ -52,8 +52,11 @@ import { LiveContext } from "./live_context.ts";
 /** The shortest wait before a re-run (a `TemporaryError` without a delay): never a hot loop. */
 const MIN_RERUN_DELAY = 0.001;
 
-/** What the loops read and write of an object's record (the engine keeps the rest). */
-export interface LiveObject {
+/**
+ * What the loops read and write of an object's record (the engine keeps the rest); the
+ * inconsistencies of its patches are warned about once per object and set of fields.
+ */
+export interface LiveObject extends PatchMemory {
   /** The object as last seen: daemons and timers read it live. */
   body: AnyObject;
   /** The clock's `now()` at the last change of the object (for `idle`). */
@@ -306,7 +309,14 @@ class SpawnedRun implements Execution<SpawningHandler> {
     const object = this.#object;
     this.patch = new Patch();
     try {
-      const patched = await applyPatch(object.api, object.body, patch.toJSON(), object.logger);
+      const patched = await applyPatch(
+        object.api,
+        object.body,
+        patch.toJSON(),
+        object.logger,
+        undefined,
+        object,
+      );
       if (patched) touch(object, patched, this.clock);
     } catch (e) {
       object.logger.exception(

@@ -124,7 +124,8 @@ export async function processChanging(cycle: ChangingCycle): Promise<CycleResult
         if (!updated) return { patched };
         body = updated;
       }
-      patched = newer(body, await applyPatch(api, body, patch.toJSON(), logger, signal), patched);
+      const applied = await applyPatch(api, body, patch.toJSON(), logger, signal, memory);
+      patched = newer(body, applied, patched);
       return { patched };
     }
 
@@ -258,6 +259,7 @@ export async function processChanging(cycle: ChangingCycle): Promise<CycleResult
       { own: own.toJSON(), edits: patch.toJSON(), results: results ?? NO_RESULTS },
       logger,
       signal,
+      memory,
     );
     patched = newer(body, written, patched);
     if (!written) return { patched };

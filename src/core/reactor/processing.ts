@@ -20,7 +20,7 @@ import { Patch } from "../../cogs/structs/patches.ts";
 import { trimBody } from "../../cogs/structs/trimming.ts";
 import type { Resource } from "../../cogs/structs/references.ts";
 import type { OperatorSettings } from "../../cogs/configs/settings.ts";
-import { applyPatch, changed, type ObjectApi } from "../actions/application.ts";
+import { applyPatch, changed, type ObjectApi, type PatchMemory } from "../actions/application.ts";
 import {
   executeHandlers,
   type HandlerMetrics,
@@ -45,7 +45,7 @@ import type { ShardGate } from "../engines/sharding.ts";
 import { processChanging } from "./changing.ts";
 
 /** What the operator keeps in memory about one object between cycles. */
-export interface ObjectMemory {
+export interface ObjectMemory extends PatchMemory {
   /** All changing handlers ran to the end at least once in this process (no more resume handlers). */
   fullyHandledOnce: boolean;
   /** The object was first seen in a listing (it existed when the watch started), not as a change. */
@@ -200,7 +200,7 @@ export async function processEvent(
       signal,
     });
   } else {
-    const applied = await applyPatch(api, body, patch.toJSON(), logger, signal);
+    const applied = await applyPatch(api, body, patch.toJSON(), logger, signal, memory);
     if (changed(body, applied)) result = { patched: applied };
   }
   // Daemons and timers: spawned for a matching object, stopped when it stops matching; they
