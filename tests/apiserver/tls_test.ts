@@ -152,6 +152,49 @@ Deno.test("`serveTls()` serves HTTPS that verifies with the CA and fails without
   });
 });
 
+/** Everything a raw connection gets back until the server closes it (bounded by a timer). */
+async function rawExchange(port: number, bytes: string): Promise<string> {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  const timer = setTimeout(() => conn.close(), 5000);
+  const chunks: Uint8Array[] = [];
+  try {
+    await conn.write(new TextEncoder().encode(bytes));
+    const buf = new Uint8Array(4096);
+    for (;;) {
+      const n = await conn.read(buf);
+      if (n === null) break;
+      chunks.push(buf.slice(0, n));
+    }
+  } catch (e) {
+    if (!(e instanceof Deno.errors.BadResource || e instanceof Deno.errors.Interrupted)) throw e;
+    throw new Error(`no end of the answer within 5 s; got ${JSON.stringify(chunks.length)} chunks`);
+  } finally {
+    clearTimeout(timer);
+    try {
+      conn.close();
+    } catch { /* closed by the timer */ }
+  }
+  return new TextDecoder("latin1").decode(new Uint8Array(chunks.flatMap((c) => [...c])));
+}
+
+Deno.test("`serveTls()` answers plain HTTP as Go's net/http does, and still serves TLS", async () => {
+  await withServer(() => new Response("ok"), async (server) => {
+    for (const request of ["GET /version HTTP/1.1\r\nHost: x\r\n\r\n", "POST /api HTTP/1.1\r\n"]) {
+      assertEquals(
+        await rawExchange(server.port, request),
+        "HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n",
+      );
+    }
+    const client = clientFor();
+    try {
+      const url = `https://127.0.0.1:${server.port}/`;
+      assertEquals(await (await fetch(url, { client })).text(), "ok");
+    } finally {
+      client.close();
+    }
+  });
+});
+
 Deno.test("`serveTls()` passes the verified client identity to the handler", async () => {
   await withServer(echoInfo, async (server) => {
     const client = clientFor({ cert: tls.clientCert, key: tls.clientKey });
