@@ -9,6 +9,13 @@
  * one certificate for every webhook: `startApiServer({ webhookClientCert })`.
  * `ApiServer` hands it to its callers (`Admission`, `Conversion`).
  *
+ * Certificates are judged as kube-apiserver (Go) judges them: rustls (`fetch`)
+ * first; a serving certificate it refuses only for being a CA
+ * (`CaUsedAsEndEntity` — Python Kopf's self-signed certificates, which are
+ * their own `caBundle`) is judged again by Go's rules (`webhook_tls.ts`),
+ * and that bundle's calls go that way from then on (a fresh `node:https`
+ * connection per call).
+ *
  * @module
  */
 
