@@ -195,6 +195,50 @@ Deno.test("`serveTls()` answers plain HTTP as Go's net/http does, and still serv
   });
 });
 
+Deno.test("`serveTls()` looks at the first bytes whole: HTTP sent a byte at a time, silence, a short hello", async () => {
+  const server = await serveTls({
+    cert: tls.serverCert,
+    key: tls.serverKey,
+    handler: () => new Response("ok"),
+    headersTimeoutMs: 300,
+  });
+  try {
+    // Plain HTTP in single bytes: recognised by its first five (then answered and closed).
+    const conn = await Deno.connect({ hostname: "127.0.0.1", port: server.port });
+    for (const ch of "GET /") {
+      await conn.write(new TextEncoder().encode(ch));
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    const buf = new Uint8Array(200);
+    const n = await conn.read(buf);
+    conn.close();
+    assertEquals(
+      new TextDecoder().decode(buf.subarray(0, n ?? 0)).split("\r\n")[0],
+      "HTTP/1.0 400 Bad Request",
+    );
+    // Nothing sent: closed after the headers timeout.
+    const silent = await Deno.connect({ hostname: "127.0.0.1", port: server.port });
+    const started = Date.now();
+    const end = await silent.read(new Uint8Array(10)).catch(() => null);
+    silent.close();
+    assertEquals(end, null);
+    assert(Date.now() - started < 3000, `closed after ${Date.now() - started} ms`);
+    // Three bytes and the end: no answer, no crash; TLS still served afterwards.
+    assertEquals(await rawExchange(server.port, "\x16\x03\x01"), "");
+    const client = clientFor();
+    try {
+      assertEquals(
+        await (await fetch(`https://127.0.0.1:${server.port}/`, { client })).text(),
+        "ok",
+      );
+    } finally {
+      client.close();
+    }
+  } finally {
+    await server.shutdown();
+  }
+});
+
 Deno.test("`serveTls()` passes the verified client identity to the handler", async () => {
   await withServer(echoInfo, async (server) => {
     const client = clientFor({ cert: tls.clientCert, key: tls.clientKey });
