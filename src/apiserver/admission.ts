@@ -15,8 +15,12 @@
  * one changed the object; then the server's own checks (names, metadata, CRD
  * schema pruning, defaulting, validation); then the validating webhooks, all
  * at once. Mutating webhooks of a create see the object before its uid and
- * generated name, as on a real server; those of a delete see no object; the
- * validating webhooks of a delete see the object as `oldObject`.
+ * generated name, as on a real server; those of a delete (and of each object
+ * of a deletecollection) see the stored object as `oldObject`, `object` null
+ * and the DeleteOptions (meta.k8s.io/v1) as `options` — mutating and
+ * validating alike, as since Kubernetes 1.15; a mutating webhook's non-empty
+ * patch on a delete is a 500 (`... attempted to modify the object, which is
+ * not supported for this operation`).
  *
  * Answers as kube-apiserver's:
  * - a denial: the webhook's `status` with the message
@@ -383,8 +387,10 @@ export class Admission {
   }
 
   /**
-   * Runs a delete through the webhooks: mutating webhooks with no object (as
-   * on a real server), validating webhooks with the object as `oldObject`.
+   * Runs a delete through the webhooks: mutating, then validating webhooks,
+   * all with the stored object as `oldObject` and no `object` (as since
+   * Kubernetes 1.15); a mutating webhook that answers a non-empty patch
+   * fails the delete with kube-apiserver's 500.
    *
    * @param info The resource, URL parts and caller.
    * @param options The request's DeleteOptions (for `request.options`; `dryRun` makes it a dry run).
@@ -420,16 +426,10 @@ export class Admission {
         options: deleteOptions,
       };
       const views = new Views(this.#convert);
-      const mutating = this.#matching(candidates, "mutating", info, {
-        ...base,
-        object: null,
-        oldObject: current,
-      });
-      if (mutating.length) {
-        const review: Review = { ...base, object: null, oldObject: null };
-        await this.#mutate(mutating, info, review, views, warnings);
-      }
+      // Since Kubernetes 1.15 both stages see the stored object as oldObject (object null).
       const review: Review = { ...base, object: null, oldObject: current };
+      const mutating = this.#matching(candidates, "mutating", info, review);
+      if (mutating.length) await this.#mutate(mutating, info, review, views, warnings);
       const validating = this.#matching(candidates, "validating", info, review);
       if (validating.length) await this.#validate(validating, info, review, views, warnings);
       const now = this.#store.get(key, ns, info.name);
@@ -529,7 +529,7 @@ export class Admission {
           warnings,
         );
         seenAt.set(invocation, before);
-        if (!response || !response.patch || object === null) continue;
+        if (!response || !response.patch) continue;
         let ops: unknown;
         try {
           if (response.patchType !== "JSONPatch") {
@@ -539,6 +539,13 @@ export class Admission {
         } catch (e) {
           if (hook.failurePolicy === "Ignore") continue;
           throw failedCall(hook, e instanceof Error ? e.message : String(e));
+        }
+        if (Array.isArray(ops) && !ops.length) continue;
+        if (object === null) {
+          // A delete: there is no object to patch (kube-apiserver's words, whatever the policy).
+          throw internalError(
+            `admission webhook "${hook.name}" attempted to modify the object, which is not supported for this operation`,
+          );
         }
         try {
           object = applyJsonPatch(object, ops) as KObject;

@@ -727,12 +727,19 @@ function decodeSegment(segment: string): string {
   }
 }
 
-/** The `timeoutSeconds` parameter, an integer (kube's int64); 400 otherwise. */
+/**
+ * The `timeoutSeconds` parameter, an integer (kube's int64); 400 otherwise — worded as
+ * kube-apiserver's query decoding words a non-integer (`strconv.ParseInt: parsing "abc":
+ * invalid syntax`); a negative or huge one is refused in words of our own.
+ */
 function timeoutSecondsOf(q: URLSearchParams): number | undefined {
   const text = q.get("timeoutSeconds");
   if (text === null || text === "") return undefined;
   const value = Number(text);
-  if (!/^\d+$/.test(text) || !Number.isSafeInteger(value)) {
+  if (!/^[+-]?\d+$/.test(text)) {
+    throw ApiError.badRequest(`strconv.ParseInt: parsing ${JSON.stringify(text)}: invalid syntax`);
+  }
+  if (!/^\+?\d+$/.test(text) || !Number.isSafeInteger(value)) {
     throw ApiError.badRequest(
       `timeoutSeconds: Invalid value: ${JSON.stringify(text)}: must be a whole, non-negative ` +
         `number of seconds`,

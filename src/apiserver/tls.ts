@@ -76,13 +76,25 @@ const SIGNING_ALGORITHM: EcdsaParams = { name: "ECDSA", hash: "SHA-256" };
 const DNS_NAME =
   /^(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$/;
 
-type X509 = typeof import("npm:@peculiar/x509@^2");
+/** The `@peculiar/x509` module, as {@linkcode loadX509} answers it. */
+export type X509 = typeof import("npm:@peculiar/x509@^2");
 type SubjectAltName = { type: "dns" | "ip"; value: string };
 
 let x509Loading: Promise<X509> | undefined;
 
-/** Loads `@peculiar/x509` once, after the Reflect polyfill its `tsyringe` requires. */
-function loadX509(): Promise<X509> {
+/**
+ * Loads `@peculiar/x509` once, after the Reflect polyfill its `tsyringe` requires.
+ *
+ * @returns The module.
+ *
+ * @example
+ * ```ts
+ * import { loadX509 } from "./tls.ts";
+ * const x509 = await loadX509();
+ * console.log(typeof x509.X509Certificate); // "function"
+ * ```
+ */
+export function loadX509(): Promise<X509> {
   x509Loading ??= import("npm:reflect-metadata@^0.2")
     .then(() => import("npm:@peculiar/x509@^2"))
     .catch((error) => {

@@ -23,6 +23,12 @@
  * - `shutdown()` stops accepting, aborts in-flight requests, cancels open
  *   response bodies (ending chunked streams cleanly), closes idle keep-alive
  *   connections and resolves once the socket is closed.
+ * - Plain HTTP sent to the TLS port (`http://` given for an `https://`
+ *   server) is answered as Go's net/http answers it —
+ *   `HTTP/1.0 400 Bad Request` and `Client sent an HTTP request to an HTTPS
+ *   server.` — and closed, instead of a TLS alert that clients print as an
+ *   empty reply: the first five bytes of each connection are looked at
+ *   before the handshake (and put back when they are not HTTP).
  *
  * Caveats: HTTP/1.1 only (no ALPN `h2`; every client here falls back to it);
  * request bodies are buffered before the handler runs; a handler that ignores
@@ -36,6 +42,8 @@ import { createServer as createHttpsServer } from "node:https";
 import { createServer as createHttpServer } from "node:http";
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from "node:http";
 import type { TLSSocket } from "node:tls";
+import type { Socket } from "node:net";
+import type { Buffer } from "node:buffer";
 
 /** The verified identity from a client certificate, as Kubernetes reads it. */
 export interface ClientCertificateIdentity {
@@ -218,6 +226,8 @@ async function serveNode(
     connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(headersTimeout / 4))),
   });
 
+  if ((options.scheme ?? "https") === "https") answerPlainHttp(server, headersTimeout);
+
   let boundPort = port;
   server.on("request", (req: IncomingMessage, res: ServerResponse) => {
     const controller = new AbortController();
@@ -273,6 +283,50 @@ async function serveNode(
   else signal?.addEventListener("abort", () => void shutdown(), { once: true });
 
   return { port: boundPort, finished, shutdown };
+}
+
+/** The first bytes of plain HTTP requests, as Go's `tlsRecordHeaderLooksLikeHTTP` knows them. */
+const HTTP_STARTS = ["GET /", "HEAD ", "POST ", "PUT /", "OPTIO"];
+/** Go's net/http answer to plain HTTP on a TLS port (then it closes the connection). */
+const PLAIN_HTTP_ANSWER =
+  "HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n";
+
+/**
+ * Puts a look at the first five bytes of every connection before the TLS server's own
+ * `connection` listener: plain HTTP (a client given `http://` for an `https://` server) gets
+ * Go's net/http answer instead of a TLS alert that reads as an empty reply; anything else is
+ * put back and goes on to the TLS handshake.
+ */
+function answerPlainHttp(server: ReturnType<typeof createHttpServer>, timeoutMs: number): void {
+  const tlsListeners = server.listeners("connection") as ((socket: Socket) => void)[];
+  server.removeAllListeners("connection");
+  server.on("connection", (socket: Socket) => {
+    // A client that sends nothing is dropped as one that never finishes its headers.
+    const silent = setTimeout(() => socket.destroy(), timeoutMs);
+    const onReadable = () => {
+      const head: Buffer | null = socket.read(5);
+      if (head === null) {
+        if (socket.readableEnded) done(null);
+        return; // fewer than five bytes yet
+      }
+      done(head);
+    };
+    const onEnd = () => done(socket.read() as Buffer | null);
+    const done = (head: Buffer | null) => {
+      clearTimeout(silent);
+      socket.off("readable", onReadable);
+      socket.off("end", onEnd);
+      if (head && HTTP_STARTS.includes(head.subarray(0, 5).toString("latin1"))) {
+        socket.end(PLAIN_HTTP_ANSWER, () => socket.destroy());
+        return;
+      }
+      if (head) socket.unshift(head);
+      for (const listener of tlsListeners) listener.call(server, socket);
+    };
+    socket.on("readable", onReadable);
+    socket.once("end", onEnd);
+    socket.once("close", () => clearTimeout(silent));
+  });
 }
 
 /** How one exchange is run: what {@linkcode serveTls} was given. */

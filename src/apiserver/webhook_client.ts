@@ -9,8 +9,17 @@
  * one certificate for every webhook: `startApiServer({ webhookClientCert })`.
  * `ApiServer` hands it to its callers (`Admission`, `Conversion`).
  *
+ * Certificates are judged as kube-apiserver (Go) judges them: rustls (`fetch`)
+ * first; a serving certificate it refuses only for being a CA
+ * (`CaUsedAsEndEntity` — Python Kopf's self-signed certificates, which are
+ * their own `caBundle`) is judged again by Go's rules (`webhook_tls.ts`),
+ * and that bundle's calls go that way from then on (a fresh `node:https`
+ * connection per call).
+ *
  * @module
  */
+
+import { GoVerifyError } from "./webhook_tls.ts";
 
 /**
  * HTTP clients per `caBundle`, cached until closed.
@@ -26,6 +35,8 @@
 export class WebhookClients {
   readonly #clients = new Map<string, Deno.HttpClient>();
   readonly #identity: WebhookClientCertificate | undefined;
+  /** Bundles whose webhooks serve a CA certificate (rustls refuses it): called as Go judges. */
+  readonly #goVerified = new Set<string>();
 
   /**
    * @param identity The client certificate to present, if any.
@@ -89,20 +100,27 @@ export class WebhookClients {
     } catch (e) {
       throw new WebhookCallError(`could not get REST client: ${(e as Error).message}`);
     }
-    let res: Response;
+    const signal = AbortSignal.timeout(timeoutSeconds * 1000);
+    const json = JSON.stringify(body);
+    let answer: { status: number; text: string };
     try {
-      res = await fetch(target, {
-        method: "POST",
-        headers: { "content-type": "application/json", accept: "application/json, */*" },
-        body: JSON.stringify(body),
-        signal: AbortSignal.timeout(timeoutSeconds * 1000),
-        ...(client ? { client } : {}),
-      });
+      answer = config.caBundle && this.#goVerified.has(config.caBundle)
+        ? await this.#postAsGo(config.caBundle, url, json, signal)
+        : await this.#fetch(target, json, signal, client).catch((e) => {
+          // rustls refuses a CA certificate as the serving one; Go (kube-apiserver) accepts
+          // it when it is in the bundle (Kopf's self-signed certificates): judge it as Go does.
+          if (!config.caBundle || !/CaUsedAsEndEntity/.test(causes(e))) throw e;
+          this.#goVerified.add(config.caBundle);
+          return this.#postAsGo(config.caBundle, url, json, signal);
+        });
     } catch (e) {
-      throw new WebhookCallError(`Post "${target}": ${goReason(e, url)}`, true);
+      const why = e instanceof GoVerifyError
+        ? `tls: failed to verify certificate: ${e.message}`
+        : goReason(e, url);
+      throw new WebhookCallError(`Post "${target}": ${why}`, true);
     }
-    const text = await res.text().catch(() => "");
-    if (res.status < 200 || res.status >= 300) {
+    const { status, text } = answer;
+    if (status < 200 || status >= 300) {
       throw new WebhookCallError(
         `an error on the server ("${
           text.slice(0, 200)
@@ -111,6 +129,40 @@ export class WebhookClients {
       );
     }
     return text;
+  }
+
+  /** One call through `fetch` (rustls verifies the server's certificate). */
+  async #fetch(
+    target: string,
+    body: string,
+    signal: AbortSignal,
+    client: Deno.HttpClient | undefined,
+  ): Promise<{ status: number; text: string }> {
+    const res = await fetch(target, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, */*" },
+      body,
+      signal,
+      ...(client ? { client } : {}),
+    });
+    return { status: res.status, text: await res.text().catch(() => "") };
+  }
+
+  /** One call over `node:https`, the server's certificate judged by Go's rules. */
+  async #postAsGo(
+    caBundle: string,
+    url: URL,
+    body: string,
+    signal: AbortSignal,
+  ): Promise<{ status: number; text: string }> {
+    const { postVerifyingAsGo } = await import("./webhook_tls.ts");
+    return await postVerifyingAsGo({
+      url,
+      body,
+      rootsPem: new TextDecoder().decode(decodeBase64(caBundle)),
+      identity: this.#identity,
+      signal,
+    });
   }
 
   /** Closes the cached clients. */
@@ -135,11 +187,7 @@ export class WebhookClients {
  * ```
  */
 export function goReason(e: unknown, url: URL): string {
-  const parts: string[] = [];
-  for (let c: unknown = e, i = 0; c && i < 5; c = (c as { cause?: unknown }).cause, i++) {
-    parts.push(String((c as Error)?.message ?? c));
-  }
-  const text = parts.join(": ");
+  const text = causes(e);
   const name = (e as Error)?.name;
   if (name === "TimeoutError" || name === "AbortError") return "context deadline exceeded";
   const alert = /received fatal alert: (\w+)/.exec(text);
@@ -159,6 +207,15 @@ export function goReason(e: unknown, url: URL): string {
   }
   if (/refused/i.test(text)) return `dial tcp ${hostPort}: connect: connection refused`;
   return text;
+}
+
+/** An error's message with those of its causes, joined by ": ". */
+function causes(e: unknown): string {
+  const parts: string[] = [];
+  for (let c: unknown = e, i = 0; c && i < 5; c = (c as { cause?: unknown }).cause, i++) {
+    parts.push(String((c as Error)?.message ?? c));
+  }
+  return parts.join(": ");
 }
 
 /** rustls' names of TLS alerts, as Go's `crypto/tls` words them. */

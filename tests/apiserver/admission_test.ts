@@ -218,13 +218,48 @@ Deno.test("the AdmissionReview v1 request as a real server sends it; a mutation 
   assertEquals(up.oldObject.data, { a: "1", added: "by-webhook" });
   assertEquals(up.options.kind, "UpdateOptions");
 
-  // Delete: mutating webhooks see no object (as on a real server).
-  const d = await call(api, "DELETE", `${CMS}/one`);
+  // Delete: mutating webhooks see the stored object as oldObject (as since Kubernetes 1.15),
+  // and the DeleteOptions; a patch on a delete is refused as kube-apiserver refuses it.
+  hook.answer = () => ({
+    allowed: true,
+    patchType: "JSONPatch",
+    patch: btoa(JSON.stringify([{ op: "add", path: "/data/late", value: "x" }])),
+  });
+  const patched = await call(api, "DELETE", `${CMS}/one`, { propagationPolicy: "Background" });
+  assertEquals(patched.status, 500, JSON.stringify(patched.body));
+  assertEquals(
+    patched.body.message,
+    'Internal error occurred: admission webhook "mutate.kopf.dev" attempted to modify the object, which is not supported for this operation',
+  );
+  assertEquals((await call(api, "GET", `${CMS}/one`)).status, 200, "not deleted");
+  hook.answer = () => ({ allowed: true, patchType: "JSONPatch", patch: btoa("[]") });
+  const d = await call(api, "DELETE", `${CMS}/one`, { propagationPolicy: "Background" });
   assertEquals(d.status, 200, JSON.stringify(d.body));
-  const del = hook.reviews[2].request;
+  const del = hook.reviews[3].request;
   assertEquals(del.operation, "DELETE");
-  assertEquals([del.object, del.oldObject], [null, null]);
-  assertEquals(del.options.kind, "DeleteOptions");
+  assertEquals(del.name, "one");
+  assertEquals(del.object, null);
+  assertEquals(del.oldObject.data, { a: "1", added: "by-webhook", b: "2" });
+  assertEquals(del.options, {
+    kind: "DeleteOptions",
+    apiVersion: "meta.k8s.io/v1",
+    propagationPolicy: "Background",
+  });
+
+  // A deletecollection: one review per object, each with its own oldObject.
+  for (const name of ["two", "three"]) {
+    hook.answer = () => ({ allowed: true });
+    assertEquals((await call(api, "POST", CMS, cm(name, { n: name }))).status, 201);
+  }
+  const before = hook.reviews.length;
+  const all = await call(api, "DELETE", CMS);
+  assertEquals(all.status, 200, JSON.stringify(all.body));
+  const dels = hook.reviews.slice(before).map((r: Json) => r.request);
+  assertEquals(
+    dels.map((r: Json) => [r.operation, r.name, r.object, r.oldObject.data.n]).sort(),
+    [["DELETE", "three", null, "three"], ["DELETE", "two", null, "two"]],
+  );
+  assertEquals(dels[0].options.kind, "DeleteOptions");
 });
 
 Deno.test("mutating webhooks in order; IfNeeded is reinvoked once after a later change; then validating", async () => {

@@ -923,3 +923,26 @@ Deno.test("malformed framing on a raw connection: the server answers 4xx or clos
     await assertServes(api.url, JSON.stringify(frame.slice(0, 40)), {}, NS);
   }
 });
+
+Deno.test("bad watch and list parameters are worded as kube-apiserver words them", async () => {
+  await using api = await startApiServer();
+  const expectations: [string, string][] = [
+    [`${CM}?watch=true&timeoutSeconds=abc`, 'strconv.ParseInt: parsing "abc": invalid syntax'],
+    [`${CM}?timeoutSeconds=1.5`, 'strconv.ParseInt: parsing "1.5": invalid syntax'],
+    [
+      `${CM}?watch=true&resourceVersion=-5`,
+      'resourceVersion: Invalid value: "-5": strconv.ParseUint: parsing "-5": invalid syntax',
+    ],
+  ];
+  for (const [path, message] of expectations) {
+    const res = await fetch(`${api.url}${path}`);
+    const body = await res.json();
+    assert.equal(res.status, 400, path);
+    assert.deepEqual([body.kind, body.reason, body.code, body.message], [
+      "Status",
+      "BadRequest",
+      400,
+      message,
+    ], path);
+  }
+});

@@ -152,6 +152,93 @@ Deno.test("`serveTls()` serves HTTPS that verifies with the CA and fails without
   });
 });
 
+/** Everything a raw connection gets back until the server closes it (bounded by a timer). */
+async function rawExchange(port: number, bytes: string): Promise<string> {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  const timer = setTimeout(() => conn.close(), 5000);
+  const chunks: Uint8Array[] = [];
+  try {
+    await conn.write(new TextEncoder().encode(bytes));
+    const buf = new Uint8Array(4096);
+    for (;;) {
+      const n = await conn.read(buf);
+      if (n === null) break;
+      chunks.push(buf.slice(0, n));
+    }
+  } catch (e) {
+    if (!(e instanceof Deno.errors.BadResource || e instanceof Deno.errors.Interrupted)) throw e;
+    throw new Error(`no end of the answer within 5 s; got ${JSON.stringify(chunks.length)} chunks`);
+  } finally {
+    clearTimeout(timer);
+    try {
+      conn.close();
+    } catch { /* closed by the timer */ }
+  }
+  return new TextDecoder("latin1").decode(new Uint8Array(chunks.flatMap((c) => [...c])));
+}
+
+Deno.test("`serveTls()` answers plain HTTP as Go's net/http does, and still serves TLS", async () => {
+  await withServer(() => new Response("ok"), async (server) => {
+    for (const request of ["GET /version HTTP/1.1\r\nHost: x\r\n\r\n", "POST /api HTTP/1.1\r\n"]) {
+      assertEquals(
+        await rawExchange(server.port, request),
+        "HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n",
+      );
+    }
+    const client = clientFor();
+    try {
+      const url = `https://127.0.0.1:${server.port}/`;
+      assertEquals(await (await fetch(url, { client })).text(), "ok");
+    } finally {
+      client.close();
+    }
+  });
+});
+
+Deno.test("`serveTls()` looks at the first bytes whole: HTTP sent a byte at a time, silence, a short hello", async () => {
+  const server = await serveTls({
+    cert: tls.serverCert,
+    key: tls.serverKey,
+    handler: () => new Response("ok"),
+    headersTimeoutMs: 300,
+  });
+  try {
+    // Plain HTTP in single bytes: recognised by its first five (then answered and closed).
+    const conn = await Deno.connect({ hostname: "127.0.0.1", port: server.port });
+    for (const ch of "GET /") {
+      await conn.write(new TextEncoder().encode(ch));
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    const buf = new Uint8Array(200);
+    const n = await conn.read(buf);
+    conn.close();
+    assertEquals(
+      new TextDecoder().decode(buf.subarray(0, n ?? 0)).split("\r\n")[0],
+      "HTTP/1.0 400 Bad Request",
+    );
+    // Nothing sent: closed after the headers timeout.
+    const silent = await Deno.connect({ hostname: "127.0.0.1", port: server.port });
+    const started = Date.now();
+    const end = await silent.read(new Uint8Array(10)).catch(() => null);
+    silent.close();
+    assertEquals(end, null);
+    assert(Date.now() - started < 3000, `closed after ${Date.now() - started} ms`);
+    // Three bytes and the end: no answer, no crash; TLS still served afterwards.
+    assertEquals(await rawExchange(server.port, "\x16\x03\x01"), "");
+    const client = clientFor();
+    try {
+      assertEquals(
+        await (await fetch(`https://127.0.0.1:${server.port}/`, { client })).text(),
+        "ok",
+      );
+    } finally {
+      client.close();
+    }
+  } finally {
+    await server.shutdown();
+  }
+});
+
 Deno.test("`serveTls()` passes the verified client identity to the handler", async () => {
   await withServer(echoInfo, async (server) => {
     const client = clientFor({ cert: tls.clientCert, key: tls.clientKey });

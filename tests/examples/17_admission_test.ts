@@ -153,6 +153,13 @@ Deno.test("17-admission: managed webhooks validate and mutate; kubectl sees deni
     );
     assert.equal(dry.code, 0, dry.stderr);
     assert.equal((await getJson("kopfexample", "kopf-example-1")).spec.field, "value");
+
+    // A delete goes through every webhook (mutate1 is registered for all operations) with the
+    // stored object as oldObject; the operator admits it and the object goes.
+    const deleted = await c.kubectl("delete", "kopfexample", "kopf-example-1");
+    assert.equal(deleted.code, 0, deleted.stderr);
+    assert.match(deleted.stdout, /kopfexample\.kopf\.dev "kopf-example-1" deleted/);
+    assert.equal(await getJson("kopfexample", "kopf-example-1"), undefined);
   } finally {
     await runner.stop();
   }

@@ -119,11 +119,18 @@ export function startAdmission(
   const parts = { ...op, ...(memories ? { memories } : {}), signal, resources: () => resources };
   const admit = webhookFn(parts);
   // Bound to the operator's async scope: a server's request callbacks lose it (kopf.api(), kopf.event()).
-  const fn: WebhookFn = AsyncLocalStorage.bind((review, request) =>
-    review?.kind === "ConversionReview"
-      ? serveConversion(review, parts, request)
-      : admit(review, request)
-  );
+  // A request the operator cannot serve is answered 4xx/5xx by the server, and kube-apiserver
+  // only tells its client "failed calling webhook": the operator says which one and why.
+  const fn: WebhookFn = AsyncLocalStorage.bind(async (review, request) => {
+    try {
+      return await (review?.kind === "ConversionReview"
+        ? serveConversion(review, parts, request)
+        : admit(review, request));
+    } catch (e) {
+      logger.error(unservedLine(review, request?.webhook, e));
+      throw e;
+    }
+  });
   const selectors = [...new Set([...handlers, ...converters].map((h) => h.selector))];
   const resolve = async () => {
     if (selectors.length) {
@@ -365,4 +372,25 @@ async function patchConfiguration(
     body: { webhooks },
     contentType: "application/merge-patch+json",
   });
+}
+
+/**
+ * One line for a webhook request that the operator could not serve: which webhook, what
+ * operation on what, and why (e.g. `Webhook 'mutate1' could not serve a DELETE of
+ * kopfexamples.kopf.dev default/x: Either old or new object is missing from the admission request.`).
+ */
+function unservedLine(review: AnyObject, webhook: string | undefined, e: unknown): string {
+  const why = e instanceof Error ? e.message || e.name : String(e);
+  const who = webhook ? `Webhook '${webhook}'` : "A webhook request";
+  const req: AnyObject = review?.request ?? {};
+  if (review?.kind === "ConversionReview") {
+    return `${who} could not convert to ${String(req.desiredAPIVersion ?? "?")}: ${why}`;
+  }
+  const r: AnyObject = req.resource ?? {};
+  const what = r.resource ? `${r.resource}${r.group ? `.${r.group}` : ""}` : "an unnamed resource";
+  const name = req.name ?? req.object?.metadata?.name ?? req.oldObject?.metadata?.name;
+  const where = name ? ` ${req.namespace ? `${req.namespace}/` : ""}${name}` : "";
+  return `${who} could not serve ${
+    req.operation ? `a ${req.operation}` : "a request with no operation"
+  } of ${what}${where}: ${why}`;
 }
