@@ -151,8 +151,19 @@ async function execute(
   throw new Error(`no action for the command '${command}'`);
 }
 
-/** The logging flags that `run`, `freeze` and `resume` share, as their commands take them. */
+/**
+ * The logging flags that `run`, `freeze` and `resume` share, as their commands take them.
+ *
+ * @throws {UsageError} For `-q` with `-v` or `-d`: fewer lines and more lines at once.
+ */
 function loggingFlags(opts: RunValues | PeeringValues) {
+  if (opts.quiet && (opts.verbose || opts.debug)) {
+    const loud = opts.verbose ? "-v/--verbose" : "-d/--debug";
+    throw new UsageError(
+      `-q/--quiet and ${loud} contradict each other (warnings only vs. debug messages too): ` +
+        "give one of them",
+    );
+  }
   return {
     verbose: !!opts.verbose,
     debug: !!opts.debug,

@@ -71,6 +71,42 @@ const BAD_INPUT: Array<[string[], string]> = [
     "kopf: --log-format 'xml' is invalid: allowed choices are plain, full, json.",
   ],
   [
+    ["run", "--verbose", "--quiet", "absent.ts"],
+    "kopf: -q/--quiet and -v/--verbose contradict each other (warnings only vs. debug messages " +
+    "too): give one of them",
+  ],
+  [
+    ["run", "-d", "-q", "absent.ts"],
+    "kopf: -q/--quiet and -d/--debug contradict each other (warnings only vs. debug messages " +
+    "too): give one of them",
+  ],
+  [
+    ["resume", "--quiet", "--debug"],
+    "kopf: -q/--quiet and -d/--debug contradict each other (warnings only vs. debug messages " +
+    "too): give one of them",
+  ],
+  [
+    ["run", "--liveness=notaurl", "absent.ts"],
+    "kopf: -L/--liveness 'notaurl' is invalid: give a URL with the address and port to listen " +
+    "on and the probes' path, e.g. --liveness=http://0.0.0.0:8080/healthz.",
+  ],
+  [
+    ["run", "-L", "https://0.0.0.0:8080/healthz", "absent.ts"],
+    "kopf: -L/--liveness 'https://0.0.0.0:8080/healthz' is invalid: only http:// is served, " +
+    "e.g. --liveness=http://0.0.0.0:8080/healthz.",
+  ],
+  [
+    ["manifests", "--image", "x", "--liveness", "0.0.0.0:8080/healthz"],
+    "kopf: -L/--liveness '0.0.0.0:8080/healthz' is invalid: give a URL with the address and port " +
+    "to listen on and the probes' path, e.g. --liveness=http://0.0.0.0:8080/healthz.",
+  ],
+  [
+    ["crd"],
+    "kopf: no handlers file: kopf crd prints the CRDs of the typed resources (kopf.resource) " +
+    "that handler files or modules define: give one, e.g. kopf crd handlers.ts " +
+    "(usage: kopf crd [-m module] [paths...])",
+  ],
+  [
     ["apiserver", "--port", "abc"],
     "kopf: --port 'abc' is invalid: use a port number from 0 to 65535 (0 picks a free port).",
   ],
