@@ -6,6 +6,8 @@
  * exit; `kopf.main()` makes a handlers file its own CLI.
  */
 import assert from "node:assert/strict";
+import { generateCertificates } from "../../src/apiserver/tls.ts";
+import { startApiServer } from "../../testing.ts";
 import { cluster } from "../reactor/_setup.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -220,6 +222,40 @@ kopf.on.create("kopfexamples", () => {});`,
         new RegExp(`^kopf: .*needs net access to "${host}": run with --allow-net=${host}$`),
       );
     });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("kopf run: a kubeconfig whose CA did not sign the server's certificate fails at once, naming the server and the fix", async () => {
+  await using api = await startApiServer({ tls: true });
+  const dir = await Deno.makeTempDir({ prefix: "kopf-cli-test-" });
+  try {
+    // The default backoffs (about a minute of retries): a TLS verification failure skips them.
+    const file = await handlersFile(dir, "handlers.ts", `kopf.on.create("configmaps", () => {});`);
+    const other = await generateCertificates({});
+    const wrong = btoa(other.caCert);
+    const yaml = api.kubeconfig.yaml.replace(
+      /certificate-authority-data: \S+/,
+      `certificate-authority-data: ${wrong}`,
+    );
+    assert.ok(yaml.includes(wrong), "the kubeconfig names the other CA");
+    const kubeconfig = `${dir}/wrong-ca-kubeconfig`;
+    await Deno.writeTextFile(kubeconfig, yaml);
+    const started = Date.now();
+    const r = await cli(["run", "-q", "--standalone", "-A", file], {
+      env: { KUBECONFIG: kubeconfig },
+    });
+    const line = assertOneLine(r, /^kopf: The API server https:\/\/127\.0\.0\.1:\d+ failed TLS/);
+    assert.equal(r.code, 1);
+    assert.equal(
+      line.replace(/\(invalid peer certificate: \w+\)/, "(…)"),
+      `kopf: The API server ${api.url} failed TLS verification (…): its certificate is not ` +
+        "signed by a CA that the kubeconfig trusts: set the cluster's certificate-authority " +
+        "(a file) or certificate-authority-data in the kubeconfig to the CA that signed it " +
+        "(insecure-skip-tls-verify: true in the kubeconfig skips the check, for testing only)",
+    );
+    assert.ok(Date.now() - started < 15_000, `not retried (${Date.now() - started} ms)`);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
