@@ -263,7 +263,11 @@ export function describe(e: unknown): string {
     return `missing Deno permission: ${permissionHint(denied).replace(/:0(")?(?=:|$)/g, "$1")}`;
   }
   if (e instanceof Deno.errors.AddrInUse) {
-    return `the address is already in use: pick another --port, or 0 for a free one`;
+    // The listeners name their address and what to change; this is for any other one.
+    const message = e.message.split("\n")[0]!;
+    return /already in use: /.test(message)
+      ? message
+      : `an address is already in use (${message}): stop what listens there, or give another port`;
   }
   if (e instanceof Error) return e.message.split("\n")[0]!;
   return String(e);

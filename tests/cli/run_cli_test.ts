@@ -261,6 +261,61 @@ Deno.test("kopf run: a kubeconfig whose CA did not sign the server's certificate
   }
 });
 
+Deno.test("kopf run: a busy port names the address and what to change — --liveness, the webhook server's port option", async (t) => {
+  await using c = await cluster();
+  using busy = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (busy.addr as Deno.NetAddr).port;
+  const dir = await Deno.makeTempDir({ prefix: "kopf-cli-test-" });
+  try {
+    await t.step("--liveness", async () => {
+      const file = await handlersFile(dir, "plain.ts", `kopf.on.create("configmaps", () => {});`);
+      const r = await cli([
+        "run",
+        "-q",
+        "--standalone",
+        "-A",
+        `--liveness=http://127.0.0.1:${port}/healthz`,
+        file,
+      ], { env: { KUBECONFIG: c.api.kubeconfig.path } });
+      const line = assertOneLine(r, /^kopf: /);
+      assert.equal(
+        line,
+        `kopf: Cannot serve the liveness endpoint: 127.0.0.1:${port} is already in use: give the ` +
+          `liveness URL another port, e.g. kopf run --liveness=http://127.0.0.1:${
+            port + 1
+          }/healthz, ` +
+          "or stop what listens there",
+      );
+      assert.equal(r.code, 1);
+    });
+    await t.step("the webhook server (settings.admission.server)", async () => {
+      const file = await handlersFile(
+        dir,
+        "webhooks.ts",
+        `kopf.on.startup(({ settings }) => {
+  settings.admission.server = new kopf.WebhookServer({ port: ${port}, insecure: true });
+});
+kopf.on.validate("configmaps", () => {});`,
+      );
+      const r = await cli(["run", "-q", "--standalone", "-A", file], {
+        env: { KUBECONFIG: c.api.kubeconfig.path },
+      });
+      const line = assertOneLine(r, /^kopf: /);
+      assert.equal(
+        line,
+        `kopf: The webhook server (settings.admission.server) cannot listen on 127.0.0.1:${port}: ` +
+          "the address is already in use: give it another port in the handlers, e.g. " +
+          `settings.admission.server = new kopf.WebhookServer({ port: ${port + 1} }) in an ` +
+          "on.startup handler (port: 0 picks a free one), or stop what listens there",
+      );
+      assert.doesNotMatch(line, /--port/, "not a flag of kopf run");
+      assert.equal(r.code, 1);
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 /** A running CLI whose stderr is collected and awaited line by line. */
 class Running implements AsyncDisposable {
   readonly child: Deno.ChildProcess;
