@@ -160,6 +160,14 @@ Deno.test("`kopf apiserver --data-dir` mistakes name the flag: a file, an uncrea
     const broken = `${dir}/broken`;
     await Deno.mkdir(broken);
     await Deno.writeTextFile(`${broken}/snapshot.json`, "{nope");
+    // Garbage with new lines: JSON.parse's message quotes it (the line was cut at its first \n).
+    const garbage = `${dir}/garbage`;
+    await Deno.mkdir(garbage);
+    await Deno.writeTextFile(`${garbage}/snapshot.json`, "not json\nat all\n");
+    const other = `${dir}/other`;
+    await Deno.mkdir(other);
+    await Deno.writeTextFile(`${other}/snapshot.json`, "[1, 2]\n");
+    const fix = "restore it from a backup, or move the data directory away to start empty";
     const kc = ["--kubeconfig", `${dir}/kubeconfig`];
     const cases: Array<[string[], string[], string]> = [
       [
@@ -183,7 +191,19 @@ Deno.test("`kopf apiserver --data-dir` mistakes name the flag: a file, an uncrea
         ["--data-dir", broken],
         ["-A"],
         `kopf: --data-dir ${broken}/snapshot.json is not valid JSON (Expected property name or '}' ` +
-        `in JSON at position 1 (line 1 column 2)): move it away to start empty`,
+        `at line 1 column 2 (position 1)): ${fix}`,
+      ],
+      [
+        ["--data-dir", garbage],
+        ["-A"],
+        `kopf: --data-dir ${garbage}/snapshot.json is not valid JSON (Unexpected 'o' at line 1 ` +
+        `column 2 (position 1)): ${fix}`,
+      ],
+      [
+        ["--data-dir", other],
+        ["-A"],
+        `kopf: --data-dir ${other}/snapshot.json is not a snapshot of the API server ` +
+        `(no "objects" list): ${fix}`,
       ],
     ];
     for (const [args, perms, line] of cases) {
