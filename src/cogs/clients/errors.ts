@@ -313,8 +313,9 @@ export class TooManyRequestsError extends ApiError {}
 export class ServerError extends ApiError {}
 
 /**
- * The request got no answer: the connection was refused or reset, TLS
- * failed, or it timed out. Retried with backoff like 5xx.
+ * The request got no answer: the connection was refused or reset, the TLS
+ * handshake broke, or it timed out. Retried with backoff like 5xx. (A server
+ * certificate that fails verification is a {@link TlsVerificationError}.)
  *
  * @example
  * ```ts
