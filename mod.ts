@@ -148,6 +148,7 @@ export {
   NotFoundError,
   ResponseTooLargeError,
   ServerError,
+  TlsVerificationError,
   TooManyRequestsError,
   UnauthorizedError,
   UnprocessableError,

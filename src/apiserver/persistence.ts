@@ -67,6 +67,7 @@
  * @module
  */
 
+import { jsonProblem } from "./_json_problem.ts";
 import { ApiError } from "./errors.ts";
 import { Store } from "./store.ts";
 import type { Change, KObject } from "./store.ts";
@@ -490,13 +491,26 @@ export class DataDir {
   #readLegacySnapshot(put: (entry: { key: string; object: KObject }) => void): number {
     const path = `${this.path}/${LEGACY_SNAPSHOT}`;
     let snap: { resourceVersion: number; objects: Array<{ key: string; object: KObject }> };
+    const fix = "restore it from a backup, or move the data directory away to start empty";
+    const text = Deno.readTextFileSync(path);
     try {
-      snap = JSON.parse(Deno.readTextFileSync(path));
+      snap = JSON.parse(text);
     } catch (e) {
-      throw new Error(
-        `${path} is not valid JSON (${(e as Error).message}): move it away to start empty`,
-      );
+      // JSON.parse's message quotes the text (new lines, binary): the position and words instead.
+      throw new Error(`${path} is not valid JSON (${jsonProblem(text, e)}): ${fix}`, { cause: e });
     }
+    const entries: unknown = (snap as { objects?: unknown } | null)?.objects;
+    const broken = Array.isArray(entries)
+      ? entries.findIndex((e) => typeof e?.key !== "string" || !e?.object?.metadata)
+      : -1;
+    const bad = !Array.isArray(entries)
+      ? 'no "objects" list'
+      : broken >= 0
+      ? `objects[${broken}] is not a key and an object`
+      : typeof snap.resourceVersion !== "number"
+      ? 'no "resourceVersion" number'
+      : undefined;
+    if (bad) throw new Error(`${path} is not a snapshot of the API server (${bad}): ${fix}`);
     for (const entry of snap.objects) put(entry);
     this.#snapshotBytes = Deno.statSync(path).size;
     return snap.resourceVersion;

@@ -115,6 +115,27 @@ export interface RunningApiServer extends AsyncDisposable {
   stop(): Promise<void>;
 }
 
+/** The kubeconfig could not be written where asked (`kubeconfigPath`); nothing is left running. */
+export class KubeconfigWriteError extends Error {
+  override name = "KubeconfigWriteError";
+  /** The path that could not be written. */
+  readonly path: string;
+
+  /**
+   * @param path The path.
+   * @param cause The file system's error.
+   */
+  constructor(path: string, cause: unknown) {
+    super(
+      `cannot write the kubeconfig to ${path}: ${
+        cause instanceof Error ? cause.message.split("\n")[0] : String(cause)
+      }`,
+      { cause },
+    );
+    this.path = path;
+  }
+}
+
 /**
  * Starts the embedded Kubernetes API server.
  *
@@ -256,7 +277,14 @@ export async function startApiServer(
     tempDir = await Deno.makeTempDir({ prefix: "kopf-apiserver-" });
     path = `${tempDir}/kubeconfig`;
   }
-  await Deno.writeTextFile(path, yaml, { mode: 0o600 });
+  try {
+    await Deno.writeTextFile(path, yaml, { mode: 0o600 });
+  } catch (error) {
+    await shutdown().catch(() => {});
+    await server.close();
+    if (data) data.close(server.store);
+    throw new KubeconfigWriteError(path, error);
+  }
 
   let stopping: Promise<void> | undefined;
   const stop = () =>

@@ -15,6 +15,7 @@ import {
   MANIFESTS_OPTIONS,
   OPERATOR_OPTIONS,
   parseInteger,
+  parseLiveness,
 } from "./_operator_flags.ts";
 import { type CommandSpec, InvalidValueError, option, type ProgramSpec } from "./_parser.ts";
 
@@ -100,6 +101,7 @@ const RUN: CommandSpec = {
     option(
       "-L, --liveness <url>",
       "serve liveness probes at this URL, e.g. http://0.0.0.0:8080/healthz",
+      { parse: parseLiveness },
     ),
     option("-v, --verbose", "log debug messages too"),
     option("-d, --debug", "log debug messages and the API traffic (method, path, code, duration)"),

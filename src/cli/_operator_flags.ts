@@ -106,7 +106,7 @@ export const MANIFESTS_OPTIONS: readonly OptionSpec[] = [
   option(
     "-L, --liveness <url>",
     "the probes' URL that kopf run serves in the pod (readiness: /readyz on the same port)",
-    { default: "http://0.0.0.0:8080/healthz" },
+    { parse: parseLiveness, default: "http://0.0.0.0:8080/healthz" },
   ),
   option("--entry <path>", "the handlers file in the image, for kopf run", {
     default: "handlers.ts",
@@ -260,6 +260,33 @@ export function parseInteger(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n)) throw new InvalidValueError("use a whole number.");
   return n;
+}
+
+/**
+ * A liveness URL (`--liveness`): http:// with a host (the address to listen on), as `kopf run`
+ * serves it.
+ *
+ * @param value The URL given.
+ * @returns The URL as given.
+ * @throws {InvalidValueError} For anything else, with an example.
+ */
+export function parseLiveness(value: string): string {
+  const example = "e.g. --liveness=http://0.0.0.0:8080/healthz";
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    // Not a URL at all: said below.
+  }
+  if (!url || !url.hostname) {
+    throw new InvalidValueError(
+      `give a URL with the address and port to listen on and the probes' path, ${example}.`,
+    );
+  }
+  if (url.protocol !== "http:") {
+    throw new InvalidValueError(`only http:// is served, ${example}.`);
+  }
+  return value;
 }
 
 function parseName(value: string): string {

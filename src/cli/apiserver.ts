@@ -5,7 +5,11 @@
  * @module
  */
 
-import { startApiServer, type StartApiServerOptions } from "../apiserver/start.ts";
+import {
+  KubeconfigWriteError,
+  startApiServer,
+  type StartApiServerOptions,
+} from "../apiserver/start.ts";
 import { validateFaults } from "../apiserver/faults.ts";
 import { parseTokenAuthFile } from "../apiserver/authentication.ts";
 import { permissionError, permissionHint } from "../cogs/clients/_permissions.ts";
@@ -125,6 +129,17 @@ export async function runApiServer(flags: ApiServerFlags): Promise<number> {
     if (flags.dataDir && message.startsWith(flags.dataDir)) {
       throw new Error(`--data-dir ${message}`, { cause: error });
     }
+    if (error instanceof KubeconfigWriteError) throw kubeconfigProblem(error, !!flags.kubeconfig);
+    if (error instanceof Deno.errors.AddrInUse) {
+      const where = flags.host.includes(":")
+        ? `[${flags.host}]:${flags.port}`
+        : `${flags.host}:${flags.port}`;
+      throw new Error(
+        `${where} is already in use: give kopf apiserver another --port (--port 0 picks a free one), ` +
+          "or stop what listens there",
+        { cause: error },
+      );
+    }
     throw error;
   }
   console.log(`Kubernetes API server (embedded) listening at ${api.url}`);
@@ -181,6 +196,21 @@ async function checkDataDir(dir: string): Promise<string> {
     }
   }
   return dir;
+}
+
+/**
+ * The kubeconfig could not be written: one line naming `--kubeconfig` and the path, and the fix
+ * (a missing permission: the flag to run with).
+ */
+function kubeconfigProblem(error: KubeconfigWriteError, given: boolean): Error {
+  const denied = permissionError(error.cause);
+  const which = given ? `--kubeconfig ${error.path}` : `The kubeconfig ${error.path} (the default)`;
+  const why = denied
+    ? permissionHint(denied)
+    : `cannot be written (${
+      (error.cause as Error).message.split("\n")[0]!.replace(/:\s*\w+ '.*'$/, "")
+    }): give --kubeconfig a path in a directory that exists, e.g. --kubeconfig ./kopf.kubeconfig`;
+  return new Error(`${which} ${why}`, { cause: error });
 }
 
 async function readPem(flag: string, path: string): Promise<string> {

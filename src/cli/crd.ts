@@ -19,6 +19,7 @@ import { Resource } from "../cogs/structs/references.ts";
 import { TypedResource } from "../cogs/structs/typed_resources.ts";
 import type { OperatorRegistry } from "../core/intents/registry.ts";
 import { type CrdDefinition as Definition, crdDefinitionsOf } from "../kits/crds.ts";
+import { FlagsError } from "./_operator_flags.ts";
 import { loadHandlers } from "./run.ts";
 import { yamlDocument } from "./_yaml.ts";
 
@@ -94,12 +95,20 @@ export function toYamlStream(
  * @returns The exit code: 0, or 1 when the files register no typed resource, or two
  *   definitions of one CRD.
  * @throws {LoadingError} For a file that cannot be loaded.
+ * @throws {FlagsError} For no files and no modules (a usage error).
  */
 export async function runCrd(
   paths: string[],
   modules: string[],
   write: (text: string) => void = (t) => Deno.stdout.writeSync(new TextEncoder().encode(t)),
 ): Promise<number> {
+  if (!paths.length && !modules.length) {
+    throw new FlagsError(
+      "no handlers file: kopf crd prints the CRDs of the typed resources (kopf.resource) " +
+        "that handler files or modules define: give one, e.g. kopf crd handlers.ts " +
+        "(usage: kopf crd [-m module] [paths...])",
+    );
+  }
   const registry = await loadHandlers(paths, modules);
   let definitions: Definition[];
   try {

@@ -152,8 +152,19 @@ async function execute(
   throw new Error(`no action for the command '${command}'`);
 }
 
-/** The logging flags that `run`, `freeze` and `resume` share, as their commands take them. */
+/**
+ * The logging flags that `run`, `freeze` and `resume` share, as their commands take them.
+ *
+ * @throws {UsageError} For `-q` with `-v` or `-d`: fewer lines and more lines at once.
+ */
 function loggingFlags(opts: RunValues | PeeringValues) {
+  if (opts.quiet && (opts.verbose || opts.debug)) {
+    const loud = opts.verbose ? "-v/--verbose" : "-d/--debug";
+    throw new UsageError(
+      `-q/--quiet and ${loud} contradict each other (warnings only vs. debug messages too): ` +
+        "give one of them",
+    );
+  }
   return {
     verbose: !!opts.verbose,
     debug: !!opts.debug,
@@ -253,7 +264,11 @@ export function describe(e: unknown): string {
     return `missing Deno permission: ${permissionHint(denied).replace(/:0(")?(?=:|$)/g, "$1")}`;
   }
   if (e instanceof Deno.errors.AddrInUse) {
-    return `the address is already in use: pick another --port, or 0 for a free one`;
+    // The listeners name their address and what to change; this is for any other one.
+    const message = e.message.split("\n")[0]!;
+    return /already in use: /.test(message)
+      ? message
+      : `an address is already in use (${message}): stop what listens there, or give another port`;
   }
   if (e instanceof Error) return e.message.split("\n")[0]!;
   return String(e);

@@ -11,7 +11,12 @@
  * Unlike Kopf, which logs a missing peering object at debug level and exits
  * with 0, a peering object or CRD that is not there is an error here: one
  * line saying what to do, and exit code 1 — a freeze that froze nothing
- * should not look like a success.
+ * should not look like a success. So is a `resume` whose id has no entry in
+ * any of the peering objects (a mistyped `--id`, or a freeze made by another
+ * user@host): the line lists the entries there are, since the operators
+ * stay paused until the right entry goes or expires. (Where `get` on the
+ * peering objects is not allowed, `resume` patches without knowing, as
+ * Kopf's does.)
  *
  * @module
  */
@@ -20,7 +25,7 @@ import type { ApiClient } from "../cogs/clients/api.ts";
 import { ApiClient as Client } from "../cogs/clients/api.ts";
 import { loginViaClient, loginWithKubeconfig } from "../cogs/clients/auth.ts";
 import { ForbiddenError } from "../cogs/clients/errors.ts";
-import { listObjects } from "../cogs/clients/fetching.ts";
+import { listObjects, readObject } from "../cogs/clients/fetching.ts";
 import { Vault } from "../cogs/structs/credentials.ts";
 import { matchNamespace, Resource, selectSpecificNamespaces } from "../cogs/structs/references.ts";
 import { type Level, lineSink, type LogFormat, OperatorLogger } from "../core/actions/loggers.ts";
@@ -84,7 +89,8 @@ const NAMESPACES = new Resource({
  * @param flags The parsed flags.
  * @param controls The kubeconfig and the log output.
  * @returns The exit code (0).
- * @throws {PeeringCommandError} Without the peering CRDs or objects.
+ * @throws {PeeringCommandError} Without the peering CRDs or objects, or (resume) without the
+ *   id's entry in any of them.
  *
  * @example
  * ```ts ignore
@@ -126,9 +132,18 @@ export async function peeringCommand(
   const namespaces = clusterwide ? [null] : await servedNamespaces(api, flags.namespaces);
   const done: string[] = [];
   const missing: string[] = [];
+  /** resume: the objects found without this id's entry, and the entries they have. */
+  const without: Array<{ where: string; entries: string[] }> = [];
   for (const namespace of namespaces) {
     for (const resource of resources) {
       const target = { resource, namespace, name };
+      if (command === "resume") {
+        const entries = await peerEntries(api, resource, namespace, name);
+        if (entries && !entries.includes(identity)) {
+          without.push({ where: whereOf(namespace), entries });
+          continue; // nothing to remove here
+        }
+      }
       const found = await touchPeering(api, target, identity, priority, lifetime, {
         message: command === "freeze" ? flags.message : undefined,
       });
@@ -136,6 +151,20 @@ export async function peeringCommand(
       logger.debug(`Keep-alive in '${name}' ${where}: ${found ? "ok" : "not found"}.`);
       (found ? done : missing).push(where);
     }
+  }
+  if (!done.length && without.length) {
+    // A resume that resumed nothing: a mistyped --id leaves the operators paused, so say so.
+    const where = without.map((w) =>
+      `${w.where} (${
+        w.entries.length
+          ? `its entries: ${w.entries.map((e) => `'${e}'`).join(", ")}`
+          : "it has no entries"
+      })`
+    ).join(", ");
+    throw new PeeringCommandError(
+      `nothing to resume: the peering '${name}' has no entry '${identity}' ${where}: ` +
+        "give the --id that kopf freeze was given (its default: user@host, or $POD_ID)",
+    );
   }
   if (!done.length) {
     const where = clusterwide
@@ -158,6 +187,27 @@ export async function peeringCommand(
     logger.info(`Resumed the operators of the peering '${name}' ${places}: '${identity}' removed.`);
   }
   return 0;
+}
+
+/**
+ * The ids of the entries in a peering object, or undefined when it cannot be read (absent, or
+ * `get` not allowed: then `resume` patches as Kopf's does, without knowing).
+ */
+async function peerEntries(
+  api: ApiClient,
+  resource: Resource,
+  namespace: string | null,
+  name: string,
+): Promise<string[] | undefined> {
+  try {
+    const body = await readObject(api, resource, namespace, name);
+    const status = body?.status;
+    if (!body) return undefined;
+    return status && typeof status === "object" ? Object.keys(status) : [];
+  } catch (e) {
+    if (e instanceof ForbiddenError) return undefined;
+    throw e;
+  }
 }
 
 /** The namespaces matching `-n` patterns (the literal ones if namespaces may not be listed). */

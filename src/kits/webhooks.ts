@@ -203,7 +203,8 @@ export class WebhookServer implements WebhookServerObject {
    * @param options The operator's signal (and API client).
    * @returns The client configs (one).
    * @throws {WebhookServerError} For options that cannot be served (a bad `verifyMode`, client
-   *   verification without TLS, an encrypted key without its password or with a wrong one).
+   *   verification without TLS, an encrypted key without its password or with a wrong one), and
+   *   for a port in use (naming the address and the `port` option).
    */
   async *serve(fn: WebhookFn, options: WebhookServeOptions): AsyncGenerator<WebhookClientConfig> {
     const o = this.options;
@@ -244,6 +245,24 @@ export class WebhookServer implements WebhookServerObject {
     const port = o.port ?? (this.constructor as typeof WebhookServer).DEFAULT_PORT;
     let server: { finished: Promise<void>; shutdown(): Promise<void> };
     let bound: { port: number };
+    // A busy port: the address and the fix (the server's `port` option, not a kopf flag).
+    const busy = (e: unknown): unknown => {
+      if (
+        !(e instanceof Deno.errors.AddrInUse) && (e as { code?: unknown })?.code !== "EADDRINUSE"
+      ) {
+        return e;
+      }
+      const where = addr.includes(":") ? `[${addr}]:${port}` : `${addr}:${port}`;
+      const cls = this.constructor.name || "WebhookServer";
+      const example = `new kopf.${cls}({ port: ${port === 65535 ? 9443 : port + 1} })`;
+      return new WebhookServerError(
+        `The webhook server (settings.admission.server) cannot listen on ${where}: ` +
+          "the address is already in use: give it another port in the handlers, e.g. " +
+          `settings.admission.server = ${example} in an on.startup handler ` +
+          "(port: 0 picks a free one), or stop what listens there",
+        { cause: e },
+      );
+    };
     if (tls && mode !== "none") {
       // node:https (Node's HTTP stack in Deno: a few MiB) only for a server that verifies clients.
       const { serveVerifyingHttps } = await import("./_webhook_https.ts");
@@ -257,21 +276,27 @@ export class WebhookServer implements WebhookServerObject {
         signal: options.signal,
         handler: async (request, peer) =>
           handle(request, fn, path, peer ? await describePeerCertificate(peer) : {}),
+      }).catch((e) => {
+        throw busy(e);
       });
       server = https;
       bound = https;
     } else {
       const listening = Promise.withResolvers<Deno.NetAddr>();
-      server = Deno.serve({
-        hostname: addr,
-        port,
-        signal: options.signal,
-        onListen: (a) => listening.resolve(a as Deno.NetAddr),
-        ...(tls ?? {}),
-      }, (request) => handle(request, fn, path, {}));
+      try {
+        server = Deno.serve({
+          hostname: addr,
+          port,
+          signal: options.signal,
+          onListen: (a) => listening.resolve(a as Deno.NetAddr),
+          ...(tls ?? {}),
+        }, (request) => handle(request, fn, path, {}));
+      } catch (e) {
+        throw busy(e);
+      }
       bound = await listening.promise.catch(async (e) => {
         await server.shutdown();
-        throw e;
+        throw busy(e);
       });
     }
     this.#server = server;

@@ -112,7 +112,34 @@ Deno.test("`kopf apiserver` on a busy port says so in one line", async () => {
     kopf(["apiserver", "--port", String(port), "--kubeconfig", "/dev/null"]),
   );
   assert.equal(code, 1);
-  assert.match(stderr.trim(), /^kopf: the address is already in use: pick another --port/);
+  assert.equal(
+    stderr.trim(),
+    `kopf: 127.0.0.1:${port} is already in use: give kopf apiserver another --port ` +
+      "(--port 0 picks a free one), or stop what listens there",
+  );
+});
+
+Deno.test("`kopf apiserver --kubeconfig PATH` that cannot be written names the flag and the path, exit 1", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "kopf-apiserver-kc-" });
+  try {
+    await Deno.writeTextFile(`${dir}/a-file`, "");
+    const cases: Array<[string, string]> = [
+      [`${dir}/a-file/kubeconfig`, "Not a directory (os error 20)"],
+      [`${dir}/missing/kubeconfig`, "No such file or directory (os error 2)"],
+    ];
+    for (const [path, why] of cases) {
+      const { code, stderr } = await finish(
+        kopf(["apiserver", "--port", "0", "--kubeconfig", path]),
+      );
+      assert.deepEqual([stderr.trim(), code], [
+        `kopf: --kubeconfig ${path} cannot be written (${why}): give --kubeconfig a path in a ` +
+        "directory that exists, e.g. --kubeconfig ./kopf.kubeconfig",
+        1,
+      ]);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
 
 Deno.test("`kopf apiserver --webhook-client-cert/--webhook-client-key` presents the certificate to webhooks that require one", async () => {

@@ -71,6 +71,42 @@ const BAD_INPUT: Array<[string[], string]> = [
     "kopf: --log-format 'xml' is invalid: allowed choices are plain, full, json.",
   ],
   [
+    ["run", "--verbose", "--quiet", "absent.ts"],
+    "kopf: -q/--quiet and -v/--verbose contradict each other (warnings only vs. debug messages " +
+    "too): give one of them",
+  ],
+  [
+    ["run", "-d", "-q", "absent.ts"],
+    "kopf: -q/--quiet and -d/--debug contradict each other (warnings only vs. debug messages " +
+    "too): give one of them",
+  ],
+  [
+    ["resume", "--quiet", "--debug"],
+    "kopf: -q/--quiet and -d/--debug contradict each other (warnings only vs. debug messages " +
+    "too): give one of them",
+  ],
+  [
+    ["run", "--liveness=notaurl", "absent.ts"],
+    "kopf: -L/--liveness 'notaurl' is invalid: give a URL with the address and port to listen " +
+    "on and the probes' path, e.g. --liveness=http://0.0.0.0:8080/healthz.",
+  ],
+  [
+    ["run", "-L", "https://0.0.0.0:8080/healthz", "absent.ts"],
+    "kopf: -L/--liveness 'https://0.0.0.0:8080/healthz' is invalid: only http:// is served, " +
+    "e.g. --liveness=http://0.0.0.0:8080/healthz.",
+  ],
+  [
+    ["manifests", "--image", "x", "--liveness", "0.0.0.0:8080/healthz"],
+    "kopf: -L/--liveness '0.0.0.0:8080/healthz' is invalid: give a URL with the address and port " +
+    "to listen on and the probes' path, e.g. --liveness=http://0.0.0.0:8080/healthz.",
+  ],
+  [
+    ["crd"],
+    "kopf: no handlers file: kopf crd prints the CRDs of the typed resources (kopf.resource) " +
+    "that handler files or modules define: give one, e.g. kopf crd handlers.ts " +
+    "(usage: kopf crd [-m module] [paths...])",
+  ],
+  [
     ["apiserver", "--port", "abc"],
     "kopf: --port 'abc' is invalid: use a port number from 0 to 65535 (0 picks a free port).",
   ],
@@ -124,6 +160,14 @@ Deno.test("`kopf apiserver --data-dir` mistakes name the flag: a file, an uncrea
     const broken = `${dir}/broken`;
     await Deno.mkdir(broken);
     await Deno.writeTextFile(`${broken}/snapshot.json`, "{nope");
+    // Garbage with new lines: JSON.parse's message quotes it (the line was cut at its first \n).
+    const garbage = `${dir}/garbage`;
+    await Deno.mkdir(garbage);
+    await Deno.writeTextFile(`${garbage}/snapshot.json`, "not json\nat all\n");
+    const other = `${dir}/other`;
+    await Deno.mkdir(other);
+    await Deno.writeTextFile(`${other}/snapshot.json`, "[1, 2]\n");
+    const fix = "restore it from a backup, or move the data directory away to start empty";
     const kc = ["--kubeconfig", `${dir}/kubeconfig`];
     const cases: Array<[string[], string[], string]> = [
       [
@@ -147,7 +191,19 @@ Deno.test("`kopf apiserver --data-dir` mistakes name the flag: a file, an uncrea
         ["--data-dir", broken],
         ["-A"],
         `kopf: --data-dir ${broken}/snapshot.json is not valid JSON (Expected property name or '}' ` +
-        `in JSON at position 1 (line 1 column 2)): move it away to start empty`,
+        `at line 1 column 2 (position 1)): ${fix}`,
+      ],
+      [
+        ["--data-dir", garbage],
+        ["-A"],
+        `kopf: --data-dir ${garbage}/snapshot.json is not valid JSON (Unexpected 'o' at line 1 ` +
+        `column 2 (position 1)): ${fix}`,
+      ],
+      [
+        ["--data-dir", other],
+        ["-A"],
+        `kopf: --data-dir ${other}/snapshot.json is not a snapshot of the API server ` +
+        `(no "objects" list): ${fix}`,
       ],
     ];
     for (const [args, perms, line] of cases) {

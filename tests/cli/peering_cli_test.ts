@@ -72,6 +72,27 @@ Deno.test("kopf freeze/resume: bad input is one line and a non-zero exit", async
       /^kopf: the peering 'default' is not found in no namespace matching ns-\*/,
     );
   });
+  await t.step("resume of an id that has no entry: nothing to resume, exit 1", async () => {
+    const nothing = "kopf: nothing to resume: the peering 'default' has no entry 'nobody' " +
+      "cluster-wide (it has no entries): give the --id that kopf freeze was given " +
+      "(its default: user@host, or $POD_ID)";
+    const r = await kopf(c, "resume", "--id", "nobody");
+    assert.deepEqual([r.lines, r.code], [[nothing], 1]);
+    assert.equal((await kopf(c, "freeze", "--id", "me", "--lifetime", "60")).code, 0);
+    const other = await kopf(c, "resume", "--id", "nobody");
+    assert.deepEqual([other.lines, other.code], [
+      [nothing.replace("(it has no entries)", "(its entries: 'me')")],
+      1,
+    ]);
+    assert.ok("me" in await peeringStatus(c), "the other entry stays");
+    const resumed = await kopf(c, "resume", "--id", "me");
+    assert.equal(resumed.code, 0, resumed.lines.join("\n"));
+    assert.match(
+      resumed.lines.at(-1)!,
+      /Resumed the operators of the peering 'default' cluster-wide: 'me' removed\.$/,
+    );
+    assert.deepEqual(await peeringStatus(c), {});
+  });
 });
 
 Deno.test("kopf freeze/resume: the entry Kopf's freeze writes (priority, lifetime, --dev, -n), and its removal", async () => {

@@ -6,6 +6,8 @@
  * exit; `kopf.main()` makes a handlers file its own CLI.
  */
 import assert from "node:assert/strict";
+import { generateCertificates } from "../../src/apiserver/tls.ts";
+import { startApiServer } from "../../testing.ts";
 import { cluster } from "../reactor/_setup.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -219,6 +221,95 @@ kopf.on.create("kopfexamples", () => {});`,
         r,
         new RegExp(`^kopf: .*needs net access to "${host}": run with --allow-net=${host}$`),
       );
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("kopf run: a kubeconfig whose CA did not sign the server's certificate fails at once, naming the server and the fix", async () => {
+  await using api = await startApiServer({ tls: true });
+  const dir = await Deno.makeTempDir({ prefix: "kopf-cli-test-" });
+  try {
+    // The default backoffs (about a minute of retries): a TLS verification failure skips them.
+    const file = await handlersFile(dir, "handlers.ts", `kopf.on.create("configmaps", () => {});`);
+    const other = await generateCertificates({});
+    const wrong = btoa(other.caCert);
+    const yaml = api.kubeconfig.yaml.replace(
+      /certificate-authority-data: \S+/,
+      `certificate-authority-data: ${wrong}`,
+    );
+    assert.ok(yaml.includes(wrong), "the kubeconfig names the other CA");
+    const kubeconfig = `${dir}/wrong-ca-kubeconfig`;
+    await Deno.writeTextFile(kubeconfig, yaml);
+    const started = Date.now();
+    const r = await cli(["run", "-q", "--standalone", "-A", file], {
+      env: { KUBECONFIG: kubeconfig },
+    });
+    const line = assertOneLine(r, /^kopf: The API server https:\/\/127\.0\.0\.1:\d+ failed TLS/);
+    assert.equal(r.code, 1);
+    assert.equal(
+      line.replace(/\(invalid peer certificate: \w+\)/, "(…)"),
+      `kopf: The API server ${api.url} failed TLS verification (…): its certificate is not ` +
+        "signed by a CA that the kubeconfig trusts: set the cluster's certificate-authority " +
+        "(a file) or certificate-authority-data in the kubeconfig to the CA that signed it " +
+        "(insecure-skip-tls-verify: true in the kubeconfig skips the check, for testing only)",
+    );
+    assert.ok(Date.now() - started < 15_000, `not retried (${Date.now() - started} ms)`);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("kopf run: a busy port names the address and what to change — --liveness, the webhook server's port option", async (t) => {
+  await using c = await cluster();
+  using busy = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (busy.addr as Deno.NetAddr).port;
+  const dir = await Deno.makeTempDir({ prefix: "kopf-cli-test-" });
+  try {
+    await t.step("--liveness", async () => {
+      const file = await handlersFile(dir, "plain.ts", `kopf.on.create("configmaps", () => {});`);
+      const r = await cli([
+        "run",
+        "-q",
+        "--standalone",
+        "-A",
+        `--liveness=http://127.0.0.1:${port}/healthz`,
+        file,
+      ], { env: { KUBECONFIG: c.api.kubeconfig.path } });
+      const line = assertOneLine(r, /^kopf: /);
+      assert.equal(
+        line,
+        `kopf: Cannot serve the liveness endpoint: 127.0.0.1:${port} is already in use: give the ` +
+          `liveness URL another port, e.g. kopf run --liveness=http://127.0.0.1:${
+            port + 1
+          }/healthz, ` +
+          "or stop what listens there",
+      );
+      assert.equal(r.code, 1);
+    });
+    await t.step("the webhook server (settings.admission.server)", async () => {
+      const file = await handlersFile(
+        dir,
+        "webhooks.ts",
+        `kopf.on.startup(({ settings }) => {
+  settings.admission.server = new kopf.WebhookServer({ port: ${port}, insecure: true });
+});
+kopf.on.validate("configmaps", () => {});`,
+      );
+      const r = await cli(["run", "-q", "--standalone", "-A", file], {
+        env: { KUBECONFIG: c.api.kubeconfig.path },
+      });
+      const line = assertOneLine(r, /^kopf: /);
+      assert.equal(
+        line,
+        `kopf: The webhook server (settings.admission.server) cannot listen on 127.0.0.1:${port}: ` +
+          "the address is already in use: give it another port in the handlers, e.g. " +
+          `settings.admission.server = new kopf.WebhookServer({ port: ${port + 1} }) in an ` +
+          "on.startup handler (port: 0 picks a free one), or stop what listens there",
+      );
+      assert.doesNotMatch(line, /--port/, "not a flag of kopf run");
+      assert.equal(r.code, 1);
     });
   } finally {
     await Deno.remove(dir, { recursive: true });

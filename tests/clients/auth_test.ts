@@ -73,11 +73,11 @@ Deno.test("insecure credentials talk HTTPS without verifying the server (node:ht
   const api = new ApiClient({ vault, settings: { networking: { errorBackoffs: [] } } });
   const ns = await api.request<{ metadata: { name: string } }>("GET", "/api/v1/namespaces/default");
   assert.equal(ns.metadata.name, "default");
-  // Without `insecure`, an unknown CA fails the TLS handshake.
+  // Without `insecure`, an unknown CA fails the TLS verification (not retried: not transient).
   using vault2 = new Vault({ s: new ConnectionInfo({ server: server.url, token: "tok" }) });
   const strict = new ApiClient({ vault: vault2, settings: { networking: { errorBackoffs: [] } } });
   await assert.rejects(strict.request("GET", "/api/v1/namespaces/default"), {
-    name: "ApiConnectionError",
+    name: "TlsVerificationError",
   });
 });
 

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { startApiServer } from "../../testing.ts";
 import { ConnectionInfo, Resource, Vault } from "../../mod.ts";
 import { ApiClient } from "../../src/cogs/clients/api.ts";
-import { ApiConnectionError } from "../../src/cogs/clients/errors.ts";
+import { ApiConnectionError, TlsVerificationError } from "../../src/cogs/clients/errors.ts";
 import {
   createTransport,
   DEFAULT_HTTP_CLIENT,
@@ -191,7 +191,7 @@ Deno.test("both clients over TLS: a CA and mTLS work, a missing CA fails verific
   await withEnv({ KOPF_HTTP_CLIENT: "http1" }, async () => {
     await assert.rejects(
       api.request("GET", "/version"),
-      (e) => e instanceof ApiConnectionError && /invalid peer certificate/.test(e.message),
+      (e) => e instanceof TlsVerificationError && /invalid peer certificate/.test(e.message),
     );
   });
 });

@@ -322,3 +322,37 @@ Deno.test("WebhookServer: conversion reviews at <path>/convert/<plural>.<group> 
     await stop();
   }
 });
+
+Deno.test("WebhookServer on a busy port: one line naming the address and the server's port option (not a kopf flag), for each listener", async () => {
+  using busy = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (busy.addr as Deno.NetAddr).port;
+  const { fn } = operatorFn();
+  const { caCert } = await makeServerCertificates(["localhost"]);
+  const signal = new AbortController().signal;
+  const servers: Array<[string, kopf.WebhookServer, string]> = [
+    ["plain HTTP", new kopf.WebhookServer({ port, insecure: true }), "WebhookServer"],
+    ["self-signed HTTPS", new kopf.WebhookServer({ port }), "WebhookServer"],
+    [
+      "HTTPS verifying clients (node:https)",
+      new kopf.WebhookAutoServer({ port, verifyMode: "required", verifyCadata: caCert }),
+      "WebhookAutoServer",
+    ],
+  ];
+  for (const [what, server, cls] of servers) {
+    await assert.rejects(
+      () => kopf.serveWebhooks(server, fn, { signal })[Symbol.asyncIterator]().next(),
+      (e: Error) => {
+        assert.ok(e instanceof kopf.WebhookServerError, `${what}: ${e}`);
+        assert.equal(
+          e.message,
+          `The webhook server (settings.admission.server) cannot listen on 127.0.0.1:${port}: ` +
+            "the address is already in use: give it another port in the handlers, e.g. " +
+            `settings.admission.server = new kopf.${cls}({ port: ${port + 1} }) in an on.startup ` +
+            "handler (port: 0 picks a free one), or stop what listens there",
+          what,
+        );
+        return true;
+      },
+    );
+  }
+});

@@ -10,7 +10,10 @@
  *   (attempts = delays + 1; a single number means one retry; `[]` disables
  *   retrying). A server's `Retry-After` (or `details.retryAfterSeconds`) is
  *   the minimum delay; with `enforceRetryAfter` it replaces the backoff.
- *   Other 4xx escalate at once. The last error escalates.
+ *   Other 4xx escalate at once. The last error escalates. A server
+ *   certificate that fails TLS verification (unknown CA, wrong host name,
+ *   expired) is a {@link TlsVerificationError} and escalates at once: it is
+ *   a mistake of the kubeconfig or the server, not a passing failure.
  * - **Re-authentication**: a 401 invalidates the credentials in the vault,
  *   which makes the operator re-run the login handlers; the request waits for
  *   the new credentials and is sent again. When the login brings nothing
@@ -55,6 +58,8 @@ import {
   ApiError,
   isRetryable,
   ResponseTooLargeError,
+  TlsVerificationError,
+  tlsVerificationFailure,
   UnauthorizedError,
 } from "./errors.ts";
 import {
@@ -752,7 +757,8 @@ class Retries {
 
 /**
  * The error to throw or retry for an attempt that got no answer: the signal's reason when it
- * aborted, an {@link AccessError} without `--allow-net`, else an {@link ApiConnectionError}.
+ * aborted, an {@link AccessError} without `--allow-net`, a {@link TlsVerificationError} for a
+ * server certificate that fails verification, else an {@link ApiConnectionError}.
  */
 function connectionError(
   error: unknown,
@@ -767,6 +773,9 @@ function connectionError(
   if (denied) {
     return new AccessError(`Connecting to ${server} ${permissionHint(denied)}`, { cause: error });
   }
+  // A certificate that fails verification fails so again: not retried, and said what to fix.
+  const tls = tlsVerificationFailure(error);
+  if (tls) return new TlsVerificationError(server, tls, { cause: error });
   const timedOut = error instanceof RequestTimeoutError ? error.seconds : undefined;
   return new ApiConnectionError(method, url, error, timedOut);
 }

@@ -10,8 +10,11 @@
  * when the body names none, the error class, and a hint on what to do; the
  * classes themselves add nothing but their type for `instanceof`.
  *
- * Network-level failures (refused connections, TLS errors, timeouts) are an
+ * Network-level failures (refused connections, broken TLS, timeouts) are an
  * {@link ApiConnectionError}: retried like 5xx, never confused with answers.
+ * A server certificate that fails verification (an unknown CA, a name it
+ * was not issued for, expired) is a {@link TlsVerificationError} instead:
+ * the same request would fail the same way, so it is never retried.
  *
  * @module
  */
@@ -310,8 +313,9 @@ export class TooManyRequestsError extends ApiError {}
 export class ServerError extends ApiError {}
 
 /**
- * The request got no answer: the connection was refused or reset, TLS
- * failed, or it timed out. Retried with backoff like 5xx.
+ * The request got no answer: the connection was refused or reset, the TLS
+ * handshake broke, or it timed out. Retried with backoff like 5xx. (A server
+ * certificate that fails verification is a {@link TlsVerificationError}.)
  *
  * @example
  * ```ts
@@ -349,6 +353,80 @@ export class ApiConnectionError extends Error {
     this.url = url;
     this.timedOut = timeout !== undefined;
   }
+}
+
+/**
+ * The API server's TLS certificate failed verification: it is not signed by a CA the
+ * credentials trust, not issued for the server's host name, expired or not yet valid. Unlike
+ * an {@link ApiConnectionError}, it is not transient, so it is never retried: the message names
+ * the server, the TLS library's words, and what to change in the kubeconfig.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { TlsVerificationError } from "../../../mod.ts";
+ *
+ * const e = new TlsVerificationError("https://10.0.0.1:6443", "invalid peer certificate: UnknownIssuer");
+ * assert.equal(e.name, "TlsVerificationError");
+ * assert.equal(e.problem, "untrusted");
+ * assert.match(e.message, /^The API server https:\/\/10\.0\.0\.1:6443 .*certificate-authority-data/);
+ * ```
+ */
+export class TlsVerificationError extends Error {
+  /** The server as the credentials name it, e.g. `https://10.0.0.1:6443`. */
+  readonly server: string;
+  /** The TLS library's words, e.g. `invalid peer certificate: UnknownIssuer`. */
+  readonly reason: string;
+  /** What is wrong: a CA not trusted, a host name not in it, or its validity period. */
+  readonly problem: "untrusted" | "name" | "validity";
+
+  /**
+   * Creates the error.
+   *
+   * @param server The server as the credentials name it.
+   * @param reason The TLS library's words.
+   * @param options The usual error options (the failure as `cause`).
+   */
+  constructor(server: string, reason: string, options?: ErrorOptions) {
+    const problem = /not valid for name|NotValidForName/i.test(reason)
+      ? "name"
+      : /expired|not valid (yet|before)|NotValidYet/i.test(reason)
+      ? "validity"
+      : "untrusted";
+    const what = {
+      untrusted: "its certificate is not signed by a CA that the kubeconfig trusts: set the " +
+        "cluster's certificate-authority (a file) or certificate-authority-data in the " +
+        "kubeconfig to the CA that signed it",
+      name: "its certificate is not issued for the host name in the kubeconfig: make the " +
+        "cluster's server in the kubeconfig a name or address that the certificate names",
+      validity: "its certificate has expired or is not valid yet: renew the server's " +
+        "certificate (or correct this machine's clock)",
+    }[problem];
+    super(
+      `The API server ${server} failed TLS verification (${reason}): ${what} ` +
+        "(insecure-skip-tls-verify: true in the kubeconfig skips the check, for testing only)",
+      options,
+    );
+    this.name = "TlsVerificationError";
+    this.server = server;
+    this.reason = reason;
+    this.problem = problem;
+  }
+}
+
+/**
+ * The TLS library's words when an error (or one of its causes) is a failed verification of
+ * the server's certificate — as rustls puts it, through `Deno.connectTls` or `fetch`.
+ *
+ * @param error Any error.
+ * @returns E.g. `invalid peer certificate: UnknownIssuer`, or undefined for other errors.
+ */
+export function tlsVerificationFailure(error: unknown): string | undefined {
+  for (let e = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const found = /invalid peer certificate: [^\n]*/.exec(e.message);
+    if (found) return found[0];
+  }
+  return undefined;
 }
 
 /**

@@ -191,7 +191,8 @@ export interface ProbeServer {
  *
  * @param options The URL, the probe handlers and their environment, metrics, signal, logger.
  * @returns The server: mark it ready, shut it down.
- * @throws {Error} When the URL is not `http://` or its port cannot be bound.
+ * @throws {Error} When the URL is not `http://` or its port cannot be bound (a busy port: a
+ *   `Deno.errors.AddrInUse` naming the address and the `--liveness` flag).
  *
  * @example
  * ```ts
@@ -217,12 +218,26 @@ export function serveProbes(options: ServeProbesOptions): ProbeServer {
   const stop = new AbortController();
   const signal = AbortSignal.any([stop.signal, options.signal]);
   const hostname = parsed.hostname.replace(/^\[|\]$/g, "");
-  const server = Deno.serve({
-    hostname: hostname === "localhost" ? "127.0.0.1" : hostname,
-    port: Number(parsed.port || 80),
-    signal,
-    onListen: () => options.logger.debug(`Serving health status at ${options.url}`),
-  }, (request) => prober.handle(request));
+  const port = Number(parsed.port || 80);
+  let server: Deno.HttpServer;
+  try {
+    server = Deno.serve({
+      hostname: hostname === "localhost" ? "127.0.0.1" : hostname,
+      port,
+      signal,
+      onListen: () => options.logger.debug(`Serving health status at ${options.url}`),
+    }, (request) => prober.handle(request));
+  } catch (e) {
+    if (!(e instanceof Deno.errors.AddrInUse)) throw e;
+    // The address, and the flag to change with an example (the same URL, the next port).
+    const other = new URL(parsed.href);
+    other.port = String(port === 65535 ? 8080 : port + 1);
+    throw new Deno.errors.AddrInUse(
+      `${parsed.host} is already in use: give the liveness URL another port, e.g. ` +
+        `kopf run --liveness=${other.href}, or stop what listens there`,
+      { cause: e },
+    );
+  }
   return {
     ready: () => prober.ready(),
     observeRole: (role) => prober.observeRole(role),

@@ -7,7 +7,7 @@
  * @module
  */
 
-import { ApiError, ForbiddenError } from "../../cogs/clients/errors.ts";
+import { ApiError, ForbiddenError, TlsVerificationError } from "../../cogs/clients/errors.ts";
 import { LoginError } from "../../cogs/structs/credentials.ts";
 import { ActivityError } from "../engines/activities.ts";
 
@@ -47,6 +47,8 @@ export function apiFailure(e: unknown): OperatorError {
     );
   }
   const message = e instanceof Error ? e.message.split("\n")[0]! : String(e);
+  // Reached, but not trusted: the message names the server and the kubeconfig's fields to fix.
+  if (e instanceof TlsVerificationError) return new OperatorError(message, { cause: e });
   if (e instanceof ForbiddenError) {
     // Reached, but refused: the message names the verb and resource RBAC does not grant.
     return new OperatorError(`The Kubernetes API refused a request: ${message}`, { cause: e });
