@@ -183,7 +183,9 @@ export async function startApiServer(
   const log = options.verbose
     ? (options.log ?? ((line: string) => console.error(line)))
     : undefined;
-  const tls = options.tls ? await generateCertificates({}) : undefined;
+  const tls = options.tls
+    ? await generateCertificates({ hosts: certificateHosts(host) })
+    : undefined;
   // With authorization on, the server's own kubeconfig must name its administrator: without TLS
   // (no client certificate), by a token made up here unless one is given.
   const token = options.token ??
@@ -331,4 +333,27 @@ export async function startApiServer(
     stop,
     [Symbol.asyncDispose]: stop,
   };
+}
+
+/**
+ * The names the server certificate must carry besides localhost, 127.0.0.1 and ::1: the address
+ * it listens on, or — on a wildcard address — this machine's name and its interfaces' addresses
+ * (as far as the permissions let us read them), so that clients that reach it there verify it.
+ */
+function certificateHosts(host: string): string[] {
+  if (host !== "0.0.0.0" && host !== "::" && host !== "[::]") return [host.replace(/^\[|\]$/g, "")];
+  const hosts: string[] = [];
+  // Asked first, so that a run without --allow-sys is not prompted for it.
+  const granted = (kind: "hostname" | "networkInterfaces") =>
+    Deno.permissions.querySync({ name: "sys", kind }).state === "granted";
+  if (granted("hostname")) {
+    const name = Deno.hostname();
+    if (/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/i.test(name)) hosts.push(name);
+  }
+  if (granted("networkInterfaces")) {
+    for (const nic of Deno.networkInterfaces()) {
+      if (nic.family === "IPv4" || !nic.address.startsWith("fe80:")) hosts.push(nic.address);
+    }
+  }
+  return hosts;
 }
