@@ -22,6 +22,7 @@ import {
   parseTimestamp,
   type Peer,
   readPeer,
+  userOfUid,
   viewPeers,
 } from "../../src/core/engines/peers.ts";
 import { applyPeering, peeringStatus } from "../reactor/_peering.ts";
@@ -304,4 +305,73 @@ Deno.test("keep-alive: Kopf's status layout, every lifetime minus 5-10 s, remove
     "Keep-alive in 'absent' cluster-wide: not found.",
     "Keep-alive in 'absent' cluster-wide: not found.",
   ]);
+});
+
+// Issue 24: without $USER the identity was `unknown@host`; Kopf's getpass.getuser() falls back
+// to the password database.
+Deno.test("peers: Kopf's identity without $USER — the password database's user, else 'unknown'", () => {
+  const sources = {
+    env: (_: string) => undefined,
+    hostname: () => "box",
+    now: () => new Date("2026-05-06T07:08:09Z"),
+    random: () => 0,
+  };
+  assert.equal(detectOwnId(true, { ...sources, user: () => "kopf" }), "kopf@box");
+  assert.equal(detectOwnId(true, { ...sources, user: () => undefined }), "unknown@box");
+  assert.equal(detectOwnId(true, sources), "unknown@box");
+  // The environment wins over the database, as in getpass.getuser().
+  assert.equal(
+    detectOwnId(true, {
+      ...sources,
+      env: (n: string) => n === "USER" ? "dev" : undefined,
+      user: () => "kopf",
+    }),
+    "dev@box",
+  );
+  assert.equal(
+    userOfUid(
+      "# comment\nroot:x:0:0:root:/root:/bin/sh\nkopf:x:1000:1000::/home/kopf:/bin/sh",
+      1000,
+    ),
+    "kopf",
+  );
+  assert.equal(userOfUid("root:x:0:0:root:/root:/bin/sh\n", 1234), undefined);
+});
+
+Deno.test("peers: the identity without $USER in a real process — /etc/passwd by Deno.uid(), no prompts", async () => {
+  let passwd: string;
+  try {
+    passwd = Deno.readTextFileSync("/etc/passwd");
+  } catch {
+    console.log("no /etc/passwd on this machine: the subprocess part of this test cannot run");
+    return;
+  }
+  const uid = Deno.uid();
+  const expected = uid === null ? undefined : userOfUid(passwd, uid);
+  if (expected === undefined) {
+    console.log("this uid has no /etc/passwd entry: the subprocess part of this test cannot run");
+    return;
+  }
+  const url = new URL("../../src/core/engines/peers.ts", import.meta.url).href;
+  const code = `import { detectOwnId } from "${url}"; console.log(detectOwnId(true));`;
+  const identity = async (...flags: string[]) => {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--no-prompt", ...flags, "-"],
+      clearEnv: true,
+      env: { NO_COLOR: "1", DENO_DIR: Deno.env.get("DENO_DIR") ?? "", HOME: "/nonexistent" },
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const w = out.stdin.getWriter();
+    await w.write(new TextEncoder().encode(code));
+    await w.close();
+    const { stdout, stderr, code: rc } = await out.output();
+    const text = new TextDecoder().decode(stdout).trim();
+    assert.equal(rc, 0, new TextDecoder().decode(stderr));
+    return text.split("@")[0];
+  };
+  assert.equal(await identity("--allow-sys=uid", "--allow-read=/etc/passwd"), expected);
+  assert.equal(await identity("--allow-sys"), expected); // node:os userInfo()
+  assert.equal(await identity(), "unknown"); // no permissions: no prompt, no failure
 });

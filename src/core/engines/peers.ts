@@ -19,6 +19,8 @@
  * @module
  */
 
+import { userInfo } from "node:os";
+
 /** One operator's entry in a peering object's status. */
 export interface Peer {
   /** The operator's identity (the key of its entry). */
@@ -224,6 +226,11 @@ export interface IdentitySources {
   env(name: string): string | undefined;
   /** The host's name, or undefined when it may not be read. */
   hostname(): string | undefined;
+  /**
+   * The user of this process from the password database (Kopf's `getpass.getuser()` falls back
+   * to `pwd`), or undefined when it may not be read. Optional: without it, "unknown".
+   */
+  user?(): string | undefined;
   /** The wall time. */
   now(): Date;
   /** A random number in [0, 1). */
@@ -236,7 +243,10 @@ const ALPHABET = "abcdefhijklmnopqrstuvwxyz0123456789";
 /**
  * The operator's identity, as Kopf makes it: `$POD_ID` if set (the pod's name from the downward
  * API), else `user@host/YYYYmmddHHMMSS/xyz` for an operator, or `user@host` for the manual
- * `kopf freeze`/`kopf resume`.
+ * `kopf freeze`/`kopf resume`. The user is `$LOGNAME`, `$USER`, `$LNAME` or `$USERNAME`, else the
+ * password database's entry of this process's uid (as Python's `getpass.getuser()`; on Deno
+ * read from `/etc/passwd` with `--allow-sys=uid --allow-read=/etc/passwd`, else from
+ * `node:os`' `userInfo()` with `--allow-sys`), else `unknown` — never a permission prompt.
  *
  * @param manual For the CLI's freeze/resume: no time and no random suffix.
  * @param sources The environment (default: Deno's, read only where permitted — never a prompt).
@@ -258,8 +268,8 @@ const ALPHABET = "abcdefhijklmnopqrstuvwxyz0123456789";
 export function detectOwnId(manual: boolean, sources: IdentitySources = denoSources): string {
   const pod = sources.env("POD_ID");
   if (pod !== undefined) return pod;
-  const user = ["LOGNAME", "USER", "LNAME", "USERNAME"].map((n) => sources.env(n)).find(Boolean) ??
-    "unknown";
+  const user = ["LOGNAME", "USER", "LNAME", "USERNAME"].map((n) => sources.env(n)).find(Boolean) ||
+    sources.user?.() || "unknown";
   let host = sources.hostname() ?? sources.env("HOSTNAME") ?? "localhost";
   while (/\.(local|localdomain)$/.test(host)) host = host.replace(/\.(local|localdomain)$/, "");
   if (manual) return `${user}@${host}`;
@@ -283,6 +293,70 @@ const denoSources: IdentitySources = {
     }
     return Deno.hostname();
   },
+  user: passwdUser,
   now: () => new Date(),
   random: Math.random,
 };
+
+/** Whether a permission is granted (querying never prompts). */
+function granted(descriptor: Deno.PermissionDescriptor): boolean {
+  try {
+    return Deno.permissions.querySync(descriptor).state === "granted";
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The name of this process's user in the password database: `/etc/passwd`'s line of
+ * `Deno.uid()` (needs `--allow-sys=uid` and `--allow-read=/etc/passwd`), else `node:os`'
+ * `userInfo()` (needs `--allow-sys`: it reads the uid, gid and user name); undefined when
+ * neither is permitted or there is no such entry (e.g. a container's arbitrary uid).
+ */
+function passwdUser(): string | undefined {
+  if (!granted({ name: "sys", kind: "uid" })) return undefined;
+  let uid: number | null;
+  try {
+    uid = Deno.uid();
+  } catch {
+    return undefined;
+  }
+  if (uid === null) return undefined; // Windows: no uid (and no /etc/passwd)
+  if (granted({ name: "read", path: "/etc/passwd" })) {
+    try {
+      const name = userOfUid(Deno.readTextFileSync("/etc/passwd"), uid);
+      if (name) return name;
+    } catch { /* no such file: try the system's own lookup */ }
+  }
+  const all = ["gid", "username", "homedir"].every((kind) =>
+    granted({ name: "sys", kind } as Deno.PermissionDescriptor)
+  );
+  if (all) {
+    try {
+      return userInfo().username || undefined;
+    } catch { /* no entry for this uid */ }
+  }
+  return undefined;
+}
+
+/**
+ * The user name of a uid in the text of `/etc/passwd` (`name:x:uid:gid:…` lines).
+ *
+ * @param passwd The file's text.
+ * @param uid The uid.
+ * @returns The name, or undefined when no line has that uid.
+ *
+ * @example
+ * ```ts
+ * import { userOfUid } from "./peers.ts";
+ * console.log(userOfUid("root:x:0:0::/root:/bin/sh\nkopf:x:1000:1000::/home/kopf:/bin/sh\n", 1000)); // "kopf"
+ * ```
+ */
+export function userOfUid(passwd: string, uid: number): string | undefined {
+  for (const line of passwd.split("\n")) {
+    if (line.startsWith("#")) continue;
+    const [name, , id] = line.split(":");
+    if (name && id !== undefined && id.trim() === String(uid)) return name;
+  }
+  return undefined;
+}
