@@ -77,6 +77,18 @@ export interface OperatorOptions {
   /** The peering object's name; the peering becomes mandatory (`--peering NAME`). */
   peeringName?: string;
   /**
+   * This operator's identity among its peers (Kopf's `kopf.operator(identity=...)`): the key of
+   * its entry in the peering object, and its holder name in leader election and sharding Leases.
+   * Default: `$POD_ID`, else `user@host/YYYYmmddHHMMSS/xyz`.
+   *
+   * @example
+   * ```ts ignore
+   * import * as kopf from "@kopf/kopf";
+   * await kopf.operator({ clusterwide: true, identity: "operator-a", priority: 100 });
+   * ```
+   */
+  identity?: string;
+  /**
    * Serve liveness probes at this URL, e.g. `http://0.0.0.0:8080/healthz` (200 once ready, 503
    * before), and Prometheus metrics on `/metrics` of the same server.
    */
@@ -208,6 +220,14 @@ async function startOperatorTasks(
   undo: Array<() => Promise<void>>,
   handlerApi: PendingApi,
 ): Promise<OperatorTask[]> {
+  const identity = options.identity;
+  if (identity !== undefined && (typeof identity !== "string" || identity.trim() === "")) {
+    throw new OperatorError(
+      `kopf.operator(): identity must be a non-empty string (this operator's name among its ` +
+        `peers, e.g. "operator-a"), not ${JSON.stringify(identity)}; or leave it out for ` +
+        `$POD_ID or user@host/time/xyz.`,
+    );
+  }
   const registry = options.registry ?? getDefaultRegistry();
   const settings = options.settings ?? new OperatorSettings();
   const clusterwide = !!options.clusterwide || !options.namespaces?.length;
@@ -366,7 +386,7 @@ async function startOperatorTasks(
     );
   }
 
-  const sharding = startSharding({ ...op, api, namespaces, metrics }); // the gate of the queues
+  const sharding = startSharding({ ...op, api, namespaces, metrics, identity }); // the queues' gate
   op.shards = sharding.gate;
   const watchers = new Orchestrator(api, op, settings, logger, signal);
   const ready = watchers.start(resolution, namespaces, registry.selectors());
@@ -374,8 +394,16 @@ async function startOperatorTasks(
   ready.then(() => indexers.markReady(), () => indexers.markReady());
   const unobserve = metrics?.observeQueues(() => watchers.queueSamples());
   const admission = startAdmission(op, api, stop, watchers.memoryOf);
-  const peering = startPeering({ ...op, api, namespaces, signal });
-  const leadership = startLeaderElection({ ...op, api, namespaces, signal, probing, metrics });
+  const peering = startPeering({ ...op, api, namespaces, signal, identity });
+  const leadership = startLeaderElection({
+    ...op,
+    api,
+    namespaces,
+    signal,
+    probing,
+    metrics,
+    identity,
+  });
 
   const main = (async () => {
     await ready;
