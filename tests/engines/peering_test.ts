@@ -148,7 +148,7 @@ Deno.test("monitor: a higher priority pauses; its silent expiry resumes on the c
   m.close();
 });
 
-Deno.test("monitor: the same priority — the docs' warning on every change, and all freeze", async () => {
+Deno.test("monitor: the same priority — the docs' warning once per set of twins, and all freeze", async () => {
   const { clock, gate, m, lines } = monitor({ priority: 7 });
   const status = { me: entry(7, 60), twin: entry(7, 60) };
   m.update({ status });
@@ -161,8 +161,11 @@ Deno.test("monitor: the same priority — the docs' warning on every change, and
   ]);
   await clock.advance(30);
   m.update({ status });
-  assert.equal(lines.length, 3, "the warning again, without another pausing line");
-  assert.match(lines[2]!, /^warning: Possibly conflicting operators/);
+  assert.equal(lines.length, 2, "the same twins: no line again");
+  // Another twin joins: the set changed, so the warning again (without another pausing line).
+  m.update({ status: { ...status, twin2: entry(7, 60, "2026-01-01T00:00:30+00:00") } });
+  assert.equal(lines.length, 3);
+  assert.match(lines[2]!, /^warning: Possibly conflicting operators .*twin.*twin2/);
   // The twin leaves (its entry removed): resume.
   m.update({ status: { me: entry(7, 60) } });
   assert.equal(gate.on, false);
@@ -374,4 +377,28 @@ Deno.test("peers: the identity without $USER in a real process — /etc/passwd b
   assert.equal(await identity("--allow-sys=uid", "--allow-read=/etc/passwd"), expected);
   assert.equal(await identity("--allow-sys"), expected); // node:os userInfo()
   assert.equal(await identity(), "unknown"); // no permissions: no prompt, no failure
+});
+
+// Issue 24: after a kill -9 of a same-priority twin, our own keep-alives (events) repeated the
+// warning until the twin's entry expired.
+Deno.test("monitor: a killed twin — the warning once, not again at our keep-alives; again for a new set", async () => {
+  const { clock, gate, m, lines } = monitor();
+  const at = (s: number) => isoformat(new Date(START.getTime() + s * 1000));
+  m.update({ status: { me: entry(0, 60), twin: entry(0, 60) } });
+  const warnings = () => lines.filter((l) => l.includes("Possibly conflicting")).length;
+  assert.equal(warnings(), 1);
+  // The twin is killed (its entry stays); ours is renewed every ~50 s: each renewal is an event.
+  await clock.advance(25);
+  m.update({ status: { me: entry(0, 60, at(25)), twin: entry(0, 60) } });
+  await clock.advance(25);
+  m.update({ status: { me: entry(0, 60, at(50)), twin: entry(0, 60) } });
+  assert.equal(warnings(), 1, "once per change of the set of conflicting peers");
+  assert.equal(gate.on, true);
+  await clock.advance(10); // the twin expires
+  assert.equal(gate.on, false);
+  assert.match(lines.at(-1)!, /^info: Resuming operations after the pause/);
+  // It comes back (a new process, the same identity): a change of the set, so warned again.
+  m.update({ status: { me: entry(0, 60, at(50)), twin: entry(0, 60, at(60)) } });
+  assert.equal(warnings(), 2);
+  m.close();
 });

@@ -10,7 +10,9 @@
  * - {@link PeeringMonitor}: reads every version of the object (from a watch)
  *   and turns this peering's pause toggle on while a live peer with a higher
  *   priority is there — or one with the same priority: then all of them
- *   freeze, with the docs' warning — and off when they go or expire. Expired
+ *   freeze, with the docs' warning, once per change of the set of such peers
+ *   (Kopf repeats it at every event, i.e. every keep-alive of anyone) — and
+ *   off when they go or expire. Expired
  *   entries are removed from the status (by whichever operator sees them
  *   first); an expiry with no event to announce it is noticed on the clock.
  *
@@ -278,6 +280,12 @@ export class PeeringMonitor {
   /** Paused because of peers (not for the object's absence): the resume is logged. */
   #conflicts = false;
   #waitingLogged = false;
+  /**
+   * The identities of the same-priority peers last warned about: the warning is logged once per
+   * change of that set, not at every keep-alive of anyone (e.g. ours, while a killed twin's entry
+   * has not expired yet).
+   */
+  #warnedSame = "";
   /** The expiry timer of the blocking peers. */
   #cancel: (() => void) | undefined;
   #closed = false;
@@ -329,6 +337,7 @@ export class PeeringMonitor {
           );
         }
         this.#conflicts = false;
+        this.#warnedSame = "";
         toggle.turnTo(false);
       }
       return;
@@ -350,6 +359,7 @@ export class PeeringMonitor {
         for (const p of expired) this.#cleaning.delete(p.identity);
       });
     }
+    if (!view.same.length || view.higher.length) this.#warnedSame = "";
     if (view.higher.length) {
       if (!this.#conflicts || !toggle.on) {
         logger.info(`Pausing operations in favour of ${reprPeers(view.higher)}.`);
@@ -357,9 +367,13 @@ export class PeeringMonitor {
       this.#conflicts = true;
       toggle.turnTo(true);
     } else if (view.same.length) {
-      logger.warning(
-        `Possibly conflicting operators with the same priority: ${reprPeers(view.same)}.`,
-      );
+      const same = view.same.map((p) => p.identity).sort().join("\n");
+      if (same !== this.#warnedSame || !toggle.on) {
+        logger.warning(
+          `Possibly conflicting operators with the same priority: ${reprPeers(view.same)}.`,
+        );
+      }
+      this.#warnedSame = same;
       if (!this.#conflicts || !toggle.on) {
         logger.warning(`Pausing all operators, including self: ${reprPeers(view.peers)}`);
       }
