@@ -36,7 +36,7 @@ import type { PeeringSettings } from "../../cogs/configs/settings.ts";
 import type { Resource } from "../../cogs/structs/references.ts";
 import type { OperatorLogger } from "../actions/loggers.ts";
 import type { AnyObject } from "../intents/handlers.ts";
-import { type Peer, peerEntry, reprPeers, viewPeers } from "./peers.ts";
+import { type CappedLastseen, type Peer, peerEntry, reprPeers, viewPeers } from "./peers.ts";
 
 /** One peering object: its resource, namespace (null for cluster-scoped ones) and name. */
 export interface PeeringTarget {
@@ -286,6 +286,10 @@ export class PeeringMonitor {
    * has not expired yet).
    */
   #warnedSame = "";
+  /** The problems of other peers' entries already warned about, by identity (once per change). */
+  #warnedProblems = new Map<string, Set<string>>();
+  /** Future lastseen times capped, by identity (so that they expire; see peers.ts). */
+  readonly #capped: CappedLastseen = new Map();
   /** The expiry timer of the blocking peers. */
   #cancel: (() => void) | undefined;
   #closed = false;
@@ -315,6 +319,24 @@ export class PeeringMonitor {
     this.#closed = true;
     this.#cancel?.();
     this.#cancel = undefined;
+  }
+
+  /** Warns about malformed entries of other peers: each problem once while it lasts. */
+  #report(peers: readonly Peer[]): void {
+    const { identity, logger, what } = this.#o;
+    const warned = new Map<string, Set<string>>();
+    for (const p of peers) {
+      if (p.identity === identity || !p.problems) continue;
+      const before = this.#warnedProblems.get(p.identity);
+      for (const problem of p.problems) {
+        if (before?.has(problem.code)) continue;
+        logger.warning(`The peer '${p.identity}' in the peering ${what} ${problem.text}`);
+      }
+      warned.set(p.identity, new Set(p.problems.map((x) => x.code)));
+    }
+    this.#warnedProblems = warned;
+    const present = new Set(peers.map((p) => p.identity));
+    for (const id of this.#capped.keys()) if (!present.has(id)) this.#capped.delete(id);
   }
 
   #decide(): void {
@@ -347,7 +369,8 @@ export class PeeringMonitor {
       this.#waitingLogged = false;
     }
     const now = this.#clock.date().getTime();
-    const view = viewPeers(body.status, identity, settings.priority, now);
+    const view = viewPeers(body.status, identity, settings.priority, now, this.#capped);
+    this.#report(view.peers);
     const expired = view.dead.filter((p) => !this.#cleaning.has(p.identity));
     if (expired.length) {
       for (const p of expired) this.#cleaning.add(p.identity);
