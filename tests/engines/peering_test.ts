@@ -363,7 +363,13 @@ Deno.test("peers: the identity without $USER in a real process — /etc/passwd b
     const out = await new Deno.Command(Deno.execPath(), {
       args: ["run", "--no-prompt", ...flags, "-"],
       clearEnv: true,
-      env: { NO_COLOR: "1", DENO_DIR: Deno.env.get("DENO_DIR") ?? "", HOME: "/nonexistent" },
+      // No user variables; only where Deno keeps its cache (a HOME elsewhere would make one).
+      env: Object.fromEntries(
+        ["NO_COLOR", "DENO_DIR", "HOME", "XDG_CACHE_HOME"].flatMap((n) => {
+          const v = n === "NO_COLOR" ? "1" : Deno.env.get(n);
+          return v === undefined ? [] : [[n, v]];
+        }),
+      ),
       stdin: "piped",
       stdout: "piped",
       stderr: "piped",
