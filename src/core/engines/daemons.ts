@@ -285,15 +285,14 @@ export class Daemons {
     for (const r of state.running.values()) {
       // Said at info level the first time and then every 10 minutes: the finalizer is kept
       // because of this daemon, and its author should know why and what to change.
+      state.logger.debug(
+        `${
+          noun(r.handler)
+        } '${r.handler.id}' is still exiting. The next check is in ${polling} seconds.`,
+      );
       if (r.toldAt === undefined || now - r.toldAt >= RETELL * 1000) {
         r.toldAt = now;
         state.logger.info(this.#waiting(r, now, polling));
-      } else {
-        state.logger.debug(
-          `${
-            noun(r.handler)
-          } '${r.handler.id}' is still exiting. The next check is in ${polling} seconds.`,
-        );
       }
     }
     return state.running.size === 0;
