@@ -15,6 +15,7 @@ import { type OptionValues, parseCommandLine, ParseError } from "./_parser.ts";
 import type { ApiServerFlags } from "./apiserver.ts";
 import type { ManifestsFlags } from "./manifests.ts";
 import { type RunControls, runOperator } from "./run.ts";
+import { onProcessSignal } from "../core/reactor/running.ts";
 
 /**
  * Runs the CLI as `kopf.main()` does in a handlers file: arguments that start
@@ -199,12 +200,9 @@ async function run(paths: string[], opts: RunValues, controls: RunControls): Pro
   }
   const stop = new AbortController();
   const signal = controls.signal ? AbortSignal.any([stop.signal, controls.signal]) : stop.signal;
-  const onSignal = () => {
-    if (stop.signal.aborted) Deno.exit(130);
-    stop.abort();
-  };
   const signals: Deno.Signal[] = controls.signal ? [] : ["SIGINT", "SIGTERM"];
-  for (const s of signals) Deno.addSignalListener(s, onSignal);
+  const listeners = signals.map((s) => [s, onProcessSignal(stop, s)] as const);
+  for (const [s, fn] of listeners) Deno.addSignalListener(s, fn);
   try {
     return await runOperator({
       paths,
@@ -225,7 +223,7 @@ async function run(paths: string[], opts: RunValues, controls: RunControls): Pro
       logRefkey: opts.logRefkey,
     }, { ...controls, signal });
   } finally {
-    for (const s of signals) Deno.removeSignalListener(s, onSignal);
+    for (const [s, fn] of listeners) Deno.removeSignalListener(s, fn);
   }
 }
 

@@ -305,3 +305,31 @@ Deno.test("registry: indexersOf() and reconcilersOf() are cached per resource, f
   assert.ok(!Object.isFrozen(list) && list !== registry.indexingHandlers(examples));
   assert.ok(!Object.isFrozen(registry.reconcilingHandlers(examples)));
 });
+
+// Issue 24: `{ field: "spec..x[" }` was accepted and the handler never fired.
+Deno.test("options: a malformed field path is refused in one line naming the handler, the path and the fix", () => {
+  const registry = new kopf.OperatorRegistry();
+  const onX = () => {};
+  refused(
+    () => kopf.on.field("x", { registry, field: "spec..x[" }, onX),
+    /^kopf\.on\.field\(\.\.\.\): field "spec\.\.x\[" of the handler 'onX' has an empty key \(two dots in a row\); write the keys joined by single dots \(e\.g\. "spec\.size"\), or give a list of keys \(e\.g\. \["spec", "size"\]\) when a key itself holds a dot or a bracket\.$/,
+  );
+  refused(
+    () => kopf.on.update("x", { registry, id: "sized", field: "spec.items[0]" }, fn),
+    /field "spec\.items\[0\]" of the handler 'sized' has a bracket, but field paths have no indices/,
+  );
+  refused(() => kopf.on.field("x", { registry, field: ".spec" }, onX), /starts with a dot/);
+  refused(() => kopf.on.field("x", { registry, field: "spec." }, onX), /ends with a dot/);
+  refused(() => kopf.on.field("x", { registry, field: "spec. x" }, onX), /spaces around a key/);
+  refused(
+    () => kopf.daemon("x", { registry, field: ["spec", ""] }, onX),
+    /field \["spec",""\] of the handler 'onX' has an empty key at position 2; every key of the list must be a non-empty string/,
+  );
+  refused(
+    () => kopf.on.field("x", { registry, field: [] as string[] }, onX),
+    /field \[\] of the handler 'onX' is an empty list; give at least one key/,
+  );
+  // Well-formed paths stay accepted, including keys with dots or brackets given as a list.
+  kopf.on.field("x", { registry, field: "spec.size" }, onX);
+  kopf.on.field("x", { registry, id: "ann", field: ["metadata", "annotations", "a.b/c[0]"] }, onX);
+});

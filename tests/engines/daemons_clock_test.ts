@@ -283,3 +283,90 @@ Deno.test("daemons: at the operator's exit, one ignoring its signal (no cancella
   await rig.clock.advance(0);
   assert.equal(rig.daemons.size, 0);
 });
+
+// Issue 24: a daemon ignoring its stop request kept the finalizer with no line at info level.
+Deno.test("daemons: a deletion waiting for a stuck daemon says so at info — what, since when, until when, what to do", async () => {
+  const rig = new Rig();
+  const stuck = gate();
+  kopf.daemon(
+    "kopfexamples",
+    { registry: rig.registry, cancellationPolling: 4 },
+    async function stubborn() {
+      await stuck.promise; // ignores `stopped` and its signal
+    },
+  );
+  rig.observe();
+  await rig.clock.advance(1);
+  rig.stop();
+  const infos = () =>
+    rig.records.filter((r) => r.level === "info" && r.message.startsWith("The deletion waits"));
+  const poll = async () => {
+    let all: boolean | undefined;
+    const waiting = rig.daemons.waitObject(rig.state!).then((a) => (all = a));
+    await rig.clock.advanceUntil(() => all !== undefined, 60);
+    await waiting;
+    return all;
+  };
+  assert.equal(await poll(), false);
+  assert.deepEqual(infos().map((r) => [r.prefix, r.message]), [[
+    "[default/kex] ",
+    "The deletion waits for Daemon 'stubborn', asked to exit 4s ago (resource deleted), before " +
+    "the finalizer is released: with no time limit (it has no cancellationTimeout; re-checked " +
+    "every 4s); to stop sooner, make it return when its `stopped` flag is set or its `signal` " +
+    "aborts (e.g. `await stopped.wait(...)`, `kopf.sleep(..., signal)`), or give it a " +
+    "cancellationTimeout to abandon it after that long.",
+  ]]);
+  // Not at every re-check: at debug level, and again at info level after 10 minutes.
+  assert.equal(await poll(), false);
+  assert.equal(infos().length, 1);
+  assert.ok(
+    rig.lines.includes("Daemon 'stubborn' is still exiting. The next check is in 4 seconds."),
+  );
+  for (let i = 0; i < 149; i++) await poll(); // 8 s + 149 × 4 s = 604 s since the request
+  assert.equal(infos().length, 2);
+  assert.match(infos()[1]!.message, /asked to exit 604s ago/);
+  stuck.open();
+  assert.equal(await poll(), true);
+});
+
+Deno.test("daemons: with a cancellation timeout, the info line says when it is cancelled and abandoned", async () => {
+  const rig = new Rig();
+  const stuck = gate();
+  kopf.daemon(
+    "kopfexamples",
+    {
+      registry: rig.registry,
+      cancellationPolling: 10,
+      cancellationBackoff: 15,
+      cancellationTimeout: 30,
+    },
+    async function stubborn() {
+      await stuck.promise;
+    },
+  );
+  rig.observe();
+  rig.stop();
+  const poll = async () => {
+    let all: boolean | undefined;
+    const waiting = rig.daemons.waitObject(rig.state!).then((a) => (all = a));
+    await rig.clock.advanceUntil(() => all !== undefined, 60);
+    await waiting;
+    return all;
+  };
+  assert.equal(await poll(), false);
+  const infos = () => rig.records.filter((r) => r.level === "info").map((r) => r.message);
+  assert.match(
+    infos().at(-1)!,
+    /^The deletion waits for Daemon 'stubborn', asked to exit 10s ago \(resource deleted\), before the finalizer is released: it is cancelled 5s from now \(cancellationBackoff 15s\) and abandoned 35s from now \(cancellationTimeout 30s\); to stop sooner, make it return when its `stopped` flag is set/,
+  );
+  assert.equal(await poll(), false); // 20 s: cancelled at 15 s; no info line again so soon
+  assert.equal(infos().length, 1);
+  rig.state!.running.get("stubborn")!.toldAt = undefined; // as if 10 minutes had passed
+  assert.equal(await poll(), false); // 30 s
+  assert.match(
+    infos().at(-1)!,
+    /asked to exit 30s ago \(resource deleted\), before the finalizer is released: cancelled 15s ago, it is abandoned 15s from now \(cancellationTimeout 30s\); to stop sooner/,
+  );
+  stuck.open();
+  await rig.clock.advance(0);
+});

@@ -17,11 +17,13 @@ import { Resource } from "../../src/cogs/structs/references.ts";
 import { type LogRecord, OperatorLogger } from "../../src/core/actions/loggers.ts";
 import { KeepAlive, PeeringMonitor } from "../../src/core/engines/peering.ts";
 import {
+  type CappedLastseen,
   detectOwnId,
   isoformat,
   parseTimestamp,
   type Peer,
   readPeer,
+  userOfUid,
   viewPeers,
 } from "../../src/core/engines/peers.ts";
 import { applyPeering, peeringStatus } from "../reactor/_peering.ts";
@@ -42,12 +44,13 @@ Deno.test("peers: Kopf's entries — isoformat, timestamps with zones, defaults,
   assert.ok(Number.isNaN(parseTimestamp("")));
   // Kopf's defaults: priority 0, lifetime 60, no lastseen = seen now; other fields ignored.
   const p = readPeer("x", { message: "maintenance", future: [1] }, t);
-  assert.deepEqual(p, {
+  assert.deepEqual({ ...p, problems: p.problems?.map((x) => x.code) }, {
     identity: "x",
     priority: 0,
     lifetime: 60,
     lastseen: T0,
     deadline: t + 60_000,
+    problems: ["lastseen:missing"], // as in Kopf, but warned about: it never expires
   });
   // An unreadable lastseen counts as expired (and is cleaned), never as eternal.
   assert.equal(readPeer("y", { lastseen: "never" }, t).deadline, -Infinity);
@@ -147,7 +150,7 @@ Deno.test("monitor: a higher priority pauses; its silent expiry resumes on the c
   m.close();
 });
 
-Deno.test("monitor: the same priority — the docs' warning on every change, and all freeze", async () => {
+Deno.test("monitor: the same priority — the docs' warning once per set of twins, and all freeze", async () => {
   const { clock, gate, m, lines } = monitor({ priority: 7 });
   const status = { me: entry(7, 60), twin: entry(7, 60) };
   m.update({ status });
@@ -160,8 +163,11 @@ Deno.test("monitor: the same priority — the docs' warning on every change, and
   ]);
   await clock.advance(30);
   m.update({ status });
-  assert.equal(lines.length, 3, "the warning again, without another pausing line");
-  assert.match(lines[2]!, /^warning: Possibly conflicting operators/);
+  assert.equal(lines.length, 2, "the same twins: no line again");
+  // Another twin joins: the set changed, so the warning again (without another pausing line).
+  m.update({ status: { ...status, twin2: entry(7, 60, "2026-01-01T00:00:30+00:00") } });
+  assert.equal(lines.length, 3);
+  assert.match(lines[2]!, /^warning: Possibly conflicting operators .*twin.*twin2/);
   // The twin leaves (its entry removed): resume.
   m.update({ status: { me: entry(7, 60) } });
   assert.equal(gate.on, false);
@@ -304,4 +310,212 @@ Deno.test("keep-alive: Kopf's status layout, every lifetime minus 5-10 s, remove
     "Keep-alive in 'absent' cluster-wide: not found.",
     "Keep-alive in 'absent' cluster-wide: not found.",
   ]);
+});
+
+// Issue 24: without $USER the identity was `unknown@host`; Kopf's getpass.getuser() falls back
+// to the password database.
+Deno.test("peers: Kopf's identity without $USER — the password database's user, else 'unknown'", () => {
+  const sources = {
+    env: (_: string) => undefined,
+    hostname: () => "box",
+    now: () => new Date("2026-05-06T07:08:09Z"),
+    random: () => 0,
+  };
+  assert.equal(detectOwnId(true, { ...sources, user: () => "kopf" }), "kopf@box");
+  assert.equal(detectOwnId(true, { ...sources, user: () => undefined }), "unknown@box");
+  assert.equal(detectOwnId(true, sources), "unknown@box");
+  // The environment wins over the database, as in getpass.getuser().
+  assert.equal(
+    detectOwnId(true, {
+      ...sources,
+      env: (n: string) => n === "USER" ? "dev" : undefined,
+      user: () => "kopf",
+    }),
+    "dev@box",
+  );
+  assert.equal(
+    userOfUid(
+      "# comment\nroot:x:0:0:root:/root:/bin/sh\nkopf:x:1000:1000::/home/kopf:/bin/sh",
+      1000,
+    ),
+    "kopf",
+  );
+  assert.equal(userOfUid("root:x:0:0:root:/root:/bin/sh\n", 1234), undefined);
+});
+
+Deno.test("peers: the identity without $USER in a real process — /etc/passwd by Deno.uid(), no prompts", async () => {
+  let passwd: string;
+  try {
+    passwd = Deno.readTextFileSync("/etc/passwd");
+  } catch {
+    console.log("no /etc/passwd on this machine: the subprocess part of this test cannot run");
+    return;
+  }
+  const uid = Deno.uid();
+  const expected = uid === null ? undefined : userOfUid(passwd, uid);
+  if (expected === undefined) {
+    console.log("this uid has no /etc/passwd entry: the subprocess part of this test cannot run");
+    return;
+  }
+  const url = new URL("../../src/core/engines/peers.ts", import.meta.url).href;
+  const code = `import { detectOwnId } from "${url}"; console.log(detectOwnId(true));`;
+  const identity = async (...flags: string[]) => {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--no-prompt", ...flags, "-"],
+      clearEnv: true,
+      // No user variables; only where Deno keeps its cache (a HOME elsewhere would make one).
+      env: Object.fromEntries(
+        ["NO_COLOR", "DENO_DIR", "HOME", "XDG_CACHE_HOME"].flatMap((n) => {
+          const v = n === "NO_COLOR" ? "1" : Deno.env.get(n);
+          return v === undefined ? [] : [[n, v]];
+        }),
+      ),
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const w = out.stdin.getWriter();
+    await w.write(new TextEncoder().encode(code));
+    await w.close();
+    const { stdout, stderr, code: rc } = await out.output();
+    const text = new TextDecoder().decode(stdout).trim();
+    assert.equal(rc, 0, new TextDecoder().decode(stderr));
+    return text.split("@")[0];
+  };
+  assert.equal(await identity("--allow-sys=uid", "--allow-read=/etc/passwd"), expected);
+  assert.equal(await identity("--allow-sys"), expected); // node:os userInfo()
+  assert.equal(await identity(), "unknown"); // no permissions: no prompt, no failure
+});
+
+// Issue 24: after a kill -9 of a same-priority twin, our own keep-alives (events) repeated the
+// warning until the twin's entry expired.
+Deno.test("monitor: a killed twin — the warning once, not again at our keep-alives; again for a new set", async () => {
+  const { clock, gate, m, lines } = monitor();
+  const at = (s: number) => isoformat(new Date(START.getTime() + s * 1000));
+  m.update({ status: { me: entry(0, 60), twin: entry(0, 60) } });
+  const warnings = () => lines.filter((l) => l.includes("Possibly conflicting")).length;
+  assert.equal(warnings(), 1);
+  // The twin is killed (its entry stays); ours is renewed every ~50 s: each renewal is an event.
+  await clock.advance(25);
+  m.update({ status: { me: entry(0, 60, at(25)), twin: entry(0, 60) } });
+  await clock.advance(25);
+  m.update({ status: { me: entry(0, 60, at(50)), twin: entry(0, 60) } });
+  assert.equal(warnings(), 1, "once per change of the set of conflicting peers");
+  assert.equal(gate.on, true);
+  await clock.advance(10); // the twin expires
+  assert.equal(gate.on, false);
+  assert.match(lines.at(-1)!, /^info: Resuming operations after the pause/);
+  // It comes back (a new process, the same identity): a change of the set, so warned again.
+  m.update({ status: { me: entry(0, 60, at(50)), twin: entry(0, 60, at(60)) } });
+  assert.equal(warnings(), 2);
+  m.close();
+});
+
+// Issue 24: malformed entries were silently ignored (or trusted), and a peer claiming a lastseen
+// in 2099 paused its peers until 2099.
+Deno.test("peers: malformed entries are read safely and their problems named", () => {
+  const t = START.getTime();
+  const codes = (entry: unknown) => readPeer("x", entry, t).problems?.map((p) => p.code);
+  assert.equal(readPeer("x", { priority: 5, lifetime: 60, lastseen: T0 }, t).problems, undefined);
+  assert.deepEqual(codes("busy"), ['entry:"busy"']);
+  assert.equal(readPeer("x", "busy", t).deadline, -Infinity, "not an object: expired, cleaned");
+  assert.deepEqual(codes([1]), ["entry:[1]"]);
+  const typed = readPeer("x", { priority: "high", lifetime: "30", lastseen: T0 }, t);
+  assert.deepEqual([typed.priority, typed.lifetime], [0, 30]);
+  assert.deepEqual(typed.problems?.map((p) => p.code), ['priority:"high"', 'lifetime:"30"']);
+  assert.deepEqual(codes({ priority: 1.5, lastseen: T0 }), ["priority:1.5"]);
+  assert.deepEqual(codes({ lastseen: "yesterday" }), ['lastseen:"yesterday"']);
+  assert.deepEqual(codes({ lastseen: 1767225600 }), ["lastseen:1767225600"]);
+  assert.equal(readPeer("x", { lastseen: 1767225600 }, t).deadline, -Infinity);
+  assert.match(
+    readPeer("x", { priority: "high", lastseen: T0 }, t).problems![0]!.text,
+    /^has the priority "high", which is not a whole number: taken as 0; fix whatever writes that entry/,
+  );
+});
+
+Deno.test("peers: a lastseen further ahead than the entry's lifetime is capped at now + lifetime, once", () => {
+  const t = START.getTime();
+  const capped: CappedLastseen = new Map();
+  const future = { priority: 9, lifetime: 10, lastseen: "2099-01-01T00:00:00+00:00" };
+  const p = readPeer("x", future, t, capped);
+  assert.equal(p.deadline, t + 20_000, "capped at now + 10 s, so it expires 10 s after that");
+  assert.deepEqual(p.problems?.map((x) => x.code), ["lastseen:future"]);
+  assert.match(
+    p.problems![0]!.text,
+    /^claims the lastseen '2099-01-01T00:00:00\+00:00', more than its lifetime \(10s\) ahead of this operator's clock: capped at 2026-01-01T00:00:10\+00:00, so it expires at 2026-01-01T00:00:20\+00:00 unless it writes again/,
+  );
+  // Read again later: the same text keeps its cap (not re-capped to a later now).
+  assert.equal(readPeer("x", future, t + 15_000, capped).deadline, t + 20_000);
+  // It writes again (a new lastseen, still far ahead): capped anew from then.
+  const again = { ...future, lastseen: "2099-01-01T00:00:05+00:00" };
+  assert.equal(readPeer("x", again, t + 15_000, capped).deadline, t + 35_000);
+  // Clock skew within its lifetime is no problem; nor is any of this for a sane entry.
+  const skewed = readPeer("x", { ...future, lastseen: "2026-01-01T00:00:09+00:00" }, t, capped);
+  assert.equal(skewed.problems, undefined);
+  assert.equal(capped.size, 0, "forgotten when no longer capped");
+});
+
+Deno.test("monitor: malformed entries are warned about once per problem, not at every beat", async () => {
+  const { clock, gate, m, lines, cleaned } = monitor();
+  const at = (s: number) => isoformat(new Date(START.getTime() + s * 1000));
+  m.update({
+    status: {
+      me: entry(0, 60),
+      odd: { priority: "low", lifetime: 60, lastseen: T0 },
+      nodate: { priority: -1, lifetime: 60 },
+      broken: { priority: -1, lifetime: 60, lastseen: "never" },
+    },
+  });
+  const warnings = () => lines.filter((l) => l.startsWith("warning: The peer"));
+  assert.deepEqual(warnings(), [
+    `warning: The peer 'odd' in the peering 'default' cluster-wide has the priority "low", which is not a whole number: taken as 0; fix whatever writes that entry (Kopf writes a whole number), or remove the entry.`,
+    `warning: The peer 'nodate' in the peering 'default' cluster-wide has no lastseen: it counts as seen at every reading (as in Kopf), so it never expires; if that peer is gone, remove its entry (e.g. kopf resume --id 'nodate').`,
+    `warning: The peer 'broken' in the peering 'default' cluster-wide has the lastseen "never", which is not an ISO 8601 time: it counts as expired and is removed from the peering object.`,
+  ]);
+  assert.deepEqual(cleaned, [["broken"]]);
+  // Every beat of "odd" changes its lastseen, but not its problem: no new line.
+  for (let i = 1; i <= 3; i++) {
+    await clock.advance(20);
+    m.update({
+      status: {
+        me: entry(0, 60, at(20 * i)),
+        odd: { priority: "low", lifetime: 60, lastseen: at(20 * i) },
+        nodate: { priority: -1, lifetime: 60 },
+      },
+    });
+  }
+  assert.equal(warnings().length, 3);
+  // Its problem changes: warned again.
+  m.update({
+    status: {
+      me: entry(0, 60, at(60)),
+      odd: { priority: "lower", lifetime: 60, lastseen: at(60) },
+    },
+  });
+  assert.equal(warnings().length, 4);
+  assert.match(warnings()[3]!, /'odd' .* the priority "lower"/);
+  assert.equal(gate.on, true, "'odd' still counts, as priority 0: the same as ours");
+  // The own entry is never warned about (this operator rewrites it at its next keep-alive).
+  m.update({ status: { me: { priority: "x" } } });
+  assert.equal(warnings().length, 4);
+  m.close();
+});
+
+Deno.test("monitor: a peer claiming lastseen in 2099 pauses only until now + 2 lifetimes, warned once", async () => {
+  const { clock, gate, m, lines, cleaned } = monitor();
+  const status = {
+    me: entry(0, 60),
+    future: { priority: 100, lifetime: 10, lastseen: "2099-01-01T00:00:00+00:00" },
+  };
+  m.update({ status });
+  assert.equal(gate.on, true);
+  await clock.advance(15);
+  m.update({ status: { ...status, me: entry(0, 60, "2026-01-01T00:00:15+00:00") } });
+  assert.equal(gate.on, true);
+  assert.equal(lines.filter((l) => l.includes("claims the lastseen")).length, 1);
+  await clock.advance(5); // 20 s: capped lastseen (10 s) + its lifetime (10 s)
+  assert.equal(gate.on, false, "resumed on the clock, not in 2099");
+  assert.deepEqual(cleaned, [["future"]]);
+  assert.match(lines.at(-1)!, /^info: Resuming operations after the pause/);
+  m.close();
 });

@@ -55,6 +55,59 @@ export function parseField(field: FieldSpec): string[] {
   return [...pathOf(field)];
 }
 
+/**
+ * Why a field path is malformed, or undefined when it is well formed: a dotted string with an
+ * empty key (`"spec..x"`, `".spec"`, `"spec."`), brackets (`"spec.items[0]"`: paths name object
+ * keys only, there are no indices) or spaces around a key; a list with an empty key or one that
+ * is not a string. Such a path would never match anything, so registrations refuse it.
+ *
+ * @param field The field as a handler gives it (a dotted string or a list of keys).
+ * @returns What is wrong and how to write it, as the end of a sentence; or undefined.
+ *
+ * @example
+ * ```ts
+ * import { fieldPathProblem } from "./dicts.ts";
+ * console.log(fieldPathProblem("spec.size")); // undefined
+ * console.log(fieldPathProblem(["metadata", "annotations", "a.b/c[0]"])); // undefined
+ * console.log(fieldPathProblem("spec..x") !== undefined); // true
+ * ```
+ */
+export function fieldPathProblem(field: unknown): string | undefined {
+  if (typeof field === "string") {
+    const keys = field.split(".");
+    const fix = `write the keys joined by single dots (e.g. "spec.size"), or give a list of ` +
+      `keys (e.g. ["spec", "size"]) when a key itself holds a dot or a bracket`;
+    const empty = keys.findIndex((k) => k === "");
+    if (empty >= 0) {
+      const where = empty === 0
+        ? "it starts with a dot"
+        : empty === keys.length - 1
+        ? "it ends with a dot"
+        : "two dots in a row";
+      return `has an empty key (${where}); ${fix}`;
+    }
+    if (/[[\]]/.test(field)) {
+      return `has a bracket, but field paths have no indices or quoting (only object keys ` +
+        `are walked); ${fix}`;
+    }
+    if (keys.some((k) => k.trim() !== k)) return `has spaces around a key; ${fix}`;
+    return undefined;
+  }
+  if (Array.isArray(field)) {
+    if (field.length === 0) return `is an empty list; give at least one key, e.g. ["spec"]`;
+    const bad = field.findIndex((k) => typeof k !== "string" || k === "");
+    if (bad >= 0) {
+      return `has ${
+        typeof field[bad] === "string" ? "an empty key" : `a key that is not a string`
+      } at position ${bad + 1}; every key of the list must be a non-empty string, e.g. ` +
+        `["spec", "size"]`;
+    }
+    return undefined;
+  }
+  return `is neither a dotted string nor a list of keys; write e.g. "spec.size" or ` +
+    `["spec", "size"]`;
+}
+
 /** The root: no keys. */
 const ROOT: FieldPath = Object.freeze([]);
 

@@ -131,6 +131,19 @@ export function withAttempt<T extends object>(fields: T, attempt: Attempt): T & 
   }) as T & AttemptFields;
 }
 
+/**
+ * A handler attempt in progress, as the operator's exit reports what it waits for: added when
+ * the attempt starts, removed when it ends.
+ */
+export interface RunningAttempt {
+  /** E.g. `Handler 'create_fn'`. */
+  readonly what: string;
+  /** The logger of its object (its `[ns/name] ` prefix) or of the operator. */
+  readonly logger: OperatorLogger;
+  /** When it started (clock ms). */
+  readonly since: number;
+}
+
 /** How one kind of handler is executed: the parts of the protocol a kind chooses. */
 export interface Execution<H extends BaseHandler> {
   /** The handlers' progress (updated in place with each outcome). */
@@ -161,6 +174,8 @@ export interface Execution<H extends BaseHandler> {
   successLevel?: "info" | "debug" | undefined;
   /** Records each run (metrics); absent, nothing is recorded. */
   metrics?: HandlerMetrics | undefined;
+  /** The attempts in progress (the operator's, for its exit's report); absent, not tracked. */
+  running?: Set<RunningAttempt> | undefined;
   /**
    * Handlers of this kind may have sub-handlers (`kopf.register`, `kopf.execute`): the
    * resource-changing kind. The other kinds run in a scope with their context only (one small
@@ -237,6 +252,7 @@ export async function executeHandler<H extends BaseHandler>(
   if (!outcome) {
     const scope = ex.subhandlers ? new AttemptScope(handler, ex, clock) : undefined;
     const signals = new LazySignal(ex.signal);
+    const attempt = ex.running ? track(ex.running, `${noun} '${id}'`, logger, clock) : undefined;
     let result: unknown;
     let context: AnyObject | undefined;
     try {
@@ -256,6 +272,7 @@ export async function executeHandler<H extends BaseHandler>(
       if (scope?.executed.length) outcome = { ...outcome, subrefs: scope.executed };
     } finally {
       signals.detach();
+      if (attempt) ex.running!.delete(attempt);
     }
     outcome ??= success(handler, ex, result, scope);
   }
@@ -266,6 +283,18 @@ export async function executeHandler<H extends BaseHandler>(
 
 // The closures of an attempt are made in these helpers, not in executeHandler(): a function
 // with closures keeps its variables in a context object, held for as long as it awaits.
+
+/** Adds an attempt to the operator's attempts in progress. */
+function track(
+  running: Set<RunningAttempt>,
+  what: string,
+  logger: OperatorLogger,
+  clock: Clock,
+): RunningAttempt {
+  const attempt: RunningAttempt = { what, logger, since: clock.now() };
+  running.add(attempt);
+  return attempt;
+}
 
 /** Calls the handler with its scope (its context; its sub-handler registration) as the async context. */
 function inScope<H extends BaseHandler>(

@@ -84,7 +84,16 @@ interface Runner {
   stopped: Promise<void> | undefined;
   /** Stopped by a pause and wanted again after the resume: spawned anew once it has exited. */
   respawn?: boolean;
+  /** When it was first asked to stop (clock ms), and why. */
+  asked?: { at: number; reason: Reason };
+  /** When it was cancelled after its cancellationBackoff (clock ms). */
+  cancelledAt?: number;
+  /** When the deletion's wait for it was last logged at info level (clock ms). */
+  toldAt?: number;
 }
+
+/** Seconds between the info lines about one daemon that a deletion still waits for. */
+const RETELL = 600;
 
 /** What the engine keeps about one object (kept in the object's memory by the reactor). */
 export interface SpawnedObject extends LiveObject {
@@ -272,14 +281,49 @@ export class Daemons {
     await Promise.race([all, timeout.wait(polling)]);
     timeout.set("done");
     signal?.removeEventListener("abort", abort);
+    const now = this.#clock.now();
     for (const r of state.running.values()) {
+      // Said at info level the first time and then every 10 minutes: the finalizer is kept
+      // because of this daemon, and its author should know why and what to change.
       state.logger.debug(
         `${
           noun(r.handler)
         } '${r.handler.id}' is still exiting. The next check is in ${polling} seconds.`,
       );
+      if (r.toldAt === undefined || now - r.toldAt >= RETELL * 1000) {
+        r.toldAt = now;
+        state.logger.info(this.#waiting(r, now, polling));
+      }
     }
     return state.running.size === 0;
+  }
+
+  /** What a deletion waits for, since when, until when, and what would end it sooner. */
+  #waiting(r: Runner, now: number, polling: number): string {
+    const { handler } = r;
+    const what = `${noun(handler)} '${handler.id}'`;
+    const secs = (ms: number) => `${Math.round(ms / 100) / 10}s`;
+    const asked = r.asked ?? { at: now, reason: "resource deleted" as Reason };
+    const fix = `to stop sooner, make it return when its \`stopped\` flag is set or its ` +
+      `\`signal\` aborts (e.g. \`await stopped.wait(...)\`, \`kopf.sleep(..., signal)\`)`;
+    const head = `The deletion waits for ${what}, asked to exit ${
+      secs(now - asked.at)
+    } ago (${asked.reason}), before the finalizer is released`;
+    const timeout = handler.cancellationTimeout;
+    if (timeout === undefined) {
+      return `${head}: with no time limit (it has no cancellationTimeout; re-checked every ` +
+        `${polling}s); ${fix}, or give it a cancellationTimeout to abandon it after that long.`;
+    }
+    const backoff = handler.cancellationBackoff ?? 0;
+    const abandon = asked.at + (backoff + timeout) * 1000;
+    if (r.cancelledAt === undefined) {
+      return `${head}: it is cancelled ${secs(asked.at + backoff * 1000 - now)} from now ` +
+        `(cancellationBackoff ${backoff}s) and abandoned ${secs(abandon - now)} from now ` +
+        `(cancellationTimeout ${timeout}s); ${fix}.`;
+    }
+    return `${head}: cancelled ${secs(now - r.cancelledAt)} ago, it is abandoned ${
+      secs(abandon - now)
+    } from now (cancellationTimeout ${timeout}s); ${fix}.`;
   }
 
   /**
@@ -381,6 +425,7 @@ export class Daemons {
   #stop(state: SpawnedObject, runner: Runner, reason: Reason): void {
     const already = runner.flag.isSet();
     runner.flag.set(reason);
+    runner.asked ??= { at: this.#clock.now(), reason };
     if (already && runner.stopped) return;
     const { handler } = runner;
     const what = `${noun(handler)} '${handler.id}'`;
@@ -396,6 +441,7 @@ export class Daemons {
       const exited = runner.done.then(() => deadline.set("done"));
       if (!(await deadline.wait(backoff))) {
         runner.flag.set(DaemonStoppingReason.DAEMON_CANCELLED);
+        runner.cancelledAt = this.#clock.now();
         state.logger.debug(`${what} is cancelled. Will wait for its exit for ${timeout}s.`);
         if (!(await deadline.wait(timeout))) {
           runner.flag.set(DaemonStoppingReason.DAEMON_ABANDONED);

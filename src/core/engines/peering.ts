@@ -10,7 +10,9 @@
  * - {@link PeeringMonitor}: reads every version of the object (from a watch)
  *   and turns this peering's pause toggle on while a live peer with a higher
  *   priority is there — or one with the same priority: then all of them
- *   freeze, with the docs' warning — and off when they go or expire. Expired
+ *   freeze, with the docs' warning, once per change of the set of such peers
+ *   (Kopf repeats it at every event, i.e. every keep-alive of anyone) — and
+ *   off when they go or expire. Expired
  *   entries are removed from the status (by whichever operator sees them
  *   first); an expiry with no event to announce it is noticed on the clock.
  *
@@ -34,7 +36,7 @@ import type { PeeringSettings } from "../../cogs/configs/settings.ts";
 import type { Resource } from "../../cogs/structs/references.ts";
 import type { OperatorLogger } from "../actions/loggers.ts";
 import type { AnyObject } from "../intents/handlers.ts";
-import { type Peer, peerEntry, reprPeers, viewPeers } from "./peers.ts";
+import { type CappedLastseen, type Peer, peerEntry, reprPeers, viewPeers } from "./peers.ts";
 
 /** One peering object: its resource, namespace (null for cluster-scoped ones) and name. */
 export interface PeeringTarget {
@@ -278,6 +280,16 @@ export class PeeringMonitor {
   /** Paused because of peers (not for the object's absence): the resume is logged. */
   #conflicts = false;
   #waitingLogged = false;
+  /**
+   * The identities of the same-priority peers last warned about: the warning is logged once per
+   * change of that set, not at every keep-alive of anyone (e.g. ours, while a killed twin's entry
+   * has not expired yet).
+   */
+  #warnedSame = "";
+  /** The problems of other peers' entries already warned about, by identity (once per change). */
+  #warnedProblems = new Map<string, Set<string>>();
+  /** Future lastseen times capped, by identity (so that they expire; see peers.ts). */
+  readonly #capped: CappedLastseen = new Map();
   /** The expiry timer of the blocking peers. */
   #cancel: (() => void) | undefined;
   #closed = false;
@@ -309,6 +321,24 @@ export class PeeringMonitor {
     this.#cancel = undefined;
   }
 
+  /** Warns about malformed entries of other peers: each problem once while it lasts. */
+  #report(peers: readonly Peer[]): void {
+    const { identity, logger, what } = this.#o;
+    const warned = new Map<string, Set<string>>();
+    for (const p of peers) {
+      if (p.identity === identity || !p.problems) continue;
+      const before = this.#warnedProblems.get(p.identity);
+      for (const problem of p.problems) {
+        if (before?.has(problem.code)) continue;
+        logger.warning(`The peer '${p.identity}' in the peering ${what} ${problem.text}`);
+      }
+      warned.set(p.identity, new Set(p.problems.map((x) => x.code)));
+    }
+    this.#warnedProblems = warned;
+    const present = new Set(peers.map((p) => p.identity));
+    for (const id of this.#capped.keys()) if (!present.has(id)) this.#capped.delete(id);
+  }
+
   #decide(): void {
     this.#cancel?.();
     this.#cancel = undefined;
@@ -329,6 +359,7 @@ export class PeeringMonitor {
           );
         }
         this.#conflicts = false;
+        this.#warnedSame = "";
         toggle.turnTo(false);
       }
       return;
@@ -338,7 +369,8 @@ export class PeeringMonitor {
       this.#waitingLogged = false;
     }
     const now = this.#clock.date().getTime();
-    const view = viewPeers(body.status, identity, settings.priority, now);
+    const view = viewPeers(body.status, identity, settings.priority, now, this.#capped);
+    this.#report(view.peers);
     const expired = view.dead.filter((p) => !this.#cleaning.has(p.identity));
     if (expired.length) {
       for (const p of expired) this.#cleaning.add(p.identity);
@@ -350,6 +382,7 @@ export class PeeringMonitor {
         for (const p of expired) this.#cleaning.delete(p.identity);
       });
     }
+    if (!view.same.length || view.higher.length) this.#warnedSame = "";
     if (view.higher.length) {
       if (!this.#conflicts || !toggle.on) {
         logger.info(`Pausing operations in favour of ${reprPeers(view.higher)}.`);
@@ -357,9 +390,13 @@ export class PeeringMonitor {
       this.#conflicts = true;
       toggle.turnTo(true);
     } else if (view.same.length) {
-      logger.warning(
-        `Possibly conflicting operators with the same priority: ${reprPeers(view.same)}.`,
-      );
+      const same = view.same.map((p) => p.identity).sort().join("\n");
+      if (same !== this.#warnedSame || !toggle.on) {
+        logger.warning(
+          `Possibly conflicting operators with the same priority: ${reprPeers(view.same)}.`,
+        );
+      }
+      this.#warnedSame = same;
       if (!this.#conflicts || !toggle.on) {
         logger.warning(`Pausing all operators, including self: ${reprPeers(view.peers)}`);
       }

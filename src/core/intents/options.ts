@@ -13,6 +13,7 @@
  * @module
  */
 
+import { fieldPathProblem } from "../../cogs/structs/dicts.ts";
 import { ABSENT, PRESENT } from "./markers.ts";
 import { OperatorRegistry } from "./registry.ts";
 
@@ -41,7 +42,11 @@ export type HandlerKind =
  * How an option's value is checked: what it must be (for "<key> must be <this>, not <value>."),
  * or a whole problem line (after "<call>(...): "), or undefined when it is fine.
  */
-type Check = (value: unknown, key: string) => string | { line: string } | undefined;
+type Check = (
+  value: unknown,
+  key: string,
+  handler: string | undefined,
+) => string | { line: string } | undefined;
 
 /** One option: what its value must be, the kinds that take it, whether sub-handlers inherit it. */
 interface OptionSpec {
@@ -142,11 +147,16 @@ function metaFilter(what: "label" | "annotation"): Check {
     return undefined;
   };
 }
-const field: Check = (v) =>
-  typeof v === "string" && v !== "" ||
-    Array.isArray(v) && v.length > 0 && v.every((p) => typeof p === "string")
-    ? undefined
-    : `a dotted path ("spec.size") or a list of keys`;
+/** A field path: well formed, or it would never match (e.g. `"spec..x["`). */
+const field: Check = (v, key, handler) => {
+  if (typeof v !== "string" && !Array.isArray(v) || v === "") {
+    return `a dotted path ("spec.size") or a list of keys`;
+  }
+  const problem = fieldPathProblem(v);
+  if (problem === undefined) return undefined;
+  const whose = handler ? ` of the handler '${handler}'` : "";
+  return { line: `${key} ${show(v)}${whose} ${problem}.` };
+};
 const operation: Check = (v) =>
   typeof v === "string" && OPERATIONS.includes(v)
     ? undefined
@@ -263,6 +273,7 @@ export function hasOptionKeys(obj: object): boolean {
  * @param what The call, for messages (e.g. `kopf.on.create`).
  * @param kind The handler kind.
  * @param options The options given.
+ * @param handler The handler's id or function name, for the lines about its filters.
  * @returns The error message (one line), or undefined when all is well.
  *
  * @example
@@ -276,6 +287,7 @@ export function checkOptions(
   what: string,
   kind: HandlerKind,
   options: Record<string, unknown>,
+  handler?: string,
 ): string | undefined {
   for (const [key, value] of Object.entries(options)) {
     const spec = Object.hasOwn(OPTIONS, key) ? OPTIONS[key] : undefined;
@@ -291,7 +303,7 @@ export function checkOptions(
       }.`;
     }
     if (value === undefined) continue;
-    const problem = spec.check(value, key);
+    const problem = spec.check(value, key, handler);
     if (typeof problem === "string") {
       return `${what}(...): ${key} must be ${problem}, not ${show(value)}.`;
     }

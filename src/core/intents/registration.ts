@@ -157,7 +157,8 @@ export function parseResourceArgs<O extends object>(
       );
     }
   }
-  const problem = checkOptions(what, kind, options);
+  const named = typeof options.id === "string" ? options.id : (fn as { name?: string }).name;
+  const problem = checkOptions(what, kind, options, named || undefined);
   if (problem) throw new RegistrationError(problem);
   if (!strings.length && !resourceObject && !everything) {
     throw new RegistrationError(`${what}(...) needs a resource, e.g. ${what}("kopfexamples", fn)`);
@@ -347,7 +348,13 @@ export function registerSubhandler(fn: HandlerFn, options: SubhandlerOptions = {
       "kopf.register()/kopf.subhandler() work only inside a running resource-changing handler",
     );
   }
-  const problem = checkOptions("kopf.register", "subhandler", options as Record<string, unknown>);
+  const named = typeof options.id === "string" ? options.id : fn.name;
+  const problem = checkOptions(
+    "kopf.register",
+    "subhandler",
+    options as Record<string, unknown>,
+    named || undefined,
+  );
   if (problem) throw new RegistrationError(problem);
   const child = makeChild(
     scope.parent as ChangingHandler,

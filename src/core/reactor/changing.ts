@@ -196,6 +196,7 @@ export async function processChanging(cycle: ChangingCycle): Promise<CycleResult
           state,
           kind: "changing",
           subhandlers: true,
+          running: op.running,
           defaultErrors: "temporary",
           defaultBackoff: settings.execution.defaultBackoff,
           resultLimit: settings.persistence.resultSizeLimit,

@@ -25,6 +25,7 @@ import {
   executeHandlers,
   type HandlerMetrics,
   type Lifecycle,
+  type RunningAttempt,
   withAttempt,
 } from "../actions/execution.ts";
 import { type EventPoster, type Level, type LogSink, ObjectLogger } from "../actions/loggers.ts";
@@ -96,6 +97,8 @@ export interface OperatorContext {
   clock?: Clock | undefined;
   /** The operator's stop signal: handlers' `signal` aborts when the operator starts exiting. */
   exiting?: AbortSignal | undefined;
+  /** The resource and event handlers' attempts in progress (what the exit waits for). */
+  running?: Set<RunningAttempt> | undefined;
   /**
    * The operator's pause gate (peering; any reason may hold it): while it is on, no object is
    * processed (events wait in their queues) and daemons and timers are stopped.
@@ -254,6 +257,7 @@ async function runEventHandlers(
     state: new State("event"),
     kind: "event",
     defaultErrors: "ignored",
+    running: op.running,
     defaultBackoff: op.settings.execution.defaultBackoff,
     successLevel: "debug",
     logger,

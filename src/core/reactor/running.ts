@@ -33,6 +33,7 @@ import {
   lineSink,
   type LogOutputOptions,
   type LogSink,
+  ObjectLogger,
   OperatorLogger,
 } from "../actions/loggers.ts";
 import { apiScope, type PendingApi, pendingApi } from "../actions/handler_api.ts";
@@ -77,6 +78,18 @@ export interface OperatorOptions {
   /** The peering object's name; the peering becomes mandatory (`--peering NAME`). */
   peeringName?: string;
   /**
+   * This operator's identity among its peers (Kopf's `kopf.operator(identity=...)`): the key of
+   * its entry in the peering object, and its holder name in leader election and sharding Leases.
+   * Default: `$POD_ID`, else `user@host/YYYYmmddHHMMSS/xyz`.
+   *
+   * @example
+   * ```ts ignore
+   * import * as kopf from "@kopf/kopf";
+   * await kopf.operator({ clusterwide: true, identity: "operator-a", priority: 100 });
+   * ```
+   */
+  identity?: string;
+  /**
    * Serve liveness probes at this URL, e.g. `http://0.0.0.0:8080/healthz` (200 once ready, 503
    * before), and Prometheus metrics on `/metrics` of the same server.
    */
@@ -103,6 +116,31 @@ export interface OperatorOptions {
   /** The time source of queues, retries, daemons and timers (default: the real clock). */
   clock?: Clock;
 }
+
+/**
+ * The abort reason of an operator stopped by a process signal (`kopf.run()`, `kopf run`): a
+ * second signal exits the process at once, and the exit's notices say so.
+ *
+ * @example
+ * ```ts ignore
+ * const stop = new AbortController();
+ * Deno.addSignalListener("SIGINT", () => stop.abort(new SignalledExit("SIGINT")));
+ * ```
+ */
+export class SignalledExit extends Error {
+  /** The signal received. */
+  readonly signal: Deno.Signal;
+
+  /** @param signal The signal received. */
+  constructor(signal: Deno.Signal) {
+    super(`Stopped by ${signal}.`);
+    this.name = "SignalledExit";
+    this.signal = signal;
+  }
+}
+
+/** Seconds of exiting after which the operator says what it still waits for (then each minute). */
+const EXIT_NOTICE = 5;
 
 /** One long-running part of an operator. */
 export interface OperatorTask {
@@ -208,6 +246,14 @@ async function startOperatorTasks(
   undo: Array<() => Promise<void>>,
   handlerApi: PendingApi,
 ): Promise<OperatorTask[]> {
+  const identity = options.identity;
+  if (identity !== undefined && (typeof identity !== "string" || identity.trim() === "")) {
+    throw new OperatorError(
+      `kopf.operator(): identity must be a non-empty string (this operator's name among its ` +
+        `peers, e.g. "operator-a"), not ${JSON.stringify(identity)}; or leave it out for ` +
+        `$POD_ID or user@host/time/xyz.`,
+    );
+  }
   const registry = options.registry ?? getDefaultRegistry();
   const settings = options.settings ?? new OperatorSettings();
   const clusterwide = !!options.clusterwide || !options.namespaces?.length;
@@ -340,6 +386,7 @@ async function startOperatorTasks(
     clock: options.clock,
     exiting: signal,
     paused: new ToggleSet(), // held by the peering (and any other reason to pause)
+    running: new Set(), // the handlers in progress: what the exit waits for
   };
   // Daemons and timers: spawned by the object cycles, all stopped at exit before the cleanup.
   op.daemons = new Daemons(op);
@@ -366,7 +413,7 @@ async function startOperatorTasks(
     );
   }
 
-  const sharding = startSharding({ ...op, api, namespaces, metrics }); // the gate of the queues
+  const sharding = startSharding({ ...op, api, namespaces, metrics, identity }); // the queues' gate
   op.shards = sharding.gate;
   const watchers = new Orchestrator(api, op, settings, logger, signal);
   const ready = watchers.start(resolution, namespaces, registry.selectors());
@@ -374,8 +421,16 @@ async function startOperatorTasks(
   ready.then(() => indexers.markReady(), () => indexers.markReady());
   const unobserve = metrics?.observeQueues(() => watchers.queueSamples());
   const admission = startAdmission(op, api, stop, watchers.memoryOf);
-  const peering = startPeering({ ...op, api, namespaces, signal });
-  const leadership = startLeaderElection({ ...op, api, namespaces, signal, probing, metrics });
+  const peering = startPeering({ ...op, api, namespaces, signal, identity });
+  const leadership = startLeaderElection({
+    ...op,
+    api,
+    namespaces,
+    signal,
+    probing,
+    metrics,
+    identity,
+  });
 
   const main = (async () => {
     await ready;
@@ -388,6 +443,40 @@ async function startOperatorTasks(
     });
     logger.info("Stop-flag is raised. Operator is stopping.");
     let phase = "the daemons and timers";
+    // What the exit waits for, said at once when handlers are in progress, and again after a few
+    // seconds (then every minute) while it lasts — never a silent wait of up to 10 minutes.
+    const clock = options.clock ?? realClock;
+    const began = clock.now();
+    const cap = settings.process.ultimateExitingTimeout;
+    const signalled = outer?.reason instanceof SignalledExit ? outer.reason.signal : undefined;
+    const notice = () => {
+      const now = clock.now();
+      const secs = (ms: number) => `${Math.round(ms / 1000)}s`;
+      const attempts = [...op.running ?? []].map((a) =>
+        `${a.what}${
+          a.logger instanceof ObjectLogger ? ` of ${a.logger.prefix.trim()}` : ""
+        } (running for ${secs(now - a.since)})`
+      );
+      const awaited =
+        phase === "the daemons and timers" || phase === "the watchers and their handlers"
+          ? attempts.length ? `the handlers in progress: ${attempts.join(", ")}` : phase
+          : phase;
+      const limit = cap === null
+        ? "with no time limit (process.ultimateExitingTimeout is not set)"
+        : `for at most ${secs(Math.max(0, began + cap * 1000 - now))} more ` +
+          `(process.ultimateExitingTimeout ${cap}s), then exiting anyway`;
+      const again = signalled
+        ? ` A second Ctrl-C (${signalled === "SIGINT" ? "SIGINT" : `${signalled} or SIGINT`}) ` +
+          `exits now, without waiting.`
+        : "";
+      const head = now - began >= 1000 ? `Still stopping after ${secs(now - began)}:` : "Stopping:";
+      logger.info(`${head} waiting for ${awaited}, ${limit}.${again}`);
+    };
+    if (op.running?.size) notice();
+    let cancelNotice = clock.timer(EXIT_NOTICE * 1000, function repeat() {
+      notice();
+      cancelNotice = clock.timer(60_000, repeat);
+    });
     const exiting = (async () => {
       await op.daemons?.close();
       await op.reconcilers?.close();
@@ -403,8 +492,9 @@ async function startOperatorTasks(
       await admission.closed;
     })();
     // Kopf's absolute cap on the exit: after it, the operator exits whatever still runs.
-    const cap = settings.process.ultimateExitingTimeout;
-    if (!await within(exiting, cap, options.clock ?? realClock)) {
+    const finished = await within(exiting, cap, clock);
+    cancelNotice();
+    if (!finished) {
       logger.warning(
         `The operator did not stop within process.ultimateExitingTimeout (${cap}s): ` +
           `exiting anyway, leaving ${phase} running.`,
@@ -450,16 +540,29 @@ async function startOperatorTasks(
 export async function run(options: OperatorOptions = {}): Promise<void> {
   const stop = new AbortController();
   const signals: Deno.Signal[] = ["SIGINT", "SIGTERM"];
-  const onSignal = () => {
-    if (stop.signal.aborted) Deno.exit(130);
-    stop.abort();
-  };
-  for (const s of signals) Deno.addSignalListener(s, onSignal);
+  const listeners = signals.map((s) => [s, onProcessSignal(stop, s)] as const);
+  for (const [s, fn] of listeners) Deno.addSignalListener(s, fn);
   options.signal?.addEventListener("abort", () => stop.abort(), { once: true });
   try {
     await operator({ ...options, signal: stop.signal });
   } finally {
-    for (const s of signals) Deno.removeSignalListener(s, onSignal);
+    for (const [s, fn] of listeners) Deno.removeSignalListener(s, fn);
   }
   await sleep(0);
+}
+
+/**
+ * The listener of a process signal for an operator's stop: the first signal stops it gracefully
+ * (with a {@link SignalledExit} reason, so its notices tell of the second), the second exits
+ * the process at once with code 130.
+ *
+ * @param stop The operator's stop.
+ * @param signal The signal listened to.
+ * @returns The listener.
+ */
+export function onProcessSignal(stop: AbortController, signal: Deno.Signal): () => void {
+  return () => {
+    if (stop.signal.aborted) Deno.exit(130);
+    stop.abort(new SignalledExit(signal));
+  };
 }
