@@ -124,11 +124,12 @@ export interface RunningApiServer extends AsyncDisposable {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { startApiServer } from "../../testing.ts";
  * await using api = await startApiServer();
  * const res = await fetch(`${api.url}/api/v1/namespaces`);
  * const list = await res.json();
- * console.log(list.items.map((n: { metadata: { name: string } }) => n.metadata.name).includes("default")); // true
+ * assert.deepEqual(list.items.map((n: { metadata: { name: string } }) => n.metadata.name).includes("default"), true);
  * ```
  *
  * @example With a data directory: a write is answered once it is on disk

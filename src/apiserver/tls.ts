@@ -222,10 +222,11 @@ export interface ClientCertificate {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { generateCertificates, issueClientCertificate } from "./tls.ts";
  * const tls = await generateCertificates({});
  * const alice = await issueClientCertificate(tls, "alice", ["devs", "ops"]);
- * console.log(alice.cert.startsWith("-----BEGIN CERTIFICATE-----")); // true
+ * assert.deepEqual(alice.cert.startsWith("-----BEGIN CERTIFICATE-----"), true);
  * ```
  */
 export async function issueClientCertificate(

@@ -54,9 +54,10 @@ export interface PeersView {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { isoformat } from "./peers.ts";
- * console.log(isoformat(new Date(Date.UTC(2026, 0, 1, 12, 0, 0, 123)))); // "2026-01-01T12:00:00.123000+00:00"
- * console.log(isoformat(new Date(Date.UTC(2026, 0, 1)))); // "2026-01-01T00:00:00+00:00"
+ * assert.deepEqual(isoformat(new Date(Date.UTC(2026, 0, 1, 12, 0, 0, 123))), "2026-01-01T12:00:00.123000+00:00");
+ * assert.deepEqual(isoformat(new Date(Date.UTC(2026, 0, 1))), "2026-01-01T00:00:00+00:00");
  * ```
  */
 export function isoformat(date: Date): string {
@@ -78,10 +79,11 @@ const TIMESTAMP =
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseTimestamp } from "./peers.ts";
- * console.log(parseTimestamp("2026-01-01T00:00:01.5+00:00")); // 1767225601500
- * console.log(parseTimestamp("2026-01-01T02:00:01.5+02:00")); // 1767225601500
- * console.log(parseTimestamp("yesterday")); // NaN
+ * assert.deepEqual(parseTimestamp("2026-01-01T00:00:01.5+00:00"), 1767225601500);
+ * assert.deepEqual(parseTimestamp("2026-01-01T02:00:01.5+02:00"), 1767225601500);
+ * assert.deepEqual(parseTimestamp("yesterday"), NaN);
  * ```
  */
 export function parseTimestamp(text: string): number {
@@ -110,9 +112,10 @@ export function parseTimestamp(text: string): number {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readPeer } from "./peers.ts";
  * const peer = readPeer("op-1", { priority: 100, lifetime: 10, lastseen: "2026-01-01T00:00:00+00:00" }, 0);
- * console.log(peer.deadline === Date.UTC(2026, 0, 1, 0, 0, 10)); // true
+ * assert.deepEqual(peer.deadline === Date.UTC(2026, 0, 1, 0, 0, 10), true);
  * ```
  */
 export function readPeer(identity: string, entry: unknown, now: number): Peer {
@@ -143,6 +146,7 @@ export function readPeer(identity: string, entry: unknown, now: number): Peer {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { viewPeers } from "./peers.ts";
  * const now = Date.UTC(2026, 0, 1);
  * const lastseen = "2026-01-01T00:00:00+00:00";
@@ -151,7 +155,7 @@ export function readPeer(identity: string, entry: unknown, now: number): Peer {
  *   dev: { priority: 666, lifetime: 60, lastseen },
  *   gone: { priority: 999, lifetime: 0, lastseen },
  * }, "me", 0, now);
- * console.log(view.higher.map((p) => p.identity), view.dead.map((p) => p.identity)); // ["dev"] ["gone"]
+ * assert.deepEqual([view.higher.map((p) => p.identity), view.dead.map((p) => p.identity)], [["dev"], ["gone"]]);
  * ```
  */
 export function viewPeers(
@@ -184,10 +188,10 @@ export function viewPeers(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { peerEntry } from "./peers.ts";
- * console.log(peerEntry(100, 60, new Date(Date.UTC(2026, 0, 1))));
- * // { priority: 100, lifetime: 60, lastseen: "2026-01-01T00:00:00+00:00" }
- * console.log(peerEntry(100, 0, new Date())); // null
+ * assert.deepEqual(peerEntry(100, 60, new Date(Date.UTC(2026, 0, 1))), { priority: 100, lifetime: 60, lastseen: "2026-01-01T00:00:00+00:00" });
+ * assert.deepEqual(peerEntry(100, 0, new Date()), null);
  * ```
  */
 export function peerEntry(
@@ -207,9 +211,10 @@ export function peerEntry(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readPeer, reprPeers } from "./peers.ts";
  * const peer = readPeer("dev", { priority: 666, lastseen: "2026-01-01T00:00:00+00:00" }, 0);
- * console.log(reprPeers([peer])); // "[<Peer dev: priority=666, lifetime=60, lastseen='2026-01-01T00:00:00+00:00'>]"
+ * assert.deepEqual(reprPeers([peer]), "[<Peer dev: priority=666, lifetime=60, lastseen='2026-01-01T00:00:00+00:00'>]");
  * ```
  */
 export function reprPeers(peers: readonly Peer[]): string {
@@ -244,6 +249,7 @@ const ALPHABET = "abcdefhijklmnopqrstuvwxyz0123456789";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { detectOwnId } from "./peers.ts";
  * const sources = {
  *   env: (name: string) => ({ USER: "dev" } as Record<string, string>)[name],
@@ -251,8 +257,8 @@ const ALPHABET = "abcdefhijklmnopqrstuvwxyz0123456789";
  *   now: () => new Date(Date.UTC(2026, 0, 2, 3, 4, 5)),
  *   random: () => 0,
  * };
- * console.log(detectOwnId(false, sources)); // "dev@laptop/20260102030405/aaa"
- * console.log(detectOwnId(true, sources)); // "dev@laptop"
+ * assert.deepEqual(detectOwnId(false, sources), "dev@laptop/20260102030405/aaa");
+ * assert.deepEqual(detectOwnId(true, sources), "dev@laptop");
  * ```
  */
 export function detectOwnId(manual: boolean, sources: IdentitySources = denoSources): string {
