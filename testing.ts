@@ -4,9 +4,10 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { startApiServer } from "./testing.ts";
  * await using api = await startApiServer();
- * console.log(api.url.startsWith("http://127.0.0.1:")); // true
+ * assert.deepEqual(api.url.startsWith("http://127.0.0.1:"), true);
  * // KUBECONFIG=api.kubeconfig.path makes kubectl and operators talk to it.
  * ```
  *

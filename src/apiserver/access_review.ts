@@ -41,8 +41,9 @@ const REVIEWS: Array<[string, string, string, boolean]> = [
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { reviewResources } from "./access_review.ts";
- * console.log(reviewResources().find((r) => r.plural === "selfsubjectaccessreviews")?.verbs); // ["create"]
+ * assert.deepEqual(reviewResources().find((r) => r.plural === "selfsubjectaccessreviews")?.verbs, ["create"]);
  * ```
  */
 export function reviewResources(): ResourceDef[] {
@@ -98,13 +99,14 @@ interface ReviewSpec {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { AccessReviews, reviewResources } from "./access_review.ts";
  * import { Authenticator } from "./authentication.ts";
  * import { Store } from "./store.ts";
  * const reviews = new AccessReviews(new Authenticator(new Store(), {}), undefined);
  * const def = reviewResources().find((r) => r.plural === "selfsubjectreviews")!;
  * const res = await reviews.create(def, "", {}, { username: "alice", groups: ["system:authenticated"] });
- * console.log(res.status, (await res.json()).status.userInfo.username); // 201 "alice"
+ * assert.deepEqual([res.status, (await res.json()).status.userInfo.username], [201, "alice"]);
  * ```
  */
 export class AccessReviews {

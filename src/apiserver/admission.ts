@@ -198,6 +198,7 @@ class Views {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { Admission } from "./admission.ts";
  * import { Objects } from "./objects.ts";
  * import { ResourceRegistry } from "./registry.ts";
@@ -213,7 +214,7 @@ class Views {
  *   { fieldManager: "me" },
  *   (options) => objects.create(def, "default", { metadata: { name: "x" } }, options),
  * );
- * console.log(object.metadata.name); // "x" (no webhooks configured: written as is)
+ * assert.deepEqual(object.metadata.name, "x"); // no webhooks configured: written as is
  * admission.close();
  * ```
  */

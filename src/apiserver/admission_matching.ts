@@ -8,12 +8,13 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { ruleMatches } from "./admission_matching.ts";
  * import { ResourceRegistry } from "./registry.ts";
  * const pods = new ResourceRegistry().find("", "v1", "pods")!;
  * const rule = { operations: ["CREATE"], apiGroups: [""], apiVersions: ["v1"], resources: ["pods"] };
- * console.log(ruleMatches(rule, "CREATE", pods, undefined)); // true
- * console.log(ruleMatches(rule, "CREATE", pods, "status")); // false (pods/status is not listed)
+ * assert.deepEqual(ruleMatches(rule, "CREATE", pods, undefined), true);
+ * assert.deepEqual(ruleMatches(rule, "CREATE", pods, "status"), false); // pods/status is not listed
  * ```
  *
  * @module

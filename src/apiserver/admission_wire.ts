@@ -8,10 +8,10 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { denial } from "./admission_wire.ts";
  * const e = denial("check.example.com", { code: 403, message: "Not today." });
- * console.log(e.code, e.message);
- * // 403 "admission webhook \"check.example.com\" denied the request: Not today."
+ * assert.deepEqual([e.code, e.message], [403, "admission webhook \"check.example.com\" denied the request: Not today."]);
  * ```
  *
  * @module

@@ -61,12 +61,13 @@ const SKIP_META = new Set([
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { applyConfiguration } from "./apply.ts";
  * import { ResourceRegistry } from "./registry.ts";
  * const cm = new ResourceRegistry().find("", "v1", "configmaps")!;
  * const live = { metadata: { name: "x" }, data: { a: "1", b: "2" } };
  * const out = applyConfiguration(live, { metadata: { name: "x" }, data: { a: "9" } }, "me", cm, "now");
- * console.log(out.object.data); // { a: "9", b: "2" }
+ * assert.deepEqual(out.object.data, { a: "9", b: "2" });
  * ```
  */
 export function applyConfiguration(

@@ -75,6 +75,7 @@ export const ADMIN_USER: UserInfo = {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { startApiServer } from "../../testing.ts";
  * await using api = await startApiServer({
  *   authorization: "rbac", // every request must name a user
@@ -83,7 +84,7 @@ export const ADMIN_USER: UserInfo = {
  * });
  * const authn = api.server.authenticator;
  * const req = new Request("http://x/api", { headers: { authorization: "Bearer t1" } });
- * console.log((await authn.authenticate(req)).groups); // ["devs", "system:authenticated"]
+ * assert.deepEqual((await authn.authenticate(req)).groups, ["devs", "system:authenticated"]);
  * ```
  */
 export class Authenticator {
@@ -172,9 +173,10 @@ export class Authenticator {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseTokenAuthFile } from "./authentication.ts";
  * const [t] = parseTokenAuthFile('s3cret,alice,u-1,"devs,ops"\n');
- * console.log(t?.user, t?.groups); // "alice" ["devs", "ops"]
+ * assert.deepEqual([t?.user, t?.groups], ["alice", ["devs", "ops"]]);
  * ```
  */
 export function parseTokenAuthFile(text: string): StaticToken[] {

@@ -104,9 +104,10 @@ const ROWS: Row[] = [
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { builtinResources } from "./builtins.ts";
  * const pods = builtinResources().find((r) => r.plural === "pods");
- * console.log(pods?.kind, pods?.namespaced); // "Pod" true
+ * assert.deepEqual([pods?.kind, pods?.namespaced], ["Pod", true]);
  * ```
  */
 export function builtinResources(): ResourceDef[] {

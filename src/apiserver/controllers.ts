@@ -21,6 +21,7 @@ const CRD_CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { startApiServer } from "../../testing.ts";
  * await using api = await startApiServer();
  * const { objects, registry, controllers, store } = api.server;
@@ -30,7 +31,7 @@ const CRD_CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io";
  * objects.create(cm, "default", { metadata: { name: "child", ownerReferences } });
  * objects.delete(cm, "default", "owner");
  * await controllers.settled(); // the garbage collector has deleted the child
- * console.log(store.get("configmaps", "default", "child")); // undefined
+ * assert.deepEqual(store.get("configmaps", "default", "child"), undefined);
  * ```
  */
 export class Controllers {

@@ -91,13 +91,14 @@ class Stale {}
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { Pending, settle } from "./conversion.ts";
  * let ready = false;
  * const value = await settle(() => {
  *   if (!ready) throw new Pending(Promise.resolve().then(() => ready = true));
  *   return 42;
  * });
- * console.log(value); // 42
+ * assert.deepEqual(value, 42);
  * ```
  */
 export async function settle<T>(run: () => T | Promise<T>): Promise<T> {
@@ -116,6 +117,7 @@ export async function settle<T>(run: () => T | Promise<T>): Promise<T> {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { Conversion } from "./conversion.ts";
  * import { Objects } from "./objects.ts";
  * import { ResourceRegistry } from "./registry.ts";
@@ -128,7 +130,7 @@ export async function settle<T>(run: () => T | Promise<T>): Promise<T> {
  * const def = registry.find("", "v1", "configmaps")!;
  * const { object } = objects.create(def, "default", { metadata: { name: "x" } });
  * const [same] = await conversion.toVersion(def, [object]);
- * console.log(same === object); // true (no conversion webhook: as stored)
+ * assert.deepEqual(same === object, true); // no conversion webhook: as stored
  * conversion.close();
  * ```
  */
@@ -450,10 +452,10 @@ function restoreMeta(original: KObject, converted: KObject): KObject {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { validateCrdConversion } from "./conversion.ts";
  * const [cause] = validateCrdConversion({ strategy: "Webhook" });
- * console.log(cause!.field, cause!.message);
- * // "spec.conversion.webhookClientConfig" "Required value: required when strategy is set to Webhook"
+ * assert.deepEqual([cause!.field, cause!.message], ["spec.conversion.webhookClientConfig", "Required value: required when strategy is set to Webhook"]);
  * ```
  */
 export function validateCrdConversion(conversion: unknown): StatusCause[] {

@@ -21,8 +21,9 @@ import type { ResourceDef } from "./resources.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { versionInfo } from "./discovery.ts";
- * console.log(versionInfo(33).gitVersion); // "v1.33.0"
+ * assert.deepEqual(versionInfo(33).gitVersion, "v1.33.0");
  * ```
  */
 export function versionInfo(minor: number): Record<string, string> {
@@ -49,10 +50,11 @@ export function versionInfo(minor: number): Record<string, string> {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { resourceList } from "./discovery.ts";
  * import { ResourceRegistry } from "./registry.ts";
  * const list = resourceList(new ResourceRegistry(), "apps", "v1")!;
- * console.log((list.resources as { name: string }[]).some((r) => r.name === "deployments/status")); // true
+ * assert.deepEqual((list.resources as { name: string }[]).some((r) => r.name === "deployments/status"), true);
  * ```
  */
 export function resourceList(

@@ -28,9 +28,10 @@ export interface StatusDetails {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { ApiError } from "./errors.ts";
  * const err = ApiError.notFound("configmaps", "", "absent");
- * console.log(err.code, err.toStatus().reason); // 404 NotFound
+ * assert.deepEqual([err.code, err.toStatus().reason], [404, "NotFound"]);
  * ```
  */
 export class ApiError extends Error {
@@ -181,8 +182,9 @@ export class ApiError extends Error {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { statusObject } from "./errors.ts";
- * console.log(statusObject(200, "", "").status); // "Success"
+ * assert.deepEqual(statusObject(200, "", "").status, "Success");
  * ```
  */
 export function statusObject(

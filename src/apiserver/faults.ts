@@ -82,10 +82,11 @@ const KEYS: ReadonlyArray<keyof FaultSettings> = [
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { startApiServer } from "../../testing.ts";
  * await using api = await startApiServer({ faults: { rate503: 1 } });
  * const faults = api.server.faults;
- * console.log(faults.pickError("GET")?.code, faults.counts.error503); // 503 1
+ * assert.deepEqual([faults.pickError("GET")?.code, faults.counts.error503], [503, 1]);
  * ```
  */
 export class Faults {
@@ -230,8 +231,9 @@ export class Faults {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { validateFaults } from "./faults.ts";
- * console.log(validateFaults({ rate429: 0.1 })); // { rate429: 0.1 }
+ * assert.deepEqual(validateFaults({ rate429: 0.1 }), { rate429: 0.1 });
  * ```
  */
 export function validateFaults(settings: Record<string, unknown>): FaultSettings {

@@ -63,11 +63,12 @@ const EXTRA: Record<string, Record<string, Getter>> = {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { fieldGetter } from "./fields.ts";
  * import { ResourceRegistry } from "./registry.ts";
  * const pods = new ResourceRegistry().find("", "v1", "pods")!;
  * const get = fieldGetter(pods, [{ field: "status.phase", operator: "=", value: "Running" }]);
- * console.log(get({ metadata: {}, status: { phase: "Running" } }, "status.phase")); // "Running"
+ * assert.deepEqual(get({ metadata: {}, status: { phase: "Running" } }, "status.phase"), "Running");
  * ```
  */
 export function fieldGetter(

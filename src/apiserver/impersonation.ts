@@ -36,11 +36,11 @@ const SA_PREFIX = "system:serviceaccount:";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { impersonate } from "./impersonation.ts";
  * const admin = { username: "system:admin", groups: ["system:masters", "system:authenticated"] };
  * const headers = new Headers({ "impersonate-user": "system:serviceaccount:default:op" });
- * console.log(impersonate(headers, admin, undefined).groups);
- * // ["system:serviceaccounts", "system:serviceaccounts:default", "system:authenticated"]
+ * assert.deepEqual(impersonate(headers, admin, undefined).groups, ["system:serviceaccounts", "system:serviceaccounts:default", "system:authenticated"]);
  * ```
  */
 export function impersonate(

@@ -52,9 +52,10 @@ const b64 = (s: string) => btoa(s);
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { buildKubeconfig } from "./kubeconfig.ts";
  * const cfg = buildKubeconfig({ server: "http://127.0.0.1:6443" });
- * console.log(cfg["current-context"], cfg.clusters[0]?.cluster.server); // "kopf-embedded" "http://127.0.0.1:6443"
+ * assert.deepEqual([cfg["current-context"], cfg.clusters[0]?.cluster.server], ["kopf-embedded", "http://127.0.0.1:6443"]);
  * ```
  */
 export function buildKubeconfig(parts: KubeconfigParts): Kubeconfig {

@@ -57,14 +57,14 @@ export const FRESHNESS_WAIT_SECONDS = 3;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseListOptions } from "./listing.ts";
  * const q = new URLSearchParams("sendInitialEvents=true&resourceVersionMatch=NotOlderThan");
- * console.log(parseListOptions(q, { watch: true, watchList: true }).sendInitialEvents); // true
+ * assert.deepEqual(parseListOptions(q, { watch: true, watchList: true }).sendInitialEvents, true);
  * try {
  *   parseListOptions(new URLSearchParams("sendInitialEvents=true"), { watch: true, watchList: true });
  * } catch (e) {
- *   console.log((e as Error).message);
- *   // ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan
+ *   assert.deepEqual((e as Error).message, "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan");
  * }
  * ```
  */
@@ -178,8 +178,9 @@ export function parseListOptions(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseResourceVersion } from "./listing.ts";
- * console.log(parseResourceVersion("42")); // 42
+ * assert.deepEqual(parseResourceVersion("42"), 42);
  * ```
  */
 export function parseResourceVersion(rv: string): number {
@@ -203,8 +204,9 @@ export function parseResourceVersion(rv: string): number {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { tooLargeResourceVersion } from "./listing.ts";
- * console.log(tooLargeResourceVersion(105, 100).message); // Timeout: Too large resource version: 105, current: 100
+ * assert.deepEqual(tooLargeResourceVersion(105, 100).message, "Timeout: Too large resource version: 105, current: 100");
  * ```
  */
 export function tooLargeResourceVersion(rv: number, current: number): ApiError {
@@ -229,9 +231,10 @@ export function tooLargeResourceVersion(rv: number, current: number): ApiError {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { Store } from "./store.ts";
  * import { waitForResourceVersion } from "./listing.ts";
- * console.log(await waitForResourceVersion(new Store(), 0)); // true
+ * assert.deepEqual(await waitForResourceVersion(new Store(), 0), true);
  * ```
  */
 export async function waitForResourceVersion(store: Store, rv: number): Promise<boolean> {
@@ -267,6 +270,7 @@ interface Snapshot {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { Store } from "./store.ts";
  * import { ListSnapshots } from "./listing.ts";
  * const store = new Store();
@@ -276,7 +280,7 @@ interface Snapshot {
  *   resourceVersion: undefined, resourceVersionMatch: undefined, continueToken: undefined,
  *   limit: 1, sendInitialEvents: undefined,
  * }, () => true, false);
- * console.log(page.items[0]!.metadata.name, page.remainingItemCount); // "a" 1
+ * assert.deepEqual([page.items[0]!.metadata.name, page.remainingItemCount], ["a", 1]);
  * ```
  */
 export class ListSnapshots {
@@ -466,8 +470,9 @@ function lowerBound(keys: string[], key: string): number {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { decodeContinue, encodeContinue } from "./listing.ts";
- * console.log(decodeContinue(encodeContinue("default/a\u0000", 7))); // { rv: 7, start: "default/a\u0000" }
+ * assert.deepEqual(decodeContinue(encodeContinue("default/a\u0000", 7)), { rv: 7, start: "default/a\u0000" });
  * ```
  */
 export function encodeContinue(start: string, rv: number): string {

@@ -116,12 +116,13 @@ const CRDS = "customresourcedefinitions.apiextensions.k8s.io";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { startApiServer } from "../../testing.ts";
  * await using api = await startApiServer();
  * const { objects, registry } = api.server;
  * const cm = registry.find("", "v1", "configmaps")!;
  * const { object } = objects.create(cm, "default", { metadata: { name: "x" }, data: { a: "1" } });
- * console.log(object.metadata.uid !== undefined); // true
+ * assert.deepEqual(object.metadata.uid !== undefined, true);
  * ```
  */
 export class Objects {

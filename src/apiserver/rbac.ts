@@ -89,6 +89,7 @@ export const PRIVILEGED_GROUP = "system:masters";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { type RequestAttributes, startApiServer } from "../../testing.ts";
  * await using api = await startApiServer({ authorization: "rbac" });
  * const { store, authorizer } = api.server;
@@ -106,8 +107,8 @@ export const PRIVILEGED_GROUP = "system:masters";
  *   resourceRequest: true, verb: "list", path: `/api/v1/namespaces/${namespace}/configmaps`,
  *   apiGroup: "", apiVersion: "v1", namespace, resource: "configmaps", subresource: "", name: "",
  * });
- * console.log(authorizer!.authorize(alice, listConfigMaps("default")).allowed); // true
- * console.log(authorizer!.authorize(alice, listConfigMaps("other")).allowed); // false
+ * assert.deepEqual(authorizer!.authorize(alice, listConfigMaps("default")).allowed, true);
+ * assert.deepEqual(authorizer!.authorize(alice, listConfigMaps("other")).allowed, false);
  * ```
  */
 export class RbacAuthorizer {
@@ -297,11 +298,12 @@ export class RbacAuthorizer {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { ruleAllows } from "./rbac.ts";
  * import { requestAttributes } from "./request_attributes.ts";
  * const patchStatus = requestAttributes("PATCH", new URL("http://x/apis/kopf.dev/v1/namespaces/ns/kopfexamples/k1/status"));
- * console.log(ruleAllows(patchStatus, { verbs: ["patch"], apiGroups: ["kopf.dev"], resources: ["kopfexamples/status"] })); // true
- * console.log(ruleAllows(patchStatus, { verbs: ["patch"], apiGroups: ["kopf.dev"], resources: ["kopfexamples"] })); // false
+ * assert.deepEqual(ruleAllows(patchStatus, { verbs: ["patch"], apiGroups: ["kopf.dev"], resources: ["kopfexamples/status"] }), true);
+ * assert.deepEqual(ruleAllows(patchStatus, { verbs: ["patch"], apiGroups: ["kopf.dev"], resources: ["kopfexamples"] }), false);
  * ```
  */
 export function ruleAllows(attrs: RequestAttributes, rule: PolicyRule): boolean {
@@ -326,11 +328,11 @@ export function ruleAllows(attrs: RequestAttributes, rule: PolicyRule): boolean 
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { forbidden } from "./rbac.ts";
  * import { requestAttributes } from "./request_attributes.ts";
  * const attrs = requestAttributes("GET", new URL("http://x/api/v1/namespaces/default/pods"));
- * console.log(forbidden({ username: "system:serviceaccount:default:op", groups: [] }, attrs, "").message);
- * // pods is forbidden: User "system:serviceaccount:default:op" cannot list resource "pods" in API group "" in the namespace "default"
+ * assert.deepEqual(forbidden({ username: "system:serviceaccount:default:op", groups: [] }, attrs, "").message, "pods is forbidden: User \"system:serviceaccount:default:op\" cannot list resource \"pods\" in API group \"\" in the namespace \"default\"");
  * ```
  */
 export function forbidden(user: UserInfo, attrs: RequestAttributes, reason: string): ApiError {

@@ -79,13 +79,14 @@ const CLUSTER_ROLE_BINDINGS: Record<string, Subject[]> = {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { Objects } from "./objects.ts";
  * import { bootstrapRbac } from "./rbac_bootstrap.ts";
  * import { ResourceRegistry } from "./registry.ts";
  * import { Store } from "./store.ts";
  * const store = new Store();
  * bootstrapRbac(new Objects(store, new ResourceRegistry()));
- * console.log(store.get("clusterroles.rbac.authorization.k8s.io", "", "system:discovery") !== undefined); // true
+ * assert.deepEqual(store.get("clusterroles.rbac.authorization.k8s.io", "", "system:discovery") !== undefined, true);
  * ```
  */
 export function bootstrapRbac(objects: Objects): void {

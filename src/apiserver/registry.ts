@@ -40,10 +40,11 @@ interface CrdSpec {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { startApiServer } from "../../testing.ts";
  * await using api = await startApiServer();
  * const reg = api.server.registry;
- * console.log(reg.find("apps", "v1", "deployments")?.kind); // "Deployment"
+ * assert.deepEqual(reg.find("apps", "v1", "deployments")?.kind, "Deployment");
  * ```
  */
 export class ResourceRegistry {
@@ -221,8 +222,9 @@ export class ResourceRegistry {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { compareVersions } from "./registry.ts";
- * console.log(["v1beta1", "v1", "v2", "v1alpha1"].sort(compareVersions)); // ["v2", "v1", "v1beta1", "v1alpha1"]
+ * assert.deepEqual(["v1beta1", "v1", "v2", "v1alpha1"].sort(compareVersions), ["v2", "v1", "v1beta1", "v1alpha1"]);
  * ```
  */
 export function compareVersions(a: string, b: string): number {

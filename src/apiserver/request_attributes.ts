@@ -57,11 +57,12 @@ const NAMESPACE_SUBRESOURCES = new Set(["status", "finalize"]);
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { requestAttributes } from "./request_attributes.ts";
  * const a = requestAttributes("GET", new URL("http://x/api/v1/namespaces/default/pods?watch=true"));
- * console.log(a.verb, a.resource, a.namespace); // "watch" "pods" "default"
+ * assert.deepEqual([a.verb, a.resource, a.namespace], ["watch", "pods", "default"]);
  * const d = requestAttributes("GET", new URL("http://x/apis/apps/v1"));
- * console.log(d.resourceRequest, d.verb, d.path); // false "get" "/apis/apps/v1"
+ * assert.deepEqual([d.resourceRequest, d.verb, d.path], [false, "get", "/apis/apps/v1"]);
  * ```
  */
 export function requestAttributes(method: string, url: URL): RequestAttributes {

@@ -80,8 +80,9 @@ export const ALL_VERBS: readonly string[] = [
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { storageKey } from "./resources.ts";
- * console.log(storageKey({ group: "apps", plural: "deployments" })); // "deployments.apps"
+ * assert.deepEqual(storageKey({ group: "apps", plural: "deployments" }), "deployments.apps");
  * ```
  */
 export function storageKey(def: { group: string; plural: string }): string {
@@ -96,8 +97,9 @@ export function storageKey(def: { group: string; plural: string }): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { apiVersionOf } from "./resources.ts";
- * console.log(apiVersionOf({ group: "", version: "v1" })); // "v1"
+ * assert.deepEqual(apiVersionOf({ group: "", version: "v1" }), "v1");
  * ```
  */
 export function apiVersionOf(def: { group: string; version: string }): string {

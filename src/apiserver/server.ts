@@ -129,11 +129,12 @@ const CRDS = "customresourcedefinitions.apiextensions.k8s.io";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { startApiServer } from "../../testing.ts";
  * await using api = await startApiServer();
  * // A request handled in-process, with no socket (as the administrator).
  * const res = await api.server.handle(new Request("http://x/api/v1/namespaces/default"));
- * console.log(res.status, (await res.json()).metadata.name); // 200 "default"
+ * assert.deepEqual([res.status, (await res.json()).metadata.name], [200, "default"]);
  * ```
  */
 export class ApiServer {

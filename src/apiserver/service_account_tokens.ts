@@ -77,13 +77,14 @@ const BOUND_KINDS: Record<string, string> = { Pod: "pods", Secret: "secrets" };
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { startApiServer } from "../../testing.ts";
  * await using api = await startApiServer();
  * api.server.store.commit("ADDED", "serviceaccounts", { metadata: { name: "op", namespace: "default", uid: "u1" } });
  * const tokens = api.server.authenticator.serviceAccountTokens;
  * const answer = await tokens.request("default", "op", {});
  * const user = await tokens.verify((answer.status as { token: string }).token);
- * console.log(user?.username); // "system:serviceaccount:default:op"
+ * assert.deepEqual(user?.username, "system:serviceaccount:default:op");
  * ```
  */
 export class ServiceAccountTokens {

@@ -145,11 +145,12 @@ export class KubeconfigWriteError extends Error {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { startApiServer } from "../../testing.ts";
  * await using api = await startApiServer();
  * const res = await fetch(`${api.url}/api/v1/namespaces`);
  * const list = await res.json();
- * console.log(list.items.map((n: { metadata: { name: string } }) => n.metadata.name).includes("default")); // true
+ * assert.deepEqual(list.items.map((n: { metadata: { name: string } }) => n.metadata.name).includes("default"), true);
  * ```
  *
  * @example With a data directory: a write is answered once it is on disk

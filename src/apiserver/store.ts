@@ -132,11 +132,12 @@ export const MAX_OBJECT_BYTES = 1_572_864;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { startApiServer } from "../../testing.ts";
  * await using api = await startApiServer();
  * const store = api.server.store;
  * const obj = store.commit("ADDED", "configmaps", { metadata: { name: "a", namespace: "default" } });
- * console.log(Number(obj.metadata.resourceVersion) > 0, store.get("configmaps", "default", "a") === obj); // true true
+ * assert.deepEqual([Number(obj.metadata.resourceVersion) > 0, store.get("configmaps", "default", "a") === obj], [true, true]);
  * ```
  */
 export class Store {

@@ -487,8 +487,9 @@ export function applyStrategicMergePatch(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { mergeKeyFor } from "./strategic_merge.ts";
- * console.log(mergeKeyFor("Deployment", ["spec", "template", "spec", "containers"])); // "name"
+ * assert.deepEqual(mergeKeyFor("Deployment", ["spec", "template", "spec", "containers"]), "name");
  * ```
  */
 export function mergeKeyFor(kind: string, path: readonly string[]): string | null | undefined {

@@ -48,8 +48,9 @@ const AGE: Column = {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { wantsTable } from "./table.ts";
- * console.log(wantsTable("application/json;as=Table;v=v1;g=meta.k8s.io,application/json")); // true
+ * assert.deepEqual(wantsTable("application/json;as=Table;v=v1;g=meta.k8s.io,application/json"), true);
  * ```
  */
 export function wantsTable(accept: string | null): boolean {
@@ -68,11 +69,12 @@ export function wantsTable(accept: string | null): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { renderTable } from "./table.ts";
  * import { ResourceRegistry } from "./registry.ts";
  * const cm = new ResourceRegistry().find("", "v1", "configmaps")!;
  * const t = renderTable(cm, [{ metadata: { name: "x" }, data: { a: "1" } }], "5");
- * console.log((t.rows as { cells: unknown[] }[])[0]?.cells.slice(0, 2)); // ["x", 1]
+ * assert.deepEqual((t.rows as { cells: unknown[] }[])[0]?.cells.slice(0, 2), ["x", 1]);
  * ```
  */
 export function renderTable(
@@ -246,8 +248,9 @@ function lookup(obj: unknown, path: Array<string | number>): unknown {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { age } from "./table.ts";
- * console.log(age("2026-01-01T00:00:00Z", Date.parse("2026-01-01T00:03:20Z"))); // "3m20s"
+ * assert.deepEqual(age("2026-01-01T00:00:00Z", Date.parse("2026-01-01T00:03:20Z")), "3m20s");
  * ```
  */
 export function age(timestamp: string | undefined, now: number): string {

@@ -89,9 +89,10 @@ let x509Loading: Promise<X509> | undefined;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { loadX509 } from "./tls.ts";
  * const x509 = await loadX509();
- * console.log(typeof x509.X509Certificate); // "function"
+ * assert.equal(typeof x509.X509Certificate, "function");
  * ```
  */
 export function loadX509(): Promise<X509> {
@@ -234,10 +235,11 @@ export interface ClientCertificate {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { generateCertificates, issueClientCertificate } from "./tls.ts";
  * const tls = await generateCertificates({});
  * const alice = await issueClientCertificate(tls, "alice", ["devs", "ops"]);
- * console.log(alice.cert.startsWith("-----BEGIN CERTIFICATE-----")); // true
+ * assert.deepEqual(alice.cert.startsWith("-----BEGIN CERTIFICATE-----"), true);
  * ```
  */
 export async function issueClientCertificate(

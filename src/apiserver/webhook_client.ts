@@ -26,9 +26,10 @@ import { GoVerifyError } from "./webhook_tls.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { WebhookClients } from "./webhook_client.ts";
  * const clients = new WebhookClients();
- * console.log(clients.get(undefined)); // undefined (the system's trust roots)
+ * assert.deepEqual(clients.get(undefined), undefined); // the system's trust roots
  * clients.close();
  * ```
  */
@@ -181,9 +182,10 @@ export class WebhookClients {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { goReason } from "./webhook_client.ts";
  * const e = new TypeError("error sending request: Connection refused (os error 111)");
- * console.log(goReason(e, new URL("https://127.0.0.1:1/x"))); // "dial tcp 127.0.0.1:1: connect: connection refused"
+ * assert.deepEqual(goReason(e, new URL("https://127.0.0.1:1/x")), "dial tcp 127.0.0.1:1: connect: connection refused");
  * ```
  */
 export function goReason(e: unknown, url: URL): string {
@@ -250,8 +252,9 @@ export interface WebhookClientCertificate {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { decodeBase64 } from "./webhook_client.ts";
- * console.log(new TextDecoder().decode(decodeBase64("aGk="))); // "hi"
+ * assert.deepEqual(new TextDecoder().decode(decodeBase64("aGk=")), "hi");
  * ```
  */
 export function decodeBase64(text: string): Uint8Array {

@@ -61,14 +61,16 @@ export class GoVerifyError extends Error {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { verifyAsGo } from "./webhook_tls.ts";
  * import { generateCertificates } from "./tls.ts";
  * const tls = await generateCertificates({});
  * const der = Uint8Array.from(atob(tls.serverCert.replace(/-----[^-]+-----|\s/g, "")), (c) => c.charCodeAt(0));
  * await verifyAsGo([der], tls.caCert, "127.0.0.1", new Date()); // fine: signed by the CA
  * const other = await generateCertificates({});
- * await verifyAsGo([der], other.caCert, "127.0.0.1", new Date()).catch((e) => console.log(e.message));
- * // "x509: certificate signed by unknown authority"
+ * await assert.rejects(verifyAsGo([der], other.caCert, "127.0.0.1", new Date()), {
+ *   message: /x509: certificate signed by unknown authority/,
+ * });
  * ```
  */
 export async function verifyAsGo(
@@ -256,6 +258,7 @@ export interface GoVerifiedPost {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { postVerifyingAsGo } from "./webhook_tls.ts";
  * import { generateCertificates } from "./tls.ts";
  * const tls = await generateCertificates({});
@@ -266,7 +269,7 @@ export interface GoVerifiedPost {
  *   rootsPem: tls.caCert,
  *   signal: AbortSignal.timeout(5000),
  * });
- * console.log(answer.status); // 200
+ * assert.equal(answer.status, 200);
  * await server.shutdown();
  * ```
  */

@@ -141,9 +141,10 @@ export const HELP_COMMAND = "help";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { option } from "./_parser.ts";
  * const o = option("-n, --namespace <pattern>", "serve this namespace");
- * console.log(o.short, o.long, o.arity, o.key); // -n --namespace required namespace
+ * assert.deepEqual([o.short, o.long, o.arity, o.key], ["-n", "--namespace", "required", "namespace"]);
  * ```
  */
 export function option(flags: string, description: string, extras: OptionExtras = {}): OptionSpec {

@@ -19,9 +19,10 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { patternProblem } from "./_patterns.ts";
- * console.log(patternProblem("myapp-*,!*-pr-*")); // undefined
- * console.log(patternProblem("!")); // "'!' excludes nothing: put a name or glob after it, e.g. '!kube-*'"
+ * assert.deepEqual(patternProblem("myapp-*,!*-pr-*"), undefined);
+ * assert.deepEqual(patternProblem("!"), "'!' excludes nothing: put a name or glob after it, e.g. '!kube-*'");
  * ```
  */
 export function patternProblem(pattern: string): string | undefined {

@@ -24,9 +24,19 @@ import type { RunControls } from "./run.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
+ * import { VERSION } from "../../mod.ts";
  * import { main } from "../../mod.ts";
- * const code = await main(["--version"]);
- * console.log(code); // 0
+ * // What it prints, caught (it writes to stdout): the version, and the exit code is 0.
+ * const printed: string[] = [];
+ * const write = Deno.stdout.writeSync;
+ * Deno.stdout.writeSync = (bytes) => (printed.push(new TextDecoder().decode(bytes)), bytes.length);
+ * try {
+ *   assert.equal(await main(["--version"]), 0);
+ * } finally {
+ *   Deno.stdout.writeSync = write;
+ * }
+ * assert.deepEqual(printed, [`${VERSION}\n`]);
  * ```
  */
 export async function main(

@@ -27,9 +27,19 @@ import { onProcessSignal } from "../core/reactor/running.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
+ * import { VERSION } from "../../mod.ts";
  * import { main } from "../../mod.ts";
- * const code = await main(["--version"]);
- * console.log(code); // 0
+ * // What it prints, caught (it writes to stdout): the version, and the exit code is 0.
+ * const printed: string[] = [];
+ * const write = Deno.stdout.writeSync;
+ * Deno.stdout.writeSync = (bytes) => (printed.push(new TextDecoder().decode(bytes)), bytes.length);
+ * try {
+ *   assert.equal(await main(["--version"]), 0);
+ * } finally {
+ *   Deno.stdout.writeSync = write;
+ * }
+ * assert.deepEqual(printed, [`${VERSION}\n`]);
  * ```
  */
 export async function main(
@@ -62,9 +72,19 @@ class UsageError extends Error {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
+ * import { VERSION } from "../../mod.ts";
  * import { cli } from "../../cli.ts";
- * const code = await cli(["--version"]);
- * console.log(code); // 0
+ * // What it prints, caught (it writes to stdout): the version, and the exit code is 0.
+ * const printed: string[] = [];
+ * const write = Deno.stdout.writeSync;
+ * Deno.stdout.writeSync = (bytes) => (printed.push(new TextDecoder().decode(bytes)), bytes.length);
+ * try {
+ *   assert.equal(await cli(["--version"]), 0);
+ * } finally {
+ *   Deno.stdout.writeSync = write;
+ * }
+ * assert.deepEqual(printed, [`${VERSION}\n`]);
  * ```
  */
 export async function cli(args: string[], controls: RunControls = {}): Promise<number> {

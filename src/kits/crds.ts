@@ -54,6 +54,7 @@ export function crdDefinitionsOf(registry: OperatorRegistry): CrdDefinition[] {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import * as kopf from "../../mod.ts";
  * const registry = new kopf.OperatorRegistry();
  * const Evc = kopf.resource({
@@ -62,8 +63,7 @@ export function crdDefinitionsOf(registry: OperatorRegistry): CrdDefinition[] {
  *   spec: kopf.Type.Object({ size: kopf.Type.String() }),
  * });
  * kopf.on.create(Evc, { registry }, ({ spec }) => ({ size: spec.size }));
- * console.log(kopf.crds(registry).map((crd) => (crd.metadata as { name: string }).name));
- * // ["ephemeralvolumeclaims.kopf.dev"]
+ * assert.deepEqual(kopf.crds(registry).map((crd) => (crd.metadata as { name: string }).name), ["ephemeralvolumeclaims.kopf.dev"]);
  * ```
  */
 export function crds(registry: OperatorRegistry = getDefaultRegistry()): Record<string, unknown>[] {

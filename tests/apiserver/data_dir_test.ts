@@ -87,14 +87,25 @@ Deno.test("data dir: a torn last line is cut off on load, so later writes surviv
       log.close();
     }
     let again = "";
-    {
+    // The torn tail is named in one notice on stderr (console.error), caught here.
+    const notices: string[] = [];
+    const printError = console.error;
+    console.error = (...args: unknown[]) => void notices.push(args.join(" "));
+    try {
       // Restart 1: loads, and the writes after it are appended on a fresh line.
       await using api = await startApiServer({ dataDir: crashed });
       assert.equal((await call(api.url, "GET", `${CM}/a`)).status, 200);
       assert.equal((await call(api.url, "POST", CM, { metadata: { name: "b" } })).status, 201);
       assert.equal((await call(api.url, "POST", CM, { metadata: { name: "c" } })).status, 201);
       again = crashCopy(crashed);
+    } finally {
+      console.error = printError;
     }
+    assert.equal(notices.length, 1, notices.join("\n"));
+    assert.match(
+      notices[0]!,
+      /changes\.jsonl: dropped a torn last change \(41 bytes, never acknowledged/,
+    );
     // Restart 2 (after a second crash): every acknowledged write is there.
     try {
       const store = new DataDir(again, quiet).load();

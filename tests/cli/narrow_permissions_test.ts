@@ -1,5 +1,5 @@
 /**
- * README "Running with narrow permissions", as written: an operator runs
+ * docs/deployment.md "Narrow Deno permissions", as written: an operator runs
  * from a subprocess with exactly the documented `--allow-*` flags for a
  * kubeconfig against the embedded API server, serves an object (its handler
  * runs), and logs its API traffic with `--debug` (never the token); with
@@ -53,7 +53,7 @@ async function runUntil(
   return { code: (await child.status).code, stderr };
 }
 
-Deno.test("README's narrow flags for a kubeconfig run an operator: a handler runs; --debug logs the API traffic without the token", async () => {
+Deno.test("The docs' narrow flags for a kubeconfig run an operator: a handler runs; --debug logs the API traffic without the token", async () => {
   await using c = await cluster({ token: "n4rrow-s3cret" });
   const dir = await Deno.makeTempDir({ prefix: "kopf-narrow-" });
   try {
@@ -66,7 +66,7 @@ kopf.on.create("kopfexamples", function createFn({ logger }) { logger.info("crea
     );
     const kubeconfig = c.api.kubeconfig.path;
     const host = new URL(c.api.url).host;
-    // The README's flags for a kubeconfig: the handler files and the local modules they import
+    // The docs' flags for a kubeconfig: the handler files and the local modules they import
     // (here: this module by its path), the kubeconfig, its two env vars, the API host.
     const perms = [
       `--allow-read=${dir},${ROOT},${kubeconfig}`,

@@ -612,9 +612,7 @@ Deno.test("the buffer of a request is reused only once it is written: concurrent
     );
     conn.push("HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n");
   }
-  console.log("A");
   for (const answer of answers) await (await answer).text();
-  console.log("B", client.idle);
   // Later, shorter requests on a reused buffer: nothing of the longer ones is left in them.
   for (const conn of conns) conn.written = "";
   const next = client.request({ method: "PATCH", target: "/y", headers: {}, body: "{}" });

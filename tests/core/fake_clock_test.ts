@@ -1,7 +1,7 @@
 /**
  * A whole operator on a fake clock, against the embedded API server: a
  * handler's retry delay of a minute passes when the test says so, not after
- * a minute of waiting — what the README promises for `operator({ clock })`.
+ * a minute of waiting — what docs/testing.md promises for `operator({ clock })`.
  */
 
 import assert from "node:assert/strict";

@@ -2,8 +2,8 @@
  * 20-owned-children, end to end with kubectl against the embedded API server: the reconciler
  * creates the KopfExample's ConfigMap (adopted); a deleted ConfigMap is re-created within a
  * second, a drifted one repaired; deleting the KopfExample takes the ConfigMap with it (the
- * API server's garbage collector) and calls the reconciler no more. Also: the README's
- * "Owned children" snippet is this example's code.
+ * API server's garbage collector) and calls the reconciler no more. Also: the snippet of
+ * docs/reconcilers.md is this example's code.
  *
  * @module
  */
@@ -84,13 +84,12 @@ Deno.test("20-owned-children: the child is created, re-created within a second w
   assert.doesNotMatch(runner.output.slice(outputBefore), /Reconciler 'ensureConfig'/);
 });
 
-Deno.test("20-owned-children: the README's 'Owned children' snippet is the example's code", async () => {
-  const readme = await Deno.readTextFile(`${ROOT}README.md`);
-  const section = readme.split("\n## Owned children\n")[1]!.split("\n## ")[0]!;
-  const snippet = section.split("```ts\n")[1]!.split("```")[0]!;
+Deno.test("20-owned-children: the docs' reconcilers snippet is the example's code", async () => {
+  const page = await Deno.readTextFile(`${ROOT}docs/reconcilers.md`);
+  const snippet = page.split("```ts\n")[1]!.split("```")[0]!;
   const example = (await Deno.readTextFile(EXAMPLE)).split("// README: Owned children\n")[1]!
     .split("// README: end")[0]!;
   const body = (code: string) => code.split("\n").slice(1).join("\n"); // all but the import
-  assert.match(snippet, /^import \* as kopf from "\.\/mod\.ts";/);
+  assert.match(snippet, /^import \* as kopf from "\.\.\/mod\.ts";/);
   assert.equal(body(snippet), body(example));
 });

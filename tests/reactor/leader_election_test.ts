@@ -16,6 +16,11 @@ import { type Cluster, cluster, delay, ROOT, until } from "./_setup.ts";
 const MOD = `${ROOT}mod.ts`;
 const LEASE = "default/kopf-leader-default";
 
+/** Prints a measured figure only when KOPF_TEST_REPORT is set: the suite prints no post-test output. */
+function reportFigure(line: string): void {
+  if (Deno.env.get("KOPF_TEST_REPORT")) console.log(line);
+}
+
 /** One handler run as the ledger records it. */
 interface Run {
   name: string;
@@ -170,7 +175,7 @@ Deno.test("leader election: kill -9 the leader; the standby handles a new object
     await b.waitFor("CREATED kex-2 BY op-b", 15);
     const run = await file.run("kex-2");
     const failover = (run.start - killed) / 1000;
-    console.log(
+    reportFigure(
       `leader election failover after kill -9: ${failover.toFixed(2)} s ` +
         "(lease 2 s, renew deadline 1.5 s, retry 0.3 s)",
     );
@@ -220,7 +225,7 @@ Deno.test("leader election: a graceful exit releases the Lease; the standby take
     await b.waitFor("CREATED kex-1 BY op-b", 10);
     const run = await file.run("kex-1");
     const takeover = (run.start - exited) / 1000;
-    console.log(
+    reportFigure(
       `leader election takeover after a graceful exit: ${takeover.toFixed(2)} s (lease 5 s)`,
     );
     assert.ok(takeover < 2, `took ${takeover} s: the release was not used`);
@@ -333,7 +338,7 @@ Deno.test("leader election: a leader whose Lease requests hang abdicates before 
   const firstB = Math.min(...byB.map((r) => r.start));
   assert.ok(lastA < firstB, `a ran until ${lastA}, b from ${firstB}`);
   const twice = new Set(byA.map((r) => r.name).filter((n) => byB.some((r) => r.name === n)));
-  console.log(
+  reportFigure(
     `leader election with a hung leader: ${byA.length} runs by a, then ${byB.length} by b ` +
       `${firstB - lastA} ms later; ${twice.size} handled again by b, ${made} objects`,
   );

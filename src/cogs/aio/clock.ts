@@ -25,13 +25,14 @@ export interface TimerOptions {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { type Clock, realClock } from "../../../mod.ts";
  * async function twice(clock: Clock): Promise<number> {
  *   const t0 = clock.now();
  *   await clock.sleep(0.01);
  *   return clock.now() - t0;
  * }
- * console.log(await twice(realClock) >= 9); // true
+ * assert.deepEqual(await twice(realClock) >= 9, true);
  * ```
  */
 export interface Clock {
@@ -68,9 +69,10 @@ export interface Clock {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { realClock } from "../../../mod.ts";
  * import { sleepOn } from "./clock.ts";
- * console.log(await sleepOn(realClock, 0.001)); // true
+ * assert.deepEqual(await sleepOn(realClock, 0.001), true);
  * ```
  */
 export function sleepOn(clock: Clock, seconds: number, signal?: AbortSignal): Promise<boolean> {
@@ -261,10 +263,11 @@ const REAL_CLOCK = new RealClock();
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { realTimerOf } from "./clock.ts";
  * const timer = realTimerOf(1000, { onTimer: () => console.log("never") });
  * timer.cancel();
- * console.log(timer.due > performance.now()); // true
+ * assert.deepEqual(timer.due > performance.now(), true);
  * ```
  */
 export function realTimerOf(ms: number, target: TimerTarget): TargetTimer {
@@ -276,10 +279,11 @@ export function realTimerOf(ms: number, target: TimerTarget): TargetTimer {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { realClock } from "../../../mod.ts";
  * const cancel = realClock.timer(1000, () => console.log("never"));
  * cancel();
- * console.log(realClock.date() instanceof Date); // true
+ * assert.deepEqual(realClock.date() instanceof Date, true);
  * ```
  */
 export const realClock: Clock = REAL_CLOCK;

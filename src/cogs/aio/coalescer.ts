@@ -54,6 +54,7 @@ export interface CoalescerOptions {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { FakeClock } from "../../../testing.ts";
  * import { Coalescer } from "./coalescer.ts";
  * const clock = new FakeClock();
@@ -64,7 +65,7 @@ export interface CoalescerOptions {
  *   await clock.advance(0.1);
  * }
  * await clock.advance(1);
- * console.log(runs); // [ 600 ]
+ * assert.deepEqual(runs, [ 600 ]);
  * await work.close();
  * ```
  */

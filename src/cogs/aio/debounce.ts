@@ -14,6 +14,7 @@ import { type CancelTimer, type Clock, realClock } from "./clock.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { FakeClock } from "../../../testing.ts";
  * import { Debouncer } from "./debounce.ts";
  * const clock = new FakeClock();
@@ -23,9 +24,9 @@ import { type CancelTimer, type Clock, realClock } from "./clock.ts";
  * await clock.advance(0.4);
  * rescan.trigger(); // the quiet period starts again
  * await clock.advance(0.4);
- * console.log(runs); // 0
+ * assert.deepEqual(runs, 0);
  * await clock.advance(0.1);
- * console.log(runs); // 1
+ * assert.deepEqual(runs, 1);
  * ```
  */
 export class Debouncer {

@@ -28,14 +28,15 @@ interface Entry {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { FakeClock } from "../../../testing.ts";
  * const clock = new FakeClock();
  * const woke: number[] = [];
  * void clock.sleep(2).then(() => woke.push(clock.now()));
  * await clock.advance(1);
- * console.log(woke); // []
+ * assert.deepEqual(woke, []);
  * await clock.advance(1);
- * console.log(woke); // [ 2000 ]
+ * assert.deepEqual(woke, [ 2000 ]);
  * ```
  */
 export class FakeClock implements Clock {

@@ -13,11 +13,12 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { Fifo } from "./fifo.ts";
  * const q = new Fifo<string>();
  * q.push("a");
  * q.push("b");
- * console.log(q.shift(), q.size, q.shift(), q.shift()); // "a" 1 "b" undefined
+ * assert.deepEqual([q.shift(), q.size, q.shift(), q.shift()], ["a", 1, "b", undefined]);
  * ```
  */
 export class Fifo<T> {

@@ -13,15 +13,16 @@ import { Fifo } from "./fifo.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { Limiter } from "./limiter.ts";
  * const limiter = new Limiter(1);
  * await limiter.acquire();
  * let second = false;
  * const waiting = limiter.acquire().then(() => (second = true));
- * console.log(limiter.active, second); // 1 false
+ * assert.deepEqual([limiter.active, second], [1, false]);
  * limiter.release();
  * await waiting;
- * console.log(limiter.active, second); // 1 true
+ * assert.deepEqual([limiter.active, second], [1, true]);
  * ```
  */
 export class Limiter {
@@ -51,9 +52,10 @@ export class Limiter {
    *
    * @example
    * ```ts
+   * import assert from "node:assert/strict";
    * import { Limiter } from "./limiter.ts";
    * const limiter = new Limiter(1);
-   * console.log(limiter.tryAcquire(), limiter.tryAcquire(), limiter.active); // true false 1
+   * assert.deepEqual([limiter.tryAcquire(), limiter.tryAcquire(), limiter.active], [true, false, 1]);
    * ```
    */
   tryAcquire(): boolean {
@@ -89,6 +91,7 @@ export class Limiter {
    *
    * @example
    * ```ts
+   * import assert from "node:assert/strict";
    * import { Limiter } from "./limiter.ts";
    * let limit: number | null = 1;
    * const limiter = new Limiter(() => limit);
@@ -97,7 +100,7 @@ export class Limiter {
    * limit = null;
    * limiter.wake();
    * await waiting;
-   * console.log(limiter.active, limiter.waiting); // 2 0
+   * assert.deepEqual([limiter.active, limiter.waiting], [2, 0]);
    * ```
    */
   wake(): void {

@@ -18,6 +18,7 @@ import { type CancelTimer, type Clock, realClock } from "./clock.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { FakeClock } from "../../../testing.ts";
  * import { Reaper } from "./reaper.ts";
  * const clock = new FakeClock();
@@ -28,7 +29,7 @@ import { type CancelTimer, type Clock, realClock } from "./clock.ts";
  * reaper.add("b", 5);
  * reaper.delete("a"); // taken back: never expires
  * await clock.advance(5);
- * console.log(expired); // ["b"]
+ * assert.deepEqual(expired, ["b"]);
  * ```
  */
 export class Reaper<T> {

@@ -32,6 +32,7 @@ export interface ScheduledEntry {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { Scheduler } from "./scheduler.ts";
  * import { FakeClock } from "../../../testing.ts";
  * const clock = new FakeClock();
@@ -42,7 +43,7 @@ export interface ScheduledEntry {
  * const never = scheduler.at(1500, () => fired.push("cancelled"));
  * scheduler.cancel(never);
  * await clock.advance(2);
- * console.log(fired); // [ "a", "b" ]
+ * assert.deepEqual(fired, [ "a", "b" ]);
  * ```
  */
 export class Scheduler {
@@ -185,9 +186,10 @@ const schedulers = new WeakMap<Clock, Scheduler>();
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { schedulerFor } from "./scheduler.ts";
  * import { realClock } from "../../../mod.ts";
- * console.log(schedulerFor(realClock) === schedulerFor(realClock)); // true
+ * assert.deepEqual(schedulerFor(realClock) === schedulerFor(realClock), true);
  * ```
  */
 export function schedulerFor(clock: Clock = realClock): Scheduler {

@@ -27,11 +27,12 @@ export type SignalSource =
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { LazySignal } from "./signals.ts";
  * const exit = new AbortController();
  * const lazy = new LazySignal(exit.signal);
  * lazy.abort("timed out");
- * console.log(lazy.signal.aborted, lazy.signal.reason); // true "timed out"
+ * assert.deepEqual([lazy.signal.aborted, lazy.signal.reason], [true, "timed out"]);
  * ```
  */
 export class LazySignal {
@@ -98,13 +99,14 @@ export class LazySignal {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { deadline } from "./signals.ts";
  * import { FakeClock } from "../../../testing.ts";
  * const clock = new FakeClock();
  * const never = new Promise<void>(() => {});
  * const waiting = deadline(never, 1, clock, () => new Error("too slow")).catch((e) => e.message);
  * await clock.advance(1);
- * console.log(await waiting); // "too slow"
+ * assert.deepEqual(await waiting, "too slow");
  * ```
  */
 export function deadline<T>(

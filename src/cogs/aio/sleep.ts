@@ -16,9 +16,10 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { sleep } from "../../../mod.ts";
  * const slept = await sleep(0.01);
- * console.log(slept); // true
+ * assert.deepEqual(slept, true);
  * ```
  */
 export function sleep(seconds: number, signal?: AbortSignal): Promise<boolean> {

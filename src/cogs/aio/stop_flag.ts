@@ -23,10 +23,11 @@ import { type ScheduledEntry, type Scheduler, schedulerFor } from "./scheduler.t
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { StopFlag } from "../../../mod.ts";
  * const stopped = new StopFlag();
  * setTimeout(() => stopped.set("operator exiting"), 10);
- * console.log(await stopped.wait(5), stopped.reason); // true "operator exiting"
+ * assert.deepEqual([await stopped.wait(5), stopped.reason], [true, "operator exiting"]);
  * ```
  */
 export class StopFlag<R extends string = string> {

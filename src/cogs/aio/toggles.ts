@@ -82,6 +82,7 @@ interface Owner {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { ToggleSet } from "./toggles.ts";
  * const paused = new ToggleSet();
  * const seen: boolean[] = [];
@@ -90,9 +91,9 @@ interface Owner {
  * const lease = paused.make("leader election", true);
  * peering.turnTo(true); // already on: no change of the whole
  * lease.turnTo(false);
- * console.log(paused.on, paused.reasons); // true ["peering default@*"]
+ * assert.deepEqual([paused.on, paused.reasons], [true, ["peering default@*"]]);
  * peering.drop();
- * console.log(paused.on, seen); // false [true, false]
+ * assert.deepEqual([paused.on, seen], [false, [true, false]]);
  * await paused.waitFor(false); // at once
  * ```
  */

@@ -19,13 +19,14 @@ import type { Clock } from "./clock.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { FakeClock } from "../../../testing.ts";
  * import { within } from "./within.ts";
  * const clock = new FakeClock();
  * const ended = within(new Promise(() => {}), 5, clock);
  * await clock.advance(5);
- * console.log(await ended); // false
- * console.log(await within(Promise.resolve(), null, clock)); // true
+ * assert.deepEqual(await ended, false);
+ * assert.deepEqual(await within(Promise.resolve(), null, clock), true);
  * ```
  */
 export function within(

@@ -33,8 +33,9 @@ export interface LinkPool {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { Http1Error } from "./http1.ts";
- * console.log(new Http1Error("bad chunk size") instanceof TypeError); // true
+ * assert.deepEqual(new Http1Error("bad chunk size") instanceof TypeError, true);
  * ```
  */
 export class Http1Error extends TypeError {

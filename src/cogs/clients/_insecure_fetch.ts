@@ -35,10 +35,11 @@ export interface InsecureTls {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { insecureFetch } from "./_insecure_fetch.ts";
  * const fetchInsecurely = insecureFetch({});
  * // e.g. await fetchInsecurely("https://self-signed.example:6443/version", {});
- * console.log(typeof fetchInsecurely); // "function"
+ * assert.deepEqual(typeof fetchInsecurely, "function");
  * ```
  */
 export function insecureFetch(

@@ -26,9 +26,10 @@ const FLAGS: Record<string, string> = {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { permissionError } from "./_permissions.ts";
  * const e = new Deno.errors.NotCapable('Requires read access to "/x", run again with the --allow-read flag');
- * console.log(permissionError(new Error("wrapped", { cause: e })) === e); // true
+ * assert.deepEqual(permissionError(new Error("wrapped", { cause: e })) === e, true);
  * ```
  */
 export function permissionError(error: unknown): Error | undefined {
@@ -47,9 +48,10 @@ export function permissionError(error: unknown): Error | undefined {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { permissionHint } from "./_permissions.ts";
  * const e = new Deno.errors.NotCapable('Requires net access to "10.0.0.1:443", run again with the --allow-net flag');
- * console.log(permissionHint(e)); // 'needs net access to "10.0.0.1:443": run with --allow-net=10.0.0.1:443'
+ * assert.deepEqual(permissionHint(e), 'needs net access to "10.0.0.1:443": run with --allow-net=10.0.0.1:443');
  * ```
  */
 export function permissionHint(error: Error): string {

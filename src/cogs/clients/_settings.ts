@@ -16,10 +16,11 @@ import { NetworkingSettings, PostingSettings, WatchingSettings } from "../config
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import type { WatchingSettings } from "../../../mod.ts";
  * import type { Some } from "./_settings.ts";
  * const watching: Some<WatchingSettings> = { reconnectBackoff: 0.3 };
- * console.log(watching.inactivityTimeout); // undefined: the default (70) applies
+ * assert.deepEqual(watching.inactivityTimeout, undefined); // the default (70) applies
  * ```
  */
 export type Some<T> = { [K in keyof T]?: T[K] | undefined };
@@ -30,9 +31,10 @@ export type Some<T> = { [K in keyof T]?: T[K] | undefined };
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import type { ClientNetworking, Some } from "./_settings.ts";
  * const networking: Some<ClientNetworking> = { errorBackoffs: 0.5, requestTimeout: null };
- * console.log(networking.errorBackoffs); // 0.5
+ * assert.deepEqual(networking.errorBackoffs, 0.5);
  * ```
  */
 export type ClientNetworking =
@@ -45,8 +47,9 @@ export type ClientNetworking =
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { DEFAULTS } from "./_settings.ts";
- * console.log(DEFAULTS.networking.requestTimeout, DEFAULTS.watching.inactivityTimeout); // 300 70
+ * assert.deepEqual([DEFAULTS.networking.requestTimeout, DEFAULTS.watching.inactivityTimeout], [300, 70]);
  * ```
  */
 export const DEFAULTS: {
@@ -70,9 +73,10 @@ export const DEFAULTS: {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { DEFAULTS, setting } from "./_settings.ts";
- * console.log(setting({ inactivityTimeout: null }, DEFAULTS.watching, "inactivityTimeout")); // null
- * console.log(setting(undefined, DEFAULTS.watching, "inactivityTimeout")); // 70
+ * assert.deepEqual(setting({ inactivityTimeout: null }, DEFAULTS.watching, "inactivityTimeout"), null);
+ * assert.deepEqual(setting(undefined, DEFAULTS.watching, "inactivityTimeout"), 70);
  * ```
  */
 export function setting<T, K extends keyof T>(

@@ -385,10 +385,11 @@ export class ApiClient {
    *
    * @example
    * ```ts
+   * import assert from "node:assert/strict";
    * import { Vault } from "../structs/credentials.ts";
    * import { ApiClient } from "./api.ts";
    * using vault = new Vault();
-   * console.log(new ApiClient({ vault }).backlog); // 0
+   * assert.deepEqual(new ApiClient({ vault }).backlog, 0);
    * ```
    */
   get backlog(): number {
@@ -651,9 +652,9 @@ function lowLimit(limit: number): number {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { describeRequest } from "./api.ts";
- * console.log(describeRequest("PATCH", "/apis/kopf.dev/v1/namespaces/ns/kopfexamples/kex1/status"));
- * // { verb: "patch", resource: "kopfexamples.kopf.dev", subresource: "status" }
+ * assert.deepEqual(describeRequest("PATCH", "/apis/kopf.dev/v1/namespaces/ns/kopfexamples/kex1/status"), { verb: "patch", resource: "kopfexamples.kopf.dev", subresource: "status" });
  * ```
  */
 export function describeRequest(

@@ -188,10 +188,14 @@ export class ApiError extends Error {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { UnauthorizedError } from "../../../mod.ts";
  * const e = new UnauthorizedError({ code: 401, method: "GET", path: "/api" });
- * console.log(e.name, e.code); // "UnauthorizedError" 401
- * console.log(e.message); // GET /api: 401 Unauthorized — the credentials were rejected: check …
+ * assert.deepEqual([e.name, e.code], ["UnauthorizedError", 401]);
+ * assert.equal(
+ *   e.message,
+ *   "GET /api: 401 Unauthorized — the credentials were rejected: check the kubeconfig's user or the login handlers",
+ * );
  * ```
  */
 export class UnauthorizedError extends ApiError {}
@@ -218,9 +222,10 @@ export class ForbiddenError extends ApiError {}
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { NotFoundError } from "../../../mod.ts";
  * const e = new NotFoundError({ code: 404, method: "GET", path: "/x" });
- * console.log(e.name, e.reason); // "NotFoundError" "NotFound"
+ * assert.deepEqual([e.name, e.reason], ["NotFoundError", "NotFound"]);
  * ```
  */
 export class NotFoundError extends ApiError {}
@@ -230,10 +235,11 @@ export class NotFoundError extends ApiError {}
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { ConflictError } from "../../../mod.ts";
  * const status = { kind: "Status" as const, reason: "AlreadyExists", message: 'configmaps "cm" already exists' };
  * const e = new ConflictError({ code: 409, method: "POST", path: "/x", status });
- * console.log(e.name, e.reason); // "ConflictError" "AlreadyExists"
+ * assert.deepEqual([e.name, e.reason], ["ConflictError", "AlreadyExists"]);
  * ```
  */
 export class ConflictError extends ApiError {}
@@ -276,10 +282,11 @@ export class GoneError extends ApiError {}
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { UnprocessableError } from "../../../mod.ts";
  * const causes = [{ field: "spec.replicas", reason: "FieldValueInvalid" }];
  * const e = new UnprocessableError({ code: 422, method: "PATCH", path: "/x", status: { details: { causes } } });
- * console.log(e.name, e.details?.causes?.[0]?.field); // "UnprocessableError" "spec.replicas"
+ * assert.deepEqual([e.name, e.details?.causes?.[0]?.field], ["UnprocessableError", "spec.replicas"]);
  * ```
  */
 export class UnprocessableError extends ApiError {}
@@ -289,10 +296,11 @@ export class UnprocessableError extends ApiError {}
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { TooManyRequestsError } from "../../../mod.ts";
  * const headers = new Headers({ "retry-after": "3" });
  * const e = new TooManyRequestsError({ code: 429, method: "GET", path: "/x", headers });
- * console.log(e.name, e.code, e.retryAfter); // "TooManyRequestsError" 429 3
+ * assert.deepEqual([e.name, e.code, e.retryAfter], ["TooManyRequestsError", 429, 3]);
  * ```
  */
 export class TooManyRequestsError extends ApiError {}
@@ -319,9 +327,10 @@ export class ServerError extends ApiError {}
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { ApiConnectionError } from "../../../mod.ts";
  * const e = new ApiConnectionError("GET", "http://127.0.0.1:9/api", new TypeError("refused"));
- * console.log(e.name, e.timedOut); // "ApiConnectionError" false
+ * assert.deepEqual([e.name, e.timedOut], ["ApiConnectionError", false]);
  * ```
  */
 export class ApiConnectionError extends Error {
@@ -515,11 +524,10 @@ export class ResponseTooLargeError extends Error {
  * @example
  * ```ts
  * import { NotFoundError, ServerError } from "../../../mod.ts";
+ * import assert from "node:assert/strict";
  * import { isRetryable } from "./errors.ts";
- * console.log(
- *   isRetryable(new ServerError({ code: 503, method: "GET", path: "/" })),
- *   isRetryable(new NotFoundError({ code: 404, method: "GET", path: "/" })),
- * ); // true false
+ * assert.equal(isRetryable(new ServerError({ code: 503, method: "GET", path: "/" })), true);
+ * assert.equal(isRetryable(new NotFoundError({ code: 404, method: "GET", path: "/" })), false);
  * ```
  */
 export function isRetryable(error: unknown): boolean {

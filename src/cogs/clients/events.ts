@@ -265,9 +265,10 @@ let lastUrl: { resource?: Resource; namespace?: string; url: string } = { url: "
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { cutMessage } from "./events.ts";
  * const cut = cutMessage("a".repeat(600) + "b".repeat(600));
- * console.log(cut.length, cut.slice(509, 514)); // 1024 "aa..."
+ * assert.deepEqual([cut.length, cut.slice(509, 514)], [1024, "aa..."]);
  * ```
  */
 export function cutMessage(message: string): string {

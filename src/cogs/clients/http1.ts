@@ -181,9 +181,10 @@ const IDEMPOTENT: ReadonlySet<string> = new Set([
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { RequestTimeoutError } from "./http1.ts";
  * const error = new RequestTimeoutError("connect", 5);
- * console.log(error.name, error.phase, error.seconds); // "TimeoutError" "connect" 5
+ * assert.deepEqual([error.name, error.phase, error.seconds], ["TimeoutError", "connect", 5]);
  * ```
  */
 export class RequestTimeoutError extends DOMException {

@@ -210,10 +210,11 @@ export class KubeClient {
    *
    * @example
    * ```ts
+   * import assert from "node:assert/strict";
    * import { ConnectionInfo, KubeClient, Vault } from "../../../mod.ts";
    * using vault = new Vault({ login: new ConnectionInfo({ server: "http://127.0.0.1:6443" }) });
    * const api = KubeClient.fromVault(vault, { settings: { networking: { errorBackoffs: [] } } });
-   * console.log(api instanceof KubeClient); // true
+   * assert.deepEqual(api instanceof KubeClient, true);
    * ```
    */
   static fromVault(vault: Vault, options: { settings?: ClientSettings } = {}): KubeClient {

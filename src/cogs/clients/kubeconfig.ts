@@ -467,8 +467,9 @@ class FileReader {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { oneLine } from "./kubeconfig.ts";
- * console.log(oneLine(new Error("a\n  b"))); // "a b"
+ * assert.deepEqual(oneLine(new Error("a\n  b")), "a b");
  * ```
  */
 export function oneLine(error: unknown): string {

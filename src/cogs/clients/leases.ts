@@ -78,9 +78,9 @@ export interface Lease {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { formatMicroTime } from "./leases.ts";
- * console.log(formatMicroTime(new Date(Date.UTC(2026, 0, 1, 0, 0, 1, 250))));
- * // "2026-01-01T00:00:01.250000Z"
+ * assert.deepEqual(formatMicroTime(new Date(Date.UTC(2026, 0, 1, 0, 0, 1, 250))), "2026-01-01T00:00:01.250000Z");
  * ```
  */
 export function formatMicroTime(date: Date): string {
@@ -95,9 +95,10 @@ export function formatMicroTime(date: Date): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { leaseRecordOf } from "./leases.ts";
  * const record = leaseRecordOf({ spec: { holderIdentity: "a", leaseDurationSeconds: 15 } });
- * console.log(record.holderIdentity, record.leaseTransitions); // "a" 0
+ * assert.deepEqual([record.holderIdentity, record.leaseTransitions], ["a", 0]);
  * ```
  */
 export function leaseRecordOf(body: RawBody): LeaseRecord {
@@ -124,11 +125,12 @@ export function leaseRecordOf(body: RawBody): LeaseRecord {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { leaseSpecOf } from "./leases.ts";
- * console.log(leaseSpecOf({
+ * assert.deepEqual(leaseSpecOf({
  *   holderIdentity: "a", leaseDurationSeconds: 15, acquireTime: undefined,
  *   renewTime: undefined, leaseTransitions: 0,
- * })); // { holderIdentity: "a", leaseDurationSeconds: 15, leaseTransitions: 0 }
+ * }), { holderIdentity: "a", leaseDurationSeconds: 15, leaseTransitions: 0 });
  * ```
  */
 export function leaseSpecOf(record: LeaseRecord): Record<string, unknown> {
@@ -238,6 +240,7 @@ export async function updateLease(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { FakeClock } from "../../../testing.ts";
  * import { LeaseObservation } from "./leases.ts";
  * const clock = new FakeClock();
@@ -247,9 +250,9 @@ export async function updateLease(
  * seen.observe(record);
  * await clock.advance(1.5);
  * seen.observe({ ...record }); // the same record: not a change, the time stays
- * console.log(seen.held()); // true
+ * assert.deepEqual(seen.held(), true);
  * await clock.advance(0.5);
- * console.log(seen.held()); // false — 2 s since it last changed
+ * assert.deepEqual(seen.held(), false); // — 2 s since it last changed
  * ```
  */
 export class LeaseObservation {

@@ -90,6 +90,7 @@ export async function scanResources(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { startApiServer } from "../../../testing.ts";
  * import { ConnectionInfo, Vault } from "../../../mod.ts";
  * import { ApiClient } from "./api.ts";
@@ -98,7 +99,7 @@ export async function scanResources(
  * await using server = await startApiServer();
  * using vault = new Vault({ login: new ConnectionInfo({ server: server.url }) });
  * const version = await readVersion(new ApiClient({ vault }));
- * console.log(version.major); // "1"
+ * assert.deepEqual(version.major, "1");
  * ```
  */
 export async function readVersion(

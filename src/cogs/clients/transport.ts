@@ -218,11 +218,12 @@ export interface TransportOptions {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { ConnectionInfo } from "../structs/credentials.ts";
  * import { createTransport } from "./transport.ts";
  *
  * const transport = createTransport(new ConnectionInfo({ server: "http://127.0.0.1:6443/", token: "t0k" }));
- * console.log(transport.server, transport.headers.get("authorization")); // "http://127.0.0.1:6443" "Bearer t0k"
+ * assert.deepEqual([transport.server, transport.headers.get("authorization")], ["http://127.0.0.1:6443", "Bearer t0k"]);
  * transport.close();
  * ```
  */
@@ -280,8 +281,9 @@ export function createTransport(info: ConnectionInfo, options: TransportOptions 
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { DEFAULT_HTTP_CLIENT } from "./transport.ts";
- * console.log(DEFAULT_HTTP_CLIENT); // "http1"
+ * assert.deepEqual(DEFAULT_HTTP_CLIENT, "http1");
  * ```
  */
 export const DEFAULT_HTTP_CLIENT: "http1" | "fetch" = "http1";
@@ -300,13 +302,14 @@ export const DEFAULT_HTTP_CLIENT: "http1" | "fetch" = "http1";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { httpClientFor } from "./transport.ts";
  * const env = (vars: Record<string, string>) => (name: string) => vars[name];
- * console.log(httpClientFor("https://k8s:6443", env({ KOPF_HTTP_CLIENT: "http1" }))); // "http1"
- * console.log(httpClientFor("https://k8s:6443", env({}), "http1")); // "http1"
- * console.log(httpClientFor("https://k8s:6443", env({ HTTPS_PROXY: "http://proxy:3128" }), "http1")); // "fetch"
- * console.log(httpClientFor("https://k8s:6443", env({ https_proxy: "http://p:3128", NO_PROXY: ".local,k8s" }), "http1")); // "http1"
- * console.log(httpClientFor("http://k8s:8080", env({ KOPF_HTTP_CLIENT: "fetch" }), "http1")); // "fetch"
+ * assert.deepEqual(httpClientFor("https://k8s:6443", env({ KOPF_HTTP_CLIENT: "http1" })), "http1");
+ * assert.deepEqual(httpClientFor("https://k8s:6443", env({}), "http1"), "http1");
+ * assert.deepEqual(httpClientFor("https://k8s:6443", env({ HTTPS_PROXY: "http://proxy:3128" }), "http1"), "fetch");
+ * assert.deepEqual(httpClientFor("https://k8s:6443", env({ https_proxy: "http://p:3128", NO_PROXY: ".local,k8s" }), "http1"), "http1");
+ * assert.deepEqual(httpClientFor("http://k8s:8080", env({ KOPF_HTTP_CLIENT: "fetch" }), "http1"), "fetch");
  * ```
  */
 export function httpClientFor(
@@ -527,9 +530,10 @@ class LeanAnswer implements TransportAnswer {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { ConnectionInfo } from "../structs/credentials.ts";
  * import { authorizationOf } from "./transport.ts";
- * console.log(authorizationOf(new ConnectionInfo({ server: "x", username: "u", password: "p" }))); // "Basic dTpw"
+ * assert.deepEqual(authorizationOf(new ConnectionInfo({ server: "x", username: "u", password: "p" })), "Basic dTpw");
  * ```
  */
 export function authorizationOf(info: ConnectionInfo): string | undefined {
@@ -553,9 +557,10 @@ export function authorizationOf(info: ConnectionInfo): string | undefined {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { pemText } from "./transport.ts";
  * const pem = "-----BEGIN CERTIFICATE-----\nMII=\n-----END CERTIFICATE-----\n";
- * console.log(pemText(btoa(pem)) === pem, pemText(pem) === pem); // true true
+ * assert.deepEqual([pemText(btoa(pem)) === pem, pemText(pem) === pem], [true, true]);
  * ```
  */
 export function pemText(data: PemData): string {

@@ -88,8 +88,9 @@ import { DEFAULTS, setting } from "./_settings.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { WatchingError } from "./watching.ts";
- * console.log(new WatchingError("Error in the watch-stream: 500").name); // "WatchingError"
+ * assert.deepEqual(new WatchingError("Error in the watch-stream: 500").name, "WatchingError");
  * ```
  */
 export class WatchingError extends Error {

@@ -22,8 +22,9 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { dumpsCompact } from "./_pyjson.ts";
- * console.log(dumpsCompact({ message: "naïve ✓" })); // {"message":"na\u00efve \u2713"}
+ * assert.equal(dumpsCompact({ message: "naïve ✓" }), String.raw`{"message":"na\u00efve \u2713"}`);
  * ```
  */
 export function dumpsCompact(value: unknown): string {

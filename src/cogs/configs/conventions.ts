@@ -39,8 +39,9 @@ import type { Patch } from "../structs/patches.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { KUBECTL_LAST_APPLIED } from "./conventions.ts";
- * console.log(KUBECTL_LAST_APPLIED); // "kubectl.kubernetes.io/last-applied-configuration"
+ * assert.deepEqual(KUBECTL_LAST_APPLIED, "kubectl.kubernetes.io/last-applied-configuration");
  * ```
  */
 export const KUBECTL_LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";
@@ -50,8 +51,9 @@ export const KUBECTL_LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configur
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { KOPF_MANAGED_MARKER } from "./conventions.ts";
- * console.log(`my-op.example.com/${KOPF_MANAGED_MARKER}`); // "my-op.example.com/kopf-managed"
+ * assert.deepEqual(`my-op.example.com/${KOPF_MANAGED_MARKER}`, "my-op.example.com/kopf-managed");
  * ```
  */
 export const KOPF_MANAGED_MARKER = "kopf-managed";
@@ -61,8 +63,9 @@ export const KOPF_MANAGED_MARKER = "kopf-managed";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { KNOWN_PREFIXES } from "./conventions.ts";
- * console.log(KNOWN_PREFIXES); // ["kopf.zalando.org"]
+ * assert.deepEqual(KNOWN_PREFIXES, ["kopf.zalando.org"]);
  * ```
  */
 export const KNOWN_PREFIXES: readonly string[] = Object.freeze(["kopf.zalando.org"]);
@@ -72,8 +75,9 @@ export const KNOWN_PREFIXES: readonly string[] = Object.freeze(["kopf.zalando.or
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { MAX_NAME_LENGTH } from "./conventions.ts";
- * console.log(MAX_NAME_LENGTH); // 63
+ * assert.deepEqual(MAX_NAME_LENGTH, 63);
  * ```
  */
 export const MAX_NAME_LENGTH = 63;
@@ -83,8 +87,9 @@ export const MAX_NAME_LENGTH = 63;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { MAX_KEY_LENGTH } from "./conventions.ts";
- * console.log(MAX_KEY_LENGTH); // 253
+ * assert.deepEqual(MAX_KEY_LENGTH, 253);
  * ```
  */
 export const MAX_KEY_LENGTH = 253;
@@ -109,8 +114,9 @@ function head(s: string, n: number): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { makeSafeKey } from "./conventions.ts";
- * console.log(makeSafeKey("create_fn/sub<1>")); // "create_fn.sub_1_"
+ * assert.deepEqual(makeSafeKey("create_fn/sub<1>"), "create_fn.sub_1_");
  * ```
  */
 export function makeSafeKey(key: string): string {
@@ -127,8 +133,9 @@ export function makeSafeKey(key: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { makeSuffix } from "./conventions.ts";
- * console.log(makeSuffix("abc")); // "-Y5BiSA" (BLAKE2b-32 of "abc" is 63 90 62 48)
+ * assert.deepEqual(makeSuffix("abc"), "-Y5BiSA"); // BLAKE2b-32 of "abc" is 63 90 62 48
  * ```
  */
 export function makeSuffix(key: string): string {
@@ -148,9 +155,10 @@ export function makeSuffix(key: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { markKey } from "./conventions.ts";
  * const rs = { kind: "ReplicaSet", metadata: { ownerReferences: [{ kind: "Deployment" }] } };
- * console.log(markKey("last-handled-configuration", rs)); // "last-handled-configuration-ofDRS"
+ * assert.deepEqual(markKey("last-handled-configuration", rs), "last-handled-configuration-ofDRS");
  * ```
  */
 export function markKey(key: string, body: Body): string {
@@ -176,9 +184,10 @@ export interface AnnotationKeysOptions {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { AnnotationKeys } from "./conventions.ts";
  * const keys = new AnnotationKeys({ prefix: "kopf.zalando.org", v1: true });
- * console.log(keys.makeKeys("create_fn/sub1")); // ["kopf.zalando.org/create_fn.sub1"]
+ * assert.deepEqual(keys.makeKeys("create_fn/sub1"), ["kopf.zalando.org/create_fn.sub1"]);
  * ```
  */
 export class AnnotationKeys {
@@ -227,9 +236,10 @@ export class AnnotationKeys {
    *
    * @example
    * ```ts
+   * import assert from "node:assert/strict";
    * import { AnnotationKeys } from "./conventions.ts";
    * const keys = new AnnotationKeys({ prefix: "kopf.zalando.org", v1: true });
-   * console.log(keys.keysOf("fn") === keys.keysOf("fn")); // true
+   * assert.deepEqual(keys.keysOf("fn") === keys.keysOf("fn"), true);
    * ```
    */
   keysOf(key: string, body?: Body): readonly string[] {
@@ -286,12 +296,13 @@ export class AnnotationKeys {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { detectMarkedPrefixes } from "./conventions.ts";
  * const found = detectMarkedPrefixes([
  *   "kopf.zalando.org/x", "my-op.example.com/kopf-managed", "my-op.example.com/fn",
  *   "team.kopf.zalando.org/y", "example.com/other",
  * ]);
- * console.log([...found].sort()); // ["kopf.zalando.org", "my-op.example.com", "team.kopf.zalando.org"]
+ * assert.deepEqual([...found].sort(), ["kopf.zalando.org", "my-op.example.com", "team.kopf.zalando.org"]);
  * ```
  */
 export function detectMarkedPrefixes(keys: Iterable<string>): Set<string> {
@@ -330,11 +341,12 @@ function isMarked(key: string, slash: number): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { storeMarker } from "./conventions.ts";
  * import { Patch } from "../../../mod.ts";
  * const patch = new Patch();
  * storeMarker("my-op.example.com", patch, {});
- * console.log(JSON.stringify(patch)); // {"metadata":{"annotations":{"my-op.example.com/kopf-managed":"yes"}}}
+ * assert.deepEqual(JSON.parse(JSON.stringify(patch)), {"metadata":{"annotations":{"my-op.example.com/kopf-managed":"yes"}}});
  * ```
  */
 export function storeMarker(prefix: string, patch: Patch, body: Body): void {
@@ -353,10 +365,11 @@ export function storeMarker(prefix: string, patch: Patch, body: Body): void {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { removeAnnotations } from "./conventions.ts";
  * const essence = { metadata: { annotations: { a: "1", b: "2" } } };
  * removeAnnotations(essence, ["a"]);
- * console.log(JSON.stringify(essence)); // {"metadata":{"annotations":{"b":"2"}}}
+ * assert.deepEqual(JSON.parse(JSON.stringify(essence)), {"metadata":{"annotations":{"b":"2"}}});
  * ```
  */
 export function removeAnnotations(essence: JsonObject, keys: Iterable<string>): void {
@@ -374,10 +387,11 @@ export function removeAnnotations(essence: JsonObject, keys: Iterable<string>): 
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { removeEmptyStanzas } from "./conventions.ts";
  * const essence = { spec: {}, metadata: { labels: {}, annotations: {} }, status: {} };
  * removeEmptyStanzas(essence);
- * console.log(JSON.stringify(essence)); // {"spec":{}}
+ * assert.deepEqual(JSON.parse(JSON.stringify(essence)), {"spec":{}});
  * ```
  */
 export function removeEmptyStanzas(essence: JsonObject): void {

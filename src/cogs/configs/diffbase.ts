@@ -87,6 +87,7 @@ const PICKED_METADATA: readonly FieldSpec[] = Object.freeze([
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { AnnotationsDiffBaseStorage } from "../../../mod.ts";
  * const storage = new AnnotationsDiffBaseStorage();
  * const essence = storage.build({
@@ -94,7 +95,7 @@ const PICKED_METADATA: readonly FieldSpec[] = Object.freeze([
  *   metadata: { name: "x", uid: "u", labels: { a: "1" }, annotations: { "kopf.zalando.org/fn": "{}" } },
  *   spec: { field: "v" }, status: { phase: "Done" },
  * });
- * console.log(JSON.stringify(essence)); // {"spec":{"field":"v"},"metadata":{"labels":{"a":"1"}}}
+ * assert.deepEqual(JSON.parse(JSON.stringify(essence)), {"spec":{"field":"v"},"metadata":{"labels":{"a":"1"}}});
  * ```
  */
 export abstract class DiffBaseStorage {
@@ -186,11 +187,12 @@ export interface AnnotationsDiffBaseStorageOptions extends DiffBaseStorageOption
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { AnnotationsDiffBaseStorage, Patch } from "../../../mod.ts";
  * const storage = new AnnotationsDiffBaseStorage();
  * const patch = new Patch();
  * storage.store({}, patch, { spec: { field: "v" } });
- * console.log(JSON.stringify(patch.metadata.annotations)); // {"kopf.zalando.org/last-handled-configuration":"{\"spec\":{\"field\":\"v\"}}\n"}
+ * assert.deepEqual(JSON.parse(JSON.stringify(patch.metadata.annotations)), {"kopf.zalando.org/last-handled-configuration":"{\"spec\":{\"field\":\"v\"}}\n"});
  * ```
  */
 export class AnnotationsDiffBaseStorage extends DiffBaseStorage {
@@ -279,11 +281,12 @@ export interface StatusDiffBaseStorageOptions extends DiffBaseStorageOptions {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { Patch, StatusDiffBaseStorage } from "../../../mod.ts";
  * const storage = new StatusDiffBaseStorage({ field: "status.diff-base" });
  * const patch = new Patch();
  * storage.store({}, patch, { spec: { a: 1 } });
- * console.log(JSON.stringify(patch)); // {"status":{"diff-base":"{\"spec\":{\"a\":1}}"}}
+ * assert.deepEqual(JSON.parse(JSON.stringify(patch)), {"status":{"diff-base":"{\"spec\":{\"a\":1}}"}});
  * ```
  */
 export class StatusDiffBaseStorage extends DiffBaseStorage {
@@ -341,13 +344,14 @@ export class StatusDiffBaseStorage extends DiffBaseStorage {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { AnnotationsDiffBaseStorage, MultiDiffBaseStorage, StatusDiffBaseStorage } from "../../../mod.ts";
  * const storage = new MultiDiffBaseStorage([
  *   new StatusDiffBaseStorage({ field: "status.diff-base" }),
  *   new AnnotationsDiffBaseStorage(),
  * ]);
  * const body = { metadata: { annotations: { "kopf.zalando.org/last-handled-configuration": '{"spec":{}}\n' } } };
- * console.log(await storage.fetch(body)); // { spec: {} }
+ * assert.deepEqual(await storage.fetch(body), { spec: {} });
  * ```
  */
 export class MultiDiffBaseStorage extends DiffBaseStorage {

@@ -42,6 +42,7 @@ function optionalText(name: string, value: unknown): string | null {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { OperatorSettings } from "../../../mod.ts";
  * const s = new OperatorSettings().leaderElection;
  * s.enabled = true;
@@ -49,7 +50,7 @@ function optionalText(name: string, value: unknown): string | null {
  * s.renewDeadline = 1.5;
  * s.retryPeriod = 0.3;
  * s.check(); // fine: 2 > 1.5 > 0.3 × 1.2
- * console.log(s.leaseDuration, s.name); // 2 null
+ * assert.deepEqual([s.leaseDuration, s.name], [2, null]);
  * ```
  */
 export class LeaderElectionSettings {

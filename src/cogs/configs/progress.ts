@@ -50,9 +50,10 @@ export type MaybePromise<T> = T | Promise<T>;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { type ProgressRecord } from "../../../mod.ts";
  * const record: ProgressRecord = { started: "2026-11-22T04:19:01.345317+00:00", retries: 1, success: false };
- * console.log(record.retries); // 1
+ * assert.deepEqual(record.retries, 1);
  * ```
  */
 export interface ProgressRecord {
@@ -81,8 +82,9 @@ export interface ProgressRecord {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { PROGRESS_FIELDS } from "./progress.ts";
- * console.log(PROGRESS_FIELDS.join(",")); // "started,stopped,delayed,purpose,retries,success,failure,message,subrefs"
+ * assert.deepEqual(PROGRESS_FIELDS.join(","), "started,stopped,delayed,purpose,retries,success,failure,message,subrefs");
  * ```
  */
 export const PROGRESS_FIELDS = Object.freeze(
@@ -109,9 +111,10 @@ export const PROGRESS_FIELDS = Object.freeze(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { formatTimestamp } from "./progress.ts";
- * console.log(formatTimestamp(new Date("2026-11-22T04:19:01.345Z"))); // "2026-11-22T04:19:01.345000+00:00"
- * console.log(formatTimestamp(Date.UTC(2026, 10, 22, 4, 19, 1, 345) + 0.317)); // "2026-11-22T04:19:01.345317+00:00"
+ * assert.deepEqual(formatTimestamp(new Date("2026-11-22T04:19:01.345Z")), "2026-11-22T04:19:01.345000+00:00");
+ * assert.deepEqual(formatTimestamp(Date.UTC(2026, 10, 22, 4, 19, 1, 345) + 0.317), "2026-11-22T04:19:01.345317+00:00");
  * ```
  */
 export function formatTimestamp(time: Date | number): string {
@@ -137,10 +140,11 @@ const TIMESTAMP_RE =
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseTimestamp } from "./progress.ts";
- * console.log(parseTimestamp("2026-11-22T04:19:01.345317+00:00").toISOString()); // "2026-11-22T04:19:01.345Z"
- * console.log(parseTimestamp("2020-02-14T16:58:25.396364").toISOString()); // "2020-02-14T16:58:25.396Z"
- * console.log(parseTimestamp("2026-11-22T06:19:01+02:00").toISOString()); // "2026-11-22T04:19:01.000Z"
+ * assert.deepEqual(parseTimestamp("2026-11-22T04:19:01.345317+00:00").toISOString(), "2026-11-22T04:19:01.345Z");
+ * assert.deepEqual(parseTimestamp("2020-02-14T16:58:25.396364").toISOString(), "2020-02-14T16:58:25.396Z");
+ * assert.deepEqual(parseTimestamp("2026-11-22T06:19:01+02:00").toISOString(), "2026-11-22T04:19:01.000Z");
  * ```
  */
 export function parseTimestamp(text: string): Date {
@@ -207,6 +211,7 @@ function purgeField(body: Body, patch: Patch, field: FieldPath): void {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { ProgressStorage, type ProgressRecord } from "../../../mod.ts";
  * class MemoryStorage extends ProgressStorage {
  *   readonly records = new Map<string, ProgressRecord>();
@@ -217,7 +222,7 @@ function purgeField(body: Body, patch: Patch, field: FieldPath): void {
  * }
  * const storage = new MemoryStorage();
  * storage.store("fn", { retries: 1 });
- * console.log(await storage.fetch("fn")); // { retries: 1 }
+ * assert.deepEqual(await storage.fetch("fn"), { retries: 1 });
  * ```
  */
 export abstract class ProgressStorage {
@@ -293,13 +298,16 @@ export interface AnnotationsProgressStorageOptions {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { AnnotationsProgressStorage } from "../../../mod.ts";
  * import { Patch } from "../../../mod.ts";
  * const storage = new AnnotationsProgressStorage();
  * const patch = new Patch();
  * storage.store("create_fn", { started: "2026-11-22T04:19:01.345317+00:00", retries: 1, success: true, message: null }, {}, patch);
- * console.log(patch.metadata.annotations["kopf.zalando.org/create_fn"]);
- * // {"started":"2026-11-22T04:19:01.345317+00:00","retries":1,"success":true}
+ * assert.equal(
+ *   patch.metadata.annotations["kopf.zalando.org/create_fn"],
+ *   '{"started":"2026-11-22T04:19:01.345317+00:00","retries":1,"success":true}',
+ * );
  * ```
  */
 export class AnnotationsProgressStorage extends ProgressStorage {
@@ -440,10 +448,11 @@ export interface StatusProgressStorageOptions {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { StatusProgressStorage } from "../../../mod.ts";
  * const storage = new StatusProgressStorage();
  * const body = { status: { kopf: { progress: { fn: { retries: 2 } } } } };
- * console.log(storage.fetch("fn", body)); // { retries: 2 }
+ * assert.deepEqual(storage.fetch("fn", body), { retries: 2 });
  * ```
  */
 export class StatusProgressStorage extends ProgressStorage {
@@ -529,12 +538,13 @@ class NoWriteStatusProgressStorage extends StatusProgressStorage {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { AnnotationsProgressStorage, MultiProgressStorage, StatusProgressStorage } from "../../../mod.ts";
  * const storage = new MultiProgressStorage([
  *   new AnnotationsProgressStorage({ prefix: "my-op.example.com" }),
  *   new StatusProgressStorage({ field: "status.my-operator" }),
  * ]);
- * console.log(await storage.fetch("fn", { status: { "my-operator": { fn: { retries: 3 } } } })); // { retries: 3 }
+ * assert.deepEqual(await storage.fetch("fn", { status: { "my-operator": { fn: { retries: 3 } } } }), { retries: 3 });
  * ```
  */
 export class MultiProgressStorage extends ProgressStorage {
@@ -643,14 +653,15 @@ export interface SmartProgressStorageOptions
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { SmartProgressStorage } from "../../../mod.ts";
  * import { Patch } from "../../../mod.ts";
  * const storage = new SmartProgressStorage();
  * const body = { status: { kopf: { progress: { fn: { retries: 2 } } } } };
- * console.log(await storage.fetch("fn", body)); // { retries: 2 }
+ * assert.deepEqual(await storage.fetch("fn", body), { retries: 2 });
  * const patch = new Patch();
  * await storage.purge("fn", body, patch);
- * console.log(JSON.stringify(patch)); // {"status":{"kopf":{"progress":{"fn":null}}}}
+ * assert.deepEqual(JSON.parse(JSON.stringify(patch)), {"status":{"kopf":{"progress":{"fn":null}}}});
  * ```
  */
 export class SmartProgressStorage extends MultiProgressStorage {

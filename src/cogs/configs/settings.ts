@@ -23,9 +23,10 @@ import { ShardingSettings } from "./sharding.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { type LogLevel } from "../../../mod.ts";
  * const level: LogLevel = "warning";
- * console.log(level); // "warning"
+ * assert.deepEqual(level, "warning");
  * ```
  */
 export type LogLevel = "debug" | "info" | "warning" | "error" | "critical";
@@ -92,10 +93,11 @@ function delays(name: string, value: unknown): Iterable<number> {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { OperatorSettings } from "../../../mod.ts";
  * const s = new OperatorSettings().process;
  * s.ultimateExitingTimeout = null;
- * console.log(s.ultimateExitingTimeout); // null
+ * assert.deepEqual(s.ultimateExitingTimeout, null);
  * ```
  */
 export class ProcessSettings {
@@ -115,10 +117,11 @@ export class ProcessSettings {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { OperatorSettings } from "../../../mod.ts";
  * const s = new OperatorSettings().posting;
  * s.level = "warning";
- * console.log(s.level, s.reportingComponent); // "warning" "kopf"
+ * assert.deepEqual([s.level, s.reportingComponent], ["warning", "kopf"]);
  * ```
  */
 export class PostingSettings {
@@ -228,10 +231,11 @@ export class PostingSettings {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { OperatorSettings } from "../../../mod.ts";
  * const s = new OperatorSettings().peering;
  * s.namespaced = false;
- * console.log(s.name, s.clusterwide, s.lifetime); // "default" true 60
+ * assert.deepEqual([s.name, s.clusterwide, s.lifetime], ["default", true, 60]);
  * ```
  */
 export class PeeringSettings {
@@ -316,10 +320,11 @@ export class PeeringSettings {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { OperatorSettings } from "../../../mod.ts";
  * const s = new OperatorSettings().watching;
  * s.serverTimeout = 600;
- * console.log(s.reconnectBackoff, s.listPageSize, s.streamingLists); // 0.1 500 "auto"
+ * assert.deepEqual([s.reconnectBackoff, s.listPageSize, s.streamingLists], [0.1, 500, "auto"]);
  * ```
  */
 export class WatchingSettings {
@@ -428,10 +433,11 @@ export class WatchingSettings {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { OperatorSettings } from "../../../mod.ts";
  * const s = new OperatorSettings().batching;
  * s.errorDelays = [10, 20, 30];
- * console.log([...s.errorDelays], s.idleTimeout); // [10, 20, 30] 5
+ * assert.deepEqual([[...s.errorDelays], s.idleTimeout], [[10, 20, 30], 5]);
  * ```
  */
 export class BatchingSettings {
@@ -512,9 +518,10 @@ export class BatchingSettings {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { OperatorSettings } from "../../../mod.ts";
  * const s = new OperatorSettings().scanning;
- * console.log(s.disabled); // false
+ * assert.deepEqual(s.disabled, false);
  * ```
  */
 export class ScanningSettings {
@@ -534,10 +541,11 @@ export class ScanningSettings {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { OperatorSettings } from "../../../mod.ts";
  * const s = new OperatorSettings().admission;
  * s.managed = "auto.kopf.dev";
- * console.log(s.managed, s.server); // "auto.kopf.dev" null
+ * assert.deepEqual([s.managed, s.server], ["auto.kopf.dev", null]);
  * ```
  */
 export class AdmissionSettings {
@@ -569,10 +577,11 @@ export class AdmissionSettings {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { OperatorSettings } from "../../../mod.ts";
  * const s = new OperatorSettings().execution;
  * s.maxWorkers = 20;
- * console.log(s.maxWorkers, s.defaultBackoff); // 20 60
+ * assert.deepEqual([s.maxWorkers, s.defaultBackoff], [20, 60]);
  * ```
  */
 export class ExecutionSettings {
@@ -604,9 +613,10 @@ export class ExecutionSettings {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { OperatorSettings } from "../../../mod.ts";
  * const s = new OperatorSettings().background;
- * console.log(s.cancellationPolling, s.instantExitZeroTimeCycles); // 60 10
+ * assert.deepEqual([s.cancellationPolling, s.instantExitZeroTimeCycles], [60, 10]);
  * ```
  */
 export class BackgroundSettings {
@@ -646,10 +656,11 @@ export class BackgroundSettings {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { OperatorSettings } from "../../../mod.ts";
  * const s = new OperatorSettings().networking;
  * s.errorBackoffs = 2; // one retry after 2 s
- * console.log([...s.errorBackoffs], s.requestTimeout); // [2] 300
+ * assert.deepEqual([[...s.errorBackoffs], s.requestTimeout], [[2], 300]);
  * ```
  */
 export class NetworkingSettings {
@@ -801,10 +812,11 @@ export class NetworkingSettings {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { OperatorSettings } from "../../../mod.ts";
  * const s = new OperatorSettings().persistence;
  * s.finalizer = "my-operator.example.com/kopf-finalizer";
- * console.log(s.consistencyTimeout); // 5
+ * assert.deepEqual(s.consistencyTimeout, 5);
  * ```
  */
 export class PersistenceSettings {
@@ -870,16 +882,16 @@ export class PersistenceSettings {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { OperatorSettings } from "../../../mod.ts";
  * const settings = new OperatorSettings();
  * settings.posting.level = "warning";
  * settings.watching.serverTimeout = 10 * 60;
- * console.log(settings.networking.requestTimeout); // 300
+ * assert.deepEqual(settings.networking.requestTimeout, 300);
  * try {
  *   settings.watching.reconnectBackoff = -1;
  * } catch (error) {
- *   console.log((error as Error).message);
- *   // settings.watching.reconnectBackoff must be a non-negative number of seconds; got -1.
+ *   assert.deepEqual((error as Error).message, "settings.watching.reconnectBackoff must be a non-negative number of seconds; got -1.");
  * }
  * ```
  */

@@ -28,9 +28,10 @@ function fail(name: string, expected: string, value: unknown): never {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { groupProblem } from "./sharding.ts";
- * console.log(groupProblem("orders")); // undefined
- * console.log(groupProblem("Orders!")); // "use lowercase letters, digits and '-' (at most 40), starting and ending with a letter or digit"
+ * assert.deepEqual(groupProblem("orders"), undefined);
+ * assert.deepEqual(groupProblem("Orders!"), "use lowercase letters, digits and '-' (at most 40), starting and ending with a letter or digit");
  * ```
  */
 export function groupProblem(value: unknown): string | undefined {
@@ -44,6 +45,7 @@ export function groupProblem(value: unknown): string | undefined {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { OperatorSettings } from "../../../mod.ts";
  * const s = new OperatorSettings().sharding;
  * s.enabled = true;
@@ -52,7 +54,7 @@ export function groupProblem(value: unknown): string | undefined {
  * s.renewDeadline = 2;
  * s.renewPeriod = 0.5;
  * s.check(); // fine: 3 > 2 > 0.5
- * console.log(s.group, s.namespace); // "orders" null
+ * assert.deepEqual([s.group, s.namespace], ["orders", null]);
  * ```
  */
 export class ShardingSettings {

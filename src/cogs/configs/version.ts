@@ -9,8 +9,9 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { VERSION } from "../../../mod.ts";
- * console.log(VERSION); // "0.1.0"
+ * assert.deepEqual(VERSION, "0.1.0");
  * ```
  */
 export const VERSION = "0.1.0";

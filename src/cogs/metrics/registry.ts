@@ -92,13 +92,14 @@ export interface HistogramOptions<L extends string> extends MetricOptions<L> {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { MetricsRegistry } from "../../../mod.ts";
  * const registry = new MetricsRegistry();
  * const retries = registry.counter({ name: "myop_retries_total", help: "Retries, by reason.",
  *   labelNames: ["reason"] });
  * retries.inc({ reason: "conflict" });
  * retries.inc({ reason: "conflict" }, 2);
- * console.log(retries.get({ reason: "conflict" })); // 3
+ * assert.deepEqual(retries.get({ reason: "conflict" }), 3);
  * ```
  */
 export interface Counter<L extends string = never> {
@@ -137,13 +138,14 @@ export interface Counter<L extends string = never> {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { MetricsRegistry } from "../../../mod.ts";
  * const registry = new MetricsRegistry();
  * const inflight = registry.gauge({ name: "myop_inflight", help: "Requests in flight." });
  * inflight.inc();
  * inflight.inc();
  * inflight.dec();
- * console.log(inflight.get()); // 1
+ * assert.deepEqual(inflight.get(), 1);
  * ```
  */
 export interface Gauge<L extends string = never> {
@@ -208,12 +210,13 @@ export interface Gauge<L extends string = never> {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { MetricsRegistry } from "../../../mod.ts";
  * const registry = new MetricsRegistry();
  * const latency = registry.histogram({ name: "myop_latency_seconds", help: "Latency.",
  *   buckets: [0.1, 1] });
  * latency.observe(0.3);
- * console.log((await registry.metrics()).includes('myop_latency_seconds_bucket{le="1"} 1')); // true
+ * assert.deepEqual((await registry.metrics()).includes('myop_latency_seconds_bucket{le="1"} 1'), true);
  * ```
  */
 export interface Histogram<L extends string = never> {
@@ -251,14 +254,15 @@ export interface MetricsRegistryOptions {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { MetricsRegistry } from "../../../mod.ts";
  * const registry = new MetricsRegistry({ labels: { app: "shop" } });
  * const orders = registry.counter({ name: "shop_orders_total", help: "Orders, by state.",
  *   labelNames: ["state"] });
  * orders.inc({ state: "paid" });
  * const text = await registry.metrics();
- * console.log(text.includes('shop_orders_total{state="paid",app="shop"} 1')); // true
- * console.log(registry.contentType); // "text/plain; version=0.0.4; charset=utf-8"
+ * assert.deepEqual(text.includes('shop_orders_total{state="paid",app="shop"} 1'), true);
+ * assert.deepEqual(registry.contentType, "text/plain; version=0.0.4; charset=utf-8");
  * ```
  */
 export class MetricsRegistry {
@@ -307,10 +311,11 @@ export class MetricsRegistry {
    *
    * @example
    * ```ts
+   * import assert from "node:assert/strict";
    * import { MetricsRegistry } from "../../../mod.ts";
    * const registry = new MetricsRegistry();
    * registry.gauge({ name: "myop_up", help: "Always 1.", collect: (g) => g.set(1) });
-   * console.log((await registry.metrics()).includes("myop_up 1")); // true
+   * assert.deepEqual((await registry.metrics()).includes("myop_up 1"), true);
    * ```
    */
   gauge<L extends string = never>(options: GaugeOptions<L>): Gauge<L> {
@@ -354,13 +359,14 @@ export class MetricsRegistry {
    *
    * @example
    * ```ts
+   * import assert from "node:assert/strict";
    * import { MetricsRegistry } from "../../../mod.ts";
    * const registry = new MetricsRegistry();
    * registry.counter({ name: "myop_jobs_total", help: "Jobs done." }).inc(2);
-   * console.log(await registry.metrics());
-   * // # HELP myop_jobs_total Jobs done.
-   * // # TYPE myop_jobs_total counter
-   * // myop_jobs_total 2
+   * assert.equal(
+   *   await registry.metrics(),
+   *   "# HELP myop_jobs_total Jobs done.\n# TYPE myop_jobs_total counter\nmyop_jobs_total 2\n",
+   * );
    * ```
    */
   async metrics(): Promise<string> {

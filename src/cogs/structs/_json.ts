@@ -20,9 +20,10 @@ export type JsonObject = Record<string, unknown>;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { isObject } from "./_json.ts";
- * console.log(isObject({}), isObject([]), isObject(null)); // true false false
- * console.log(isObject(new (class Pod {})())); // true
+ * assert.deepEqual([isObject({}), isObject([]), isObject(null)], [true, false, false]);
+ * assert.deepEqual(isObject(new (class Pod {})()), true);
  * ```
  */
 export function isObject(value: unknown): value is JsonObject {
@@ -38,10 +39,11 @@ export function isObject(value: unknown): value is JsonObject {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { setOwn } from "./_json.ts";
  * const o: Record<string, unknown> = {};
  * setOwn(o, "__proto__", 1);
- * console.log(Object.keys(o)); // ["__proto__"]
+ * assert.deepEqual(Object.keys(o), ["__proto__"]);
  * ```
  */
 export function setOwn(target: JsonObject, key: string, value: unknown): void {

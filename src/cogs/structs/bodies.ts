@@ -28,9 +28,10 @@ export type Annotations = Record<string, string>;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import type { MetaOwnerReference } from "../../../mod.ts";
  * const ref: MetaOwnerReference = { apiVersion: "v1", kind: "ConfigMap", name: "cm", uid: "u1", controller: true };
- * console.log(ref.uid); // "u1"
+ * assert.deepEqual(ref.uid, "u1");
  * ```
  */
 export interface OwnerReference {
@@ -87,9 +88,10 @@ export type Status = JsonObject;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { type Body } from "../../../mod.ts";
  * const body: Body = { apiVersion: "v1", kind: "Pod", metadata: { name: "p" }, spec: { containers: [] } };
- * console.log(body.metadata?.name); // "p"
+ * assert.deepEqual(body.metadata?.name, "p");
  * ```
  */
 export interface Body extends JsonObject {
@@ -112,9 +114,10 @@ export interface Body extends JsonObject {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { type BodyEssence } from "../../../mod.ts";
  * const essence: BodyEssence = { spec: { a: 1 }, metadata: { labels: { app: "x" } } };
- * console.log(essence.metadata?.labels?.app); // "x"
+ * assert.deepEqual(essence.metadata?.labels?.app, "x");
  * ```
  */
 export interface BodyEssence extends JsonObject {
@@ -132,9 +135,10 @@ export interface BodyEssence extends JsonObject {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import type { ObjectReference } from "../../../mod.ts";
  * const ref: ObjectReference = { apiVersion: "v1", kind: "Node", name: "n1", uid: "u1" };
- * console.log(ref.namespace); // undefined
+ * assert.deepEqual(ref.namespace, undefined);
  * ```
  */
 export interface ObjectReference {
@@ -155,10 +159,11 @@ export interface ObjectReference {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { buildOwnerReference, type OwnerReferenceOptions } from "../../../mod.ts";
  * const options: OwnerReferenceOptions = { controller: false, blockOwnerDeletion: null };
  * const ref = buildOwnerReference({ apiVersion: "v1", kind: "Pod", metadata: { name: "p", uid: "u" } }, options);
- * console.log(ref.controller, ref.blockOwnerDeletion); // false undefined
+ * assert.deepEqual([ref.controller, ref.blockOwnerDeletion], [false, undefined]);
  * ```
  */
 export interface OwnerReferenceOptions {
@@ -176,9 +181,10 @@ export interface OwnerReferenceOptions {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { metaOf } from "./bodies.ts";
- * console.log(metaOf({ metadata: { name: "x" } }).name); // "x"
- * console.log(metaOf({}).name); // undefined
+ * assert.deepEqual(metaOf({ metadata: { name: "x" } }).name, "x");
+ * assert.deepEqual(metaOf({}).name, undefined);
  * ```
  */
 export function metaOf(body: Body): Meta {
@@ -193,8 +199,9 @@ export function metaOf(body: Body): Meta {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { annotationsOf } from "./bodies.ts";
- * console.log(annotationsOf({ metadata: { annotations: { a: "b" } } }).a); // "b"
+ * assert.deepEqual(annotationsOf({ metadata: { annotations: { a: "b" } } }).a, "b");
  * ```
  */
 export function annotationsOf(body: Body): Annotations {
@@ -212,13 +219,13 @@ export function annotationsOf(body: Body): Annotations {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { buildObjectReference } from "./bodies.ts";
  * const ref = buildObjectReference({
  *   apiVersion: "kopf.dev/v1", kind: "KopfExample",
  *   metadata: { name: "ex1", uid: "u1", namespace: "default", labels: {} },
  * });
- * console.log(JSON.stringify(ref));
- * // {"apiVersion":"kopf.dev/v1","kind":"KopfExample","name":"ex1","uid":"u1","namespace":"default"}
+ * assert.deepEqual(JSON.parse(JSON.stringify(ref)), {"apiVersion":"kopf.dev/v1","kind":"KopfExample","name":"ex1","uid":"u1","namespace":"default"});
  * ```
  */
 export function buildObjectReference(body: Body): ObjectReference {
@@ -243,10 +250,10 @@ export function buildObjectReference(body: Body): ObjectReference {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { buildOwnerReference } from "./bodies.ts";
  * const ref = buildOwnerReference({ apiVersion: "v1", kind: "Pod", metadata: { name: "p", uid: "u" } });
- * console.log(JSON.stringify(ref));
- * // {"controller":true,"blockOwnerDeletion":true,"apiVersion":"v1","kind":"Pod","name":"p","uid":"u"}
+ * assert.deepEqual(JSON.parse(JSON.stringify(ref)), {"controller":true,"blockOwnerDeletion":true,"apiVersion":"v1","kind":"Pod","name":"p","uid":"u"});
  * ```
  */
 export function buildOwnerReference(

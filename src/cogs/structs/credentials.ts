@@ -26,9 +26,10 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { LoginError } from "../../../mod.ts";
  * const error = new LoginError("Ran out of valid credentials: add a login handler");
- * console.log(error.name, error instanceof Error); // "LoginError" true
+ * assert.deepEqual([error.name, error instanceof Error], ["LoginError", true]);
  * ```
  */
 export class LoginError extends Error {
@@ -50,9 +51,10 @@ export class LoginError extends Error {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { AccessError } from "./credentials.ts";
  * const error = new AccessError("Network access to 10.0.0.1:443 is denied: run with --allow-net=10.0.0.1:443");
- * console.log(error.name); // "AccessError"
+ * assert.deepEqual(error.name, "AccessError");
  * ```
  */
 export class AccessError extends Error {

@@ -16,9 +16,10 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { deepEqual } from "./deep_equal.ts";
- * console.log(deepEqual({ a: [1, { b: 2 }] }, { a: [1, { b: 2 }] })); // true
- * console.log(deepEqual({ a: 1 }, { a: 1, b: undefined })); // true
+ * assert.deepEqual(deepEqual({ a: [1, { b: 2 }] }, { a: [1, { b: 2 }] }), true);
+ * assert.deepEqual(deepEqual({ a: 1 }, { a: 1, b: undefined }), true);
  * ```
  */
 export function deepEqual(a: unknown, b: unknown): boolean {

@@ -45,10 +45,15 @@ export type FieldSpec = string | readonly string[] | null | undefined;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseField } from "./dicts.ts";
- * console.log(parseField("spec.a.b")); // ["spec", "a", "b"]
- * console.log(parseField(["metadata", "annotations", "kopf.zalando.org/x"])); // 3 keys
- * console.log(parseField(null)); // []
+ * assert.deepEqual(parseField("spec.a.b"), ["spec", "a", "b"]);
+ * assert.deepEqual(parseField(["metadata", "annotations", "kopf.zalando.org/x"]), [
+ *   "metadata",
+ *   "annotations",
+ *   "kopf.zalando.org/x",
+ * ]); // 3 keys: the dots of a key are kept
+ * assert.deepEqual(parseField(null), []);
  * ```
  */
 export function parseField(field: FieldSpec): string[] {
@@ -66,10 +71,11 @@ export function parseField(field: FieldSpec): string[] {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { fieldPathProblem } from "./dicts.ts";
- * console.log(fieldPathProblem("spec.size")); // undefined
- * console.log(fieldPathProblem(["metadata", "annotations", "a.b/c[0]"])); // undefined
- * console.log(fieldPathProblem("spec..x") !== undefined); // true
+ * assert.equal(fieldPathProblem("spec.size"), undefined);
+ * assert.equal(fieldPathProblem(["metadata", "annotations", "a.b/c[0]"]), undefined);
+ * assert.notEqual(fieldPathProblem("spec..x"), undefined);
  * ```
  */
 export function fieldPathProblem(field: unknown): string | undefined {
@@ -154,11 +160,12 @@ function pathOf(field: FieldSpec): FieldPath {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { resolve } from "./dicts.ts";
  * const body = { spec: { size: "1G", ports: [80] } };
- * console.log(resolve(body, "spec.size")); // "1G"
- * console.log(resolve(body, "spec.ports.0", "none")); // "none" (arrays are not walked)
- * console.log(resolve(body, "status.phase", null)); // null
+ * assert.deepEqual(resolve(body, "spec.size"), "1G");
+ * assert.deepEqual(resolve(body, "spec.ports.0", "none"), "none"); // arrays are not walked
+ * assert.deepEqual(resolve(body, "status.phase", null), null);
  * ```
  */
 export function resolve(obj: unknown, field: FieldSpec, fallback?: unknown): unknown {
@@ -181,10 +188,11 @@ export function resolve(obj: unknown, field: FieldSpec, fallback?: unknown): unk
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { hasPath } from "./dicts.ts";
  * const patch = { metadata: { annotations: { a: null } } };
- * console.log(hasPath(patch, "metadata.annotations.a")); // true
- * console.log(hasPath(patch, "metadata.labels")); // false
+ * assert.deepEqual(hasPath(patch, "metadata.annotations.a"), true);
+ * assert.deepEqual(hasPath(patch, "metadata.labels"), false);
  * ```
  */
 export function hasPath(obj: unknown, field: FieldSpec): boolean {
@@ -210,10 +218,11 @@ export function hasPath(obj: unknown, field: FieldSpec): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { ensure } from "./dicts.ts";
  * const patch: Record<string, unknown> = {};
  * ensure(patch, "status.kopf.progress.fn", { retries: 1 });
- * console.log(JSON.stringify(patch)); // {"status":{"kopf":{"progress":{"fn":{"retries":1}}}}}
+ * assert.deepEqual(JSON.parse(JSON.stringify(patch)), {"status":{"kopf":{"progress":{"fn":{"retries":1}}}}});
  * ```
  */
 export function ensure(obj: JsonObject, field: FieldSpec, value: unknown): void {
@@ -245,10 +254,11 @@ export function ensure(obj: JsonObject, field: FieldSpec, value: unknown): void 
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { remove } from "./dicts.ts";
  * const patch = { status: { kopf: { progress: { fn: {} } } }, spec: {} };
  * remove(patch, "status.kopf.progress.fn");
- * console.log(JSON.stringify(patch)); // {"spec":{}}
+ * assert.deepEqual(JSON.parse(JSON.stringify(patch)), {"spec":{}});
  * ```
  */
 export function remove(obj: JsonObject, field: FieldSpec): void {
@@ -287,11 +297,12 @@ function isEmpty(obj: JsonObject): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { cherrypick, deepCopy } from "./dicts.ts";
  * const body = { metadata: { name: "x", labels: { a: "b" } }, status: { phase: "Ok" } };
  * const essence: Record<string, unknown> = {};
  * cherrypick(body, essence, ["metadata.labels", "status.missing"], deepCopy);
- * console.log(JSON.stringify(essence)); // {"metadata":{"labels":{"a":"b"}}}
+ * assert.deepEqual(JSON.parse(JSON.stringify(essence)), {"metadata":{"labels":{"a":"b"}}});
  * ```
  */
 export function cherrypick(
@@ -332,11 +343,12 @@ function pick(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { deepCopy } from "./dicts.ts";
  * const a = { spec: { items: [{ x: 1 }] } };
  * const b = deepCopy(a) as typeof a;
  * b.spec.items[0]!.x = 2;
- * console.log(a.spec.items[0]!.x); // 1
+ * assert.deepEqual(a.spec.items[0]!.x, 1);
  * ```
  */
 export function deepCopy<T>(value: T): T {

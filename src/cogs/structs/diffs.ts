@@ -26,9 +26,10 @@ import { type FieldSpec, parseField, resolve } from "./dicts.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { type DiffOperation } from "../../../mod.ts";
  * const op: DiffOperation = "add";
- * console.log(op); // "add"
+ * assert.deepEqual(op, "add");
  * ```
  */
 export type DiffOperation = "add" | "change" | "remove";
@@ -38,10 +39,11 @@ export type DiffOperation = "add" | "change" | "remove";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { type DiffItem } from "../../../mod.ts";
  * const item: DiffItem = ["change", ["spec", "size"], "1G", "2G"];
  * const [op, field] = item;
- * console.log(op, field.join(".")); // "change" "spec.size"
+ * assert.deepEqual([op, field.join(".")], ["change", "spec.size"]);
  * ```
  */
 export type DiffItem = readonly [
@@ -56,9 +58,10 @@ export type DiffItem = readonly [
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { type Diff } from "../../../mod.ts";
  * const d: Diff = [["add", ["metadata", "labels", "a"], null, "1"]];
- * for (const [op, field, , now] of d) console.log(op, field, now); // "add" [...] "1"
+ * for (const [op, field, , now] of d) assert.deepEqual([op, field, now], ["add", ["metadata", "labels", "a"], "1"]);
  * ```
  */
 export type Diff = readonly DiffItem[];
@@ -83,8 +86,9 @@ export interface DiffOptions {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { EMPTY_DIFF } from "./diffs.ts";
- * console.log(EMPTY_DIFF.length); // 0
+ * assert.deepEqual(EMPTY_DIFF.length, 0);
  * ```
  */
 export const EMPTY_DIFF: Diff = Object.freeze([]);
@@ -100,8 +104,9 @@ export const EMPTY_DIFF: Diff = Object.freeze([]);
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { diffItem } from "./diffs.ts";
- * console.log(JSON.stringify(diffItem("add", ["spec", "x"], undefined, 1))); // ["add",["spec","x"],null,1]
+ * assert.deepEqual(JSON.parse(JSON.stringify(diffItem("add", ["spec", "x"], undefined, 1))), ["add",["spec","x"],null,1]);
  * ```
  */
 export function diffItem(
@@ -123,9 +128,10 @@ export function diffItem(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { diff } from "../../../mod.ts";
  * import { opOf } from "./diffs.ts";
- * console.log(opOf(diff({}, { a: 1 })[0]!)); // "add"
+ * assert.deepEqual(opOf(diff({}, { a: 1 })[0]!), "add");
  * ```
  */
 export function opOf(item: DiffItem): DiffOperation {
@@ -140,9 +146,10 @@ export function opOf(item: DiffItem): DiffOperation {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { diff } from "../../../mod.ts";
  * import { fieldOf } from "./diffs.ts";
- * console.log(fieldOf(diff({ a: { b: 1 } }, { a: { b: 2 } })[0]!)); // ["a", "b"]
+ * assert.deepEqual(fieldOf(diff({ a: { b: 1 } }, { a: { b: 2 } })[0]!), ["a", "b"]);
  * ```
  */
 export function fieldOf(item: DiffItem): readonly string[] {
@@ -157,9 +164,10 @@ export function fieldOf(item: DiffItem): readonly string[] {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { diff } from "../../../mod.ts";
  * import { oldOf } from "./diffs.ts";
- * console.log(oldOf(diff({ a: 1 }, { a: 2 })[0]!)); // 1
+ * assert.deepEqual(oldOf(diff({ a: 1 }, { a: 2 })[0]!), 1);
  * ```
  */
 export function oldOf(item: DiffItem): unknown {
@@ -174,9 +182,10 @@ export function oldOf(item: DiffItem): unknown {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { diff } from "../../../mod.ts";
  * import { newOf } from "./diffs.ts";
- * console.log(newOf(diff({ a: 1 }, { a: 2 })[0]!)); // 2
+ * assert.deepEqual(newOf(diff({ a: 1 }, { a: 2 })[0]!), 2);
  * ```
  */
 export function newOf(item: DiffItem): unknown {
@@ -198,14 +207,18 @@ export function newOf(item: DiffItem): unknown {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { diff } from "../../../mod.ts";
  * const d = diff(
  *   { spec: { size: "1G", ports: [80] }, metadata: { labels: { a: "1", b: "2" } } },
  *   { spec: { size: "2G", ports: [80, 443] }, metadata: { labels: { a: "1", c: "3" } } },
  * );
- * console.log(JSON.stringify(d));
- * // [["change",["spec","size"],"1G","2G"],["change",["spec","ports"],[80],[80,443]],
- * //  ["add",["metadata","labels","c"],null,"3"],["remove",["metadata","labels","b"],"2",null]]
+ * assert.deepEqual(d, [
+ *   ["change", ["spec", "size"], "1G", "2G"],
+ *   ["change", ["spec", "ports"], [80], [80, 443]],
+ *   ["add", ["metadata", "labels", "c"], null, "3"],
+ *   ["remove", ["metadata", "labels", "b"], "2", null],
+ * ]);
  * ```
  */
 export function diff(a: unknown, b: unknown, options: DiffOptions = {}): Diff {
@@ -275,11 +288,12 @@ function diffInto(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { diff, reduceDiff } from "../../../mod.ts";
  * const d = diff({ spec: { a: { x: 1 } } }, { spec: { a: { x: 2 } }, status: { y: 1 } });
- * console.log(JSON.stringify(reduceDiff(d, "spec.a"))); // [["change",["x"],1,2]]
+ * assert.deepEqual(JSON.parse(JSON.stringify(reduceDiff(d, "spec.a"))), [["change",["x"],1,2]]);
  * const whole = diff({}, { spec: { a: { x: 2 } } });
- * console.log(JSON.stringify(reduceDiff(whole, "spec.a.x"))); // [["add",[],null,2]]
+ * assert.deepEqual(JSON.parse(JSON.stringify(reduceDiff(whole, "spec.a.x"))), [["add",[],null,2]]);
  * ```
  */
 export function reduceDiff(d: Diff, field: FieldSpec): Diff {
@@ -310,9 +324,10 @@ function startsWith(field: readonly string[], prefix: readonly string[]): boolea
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { diff } from "../../../mod.ts";
  * import { isEmpty } from "./diffs.ts";
- * console.log(isEmpty(diff({ a: [1] }, { a: [1], b: null }))); // true
+ * assert.deepEqual(isEmpty(diff({ a: [1] }, { a: [1], b: null })), true);
  * ```
  */
 export function isEmpty(d: Diff): boolean {

@@ -75,11 +75,12 @@ const SERVER_TOP = new Set(["apiVersion", "kind"]);
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { findInconsistencies } from "./inconsistencies.ts";
  * const patch = { status: { create_fn: { message: "hi" }, kopf: { progress: { create_fn: null } } } };
  * const answer = { metadata: { resourceVersion: "2" }, status: {} };
- * console.log(findInconsistencies(patch, answer).map((i) => `${i.kind} ${i.path.join(".")}`));
- * // [ "lost status.create_fn" ]
+ * const found = findInconsistencies(patch, answer).map((i) => `${i.kind} ${i.path.join(".")}`);
+ * assert.deepEqual(found, ["lost status.create_fn"]);
  * ```
  */
 export function findInconsistencies(patch: JsonObject, answer: unknown): Inconsistency[] {
@@ -193,9 +194,13 @@ function carriesData(value: unknown): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { formatPath } from "./inconsistencies.ts";
- * console.log(formatPath(["metadata", "annotations", "kopf.zalando.org/fn"])); // metadata.annotations["kopf.zalando.org/fn"]
- * console.log(formatPath(["spec", "items", 0, "name"])); // spec.items[0].name
+ * assert.equal(
+ *   formatPath(["metadata", "annotations", "kopf.zalando.org/fn"]),
+ *   'metadata.annotations["kopf.zalando.org/fn"]',
+ * );
+ * assert.equal(formatPath(["spec", "items", 0, "name"]), "spec.items[0].name");
  * ```
  */
 export function formatPath(path: readonly (string | number)[]): string {

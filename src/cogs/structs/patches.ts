@@ -24,11 +24,12 @@ export type PatchStrings = Record<string, string | null>;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { type MetaPatch, Patch } from "../../../mod.ts";
  * const patch = new Patch();
  * const meta: MetaPatch = patch.metadata;
  * meta.labels.app = "x";
- * console.log(JSON.stringify(patch)); // {"metadata":{"labels":{"app":"x"}}}
+ * assert.deepEqual(JSON.parse(JSON.stringify(patch)), {"metadata":{"labels":{"app":"x"}}});
  * ```
  */
 export interface MetaPatch extends JsonObject {
@@ -111,13 +112,13 @@ function escapePointer(key: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { Patch } from "../../../mod.ts";
  * const patch = new Patch();
  * patch.status.phase = "Running";
  * patch.metadata.annotations["kopf.zalando.org/touch-dummy"] = null;
- * console.log(patch.spec.replicas); // undefined — and `spec` will not be sent
- * console.log(JSON.stringify(patch));
- * // {"status":{"phase":"Running"},"metadata":{"annotations":{"kopf.zalando.org/touch-dummy":null}}}
+ * assert.deepEqual(patch.spec.replicas, undefined); // — and `spec` will not be sent
+ * assert.deepEqual(JSON.parse(JSON.stringify(patch)), {"status":{"phase":"Running"},"metadata":{"annotations":{"kopf.zalando.org/touch-dummy":null}}});
  * ```
  */
 export class Patch {

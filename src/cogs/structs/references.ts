@@ -721,8 +721,9 @@ function matchOne(pattern: NamespacePattern, name: string): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { selectSpecificNamespaces } from "./references.ts";
- * console.log(selectSpecificNamespaces(["ns1", "ns-*", "!x", /re/])); // ["ns1"]
+ * assert.deepEqual(selectSpecificNamespaces(["ns1", "ns-*", "!x", /re/]), ["ns1"]);
  * ```
  */
 export function selectSpecificNamespaces(patterns: Iterable<NamespacePattern>): string[] {

@@ -43,8 +43,9 @@ const encoder = new TextEncoder();
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { hash64 } from "./rendezvous.ts";
- * console.log(hash64("abc")); // { hi: 3128432319, lo: 2399260650 }
+ * assert.deepEqual(hash64("abc"), { hi: 3128432319, lo: 2399260650 });
  * ```
  */
 export function hash64(text: string): Hash64 {
@@ -75,8 +76,9 @@ function fmix32(h: number): number {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { hash64, weight } from "./rendezvous.ts";
- * console.log(Number.isSafeInteger(weight(hash64("replica-a"), hash64("uid-1")))); // true
+ * assert.deepEqual(Number.isSafeInteger(weight(hash64("replica-a"), hash64("uid-1"))), true);
  * ```
  */
 export function weight(member: Hash64, key: Hash64): number {
@@ -92,12 +94,13 @@ export function weight(member: Hash64, key: Hash64): number {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { Rendezvous } from "./rendezvous.ts";
  * const three = new Rendezvous(["a", "b", "c"]);
  * const four = new Rendezvous(["a", "b", "c", "d"]);
  * const owner = three.owner("3f1c…uid");
  * // Adding "d" moves a key only to "d", never between the old members:
- * console.log([owner, "d"].includes(four.owner("3f1c…uid")!)); // true
+ * assert.deepEqual([owner, "d"].includes(four.owner("3f1c…uid")!), true);
  * ```
  */
 export class Rendezvous {

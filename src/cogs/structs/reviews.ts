@@ -20,6 +20,7 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import * as kopf from "../../../mod.ts";
  * const registry = new kopf.OperatorRegistry();
  * kopf.on.validate("kopfexamples", { registry }, function onlyAdmins({ userinfo }) {
@@ -28,7 +29,7 @@
  *     throw new kopf.AdmissionError(`${user.username ?? "Nobody"} may not do this.`, 403);
  *   }
  * });
- * console.log(registry.webhookHandlers().length); // 1
+ * assert.equal(registry.webhookHandlers().length, 1);
  * ```
  */
 export interface UserInfo {
@@ -51,6 +52,7 @@ export interface UserInfo {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import type * as kopf from "../../../mod.ts";
  * const service: kopf.WebhookClientConfigService = {
  *   namespace: "operators",
@@ -59,7 +61,7 @@ export interface UserInfo {
  *   port: 443,
  * };
  * const config: kopf.WebhookClientConfig = { service, caBundle: "LS0tLS1CRUdJTi…" }; // base64 PEM
- * console.log(config.service?.name); // "my-operator"
+ * assert.equal(config.service?.name, "my-operator");
  * ```
  */
 export interface WebhookClientConfigService {
@@ -81,12 +83,14 @@ export interface WebhookClientConfigService {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import type * as kopf from "../../../mod.ts";
  * async function* mytunnel(_fn: kopf.WebhookFn): AsyncGenerator<kopf.WebhookClientConfig> {
  *   yield { url: "https://my-tunnel.example.com/webhooks" }; // a publicly trusted certificate
  *   await new Promise(() => {}); // hold control until the operator exits
  * }
- * console.log(typeof mytunnel); // "function"
+ * const settings = { admission: { server: mytunnel } }; // e.g. in an on.startup handler
+ * assert.equal(typeof settings.admission.server, "function");
  * ```
  */
 export interface WebhookClientConfig {

@@ -64,13 +64,13 @@ const TYPES = new Set(["object", "array", "string", "integer", "number", "boolea
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { toStructural } from "../../../mod.ts";
  * const schema = toStructural({
  *   type: "object",
  *   properties: { labels: { type: "object", patternProperties: { "^(.*)$": { type: "string" } } } },
  * }, "spec");
- * console.log(JSON.stringify(schema.properties));
- * // {"labels":{"type":"object","additionalProperties":{"type":"string"}}}
+ * assert.deepEqual(JSON.parse(JSON.stringify(schema.properties)), {"labels":{"type":"object","additionalProperties":{"type":"string"}}});
  * ```
  */
 export function toStructural(schema: unknown, path: string): Record<string, unknown> {

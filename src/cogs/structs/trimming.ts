@@ -32,6 +32,7 @@ type Trimmable = { metadata?: unknown } & Record<string, unknown>;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { trimBody } from "./trimming.ts";
  * const body = {
  *   metadata: {
@@ -41,10 +42,10 @@ type Trimmable = { metadata?: unknown } & Record<string, unknown>;
  *   },
  *   spec: { size: 1 },
  * };
- * console.log(JSON.stringify(trimBody(body))); // {"metadata":{"name":"x","annotations":{"a":"1"}},"spec":{"size":1}}
- * console.log(body.metadata.managedFields.length); // 1
+ * assert.deepEqual(JSON.parse(JSON.stringify(trimBody(body))), {"metadata":{"name":"x","annotations":{"a":"1"}},"spec":{"size":1}});
+ * assert.deepEqual(body.metadata.managedFields.length, 1);
  * const plain = { metadata: { name: "y" } };
- * console.log(trimBody(plain) === plain); // true
+ * assert.deepEqual(trimBody(plain) === plain, true);
  * ```
  */
 export function trimBody<T extends Trimmable>(body: T): T {
@@ -81,6 +82,7 @@ export function trimBody<T extends Trimmable>(body: T): T {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { stubBody } from "./trimming.ts";
  * const pod = {
  *   apiVersion: "v1",
@@ -89,7 +91,7 @@ export function trimBody<T extends Trimmable>(body: T): T {
  *   spec: { containers: [] },
  *   status: { phase: "Running" },
  * };
- * console.log(JSON.stringify(stubBody(pod))); // {"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","uid":"1"}}
+ * assert.deepEqual(JSON.parse(JSON.stringify(stubBody(pod))), {"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","uid":"1"}});
  * ```
  */
 export function stubBody<T extends Trimmable>(

@@ -530,6 +530,7 @@ function crdVersion(r: TypedResource<unknown, unknown>): Record<string, unknown>
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import * as kopf from "../../../mod.ts";
  * const { Type } = kopf;
  * const Evc = kopf.resource({
@@ -537,7 +538,7 @@ function crdVersion(r: TypedResource<unknown, unknown>): Record<string, unknown>
  *   plural: "ephemeralvolumeclaims", scope: "Namespaced",
  *   spec: Type.Object({ size: Type.String() }),
  * });
- * console.log(Evc.validate({ spec: { size: 1 } })[0]?.path); // "spec.size"
+ * assert.deepEqual(Evc.validate({ spec: { size: 1 } })[0]?.path, "spec.size");
  * ```
  */
 export function defineResource<
@@ -560,6 +561,7 @@ export function defineResource<
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import * as kopf from "../../../mod.ts";
  * const { Type } = kopf;
  * const Evc = kopf.resource({
@@ -570,7 +572,7 @@ export function defineResource<
  *     v2: { spec: Type.Object({ storage: Type.Object({ size: Type.String() }) }) },
  *   },
  * });
- * console.log(Evc.v1.apiVersion, Evc.v2.storage); // "kopf.dev/v1" true
+ * assert.deepEqual([Evc.v1.apiVersion, Evc.v2.storage], ["kopf.dev/v1", true]);
  * ```
  */
 export function defineResource<V extends Record<string, VersionDefinition>>(

@@ -385,10 +385,10 @@ function describeRefusal(e: unknown): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { changed } from "./application.ts";
  * const before = { metadata: { resourceVersion: "1" } };
- * console.log(changed(before, before), changed(before, { metadata: { resourceVersion: "2" } }));
- * // false true
+ * assert.deepEqual([changed(before, before), changed(before, { metadata: { resourceVersion: "2" } })], [false, true]);
  * ```
  */
 export function changed(before: AnyObject, after: AnyObject | undefined): after is AnyObject {

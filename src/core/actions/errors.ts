@@ -12,9 +12,10 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { PermanentError } from "../../../mod.ts";
  * const err = new PermanentError("the spec is wrong: fix spec.size");
- * console.log(err.name); // "PermanentError"
+ * assert.deepEqual(err.name, "PermanentError");
  * ```
  */
 export class PermanentError extends Error {
@@ -28,10 +29,11 @@ export class PermanentError extends Error {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { TemporaryError } from "../../../mod.ts";
  * const err = new TemporaryError("not ready yet", { delay: 10 });
- * console.log(err.delay); // 10
- * console.log(new TemporaryError("restart", { delay: null }).delay); // 0
+ * assert.deepEqual(err.delay, 10);
+ * assert.deepEqual(new TemporaryError("restart", { delay: null }).delay, 0);
  * ```
  */
 export class TemporaryError extends Error {
@@ -66,8 +68,9 @@ export class TemporaryError extends Error {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { HandlerTimeoutError, PermanentError } from "../../../mod.ts";
- * console.log(new HandlerTimeoutError("x") instanceof PermanentError); // true
+ * assert.deepEqual(new HandlerTimeoutError("x") instanceof PermanentError, true);
  * ```
  */
 export class HandlerTimeoutError extends PermanentError {
@@ -80,8 +83,9 @@ export class HandlerTimeoutError extends PermanentError {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { HandlerRetriesError } from "../../../mod.ts";
- * console.log(new HandlerRetriesError("x").name); // "HandlerRetriesError"
+ * assert.deepEqual(new HandlerRetriesError("x").name, "HandlerRetriesError");
  * ```
  */
 export class HandlerRetriesError extends PermanentError {
@@ -94,8 +98,9 @@ export class HandlerRetriesError extends PermanentError {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { ChildrenFailedError } from "../../../mod.ts";
- * console.log(new ChildrenFailedError("x").name); // "ChildrenFailedError"
+ * assert.deepEqual(new ChildrenFailedError("x").name, "ChildrenFailedError");
  * ```
  */
 export class ChildrenFailedError extends PermanentError {
@@ -108,9 +113,10 @@ export class ChildrenFailedError extends PermanentError {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { TemporaryError } from "../../../mod.ts";
  * import { ChildrenRetry } from "./errors.ts";
- * console.log(new ChildrenRetry("later") instanceof TemporaryError); // true
+ * assert.deepEqual(new ChildrenRetry("later") instanceof TemporaryError, true);
  * ```
  */
 export class ChildrenRetry extends TemporaryError {
@@ -123,9 +129,10 @@ export class ChildrenRetry extends TemporaryError {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { PermanentError } from "../../../mod.ts";
  * import { ResultError } from "./errors.ts";
- * console.log(new ResultError("result.n is a BigInt") instanceof PermanentError); // true
+ * assert.deepEqual(new ResultError("result.n is a BigInt") instanceof PermanentError, true);
  * ```
  */
 export class ResultError extends PermanentError {

@@ -113,10 +113,11 @@ export interface AttemptFields {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { withAttempt } from "./execution.ts";
  * const attempt = { retry: 1, started: new Date(0), runtime: 2, signal: AbortSignal.abort() };
  * const ctx = withAttempt({ param: "x" }, attempt);
- * console.log(ctx.retry, ctx.param, ctx.signal.aborted); // 1 "x" true
+ * assert.deepEqual([ctx.retry, ctx.param, ctx.signal.aborted], [1, "x", true]);
  * ```
  */
 export function withAttempt<T extends object>(fields: T, attempt: Attempt): T & AttemptFields {
@@ -193,6 +194,7 @@ export interface Execution<H extends BaseHandler> {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { executeHandlers } from "./execution.ts";
  * import { State } from "./progression.ts";
  * import { OperatorLogger } from "../../../mod.ts";
@@ -204,7 +206,7 @@ export interface Execution<H extends BaseHandler> {
  *   state: new State("create"), context: () => ({}), logger: new OperatorLogger(() => {}),
  *   kind: "changing", defaultErrors: "temporary",
  * });
- * console.log(outcomes.get("hello")); // { final: true, result: "world" }
+ * assert.deepEqual(outcomes.get("hello"), { final: true, result: "world" });
  * ```
  */
 export async function executeHandlers<H extends BaseHandler>(

@@ -31,6 +31,7 @@ export const apiScope: AsyncLocalStorage<KubeClient> = new AsyncLocalStorage<Kub
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import * as kopf from "../../../mod.ts";
  * import { KopfRunner, startApiServer } from "../../../testing.ts";
  *
@@ -51,7 +52,7 @@ export const apiScope: AsyncLocalStorage<KubeClient> = new AsyncLocalStorage<Kub
  * for (let i = 0; i < 200 && !server.server.store.get("configmaps", "default", "seen-default"); i++) {
  *   await new Promise((resolve) => setTimeout(resolve, 25));
  * }
- * console.log(server.server.store.get("configmaps", "default", "seen-default")?.metadata.name); // "seen-default"
+ * assert.deepEqual(server.server.store.get("configmaps", "default", "seen-default")?.metadata.name, "seen-default");
  * void runner;
  * ```
  */
@@ -87,10 +88,11 @@ export interface PendingApi {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { pendingApi } from "./handler_api.ts";
  * const pending = pendingApi();
  * await pending.kube.get("namespaces", "default").catch((error) => {
- *   console.log(error.name); // "LoginError"
+ *   assert.deepEqual(error.name, "LoginError");
  * });
  * ```
  */
@@ -122,8 +124,9 @@ const DETACHED = new KubeClient(() => {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { currentApi } from "./handler_api.ts";
- * console.log(currentApi() === currentApi()); // true
+ * assert.deepEqual(currentApi() === currentApi(), true);
  * ```
  */
 export function currentApi(): KubeClient {

@@ -60,9 +60,10 @@ export interface BaseHandler {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { defaultId } from "./invocation.ts";
  * function createFn() {}
- * console.log(defaultId(createFn, "x"), defaultId(() => {}, "x")); // "createFn" "x"
+ * assert.deepEqual([defaultId(createFn, "x"), defaultId(() => {}, "x")], ["createFn", "x"]);
  * ```
  */
 export function defaultId(fn: HandlerFn, fallback: string): string {

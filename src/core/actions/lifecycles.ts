@@ -22,6 +22,7 @@ export type Lifecycle = <H extends BaseHandler>(handlers: H[], state: State) => 
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import * as kopf from "../../../mod.ts";
  * // The default already; a lifecycle of one's own can fall back to it:
  * // the handlers never tried yet all at once, then the fewest retries first.
@@ -31,7 +32,7 @@ export type Lifecycle = <H extends BaseHandler>(handlers: H[], state: State) => 
  * };
  * kopf.setDefaultLifecycle(freshFirst);
  * kopf.setDefaultLifecycle(kopf.allAtOnce);
- * console.log(kopf.getDefaultLifecycle() === kopf.allAtOnce); // true
+ * assert.deepEqual(kopf.getDefaultLifecycle() === kopf.allAtOnce, true);
  * ```
  */
 export function allAtOnce<H extends BaseHandler>(handlers: H[], _state: State): H[] {
@@ -88,8 +89,9 @@ let defaultLifecycle: Lifecycle = allAtOnce;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import * as kopf from "../../../mod.ts";
- * console.log(kopf.getDefaultLifecycle() === kopf.allAtOnce); // true
+ * assert.deepEqual(kopf.getDefaultLifecycle() === kopf.allAtOnce, true);
  * ```
  */
 export function getDefaultLifecycle(): Lifecycle {
@@ -107,9 +109,10 @@ export function getDefaultLifecycle(): Lifecycle {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import * as kopf from "../../../mod.ts";
  * kopf.setDefaultLifecycle(kopf.oneByOne);
- * console.log(kopf.getDefaultLifecycle() === kopf.oneByOne); // true
+ * assert.deepEqual(kopf.getDefaultLifecycle() === kopf.oneByOne, true);
  * kopf.setDefaultLifecycle(null);
  * ```
  */

@@ -24,8 +24,9 @@ const RANK: Record<Level, number> = { debug: 10, info: 20, warning: 30, error: 4
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { levelAtLeast } from "./loggers.ts";
- * console.log(levelAtLeast("warning", "info"), levelAtLeast("debug", "info")); // true false
+ * assert.deepEqual([levelAtLeast("warning", "info"), levelAtLeast("debug", "info")], [true, false]);
  * ```
  */
 export function levelAtLeast(level: Level, threshold: Level): boolean {
@@ -37,9 +38,10 @@ export function levelAtLeast(level: Level, threshold: Level): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import type { ObjectRef } from "../../../mod.ts";
  * const ref: ObjectRef = { apiVersion: "v1", kind: "Pod", name: "p", namespace: "ns" };
- * console.log(ref.name); // "p"
+ * assert.deepEqual(ref.name, "p");
  * ```
  */
 export type ObjectRef = ObjectReference;
@@ -97,9 +99,10 @@ export interface LogOutputOptions {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { formatRecord } from "./loggers.ts";
  * const line = formatRecord({ level: "info", message: "Hi.", time: new Date(0), logger: "kopf.objects", prefix: "[ns/x] " }, { format: "plain" });
- * console.log(line); // "[ns/x] Hi."
+ * assert.deepEqual(line, "[ns/x] Hi.");
  * ```
  */
 export function formatRecord(record: LogRecord, options: LogOutputOptions = {}): string {
@@ -151,12 +154,13 @@ export function configureLineSinks(options: LogOutputOptions): void {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { OperatorLogger } from "../../../mod.ts";
  * import { lineSink } from "./loggers.ts";
  * const lines: string[] = [];
  * const logger = new OperatorLogger(lineSink({ format: "plain", write: (l) => lines.push(l) }));
  * logger.info("Hello.");
- * console.log(lines); // ["Hello."]
+ * assert.deepEqual(lines, ["Hello."]);
  * ```
  */
 export function lineSink(given: LogOutputOptions = {}): LogSink {
@@ -176,10 +180,11 @@ export function lineSink(given: LogOutputOptions = {}): LogSink {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { OperatorLogger } from "../../../mod.ts";
  * const seen: string[] = [];
  * new OperatorLogger((r) => seen.push(r.message), "kopf.activities").warning("Careful.");
- * console.log(seen); // ["Careful."]
+ * assert.deepEqual(seen, ["Careful."]);
  * ```
  */
 export class OperatorLogger {
@@ -310,13 +315,14 @@ export type EventPoster = (ref: ObjectRef, type: string, reason: string, message
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { ObjectLogger } from "../../../mod.ts";
  * const seen: string[] = [];
  * const logger = new ObjectLogger((r) => seen.push((r.prefix ?? "") + r.message), {
  *   metadata: { name: "x", namespace: "ns", uid: "u" }, apiVersion: "v1", kind: "Pod",
  * });
  * logger.info("Hello.");
- * console.log(seen); // ["[ns/x] Hello."]
+ * assert.deepEqual(seen, ["[ns/x] Hello."]);
  * ```
  */
 export class ObjectLogger extends OperatorLogger {

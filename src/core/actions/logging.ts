@@ -87,12 +87,13 @@ export function configure(options: ConfigureOptions = {}): void {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import * as kopf from "../../../mod.ts";
  * const lines: string[] = [];
  * const body = { apiVersion: "v1", kind: "Pod", metadata: { namespace: "ns", name: "p1", uid: "u" } };
  * const logger = new kopf.LocalObjectLogger({ body, sink: (r) => lines.push(r.prefix + r.message) });
  * logger.info("Seen.");
- * console.log(lines); // ["[ns/p1] Seen."]
+ * assert.deepEqual(lines, ["[ns/p1] Seen."]);
  * ```
  */
 export class LocalObjectLogger extends ObjectLogger {

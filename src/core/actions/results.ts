@@ -41,14 +41,15 @@ export type CheckedResult =
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { checkResult } from "./results.ts";
  * const cyclic: Record<string, unknown> = { a: 1 };
  * cyclic.self = cyclic;
  * const checked = checkResult({ n: 10n, ok: true }, 1024);
- * console.log(checked.ok || checked.problem.path); // "result.n"
- * console.log(checkResult(cyclic, 1024).ok); // false
+ * assert.deepEqual(checked.ok || checked.problem.path, "result.n");
+ * assert.deepEqual(checkResult(cyclic, 1024).ok, false);
  * const fine = checkResult({ a: 1, f: () => {} }, 1024);
- * console.log(fine.ok && fine.value, fine.ok && fine.dropped); // { a: 1 } [ "result.f" ]
+ * assert.deepEqual([fine.ok && fine.value, fine.ok && fine.dropped], [{ a: 1 }, [ "result.f" ]]);
  * ```
  */
 export function checkResult(value: unknown, limit: number): CheckedResult {

@@ -56,13 +56,14 @@ export interface ActivityEnvironment {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { runActivity } from "./activities.ts";
  * import { OperatorLogger } from "../../../mod.ts";
  * const results = await runActivity("probe", [{
  *   kind: "activity", activity: "probe", id: "ping", fn: () => "pong",
  *   param: undefined, errors: undefined, timeout: undefined, retries: undefined, backoff: undefined,
  * }], { logger: new OperatorLogger(() => {}), memo: {}, settings: {} as never, indices: {} });
- * console.log(results.get("ping")); // "pong"
+ * assert.deepEqual(results.get("ping"), "pong");
  * ```
  */
 export async function runActivity(

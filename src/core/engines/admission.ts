@@ -41,9 +41,10 @@ export type { WebhookClientConfig };
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import * as kopf from "../../../mod.ts";
  * const err = new kopf.AdmissionError("spec.size must be positive.", 422);
- * console.log(err.code, err instanceof kopf.PermanentError); // 422 true
+ * assert.deepEqual([err.code, err instanceof kopf.PermanentError], [422, true]);
  * ```
  */
 export class AdmissionError extends PermanentError {
@@ -133,6 +134,7 @@ export interface AdmissionOptions {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import * as kopf from "../../../mod.ts";
  * import { serveAdmission } from "./admission.ts";
  * const registry = new kopf.OperatorRegistry();
@@ -147,7 +149,7 @@ export interface AdmissionOptions {
  *     object: { metadata: { name: "x" }, spec: {} },
  *   },
  * }, { registry, settings: new kopf.OperatorSettings(), memo: {}, sink: () => {} }, { webhook: "defaults" });
- * console.log(atob(review.response.patch)); // [{"op":"add","path":"/spec/size","value":1}]
+ * assert.deepEqual(JSON.parse(atob(review.response.patch)), [{"op":"add","path":"/spec/size","value":1}]);
  * ```
  */
 export async function serveAdmission(
@@ -221,11 +223,12 @@ export async function serveAdmission(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import * as kopf from "../../../mod.ts";
  * import { webhookFn } from "./admission.ts";
  * const registry = new kopf.OperatorRegistry();
  * const fn = webhookFn({ registry, settings: new kopf.OperatorSettings(), memo: {}, sink: () => {} });
- * console.log(typeof fn); // "function"
+ * assert.deepEqual(typeof fn, "function");
  * ```
  */
 export function webhookFn(options: AdmissionOptions): WebhookFn {

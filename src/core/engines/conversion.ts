@@ -63,6 +63,7 @@ export interface ConversionOptions extends AdmissionOptions {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import * as kopf from "../../../mod.ts";
  * import { serveConversion } from "./conversion.ts";
  * const registry = new kopf.OperatorRegistry();
@@ -78,8 +79,7 @@ export interface ConversionOptions extends AdmissionOptions {
  *   },
  * }, { registry, settings: new kopf.OperatorSettings(), memo: {}, sink: () => {} },
  *   { webhook: "convert/kopfexamples.kopf.dev" });
- * console.log(review.response.convertedObjects[0]);
- * // { apiVersion: "kopf.dev/v2", kind: "KopfExample", metadata: { name: "x" }, spec: { renamed: 1 } }
+ * assert.deepEqual(review.response.convertedObjects[0], { apiVersion: "kopf.dev/v2", kind: "KopfExample", metadata: { name: "x" }, spec: { renamed: 1 } });
  * ```
  */
 export async function serveConversion(
@@ -124,10 +124,11 @@ export async function serveConversion(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { findChain } from "./conversion.ts";
  * const step = (from: string, to: string) => ({ id: `${from}-${to}`, from, to });
  * const chain = findChain([step("v1", "v2"), step("v2", "v3")] as never, "v1", "v3");
- * console.log(chain?.map((h) => h.id)); // [ "v1-v2", "v2-v3" ]
+ * assert.deepEqual(chain?.map((h) => h.id), [ "v1-v2", "v2-v3" ]);
  * ```
  */
 export function findChain(

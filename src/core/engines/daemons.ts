@@ -56,8 +56,9 @@ export { StopFlag } from "../../cogs/aio/stop_flag.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { DaemonStoppingReason } from "../../../mod.ts";
- * console.log(DaemonStoppingReason.RESOURCE_DELETED); // "resource deleted"
+ * assert.deepEqual(DaemonStoppingReason.RESOURCE_DELETED, "resource deleted");
  * ```
  */
 export const DaemonStoppingReason = {

@@ -131,13 +131,14 @@ export interface LruNode<V> {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { Lru } from "./event_correlator.ts";
  * const lru = new Lru<number>(2);
  * lru.set("a", 1);
  * const b = lru.add("b", 2);
  * lru.get("a"); // now "b" is the least recently used
  * lru.set("c", 3);
- * console.log(lru.get("a"), lru.get("b"), lru.get("c"), b.live); // 1 undefined 3 false
+ * assert.deepEqual([lru.get("a"), lru.get("b"), lru.get("c"), b.live], [1, undefined, 3, false]);
  * ```
  */
 export class Lru<V> {
@@ -283,6 +284,7 @@ const CLIENT_GO: CorrelatorLimits = { spamBurst: 25, spamRefill: 300 };
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { EventCorrelator } from "./event_correlator.ts";
  * const correlator = new EventCorrelator();
  * const event = {
@@ -291,7 +293,7 @@ const CLIENT_GO: CorrelatorLimits = { spamBurst: 25, spamRefill: 300 };
  * };
  * const first = correlator.correlate(event)!;
  * const again = correlator.correlate(event)!;
- * console.log(first.count, again.count, first.entry === again.entry); // 1 2 true
+ * assert.deepEqual([first.count, again.count, first.entry === again.entry], [1, 2, true]);
  * ```
  */
 export class EventCorrelator {

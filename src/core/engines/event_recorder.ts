@@ -180,6 +180,7 @@ export function apiEventWriter(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { EventRecorder } from "./event_recorder.ts";
  * const written: string[] = [];
  * const recorder = new EventRecorder({
@@ -189,7 +190,7 @@ export function apiEventWriter(
  * const ref = { apiVersion: "v1", kind: "Pod", name: "p", namespace: "ns", uid: "u" };
  * for (let i = 0; i < 3; i++) recorder.post(ref, "Normal", "Logging", "Hello.");
  * await recorder.close();
- * console.log(written, recorder.counts.posted, recorder.counts.folded); // [ "POST Hello. ×1", "PATCH ×3" ] 1 2
+ * assert.deepEqual([written, recorder.counts.posted, recorder.counts.folded], [[ "POST Hello. ×1", "PATCH ×3" ], 1, 2]);
  * ```
  */
 export class EventRecorder {

@@ -110,6 +110,7 @@ export interface IndexersOptions {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import * as kopf from "../../../mod.ts";
  * import { OperatorIndexers } from "./indexing.ts";
  * const registry = new kopf.OperatorRegistry();
@@ -122,11 +123,11 @@ export interface IndexersOptions {
  * const pods = new kopf.Resource({ group: "", version: "v1", plural: "pods", kind: "Pod" });
  * indexers.markReady(); // the start-up is over
  * const release = indexers.hold(pods); // a new watcher of pods starts
- * console.log(indexers.isReady); // false
+ * assert.deepEqual(indexers.isReady, false);
  * const waiting = indexers.whenReady(); // what handlers await
  * release(); // its initial listing is indexed (or it stopped before)
  * await waiting;
- * console.log(indexers.isReady, Object.keys(indexers.indices)); // true [ "names" ]
+ * assert.deepEqual([indexers.isReady, Object.keys(indexers.indices)], [true, [ "names" ]]);
  * ```
  */
 export class OperatorIndexers {

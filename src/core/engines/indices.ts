@@ -27,10 +27,11 @@ function canonical(key: unknown): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { Index } from "../../../mod.ts";
  * const index = new Index();
  * for (const value of index.get("missing") ?? []) console.log(value);
- * console.log(index.size); // 0
+ * assert.deepEqual(index.size, 0);
  * ```
  */
 export class Store<V = unknown> implements Iterable<V> {

@@ -73,6 +73,7 @@ export interface LeaderElectorOptions {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { FakeClock, startApiServer } from "../../../testing.ts";
  * import { ToggleSet } from "../../cogs/aio/toggles.ts";
  * import { ApiClient } from "../../cogs/clients/api.ts";
@@ -95,11 +96,11 @@ export interface LeaderElectorOptions {
  * const stop = new AbortController();
  * const running = elector.run(stop.signal);
  * await paused.waitFor(false);
- * console.log(elector.leading); // true
+ * assert.deepEqual(elector.leading, true);
  * stop.abort();
  * await elector.leave(); // releases the Lease
  * await running;
- * console.log(elector.leading, paused.on); // false true
+ * assert.deepEqual([elector.leading, paused.on], [false, true]);
  * ```
  */
 export class LeaderElector {

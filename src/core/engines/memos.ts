@@ -29,11 +29,12 @@ export const COPY: unique symbol = Symbol.for("kopf.copy") as never;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { copyMemo } from "./memos.ts";
  * const shared = { items: [] as number[] };
  * const copy = copyMemo({ counter: 1, shared });
  * copy.counter = 2;
- * console.log(copy.shared === shared); // true
+ * assert.deepEqual(copy.shared === shared, true);
  * ```
  */
 export function copyMemo(memo: AnyObject): AnyObject {
@@ -55,11 +56,12 @@ const initialised = new WeakSet<object>();
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { objectMemo } from "./memos.ts";
  * const memory = { memo: {} };
  * const memo = objectMemo(memory, { greeting: "hi" });
  * memo.counter = 1;
- * console.log(objectMemo(memory, {}).counter, memo.greeting); // 1 "hi"
+ * assert.deepEqual([objectMemo(memory, {}).counter, memo.greeting], [1, "hi"]);
  * ```
  */
 export function objectMemo(memory: { memo: AnyObject }, operatorMemo: AnyObject): AnyObject {

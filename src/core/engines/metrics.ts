@@ -50,12 +50,13 @@ export interface OperatorMetricsOptions {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { OperatorMetrics } from "../../../mod.ts";
  * const metrics = new OperatorMetrics();
  * metrics.handlerRun("createFn", "changing", 0.12, false);
  * metrics.handlerRun("createFn", "changing", 0.05, true);
  * const text = await metrics.metrics();
- * console.log(text.includes('kopf_handler_runs_total{handler="createFn",kind="changing"} 2')); // true
+ * assert.deepEqual(text.includes('kopf_handler_runs_total{handler="createFn",kind="changing"} 2'), true);
  * ```
  */
 export class OperatorMetrics implements HandlerMetrics {
@@ -198,11 +199,12 @@ export class OperatorMetrics implements HandlerMetrics {
    *
    * @example
    * ```ts
+   * import assert from "node:assert/strict";
    * import { OperatorMetrics } from "../../../mod.ts";
    * const metrics = new OperatorMetrics();
    * metrics.apiRequest({ verb: "watch", resource: "pods", subresource: undefined, code: 200,
    *   method: "GET", path: "/api/v1/pods", attempt: 1, durationMs: 3 });
-   * console.log((await metrics.metrics()).includes('kopf_watch_connects_total{resource="pods"} 1')); // true
+   * assert.deepEqual((await metrics.metrics()).includes('kopf_watch_connects_total{resource="pods"} 1'), true);
    * ```
    */
   apiRequest(record: RequestRecord): void {
@@ -233,10 +235,11 @@ export class OperatorMetrics implements HandlerMetrics {
    *
    * @example
    * ```ts
+   * import assert from "node:assert/strict";
    * import { OperatorMetrics } from "../../../mod.ts";
    * const metrics = new OperatorMetrics();
    * metrics.countEvents("spam", 3);
-   * console.log((await metrics.metrics()).includes('kopf_events_dropped_total{reason="spam"} 3')); // true
+   * assert.deepEqual((await metrics.metrics()).includes('kopf_events_dropped_total{reason="spam"} 3'), true);
    * ```
    */
   countEvents(
@@ -256,10 +259,11 @@ export class OperatorMetrics implements HandlerMetrics {
    *
    * @example
    * ```ts
+   * import assert from "node:assert/strict";
    * import { OperatorMetrics } from "../../../mod.ts";
    * const metrics = new OperatorMetrics();
    * const remove = metrics.observeQueues(() => [{ resource: "pods", depth: 3, objects: 2 }]);
-   * console.log((await metrics.metrics()).includes('kopf_queue_depth{resource="pods"} 3')); // true
+   * assert.deepEqual((await metrics.metrics()).includes('kopf_queue_depth{resource="pods"} 3'), true);
    * remove();
    * ```
    */
@@ -275,8 +279,9 @@ export class OperatorMetrics implements HandlerMetrics {
    *
    * @example
    * ```ts
+   * import assert from "node:assert/strict";
    * import { OperatorMetrics } from "../../../mod.ts";
-   * console.log((await new OperatorMetrics().metrics()).includes("# TYPE kopf_queue_depth gauge")); // true
+   * assert.deepEqual((await new OperatorMetrics().metrics()).includes("# TYPE kopf_queue_depth gauge"), true);
    * ```
    */
   async metrics(): Promise<string> {

@@ -52,15 +52,16 @@ interface ChildEntry {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { ChildIndex } from "./owned_children.ts";
  * const index = new ChildIndex();
  * const pvc = {
  *   metadata: { uid: "c1", name: "data", resourceVersion: "1", ownerReferences: [{ uid: "p1" }] },
  * };
- * console.log(index.apply("pvcs@*", "persistentvolumeclaims.v1", "ADDED", pvc, () => true)); // [ "p1" ]
- * console.log(index.children("p1", "persistentvolumeclaims.v1").length); // 1
- * console.log(index.apply("pvcs@*", "persistentvolumeclaims.v1", "DELETED", pvc, () => true)); // [ "p1" ]
- * console.log(index.children("p1", "persistentvolumeclaims.v1").length); // 0
+ * assert.deepEqual(index.apply("pvcs@*", "persistentvolumeclaims.v1", "ADDED", pvc, () => true), [ "p1" ]);
+ * assert.deepEqual(index.children("p1", "persistentvolumeclaims.v1").length, 1);
+ * assert.deepEqual(index.apply("pvcs@*", "persistentvolumeclaims.v1", "DELETED", pvc, () => true), [ "p1" ]);
+ * assert.deepEqual(index.children("p1", "persistentvolumeclaims.v1").length, 0);
  * ```
  */
 export class ChildIndex {

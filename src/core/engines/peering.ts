@@ -56,8 +56,9 @@ export interface PeeringTarget {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { whereOf } from "./peering.ts";
- * console.log(whereOf(null), whereOf("ns1")); // "cluster-wide" "in 'ns1'"
+ * assert.deepEqual([whereOf(null), whereOf("ns1")], ["cluster-wide", "in 'ns1'"]);
  * ```
  */
 export function whereOf(namespace: string | null): string {
@@ -252,6 +253,7 @@ export interface PeeringMonitorOptions {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { FakeClock } from "../../../testing.ts";
  * import { ToggleSet } from "../../cogs/aio/toggles.ts";
  * import { PeeringSettings } from "../../cogs/configs/settings.ts";
@@ -266,9 +268,9 @@ export interface PeeringMonitorOptions {
  *   clean: async () => {}, clock,
  * });
  * monitor.update({ status: { dev: { priority: 666, lifetime: 10, lastseen: "2026-01-01T00:00:00+00:00" } } });
- * console.log(paused.on); // true: paused in favour of "dev"
+ * assert.deepEqual(paused.on, true); // paused in favour of "dev"
  * await clock.advance(10);
- * console.log(paused.on); // false: "dev" expired
+ * assert.equal(paused.on, false); // "dev" expired
  * monitor.close();
  * ```
  */

@@ -65,9 +65,10 @@ export interface PeersView {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { isoformat } from "./peers.ts";
- * console.log(isoformat(new Date(Date.UTC(2026, 0, 1, 12, 0, 0, 123)))); // "2026-01-01T12:00:00.123000+00:00"
- * console.log(isoformat(new Date(Date.UTC(2026, 0, 1)))); // "2026-01-01T00:00:00+00:00"
+ * assert.deepEqual(isoformat(new Date(Date.UTC(2026, 0, 1, 12, 0, 0, 123))), "2026-01-01T12:00:00.123000+00:00");
+ * assert.deepEqual(isoformat(new Date(Date.UTC(2026, 0, 1))), "2026-01-01T00:00:00+00:00");
  * ```
  */
 export function isoformat(date: Date): string {
@@ -89,10 +90,11 @@ const TIMESTAMP =
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseTimestamp } from "./peers.ts";
- * console.log(parseTimestamp("2026-01-01T00:00:01.5+00:00")); // 1767225601500
- * console.log(parseTimestamp("2026-01-01T02:00:01.5+02:00")); // 1767225601500
- * console.log(parseTimestamp("yesterday")); // NaN
+ * assert.deepEqual(parseTimestamp("2026-01-01T00:00:01.5+00:00"), 1767225601500);
+ * assert.deepEqual(parseTimestamp("2026-01-01T02:00:01.5+02:00"), 1767225601500);
+ * assert.deepEqual(parseTimestamp("yesterday"), NaN);
  * ```
  */
 export function parseTimestamp(text: string): number {
@@ -143,11 +145,16 @@ export type CappedLastseen = Map<string, { text: string; seen: number }>;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readPeer } from "./peers.ts";
- * const peer = readPeer("op-1", { priority: 100, lifetime: 10, lastseen: "2026-01-01T00:00:00+00:00" }, 0);
- * console.log(peer.deadline === Date.UTC(2026, 0, 1, 0, 0, 10)); // true
- * const bad = readPeer("op-2", { priority: "high", lifetime: 10, lastseen: "2099-01-01T00:00:00" }, 0);
- * console.log(bad.priority, bad.deadline, bad.problems?.map((p) => p.code)); // 0 20000 ["priority", "lastseen:future"]
+ * const now = Date.UTC(2026, 0, 1, 0, 0, 5);
+ * const peer = readPeer("op-1", { priority: 100, lifetime: 10, lastseen: "2026-01-01T00:00:00+00:00" }, now);
+ * assert.equal(peer.deadline, Date.UTC(2026, 0, 1, 0, 0, 10));
+ * // A lastseen further ahead than its lifetime is capped at now + lifetime: it expires a lifetime later.
+ * const bad = readPeer("op-2", { priority: "high", lifetime: 10, lastseen: "2099-01-01T00:00:00" }, now);
+ * assert.equal(bad.priority, 0);
+ * assert.equal(bad.deadline, now + 20000);
+ * assert.deepEqual(bad.problems?.map((p) => p.code), ['priority:"high"', "lastseen:future"]);
  * ```
  */
 export function readPeer(
@@ -247,6 +254,7 @@ function show(value: unknown): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { viewPeers } from "./peers.ts";
  * const now = Date.UTC(2026, 0, 1);
  * const lastseen = "2026-01-01T00:00:00+00:00";
@@ -255,7 +263,7 @@ function show(value: unknown): string {
  *   dev: { priority: 666, lifetime: 60, lastseen },
  *   gone: { priority: 999, lifetime: 0, lastseen },
  * }, "me", 0, now);
- * console.log(view.higher.map((p) => p.identity), view.dead.map((p) => p.identity)); // ["dev"] ["gone"]
+ * assert.deepEqual([view.higher.map((p) => p.identity), view.dead.map((p) => p.identity)], [["dev"], ["gone"]]);
  * ```
  */
 export function viewPeers(
@@ -289,10 +297,10 @@ export function viewPeers(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { peerEntry } from "./peers.ts";
- * console.log(peerEntry(100, 60, new Date(Date.UTC(2026, 0, 1))));
- * // { priority: 100, lifetime: 60, lastseen: "2026-01-01T00:00:00+00:00" }
- * console.log(peerEntry(100, 0, new Date())); // null
+ * assert.deepEqual(peerEntry(100, 60, new Date(Date.UTC(2026, 0, 1))), { priority: 100, lifetime: 60, lastseen: "2026-01-01T00:00:00+00:00" });
+ * assert.deepEqual(peerEntry(100, 0, new Date()), null);
  * ```
  */
 export function peerEntry(
@@ -312,9 +320,10 @@ export function peerEntry(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readPeer, reprPeers } from "./peers.ts";
  * const peer = readPeer("dev", { priority: 666, lastseen: "2026-01-01T00:00:00+00:00" }, 0);
- * console.log(reprPeers([peer])); // "[<Peer dev: priority=666, lifetime=60, lastseen='2026-01-01T00:00:00+00:00'>]"
+ * assert.deepEqual(reprPeers([peer]), "[<Peer dev: priority=666, lifetime=60, lastseen='2026-01-01T00:00:00+00:00'>]");
  * ```
  */
 export function reprPeers(peers: readonly Peer[]): string {
@@ -357,6 +366,7 @@ const ALPHABET = "abcdefhijklmnopqrstuvwxyz0123456789";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { detectOwnId } from "./peers.ts";
  * const sources = {
  *   env: (name: string) => ({ USER: "dev" } as Record<string, string>)[name],
@@ -364,8 +374,8 @@ const ALPHABET = "abcdefhijklmnopqrstuvwxyz0123456789";
  *   now: () => new Date(Date.UTC(2026, 0, 2, 3, 4, 5)),
  *   random: () => 0,
  * };
- * console.log(detectOwnId(false, sources)); // "dev@laptop/20260102030405/aaa"
- * console.log(detectOwnId(true, sources)); // "dev@laptop"
+ * assert.deepEqual(detectOwnId(false, sources), "dev@laptop/20260102030405/aaa");
+ * assert.deepEqual(detectOwnId(true, sources), "dev@laptop");
  * ```
  */
 export function detectOwnId(manual: boolean, sources: IdentitySources = denoSources): string {
@@ -451,8 +461,10 @@ function passwdUser(): string | undefined {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { userOfUid } from "./peers.ts";
- * console.log(userOfUid("root:x:0:0::/root:/bin/sh\nkopf:x:1000:1000::/home/kopf:/bin/sh\n", 1000)); // "kopf"
+ * const passwd = "root:x:0:0::/root:/bin/sh\nkopf:x:1000:1000::/home/kopf:/bin/sh\n";
+ * assert.equal(userOfUid(passwd, 1000), "kopf");
  * ```
  */
 export function userOfUid(passwd: string, uid: number): string | undefined {

@@ -58,6 +58,7 @@ export interface ProberOptions {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { Prober } from "./probing.ts";
  * import { OperatorLogger } from "../../../mod.ts";
  * const prober = new Prober({
@@ -65,9 +66,9 @@ export interface ProberOptions {
  *     errors: undefined, timeout: undefined, retries: undefined, backoff: undefined }],
  *   env: { logger: new OperatorLogger(() => {}), memo: {}, settings: {} as never, indices: {} },
  * });
- * console.log((await prober.handle(new Request("http://x/healthz"))).status); // 503
+ * assert.deepEqual((await prober.handle(new Request("http://x/healthz"))).status, 503);
  * prober.ready();
- * console.log(await (await prober.handle(new Request("http://x/healthz"))).json()); // { now: "ok" }
+ * assert.deepEqual(await (await prober.handle(new Request("http://x/healthz"))).json(), { now: "ok" });
  * ```
  */
 export class Prober {

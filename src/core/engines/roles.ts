@@ -34,16 +34,17 @@ export type OperatorRole = typeof ROLES[number];
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { ToggleSet } from "../../cogs/aio/toggles.ts";
  * import { roleOf } from "./roles.ts";
  * const paused = new ToggleSet();
  * const election = paused.make("leader election", true);
- * console.log(roleOf(paused, election)); // "standby"
+ * assert.deepEqual(roleOf(paused, election), "standby");
  * const peering = paused.make("peering default@*", true);
- * console.log(roleOf(paused, election)); // "paused"
+ * assert.deepEqual(roleOf(paused, election), "paused");
  * election.turnTo(false);
  * peering.turnTo(false);
- * console.log(roleOf(paused, election)); // "leader"
+ * assert.deepEqual(roleOf(paused, election), "leader");
  * ```
  */
 export function roleOf(paused: ToggleSet | undefined, election?: Toggle): OperatorRole {
@@ -74,14 +75,15 @@ const registered = new WeakMap<
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { OperatorMetrics } from "../../../mod.ts";
  * import { observeRole } from "./roles.ts";
  * const metrics = new OperatorMetrics();
  * const roles = observeRole(metrics, () => "standby");
  * roles.leaderElected();
  * const text = await metrics.metrics();
- * console.log(text.includes('kopf_operator_role{role="standby"} 1')); // true
- * console.log(text.includes("kopf_leader_transitions_total 1")); // true
+ * assert.deepEqual(text.includes('kopf_operator_role{role="standby"} 1'), true);
+ * assert.deepEqual(text.includes("kopf_leader_transitions_total 1"), true);
  * ```
  */
 export function observeRole(metrics: OperatorMetrics, role: () => OperatorRole): RoleMetrics {

@@ -58,9 +58,10 @@ import {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { memberLeaseName } from "./shard_leases.ts";
- * console.log(memberLeaseName("kopf", "replica-1")); // "kopf-replica-1"
- * console.log(memberLeaseName("kopf", "me@host/20260101/abc")); // "kopf-me-host-20260101-abc-…" (a hash)
+ * assert.deepEqual(memberLeaseName("kopf", "replica-1"), "kopf-replica-1");
+ * assert.match(memberLeaseName("kopf", "me@host/20260101/abc"), /^kopf-me-host-20260101-abc-[0-9a-z]+$/); // a hash
  * ```
  */
 export function memberLeaseName(group: string, identity: string): string {
@@ -272,6 +273,7 @@ interface Seen {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { FakeClock } from "../../../testing.ts";
  * import { MemberTable } from "./shard_leases.ts";
  * const clock = new FakeClock();
@@ -280,9 +282,9 @@ interface Seen {
  *   metadata: { name: "kopf-b", resourceVersion: "1", annotations: { "kopf.dev/shard-incarnation": "y1" } },
  *   spec: { holderIdentity: "b", leaseDurationSeconds: 2, renewTime: "2026-01-01T00:00:00.000000Z" },
  * });
- * console.log(table.members().map((m) => m.id), table.expired().length); // ["b"] 0
+ * assert.deepEqual([table.members().map((m) => m.id), table.expired().length], [["b"], 0]);
  * await clock.advance(2);
- * console.log(table.expired().length); // 1 — to be deleted; a member until then
+ * assert.deepEqual(table.expired().length, 1); // — to be deleted; a member until then
  * ```
  */
 export class MemberTable {

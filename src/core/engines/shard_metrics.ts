@@ -31,12 +31,13 @@ const sources = new WeakMap<MetricsRegistry, Set<() => ShardSample>>();
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { OperatorMetrics } from "../../../mod.ts";
  * import { observeShards } from "./shard_metrics.ts";
  * const metrics = new OperatorMetrics();
  * const remove = observeShards(metrics, () => ({ group: "kopf", members: 3, owned: 334, releasing: 0 }));
  * const text = await metrics.metrics();
- * console.log(text.includes('kopf_shard_owned_objects{group="kopf"} 334')); // true
+ * assert.deepEqual(text.includes('kopf_shard_owned_objects{group="kopf"} 334'), true);
  * remove();
  * ```
  */

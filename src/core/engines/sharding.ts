@@ -100,8 +100,9 @@ export interface ShardSample {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { viewKey } from "./sharding.ts";
- * console.log(viewKey(new Map([["b", "2"], ["a", "1"]]))); // '{"a":"1","b":"2"}'
+ * assert.deepEqual(viewKey(new Map([["b", "2"], ["a", "1"]])), '{"a":"1","b":"2"}');
  * ```
  */
 export function viewKey(view: ReadonlyMap<string, string>): string {
@@ -116,10 +117,10 @@ export function viewKey(view: ReadonlyMap<string, string>): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { memberAnnotations } from "./sharding.ts";
  * const view = new Map([["a", "x1"]]);
- * console.log(memberAnnotations({ id: "a", incarnation: "x1", view, releasing: [] }));
- * // { "kopf.dev/shard-incarnation": "x1", "kopf.dev/shard-view": '{"a":"x1"}', "kopf.dev/shard-releasing": "[]" }
+ * assert.deepEqual(memberAnnotations({ id: "a", incarnation: "x1", view, releasing: [] }), { "kopf.dev/shard-incarnation": "x1", "kopf.dev/shard-view": '{"a":"x1"}', "kopf.dev/shard-releasing": "[]" });
  * ```
  */
 export function memberAnnotations(state: MemberState): Record<string, string> {
@@ -139,12 +140,13 @@ export function memberAnnotations(state: MemberState): Record<string, string> {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { memberAnnotations, memberOf } from "./sharding.ts";
  * const annotations = memberAnnotations({
  *   id: "a", incarnation: "x1", view: new Map([["a", "x1"]]), releasing: ["uid-1"],
  * });
  * const state = memberOf({ metadata: { annotations }, spec: { holderIdentity: "a" } });
- * console.log(state?.view.get("a"), state?.releasing); // "x1" ["uid-1"]
+ * assert.deepEqual([state?.view.get("a"), state?.releasing], ["x1", ["uid-1"]]);
  * ```
  */
 export function memberOf(
@@ -175,13 +177,14 @@ export function memberOf(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { ShardGate } from "./sharding.ts";
  * const gate = new ShardGate("a");
  * gate.observe([]); // the member Leases are listed: no one else
  * gate.join("x1"); // our Lease is written
- * console.log(gate.admits("uid-1")); // true — alone, everything is ours
+ * assert.deepEqual(gate.admits("uid-1"), true); // — alone, everything is ours
  * gate.observe([{ id: "b", incarnation: "y1", view: new Map(), releasing: [] }]);
- * console.log(gate.members, gate.state().view.size); // 2 2
+ * assert.deepEqual([gate.members, gate.state().view.size], [2, 2]);
  * ```
  */
 export class ShardGate {
@@ -332,11 +335,12 @@ export class ShardGate {
    *
    * @example
    * ```ts
+   * import assert from "node:assert/strict";
    * import { ShardGate } from "./sharding.ts";
    * const gate = new ShardGate("a");
    * gate.observe([]);
    * gate.join("x1");
-   * console.log(gate.takesOver("uid-1")); // false — alone all along: nobody else handled it
+   * assert.deepEqual(gate.takesOver("uid-1"), false); // — alone all along: nobody else handled it
    * ```
    */
   takesOver(uid: string): boolean {

@@ -44,8 +44,9 @@ export interface ChangingCause {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { isDeletionOngoing } from "./causes.ts";
- * console.log(isDeletionOngoing({ metadata: { deletionTimestamp: "2026-01-01T00:00:00Z" } })); // true
+ * assert.deepEqual(isDeletionOngoing({ metadata: { deletionTimestamp: "2026-01-01T00:00:00Z" } }), true);
  * ```
  */
 export function isDeletionOngoing(body: AnyObject): boolean {
@@ -61,8 +62,9 @@ export function isDeletionOngoing(body: AnyObject): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { isDeletionBlocked } from "./causes.ts";
- * console.log(isDeletionBlocked({ metadata: { finalizers: ["a"] } }, "a")); // true
+ * assert.deepEqual(isDeletionBlocked({ metadata: { finalizers: ["a"] } }, "a"), true);
  * ```
  */
 export function isDeletionBlocked(body: AnyObject, finalizer: string): boolean {
@@ -82,11 +84,12 @@ export function isDeletionBlocked(body: AnyObject, finalizer: string): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { detectChangingCause } from "./causes.ts";
  * const cause = detectChangingCause({
  *   eventType: "ADDED", body: { metadata: {} }, finalizer: "f", old: undefined, new: {}, diff: [], initial: true,
  * });
- * console.log(cause.reason, cause.initial); // "create" true
+ * assert.deepEqual([cause.reason, cause.initial], ["create", true]);
  * ```
  */
 export function detectChangingCause(inputs: CauseInputs): ChangingCause {

@@ -190,14 +190,14 @@ export interface ConvertRegistrar {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import * as kopf from "../../../mod.ts";
  * const registry = new kopf.OperatorRegistry();
  * kopf.on.convert("kopfexamples", { registry, from: "v1", to: "v2" }, function upgrade({ body }) {
  *   const { field, ...spec } = body.spec;
  *   return { ...body, spec: { ...spec, renamed: field } };
  * });
- * console.log(registry.converterHandlers().map((h) => `${h.id}: ${h.from}→${h.to}`));
- * // [ "upgrade: v1→v2" ]
+ * assert.deepEqual(registry.converterHandlers().map((h) => `${h.id}: ${h.from}→${h.to}`), [ "upgrade: v1→v2" ]);
  * ```
  */
 export function registerConverter(args: unknown[]): HandlerFn {

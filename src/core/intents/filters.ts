@@ -30,8 +30,9 @@ type Field = readonly string[] | undefined;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { getField } from "./filters.ts";
- * console.log(getField({ spec: { a: { b: 1 } } }, ["spec", "a", "b"])); // 1
+ * assert.deepEqual(getField({ spec: { a: { b: 1 } } }, ["spec", "a", "b"]), 1);
  * ```
  */
 export function getField(obj: unknown, path: readonly string[]): unknown {
@@ -54,9 +55,10 @@ export function getField(obj: unknown, path: readonly string[]): unknown {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { matchValue } from "./filters.ts";
  * import { PRESENT } from "../../../mod.ts";
- * console.log(matchValue(PRESENT, true, ""), matchValue("x", true, "y")); // true false
+ * assert.deepEqual([matchValue(PRESENT, true, ""), matchValue("x", true, "y")], [true, false]);
  * ```
  */
 export function matchValue(
@@ -148,9 +150,10 @@ export function prematches(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { hasCallbacks } from "./filters.ts";
  * const handler = { labels: { app: (v: unknown) => !!v } } as never;
- * console.log(hasCallbacks(handler), hasCallbacks({ labels: { app: "web" } } as never)); // true false
+ * assert.deepEqual([hasCallbacks(handler), hasCallbacks({ labels: { app: "web" } } as never)], [true, false]);
  * ```
  */
 export function hasCallbacks(handler: ResourceHandler): boolean {
@@ -228,8 +231,9 @@ function sideMatches(filter: ValueFilter | undefined, value: unknown, context: u
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { affects } from "./filters.ts";
- * console.log(affects([["change", ["spec", "a"], 1, 2]], ["spec"])); // true
+ * assert.deepEqual(affects([["change", ["spec", "a"], 1, 2]], ["spec"]), true);
  * ```
  */
 export function affects(diff: Diff, field: readonly string[]): boolean {

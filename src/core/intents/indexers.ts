@@ -50,13 +50,14 @@ export interface IndexingOptions extends BaseOptions, FilterOptions {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { registerIndexing } from "./indexers.ts";
  * import { OperatorRegistry } from "../../../mod.ts";
  * const registry = new OperatorRegistry();
  * registerIndexing(["pods", { registry }, function byName({ name }: { name: string }) {
  *   return { [name]: true };
  * }]);
- * console.log(registry.indexingHandlers().map((h) => h.id)); // ["byName"]
+ * assert.deepEqual(registry.indexingHandlers().map((h) => h.id), ["byName"]);
  * ```
  */
 export function registerIndexing(args: unknown[]): IndexHandle<unknown, unknown, unknown> {

@@ -25,9 +25,10 @@ export type Predicate = (...args: any[]) => boolean;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { not } from "../../../mod.ts";
  * const isEmpty = (v: string) => v === "";
- * console.log(not(isEmpty)("x")); // true
+ * assert.deepEqual(not(isEmpty)("x"), true);
  * ```
  */
 export function not<F extends Predicate>(fn: F): F {
@@ -42,8 +43,9 @@ export function not<F extends Predicate>(fn: F): F {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { all } from "../../../mod.ts";
- * console.log(all([(v: number) => v > 1, (v: number) => v < 5])(3)); // true
+ * assert.deepEqual(all([(v: number) => v > 1, (v: number) => v < 5])(3), true);
  * ```
  */
 export function all<F extends Predicate>(fns: F[]): F {
@@ -58,8 +60,9 @@ export function all<F extends Predicate>(fns: F[]): F {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { any } from "../../../mod.ts";
- * console.log(any([(v: number) => v > 10, (v: number) => v < 0])(-1)); // true
+ * assert.deepEqual(any([(v: number) => v > 10, (v: number) => v < 0])(-1), true);
  * ```
  */
 export function any<F extends Predicate>(fns: F[]): F {
@@ -74,8 +77,9 @@ export function any<F extends Predicate>(fns: F[]): F {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { none } from "../../../mod.ts";
- * console.log(none([(v: number) => v > 10])(3)); // true
+ * assert.deepEqual(none([(v: number) => v > 10])(3), true);
  * ```
  */
 export function none<F extends Predicate>(fns: F[]): F {

@@ -186,8 +186,9 @@ const registry: Check = (v) =>
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { OPTIONS } from "./options.ts";
- * console.log(OPTIONS.interval?.kinds); // [ "timer" ]
+ * assert.deepEqual(OPTIONS.interval?.kinds, [ "timer" ]);
  * ```
  */
 export const OPTIONS: Readonly<Record<string, OptionSpec>> = {
@@ -257,9 +258,10 @@ const CALLS: Readonly<Record<HandlerKind, string>> = {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { hasOptionKeys } from "./options.ts";
- * console.log(hasOptionKeys({ group: "kopf.dev", plural: "kopfexamples" })); // false
- * console.log(hasOptionKeys({ id: "x" })); // true
+ * assert.deepEqual(hasOptionKeys({ group: "kopf.dev", plural: "kopfexamples" }), false);
+ * assert.deepEqual(hasOptionKeys({ id: "x" }), true);
  * ```
  */
 export function hasOptionKeys(obj: object): boolean {
@@ -278,9 +280,9 @@ export function hasOptionKeys(obj: object): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { checkOptions } from "./options.ts";
- * console.log(checkOptions("kopf.on.create", "create", { interval: 60 }));
- * // kopf.on.create(...): the option "interval" is not for create handlers; it is for kopf.timer.
+ * assert.deepEqual(checkOptions("kopf.on.create", "create", { interval: 60 }), "kopf.on.create(...): the option \"interval\" is not for create handlers; it is for kopf.timer.");
  * ```
  */
 export function checkOptions(
@@ -326,8 +328,9 @@ export function checkOptions(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { inheritedOptions } from "./options.ts";
- * console.log(inheritedOptions()); // [ "param" ]
+ * assert.deepEqual(inheritedOptions(), [ "param" ]);
  * ```
  */
 export function inheritedOptions(): string[] {

@@ -159,11 +159,12 @@ export interface ReconcileRegistrar {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { registerReconciling } from "./reconcilers.ts";
  * import { OperatorRegistry } from "../../../mod.ts";
  * const registry = new OperatorRegistry();
  * registerReconciling(["kopfexamples", { registry, owns: ["pods"] }, function sync() {}]);
- * console.log(registry.reconcilingHandlers().map((h) => h.owns.map((o) => o.key))); // [ [ "pods" ] ]
+ * assert.deepEqual(registry.reconcilingHandlers().map((h) => h.owns.map((o) => o.key)), [ [ "pods" ] ]);
  * ```
  */
 export function registerReconciling(args: unknown[]): HandlerFn {

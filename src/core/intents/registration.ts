@@ -71,8 +71,9 @@ let defaultRegistry = new OperatorRegistry();
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { getDefaultRegistry } from "../../../mod.ts";
- * console.log(getDefaultRegistry() === getDefaultRegistry()); // true
+ * assert.deepEqual(getDefaultRegistry() === getDefaultRegistry(), true);
  * ```
  */
 export function getDefaultRegistry(): OperatorRegistry {

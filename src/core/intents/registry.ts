@@ -45,9 +45,10 @@ interface ResourceHandlers {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { OperatorRegistry } from "../../../mod.ts";
  * const registry = new OperatorRegistry();
- * console.log(registry.activityHandlers("startup").length); // 0
+ * assert.deepEqual(registry.activityHandlers("startup").length, 0);
  * ```
  */
 export class OperatorRegistry {
@@ -250,14 +251,15 @@ export class OperatorRegistry {
    *
    * @example
    * ```ts
+   * import assert from "node:assert/strict";
    * import { OperatorRegistry, Resource } from "../../../mod.ts";
    * import * as kopf from "../../../mod.ts";
    * const registry = new OperatorRegistry();
    * const resource = new Resource({ group: "kopf.dev", version: "v1", plural: "kopfexamples" });
    * kopf.on.create("kopfexamples", { registry }, function plain() {});
-   * console.log(registry.filterCallbacks(resource)); // false
+   * assert.deepEqual(registry.filterCallbacks(resource), false);
    * kopf.on.create("kopfexamples", { registry, when: () => true }, function picky() {});
-   * console.log(registry.filterCallbacks(resource)); // true
+   * assert.deepEqual(registry.filterCallbacks(resource), true);
    * ```
    */
   filterCallbacks(resource: Resource): boolean {
@@ -330,10 +332,11 @@ export class OperatorRegistry {
    *
    * @example
    * ```ts
+   * import assert from "node:assert/strict";
    * import { OperatorRegistry, Resource } from "../../../mod.ts";
    * const registry = new OperatorRegistry();
    * const resource = new Resource({ group: "", version: "v1", plural: "pods" });
-   * console.log(registry.indexersOf(resource).length); // 0
+   * assert.deepEqual(registry.indexersOf(resource).length, 0);
    * ```
    */
   indexersOf(resource: Resource): readonly IndexingHandler[] {
@@ -474,10 +477,11 @@ export class OperatorRegistry {
    *
    * @example
    * ```ts
+   * import assert from "node:assert/strict";
    * import { OperatorRegistry, Resource } from "../../../mod.ts";
    * const registry = new OperatorRegistry();
    * const resource = new Resource({ group: "kopf.dev", version: "v1", plural: "kopfexamples" });
-   * console.log(registry.reconciles(resource)); // false
+   * assert.deepEqual(registry.reconciles(resource), false);
    * ```
    */
   reconciles(resource: Resource): boolean {
@@ -506,10 +510,11 @@ export class OperatorRegistry {
    *
    * @example
    * ```ts
+   * import assert from "node:assert/strict";
    * import { OperatorRegistry, Resource } from "../../../mod.ts";
    * const registry = new OperatorRegistry();
    * const resource = new Resource({ group: "apps", version: "v1", plural: "deployments" });
-   * console.log(registry.reconcilersOf(resource).length); // 0
+   * assert.deepEqual(registry.reconcilersOf(resource).length, 0);
    * ```
    */
   reconcilersOf(resource: Resource): readonly ReconcilingHandler[] {

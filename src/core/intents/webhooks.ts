@@ -108,12 +108,13 @@ export interface WebhookContext extends ObjectContext {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import * as kopf from "../../../mod.ts";
  * const registry = new kopf.OperatorRegistry();
  * kopf.on.validate("kopfexamples", { registry, operation: "CREATE" }, function checkSpec({ spec }) {
  *   if (!spec.field) throw new kopf.AdmissionError("spec.field is required.", 422);
  * });
- * console.log(registry.webhookHandlers().map((h) => h.id)); // ["checkSpec"]
+ * assert.deepEqual(registry.webhookHandlers().map((h) => h.id), ["checkSpec"]);
  * ```
  */
 export function registerWebhook(reason: WebhookType, args: unknown[]): HandlerFn {

@@ -371,6 +371,7 @@ function leaderLeaseScope(f: Facts): AccessScope {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { OperatorRegistry, OperatorSettings, Resource } from "../../../mod.ts";
  * import * as kopf from "../../../mod.ts";
  * import { operatorAccess } from "./access.ts";
@@ -384,8 +385,7 @@ function leaderLeaseScope(f: Facts): AccessScope {
  *   accountNamespace: "default",
  *   resolve: () => [pods],
  * });
- * console.log(needs.map((n) => `${n.resource}: ${n.verbs.join(",")}`));
- * // ["pods: list,watch", "events: create,patch", "customresourcedefinitions: list,watch"]
+ * assert.deepEqual(needs.map((n) => `${n.resource}: ${n.verbs.join(",")}`), ["pods: list,watch", "events: create,patch", "customresourcedefinitions: list,watch"]);
  * ```
  */
 export function operatorAccess(

@@ -17,11 +17,12 @@ import { ActivityError } from "../engines/activities.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import * as kopf from "../../../mod.ts";
  * const e = new kopf.OperatorError("Cannot reach the Kubernetes API: refused", {
  *   cause: new Error("connection refused"),
  * });
- * console.log(e.name, (e.cause as Error).message); // "OperatorError" "connection refused"
+ * assert.deepEqual([e.name, (e.cause as Error).message], ["OperatorError", "connection refused"]);
  * ```
  */
 export class OperatorError extends Error {

@@ -63,13 +63,15 @@ export interface LeaderElectionParts extends ReplicaParts {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { OperatorSettings } from "../../../mod.ts";
  * import { checkLeaderElection } from "./leader_election.ts";
  * const settings = new OperatorSettings();
  * settings.leaderElection.enabled = true;
  * settings.leaderElection.renewDeadline = 20;
- * try { checkLeaderElection(settings); } catch (e) { console.log((e as Error).message); }
- * // "settings.leaderElection.leaseDuration (15s) must be greater than renewDeadline (20s)."
+ * assert.throws(() => checkLeaderElection(settings), {
+ *   message: "settings.leaderElection.leaseDuration (15s) must be greater than renewDeadline (20s).",
+ * });
  * ```
  */
 export function checkLeaderElection(settings: OperatorSettings): void {

@@ -24,11 +24,12 @@ import type { RawEvent } from "./processing.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { caughtUpAt } from "./own_writes.ts";
  * const reread = { metadata: { resourceVersion: "3" } };
  * const late = { type: "MODIFIED" as const, object: { metadata: { resourceVersion: "2" } } };
  * const back = { type: "MODIFIED" as const, object: { metadata: { resourceVersion: "3" } } };
- * console.log(caughtUpAt([late], reread), caughtUpAt([late, back], reread)); // -1 1
+ * assert.deepEqual([caughtUpAt([late], reread), caughtUpAt([late, back], reread)], [-1, 1]);
  * ```
  */
 export function caughtUpAt(batch: RawEvent[], reread: AnyObject): number {
@@ -47,8 +48,9 @@ export function caughtUpAt(batch: RawEvent[], reread: AnyObject): number {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { isGone } from "./own_writes.ts";
- * console.log(isGone({ metadata: { deletionTimestamp: "2024-01-01T00:00:00Z" } })); // true
+ * assert.deepEqual(isGone({ metadata: { deletionTimestamp: "2024-01-01T00:00:00Z" } }), true);
  * ```
  */
 export function isGone(body: AnyObject): boolean {

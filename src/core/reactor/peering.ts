@@ -80,12 +80,12 @@ interface Joined {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { OperatorSettings } from "../../../mod.ts";
  * import { applyPeeringOptions } from "./peering.ts";
  * const settings = new OperatorSettings();
  * applyPeeringOptions(settings, { clusterwide: false, peeringName: "example" });
- * console.log(settings.peering.name, settings.peering.mandatory, settings.peering.namespaced);
- * // "example" true true
+ * assert.deepEqual([settings.peering.name, settings.peering.mandatory, settings.peering.namespaced], ["example", true, true]);
  * ```
  */
 export function applyPeeringOptions(

@@ -64,8 +64,9 @@ export interface ObjectMemory extends PatchMemory {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { newMemory } from "./processing.ts";
- * console.log(newMemory().fullyHandledOnce); // false
+ * assert.deepEqual(newMemory().fullyHandledOnce, false);
  * ```
  */
 export function newMemory(): ObjectMemory {

@@ -157,13 +157,14 @@ interface ObjectEntry {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { ObjectQueues } from "./queueing.ts";
  * const seen: string[] = [];
  * const queues = new ObjectQueues(async (e) => { seen.push(e.object.metadata.name); return {}; },
  *   { batchWindow: 0, idleTimeout: 0.01, workerLimit: null, consistencyTimeout: 1, errorDelays: [1] });
  * queues.push({ type: "ADDED", object: { metadata: { uid: "1", name: "a", resourceVersion: "1" } } });
  * await queues.close();
- * console.log(seen); // ["a"]
+ * assert.deepEqual(seen, ["a"]);
  * ```
  */
 export class ObjectQueues implements Releaser {

@@ -70,10 +70,11 @@ export interface ShardingTasks extends ReplicaTasks {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { shardNamespace } from "./sharding.ts";
- * console.log(shardNamespace(null, ["orders"], () => undefined)); // "orders"
- * console.log(shardNamespace(null, undefined, () => "ops")); // "ops"
- * console.log(shardNamespace("leases", ["orders"])); // "leases"
+ * assert.deepEqual(shardNamespace(null, ["orders"], () => undefined), "orders");
+ * assert.deepEqual(shardNamespace(null, undefined, () => "ops"), "ops");
+ * assert.deepEqual(shardNamespace("leases", ["orders"]), "leases");
  * ```
  */
 export function shardNamespace(
@@ -102,6 +103,7 @@ function readEnv(name: string): string | undefined {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { OperatorSettings } from "../../../mod.ts";
  * import { checkSharding } from "./sharding.ts";
  * const settings = new OperatorSettings();
@@ -110,8 +112,7 @@ function readEnv(name: string): string | undefined {
  * try {
  *   checkSharding(settings);
  * } catch (e) {
- *   console.log((e as Error).message);
- *   // "settings.sharding.leaseDuration (15s) must be greater than renewDeadline (20s)."
+ *   assert.deepEqual((e as Error).message, "settings.sharding.leaseDuration (15s) must be greater than renewDeadline (20s).");
  * }
  * ```
  */
