@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import * as kopf from "../../mod.ts";
 import { cluster, until } from "../reactor/_setup.ts";
+import { startInProcess } from "./_in_process.ts";
 
 const VWC = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations";
 const MWC = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations";
@@ -24,89 +25,73 @@ Deno.test("managed configurations: one webhook per handler, as the handlers say;
     sideEffects: true,
     persistent: true,
   }, function defaults() {});
-  const stop = new AbortController();
-  let ready!: () => void;
-  const started = new Promise<void>((r) => (ready = r));
-  const lines: string[] = [];
-  const running = kopf.operator({
-    kubeconfig: c.api.kubeconfig.path,
-    standalone: true,
-    clusterwide: true,
-    registry,
-    signal: stop.signal,
-    onReady: ready,
-    logging: { format: "plain", level: "info", write: (l) => lines.push(l) },
+  await using operator = await startInProcess(c.api.kubeconfig.path, registry);
+  const lines = operator.lines;
+  let validating: kopf.AnyObject = {};
+  await until(async () => {
+    validating = (await c.call("GET", `${VWC}/test.kopf.dev`, undefined, [404])).body;
+    return validating?.webhooks?.length === 1;
+  }, "the validating configuration");
+  const mutating = (await c.call("GET", `${MWC}/test.kopf.dev`)).body;
+  const [v] = validating.webhooks;
+  const url = v.clientConfig.url as string;
+  assert.match(url, /^https:\/\/localhost:\d+\/check_spec$/);
+  assert.ok(atob(v.clientConfig.caBundle).startsWith("-----BEGIN CERTIFICATE-----"));
+  assert.deepEqual({ ...v, clientConfig: undefined }, {
+    name: "check-spec.test.kopf.dev",
+    sideEffects: "None",
+    failurePolicy: "Ignore",
+    matchPolicy: "Equivalent",
+    rules: [{
+      apiGroups: ["kopf.dev"],
+      apiVersions: ["v1"],
+      resources: ["kopfexamples"],
+      operations: ["*"],
+      scope: "*",
+    }],
+    objectSelector: {
+      matchExpressions: [
+        { key: "app", operator: "In", values: ["x"] },
+        { key: "tier", operator: "Exists" },
+        { key: "gone", operator: "DoesNotExist" },
+      ],
+    },
+    clientConfig: undefined,
+    timeoutSeconds: 30,
+    admissionReviewVersions: ["v1"],
   });
-  try {
-    await started;
-    let validating: kopf.AnyObject = {};
-    await until(async () => {
-      validating = (await c.call("GET", `${VWC}/test.kopf.dev`, undefined, [404])).body;
-      return validating?.webhooks?.length === 1;
-    }, "the validating configuration");
-    const mutating = (await c.call("GET", `${MWC}/test.kopf.dev`)).body;
-    const [v] = validating.webhooks;
-    const url = v.clientConfig.url as string;
-    assert.match(url, /^https:\/\/localhost:\d+\/check_spec$/);
-    assert.ok(atob(v.clientConfig.caBundle).startsWith("-----BEGIN CERTIFICATE-----"));
-    assert.deepEqual({ ...v, clientConfig: undefined }, {
-      name: "check-spec.test.kopf.dev",
-      sideEffects: "None",
-      failurePolicy: "Ignore",
-      matchPolicy: "Equivalent",
-      rules: [{
-        apiGroups: ["kopf.dev"],
-        apiVersions: ["v1"],
-        resources: ["kopfexamples"],
-        operations: ["*"],
-        scope: "*",
-      }],
-      objectSelector: {
-        matchExpressions: [
-          { key: "app", operator: "In", values: ["x"] },
-          { key: "tier", operator: "Exists" },
-          { key: "gone", operator: "DoesNotExist" },
-        ],
-      },
-      clientConfig: undefined,
-      timeoutSeconds: 30,
-      admissionReviewVersions: ["v1"],
-    });
-    const [m] = mutating.webhooks;
-    assert.equal(m.name, "defaults.test.kopf.dev");
-    assert.equal(m.sideEffects, "NoneOnDryRun");
-    assert.equal(m.failurePolicy, "Fail");
-    assert.deepEqual(m.rules[0].resources, ["kopfexamples/status"]);
-    assert.deepEqual(m.rules[0].operations, ["CREATE"]);
-    assert.equal(m.objectSelector, undefined);
-    assert.equal(m.clientConfig.url, url.replace("check_spec", "defaults"));
+  const [m] = mutating.webhooks;
+  assert.equal(m.name, "defaults.test.kopf.dev");
+  assert.equal(m.sideEffects, "NoneOnDryRun");
+  assert.equal(m.failurePolicy, "Fail");
+  assert.deepEqual(m.rules[0].resources, ["kopfexamples/status"]);
+  assert.deepEqual(m.rules[0].operations, ["CREATE"]);
+  assert.equal(m.objectSelector, undefined);
+  assert.equal(m.clientConfig.url, url.replace("check_spec", "defaults"));
 
-    // The configured URL serves the handler, verified against the configured CA.
-    const client = Deno.createHttpClient({ caCerts: [atob(v.clientConfig.caBundle)] });
-    try {
-      const response = await fetch(url, {
-        method: "POST",
-        client,
-        body: JSON.stringify({
-          apiVersion: "admission.k8s.io/v1",
-          kind: "AdmissionReview",
-          request: {
-            uid: "u",
-            operation: "CREATE",
-            userInfo: {},
-            resource: { group: "kopf.dev", version: "v1", resource: "kopfexamples" },
-            object: { metadata: { name: "x", labels: { app: "x", tier: "1" } } },
-          },
-        }),
-      });
-      assert.deepEqual((await response.json()).response, { uid: "u", allowed: true });
-    } finally {
-      client.close();
-    }
+  // The configured URL serves the handler, verified against the configured CA.
+  const client = Deno.createHttpClient({ caCerts: [atob(v.clientConfig.caBundle)] });
+  try {
+    const response = await fetch(url, {
+      method: "POST",
+      client,
+      body: JSON.stringify({
+        apiVersion: "admission.k8s.io/v1",
+        kind: "AdmissionReview",
+        request: {
+          uid: "u",
+          operation: "CREATE",
+          userInfo: {},
+          resource: { group: "kopf.dev", version: "v1", resource: "kopfexamples" },
+          object: { metadata: { name: "x", labels: { app: "x", tier: "1" } } },
+        },
+      }),
+    });
+    assert.deepEqual((await response.json()).response, { uid: "u", allowed: true });
   } finally {
-    stop.abort();
-    await running;
+    client.close();
   }
+  await operator.stop(); // what follows checks the operator's exit
   // At exit: the non-persistent webhooks are removed, the persistent one stays.
   assert.deepEqual((await c.call("GET", `${VWC}/test.kopf.dev`)).body.webhooks ?? [], []);
   const kept = (await c.call("GET", `${MWC}/test.kopf.dev`)).body.webhooks;
@@ -156,37 +141,20 @@ Deno.test("managed configurations: a server's service client config gets the han
     settings.admission.managed = "service.kopf.dev";
   });
   kopf.on.validate("kopfexamples", { registry }, function check_spec() {});
-  const stop = new AbortController();
-  let ready!: () => void;
-  const started = new Promise<void>((r) => (ready = r));
-  const running = kopf.operator({
-    kubeconfig: c.api.kubeconfig.path,
-    standalone: true,
-    clusterwide: true,
-    registry,
-    signal: stop.signal,
-    onReady: ready,
-    logging: { format: "plain", level: "info", write: () => {} },
+  await using operator = await startInProcess(c.api.kubeconfig.path, registry);
+  let webhooks: kopf.AnyObject[] = [];
+  await until(async () => {
+    webhooks = (await c.call("GET", `${VWC}/service.kopf.dev`, undefined, [404])).body
+      ?.webhooks ?? [];
+    return webhooks.length === 1;
+  }, "the validating configuration");
+  assert.deepEqual(webhooks[0]!.clientConfig, {
+    service: {
+      namespace: "operators",
+      name: "my-operator",
+      path: "/hooks/check_spec",
+      port: 8443,
+    },
+    caBundle: "Q0E=",
   });
-  try {
-    await started;
-    let webhooks: kopf.AnyObject[] = [];
-    await until(async () => {
-      webhooks = (await c.call("GET", `${VWC}/service.kopf.dev`, undefined, [404])).body
-        ?.webhooks ?? [];
-      return webhooks.length === 1;
-    }, "the validating configuration");
-    assert.deepEqual(webhooks[0]!.clientConfig, {
-      service: {
-        namespace: "operators",
-        name: "my-operator",
-        path: "/hooks/check_spec",
-        port: 8443,
-      },
-      caBundle: "Q0E=",
-    });
-  } finally {
-    stop.abort();
-    await running;
-  }
 });

@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import * as kopf from "../../mod.ts";
 import { startApiServer } from "../../testing.ts";
 import { call, until } from "../reactor/_setup.ts";
+import { startInProcess } from "./_in_process.ts";
 
 const CRD = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
 const VWC = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations";
@@ -56,79 +57,63 @@ Deno.test("managed conversion: the CRD (appearing after the start) gets the oper
     patch.spec.renamed = null;
   });
   kopf.on.validate("kopfexamples", { registry }, function check() {});
-  const stop = new AbortController();
-  let ready!: () => void;
-  const started = new Promise<void>((r) => (ready = r));
-  const lines: string[] = [];
-  const running = kopf.operator({
-    kubeconfig: api.kubeconfig.path,
-    standalone: true,
-    clusterwide: true,
-    registry,
-    signal: stop.signal,
-    onReady: ready,
-    logging: { format: "plain", level: "info", write: (l) => lines.push(l) },
-  });
-  try {
-    await started;
-    // No CRD yet: the validating webhook has no rules.
-    let vwc: kopf.AnyObject = {};
-    await until(async () => {
-      vwc = (await call(api, "GET", `${VWC}/test.kopf.dev`, undefined, { ok: [404] })).body;
-      return vwc?.webhooks?.length === 1;
-    }, "the validating configuration");
-    assert.deepEqual(vwc.webhooks[0].rules, []);
+  await using operator = await startInProcess(api.kubeconfig.path, registry);
+  const lines = operator.lines;
+  // No CRD yet: the validating webhook has no rules.
+  let vwc: kopf.AnyObject = {};
+  await until(async () => {
+    vwc = (await call(api, "GET", `${VWC}/test.kopf.dev`, undefined, { ok: [404] })).body;
+    return vwc?.webhooks?.length === 1;
+  }, "the validating configuration");
+  assert.deepEqual(vwc.webhooks[0].rules, []);
 
-    // The CRD appears: its conversion is managed, and the admission rules follow.
-    await call(api, "POST", CRD, twoVersions());
-    let conversion: kopf.AnyObject | undefined;
-    await until(async () => {
-      conversion = (await call(api, "GET", `${CRD}/kopfexamples.kopf.dev`)).body.spec.conversion;
-      return conversion?.strategy === "Webhook";
-    }, "the managed conversion");
-    const url = vwc.webhooks[0].clientConfig.url.replace(/\/check$/, "");
-    assert.deepEqual(conversion, {
-      strategy: "Webhook",
-      webhook: {
-        clientConfig: {
-          url: `${url}/convert/kopfexamples.kopf.dev`,
-          caBundle: vwc.webhooks[0].clientConfig.caBundle,
-        },
-        conversionReviewVersions: ["v1"],
+  // The CRD appears: its conversion is managed, and the admission rules follow.
+  await call(api, "POST", CRD, twoVersions());
+  let conversion: kopf.AnyObject | undefined;
+  await until(async () => {
+    conversion = (await call(api, "GET", `${CRD}/kopfexamples.kopf.dev`)).body.spec.conversion;
+    return conversion?.strategy === "Webhook";
+  }, "the managed conversion");
+  const url = vwc.webhooks[0].clientConfig.url.replace(/\/check$/, "");
+  assert.deepEqual(conversion, {
+    strategy: "Webhook",
+    webhook: {
+      clientConfig: {
+        url: `${url}/convert/kopfexamples.kopf.dev`,
+        caBundle: vwc.webhooks[0].clientConfig.caBundle,
       },
-    });
-    await until(async () => {
-      vwc = (await call(api, "GET", `${VWC}/test.kopf.dev`)).body;
-      return vwc.webhooks[0].rules.length === 1;
-    }, "the re-resolved admission rules");
-    // The preferred version (v2); matchPolicy Equivalent covers v1 too.
-    assert.deepEqual(vwc.webhooks[0].rules[0].apiVersions, ["v2"]);
+      conversionReviewVersions: ["v1"],
+    },
+  });
+  await until(async () => {
+    vwc = (await call(api, "GET", `${VWC}/test.kopf.dev`)).body;
+    return vwc.webhooks[0].rules.length === 1;
+  }, "the re-resolved admission rules");
+  // The preferred version (v2); matchPolicy Equivalent covers v1 too.
+  assert.deepEqual(vwc.webhooks[0].rules[0].apiVersions, ["v2"]);
 
-    // The API server converts through the operator's converters.
-    await call(api, "POST", V1, {
-      apiVersion: "kopf.dev/v1",
-      kind: "KopfExample",
-      metadata: { name: "old" },
-      spec: { field: "one", size: 1 },
-    });
-    const read = (await call(api, "GET", `${V2}/old`)).body;
-    assert.equal(read.apiVersion, "kopf.dev/v2");
-    assert.deepEqual(read.spec, { size: 1, renamed: "one" });
-    await call(api, "POST", V2, {
-      apiVersion: "kopf.dev/v2",
-      kind: "KopfExample",
-      metadata: { name: "new" },
-      spec: { renamed: "two" },
-    });
-    const back = (await call(api, "GET", `${V1}/new`)).body;
-    assert.equal(back.apiVersion, "kopf.dev/v1");
-    assert.deepEqual(back.spec, { field: "two" });
-    const listed = (await call(api, "GET", V2)).body.items;
-    assert.deepEqual(listed.map((o: kopf.AnyObject) => o.spec.renamed).sort(), ["one", "two"]);
-  } finally {
-    stop.abort();
-    await running;
-  }
+  // The API server converts through the operator's converters.
+  await call(api, "POST", V1, {
+    apiVersion: "kopf.dev/v1",
+    kind: "KopfExample",
+    metadata: { name: "old" },
+    spec: { field: "one", size: 1 },
+  });
+  const read = (await call(api, "GET", `${V2}/old`)).body;
+  assert.equal(read.apiVersion, "kopf.dev/v2");
+  assert.deepEqual(read.spec, { size: 1, renamed: "one" });
+  await call(api, "POST", V2, {
+    apiVersion: "kopf.dev/v2",
+    kind: "KopfExample",
+    metadata: { name: "new" },
+    spec: { renamed: "two" },
+  });
+  const back = (await call(api, "GET", `${V1}/new`)).body;
+  assert.equal(back.apiVersion, "kopf.dev/v1");
+  assert.deepEqual(back.spec, { field: "two" });
+  const listed = (await call(api, "GET", V2)).body.items;
+  assert.deepEqual(listed.map((o: kopf.AnyObject) => o.spec.renamed).sort(), ["one", "two"]);
+  await operator.stop(); // what follows checks the operator's exit
   // The clean-up ran before the vault closed: no failed patch at exit.
   assert.deepEqual((await call(api, "GET", `${VWC}/test.kopf.dev`)).body.webhooks ?? [], []);
   assert.ok(!lines.some((l) => l.includes("Cannot clean up")), lines.join("\n"));

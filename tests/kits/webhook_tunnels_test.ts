@@ -8,6 +8,7 @@ import { webhookFn } from "../../src/core/engines/admission.ts";
 import type { AnyObject, WebhookClientConfig, WebhookFn } from "../../mod.ts";
 import { cluster, until } from "../reactor/_setup.ts";
 import { fakeNgrok } from "./_ngrok.ts";
+import { startInProcess } from "../core/_in_process.ts";
 
 const REVIEW = {
   apiVersion: "admission.k8s.io/v1",
@@ -254,56 +255,40 @@ Deno.test("WebhookNgrokTunnel: the operator's managed webhooks get the tunnel's 
     users.push(userinfo);
     if (spec.bad) throw new kopf.AdmissionError("Bad is bad.", 422);
   });
-  const stop = new AbortController();
-  let ready!: () => void;
-  const started = new Promise<void>((r) => (ready = r));
-  const lines: string[] = [];
-  const running = kopf.operator({
-    kubeconfig: c.api.kubeconfig.path,
-    standalone: true,
-    clusterwide: true,
-    registry,
-    signal: stop.signal,
-    onReady: ready,
-    logging: { format: "plain", level: "info", write: (l) => lines.push(l) },
-  });
-  try {
-    await started;
-    const VWC = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations";
-    let webhooks: AnyObject[] = [];
-    await until(async () => {
-      const got = await c.call("GET", `${VWC}/tunnel.kopf.dev`, undefined, [404]);
-      webhooks = got.body?.webhooks ?? [];
-      return webhooks.length > 0;
-    }, "the validating configuration with the tunnel's URL");
-    const publicUrl = lines.find((l) => l.includes("Accessing the webhooks at"));
-    assert.ok(publicUrl, "the tunnel's URL is logged");
-    const url = webhooks[0]!.clientConfig.url as string;
-    assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/r4nd\/no_bad$/);
-    assert.equal(webhooks[0]!.clientConfig.caBundle, undefined);
-    assert.ok(publicUrl.includes(url.replace(/\/no_bad$/, "")));
+  await using operator = await startInProcess(c.api.kubeconfig.path, registry);
+  const lines = operator.lines;
+  const VWC = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations";
+  let webhooks: AnyObject[] = [];
+  await until(async () => {
+    const got = await c.call("GET", `${VWC}/tunnel.kopf.dev`, undefined, [404]);
+    webhooks = got.body?.webhooks ?? [];
+    return webhooks.length > 0;
+  }, "the validating configuration with the tunnel's URL");
+  const publicUrl = lines.find((l) => l.includes("Accessing the webhooks at"));
+  assert.ok(publicUrl, "the tunnel's URL is logged");
+  const url = webhooks[0]!.clientConfig.url as string;
+  assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/r4nd\/no_bad$/);
+  assert.equal(webhooks[0]!.clientConfig.caBundle, undefined);
+  assert.ok(publicUrl.includes(url.replace(/\/no_bad$/, "")));
 
-    const path = "/apis/kopf.dev/v1/namespaces/default/kopfexamples";
-    const denied = await c.call("POST", path, {
-      apiVersion: "kopf.dev/v1",
-      kind: "KopfExample",
-      metadata: { name: "bad" },
-      spec: { bad: true },
-    }, [400, 422]);
-    assert.match(JSON.stringify(denied.body), /Bad is bad\./);
-    await c.call("POST", path, {
-      apiVersion: "kopf.dev/v1",
-      kind: "KopfExample",
-      metadata: { name: "good" },
-      spec: {},
-    });
-    const forwarded = (await ngrok.events()).filter((e) => e.event === "forwarded");
-    assert.deepEqual(forwarded.map((e) => e.path), ["/r4nd/no_bad", "/r4nd/no_bad"]);
-    assert.equal(typeof users[0]?.username, "string");
-  } finally {
-    stop.abort();
-    await running;
-  }
+  const path = "/apis/kopf.dev/v1/namespaces/default/kopfexamples";
+  const denied = await c.call("POST", path, {
+    apiVersion: "kopf.dev/v1",
+    kind: "KopfExample",
+    metadata: { name: "bad" },
+    spec: { bad: true },
+  }, [400, 422]);
+  assert.match(JSON.stringify(denied.body), /Bad is bad\./);
+  await c.call("POST", path, {
+    apiVersion: "kopf.dev/v1",
+    kind: "KopfExample",
+    metadata: { name: "good" },
+    spec: {},
+  });
+  const forwarded = (await ngrok.events()).filter((e) => e.event === "forwarded");
+  assert.deepEqual(forwarded.map((e) => e.path), ["/r4nd/no_bad", "/r4nd/no_bad"]);
+  assert.equal(typeof users[0]?.username, "string");
+  await operator.stop(); // what follows checks the operator's exit
   assert.equal((await ngrok.events()).at(-1)?.event, "stopped");
 });
 
