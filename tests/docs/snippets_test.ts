@@ -86,6 +86,15 @@ const PATCH_FIELD = [
   '{"spec":{"field":"changed"}}',
 ];
 
+/** kubectl get of the names of the operator's managed webhooks (`auto.kopf.dev`). */
+const WEBHOOK_NAMES = (kind: "validating" | "mutating") => [
+  "get",
+  `${kind}webhookconfigurations`,
+  "auto.kopf.dev",
+  "-o",
+  "jsonpath={.webhooks[*].name}",
+];
+
 /** The snippets that run, and how. */
 const RUN: Record<string, OperatorRun | ScriptRun> = {
   "README.md#quick-start/1": {
@@ -143,6 +152,36 @@ const RUN: Record<string, OperatorRun | ScriptRun> = {
     ],
     expect: ["Handler 'validate1' succeeded"],
   },
+  "docs/admission.md#deletions/1": {
+    kind: "operator",
+    object: EXAMPLE_OBJECT,
+    kubectl: [
+      // Once the operator has configured its webhook, an update is mutated, as the page says ...
+      { args: WEBHOOK_NAMES("mutating"), expect: "mutate1.auto.kopf.dev" },
+      { args: PATCH_FIELD },
+      {
+        args: ["get", "kopfexamples", "kopf-example-1", "-o", "jsonpath={.spec.injected}"],
+        expect: "123",
+      },
+      // ... and the handler is not called on the deletion: kubectl delete goes through.
+      {
+        args: ["delete", "kopfexamples", "kopf-example-1"],
+        expect: 'kopfexample.kopf.dev "kopf-example-1" deleted',
+      },
+    ],
+    expect: ["Handler 'mutate1' succeeded"],
+  },
+  "docs/admission.md#the-requesting-user-kopfuserinfo/1": {
+    kind: "operator",
+    object: EXAMPLE_OBJECT,
+    kubectl: [
+      // Once the webhook is configured, a change by the embedded server's administrator
+      // (system:masters) is admitted.
+      { args: WEBHOOK_NAMES("validating"), expect: "only-admins.auto.kopf.dev" },
+      { args: PATCH_FIELD },
+    ],
+    expect: ["Handler 'only_admins' succeeded"],
+  },
   "docs/api-client.md#the-api-client/1": {
     kind: "operator",
     object: EXAMPLE_OBJECT,
@@ -154,6 +193,12 @@ const RUN: Record<string, OperatorRun | ScriptRun> = {
   },
   "docs/apiserver.md#start-it/1": { kind: "script" },
   "docs/apiserver.md#authorization-rbac/1": { kind: "script" },
+  "docs/cli.md#the-kopf-command/1": {
+    kind: "operator",
+    // "@kopf/kopf" resolves (through the workspace) to the copy of the module that kopf run runs.
+    kubectl: [{ args: ["create", "configmap", "hello-1"], expect: "configmap/hello-1 created" }],
+    expect: ["Hello, hello-1"],
+  },
   "docs/configuration.md#configuration/1": {
     kind: "operator",
     expect: ["Activity 'configure' succeeded."],
@@ -292,6 +337,10 @@ const RUN: Record<string, OperatorRun | ScriptRun> = {
 
 /** The snippets only type-checked, and why each is not run. */
 const TYPE_ONLY: Record<string, string> = {
+  "docs/admission.md#servers-and-tunnels/1":
+    "WebhookAutoTunnel tunnels through the ngrok agent and the internet for a cluster that is not K3d/Minikube, as the embedded one; tests/kits/webhook_tunnels_test.ts runs it with a fake agent, without one (the local fallback and its warning) and on a K3s-like cluster",
+  "docs/admission.md#a-server-or-tunnel-of-your-own/1":
+    "it reads /etc/webhook/ca.pem and yields a Service, which the embedded API server cannot reach (no service network); tests/core/admission_managed_test.ts checks a service client config with the handler id appended to its path",
   "docs/errors.md#errors/1":
     "its handler fetches https://example.com, which our machines cannot reach",
   "docs/logging.md#logtape/1":
