@@ -141,7 +141,7 @@ Deno.test("managed configurations: a server's service client config gets the han
     settings.admission.managed = "service.kopf.dev";
   });
   kopf.on.validate("kopfexamples", { registry }, function check_spec() {});
-  await using operator = await startInProcess(c.api.kubeconfig.path, registry);
+  await using _operator = await startInProcess(c.api.kubeconfig.path, registry);
   let webhooks: kopf.AnyObject[] = [];
   await until(async () => {
     webhooks = (await c.call("GET", `${VWC}/service.kopf.dev`, undefined, [404])).body
