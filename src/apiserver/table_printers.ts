@@ -390,6 +390,17 @@ const nodeInfo = (o: KObject, key: string): string => status(o).nodeInfo?.[key] 
 
 const podTemplate = (o: KObject) => spec(o).template?.spec;
 
+/** An IntOrString as kube prints it; `N/A` when unset. */
+const intOrString = (v: unknown): string =>
+  typeof v === "number" || typeof v === "string" ? String(v) : "N/A";
+
+/** `storageutil.IsDefaultAnnotation`: the GA or the beta annotation says "true". */
+function isDefaultClass(o: KObject): boolean {
+  const a = o.metadata.annotations ?? {};
+  return a["storageclass.kubernetes.io/is-default-class"] === "true" ||
+    a["storageclass.beta.kubernetes.io/is-default-class"] === "true";
+}
+
 const COMPLETED_SUCCEEDED = [{
   type: "Completed",
   status: "True",
@@ -572,6 +583,47 @@ const PRINTERS: Record<string, Printer> = {
         return e.series ? e.series.count ?? 0 : e.count || 1;
       }),
       { ...NAME, priority: 1 },
+    ],
+  },
+  "/replicationcontrollers": {
+    columns: [
+      NAME,
+      col("Desired", (o) => spec(o).replicas ?? 1, "integer"),
+      col("Current", (o) => status(o).replicas ?? 0, "integer"),
+      col("Ready", (o) => status(o).readyReplicas ?? 0, "integer"),
+      AGE,
+      ...templateContainers(podTemplate),
+      wide("Selector", (o) => formatLabels(spec(o).selector)),
+    ],
+  },
+  "/podtemplates": {
+    columns: [
+      NAME,
+      col("Containers", (o) => containerCells((o as Any).template?.spec)[0]),
+      col("Images", (o) => containerCells((o as Any).template?.spec)[1]),
+      col("Pod Labels", (o) => formatLabels((o as Any).template?.metadata?.labels)),
+    ],
+  },
+  "policy/poddisruptionbudgets": {
+    columns: [
+      NAME,
+      col("Min Available", (o) => intOrString(spec(o).minAvailable)),
+      col("Max Unavailable", (o) => intOrString(spec(o).maxUnavailable)),
+      col("Allowed Disruptions", (o) => status(o).disruptionsAllowed ?? 0, "integer"),
+      AGE,
+    ],
+  },
+  "networking.k8s.io/networkpolicies": {
+    columns: [NAME, col("Pod-Selector", (o) => formatSelector(spec(o).podSelector ?? {})), AGE],
+  },
+  "storage.k8s.io/storageclasses": {
+    columns: [
+      { ...NAME, cell: (o) => o.metadata.name + (isDefaultClass(o) ? " (default)" : "") },
+      col("Provisioner", (o) => (o as Any).provisioner ?? ""),
+      col("ReclaimPolicy", (o) => (o as Any).reclaimPolicy ?? "Delete"),
+      col("VolumeBindingMode", (o) => (o as Any).volumeBindingMode ?? "Immediate"),
+      col("AllowVolumeExpansion", (o) => (o as Any).allowVolumeExpansion ?? false),
+      AGE,
     ],
   },
   "coordination.k8s.io/leases": {

@@ -398,6 +398,49 @@ const CASES: Case[] = [
     ],
   },
   {
+    name: "storageclasses: the default class named so, kube's defaults for unset fields",
+    path: "/apis/storage.k8s.io/v1/storageclasses",
+    create: [{
+      metadata: {
+        name: "fast",
+        annotations: { "storageclass.kubernetes.io/is-default-class": "true" },
+      },
+      provisioner: "example.com/disk",
+    }],
+    columns: [
+      ["Name", 0],
+      ["Provisioner", 0],
+      ["ReclaimPolicy", 0],
+      ["VolumeBindingMode", 0],
+      ["AllowVolumeExpansion", 0],
+      ["Age", 0],
+    ],
+    cells: ["fast (default)", "example.com/disk", "Delete", "Immediate", false, AGE],
+  },
+  {
+    name: "poddisruptionbudgets: MIN AVAILABLE MAX UNAVAILABLE ALLOWED DISRUPTIONS AGE",
+    path: "/apis/policy/v1/namespaces/default/poddisruptionbudgets",
+    create: [{
+      metadata: { name: "pdb" },
+      spec: { minAvailable: "50%", selector: { matchLabels: { app: "a" } } },
+    }],
+    columns: [
+      ["Name", 0],
+      ["Min Available", 0],
+      ["Max Unavailable", 0],
+      ["Allowed Disruptions", 0],
+      ["Age", 0],
+    ],
+    cells: ["pdb", "50%", "N/A", 0, AGE],
+  },
+  {
+    name: "networkpolicies: POD-SELECTOR AGE",
+    path: "/apis/networking.k8s.io/v1/namespaces/default/networkpolicies",
+    create: [{ metadata: { name: "np" }, spec: { podSelector: {} } }],
+    columns: [["Name", 0], ["Pod-Selector", 0], ["Age", 0]],
+    cells: ["np", "<none>", AGE],
+  },
+  {
     name: "customresourcedefinitions: NAME CREATED AT (no AGE)",
     path: "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
     create: [{
