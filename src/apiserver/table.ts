@@ -1,8 +1,10 @@
 /**
  * Server-side printing: `kubectl get` asks for a `meta.k8s.io/v1` Table and
- * prints what the server renders — a CRD's `additionalPrinterColumns`, or the
- * usual columns of a built-in kind, with ages rendered as Kubernetes does
- * ("5s", "3m20s", "2d").
+ * prints what the server renders — a CRD's `additionalPrinterColumns`
+ * (evaluated with Kubernetes' JSONPath, see `jsonpath.ts`, and typed as
+ * kube-apiserver's table convertor types them), or the columns of kube's
+ * printers for a built-in kind (`table_printers.ts`), always wide: kubectl
+ * shows the columns of priority above 0 only with `-o wide`.
  *
  * @module
  */
