@@ -700,6 +700,24 @@ for (const bin of findKubectls(WANTED)) {
     assert.match(wide[0]!, /^NAME\s+TYPE\s+CLUSTER-IP\s+EXTERNAL-IP\s+PORT\(S\)\s+AGE\s+SELECTOR$/);
     assert.match(wide[1]!, /\s+app=web$/);
 
+    const pod = await call(api.url, "POST", `${ns}/pods`, {
+      metadata: { name: "p1" },
+      spec: { containers: [{ name: "c", image: "busybox" }] },
+    });
+    await call(api.url, "PUT", `${ns}/pods/p1/status`, {
+      ...pod.body,
+      status: { phase: "Pending", podIPs: [{ ip: "10.2.0.9" }] },
+    });
+    const pods = (await k.ok(["get", "pods", "-o", "wide"])).trimEnd().split("\n");
+    assert.match(
+      pods[0]!,
+      /^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\s+IP\s+NODE\s+NOMINATED NODE\s+READINESS GATES$/,
+    );
+    assert.match(
+      pods[1]!,
+      /^p1\s+0\/1\s+Pending\s+0\s+\d+s\s+10\.2\.0\.9\s+<none>\s+<none>\s+<none>$/,
+    );
+
     await call(api.url, "POST", `${ns}/events`, {
       metadata: { name: "e1" },
       involvedObject: { kind: "Service", name: "web", namespace: "default" },
