@@ -1,44 +1,29 @@
 /**
  * Server-side printing: `kubectl get` asks for a `meta.k8s.io/v1` Table and
- * prints what the server renders — a CRD's `additionalPrinterColumns`, or the
- * usual columns of a built-in kind, with ages rendered as Kubernetes does
- * ("5s", "3m20s", "2d").
+ * prints what the server renders — a CRD's `additionalPrinterColumns`
+ * (evaluated with Kubernetes' JSONPath, see `jsonpath.ts`, and typed as
+ * kube-apiserver's table convertor types them), or the columns of kube's
+ * printers for a built-in kind (`table_printers.ts`), always wide: kubectl
+ * shows the columns of priority above 0 only with `-o wide`.
  *
  * @module
  */
 
+import { findResults, type JsonPath, parseJsonPath, printResult } from "./jsonpath.ts";
 import type { PrinterColumn, ResourceDef } from "./resources.ts";
 import type { KObject } from "./store.ts";
+import {
+  AGE,
+  builtinPrinter,
+  type Column,
+  humanDuration,
+  NAME,
+  type Printer,
+  since,
+} from "./table_printers.ts";
 
 /** The media type kubectl asks for and expects back. */
 export const TABLE_CONTENT_TYPE = "application/json;as=Table;v=v1;g=meta.k8s.io";
-
-interface Column {
-  name: string;
-  type: string;
-  format: string;
-  description: string;
-  priority: number;
-  cell: (obj: KObject, now: number) => unknown;
-}
-
-const NAME: Column = {
-  name: "Name",
-  type: "string",
-  format: "name",
-  description: "Name must be unique within a namespace.",
-  priority: 0,
-  cell: (o) => o.metadata.name,
-};
-const AGE: Column = {
-  name: "Age",
-  type: "string",
-  format: "",
-  description:
-    "CreationTimestamp is a timestamp representing the server time when this object was created.",
-  priority: 0,
-  cell: (o, now) => age(o.metadata.creationTimestamp, now),
-};
 
 /**
  * Whether an `Accept` header asks for a Table.
@@ -83,11 +68,14 @@ export function renderTable(
   resourceVersion: string,
   options: { noHeaders?: boolean; includeObject?: string; continueToken?: string } = {},
 ): Record<string, unknown> {
-  const columns = columnsOf(def);
+  const printer = printerOf(def);
+  const columns = printer.columns;
   const now = Date.now();
   const rows = [];
   for (const obj of objects) {
     const row: Record<string, unknown> = { cells: columns.map((c) => c.cell(obj, now) ?? null) };
+    const conditions = printer.conditions?.(obj);
+    if (conditions) row.conditions = conditions;
     if (options.includeObject === "Object") row.object = obj;
     else if (options.includeObject !== "None") {
       row.object = {
@@ -109,135 +97,77 @@ export function renderTable(
   };
 }
 
-function columnsOf(def: ResourceDef): Column[] {
-  if (def.printerColumns) {
-    const cols = def.printerColumns.map(crdColumn);
-    return [NAME, ...cols];
-  }
-  if (!def.builtin) return [NAME, AGE];
-  return [NAME, ...(BUILTIN_COLUMNS[def.plural] ?? []), AGE];
-}
+const printers = new WeakMap<PrinterColumn[], Printer>();
 
-function crdColumn(pc: PrinterColumn): Column {
-  const path = parseJsonPath(pc.jsonPath);
-  return {
-    name: pc.name,
-    type: pc.type,
-    format: pc.format ?? "",
-    description: pc.description ?? "",
-    priority: pc.priority ?? 0,
-    cell: (o, now) => {
-      const v = lookup(o, path);
-      if (v === undefined || v === null) return null;
-      if (pc.type === "date" && typeof v === "string") return age(v, now);
-      if (typeof v === "object") return JSON.stringify(v);
-      return v;
-    },
-  };
+function printerOf(def: ResourceDef): Printer {
+  if (def.builtin) return builtinPrinter(def.group, def.plural);
+  if (!def.printerColumns?.length) return { columns: [NAME, { ...AGE, type: "date" }] };
+  let p = printers.get(def.printerColumns);
+  if (!p) printers.set(def.printerColumns, p = { columns: crdColumns(def.printerColumns) });
+  return p;
 }
-
-function col(name: string, cell: Column["cell"], type = "string", priority = 0): Column {
-  return { name, type, format: "", description: "", priority, cell };
-}
-
-const BUILTIN_COLUMNS: Record<string, Column[]> = {
-  namespaces: [col("Status", (o) => (o.status as { phase?: string })?.phase ?? "")],
-  pods: [
-    col("Ready", (o) => {
-      const cs =
-        ((o.status as { containerStatuses?: Array<{ ready?: boolean }> })?.containerStatuses) ?? [];
-      const total = ((o.spec as { containers?: unknown[] })?.containers ?? []).length;
-      return `${cs.filter((c) => c.ready).length}/${total}`;
-    }),
-    col(
-      "Status",
-      (o) =>
-        o.metadata.deletionTimestamp
-          ? "Terminating"
-          : (o.status as { phase?: string })?.phase ?? "Pending",
-    ),
-    col("Restarts", () => 0, "integer"),
-  ],
-  configmaps: [
-    col("Data", (o) =>
-      Object.keys((o.data as object) ?? {}).length +
-      Object.keys((o.binaryData as object) ?? {}).length, "integer"),
-  ],
-  secrets: [
-    col("Type", (o) => (o.type as string) ?? "Opaque"),
-    col("Data", (o) => Object.keys((o.data as object) ?? {}).length, "integer"),
-  ],
-  deployments: [
-    col("Ready", (o) => {
-      const s = (o.status ?? {}) as { readyReplicas?: number };
-      return `${s.readyReplicas ?? 0}/${(o.spec as { replicas?: number })?.replicas ?? 1}`;
-    }),
-    col(
-      "Up-to-date",
-      (o) => (o.status as { updatedReplicas?: number })?.updatedReplicas ?? 0,
-      "integer",
-    ),
-    col(
-      "Available",
-      (o) => (o.status as { availableReplicas?: number })?.availableReplicas ?? 0,
-      "integer",
-    ),
-  ],
-  services: [
-    col("Type", (o) => (o.spec as { type?: string })?.type ?? "ClusterIP"),
-    col("Cluster-IP", (o) => (o.spec as { clusterIP?: string })?.clusterIP ?? "<none>"),
-  ],
-  leases: [col("Holder", (o) => (o.spec as { holderIdentity?: string })?.holderIdentity ?? "")],
-  events: [
-    col("Type", (o) => o.type ?? ""),
-    col("Reason", (o) => o.reason ?? ""),
-    col("Object", (o) => {
-      const io = (o.involvedObject ?? (o as { regarding?: unknown }).regarding ?? {}) as {
-        kind?: string;
-        name?: string;
-      };
-      return `${(io.kind ?? "").toLowerCase()}/${io.name ?? ""}`;
-    }),
-    col("Message", (o) => o.message ?? o.note ?? ""),
-  ],
-  customresourcedefinitions: [
-    {
-      name: "Created At",
-      type: "date",
-      format: "",
-      description: "",
-      priority: 0,
-      cell: (o) => o.metadata.creationTimestamp,
-    },
-  ],
-};
 
 /**
- * Parses the simple JSONPath of printer columns: `.spec.size`, `.status.conditions[0].type`.
- *
- * @param path The JSONPath.
- * @returns Path segments.
+ * A CRD's columns as kube-apiserver builds them: each `jsonPath` is parsed as
+ * `{<jsonPath>}`; the first that does not parse drops itself and every column
+ * after it (kube logs it and serves the columns built so far).
  */
-function parseJsonPath(path: string): Array<string | number> {
-  const out: Array<string | number> = [];
-  const re = /\.([^.[\]]+)|\[(\d+)\]|\[['"]([^'"]+)['"]\]/g;
-  let m: RegExpExecArray | null;
-  while ((m = re.exec(path.replace(/^\{|\}$/g, "")))) {
-    if (m[1] !== undefined) out.push(m[1]);
-    else if (m[2] !== undefined) out.push(Number(m[2]));
-    else if (m[3] !== undefined) out.push(m[3]);
+function crdColumns(pcs: PrinterColumn[]): Column[] {
+  const out: Column[] = [NAME];
+  for (const pc of pcs) {
+    let path: JsonPath;
+    try {
+      path = parseJsonPath(`{${pc.jsonPath}}`);
+    } catch {
+      break;
+    }
+    out.push({
+      name: pc.name,
+      type: pc.type,
+      format: pc.format ?? "",
+      description: pc.description ||
+        `Custom resource definition column (in JSONPath format): ${pc.jsonPath}`,
+      priority: pc.priority ?? 0,
+      cell: (o, now) => crdCell(path, pc.type, o, now),
+    });
   }
   return out;
 }
 
-function lookup(obj: unknown, path: Array<string | number>): unknown {
-  let cur = obj;
-  for (const seg of path) {
-    if (cur === null || typeof cur !== "object") return undefined;
-    cur = (cur as Record<string | number, unknown>)[seg];
+/**
+ * One cell of a CRD column: the first result of the path, printed as JSONPath
+ * prints it for `string` columns, else kept when it has the column's type
+ * (integers truncated, dates as ages); anything else is an empty cell.
+ */
+function crdCell(path: JsonPath, type: string, obj: KObject, now: number): unknown {
+  let results: unknown[][];
+  try {
+    results = findResults(path, obj);
+  } catch {
+    return null;
   }
-  return cur;
+  const first = results[0];
+  if (!first?.length) return null;
+  const v = first[0];
+  if (type === "string") return printResult(v);
+  if (v === null || v === undefined) return null;
+  switch (type) {
+    case "integer":
+      return typeof v === "number" ? Math.trunc(v) : null;
+    case "number":
+      return typeof v === "number" ? v : null;
+    case "boolean":
+      return typeof v === "boolean" ? v : null;
+    case "date":
+      if (typeof v !== "string") return null;
+      if (v === "" || v === "null") return "<unknown>";
+      return RFC3339.test(v) && !Number.isNaN(Date.parse(v)) ? since(v, now) : "<invalid>";
+  }
+  return null;
 }
+
+/** Go's `time.RFC3339` layout (fractional seconds accepted, as Go's parser does). */
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 
 /**
  * Renders an age like Kubernetes' `HumanDuration`.
@@ -255,16 +185,5 @@ function lookup(obj: unknown, path: Array<string | number>): unknown {
  */
 export function age(timestamp: string | undefined, now: number): string {
   if (!timestamp) return "<unknown>";
-  const secs = Math.max(0, Math.floor((now - Date.parse(timestamp)) / 1000));
-  if (secs < 120) return `${secs}s`;
-  const mins = Math.floor(secs / 60);
-  if (mins < 10) return secs % 60 ? `${mins}m${secs % 60}s` : `${mins}m`;
-  if (mins < 180) return `${mins}m`;
-  const hours = Math.floor(mins / 60);
-  if (hours < 8) return mins % 60 ? `${hours}h${mins % 60}m` : `${hours}h`;
-  if (hours < 48) return `${hours}h`;
-  const days = Math.floor(hours / 24);
-  if (days < 8) return hours % 24 ? `${days}d${hours % 24}h` : `${days}d`;
-  if (days < 365 * 2) return `${days}d`;
-  return `${Math.floor(days / 365)}y`;
+  return humanDuration(now - Date.parse(timestamp));
 }
