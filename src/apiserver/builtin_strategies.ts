@@ -121,6 +121,30 @@ export function createdPod(
   return { ...pod, spec, status };
 }
 
+/**
+ * A Pod on update: its QoS class is fixed at creation, so a status write that leaves it out keeps it
+ * (as kube backfills it for old kubelets).
+ *
+ * @param pod The pod to store.
+ * @param current The stored pod.
+ * @returns The pod to store.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { updatedPod } from "./builtin_strategies.ts";
+ * const current = { metadata: {}, status: { phase: "Pending", qosClass: "Burstable" } };
+ * const pod = updatedPod({ metadata: {}, status: { phase: "Running" } }, current);
+ * assert.deepEqual(pod.status, { phase: "Running", qosClass: "Burstable" });
+ * ```
+ */
+export function updatedPod(pod: KObject, current: KObject): KObject {
+  const status = pod.status as Record<string, unknown> | undefined;
+  const before = (current.status as Record<string, unknown> | undefined)?.qosClass;
+  if (!status || typeof status !== "object" || status.qosClass || before === undefined) return pod;
+  return { ...pod, status: { ...status, qosClass: before } };
+}
+
 interface Container {
   resources?: { requests?: Record<string, unknown>; limits?: Record<string, unknown> };
 }

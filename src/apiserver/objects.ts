@@ -31,7 +31,7 @@ import { applyDefaults, pruneUnknownFields, validateAgainstSchema } from "./sche
 import type { KObject, Meta, Store } from "./store.ts";
 import { applyStrategicMergePatch, StrategicMergeError } from "./strategic_merge.ts";
 import { applyConfiguration } from "./apply.ts";
-import { createdPod, defaultedService, keepsGeneration } from "./builtin_strategies.ts";
+import { createdPod, defaultedService, keepsGeneration, updatedPod } from "./builtin_strategies.ts";
 
 /** How unknown fields are treated (`?fieldValidation=`). */
 export type FieldValidation = "Strict" | "Warn" | "Ignore";
@@ -726,6 +726,7 @@ export class Objects {
   #onUpdate(def: ResourceDef, draft: KObject, current: KObject): KObject {
     const key = storageKey(def);
     if (key === "services") return defaultedService(draft, current, this.#services(current));
+    if (key === "pods") return updatedPod(draft, current);
     if (key === "namespaces") {
       const labels = {
         ...draft.metadata.labels,

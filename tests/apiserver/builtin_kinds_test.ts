@@ -249,6 +249,14 @@ Deno.test("a created Pod is Pending and unscheduled, with its QoS class computed
   }, "application/merge-patch+json");
   assert.equal(patched.body.status.phase, "Pending");
   assert.equal(patched.body.metadata.generation, 2);
+  // The QoS class is fixed at creation: a status write that leaves it out keeps it.
+  const status = await call(api.url, "PATCH", `${NS}/pods/burst/status`, [
+    { op: "replace", path: "/status", value: { phase: "Running" } },
+  ], "application/json-patch+json");
+  assert.deepEqual([status.body.status.phase, status.body.status.qosClass], [
+    "Running",
+    "Burstable",
+  ]);
 });
 
 // --- Services ---------------------------------------------------------------
