@@ -31,6 +31,7 @@ import { applyDefaults, pruneUnknownFields, validateAgainstSchema } from "./sche
 import type { KObject, Meta, Store } from "./store.ts";
 import { applyStrategicMergePatch, StrategicMergeError } from "./strategic_merge.ts";
 import { applyConfiguration } from "./apply.ts";
+import { createdPod, defaultedService, keepsGeneration, updatedPod } from "./builtin_strategies.ts";
 
 /** How unknown fields are treated (`?fieldValidation=`). */
 export type FieldValidation = "Strict" | "Warn" | "Ignore";
@@ -225,7 +226,8 @@ export class Objects {
     }
     meta.uid = crypto.randomUUID();
     meta.creationTimestamp = this.now();
-    meta.generation = 1;
+    if (keepsGeneration(def)) meta.generation = 1;
+    else delete meta.generation;
     delete meta.resourceVersion;
     delete meta.deletionTimestamp;
     delete meta.deletionGracePeriodSeconds;
@@ -429,10 +431,13 @@ export class Objects {
         finalizers,
         deletionTimestamp: current.metadata.deletionTimestamp ?? this.now(),
         deletionGracePeriodSeconds: 0,
-        generation: (current.metadata.generation ?? 1) +
-          (current.metadata.deletionTimestamp ? 0 : 1),
       },
     };
+    // Graceful deletion bumps the generation of the objects that keep one (kube's BeforeDelete).
+    if (current.metadata.generation) {
+      draft.metadata.generation = current.metadata.generation +
+        (current.metadata.deletionTimestamp ? 0 : 1);
+    }
     if (isNamespace) draft.status = { ...(current.status as object), phase: "Terminating" };
     if (isCrd) {
       draft.status = withCondition(draft.status, {
@@ -521,6 +526,7 @@ export class Objects {
         generation: current.metadata.generation,
         resourceVersion: current.metadata.resourceVersion,
       };
+      if (meta.generation === undefined || !keepsGeneration(def)) delete meta.generation;
       if (current.metadata.namespace !== undefined) meta.namespace = current.metadata.namespace;
       else delete meta.namespace;
       if (current.metadata.deletionTimestamp) {
@@ -562,7 +568,7 @@ export class Objects {
         }]);
       }
     }
-    if (changedBeyondMetadata(current, draft, def)) {
+    if (keepsGeneration(def) && changedBeyondMetadata(current, draft, def)) {
       draft.metadata.generation = (current.metadata.generation ?? 1) + 1;
     }
     draft = this.#onUpdate(def, draft, current);
@@ -692,6 +698,8 @@ export class Objects {
   #onCreate(def: ResourceDef, draft: KObject): KObject {
     const key = storageKey(def);
     if (key === "secrets" && !draft.type) return { ...draft, type: "Opaque" };
+    if (key === "pods") return createdPod(draft, this.now());
+    if (key === "services") return defaultedService(draft, undefined, this.#services());
     if (key === "namespaces") {
       return {
         ...draft,
@@ -717,6 +725,8 @@ export class Objects {
 
   #onUpdate(def: ResourceDef, draft: KObject, current: KObject): KObject {
     const key = storageKey(def);
+    if (key === "services") return defaultedService(draft, current, this.#services(current));
+    if (key === "pods") return updatedPod(draft, current);
     if (key === "namespaces") {
       const labels = {
         ...draft.metadata.labels,
@@ -745,6 +755,30 @@ export class Objects {
       return { ...draft, status };
     }
     return draft;
+  }
+
+  /** The cluster IPs and node ports the stored services hold (but `except`). */
+  #services(except?: KObject): { taken: () => { ips: Set<string>; nodePorts: Set<number> } } {
+    return {
+      taken: () => {
+        const ips = new Set<string>();
+        const nodePorts = new Set<number>();
+        for (const svc of this.store.list("services")) {
+          if (except && svc.metadata.uid === except.metadata.uid) continue;
+          const spec = (svc.spec ?? {}) as {
+            clusterIPs?: unknown;
+            clusterIP?: unknown;
+            ports?: Array<{ nodePort?: unknown }>;
+          };
+          const list = Array.isArray(spec.clusterIPs) ? spec.clusterIPs : [spec.clusterIP];
+          for (const ip of list) if (typeof ip === "string" && ip !== "None") ips.add(ip);
+          for (const p of Array.isArray(spec.ports) ? spec.ports : []) {
+            if (typeof p?.nodePort === "number") nodePorts.add(p.nodePort);
+          }
+        }
+        return { ips, nodePorts };
+      },
+    };
   }
 
   /** After a CRD is stored: serve its resources (synchronously, before anyone hears of it). */
