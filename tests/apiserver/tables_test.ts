@@ -86,10 +86,14 @@ const CASES: Case[] = [
       metadata: { name: "s" },
       spec: {
         type: "NodePort",
-        clusterIP: "10.0.0.7",
+        clusterIP: "10.96.0.7",
         externalIPs: ["1.2.3.4"],
         selector: { b: "2", a: "1" },
-        ports: [{ port: 80, nodePort: 30080, protocol: "TCP" }, { port: 53, protocol: "UDP" }],
+        ports: [{ port: 80, nodePort: 30080, protocol: "TCP" }, {
+          port: 53,
+          nodePort: 30053,
+          protocol: "UDP",
+        }],
       },
     }],
     columns: [
@@ -101,14 +105,18 @@ const CASES: Case[] = [
       ["Age", 0],
       ["Selector", 1],
     ],
-    cells: ["s", "NodePort", "10.0.0.7", "1.2.3.4", "80:30080/TCP,53/UDP", AGE, "a=1,b=2"],
+    cells: ["s", "NodePort", "10.96.0.7", "1.2.3.4", "80:30080/TCP,53:30053/UDP", AGE, "a=1,b=2"],
   },
   {
     name: "services: a LoadBalancer without an address is <pending>",
     path: "/api/v1/namespaces/default/services",
     create: [{
       metadata: { name: "lb" },
-      spec: { type: "LoadBalancer", clusterIP: "10.0.0.8", ports: [{ port: 443 }] },
+      spec: {
+        type: "LoadBalancer",
+        clusterIP: "10.96.0.8",
+        ports: [{ port: 443, nodePort: 30443 }],
+      },
     }],
     columns: [
       ["Name", 0],
@@ -119,7 +127,7 @@ const CASES: Case[] = [
       ["Age", 0],
       ["Selector", 1],
     ],
-    cells: ["lb", "LoadBalancer", "10.0.0.8", "<pending>", "443/TCP", AGE, "<none>"],
+    cells: ["lb", "LoadBalancer", "10.96.0.8", "<pending>", "443:30443/TCP", AGE, "<none>"],
   },
   {
     name: "deployments: READY UP-TO-DATE AVAILABLE AGE; wide CONTAINERS IMAGES SELECTOR",
@@ -688,14 +696,14 @@ for (const bin of findKubectls(WANTED)) {
     await call(api.url, "POST", `${ns}/services`, {
       metadata: { name: "web" },
       spec: {
-        clusterIP: "10.0.0.9",
+        clusterIP: "10.96.0.9",
         selector: { app: "web" },
         ports: [{ port: 80, protocol: "TCP" }],
       },
     });
     const svc = (await k.ok(["get", "svc", "web"])).trimEnd().split("\n");
     assert.match(svc[0]!, /^NAME\s+TYPE\s+CLUSTER-IP\s+EXTERNAL-IP\s+PORT\(S\)\s+AGE$/);
-    assert.match(svc[1]!, /^web\s+ClusterIP\s+10\.0\.0\.9\s+<none>\s+80\/TCP\s+\d+s$/);
+    assert.match(svc[1]!, /^web\s+ClusterIP\s+10\.96\.0\.9\s+<none>\s+80\/TCP\s+\d+s$/);
     const wide = (await k.ok(["get", "svc", "web", "-o", "wide"])).trimEnd().split("\n");
     assert.match(wide[0]!, /^NAME\s+TYPE\s+CLUSTER-IP\s+EXTERNAL-IP\s+PORT\(S\)\s+AGE\s+SELECTOR$/);
     assert.match(wide[1]!, /\s+app=web$/);
