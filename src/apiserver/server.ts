@@ -32,6 +32,8 @@ import { coreVersions, groupInfo, groupList, resourceList, versionInfo } from ".
 import { ApiError, statusObject } from "./errors.ts";
 import { Faults, type FaultSettings } from "./faults.ts";
 import { fieldGetter } from "./fields.ts";
+import { healthAnswer, type HealthCheck } from "./health.ts";
+import { type RequestLabels, RequestMetrics } from "./request_metrics.ts";
 import { jsonText } from "./json_body.ts";
 import { ListSnapshots, parseListOptions, parseResourceVersion } from "./listing.ts";
 import {
@@ -159,6 +161,11 @@ export class ApiServer {
   readonly controllers: Controllers;
   /** The live watch streams. */
   readonly watches: WatchHub;
+  /** kube-apiserver's request metrics, served at `/metrics` (see `request_metrics.ts`). */
+  readonly #metrics: RequestMetrics = new RequestMetrics();
+  /** The checks of `/livez`, `/readyz` and `/healthz` (see `health.ts`). */
+  readonly #healthChecks: Record<string, HealthCheck[]>;
+  #closing = false;
   /** Request counts by `"<verb> <resource> <code>"`. */
   readonly requestCounts: Map<string, number> = new Map();
   /** The admission webhook caller (see `admission.ts`). */
@@ -185,6 +192,25 @@ export class ApiServer {
    */
   constructor(options: ApiServerOptions = {}) {
     this.#options = options;
+    const live: HealthCheck[] = [
+      { name: "ping", check: () => undefined },
+      { name: "log", check: () => undefined },
+      {
+        name: "etcd",
+        check: () => (Number.isFinite(this.store.resourceVersion) ? undefined : "no store"),
+      },
+    ];
+    this.#healthChecks = {
+      healthz: live,
+      livez: live,
+      readyz: [
+        ...live,
+        {
+          name: "shutdown",
+          check: () => (this.#closing ? "process is shutting down" : undefined),
+        },
+      ],
+    };
     this.store = options.store ??
       new Store({
         ...(options.historySize !== undefined ? { historySize: options.historySize } : {}),
@@ -243,6 +269,7 @@ export class ApiServer {
 
   /** Stops watches and controllers (the listener is stopped by its owner). */
   async close(): Promise<void> {
+    this.#closing = true;
     await this.controllers.settled();
     this.controllers.stop();
     this.watches.stop();
@@ -261,6 +288,11 @@ export class ApiServer {
     const started = performance.now();
     const url = new URL(req.url);
     const ctx: RequestInfo = { verb: "other", resource: "", code: 0 };
+    // Long-running requests (watches) are not in flight for kube's inflight gauge.
+    const watching = url.searchParams.get("watch");
+    const done = watching !== null && queryBool(watching)
+      ? undefined
+      : this.#metrics.start(req.method !== "GET" && req.method !== "HEAD");
     let res: Response;
     try {
       // A declared body over the limit is refused before anything (authentication included).
@@ -285,6 +317,14 @@ export class ApiServer {
       res = await prettyResponse(res);
     }
     ctx.code = res.status;
+    done?.();
+    if (ctx.labels) {
+      this.#metrics.observe(
+        ctx.labels,
+        res.status,
+        ctx.verb === "watch" ? undefined : (performance.now() - started) / 1000,
+      );
+    }
     const countKey = `${ctx.verb} ${ctx.resource} ${ctx.code}`;
     this.requestCounts.set(countKey, (this.requestCounts.get(countKey) ?? 0) + 1);
     if (this.#options.log) {
@@ -323,9 +363,12 @@ export class ApiServer {
     identity?: ClientIdentity,
   ): Promise<Response> {
     const path = url.pathname.replace(/\/+$/, "") || "/";
-    if (path === "/healthz" || path === "/livez" || path === "/readyz") {
-      ctx.verb = "health";
-      return new Response("ok", { headers: { "content-type": "text/plain" } });
+    if (path.startsWith("/healthz") || path.startsWith("/livez") || path.startsWith("/readyz")) {
+      const answer = healthAnswer(path, url.searchParams, this.#healthChecks);
+      if (answer) {
+        ctx.verb = "health";
+        return answer;
+      }
     }
     if (path === "/version") {
       ctx.verb = "version";
@@ -349,6 +392,19 @@ export class ApiServer {
       }
     }
     if (path.startsWith("/admin/")) return await this.#admin(req, path, ctx);
+    if (path === "/metrics") {
+      ctx.verb = "metrics";
+      if (req.method !== "GET" && req.method !== "HEAD") {
+        throw new ApiError(
+          405,
+          "MethodNotAllowed",
+          "the server does not allow this method on the requested resource",
+        );
+      }
+      return new Response(this.#metrics.text(), {
+        headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" },
+      });
+    }
     if (path === "/openapi/v2" || path === "/swagger-2.0.0.pb-v1") {
       ctx.verb = "openapi";
       return new Response(null, {
@@ -453,6 +509,15 @@ export class ApiServer {
       throw new ApiError(404, "NotFound", "the server could not find the requested resource", {});
     }
     ctx.verb = verbOf(req.method, name, url);
+    ctx.labels = {
+      verb: metricVerb(ctx.verb, req),
+      dryRun: dryRunLabel(url),
+      group,
+      version,
+      resource: plural,
+      subresource: subresource ?? "",
+      scope: name || ctx.verb === "create" ? "resource" : namespace ? "namespace" : "cluster",
+    };
     await this.#injectFaults(req);
     return await this.#serve(req, url, def, namespace, name, subresource, ctx, user);
   }
@@ -743,6 +808,34 @@ interface RequestInfo {
   verb: string;
   resource: string;
   code: number;
+  /** Set once the request reaches a resource's handler: what `/metrics` counts it by. */
+  labels?: RequestLabels;
+}
+
+/** kube's metric verb: the method, GET split into GET/LIST/WATCH, an apply patch APPLY. */
+function metricVerb(verb: string, req: Request): string {
+  switch (verb) {
+    case "get":
+    case "list":
+    case "watch":
+      return verb.toUpperCase();
+    case "deletecollection":
+      return "DELETE";
+  }
+  if (
+    req.method === "PATCH" && req.headers.get("content-type") === "application/apply-patch+yaml"
+  ) {
+    return "APPLY";
+  }
+  return ["POST", "PUT", "PATCH", "DELETE"].includes(req.method) ? req.method : "other";
+}
+
+/** kube's `dry_run` label: the distinct `dryRun` values, sorted, joined; "invalid" for any but All. */
+function dryRunLabel(url: URL): string {
+  if (!url.search.includes("dryRun")) return "";
+  const values = url.searchParams.getAll("dryRun");
+  if (values.some((v) => v !== "All")) return "invalid";
+  return [...new Set(values)].sort().join(",");
 }
 
 /** A path segment, percent-decoded; 400 when the encoding is broken. */
