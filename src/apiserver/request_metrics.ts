@@ -64,22 +64,14 @@ export interface RequestLabels {
   scope: string;
 }
 
-interface Histogram {
+/** One series of labels: its counts by code and its durations. */
+interface Series {
+  labels: RequestLabels;
+  codes: Map<number, number>;
   buckets: number[];
   sum: number;
   count: number;
 }
-
-const LABEL_NAMES = [
-  "component",
-  "dry_run",
-  "group",
-  "resource",
-  "scope",
-  "subresource",
-  "verb",
-  "version",
-] as const;
 
 /**
  * The request metrics of one server.
@@ -95,17 +87,11 @@ const LABEL_NAMES = [
  * ```
  */
 export class RequestMetrics {
-  #totals = new Map<string, number>();
-  #durations = new Map<string, Histogram>();
+  /** By a short key of the labels; the Prometheus text of the labels is made only when scraped. */
+  #series = new Map<string, Series>();
   #inflight = { mutating: 0, readOnly: 0 };
   #peak = { mutating: 0, readOnly: 0 };
-  #peakSince = 0;
-  #now: () => number;
-
-  /** @param now The clock in milliseconds (tests inject one). */
-  constructor(now: () => number = () => performance.now()) {
-    this.#now = now;
-  }
+  #peakSince = -Infinity;
 
   /**
    * Counts a request that reached a resource's handler.
@@ -115,41 +101,47 @@ export class RequestMetrics {
    * @param seconds How long it took (not observed for watches: theirs is the stream's life).
    */
   observe(labels: RequestLabels, code: number, seconds: number | undefined): void {
-    const key = labelText(labels);
-    const total = `${key},code="${code}"`;
-    this.#totals.set(total, (this.#totals.get(total) ?? 0) + 1);
-    if (seconds === undefined) return;
-    let h = this.#durations.get(key);
-    if (!h) {
-      h = { buckets: new Array(DURATION_BUCKETS.length).fill(0), sum: 0, count: 0 };
-      this.#durations.set(key, h);
+    const key =
+      `${labels.verb} ${labels.group} ${labels.version} ${labels.resource} ${labels.subresource} ${labels.scope} ${labels.dryRun}`;
+    let series = this.#series.get(key);
+    if (!series) {
+      series = {
+        labels: { ...labels },
+        codes: new Map(),
+        buckets: new Array(DURATION_BUCKETS.length).fill(0),
+        sum: 0,
+        count: 0,
+      };
+      this.#series.set(key, series);
     }
+    series.codes.set(code, (series.codes.get(code) ?? 0) + 1);
+    if (seconds === undefined) return;
     let i = 0;
     while (i < DURATION_BUCKETS.length && seconds > DURATION_BUCKETS[i]!) i++;
-    if (i < DURATION_BUCKETS.length) h.buckets[i]!++;
-    h.sum += seconds;
-    h.count++;
+    if (i < DURATION_BUCKETS.length) series.buckets[i]!++;
+    series.sum += seconds;
+    series.count++;
   }
 
   /**
    * A request (not a long-running one) starts: counted in flight until `done` is called.
    *
    * @param mutating Whether it writes (not GET, HEAD or OPTIONS).
+   * @param now The time in milliseconds (`performance.now()`), for the one-second window.
    * @returns Call when it is answered.
    */
-  start(mutating: boolean): () => void {
+  start(mutating: boolean, now: number = performance.now()): () => void {
     const kind = mutating ? "mutating" : "readOnly";
-    this.#rollWindow();
-    const now = ++this.#inflight[kind];
-    if (now > this.#peak[kind]) this.#peak[kind] = now;
+    this.#rollWindow(now);
+    const n = ++this.#inflight[kind];
+    if (n > this.#peak[kind]) this.#peak[kind] = n;
     return () => {
       this.#inflight[kind]--;
     };
   }
 
   /** The peak is "in the last second": an older window starts again from what is in flight. */
-  #rollWindow(): void {
-    const now = this.#now();
+  #rollWindow(now: number): void {
     if (now - this.#peakSince >= 1000) {
       this.#peakSince = now;
       this.#peak = { ...this.#inflight };
@@ -162,7 +154,7 @@ export class RequestMetrics {
    * @returns The text.
    */
   text(): string {
-    this.#rollWindow();
+    this.#rollWindow(performance.now());
     const lines: string[] = [
       "# HELP apiserver_current_inflight_requests [STABLE] Maximal number of currently used " +
       "inflight request limit of this apiserver per request kind in last second.",
@@ -170,46 +162,64 @@ export class RequestMetrics {
       `apiserver_current_inflight_requests{request_kind="mutating"} ${this.#peak.mutating}`,
       `apiserver_current_inflight_requests{request_kind="readOnly"} ${this.#peak.readOnly}`,
     ];
-    if (this.#durations.size) {
+    const series = [...this.#series.values()]
+      .map((s) => ({ key: labelText(s.labels), s }))
+      .sort((a, b) => compare(a.key, b.key));
+    const timed = series.filter(({ s }) => s.count > 0);
+    if (timed.length) {
       lines.push(
         "# HELP apiserver_request_duration_seconds [STABLE] Response latency distribution in " +
           "seconds for each verb, dry run value, group, version, resource, subresource, scope " +
           "and component.",
         "# TYPE apiserver_request_duration_seconds histogram",
       );
-      for (const key of [...this.#durations.keys()].sort()) {
-        const h = this.#durations.get(key)!;
+      for (const { key, s } of timed) {
         let cumulative = 0;
         for (const [i, le] of DURATION_BUCKETS.entries()) {
-          cumulative += h.buckets[i]!;
+          cumulative += s.buckets[i]!;
           lines.push(`apiserver_request_duration_seconds_bucket{${key},le="${le}"} ${cumulative}`);
         }
         lines.push(
-          `apiserver_request_duration_seconds_bucket{${key},le="+Inf"} ${h.count}`,
-          `apiserver_request_duration_seconds_sum{${key}} ${h.sum}`,
-          `apiserver_request_duration_seconds_count{${key}} ${h.count}`,
+          `apiserver_request_duration_seconds_bucket{${key},le="+Inf"} ${s.count}`,
+          `apiserver_request_duration_seconds_sum{${key}} ${s.sum}`,
+          `apiserver_request_duration_seconds_count{${key}} ${s.count}`,
         );
       }
     }
-    if (this.#totals.size) {
+    if (series.length) {
       lines.push(
         "# HELP apiserver_request_total [STABLE] Counter of apiserver requests broken out for " +
           "each verb, dry run value, group, version, resource, scope, component, and HTTP " +
           "response code.",
         "# TYPE apiserver_request_total counter",
       );
-      // The code sorts first among the labels: move it to the front of each key.
-      const rows = [...this.#totals].map(([key, n]) => {
-        const at = key.lastIndexOf(",code=");
-        return [`${key.slice(at + 1)},${key.slice(0, at)}`, n] as const;
-      });
-      for (const [labels, n] of rows.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))) {
+      // `code` sorts first among the label names.
+      const rows: [string, number][] = [];
+      for (const { key, s } of series) {
+        for (const [code, n] of s.codes) rows.push([`code="${code}",${key}`, n]);
+      }
+      for (const [labels, n] of rows.sort((a, b) => compare(a[0], b[0]))) {
         lines.push(`apiserver_request_total{${labels}} ${n}`);
       }
     }
     return lines.join("\n") + "\n";
   }
 }
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+const LABEL_NAMES = [
+  "component",
+  "dry_run",
+  "group",
+  "resource",
+  "scope",
+  "subresource",
+  "verb",
+  "version",
+] as const;
 
 /** The labels (but `code`), sorted by name, as Prometheus writes them. */
 function labelText(l: RequestLabels): string {

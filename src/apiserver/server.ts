@@ -292,7 +292,7 @@ export class ApiServer {
     const watching = url.searchParams.get("watch");
     const done = watching !== null && queryBool(watching)
       ? undefined
-      : this.#metrics.start(req.method !== "GET" && req.method !== "HEAD");
+      : this.#metrics.start(req.method !== "GET" && req.method !== "HEAD", started);
     let res: Response;
     try {
       // A declared body over the limit is refused before anything (authentication included).
