@@ -832,8 +832,10 @@ function metricVerb(verb: string, req: Request): string {
 
 /** kube's `dry_run` label: the distinct `dryRun` values, sorted, joined; "invalid" for any but All. */
 function dryRunLabel(url: URL): string {
-  if (!url.search.includes("dryRun")) return "";
-  const values = url.searchParams.getAll("dryRun");
+  const q = url.searchParams;
+  if (q.size === 0) return "";
+  const values = q.getAll("dryRun");
+  if (!values.length) return "";
   if (values.some((v) => v !== "All")) return "invalid";
   return [...new Set(values)].sort().join(",");
 }
