@@ -16,6 +16,7 @@
 
 import type { Authenticator, UserInfo } from "./authentication.ts";
 import { ApiError } from "./errors.ts";
+import { jsonText } from "./json_body.ts";
 import type { PolicyRule, RbacAuthorizer } from "./rbac.ts";
 import type { RequestAttributes } from "./request_attributes.ts";
 import type { ResourceDef } from "./resources.ts";
@@ -153,7 +154,7 @@ export class AccessReviews {
       spec,
       status,
     };
-    return new Response(JSON.stringify(answer), {
+    return new Response(jsonText(answer), {
       status: 201,
       headers: { "content-type": "application/json" },
     });

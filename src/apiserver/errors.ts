@@ -6,6 +6,8 @@
  * @module
  */
 
+import { jsonText } from "./json_body.ts";
+
 /** A cause of a 422 Invalid (or 400) answer, as `details.causes[]` carries it. */
 export interface StatusCause {
   reason: string;
@@ -79,7 +81,7 @@ export class ApiError extends Error {
     if (this.details?.retryAfterSeconds !== undefined) {
       headers["retry-after"] = String(this.details.retryAfterSeconds);
     }
-    return new Response(JSON.stringify(this.toStatus()), { status: this.code, headers });
+    return new Response(jsonText(this.toStatus()), { status: this.code, headers });
   }
 
   /**
@@ -172,6 +174,22 @@ export class ApiError extends Error {
 }
 
 /**
+ * The details as Go's `omitempty` writes them: `name`, `group`, `kind`, `uid` only when not
+ * empty (no `group` for the core group), `causes` only when there are some, `retryAfterSeconds`
+ * only when not 0 — and `{}` when none is left, as kube-apiserver writes a details it set.
+ */
+function presentDetails(details: StatusDetails): StatusDetails {
+  const out: StatusDetails = {};
+  if (details.name) out.name = details.name;
+  if (details.group) out.group = details.group;
+  if (details.kind) out.kind = details.kind;
+  if (details.uid) out.uid = details.uid;
+  if (details.causes?.length) out.causes = details.causes;
+  if (details.retryAfterSeconds) out.retryAfterSeconds = details.retryAfterSeconds;
+  return out;
+}
+
+/**
  * Builds a `Status` object.
  *
  * @param code The HTTP code.
@@ -201,7 +219,7 @@ export function statusObject(
   };
   if (message) status.message = message;
   if (reason) status.reason = reason;
-  if (details) status.details = details;
+  if (details) status.details = presentDetails(details);
   status.code = code;
   return status;
 }

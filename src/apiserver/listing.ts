@@ -24,6 +24,7 @@
  */
 
 import { ApiError, type StatusCause } from "./errors.ts";
+import type { Decoded } from "./query_params.ts";
 import type { KObject, Store } from "./store.ts";
 
 /** The `ListOptions` of a list or watch request that this module reads. */
@@ -50,46 +51,33 @@ export const FRESHNESS_WAIT_SECONDS = 3;
  * Reads and validates the `ListOptions` of a request as kube-apiserver's
  * `ValidateListOptions` does (with the WatchList feature on or off).
  *
- * @param q The query.
+ * @param p The request's decoded parameters (`decodeQuery` of `query_params.ts`).
  * @param options Whether it is a watch; whether `sendInitialEvents` is served.
  * @returns The options.
- * @throws {ApiError} 422 Invalid with kube-apiserver's causes; 400 for a value that does not parse.
+ * @throws {ApiError} 422 Invalid with kube-apiserver's causes.
  *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
  * import { parseListOptions } from "./listing.ts";
- * const q = new URLSearchParams("sendInitialEvents=true&resourceVersionMatch=NotOlderThan");
- * assert.deepEqual(parseListOptions(q, { watch: true, watchList: true }).sendInitialEvents, true);
+ * const p = { sendInitialEvents: true, resourceVersionMatch: "NotOlderThan" };
+ * assert.deepEqual(parseListOptions(p, { watch: true, watchList: true }).sendInitialEvents, true);
  * try {
- *   parseListOptions(new URLSearchParams("sendInitialEvents=true"), { watch: true, watchList: true });
+ *   parseListOptions({ sendInitialEvents: true }, { watch: true, watchList: true });
  * } catch (e) {
  *   assert.deepEqual((e as Error).message, "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan");
  * }
  * ```
  */
 export function parseListOptions(
-  q: URLSearchParams,
+  p: Decoded<"list">,
   options: { watch: boolean; watchList: boolean },
 ): ListOptions {
-  const rv = q.get("resourceVersion") || undefined;
-  const match = q.get("resourceVersionMatch") || undefined;
-  const token = q.get("continue") || undefined;
-  const limitText = q.get("limit");
-  const limit = limitText ? Number(limitText) : 0;
-  if (!Number.isSafeInteger(limit)) {
-    throw ApiError.badRequest(`limit: Invalid value: ${JSON.stringify(limitText)}: not an integer`);
-  }
-  const initialText = q.get("sendInitialEvents");
-  let sendInitialEvents: boolean | undefined;
-  if (initialText !== null) {
-    sendInitialEvents = parseBool(initialText);
-    if (sendInitialEvents === undefined) {
-      throw ApiError.badRequest(
-        `sendInitialEvents: Invalid value: ${JSON.stringify(initialText)}: not a boolean`,
-      );
-    }
-  }
+  const rv = p.resourceVersion || undefined;
+  const match = p.resourceVersionMatch || undefined;
+  const token = p.continue || undefined;
+  const limit = p.limit ?? 0;
+  const sendInitialEvents = p.sendInitialEvents;
   const causes: StatusCause[] = [];
   const forbidden = (field: string, detail: string) =>
     causes.push({ reason: "FieldValueForbidden", message: `Forbidden: ${detail}`, field });
@@ -523,10 +511,4 @@ export function decodeContinue(token: string): { rv: number; start: string } {
   const path = start.startsWith("/") ? start : `/${start}`;
   if (/\/\.{1,2}(\/|$)|\/\/|.\/$/.test(path)) throw invalid(`continue key is not valid: ${start}`);
   return { rv, start: path.slice(1) };
-}
-
-function parseBool(text: string): boolean | undefined {
-  if (["1", "t", "T", "TRUE", "true", "True"].includes(text)) return true;
-  if (["0", "f", "F", "FALSE", "false", "False"].includes(text)) return false;
-  return undefined;
 }

@@ -22,6 +22,7 @@
  */
 
 import { parseFieldSelector } from "../cogs/structs/field_selector.ts";
+import { queryBool } from "./query_params.ts";
 
 /** A request as authorization sees it. */
 export interface RequestAttributes {
@@ -121,7 +122,7 @@ export function requestAttributes(method: string, url: URL): RequestAttributes {
 
   if (!attrs.name && attrs.verb === "get") {
     const watch = url.searchParams.get("watch");
-    attrs.verb = watch === "true" || watch === "1" ? "watch" : "list";
+    attrs.verb = watch !== null && queryBool(watch) ? "watch" : "list";
     attrs.name = exactName(url.searchParams.get("fieldSelector"));
   }
   if (!attrs.name && attrs.verb === "delete") attrs.verb = "deletecollection";

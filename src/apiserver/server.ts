@@ -32,6 +32,9 @@ import { coreVersions, groupInfo, groupList, resourceList, versionInfo } from ".
 import { ApiError, statusObject } from "./errors.ts";
 import { Faults, type FaultSettings } from "./faults.ts";
 import { fieldGetter } from "./fields.ts";
+import { healthAnswer, type HealthCheck } from "./health.ts";
+import { type RequestLabels, RequestMetrics } from "./request_metrics.ts";
+import { jsonText } from "./json_body.ts";
 import { ListSnapshots, parseListOptions, parseResourceVersion } from "./listing.ts";
 import {
   type DeleteOptions,
@@ -41,6 +44,14 @@ import {
   type WriteOptions,
 } from "./objects.ts";
 import { decodeProtobufObject, PROTOBUF_CONTENT_TYPE } from "./protobuf.ts";
+import {
+  checkDeleteOptions,
+  checkWriteOptions,
+  type Decoded,
+  decodeQuery,
+  isPretty,
+  queryBool,
+} from "./query_params.ts";
 import {
   checkDecoded,
   jsonDepth,
@@ -150,6 +161,11 @@ export class ApiServer {
   readonly controllers: Controllers;
   /** The live watch streams. */
   readonly watches: WatchHub;
+  /** kube-apiserver's request metrics, served at `/metrics` (see `request_metrics.ts`). */
+  readonly #metrics: RequestMetrics = new RequestMetrics();
+  /** The checks of `/livez`, `/readyz` and `/healthz` (see `health.ts`). */
+  readonly #healthChecks: Record<string, HealthCheck[]>;
+  #closing = false;
   /** Request counts by `"<verb> <resource> <code>"`. */
   readonly requestCounts: Map<string, number> = new Map();
   /** The admission webhook caller (see `admission.ts`). */
@@ -176,6 +192,25 @@ export class ApiServer {
    */
   constructor(options: ApiServerOptions = {}) {
     this.#options = options;
+    const live: HealthCheck[] = [
+      { name: "ping", check: () => undefined },
+      { name: "log", check: () => undefined },
+      {
+        name: "etcd",
+        check: () => (Number.isFinite(this.store.resourceVersion) ? undefined : "no store"),
+      },
+    ];
+    this.#healthChecks = {
+      healthz: live,
+      livez: live,
+      readyz: [
+        ...live,
+        {
+          name: "shutdown",
+          check: () => (this.#closing ? "process is shutting down" : undefined),
+        },
+      ],
+    };
     this.store = options.store ??
       new Store({
         ...(options.historySize !== undefined ? { historySize: options.historySize } : {}),
@@ -234,6 +269,7 @@ export class ApiServer {
 
   /** Stops watches and controllers (the listener is stopped by its owner). */
   async close(): Promise<void> {
+    this.#closing = true;
     await this.controllers.settled();
     this.controllers.stop();
     this.watches.stop();
@@ -252,6 +288,11 @@ export class ApiServer {
     const started = performance.now();
     const url = new URL(req.url);
     const ctx: RequestInfo = { verb: "other", resource: "", code: 0 };
+    // Long-running requests (watches) are not in flight for kube's inflight gauge.
+    const watching = url.searchParams.get("watch");
+    const done = watching !== null && queryBool(watching)
+      ? undefined
+      : this.#metrics.start(req.method !== "GET" && req.method !== "HEAD", started);
     let res: Response;
     try {
       // A declared body over the limit is refused before anything (authentication included).
@@ -266,7 +307,24 @@ export class ApiServer {
       // The rest of a body too large is never read: the connection cannot carry another request.
       if (res.status === 413) res.headers.set("connection", "close");
     }
+    // Pretty JSON (`?pretty=true`, or curl's, Wget's and browsers' User-Agent) re-encodes a
+    // whole JSON answer; watches stream compact events, as kube-apiserver's do.
+    if (
+      ctx.verb !== "watch" && ctx.verb !== "version" &&
+      isPretty(url.searchParams, req.headers.get("user-agent")) &&
+      /^application\/json/.test(res.headers.get("content-type") ?? "")
+    ) {
+      res = await prettyResponse(res);
+    }
     ctx.code = res.status;
+    done?.();
+    if (ctx.labels) {
+      this.#metrics.observe(
+        ctx.labels,
+        res.status,
+        ctx.verb === "watch" ? undefined : (performance.now() - started) / 1000,
+      );
+    }
     const countKey = `${ctx.verb} ${ctx.resource} ${ctx.code}`;
     this.requestCounts.set(countKey, (this.requestCounts.get(countKey) ?? 0) + 1);
     if (this.#options.log) {
@@ -305,13 +363,19 @@ export class ApiServer {
     identity?: ClientIdentity,
   ): Promise<Response> {
     const path = url.pathname.replace(/\/+$/, "") || "/";
-    if (path === "/healthz" || path === "/livez" || path === "/readyz") {
-      ctx.verb = "health";
-      return new Response("ok", { headers: { "content-type": "text/plain" } });
+    if (path.startsWith("/healthz") || path.startsWith("/livez") || path.startsWith("/readyz")) {
+      const answer = healthAnswer(path, url.searchParams, this.#healthChecks);
+      if (answer) {
+        ctx.verb = "health";
+        return answer;
+      }
     }
     if (path === "/version") {
       ctx.verb = "version";
-      return json(versionInfo(this.#options.kubernetesMinor ?? 33));
+      // kube-apiserver writes /version as Go's MarshalIndent (indented, no trailing newline).
+      return new Response(jsonText(versionInfo(this.#options.kubernetesMinor ?? 33), true), {
+        headers: JSON_HEADERS,
+      });
     }
     const authenticated = await this.authenticator.authenticate(req, identity);
     const user = impersonate(req.headers, authenticated, this.authorizer);
@@ -328,6 +392,19 @@ export class ApiServer {
       }
     }
     if (path.startsWith("/admin/")) return await this.#admin(req, path, ctx);
+    if (path === "/metrics") {
+      ctx.verb = "metrics";
+      if (req.method !== "GET" && req.method !== "HEAD") {
+        throw new ApiError(
+          405,
+          "MethodNotAllowed",
+          "the server does not allow this method on the requested resource",
+        );
+      }
+      return new Response(this.#metrics.text(), {
+        headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" },
+      });
+    }
     if (path === "/openapi/v2" || path === "/swagger-2.0.0.pb-v1") {
       ctx.verb = "openapi";
       return new Response(null, {
@@ -337,7 +414,7 @@ export class ApiServer {
     }
     if (path.startsWith("/openapi/v3")) {
       ctx.verb = "openapi";
-      throw new ApiError(404, "NotFound", "the server could not find the requested resource");
+      throw new ApiError(404, "NotFound", "the server could not find the requested resource", {});
     }
     const segs = path.split("/").filter(Boolean).map(decodeSegment);
     let group: string, version: string, rest: string[];
@@ -353,7 +430,12 @@ export class ApiServer {
       if (segs.length === 2) {
         const info = groupInfo(this.registry, segs[1]!);
         if (!info) {
-          throw new ApiError(404, "NotFound", "the server could not find the requested resource");
+          throw new ApiError(
+            404,
+            "NotFound",
+            "the server could not find the requested resource",
+            {},
+          );
         }
         return json(info);
       }
@@ -361,12 +443,12 @@ export class ApiServer {
       version = segs[2]!;
       rest = segs.slice(3);
     } else {
-      throw new ApiError(404, "NotFound", "the server could not find the requested resource");
+      throw new ApiError(404, "NotFound", "the server could not find the requested resource", {});
     }
     if (rest.length === 0) {
       const list = resourceList(this.registry, group, version);
       if (!list) {
-        throw new ApiError(404, "NotFound", "the server could not find the requested resource");
+        throw new ApiError(404, "NotFound", "the server could not find the requested resource", {});
       }
       return json(list);
     }
@@ -386,10 +468,10 @@ export class ApiServer {
     const def = this.registry.find(group, version, plural);
     ctx.resource = def ? storageKey(def) : plural;
     if (!def || extra.length) {
-      throw new ApiError(404, "NotFound", "the server could not find the requested resource");
+      throw new ApiError(404, "NotFound", "the server could not find the requested resource", {});
     }
     if (!def.namespaced && namespace !== undefined) {
-      throw new ApiError(404, "NotFound", "the server could not find the requested resource");
+      throw new ApiError(404, "NotFound", "the server could not find the requested resource", {});
     }
     if (isReview(def) && !name) {
       ctx.verb = "create";
@@ -424,9 +506,18 @@ export class ApiServer {
       subresource && !(subresource === "status" && def.statusSubresource) &&
       !(subresource === "finalize" && def.plural === "namespaces" && def.group === "")
     ) {
-      throw new ApiError(404, "NotFound", "the server could not find the requested resource");
+      throw new ApiError(404, "NotFound", "the server could not find the requested resource", {});
     }
     ctx.verb = verbOf(req.method, name, url);
+    ctx.labels = {
+      verb: metricVerb(ctx.verb, req),
+      dryRun: dryRunLabel(url),
+      group,
+      version,
+      resource: plural,
+      subresource: subresource ?? "",
+      scope: name || ctx.verb === "create" ? "resource" : namespace ? "namespace" : "cluster",
+    };
     await this.#injectFaults(req);
     return await this.#serve(req, url, def, namespace, name, subresource, ctx, user);
   }
@@ -484,13 +575,13 @@ export class ApiServer {
       const headers: Record<string, string> = {
         "content-type": table && req.method === "GET" ? TABLE_CONTENT_TYPE : "application/json",
       };
-      const res = new Response(JSON.stringify(body), { status, headers });
+      const res = new Response(jsonText(body), { status, headers });
       for (const w of warnings) res.headers.append("warning", `299 - ${JSON.stringify(w)}`);
       return res;
     };
     switch (ctx.verb) {
       case "get": {
-        const rv = q.get("resourceVersion");
+        const rv = decodeQuery("get", q).resourceVersion;
         if (rv) parseResourceVersion(rv);
         const obj = this.store.get(storageKey(def), ns ?? "", name!);
         if (!obj) throw ApiError.notFound(def.plural, def.group, name!);
@@ -499,25 +590,30 @@ export class ApiServer {
       case "list":
         return await this.#list(q, def, ns, table);
       case "watch": {
-        const listOptions = parseListOptions(q, {
+        const p = decodeQuery("watch", q);
+        const listOptions = parseListOptions(p, {
           watch: true,
           watchList: this.#options.watchList ?? true,
         });
         const { labels, fields, fieldOf } = selectors(def, q);
-        const timeout = timeoutSecondsOf(q);
-        const rv = q.get("resourceVersion");
+        // kube-apiserver: a watch ends after timeoutSeconds; 0 or none, its own limit; a
+        // negative one, at once.
+        const timeout = p.timeoutSeconds;
+        const rv = p.resourceVersion;
         if (rv) parseResourceVersion(rv);
         const convert = this.#conversion.watchConverter(def);
         return this.watches.open({
           def,
           namespace: ns,
-          resourceVersion: q.get("resourceVersion") ?? undefined,
+          resourceVersion: p.resourceVersion,
           sendInitialEvents: listOptions.sendInitialEvents,
           labels,
           fields,
           fieldOf,
-          bookmarks: q.get("allowWatchBookmarks") === "true",
-          timeoutSeconds: timeout && timeout > 0 ? timeout : undefined,
+          bookmarks: p.allowWatchBookmarks === true,
+          timeoutSeconds: timeout === undefined || timeout === 0
+            ? undefined
+            : Math.max(timeout, 0.001),
           table,
           ...(convert ? { convert } : {}),
         });
@@ -528,7 +624,7 @@ export class ApiServer {
           def,
           ns ?? "",
           "",
-          writeOptions(q, req.method),
+          writeOptions(q, ctx.verb as "create" | "update"),
           (o) =>
             this.#admission.write(
               admitting(),
@@ -546,7 +642,7 @@ export class ApiServer {
           const spec = (body as { spec?: { finalizers?: string[] } })?.spec;
           const result = await this.#admission.write(
             admitting(),
-            writeOptions(q, req.method),
+            writeOptions(q, ctx.verb as "create" | "update"),
             (o) =>
               this.objects.update(def, "", name!, {
                 ...current,
@@ -559,7 +655,7 @@ export class ApiServer {
           def,
           ns ?? "",
           name!,
-          writeOptions(q, req.method),
+          writeOptions(q, ctx.verb as "create" | "update"),
           (o) =>
             this.#admission.write(
               admitting(),
@@ -572,8 +668,7 @@ export class ApiServer {
       case "patch": {
         const type = patchTypeOf(req.headers.get("content-type"));
         const body = await readBody(req, this.#bodyLimit, type === "apply");
-        const options = writeOptions(q, req.method);
-        if (type === "apply") options.force = q.get("force") === "true";
+        const options = writeOptions(q, "patch", type === "apply");
         const result = await this.#conversion.write(
           def,
           ns ?? "",
@@ -589,7 +684,7 @@ export class ApiServer {
         return out(result.object, result.created ? 201 : 200, result.warnings);
       }
       case "delete": {
-        const options = await deleteOptions(req, q, this.#bodyLimit);
+        const options = await deleteOptions(req, q, this.#bodyLimit, "delete");
         const { object, warnings } = await this.#admission.delete(
           admitting(),
           options,
@@ -598,7 +693,8 @@ export class ApiServer {
         return out((await this.#conversion.toVersion(def, [object]))[0]!, 200, warnings);
       }
       case "deletecollection": {
-        const options = await deleteOptions(req, q, this.#bodyLimit);
+        decodeQuery("deletecollection", q);
+        const options = await deleteOptions(req, q, this.#bodyLimit, "deletecollection");
         const { labels, fields, fieldOf } = selectors(def, q);
         const items: KObject[] = [];
         for (const obj of [...this.store.list(storageKey(def), ns)]) {
@@ -633,11 +729,10 @@ export class ApiServer {
     ns: string | undefined,
     table: boolean,
   ): Promise<Response> {
-    const options = parseListOptions(q, {
+    const options = parseListOptions(decodeQuery("list", q), {
       watch: false,
       watchList: this.#options.watchList ?? true,
     });
-    timeoutSecondsOf(q);
     const { labels, fields, fieldOf } = selectors(def, q);
     const page = await this.#snapshots.page(
       storageKey(def),
@@ -660,7 +755,7 @@ export class ApiServer {
         includeObject: q.get("includeObject") ?? undefined,
         continueToken: metadata.continue as string | undefined,
       });
-      return new Response(JSON.stringify(t), { headers: { "content-type": TABLE_CONTENT_TYPE } });
+      return new Response(jsonText(t), { headers: { "content-type": TABLE_CONTENT_TYPE } });
     }
     const version = apiVersionOf(def);
     const body = {
@@ -713,6 +808,36 @@ interface RequestInfo {
   verb: string;
   resource: string;
   code: number;
+  /** Set once the request reaches a resource's handler: what `/metrics` counts it by. */
+  labels?: RequestLabels;
+}
+
+/** kube's metric verb: the method, GET split into GET/LIST/WATCH, an apply patch APPLY. */
+function metricVerb(verb: string, req: Request): string {
+  switch (verb) {
+    case "get":
+    case "list":
+    case "watch":
+      return verb.toUpperCase();
+    case "deletecollection":
+      return "DELETE";
+  }
+  if (
+    req.method === "PATCH" && req.headers.get("content-type") === "application/apply-patch+yaml"
+  ) {
+    return "APPLY";
+  }
+  return ["POST", "PUT", "PATCH", "DELETE"].includes(req.method) ? req.method : "other";
+}
+
+/** kube's `dry_run` label: the distinct `dryRun` values, sorted, joined; "invalid" for any but All. */
+function dryRunLabel(url: URL): string {
+  const q = url.searchParams;
+  if (q.size === 0) return "";
+  const values = q.getAll("dryRun");
+  if (!values.length) return "";
+  if (values.some((v) => v !== "All")) return "invalid";
+  return [...new Set(values)].sort().join(",");
 }
 
 /** A path segment, percent-decoded; 400 when the encoding is broken. */
@@ -728,33 +853,13 @@ function decodeSegment(segment: string): string {
   }
 }
 
-/**
- * The `timeoutSeconds` parameter, an integer (kube's int64); 400 otherwise — worded as
- * kube-apiserver's query decoding words a non-integer (`strconv.ParseInt: parsing "abc":
- * invalid syntax`); a negative or huge one is refused in words of our own.
- */
-function timeoutSecondsOf(q: URLSearchParams): number | undefined {
-  const text = q.get("timeoutSeconds");
-  if (text === null || text === "") return undefined;
-  const value = Number(text);
-  if (!/^[+-]?\d+$/.test(text)) {
-    throw ApiError.badRequest(`strconv.ParseInt: parsing ${JSON.stringify(text)}: invalid syntax`);
-  }
-  if (!/^\+?\d+$/.test(text) || !Number.isSafeInteger(value)) {
-    throw ApiError.badRequest(
-      `timeoutSeconds: Invalid value: ${JSON.stringify(text)}: must be a whole, non-negative ` +
-        `number of seconds`,
-    );
-  }
-  return value;
-}
-
 function verbOf(method: string, name: string | undefined, url: URL): string {
   switch (method) {
     case "GET":
     case "HEAD": {
+      // kube-apiserver's booleans: anything but "0" and "false" (any case) is true.
       const w = url.searchParams.get("watch");
-      if (!name) return w === "true" || w === "1" ? "watch" : "list";
+      if (!name) return w !== null && queryBool(w) ? "watch" : "list";
       return "get";
     }
     case "POST":
@@ -795,34 +900,19 @@ function matches(
   return true;
 }
 
-function writeOptions(q: URLSearchParams, method: string): WriteOptions {
-  const kind = method === "POST"
-    ? "CreateOptions"
-    : method === "PUT"
-    ? "UpdateOptions"
-    : "PatchOptions";
+/** The options of a write from its query, decoded and checked as kube-apiserver does (422). */
+function writeOptions(
+  q: URLSearchParams,
+  verb: "create" | "update" | "patch",
+  apply = false,
+): WriteOptions {
+  const checked = checkWriteOptions(verb, decodeQuery("patch", q) as Decoded<"patch">, apply);
+  if (verb !== "patch") delete checked.force;
   const options: WriteOptions = {};
-  const dry = q.getAll("dryRun");
-  checkDryRun(dry, kind);
-  if (dry.includes("All")) options.dryRun = true;
-  const manager = q.get("fieldManager");
-  if (manager && manager.length > 128) {
-    throw ApiError.invalid(kind, "meta.k8s.io", "", [{
-      reason: "FieldValueTooLong",
-      message: `Too long: may not be more than 128 bytes`,
-      field: "fieldManager",
-    }]);
-  }
-  if (manager) options.fieldManager = manager;
-  const validation = q.get("fieldValidation");
-  if (validation) {
-    if (validation !== "Strict" && validation !== "Warn" && validation !== "Ignore") {
-      throw ApiError.badRequest(
-        `fieldValidation must be one of Strict, Warn, Ignore, not ${JSON.stringify(validation)}`,
-      );
-    }
-    options.fieldValidation = validation as FieldValidation;
-  }
+  if (checked.dryRun) options.dryRun = true;
+  if (checked.fieldManager) options.fieldManager = checked.fieldManager;
+  if (checked.fieldValidation) options.fieldValidation = checked.fieldValidation as FieldValidation;
+  if (checked.force !== undefined) options.force = checked.force;
   return options;
 }
 
@@ -830,6 +920,7 @@ async function deleteOptions(
   req: Request,
   q: URLSearchParams,
   limit: number,
+  deleting: "delete" | "deletecollection",
 ): Promise<DeleteOptions> {
   const text = UTF8.decode(await readBodyLimited(req, limit));
   let body: Record<string, unknown> = {};
@@ -842,25 +933,55 @@ async function deleteOptions(
     }
     body = parsed as Record<string, unknown>;
   }
-  const options: DeleteOptions = {};
-  const policy = body.propagationPolicy ?? q.get("propagationPolicy") ?? undefined;
-  if (policy !== undefined && policy !== null && policy !== "") {
-    if (policy !== "Background" && policy !== "Foreground" && policy !== "Orphan") {
+  // kube-apiserver reads the options from the body when there is one, else from the query.
+  let given: { propagationPolicy?: string; orphanDependents?: boolean; dryRun?: string[] };
+  let grace: unknown;
+  if (text.trim()) {
+    const policy = body.propagationPolicy;
+    if (policy !== undefined && policy !== null && typeof policy !== "string") {
       throw ApiError.badRequest(
-        `propagationPolicy must be Background, Foreground or Orphan, not ${JSON.stringify(policy)}`,
+        `propagationPolicy must be a string (Background, Foreground or Orphan), not ${
+          JSON.stringify(policy)
+        }`,
       );
     }
-    options.propagationPolicy = policy;
-  } else if (body.orphanDependents === true || q.get("orphanDependents") === "true") {
-    options.propagationPolicy = "Orphan";
+    const orphan = body.orphanDependents;
+    if (orphan !== undefined && orphan !== null && typeof orphan !== "boolean") {
+      throw ApiError.badRequest(
+        `orphanDependents must be a boolean, not ${JSON.stringify(orphan)}`,
+      );
+    }
+    const dry = body.dryRun ?? undefined;
+    if (dry !== undefined && (!Array.isArray(dry) || !dry.every((d) => typeof d === "string"))) {
+      throw ApiError.badRequest(
+        `dryRun must be a list of strings, e.g. ["All"], not ${JSON.stringify(dry)}`,
+      );
+    }
+    given = {
+      ...(typeof policy === "string" ? { propagationPolicy: policy } : {}),
+      ...(typeof orphan === "boolean" ? { orphanDependents: orphan } : {}),
+      ...(dry !== undefined ? { dryRun: dry as string[] } : {}),
+    };
+    grace = body.gracePeriodSeconds ?? undefined;
+  } else {
+    const p = decodeQuery(deleting, q);
+    given = {
+      ...(p.propagationPolicy !== undefined ? { propagationPolicy: p.propagationPolicy } : {}),
+      ...(p.orphanDependents !== undefined ? { orphanDependents: p.orphanDependents } : {}),
+      ...(p.dryRun !== undefined ? { dryRun: p.dryRun } : {}),
+    };
+    grace = p.gracePeriodSeconds;
   }
-  const grace = body.gracePeriodSeconds ?? q.get("gracePeriodSeconds") ?? undefined;
-  if (grace !== undefined && grace !== null && !/^-?\d+$/.test(String(grace))) {
+  if (grace !== undefined && (typeof grace !== "number" || !Number.isInteger(grace))) {
     throw ApiError.badRequest(
       `gracePeriodSeconds must be an integer number of seconds, not ${JSON.stringify(grace)}`,
     );
   }
-  if (body.preconditions !== undefined && body.preconditions !== null) {
+  const checked = checkDeleteOptions(given);
+  const options: DeleteOptions = {};
+  if (checked.propagationPolicy) options.propagationPolicy = checked.propagationPolicy;
+  if (checked.dryRun) options.dryRun = true;
+  if (text.trim() && body.preconditions !== undefined && body.preconditions !== null) {
     const pre = body.preconditions;
     const ok = typeof pre === "object" && !Array.isArray(pre) &&
       Object.values(pre).every((v) => v === null || typeof v === "string");
@@ -873,28 +994,7 @@ async function deleteOptions(
     }
     options.preconditions = pre as DeleteOptions["preconditions"] & object;
   }
-  const dry = body.dryRun ?? q.getAll("dryRun");
-  if (!Array.isArray(dry) || !dry.every((d) => typeof d === "string")) {
-    throw ApiError.badRequest(
-      `dryRun must be a list of strings, e.g. ["All"], not ${JSON.stringify(dry)}`,
-    );
-  }
-  checkDryRun(dry, "DeleteOptions");
-  if (dry.includes("All")) options.dryRun = true;
   return options;
-}
-
-/** kube-apiserver accepts only `All` as a dry-run value (422 on its options kind). */
-function checkDryRun(values: string[], kind: string): void {
-  for (const v of values) {
-    if (v !== "All") {
-      throw ApiError.invalid(kind, "meta.k8s.io", "", [{
-        reason: "FieldValueNotSupported",
-        message: `Unsupported value: ${JSON.stringify(v)}: supported values: "All"`,
-        field: "dryRun",
-      }]);
-    }
-  }
 }
 
 function jsonKind(value: unknown): string {
@@ -982,14 +1082,30 @@ function withVersion(obj: KObject, def: ResourceDef): KObject {
 }
 
 function json(body: unknown, status = 200): Response {
-  return new Response(JSON.stringify(body), { status, headers: JSON_HEADERS });
+  return new Response(jsonText(body), { status, headers: JSON_HEADERS });
+}
+
+/** The same answer, its JSON indented. */
+async function prettyResponse(res: Response): Promise<Response> {
+  const text = await res.text();
+  let body: string;
+  try {
+    body = jsonText(JSON.parse(text), true);
+  } catch {
+    body = text;
+  }
+  return new Response(body, {
+    status: res.status,
+    statusText: res.statusText,
+    headers: res.headers,
+  });
 }
 
 function errorResponse(e: unknown): Response {
   if (e instanceof ApiError) return e.toResponse();
   const message = e instanceof Error ? e.message : String(e);
   return new Response(
-    JSON.stringify(
+    jsonText(
       statusObject(
         500,
         "InternalError",
