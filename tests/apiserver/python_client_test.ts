@@ -267,7 +267,7 @@ try:
     out["conflict"] = None
 except ApiException as e:
     b = json.loads(e.body)
-    out["conflict"] = [e.status, b["reason"]]
+    out["conflict"] = [e.status, b["reason"], b["message"]]
 forced = dyn.server_side_apply(cms, body=json.dumps(body), name="ssa", namespace="default", field_manager="two", force_conflicts=True)
 out["forced"] = forced.data.k
 out["managers"] = sorted(m["manager"] for m in forced.metadata.managedFields)
@@ -277,7 +277,7 @@ print(json.dumps(out))
     );
     assertEquals(result, {
       first: "a",
-      conflict: [409, "Conflict"],
+      conflict: [409, "Conflict", 'Apply failed with 1 conflict: conflict with "one": .data.k'],
       forced: "b",
       managers: ["two"],
     });
