@@ -16,6 +16,7 @@ import { startApiServer } from "../../testing.ts";
 
 const CM = "/api/v1/namespaces/default/configmaps";
 const JSON_TYPE = { "content-type": "application/json" };
+const APPLY_TYPE = { "content-type": "application/apply-patch+yaml" };
 
 /** A Status body as kube-apiserver's JSON encoder writes it (fields in Go's order, a newline). */
 function status(
@@ -48,6 +49,8 @@ interface Row {
   headers?: Record<string, string>;
   body?: unknown;
   code: number;
+  /** A request made first, as the same row's (e.g. another manager's apply). */
+  before?: { method: string; path: string; headers: Record<string, string>; body: unknown };
   /** The exact body; or, where only the reason can match kube's, `{ reason }`. */
   expect: string | { reason: string };
 }
@@ -240,6 +243,32 @@ const ROWS: Row[] = [
     ),
   },
   {
+    name: "409 Conflict on an apply over another applier's field",
+    before: {
+      method: "PATCH",
+      path: `${CM}/applied?fieldManager=one`,
+      headers: APPLY_TYPE,
+      body: {
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: "applied" },
+        data: { k: "a" },
+      },
+    },
+    method: "PATCH",
+    path: `${CM}/applied?fieldManager=two`,
+    headers: APPLY_TYPE,
+    body: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "applied" }, data: { k: "b" } },
+    code: 409,
+    expect: status(409, "Conflict", 'Apply failed with 1 conflict: conflict with "one": .data.k', {
+      causes: [{
+        reason: "FieldManagerConflict",
+        message: 'conflict with "one"',
+        field: ".data.k",
+      }],
+    }),
+  },
+  {
     // kube: `the object provided is unrecognized (must be of type ConfigMap): couldn't get
     // version/kind; json parse error: <Go's encoding/json error> ({bad)` — not reproduced.
     name: "400 on a body that is not JSON (code and reason only)",
@@ -261,6 +290,14 @@ for (const row of ROWS) {
       body: JSON.stringify({ metadata: { name: "existing" }, data: { a: "1" } }),
     });
     assert.equal(made.status, 201, await made.text());
+    if (row.before) {
+      const first = await fetch(`${api.url}${row.before.path}`, {
+        method: row.before.method,
+        headers: row.before.headers,
+        body: JSON.stringify(row.before.body),
+      });
+      assert.ok(first.ok, await first.text());
+    }
     const init: RequestInit = { method: row.method ?? "GET", headers: row.headers ?? {} };
     if (row.body !== undefined) {
       init.body = typeof row.body === "string" ? row.body : JSON.stringify(row.body);
