@@ -36,8 +36,16 @@ export interface ManagedFieldsEntry {
 export interface ApplyOutcome {
   /** The merged object, with managedFields updated. */
   object: KObject;
-  /** Conflicting field paths (empty when forced or clean). */
-  conflicts: string[];
+  /** Conflicts: the field path and the manager that owns it (empty when forced or clean). */
+  conflicts: ApplyConflict[];
+}
+
+/** A field another manager owns with another value, as kube's structured-merge-diff names it. */
+export interface ApplyConflict {
+  /** The other manager, e.g. `"kubectl"` (only Apply managers conflict here). */
+  manager: string;
+  /** The field, e.g. `.data.k`. */
+  path: string;
 }
 
 const SKIP_META = new Set([
@@ -88,7 +96,7 @@ export function applyConfiguration(
   );
   const mine = entries.find((e) => e.manager === manager && e.operation === "Apply");
   const others = entries.filter((e) => e !== mine);
-  const conflicts: string[] = [];
+  const conflicts: ApplyConflict[] = [];
   let base: KObject = live ?? { metadata: {} };
   if (live) {
     for (const other of others) {
@@ -96,7 +104,9 @@ export function applyConfiguration(
       for (const path of leaves(intersect(owned, other.fieldsV1))) {
         const a = valueAt(applied, path, keyOf);
         const b = valueAt(live, path, keyOf);
-        if (!deepEqual(a, b)) conflicts.push(`.${path.map(pretty).join(".")}`);
+        if (!deepEqual(a, b)) {
+          conflicts.push({ manager: other.manager, path: `.${path.map(pretty).join(".")}` });
+        }
       }
     }
     if (conflicts.length && !force) return { object: live, conflicts };

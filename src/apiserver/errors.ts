@@ -171,6 +171,21 @@ export class ApiError extends Error {
   static badRequest(message: string): ApiError {
     return new ApiError(400, "BadRequest", message);
   }
+
+  /**
+   * 405 MethodNotAllowed, as kube-apiserver's router writes it for a method a path does not
+   * serve (go-restful's error through `NewGenericServerResponse`: an empty `details: {}`).
+   *
+   * @returns The error.
+   */
+  static methodNotAllowed(): ApiError {
+    return new ApiError(
+      405,
+      "MethodNotAllowed",
+      "the server does not allow this method on the requested resource",
+      {},
+    );
+  }
 }
 
 /**

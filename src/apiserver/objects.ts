@@ -30,7 +30,7 @@ import { apiVersionOf, type ResourceDef, storageKey } from "./resources.ts";
 import { applyDefaults, pruneUnknownFields, validateAgainstSchema } from "./schema.ts";
 import type { KObject, Meta, Store } from "./store.ts";
 import { applyStrategicMergePatch, StrategicMergeError } from "./strategic_merge.ts";
-import { applyConfiguration } from "./apply.ts";
+import { applyConfiguration, type ApplyConflict } from "./apply.ts";
 import { createdPod, defaultedService, keepsGeneration, updatedPod } from "./builtin_strategies.ts";
 
 /** How unknown fields are treated (`?fieldValidation=`). */
@@ -331,20 +331,7 @@ export class Objects {
       }
       const next = applyConfiguration(current, applied, manager, def, this.now(), options.force);
       if (next.conflicts.length) {
-        throw new ApiError(
-          409,
-          "Conflict",
-          `Apply failed with ${next.conflicts.length} conflict${
-            next.conflicts.length > 1 ? "s" : ""
-          }: ${next.conflicts.join(", ")}`,
-          {
-            causes: next.conflicts.map((c) => ({
-              reason: "FieldManagerConflict",
-              message: c,
-              field: c,
-            })),
-          },
-        );
+        throw applyConflict(next.conflicts);
       }
       return this.#replace(def, current, next.object, options, subresource, true);
     }
@@ -1080,4 +1067,36 @@ function typeCause(field: string, value: unknown, expected: string): StatusCause
     message: `Invalid value: "${actual}": ${field} must be of type ${expected}`,
     field,
   };
+}
+
+/**
+ * The 409 of an apply that conflicts, worded as kube-apiserver's field manager words it
+ * (`NewConflictError`): one conflict in one line, several grouped by manager (sorted), one
+ * `FieldManagerConflict` cause per field.
+ */
+function applyConflict(conflicts: ApplyConflict[]): ApiError {
+  const who = (manager: string) => JSON.stringify(manager);
+  let message: string;
+  if (conflicts.length === 1) {
+    const [c] = conflicts as [ApplyConflict];
+    message = `Apply failed with 1 conflict: conflict with ${who(c.manager)}: ${c.path}`;
+  } else {
+    const byManager = new Map<string, string[]>();
+    for (const c of conflicts) {
+      byManager.set(c.manager, [...byManager.get(c.manager) ?? [], c.path]);
+    }
+    const lines: string[] = [];
+    for (const manager of [...byManager.keys()].sort()) {
+      lines.push(`conflicts with ${who(manager)}:`);
+      for (const path of byManager.get(manager)!) lines.push(`- ${path}`);
+    }
+    message = `Apply failed with ${conflicts.length} conflicts: ${lines.join("\n")}`;
+  }
+  return new ApiError(409, "Conflict", message, {
+    causes: conflicts.map((c) => ({
+      reason: "FieldManagerConflict",
+      message: `conflict with ${who(c.manager)}`,
+      field: c.path,
+    })),
+  });
 }

@@ -395,11 +395,7 @@ export class ApiServer {
     if (path === "/metrics") {
       ctx.verb = "metrics";
       if (req.method !== "GET" && req.method !== "HEAD") {
-        throw new ApiError(
-          405,
-          "MethodNotAllowed",
-          "the server does not allow this method on the requested resource",
-        );
+        throw ApiError.methodNotAllowed();
       }
       return new Response(this.#metrics.text(), {
         headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" },
@@ -476,11 +472,7 @@ export class ApiServer {
     if (isReview(def) && !name) {
       ctx.verb = "create";
       if (req.method !== "POST") {
-        throw new ApiError(
-          405,
-          "MethodNotAllowed",
-          "the server does not allow this method on the requested resource",
-        );
+        throw ApiError.methodNotAllowed();
       }
       return await this.#reviews.create(
         def,
@@ -492,11 +484,7 @@ export class ApiServer {
     if (def.group === "" && def.plural === "serviceaccounts" && name && subresource === "token") {
       ctx.verb = "create";
       if (req.method !== "POST") {
-        throw new ApiError(
-          405,
-          "MethodNotAllowed",
-          "the server does not allow this method on the requested resource",
-        );
+        throw ApiError.methodNotAllowed();
       }
       const body = await readBody(req, this.#bodyLimit);
       const answer = await this.authenticator.serviceAccountTokens.request(namespace!, name, body);
@@ -565,6 +553,7 @@ export class ApiServer {
       },
     });
     const ns = def.namespaced ? namespace : undefined;
+    refuseUnacceptable(req.headers.get("accept"));
     const table = wantsTable(req.headers.get("accept"));
     const out = (obj: KObject, status = 200, warnings: string[] = []) => {
       const body = table && req.method === "GET"
@@ -716,11 +705,7 @@ export class ApiServer {
         });
       }
     }
-    throw new ApiError(
-      405,
-      "MethodNotAllowed",
-      `the server does not allow this method on the requested resource`,
-    );
+    throw ApiError.methodNotAllowed();
   }
 
   async #list(
@@ -1020,6 +1005,35 @@ function patchTypeOf(contentType: string | null): PatchType {
     415,
     "UnsupportedMediaType",
     `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json`,
+  );
+}
+
+/** The media types a resource's answer can be negotiated to, as kube-apiserver lists them. */
+const ACCEPTABLE = new Set([
+  "*/*",
+  "application/*",
+  "application/json",
+  "application/yaml",
+  PROTOBUF_CONTENT_TYPE,
+]);
+
+/**
+ * Refuses a resource request whose Accept header names no media type the server answers in,
+ * as kube-apiserver's negotiation does before it reads or writes anything (406, no details).
+ * No header at all means JSON; parameters (`as=Table`, `stream=watch`) are judged elsewhere.
+ *
+ * @throws {ApiError} 406 NotAcceptable.
+ */
+function refuseUnacceptable(accept: string | null): void {
+  if (accept === null || accept.trim() === "") return;
+  for (const range of accept.split(",")) {
+    if (ACCEPTABLE.has(range.split(";")[0]!.trim().toLowerCase())) return;
+  }
+  throw new ApiError(
+    406,
+    "NotAcceptable",
+    `only the following media types are accepted: ` +
+      `application/json, application/yaml, ${PROTOBUF_CONTENT_TYPE}`,
   );
 }
 
