@@ -340,6 +340,7 @@ export function defaultedService(
     if (spec.clusterIP === undefined && spec.clusterIPs?.[0] !== undefined) {
       spec.clusterIP = spec.clusterIPs[0];
     }
+    if (current) checkClusterIpsKept(name, spec, old);
     const changed = spec.clusterIP !== old.clusterIP;
     if (spec.clusterIP === undefined || spec.clusterIP === "") {
       spec.clusterIP = allocateIp(ctx.taken().ips);
@@ -376,6 +377,36 @@ function allocateIp(taken: Set<string>): string {
     if (!taken.has(ip)) return ip;
   }
   throw new ApiError(500, "InternalError", "Internal error occurred: range is full");
+}
+
+/**
+ * A Service's cluster IPs may not change once set (kube's
+ * `validateUpgradeDowngradeClusterIPs`): a 422 per changed one, its value the
+ * new list as kube renders it. Headless to headless and ExternalName either
+ * way are free.
+ */
+function checkClusterIpsKept(name: string, spec: ServiceSpec, old: ServiceSpec): void {
+  const before = Array.isArray(old.clusterIPs) ? old.clusterIPs : [];
+  if (!before.length || old.type === "ExternalName") return;
+  if (old.clusterIP === "None" && spec.clusterIP === "None") return;
+  if (spec.clusterIP === undefined || spec.clusterIP === "") return; // allocated anew below
+  const after = Array.isArray(spec.clusterIPs) ? spec.clusterIPs : [spec.clusterIP];
+  const changed = before.length === after.length
+    ? before.flatMap((ip, i) => (ip !== after[i] ? [i] : []))
+    : after.length && after[0] !== before[0]
+    ? [0]
+    : [];
+  if (!changed.length) return;
+  throw ApiError.invalid(
+    "Service",
+    "",
+    name,
+    changed.map((i) => ({
+      reason: "FieldValueInvalid",
+      message: `Invalid value: ${JSON.stringify(after)}: may not change once set`,
+      field: `spec.clusterIPs[${i}]`,
+    })),
+  );
 }
 
 function checkRequestedIp(name: string, ip: string, taken: Set<string>): void {

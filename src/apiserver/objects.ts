@@ -28,6 +28,7 @@ import {
 import type { ResourceRegistry } from "./registry.ts";
 import { apiVersionOf, type ResourceDef, storageKey } from "./resources.ts";
 import { pruneBuiltinFields } from "./builtin_fields.ts";
+import { builtinCauses } from "./workload_validation.ts";
 import { applyDefaults, pruneUnknownFields, validateAgainstSchema } from "./schema.ts";
 import type { KObject, Meta, Store } from "./store.ts";
 import { applyStrategicMergePatch, StrategicMergeError } from "./strategic_merge.ts";
@@ -689,6 +690,16 @@ export class Objects {
         unknown(known.pruned);
         out = known.value as unknown as KObject;
       }
+    }
+    if (def.builtin) {
+      causes.push(
+        ...builtinCauses(
+          def.group,
+          def.kind,
+          out as unknown as Record<string, unknown>,
+          current as unknown as Record<string, unknown> | undefined,
+        ),
+      );
     }
     if (def.schema) {
       const { value, pruned } = pruneUnknownFields(def.schema, out);
