@@ -33,7 +33,13 @@ import { applyDefaults, pruneUnknownFields, validateAgainstSchema } from "./sche
 import type { KObject, Meta, Store } from "./store.ts";
 import { applyStrategicMergePatch, StrategicMergeError } from "./strategic_merge.ts";
 import { applyConfiguration } from "./apply.ts";
-import { createdPod, defaultedService, keepsGeneration, updatedPod } from "./builtin_strategies.ts";
+import {
+  createdPod,
+  defaultedService,
+  defaultedWorkload,
+  keepsGeneration,
+  updatedPod,
+} from "./builtin_strategies.ts";
 
 /** How unknown fields are treated (`?fieldValidation=`). */
 export type FieldValidation = "Strict" | "Warn" | "Ignore";
@@ -692,6 +698,7 @@ export class Objects {
       }
     }
     if (def.builtin) {
+      out = defaultedWorkload(def.group, def.kind, out, current === undefined);
       causes.push(
         ...builtinCauses(
           def.group,

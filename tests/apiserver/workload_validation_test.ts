@@ -337,3 +337,62 @@ Deno.test("a Service's cluster IP may not change once set; leaving it out keeps 
   assert.equal(kept.status, 200, JSON.stringify(kept.body));
   assert.equal(kept.body.spec.clusterIP, ip);
 });
+
+Deno.test("defaults: a Deployment's strategy, revisionHistoryLimit, progressDeadlineSeconds; a Job's counts, selector and labels", async () => {
+  await using api = await startApiServer();
+  const d = await call(
+    api.url,
+    "POST",
+    `${APPS}/deployments`,
+    deployment({
+      selector: { matchLabels: { app: "web" } },
+      template: template({ app: "web" }, NGINX),
+    }),
+  );
+  assert.equal(d.status, 201, JSON.stringify(d.body));
+  const { replicas, strategy, revisionHistoryLimit, progressDeadlineSeconds } = d.body.spec;
+  assert.deepEqual({ replicas, strategy, revisionHistoryLimit, progressDeadlineSeconds }, {
+    replicas: 1,
+    strategy: { type: "RollingUpdate", rollingUpdate: { maxUnavailable: "25%", maxSurge: "25%" } },
+    revisionHistoryLimit: 10,
+    progressDeadlineSeconds: 600,
+  });
+  const recreate = await call(
+    api.url,
+    "PATCH",
+    `${APPS}/deployments/web`,
+    { spec: { strategy: { type: "Recreate", rollingUpdate: null } } },
+    "application/merge-patch+json",
+  );
+  assert.equal(recreate.status, 200, JSON.stringify(recreate.body));
+  assert.deepEqual(recreate.body.spec.strategy, { type: "Recreate" });
+
+  const j = await call(api.url, "POST", `${BATCH}/jobs`, {
+    apiVersion: "batch/v1",
+    kind: "Job",
+    metadata: { name: "pi" },
+    spec: { template: { spec: { restartPolicy: "Never", containers: NGINX } } },
+  });
+  assert.equal(j.status, 201, JSON.stringify(j.body));
+  const uid = j.body.metadata.uid;
+  const spec = j.body.spec;
+  assert.deepEqual(
+    [
+      spec.parallelism,
+      spec.completions,
+      spec.backoffLimit,
+      spec.completionMode,
+      spec.suspend,
+      spec.podReplacementPolicy,
+    ],
+    [1, 1, 6, "NonIndexed", false, "TerminatingOrFailed"],
+  );
+  assert.deepEqual(spec.selector, { matchLabels: { "batch.kubernetes.io/controller-uid": uid } });
+  assert.deepEqual(spec.template.metadata.labels, {
+    "batch.kubernetes.io/controller-uid": uid,
+    "batch.kubernetes.io/job-name": "pi",
+    "controller-uid": uid,
+    "job-name": "pi",
+  });
+  assert.equal(spec.manualSelector, undefined);
+});
