@@ -340,6 +340,7 @@ export function defaultedService(
     if (spec.clusterIP === undefined && spec.clusterIPs?.[0] !== undefined) {
       spec.clusterIP = spec.clusterIPs[0];
     }
+    if (current) checkClusterIpsKept(name, spec, old);
     const changed = spec.clusterIP !== old.clusterIP;
     if (spec.clusterIP === undefined || spec.clusterIP === "") {
       spec.clusterIP = allocateIp(ctx.taken().ips);
@@ -376,6 +377,36 @@ function allocateIp(taken: Set<string>): string {
     if (!taken.has(ip)) return ip;
   }
   throw new ApiError(500, "InternalError", "Internal error occurred: range is full");
+}
+
+/**
+ * A Service's cluster IPs may not change once set (kube's
+ * `validateUpgradeDowngradeClusterIPs`): a 422 per changed one, its value the
+ * new list as kube renders it. Headless to headless and ExternalName either
+ * way are free.
+ */
+function checkClusterIpsKept(name: string, spec: ServiceSpec, old: ServiceSpec): void {
+  const before = Array.isArray(old.clusterIPs) ? old.clusterIPs : [];
+  if (!before.length || old.type === "ExternalName") return;
+  if (old.clusterIP === "None" && spec.clusterIP === "None") return;
+  if (spec.clusterIP === undefined || spec.clusterIP === "") return; // allocated anew below
+  const after = Array.isArray(spec.clusterIPs) ? spec.clusterIPs : [spec.clusterIP];
+  const changed = before.length === after.length
+    ? before.flatMap((ip, i) => (ip !== after[i] ? [i] : []))
+    : after.length && after[0] !== before[0]
+    ? [0]
+    : [];
+  if (!changed.length) return;
+  throw ApiError.invalid(
+    "Service",
+    "",
+    name,
+    changed.map((i) => ({
+      reason: "FieldValueInvalid",
+      message: `Invalid value: ${JSON.stringify(after)}: may not change once set`,
+      field: `spec.clusterIPs[${i}]`,
+    })),
+  );
 }
 
 function checkRequestedIp(name: string, ip: string, taken: Set<string>): void {
@@ -460,4 +491,85 @@ function allocateNodePorts(
     }
     taken.add(p.nodePort);
   });
+}
+
+/**
+ * The spec defaults kube-apiserver gives a Deployment (`replicas: 1`, a
+ * RollingUpdate strategy of 25%/25%, `revisionHistoryLimit: 10`,
+ * `progressDeadlineSeconds: 600`) and a Job (`parallelism`/`completions` 1,
+ * `backoffLimit: 6`, `completionMode: NonIndexed`, `suspend: false`,
+ * `podReplacementPolicy: TerminatingOrFailed`; on create, the selector on
+ * `batch.kubernetes.io/controller-uid` and the pod template's
+ * `controller-uid`/`job-name` labels, both legacy and `batch.kubernetes.io/`),
+ * before validation, as kube defaults on decoding. Other kinds are returned
+ * as they are.
+ *
+ * @param group The API group.
+ * @param kind The kind.
+ * @param obj The object (its `metadata.uid` set on create); never mutated.
+ * @param creating Whether this is a create.
+ * @returns The defaulted object (the input itself when nothing was added).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { defaultedWorkload } from "./builtin_strategies.ts";
+ * const d = defaultedWorkload("apps", "Deployment", { metadata: {}, spec: {} }, true);
+ * assert.deepEqual((d.spec as Record<string, unknown>).revisionHistoryLimit, 10);
+ * ```
+ */
+export function defaultedWorkload(
+  group: string,
+  kind: string,
+  obj: KObject,
+  creating: boolean,
+): KObject {
+  const raw = obj.spec;
+  if (raw !== undefined && (raw === null || typeof raw !== "object" || Array.isArray(raw))) {
+    return obj;
+  }
+  if (group === "apps" && kind === "Deployment") {
+    const spec = { ...(raw as Record<string, unknown> | undefined) };
+    spec.replicas ??= 1;
+    const strategy = { ...(spec.strategy as Record<string, unknown> | undefined) };
+    strategy.type ??= "RollingUpdate";
+    if (strategy.type === "RollingUpdate") {
+      strategy.rollingUpdate = {
+        maxUnavailable: "25%",
+        maxSurge: "25%",
+        ...(strategy.rollingUpdate as Record<string, unknown> | undefined),
+      };
+    }
+    spec.strategy = strategy;
+    spec.revisionHistoryLimit ??= 10;
+    spec.progressDeadlineSeconds ??= 600;
+    return { ...obj, spec };
+  }
+  if (group === "batch" && kind === "Job") {
+    const spec = { ...(raw as Record<string, unknown> | undefined) };
+    if (spec.completions === undefined && spec.parallelism === undefined) spec.completions = 1;
+    spec.parallelism ??= 1;
+    spec.backoffLimit ??= 6;
+    spec.completionMode ??= "NonIndexed";
+    spec.suspend ??= false;
+    if (spec.podFailurePolicy === undefined) spec.podReplacementPolicy ??= "TerminatingOrFailed";
+    const uid = obj.metadata.uid;
+    if (creating && uid && spec.manualSelector !== true && spec.selector === undefined) {
+      const name = obj.metadata.name ?? "";
+      spec.selector = { matchLabels: { "batch.kubernetes.io/controller-uid": uid } };
+      const template = { ...(spec.template as Record<string, unknown> | undefined) };
+      const meta = { ...(template.metadata as Record<string, unknown> | undefined) };
+      meta.labels = {
+        "batch.kubernetes.io/controller-uid": uid,
+        "batch.kubernetes.io/job-name": name,
+        "controller-uid": uid,
+        "job-name": name,
+        ...(meta.labels as Record<string, string> | undefined),
+      };
+      template.metadata = meta;
+      spec.template = template;
+    }
+    return { ...obj, spec };
+  }
+  return obj;
 }

@@ -27,11 +27,19 @@ import {
 } from "./metadata_validation.ts";
 import type { ResourceRegistry } from "./registry.ts";
 import { apiVersionOf, type ResourceDef, storageKey } from "./resources.ts";
+import { pruneBuiltinFields } from "./builtin_fields.ts";
+import { builtinCauses } from "./workload_validation.ts";
 import { applyDefaults, pruneUnknownFields, validateAgainstSchema } from "./schema.ts";
 import type { KObject, Meta, Store } from "./store.ts";
 import { applyStrategicMergePatch, StrategicMergeError } from "./strategic_merge.ts";
 import { applyConfiguration, type ApplyConflict } from "./apply.ts";
-import { createdPod, defaultedService, keepsGeneration, updatedPod } from "./builtin_strategies.ts";
+import {
+  createdPod,
+  defaultedService,
+  defaultedWorkload,
+  keepsGeneration,
+  updatedPod,
+} from "./builtin_strategies.ts";
 
 /** How unknown fields are treated (`?fieldValidation=`). */
 export type FieldValidation = "Strict" | "Warn" | "Ignore";
@@ -653,19 +661,44 @@ export class Objects {
       causes.push(...checkConfigData(def.kind, draft as unknown as Record<string, unknown>));
     }
     let out = draft;
+    const unknown = (pruned: string[]) => {
+      const mode = options.fieldValidation ?? "Warn";
+      if (mode === "Strict") {
+        const list = pruned.map((p) => `unknown field "${p}"`);
+        throw ApiError.badRequest(
+          `${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: strict decoding error: ${
+            list.join(", ")
+          }`,
+        );
+      }
+      if (mode === "Warn") { for (const p of pruned) warnings.push(`unknown field "${p}"`); }
+    };
+    if (def.builtin) {
+      const known = pruneBuiltinFields(
+        def.group,
+        def.kind,
+        out as unknown as Record<string, unknown>,
+      );
+      if (known?.pruned.length) {
+        unknown(known.pruned);
+        out = known.value as unknown as KObject;
+      }
+    }
+    if (def.builtin) {
+      out = defaultedWorkload(def.group, def.kind, out, current === undefined);
+      causes.push(
+        ...builtinCauses(
+          def.group,
+          def.kind,
+          out as unknown as Record<string, unknown>,
+          current as unknown as Record<string, unknown> | undefined,
+        ),
+      );
+    }
     if (def.schema) {
       const { value, pruned } = pruneUnknownFields(def.schema, out);
       if (pruned.length) {
-        const mode = options.fieldValidation ?? "Warn";
-        if (mode === "Strict") {
-          const list = pruned.map((p) => `unknown field "${p}"`);
-          throw ApiError.badRequest(
-            `${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: strict decoding error: ${
-              list.join(", ")
-            }`,
-          );
-        }
-        if (mode === "Warn") { for (const p of pruned) warnings.push(`unknown field "${p}"`); }
+        unknown(pruned);
         out = value as KObject;
       }
       out = applyDefaults(def.schema, out) as KObject;

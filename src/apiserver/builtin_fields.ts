@@ -1,0 +1,210 @@
+/**
+ * The field names of the built-in kinds, for `fieldValidation=Strict|Warn|Ignore`
+ * as kube-apiserver applies it to its own types: a field the Go type does not
+ * declare is refused (`Strict`: 400 `strict decoding error: unknown field
+ * "spec.template.spec.containers[0].foo"`), dropped with a warning (`Warn`,
+ * the server's default) or dropped silently (`Ignore`).
+ *
+ * Why a table of names and not schemas: strict decoding only asks "does the
+ * type declare this key?", so one small record of names per Go type is all
+ * it needs, and walking it costs a key lookup per field. A field whose value
+ * is a map (labels, data) or a type not modelled here (probes, volumes,
+ * affinity, every `status`) is a leaf: its content is kept as sent. Kinds
+ * without a table (e.g. Node, PersistentVolume) are stored as sent.
+ *
+ * @module
+ */
+
+/** One field: `0` a leaf, a type name, or `[type name]` for a list of that type. */
+type Field = 0 | string | [string];
+type Fields = Readonly<Record<string, Field>>;
+
+const names = (list: string, extra: Record<string, Field> = {}): Fields => {
+  const out: Record<string, Field> = {};
+  for (const n of list.split(" ")) if (n) out[n] = 0;
+  return Object.assign(out, extra);
+};
+
+/** Go types by name: the fields each declares. */
+const TYPES: Record<string, Fields> = {
+  ObjectMeta: names(
+    "name generateName namespace selfLink uid resourceVersion generation creationTimestamp " +
+      "deletionTimestamp deletionGracePeriodSeconds labels annotations ownerReferences " +
+      "finalizers managedFields",
+  ),
+  PodTemplateSpec: { metadata: "ObjectMeta", spec: "PodSpec" },
+  PodSpec: names(
+    "volumes ephemeralContainers restartPolicy terminationGracePeriodSeconds " +
+      "activeDeadlineSeconds dnsPolicy nodeSelector serviceAccountName serviceAccount " +
+      "automountServiceAccountToken nodeName hostNetwork hostPID hostIPC shareProcessNamespace " +
+      "securityContext imagePullSecrets hostname subdomain affinity schedulerName tolerations " +
+      "hostAliases priorityClassName priority dnsConfig readinessGates runtimeClassName " +
+      "enableServiceLinks preemptionPolicy overhead topologySpreadConstraints setHostnameAsFQDN " +
+      "os hostUsers schedulingGates resourceClaims resources hostnameOverride",
+    { containers: ["Container"], initContainers: ["Container"] },
+  ),
+  Container: names(
+    "name image command args workingDir envFrom resources resizePolicy restartPolicy " +
+      "restartPolicyRules volumeMounts volumeDevices livenessProbe readinessProbe startupProbe " +
+      "lifecycle terminationMessagePath terminationMessagePolicy imagePullPolicy " +
+      "securityContext stdin stdinOnce tty",
+    { ports: ["ContainerPort"], env: ["EnvVar"] },
+  ),
+  ContainerPort: names("name hostPort containerPort protocol hostIP"),
+  EnvVar: names("name value valueFrom"),
+  ServiceSpec: names(
+    "selector clusterIP clusterIPs type externalIPs sessionAffinity loadBalancerIP " +
+      "loadBalancerSourceRanges externalName externalTrafficPolicy healthCheckNodePort " +
+      "publishNotReadyAddresses sessionAffinityConfig ipFamilies ipFamilyPolicy " +
+      "allocateLoadBalancerNodePorts loadBalancerClass internalTrafficPolicy trafficDistribution",
+    { ports: ["ServicePort"] },
+  ),
+  ServicePort: names("name protocol appProtocol port targetPort nodePort"),
+  DeploymentSpec: names(
+    "replicas selector strategy minReadySeconds revisionHistoryLimit paused " +
+      "progressDeadlineSeconds",
+    { template: "PodTemplateSpec" },
+  ),
+  ReplicaSetSpec: names("replicas minReadySeconds selector", { template: "PodTemplateSpec" }),
+  StatefulSetSpec: names(
+    "replicas selector volumeClaimTemplates serviceName podManagementPolicy updateStrategy " +
+      "revisionHistoryLimit minReadySeconds persistentVolumeClaimRetentionPolicy ordinals",
+    { template: "PodTemplateSpec" },
+  ),
+  DaemonSetSpec: names("selector updateStrategy minReadySeconds revisionHistoryLimit", {
+    template: "PodTemplateSpec",
+  }),
+  JobSpec: names(
+    "parallelism completions activeDeadlineSeconds podFailurePolicy successPolicy backoffLimit " +
+      "backoffLimitPerIndex maxFailedIndexes selector manualSelector ttlSecondsAfterFinished " +
+      "completionMode suspend podReplacementPolicy managedBy",
+    { template: "PodTemplateSpec" },
+  ),
+  JobTemplateSpec: { metadata: "ObjectMeta", spec: "JobSpec" },
+  CronJobSpec: names(
+    "schedule timeZone startingDeadlineSeconds concurrencyPolicy suspend " +
+      "successfulJobsHistoryLimit failedJobsHistoryLimit",
+    { jobTemplate: "JobTemplateSpec" },
+  ),
+  PolicyRule: names("verbs apiGroups resources resourceNames nonResourceURLs"),
+  LeaseSpec: names(
+    "holderIdentity leaseDurationSeconds acquireTime renewTime leaseTransitions strategy " +
+      "preferredHolder",
+  ),
+};
+
+const kind = (fields: string, extra: Record<string, Field> = {}): Fields =>
+  names(`apiVersion kind ${fields}`, { metadata: "ObjectMeta", ...extra });
+
+/** The kinds covered, by `group/Kind` (`/Kind` for the core group). */
+const KINDS: Record<string, Fields> = {
+  "/ConfigMap": kind("data binaryData immutable"),
+  "/Secret": kind("data stringData type immutable"),
+  "/Namespace": kind("spec status"),
+  "/ServiceAccount": kind("secrets imagePullSecrets automountServiceAccountToken"),
+  "/Service": kind("status", { spec: "ServiceSpec" }),
+  "/Pod": kind("status", { spec: "PodSpec" }),
+  "/PodTemplate": kind("", { template: "PodTemplateSpec" }),
+  "/ReplicationController": kind("status", { spec: "ReplicaSetSpec" }),
+  "/Event": kind(
+    "involvedObject reason message source firstTimestamp lastTimestamp count type eventTime " +
+      "series action related reportingComponent reportingInstance",
+  ),
+  "apps/Deployment": kind("status", { spec: "DeploymentSpec" }),
+  "apps/ReplicaSet": kind("status", { spec: "ReplicaSetSpec" }),
+  "apps/StatefulSet": kind("status", { spec: "StatefulSetSpec" }),
+  "apps/DaemonSet": kind("status", { spec: "DaemonSetSpec" }),
+  "batch/Job": kind("status", { spec: "JobSpec" }),
+  "batch/CronJob": kind("status", { spec: "CronJobSpec" }),
+  "rbac.authorization.k8s.io/Role": kind("", { rules: ["PolicyRule"] }),
+  "rbac.authorization.k8s.io/ClusterRole": kind("aggregationRule", { rules: ["PolicyRule"] }),
+  "rbac.authorization.k8s.io/RoleBinding": kind("subjects roleRef"),
+  "rbac.authorization.k8s.io/ClusterRoleBinding": kind("subjects roleRef"),
+  "coordination.k8s.io/Lease": kind("", { spec: "LeaseSpec" }),
+};
+
+/**
+ * The kinds whose unknown fields are found (for the docs and tests).
+ *
+ * @returns `group/Kind` keys, `/Kind` for the core group.
+ */
+export function kindsWithKnownFields(): string[] {
+  return Object.keys(KINDS);
+}
+
+/**
+ * Removes the fields a built-in kind's Go type does not declare, as
+ * kube-apiserver's decoder drops them.
+ *
+ * @param group The API group (`""` for core).
+ * @param kindName The kind.
+ * @param obj The object as sent; never mutated.
+ * @returns `value`: the object itself when nothing was unknown, otherwise a
+ * copy without the unknown fields (unchanged subtrees shared); `pruned`: the
+ * paths removed in document order, as kube names them
+ * (`spec.template.spec.containers[0].foo`); `undefined` for a kind not covered.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { pruneBuiltinFields } from "./builtin_fields.ts";
+ *
+ * const r = pruneBuiltinFields("", "ConfigMap", {
+ *   apiVersion: "v1", kind: "ConfigMap", metadata: { name: "x" }, data: {}, foo: 1,
+ * });
+ * assert.deepEqual(r?.pruned, ["foo"]);
+ * assert.equal("foo" in (r?.value as object), false);
+ * ```
+ */
+export function pruneBuiltinFields(
+  group: string,
+  kindName: string,
+  obj: Record<string, unknown>,
+): { value: Record<string, unknown>; pruned: string[] } | undefined {
+  const fields = KINDS[`${group}/${kindName}`];
+  if (!fields) return undefined;
+  const pruned: string[] = [];
+  const value = walk(fields, obj, "", pruned) as Record<string, unknown>;
+  return { value, pruned };
+}
+
+function walk(fields: Fields, v: unknown, path: string, pruned: string[]): unknown {
+  if (v === null || typeof v !== "object" || Array.isArray(v)) return v;
+  const obj = v as Record<string, unknown>;
+  let out: Record<string, unknown> | undefined;
+  for (const key in obj) {
+    if (!Object.hasOwn(obj, key)) continue;
+    const field = Object.hasOwn(fields, key) ? fields[key] : undefined;
+    const at = path ? `${path}.${key}` : key;
+    if (field === undefined) {
+      pruned.push(at);
+      out ??= copyUntil(obj, key);
+      continue;
+    }
+    const child = obj[key];
+    let next = child;
+    if (typeof field === "string") next = walk(TYPES[field]!, child, at, pruned);
+    else if (Array.isArray(field) && Array.isArray(child)) {
+      const item = TYPES[field[0]]!;
+      let items: unknown[] | undefined;
+      child.forEach((c, i) => {
+        const n = walk(item, c, `${at}[${i}]`, pruned);
+        if (n !== c) (items ??= child.slice())[i] = n;
+      });
+      if (items) next = items;
+    }
+    if (next !== child) out ??= copyUntil(obj, key);
+    if (out) out[key] = next;
+  }
+  return out ?? obj;
+}
+
+/** A copy of the keys before `stop`. */
+function copyUntil(obj: Record<string, unknown>, stop: string): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key in obj) {
+    if (key === stop) break;
+    if (Object.hasOwn(obj, key)) out[key] = obj[key];
+  }
+  return out;
+}
