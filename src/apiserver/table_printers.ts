@@ -171,6 +171,19 @@ const templateContainers = (path: (o: KObject) => Any) => [
   wide("Images", (o) => containerCells(path(o))[1]),
 ];
 
+/** The columns of ReplicaSets and ReplicationControllers: they differ in how the selector prints. */
+function replicaColumns(selector: Column["cell"]): Column[] {
+  return [
+    NAME,
+    col("Desired", (o) => spec(o).replicas ?? 1, "integer"),
+    col("Current", (o) => status(o).replicas ?? 0, "integer"),
+    col("Ready", (o) => status(o).readyReplicas ?? 0, "integer"),
+    AGE,
+    ...templateContainers(podTemplate),
+    wide("Selector", selector),
+  ];
+}
+
 function hasCondition(conds: unknown, type: string): boolean {
   const c = ((conds ?? []) as Any[]).find((c) => c.type === type);
   return c?.status === "True";
@@ -457,17 +470,8 @@ const PRINTERS: Record<string, Printer> = {
       wide("Selector", (o) => selectorString(spec(o).selector)),
     ],
   },
-  "apps/replicasets": {
-    columns: [
-      NAME,
-      col("Desired", (o) => spec(o).replicas ?? 1, "integer"),
-      col("Current", (o) => status(o).replicas ?? 0, "integer"),
-      col("Ready", (o) => status(o).readyReplicas ?? 0, "integer"),
-      AGE,
-      ...templateContainers(podTemplate),
-      wide("Selector", (o) => formatSelector(spec(o).selector)),
-    ],
-  },
+  // A ReplicaSet's selector is a LabelSelector; a ReplicationController's a plain map.
+  "apps/replicasets": { columns: replicaColumns((o) => formatSelector(spec(o).selector)) },
   "apps/statefulsets": {
     columns: [
       NAME,
@@ -585,17 +589,7 @@ const PRINTERS: Record<string, Printer> = {
       { ...NAME, priority: 1 },
     ],
   },
-  "/replicationcontrollers": {
-    columns: [
-      NAME,
-      col("Desired", (o) => spec(o).replicas ?? 1, "integer"),
-      col("Current", (o) => status(o).replicas ?? 0, "integer"),
-      col("Ready", (o) => status(o).readyReplicas ?? 0, "integer"),
-      AGE,
-      ...templateContainers(podTemplate),
-      wide("Selector", (o) => formatLabels(spec(o).selector)),
-    ],
-  },
+  "/replicationcontrollers": { columns: replicaColumns((o) => formatLabels(spec(o).selector)) },
   "/podtemplates": {
     columns: [
       NAME,
