@@ -13,20 +13,23 @@
  *    objects/s, API requests per object lifecycle, the operator's CPU per
  *    object next to the server's and the load generator's, its idle and peak
  *    RSS (on a fresh server);
- * 6. daemons and timers (`daemons_bench.ts`): 10,000 objects, each with a
+ * 6. the server per kind (`apiserver_bench.ts`, a process of its own with its
+ *    own server): CPU per create and per merge patch of ConfigMaps, Deployments,
+ *    Pods and KopfExamples, figures only;
+ * 7. daemons and timers (`daemons_bench.ts`): 10,000 objects, each with a
  *    10-second timer and a daemon: CPU share, timer drift, RSS (on a fresh server);
- * 7. admission (`admission_bench.ts`): creations at 200/s through a mutating and
+ * 8. admission (`admission_bench.ts`): creations at 200/s through a mutating and
  *    a validating webhook of an operator, p50/p99 round trip and CPU per create,
  *    next to the same without webhooks (on a fresh server);
- * 8. conversion (`conversion_bench.ts`): 1,000 objects stored at v1, LISTed at v2
+ * 9. conversion (`conversion_bench.ts`): 1,000 objects stored at v1, LISTed at v2
  *    through an operator's converters (one ConversionReview per LIST): objects
  *    converted per second, ms per LIST, CPU per 1,000 converted and RSS of the
  *    server and the operator, next to the same LIST at v1 (on a fresh server).
- * 9. start-up (`startup_bench.ts`, a process of its own with its own server and
+ * 10. start-up (`startup_bench.ts`, a process of its own with its own server and
  *    operator processes): 100,000 already-handled KopfExamples exist when the
  *    operator starts — time to ready and idle, peak RSS, CPU, writes (zero), with
  *    the state listed in pages and streamed over the watch.
- * 10. sharding (`sharding_bench.ts`, replicas as processes, on a fresh server):
+ * 11. sharding (`sharding_bench.ts`, replicas as processes, on a fresh server):
  *    throughput of 1 vs 3 sharded replicas on the same bursts (light and CPU-heavy
  *    handlers) as a ratio with each party's CPU, hand-off times after a join, a
  *    graceful leave and a kill, and the objects moved per membership change of
@@ -287,6 +290,13 @@ async function main(): Promise<number> {
     broken.push(...outcome.broken);
   } finally {
     await stop(third, "third");
+  }
+
+  // The server's CPU per create and patch of each kind it has rules for: a process of its own
+  // (its own server), figures only (no targets).
+  {
+    const out = await runChild("apiserver_bench.ts");
+    if (!out.success) broken.push(`per-kind API server benchmark: exit code ${out.code}`);
   }
 
   // Daemons and timers: a process of their own (its own server too), so that what the earlier
