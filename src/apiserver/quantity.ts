@@ -79,7 +79,7 @@ export function parseQuantity(value: unknown): Quantity | string {
   const fraction = num[3] ?? "";
   let mantissa = BigInt(`${num[2] || "0"}${fraction}`);
   if (num[1] === "-") mantissa = -mantissa;
-  let exponent = -fraction.length;
+  let exponent = fraction.length ? -fraction.length : 0;
   let format: Quantity["format"];
   if (Object.hasOwn(DECIMAL, suffix)) {
     exponent += DECIMAL[suffix]!;
