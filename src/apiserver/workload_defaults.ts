@@ -193,6 +193,14 @@ export function defaultedWorkload(
 }
 
 function defaulted(key: string, obj: KObject, current: KObject | undefined): KObject {
+  // A write that leaves the stored spec as it is (a patch of labels, a status write) has nothing
+  // to default: the stored spec was defaulted when it was written.
+  if (
+    current && obj.spec !== undefined && obj.spec === current.spec &&
+    key !== "/ReplicationController"
+  ) {
+    return obj;
+  }
   switch (key) {
     case "/Pod": {
       const spec = specOf(obj);

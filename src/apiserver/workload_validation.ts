@@ -152,6 +152,8 @@ export function builtinCauses(
   };
   switch (`${group}/${kind}`) {
     case "/Pod":
+      // The stored spec itself (a patch of metadata, a status write) was validated when stored.
+      if (old && obj.spec === old.spec) break;
       causes.push(...podSpecCauses(obj.spec, "spec"));
       if (old) causes.push(...podUpdateCauses(spec, oldSpec));
       break;
