@@ -10,8 +10,8 @@
  * - **a created Pod** is pending and unscheduled: `status.phase: Pending`,
  *   its `qosClass` computed from its containers' requests and limits as kube
  *   computes it, and a `PodScheduled` condition that says no scheduler runs
- *   here. Requests default to limits, as kube's defaulting does. Nothing ever
- *   moves it on: there is no scheduler and no kubelet.
+ *   here (its spec's defaults are `pod_defaults.ts`'s). Nothing ever moves it
+ *   on: there is no scheduler and no kubelet.
  * - **a created Service** gets its defaults (`type`, `sessionAffinity`,
  *   `internalTrafficPolicy`, ports' `protocol` and `targetPort`), a cluster IP
  *   from the service range 10.96.0.0/12, unique among the services, with
@@ -75,9 +75,9 @@ export interface ServiceContext {
 
 /**
  * The status of a Pod as created: pending, unscheduled, with its QoS class.
- * Requests missing where limits are given default to the limits (kube's defaulting).
+ * Its spec has kube's defaults already (`pod_defaults.ts`: requests default to limits there).
  *
- * @param pod The pod as sent (its `spec` is defaulted in place of a copy).
+ * @param pod The pod, defaulted; never mutated.
  * @param now The timestamp for the condition.
  * @returns The pod to store.
  *
@@ -93,10 +93,7 @@ export function createdPod(
   pod: KObject,
   now: string,
 ): KObject & { status: Record<string, unknown> } {
-  const spec = structuredClone((pod.spec ?? {}) as PodSpec);
-  for (const list of [spec.containers, spec.initContainers]) {
-    for (const c of Array.isArray(list) ? list : []) defaultRequests(c);
-  }
+  const spec = (pod.spec ?? {}) as PodSpec;
   const status: Record<string, unknown> = { phase: "Pending", qosClass: qosClass(spec) };
   const gated = Array.isArray(spec.schedulingGates) && spec.schedulingGates.length > 0;
   if (gated) {
@@ -118,7 +115,7 @@ export function createdPod(
       message: "no scheduler runs in the embedded API server: the pod stays Pending",
     }];
   }
-  return { ...pod, spec, status };
+  return { ...pod, status };
 }
 
 /**
@@ -154,21 +151,6 @@ interface PodSpec {
   initContainers?: Container[];
   nodeName?: string;
   schedulingGates?: unknown[];
-}
-
-function defaultRequests(c: Container): void {
-  if (!c || typeof c !== "object") return;
-  const limits = c.resources?.limits;
-  if (!limits || typeof limits !== "object") return;
-  const requests = { ...(c.resources?.requests ?? {}) };
-  let changed = false;
-  for (const [name, value] of Object.entries(limits)) {
-    if (!(name in requests)) {
-      requests[name] = value;
-      changed = true;
-    }
-  }
-  if (changed) c.resources = { ...c.resources, requests };
 }
 
 const QOS_RESOURCES = ["cpu", "memory"];
@@ -491,85 +473,4 @@ function allocateNodePorts(
     }
     taken.add(p.nodePort);
   });
-}
-
-/**
- * The spec defaults kube-apiserver gives a Deployment (`replicas: 1`, a
- * RollingUpdate strategy of 25%/25%, `revisionHistoryLimit: 10`,
- * `progressDeadlineSeconds: 600`) and a Job (`parallelism`/`completions` 1,
- * `backoffLimit: 6`, `completionMode: NonIndexed`, `suspend: false`,
- * `podReplacementPolicy: TerminatingOrFailed`; on create, the selector on
- * `batch.kubernetes.io/controller-uid` and the pod template's
- * `controller-uid`/`job-name` labels, both legacy and `batch.kubernetes.io/`),
- * before validation, as kube defaults on decoding. Other kinds are returned
- * as they are.
- *
- * @param group The API group.
- * @param kind The kind.
- * @param obj The object (its `metadata.uid` set on create); never mutated.
- * @param creating Whether this is a create.
- * @returns The defaulted object (the input itself when nothing was added).
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { defaultedWorkload } from "./builtin_strategies.ts";
- * const d = defaultedWorkload("apps", "Deployment", { metadata: {}, spec: {} }, true);
- * assert.deepEqual((d.spec as Record<string, unknown>).revisionHistoryLimit, 10);
- * ```
- */
-export function defaultedWorkload(
-  group: string,
-  kind: string,
-  obj: KObject,
-  creating: boolean,
-): KObject {
-  const raw = obj.spec;
-  if (raw !== undefined && (raw === null || typeof raw !== "object" || Array.isArray(raw))) {
-    return obj;
-  }
-  if (group === "apps" && kind === "Deployment") {
-    const spec = { ...(raw as Record<string, unknown> | undefined) };
-    spec.replicas ??= 1;
-    const strategy = { ...(spec.strategy as Record<string, unknown> | undefined) };
-    strategy.type ??= "RollingUpdate";
-    if (strategy.type === "RollingUpdate") {
-      strategy.rollingUpdate = {
-        maxUnavailable: "25%",
-        maxSurge: "25%",
-        ...(strategy.rollingUpdate as Record<string, unknown> | undefined),
-      };
-    }
-    spec.strategy = strategy;
-    spec.revisionHistoryLimit ??= 10;
-    spec.progressDeadlineSeconds ??= 600;
-    return { ...obj, spec };
-  }
-  if (group === "batch" && kind === "Job") {
-    const spec = { ...(raw as Record<string, unknown> | undefined) };
-    if (spec.completions === undefined && spec.parallelism === undefined) spec.completions = 1;
-    spec.parallelism ??= 1;
-    spec.backoffLimit ??= 6;
-    spec.completionMode ??= "NonIndexed";
-    spec.suspend ??= false;
-    if (spec.podFailurePolicy === undefined) spec.podReplacementPolicy ??= "TerminatingOrFailed";
-    const uid = obj.metadata.uid;
-    if (creating && uid && spec.manualSelector !== true && spec.selector === undefined) {
-      const name = obj.metadata.name ?? "";
-      spec.selector = { matchLabels: { "batch.kubernetes.io/controller-uid": uid } };
-      const template = { ...(spec.template as Record<string, unknown> | undefined) };
-      const meta = { ...(template.metadata as Record<string, unknown> | undefined) };
-      meta.labels = {
-        "batch.kubernetes.io/controller-uid": uid,
-        "batch.kubernetes.io/job-name": name,
-        "controller-uid": uid,
-        "job-name": name,
-        ...(meta.labels as Record<string, string> | undefined),
-      };
-      template.metadata = meta;
-      spec.template = template;
-    }
-    return { ...obj, spec };
-  }
-  return obj;
 }

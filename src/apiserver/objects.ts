@@ -33,13 +33,8 @@ import { applyDefaults, pruneUnknownFields, validateAgainstSchema } from "./sche
 import type { KObject, Meta, Store } from "./store.ts";
 import { applyStrategicMergePatch, StrategicMergeError } from "./strategic_merge.ts";
 import { applyConfiguration, type ApplyConflict } from "./apply.ts";
-import {
-  createdPod,
-  defaultedService,
-  defaultedWorkload,
-  keepsGeneration,
-  updatedPod,
-} from "./builtin_strategies.ts";
+import { createdPod, defaultedService, keepsGeneration, updatedPod } from "./builtin_strategies.ts";
+import { createdWorkload, defaultedWorkload } from "./workload_defaults.ts";
 
 /** How unknown fields are treated (`?fieldValidation=`). */
 export type FieldValidation = "Strict" | "Warn" | "Ignore";
@@ -685,7 +680,7 @@ export class Objects {
       }
     }
     if (def.builtin) {
-      out = defaultedWorkload(def.group, def.kind, out, current === undefined);
+      out = defaultedWorkload(def.group, def.kind, out, current);
       causes.push(
         ...builtinCauses(
           def.group,
@@ -719,6 +714,7 @@ export class Objects {
     const key = storageKey(def);
     if (key === "secrets" && !draft.type) return { ...draft, type: "Opaque" };
     if (key === "pods") return createdPod(draft, this.now());
+    if (def.builtin) draft = createdWorkload(def.group, def.kind, draft);
     if (key === "services") return defaultedService(draft, undefined, this.#services());
     if (key === "namespaces") {
       return {

@@ -1,47 +1,32 @@
 /**
  * The rules of kube-apiserver's validation for built-in kinds that users hit
  * first, with kube's 422 causes: a workload's `replicas` not negative, its
- * `selector` required, not empty and matching its pod template's labels; a
- * pod (or pod template) with containers, each named (a DNS-1123 label,
- * unique) and with an image; and the fields kube keeps immutable on update
- * (a workload's selector in apps/v1, a Job's selector and template, a
- * Secret's `type`, the data of an immutable ConfigMap or Secret).
+ * `selector` required, not empty and matching its pod template's labels, its
+ * pods restarting as the workload allows (a Job's `OnFailure`/`Never`, the
+ * others' `Always`); every pod spec as `pod_validation.ts` validates it; and
+ * what kube keeps immutable on update (a workload's selector in apps/v1, a
+ * Job's selector and template, a StatefulSet's spec but for a few fields, a
+ * Pod's spec but for images and a few more, a Secret's `type`, the data of an
+ * immutable ConfigMap or Secret).
  *
- * Values in messages are rendered as kube's `field.Error` renders them:
- * numbers bare, strings quoted, anything else as JSON.
+ * Values in messages are rendered as kube's `field.Error` renders them
+ * (`field_errors.ts`).
  *
  * @module
  */
 
 import type { StatusCause } from "./errors.ts";
-import { validateName } from "./metadata_validation.ts";
+import { forbidden, invalid, required } from "./field_errors.ts";
+import {
+  podSpecCauses,
+  podUpdateCauses,
+  statefulSetUpdateCauses,
+  templateRestartCauses,
+} from "./pod_validation.ts";
 
 type Obj = Record<string, unknown>;
 
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === "object" && !Array.isArray(v);
-
-/** A value as kube's `field.Error` prints it. */
-function shown(v: unknown): string {
-  if (typeof v === "string") return JSON.stringify(v);
-  if (typeof v === "number" || typeof v === "boolean") return String(v);
-  return JSON.stringify(v === undefined ? null : v);
-}
-
-const required = (field: string): StatusCause => ({
-  reason: "FieldValueRequired",
-  message: "Required value",
-  field,
-});
-const invalid = (field: string, value: unknown, detail: string): StatusCause => ({
-  reason: "FieldValueInvalid",
-  message: `Invalid value: ${shown(value)}: ${detail}`,
-  field,
-});
-const forbidden = (field: string, detail: string): StatusCause => ({
-  reason: "FieldValueForbidden",
-  message: `Forbidden: ${detail}`,
-  field,
-});
 
 /** Whether a label selector (`matchLabels`, `matchExpressions`) selects these labels. */
 function selects(selector: Obj, labels: Record<string, unknown>): boolean {
@@ -88,37 +73,6 @@ function selectorJson(s: unknown): unknown {
   return out;
 }
 
-/** Containers of a pod spec at `path` (`spec`, `spec.template.spec`). */
-function podSpecCauses(spec: unknown, path: string): StatusCause[] {
-  const s = isObj(spec) ? spec : {};
-  const containers = s.containers;
-  if (!Array.isArray(containers) || containers.length === 0) {
-    return [required(`${path}.containers`)];
-  }
-  const causes: StatusCause[] = [];
-  const seen = new Set<string>();
-  const initContainers = Array.isArray(s.initContainers) ? s.initContainers : [];
-  for (const c of initContainers) if (isObj(c) && typeof c.name === "string") seen.add(c.name);
-  containers.forEach((c, i) => {
-    const at = `${path}.containers[${i}]`;
-    const ctr = isObj(c) ? c : {};
-    if (typeof ctr.name !== "string" || ctr.name === "") causes.push(required(`${at}.name`));
-    else {
-      causes.push(...validateName(ctr.name, { field: `${at}.name`, dns1123Label: true }));
-      if (seen.has(ctr.name)) {
-        causes.push({
-          reason: "FieldValueDuplicate",
-          message: `Duplicate value: ${shown(ctr.name)}`,
-          field: `${at}.name`,
-        });
-      }
-      seen.add(ctr.name);
-    }
-    if (typeof ctr.image !== "string" || ctr.image === "") causes.push(required(`${at}.image`));
-  });
-  return causes;
-}
-
 const nonNegative = (value: unknown, field: string): StatusCause[] =>
   typeof value === "number" && value < 0
     ? [invalid(field, value, "must be greater than or equal to 0")]
@@ -150,6 +104,7 @@ function workloadCauses(spec: Obj, what: string, replicas: boolean): StatusCause
     );
   }
   causes.push(...podSpecCauses(template.spec, "spec.template.spec"));
+  causes.push(...templateRestartCauses(template.spec, "spec.template.spec", ["Always"]));
   return causes;
 }
 
@@ -197,8 +152,19 @@ export function builtinCauses(
   };
   switch (`${group}/${kind}`) {
     case "/Pod":
-      if (!old) causes.push(...podSpecCauses(obj.spec, "spec"));
+      // The stored spec itself (a patch of metadata, a status write) was validated when stored.
+      if (old && obj.spec === old.spec) break;
+      causes.push(...podSpecCauses(obj.spec, "spec"));
+      if (old) causes.push(...podUpdateCauses(spec, oldSpec));
       break;
+    case "/ReplicationController": {
+      const template = isObj(spec.template) ? spec.template : undefined;
+      if (template) {
+        causes.push(...podSpecCauses(template.spec, "spec.template.spec"));
+        causes.push(...templateRestartCauses(template.spec, "spec.template.spec", ["Always"]));
+      }
+      break;
+    }
     case "/PodTemplate": {
       const template = isObj(obj.template) ? obj.template : {};
       causes.push(...podSpecCauses(template.spec, "template.spec"));
@@ -214,6 +180,7 @@ export function builtinCauses(
       break;
     case "apps/StatefulSet":
       causes.push(...workloadCauses(spec, "statefulset", true));
+      if (old) causes.push(...statefulSetUpdateCauses(spec, oldSpec));
       break;
     case "apps/DaemonSet":
       causes.push(...workloadCauses(spec, "daemonset", false));
@@ -225,6 +192,9 @@ export function builtinCauses(
       }
       const template = isObj(spec.template) ? spec.template : {};
       causes.push(...podSpecCauses(template.spec, "spec.template.spec"));
+      causes.push(
+        ...templateRestartCauses(template.spec, "spec.template.spec", ["OnFailure", "Never"]),
+      );
       if (
         old && oldSpec.suspend !== true &&
         JSON.stringify(spec.template) !== JSON.stringify(oldSpec.template)
@@ -237,7 +207,9 @@ export function builtinCauses(
       const jobTemplate = isObj(spec.jobTemplate) ? spec.jobTemplate : {};
       const jobSpec = isObj(jobTemplate.spec) ? jobTemplate.spec : {};
       const template = isObj(jobSpec.template) ? jobSpec.template : {};
-      causes.push(...podSpecCauses(template.spec, "spec.jobTemplate.spec.template.spec"));
+      const at = "spec.jobTemplate.spec.template.spec";
+      causes.push(...podSpecCauses(template.spec, at));
+      causes.push(...templateRestartCauses(template.spec, at, ["OnFailure", "Never"]));
       break;
     }
     case "/Secret":

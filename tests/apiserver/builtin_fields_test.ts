@@ -88,9 +88,13 @@ Deno.test("a Deployment's unknown fields are named by their path (metadata, pod 
   const spec = warned.body.spec;
   assert.equal("extra" in spec, false);
   assert.equal("bogus" in warned.body.metadata, false);
-  assert.deepEqual(spec.template.spec.containers[1].ports, [{ containerPort: 80 }]);
+  assert.deepEqual(spec.template.spec.containers[1].ports, [{
+    containerPort: 80,
+    protocol: "TCP",
+  }]);
   assert.equal("imagee" in spec.template.spec.containers[1], false);
-  assert.deepEqual(spec.template.spec.containers[0], { name: "a", image: "nginx" });
+  const { name, image } = spec.template.spec.containers[0];
+  assert.deepEqual({ name, image }, { name: "a", image: "nginx" });
 });
 
 Deno.test("a merge patch that adds an unknown field to a Secret is refused under Strict and the Secret keeps its data", async () => {
