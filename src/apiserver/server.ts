@@ -70,6 +70,12 @@ import { requestAttributes } from "./request_attributes.ts";
 import { apiVersionOf, type ResourceDef, storageKey } from "./resources.ts";
 import { type KObject, Store } from "./store.ts";
 import { renderTable, TABLE_CONTENT_TYPE, wantsTable } from "./table.ts";
+import {
+  asPartialObjectMetadata,
+  asPartialObjectMetadataList,
+  type PartialTarget,
+  wantsPartialMetadata,
+} from "./partial_metadata.ts";
 import { WatchHub } from "./watch.ts";
 import type { WebhookClientCertificate } from "./webhook_client.ts";
 
@@ -554,9 +560,12 @@ export class ApiServer {
     });
     const ns = def.namespaced ? namespace : undefined;
     refuseUnacceptable(req.headers.get("accept"));
-    const table = wantsTable(req.headers.get("accept"));
+    const partial = wantsPartialMetadata(req.headers.get("accept"));
+    const table = !partial && wantsTable(req.headers.get("accept"));
     const out = (obj: KObject, status = 200, warnings: string[] = []) => {
-      const body = table && req.method === "GET"
+      const body = partial
+        ? asPartialObjectMetadata(def, obj, partial)
+        : table && req.method === "GET"
         ? renderTable(def, [obj], obj.metadata.resourceVersion ?? "", {
           includeObject: q.get("includeObject") ?? undefined,
         })
@@ -577,7 +586,7 @@ export class ApiServer {
         return out((await this.#conversion.toVersion(def, [obj]))[0]!);
       }
       case "list":
-        return await this.#list(q, def, ns, table);
+        return await this.#list(q, def, ns, table, partial);
       case "watch": {
         const p = decodeQuery("watch", q);
         const listOptions = parseListOptions(p, {
@@ -604,6 +613,7 @@ export class ApiServer {
             ? undefined
             : Math.max(timeout, 0.001),
           table,
+          ...(partial ? { partial: partial.apiVersion } : {}),
           ...(convert ? { convert } : {}),
         });
       }
@@ -697,10 +707,12 @@ export class ApiServer {
           items.push(object);
         }
         const converted = await this.#conversion.toVersion(def, items, true);
+        const listMeta = { resourceVersion: String(this.store.resourceVersion) };
+        if (partial) return json(asPartialObjectMetadataList(def, converted, listMeta, partial));
         return json({
           kind: `${def.kind}List`,
           apiVersion: apiVersionOf(def),
-          metadata: { resourceVersion: String(this.store.resourceVersion) },
+          metadata: listMeta,
           items: converted.map((o) => withVersion(o, def)),
         });
       }
@@ -713,6 +725,7 @@ export class ApiServer {
     def: ResourceDef,
     ns: string | undefined,
     table: boolean,
+    partial?: PartialTarget,
   ): Promise<Response> {
     const options = parseListOptions(decodeQuery("list", q), {
       watch: false,
@@ -735,6 +748,7 @@ export class ApiServer {
     }
     let items = page.items;
     items = await this.#conversion.toVersion(def, items, true);
+    if (partial) return json(asPartialObjectMetadataList(def, items, metadata, partial));
     if (table) {
       const t = renderTable(def, items, rv, {
         includeObject: q.get("includeObject") ?? undefined,

@@ -34,6 +34,7 @@ import type { Faults } from "./faults.ts";
 import { apiVersionOf, type ResourceDef, storageKey } from "./resources.ts";
 import type { Change, KObject, Store } from "./store.ts";
 import { renderTable } from "./table.ts";
+import { partialEventObject } from "./partial_metadata.ts";
 
 const encoder = new TextEncoder();
 /** About how many bytes of initial events go out per read of the stream. */
@@ -63,6 +64,8 @@ export interface WatchRequest {
   timeoutSeconds: number | undefined;
   /** Render events as one-row Tables (`kubectl get -w`). */
   table: boolean;
+  /** Send only each object's metadata, as `PartialObjectMetadata` of this apiVersion (`meta.k8s.io/v1`). */
+  partial?: string;
   /** Converts an object stored at another version (a conversion webhook); unset: the apiVersion is rewritten. */
   convert?: (obj: KObject) => Promise<KObject>;
 }
@@ -274,7 +277,7 @@ class WatchStream {
     if (!initial || this.#closed) return;
     const req = this.#req;
     const apiVersion = apiVersionOf(req.def);
-    const plain = !req.table && !req.convert;
+    const plain = !req.table && !req.convert && !req.partial;
     const parts: string[] = [];
     let size = 0;
     while (initial.next < initial.items.length && size < INITIAL_BATCH_BYTES) {
@@ -302,7 +305,7 @@ class WatchStream {
           annotations: { "k8s.io/initial-events-end": "true" },
         },
       };
-      const line = `{"type":"BOOKMARK","object":${JSON.stringify(bookmark)}}\n`;
+      const line = `{"type":"BOOKMARK","object":${JSON.stringify(this.#shaped(bookmark))}}\n`;
       if (this.#converting) {
         // Behind the converted initial events.
         const next: Promise<void> = this.#converting.then(() => this.#write(encoder.encode(line)))
@@ -386,7 +389,14 @@ class WatchStream {
       apiVersion: apiVersionOf(def),
       metadata: { resourceVersion: String(this.#store.resourceVersion) },
     };
-    this.#write(encoder.encode(`{"type":"BOOKMARK","object":${JSON.stringify(obj)}}\n`));
+    this.#write(
+      encoder.encode(`{"type":"BOOKMARK","object":${JSON.stringify(this.#shaped(obj))}}\n`),
+    );
+  }
+
+  /** A bookmark's object as the watch sends objects: whole, or its metadata only. */
+  #shaped(obj: KObject): KObject | Record<string, unknown> {
+    return this.#req.partial ? partialEventObject(obj, this.#req.partial) : obj;
   }
 
   #send(type: string, obj: KObject, change: Change | undefined): void {
@@ -430,6 +440,11 @@ class WatchStream {
       );
       this.#headersSent = true;
       this.#write(encoder.encode(`{"type":"${type}","object":${JSON.stringify(table)}}\n`));
+      return;
+    }
+    if (req.partial) {
+      const object = JSON.stringify(partialEventObject(obj, req.partial));
+      this.#write(encoder.encode(`{"type":"${type}","object":${object}}\n`));
       return;
     }
     if (!change) {

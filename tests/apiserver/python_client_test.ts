@@ -343,3 +343,29 @@ print(json.dumps(out))
     svc: [true, "ClusterIP"],
   });
 });
+
+pyTest("dynamic client: Accept as=PartialObjectMetadataList answers metadata only", async (kc) => {
+  const result = await runPython(
+    `
+v1.create_namespaced_config_map("default", {"metadata": {"name": "pm1"}, "data": {"a": "1"}})
+dyn = dynamic.DynamicClient(api_client)
+out = {}
+for header in ["Accept", "aCcePt"]:
+    accept = {header: "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io"}
+    nodes = dyn.resources.get(api_version="v1", kind="Node").get(header_params=accept)
+    cms = dyn.resources.get(api_version="v1", kind="ConfigMap").get(
+        namespace="default", header_params=accept)
+    out[header] = [nodes.kind, nodes.apiVersion, cms.kind,
+                   [[i.kind, i.metadata.name, getattr(i, "data", None)] for i in cms.items]]
+print(json.dumps(out))
+`,
+    kc,
+  );
+  const answer = [
+    "PartialObjectMetadataList",
+    "meta.k8s.io/v1",
+    "PartialObjectMetadataList",
+    [["PartialObjectMetadata", "pm1", null]],
+  ];
+  assertEquals(result, { Accept: answer, aCcePt: answer });
+});
