@@ -102,6 +102,7 @@ export async function* runWatcher(
       for (const note of step.notes) io.log(note.level, note.message);
       const events = step.events;
       for (let i = 0; i < events.length; i++) yield events[i]!;
+      if (signal?.aborted) return; // stopped while its events were consumed: quietly
       const command = step.command;
       let input: WatcherInput;
       if (command.do === "read" || command.do === "watch") {
@@ -131,7 +132,6 @@ export async function* runWatcher(
           }
         }
       }
-      if (signal?.aborted) return;
       step = stepWatcher(config, step.state, input);
     }
   } finally {
