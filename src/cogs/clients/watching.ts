@@ -3,37 +3,48 @@
  * ({@link watchObjects}), and the continuous, self-healing watch that the
  * operator runs per resource and namespace ({@link infiniteWatch}).
  *
- * `infiniteWatch` is a small state machine (as kube-rs' watcher):
+ * `infiniteWatch` is a state machine (as kube-rs' watcher): its states and
+ * transitions are values in ./watcher.ts (`WatcherState`, `stepWatcher`,
+ * tested without sockets), its loop in ./watch_loop.ts (`runWatcher`); this
+ * module gives the loop its HTTP (a LIST page, a watch stream, a sleep). The
+ * phases, by the state's `phase`:
  *
- * 1. **List** the objects; yield each as `{ type: null, object }` (Kopf's
- *    raw events of the initial listing); after a *re*list, also yield
- *    `{ type: "DELETED", object }` for every object seen before that is gone
- *    now (its deletion happened while no stream was open); then yield the
+ * 1. **List** the objects (`streaming` or `listing`); yield each as
+ *    `{ type: null, object }` (Kopf's raw events of the initial listing);
+ *    after a *re*list, also yield `{ type: "DELETED", object }` for every
+ *    object seen before that is gone now (its deletion happened while no
+ *    stream was open: the `Inventory` of ./watch_events.ts); then yield the
  *    marker `{ type: "LISTED", resourceVersion, count }` — "the state is
  *    complete now" (Kopf's `Bookmark.LISTED`; indices become ready on it).
  *    The state is read in one of two ways (`settings.watching.streamingLists`):
- *    - *streamed* over the watch itself (`sendInitialEvents=true`, KEP-3157):
+ *    - `streaming`: over the watch itself (`sendInitialEvents=true`, KEP-3157):
  *      the objects come as ADDED events, then a bookmark annotated
  *      `k8s.io/initial-events-end` ends the state, and the same stream goes on
- *      with the changes (step 2 without a second request). Changes that come
- *      before the end bookmark are yielded as they are (MODIFIED, DELETED).
- *    - *paginated* LIST (`settings.watching.listPageSize` per page, each page
- *      yielded as it comes), then a watch from the list's resourceVersion.
+ *      with the changes (`watching` without a second request). Changes that
+ *      come before the end bookmark are yielded as they are (MODIFIED, DELETED).
+ *    - `listing`: a paginated LIST (`settings.watching.listPageSize` per page,
+ *      each page yielded as it comes; an expired `continue` token starts it
+ *      over at once), then a watch from the list's (first page's)
+ *      resourceVersion.
  *    With `"auto"` (the default), a watcher streams; when the server refuses
  *    (400 or 422: no WatchList feature, an older Kubernetes), ends the stream
  *    or sends anything but the state before the end bookmark, the watcher
- *    lists instead, for the rest of its life — as client-go's reflector falls
- *    back when its watch-list request fails.
- * 2. **Watch** from the list's resourceVersion; yield ADDED, MODIFIED and
- *    DELETED events as they come. Bookmarks advance the resourceVersion and
- *    are *not* yielded. Unknown event types are ignored.
+ *    lists instead, at once and for the rest of its life — as client-go's
+ *    reflector falls back when its watch-list request fails. With
+ *    `"always"`, a plain bookmark within the state is ignored, and a stream
+ *    that ends before the end bookmark is read again after the backoff.
+ * 2. **Watch** (`watching`) from the last resourceVersion; yield ADDED,
+ *    MODIFIED and DELETED events as they come. Every event and bookmark with
+ *    a resourceVersion advances it; bookmarks are *not* yielded. Unknown
+ *    event types are logged and ignored.
  * 3. When a stream ends — the server closed it, `serverTimeout` or
  *    `clientTimeout` passed, the connection broke, or nothing (not even a
  *    bookmark) arrived for `inactivityTimeout` seconds — sleep
- *    `reconnectBackoff` and **resume** watching from the last seen
- *    resourceVersion.
+ *    `reconnectBackoff` (`backoff`) and **resume** watching from the last
+ *    seen resourceVersion.
  * 4. When the resourceVersion is too old — an in-stream `ERROR` with code 410
- *    or an HTTP 410 answer — go back to 1 (**relist**).
+ *    or an HTTP 410 answer — sleep `reconnectBackoff` (`relisting`) and go
+ *    back to 1 (**relist**).
  *
  * Guarantees: a consumer that applies the events to a map (null, ADDED,
  * MODIFIED: set; DELETED: remove) holds exactly the server's state after each
@@ -41,9 +52,13 @@
  * repeats every object), never go missing.
  *
  * Recovery: connection errors, 429 and 5xx when opening a stream or listing
- * are retried by the API client (`networking.errorBackoffs`); when those run
- * out, or on any other error answer, or an in-stream ERROR other than 410
- * ({@link WatchingError}), the generator throws and the caller decides.
+ * are retried by the API client (`networking.errorBackoffs`); the watcher
+ * itself retries only what its states name: a stream's end (`backoff`), 410
+ * (`relisting`), an expired `continue` token (`listing` anew) and a refusal
+ * to stream (`listing` for good). When the client's retries run out, or on
+ * any other error answer, or an in-stream ERROR other than 410
+ * ({@link WatchingError}), the watcher is `failed`: the generator throws
+ * after the events before it, and the caller decides.
  *
  * Stopping: the generators end quietly (no error) when the signal aborts,
  * promptly, also in the middle of a silent stream.
