@@ -187,7 +187,7 @@ export interface WatcherConfig {
 }
 
 /** The annotation of the bookmark that ends the state of a streamed listing (KEP-3157). */
-export const INITIAL_EVENTS_END = "k8s.io/initial-events-end";
+const INITIAL_EVENTS_END = "k8s.io/initial-events-end";
 
 /** Answers of servers that do not stream listings: 400 (an unknown parameter), 422 (refused). */
 const REFUSALS = new Set([400, 422]);

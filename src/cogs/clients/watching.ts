@@ -388,7 +388,7 @@ export interface InfiniteWatchOptions {
  * assert.ok(seen.has("default"));
  * ```
  */
-export async function* infiniteWatch(
+export function infiniteWatch(
   api: ApiClient,
   resource: Resource,
   namespace?: string | null,
@@ -410,7 +410,8 @@ export async function* infiniteWatch(
     where: namespace ? `in ${namespace}` : "cluster-wide",
   };
   const { labelSelector, fieldSelector, signal } = options;
-  yield* runWatcher(config, {
+  // The loop's generator is the watcher's: no second generator to step through per event.
+  return runWatcher(config, {
     list: (command) =>
       listPage(api, resource, namespace, {
         labelSelector,
