@@ -402,10 +402,13 @@ export function infiniteWatch(
     ),
     limit: pick(options.limit, setting(watching, DEFAULTS.watching, "listPageSize")),
     bookmarks: options.bookmarks,
-    reconnectBackoff: pick(
-      options.reconnectBackoff,
-      setting(watching, DEFAULTS.watching, "reconnectBackoff"),
-    ),
+    // Read at each wait, as the setting may change while the operator runs.
+    get reconnectBackoff() {
+      return pick(
+        options.reconnectBackoff,
+        setting(api.settings.watching, DEFAULTS.watching, "reconnectBackoff"),
+      );
+    },
     resource: String(resource),
     where: namespace ? `in ${namespace}` : "cluster-wide",
   };
