@@ -131,27 +131,14 @@ export async function* listPages(
   namespace?: string | null,
   options: ListOptions = {},
 ): AsyncGenerator<ObjectListPage, void, undefined> {
-  const limit = options.limit ?? 500;
   let restarted = false;
   restart: for (;;) {
     let resourceVersion: string | undefined;
     let token: string | undefined;
     do {
-      const url = resource.getUrl({
-        namespace,
-        params: {
-          labelSelector: options.labelSelector,
-          fieldSelector: options.fieldSelector,
-          limit: limit > 0 ? limit : undefined,
-          continue: token,
-        },
-      });
-      let page: ListBody;
+      let page: ListedPage;
       try {
-        page = await api.request<ListBody>("GET", url, {
-          signal: options.signal,
-          expect: "object",
-        });
+        page = await listPage(api, resource, namespace, { ...options, continue: token });
       } catch (error) {
         if (error instanceof GoneError && token !== undefined) {
           restarted = true;
@@ -159,27 +146,96 @@ export async function* listPages(
         }
         throw error;
       }
-      resourceVersion ??= page.metadata?.resourceVersion ?? "";
-      const kind = page.kind?.endsWith("List") ? page.kind.slice(0, -4) : page.kind;
-      const items = page.items ?? [];
-      if (!Array.isArray(items) || items.some((item) => typeof item !== "object" || !item)) {
-        throw new ApiError({
-          code: 200,
-          method: "GET",
-          path: url,
-          text: "the list's items are not JSON objects: the server is broken",
-        });
-      }
-      for (const item of items) {
-        if (kind !== undefined) item.kind ??= kind;
-        if (page.apiVersion !== undefined) item.apiVersion ??= page.apiVersion;
-      }
-      token = page.metadata?.continue || undefined;
-      yield { items, resourceVersion, restarted };
+      resourceVersion ??= page.resourceVersion;
+      token = page.continue;
+      yield { items: page.items, resourceVersion, restarted };
       restarted = false;
     } while (token !== undefined);
     return;
   }
+}
+
+/** One page of {@link listPage}, as the server sent it. */
+export interface ListedPage {
+  /** The objects of this page, each with `apiVersion` and `kind` filled in. */
+  items: RawBody[];
+  /** This page's resourceVersion ("" if it has none). */
+  resourceVersion: string;
+  /** The next page's token, if there is one. */
+  continue: string | undefined;
+}
+
+/**
+ * Lists one page of the objects of a resource: the first, or the one of a
+ * `continue` token. An expired token is a {@link GoneError}; whoever pages
+ * decides what then ({@link listPages} starts over).
+ *
+ * @param api The API client.
+ * @param resource The resource.
+ * @param namespace A namespace, or null/undefined for cluster-wide.
+ * @param options Selectors, page size, the page's token, signal.
+ * @returns The page.
+ * @throws {ApiError} On error answers (after retries), and for items that are not objects.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { startApiServer } from "../../../testing.ts";
+ * import { ConnectionInfo, Vault } from "../../../mod.ts";
+ * import { Resource } from "../../../mod.ts";
+ * import { ApiClient } from "./api.ts";
+ * import { listPage } from "./fetching.ts";
+ *
+ * await using server = await startApiServer();
+ * using vault = new Vault({ login: new ConnectionInfo({ server: server.url }) });
+ * const api = new ApiClient({ vault });
+ * const namespaces = new Resource({ group: "", version: "v1", plural: "namespaces", namespaced: false });
+ * const first = await listPage(api, namespaces, null, { limit: 1 });
+ * assert.equal(first.items.length, 1);
+ * assert.ok(first.continue);
+ * const second = await listPage(api, namespaces, null, { limit: 1, continue: first.continue });
+ * assert.notEqual(second.items[0]?.metadata?.name, first.items[0]?.metadata?.name);
+ * ```
+ */
+export async function listPage(
+  api: ApiClient,
+  resource: Resource,
+  namespace: string | null | undefined,
+  options: ListOptions & { continue?: string | undefined } = {},
+): Promise<ListedPage> {
+  const limit = options.limit ?? 500;
+  const url = resource.getUrl({
+    namespace,
+    params: {
+      labelSelector: options.labelSelector,
+      fieldSelector: options.fieldSelector,
+      limit: limit > 0 ? limit : undefined,
+      continue: options.continue,
+    },
+  });
+  const page = await api.request<ListBody>("GET", url, {
+    signal: options.signal,
+    expect: "object",
+  });
+  const kind = page.kind?.endsWith("List") ? page.kind.slice(0, -4) : page.kind;
+  const items = page.items ?? [];
+  if (!Array.isArray(items) || items.some((item) => typeof item !== "object" || !item)) {
+    throw new ApiError({
+      code: 200,
+      method: "GET",
+      path: url,
+      text: "the list's items are not JSON objects: the server is broken",
+    });
+  }
+  for (const item of items) {
+    if (kind !== undefined) item.kind ??= kind;
+    if (page.apiVersion !== undefined) item.apiVersion ??= page.apiVersion;
+  }
+  return {
+    items,
+    resourceVersion: page.metadata?.resourceVersion ?? "",
+    continue: page.metadata?.continue || undefined,
+  };
 }
 
 /**

@@ -3,37 +3,48 @@
  * ({@link watchObjects}), and the continuous, self-healing watch that the
  * operator runs per resource and namespace ({@link infiniteWatch}).
  *
- * `infiniteWatch` is a small state machine (as kube-rs' watcher):
+ * `infiniteWatch` is a state machine (as kube-rs' watcher): its states and
+ * transitions are values in ./watcher.ts (`WatcherState`, `stepWatcher`,
+ * tested without sockets), its loop in ./watch_loop.ts (`runWatcher`); this
+ * module gives the loop its HTTP (a LIST page, a watch stream, a sleep). The
+ * phases, by the state's `phase`:
  *
- * 1. **List** the objects; yield each as `{ type: null, object }` (Kopf's
- *    raw events of the initial listing); after a *re*list, also yield
- *    `{ type: "DELETED", object }` for every object seen before that is gone
- *    now (its deletion happened while no stream was open); then yield the
+ * 1. **List** the objects (`streaming` or `listing`); yield each as
+ *    `{ type: null, object }` (Kopf's raw events of the initial listing);
+ *    after a *re*list, also yield `{ type: "DELETED", object }` for every
+ *    object seen before that is gone now (its deletion happened while no
+ *    stream was open: the `Inventory` of ./watch_events.ts); then yield the
  *    marker `{ type: "LISTED", resourceVersion, count }` — "the state is
  *    complete now" (Kopf's `Bookmark.LISTED`; indices become ready on it).
  *    The state is read in one of two ways (`settings.watching.streamingLists`):
- *    - *streamed* over the watch itself (`sendInitialEvents=true`, KEP-3157):
+ *    - `streaming`: over the watch itself (`sendInitialEvents=true`, KEP-3157):
  *      the objects come as ADDED events, then a bookmark annotated
  *      `k8s.io/initial-events-end` ends the state, and the same stream goes on
- *      with the changes (step 2 without a second request). Changes that come
- *      before the end bookmark are yielded as they are (MODIFIED, DELETED).
- *    - *paginated* LIST (`settings.watching.listPageSize` per page, each page
- *      yielded as it comes), then a watch from the list's resourceVersion.
+ *      with the changes (`watching` without a second request). Changes that
+ *      come before the end bookmark are yielded as they are (MODIFIED, DELETED).
+ *    - `listing`: a paginated LIST (`settings.watching.listPageSize` per page,
+ *      each page yielded as it comes; an expired `continue` token starts it
+ *      over at once), then a watch from the list's (first page's)
+ *      resourceVersion.
  *    With `"auto"` (the default), a watcher streams; when the server refuses
  *    (400 or 422: no WatchList feature, an older Kubernetes), ends the stream
  *    or sends anything but the state before the end bookmark, the watcher
- *    lists instead, for the rest of its life — as client-go's reflector falls
- *    back when its watch-list request fails.
- * 2. **Watch** from the list's resourceVersion; yield ADDED, MODIFIED and
- *    DELETED events as they come. Bookmarks advance the resourceVersion and
- *    are *not* yielded. Unknown event types are ignored.
+ *    lists instead, at once and for the rest of its life — as client-go's
+ *    reflector falls back when its watch-list request fails. With
+ *    `"always"`, a plain bookmark within the state is ignored, and a stream
+ *    that ends before the end bookmark is read again after the backoff.
+ * 2. **Watch** (`watching`) from the last resourceVersion; yield ADDED,
+ *    MODIFIED and DELETED events as they come. Every event and bookmark with
+ *    a resourceVersion advances it; bookmarks are *not* yielded. Unknown
+ *    event types are logged and ignored.
  * 3. When a stream ends — the server closed it, `serverTimeout` or
  *    `clientTimeout` passed, the connection broke, or nothing (not even a
  *    bookmark) arrived for `inactivityTimeout` seconds — sleep
- *    `reconnectBackoff` and **resume** watching from the last seen
- *    resourceVersion.
+ *    `reconnectBackoff` (`backoff`) and **resume** watching from the last
+ *    seen resourceVersion.
  * 4. When the resourceVersion is too old — an in-stream `ERROR` with code 410
- *    or an HTTP 410 answer — go back to 1 (**relist**).
+ *    or an HTTP 410 answer — sleep `reconnectBackoff` (`relisting`) and go
+ *    back to 1 (**relist**).
  *
  * Guarantees: a consumer that applies the events to a map (null, ADDED,
  * MODIFIED: set; DELETED: remove) holds exactly the server's state after each
@@ -41,9 +52,13 @@
  * repeats every object), never go missing.
  *
  * Recovery: connection errors, 429 and 5xx when opening a stream or listing
- * are retried by the API client (`networking.errorBackoffs`); when those run
- * out, or on any other error answer, or an in-stream ERROR other than 410
- * ({@link WatchingError}), the generator throws and the caller decides.
+ * are retried by the API client (`networking.errorBackoffs`); the watcher
+ * itself retries only what its states name: a stream's end (`backoff`), 410
+ * (`relisting`), an expired `continue` token (`listing` anew) and a refusal
+ * to stream (`listing` for good). When the client's retries run out, or on
+ * any other error answer, or an in-stream ERROR other than 410
+ * ({@link WatchingError}), the watcher is `failed`: the generator throws
+ * after the events before it, and the caller decides.
  *
  * Stopping: the generators end quietly (no error) when the signal aborts,
  * promptly, also in the middle of a silent stream.
@@ -65,60 +80,24 @@
  */
 
 import type { Resource } from "../structs/references.ts";
-import { stubBody } from "../structs/trimming.ts";
 import { sleep } from "../aio/sleep.ts";
 import { type CancelTimer, realClock } from "../aio/clock.ts";
 import type { ApiClient } from "./api.ts";
 import type { TransportStream } from "./transport.ts";
-import {
-  ApiConnectionError,
-  ApiError,
-  GoneError,
-  type KubeStatus,
-  ResponseTooLargeError,
-} from "./errors.ts";
-import { listPages } from "./fetching.ts";
+import { ApiConnectionError, ResponseTooLargeError } from "./errors.ts";
+import { listPage } from "./fetching.ts";
 import { JsonLineSplitter } from "./jsonlines.ts";
-import type { RawBody } from "./types.ts";
+import { type RawWatchEvent, type WatchEvent, WatchingError } from "./watch_events.ts";
+import type { WatcherConfig } from "./watcher.ts";
+import { runWatcher } from "./watch_loop.ts";
 import { DEFAULTS, setting } from "./_settings.ts";
 
-/**
- * The watch stream said something the client cannot continue from (an
- * `ERROR` event other than 410 Gone, or a line that is not JSON).
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { WatchingError } from "./watching.ts";
- * assert.deepEqual(new WatchingError("Error in the watch-stream: 500").name, "WatchingError");
- * ```
- */
-export class WatchingError extends Error {
-  /**
-   * Creates the error.
-   *
-   * @param message What the stream said.
-   * @param options The usual error options.
-   */
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = "WatchingError";
-  }
-}
-
-/** The event types of a raw watch stream. */
-export type RawWatchType = "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" | "ERROR";
-
-/**
- * One line of a watch stream, as sent. For `ERROR`, the object is a Status;
- * for `BOOKMARK`, only `metadata.resourceVersion` is meaningful.
- */
-export interface RawWatchEvent {
-  /** The event type. */
-  type: RawWatchType;
-  /** The object (a Status for ERROR). */
-  object: RawBody & KubeStatus;
-}
+export {
+  type RawWatchEvent,
+  type RawWatchType,
+  type WatchEvent,
+  WatchingError,
+} from "./watch_events.ts";
 
 /** Options of {@link watchObjects}. Timeouts default to `api.settings.watching`. */
 export interface WatchOptions {
@@ -349,29 +328,6 @@ async function* watchBatches(
   }
 }
 
-/** What {@link infiniteWatch} yields (see the module doc). */
-export type WatchEvent =
-  | {
-    /** An object of a (re)listing: not a change, but the state. */
-    type: null;
-    /** The object. */
-    object: RawBody;
-  }
-  | {
-    /** A change. DELETED also comes for objects gone between a stream and a relist. */
-    type: "ADDED" | "MODIFIED" | "DELETED";
-    /** The object (for DELETED: its last state). */
-    object: RawBody;
-  }
-  | {
-    /** The (re)listing is complete: the objects yielded so far are the whole state. */
-    type: "LISTED";
-    /** The list's resourceVersion. */
-    resourceVersion: string;
-    /** How many objects the list had. */
-    count: number;
-  };
-
 /** Options of {@link infiniteWatch}. Timeouts default to `api.settings.watching`. */
 export interface InfiniteWatchOptions {
   /** A label selector, for the list and the watches. */
@@ -432,187 +388,58 @@ export interface InfiniteWatchOptions {
  * assert.ok(seen.has("default"));
  * ```
  */
-export async function* infiniteWatch(
+export function infiniteWatch(
   api: ApiClient,
   resource: Resource,
   namespace?: string | null,
   options: InfiniteWatchOptions = {},
 ): AsyncGenerator<WatchEvent, void, undefined> {
-  const signal = options.signal;
-  const where = namespace ? `in ${namespace}` : "cluster-wide";
   const watching = api.settings.watching;
-  const limit = pick(options.limit, setting(watching, DEFAULTS.watching, "listPageSize"));
-  const strategy = pick(
-    options.streamingLists,
-    setting(watching, DEFAULTS.watching, "streamingLists"),
-  );
-  let streaming = strategy !== "never";
-  // The objects yielded and not deleted since (their stubs). During a (re)listing, `unconfirmed`
-  // holds those of before that the listing has not shown yet: what is left of it at the end is gone.
-  let known = new Map<string, RawBody>();
-  const unconfirmed = new Map<string, RawBody>();
-  const keyOf = (body: RawBody) => `${body.metadata?.namespace ?? ""}/${body.metadata?.name ?? ""}`;
-  const beginListing = () => {
-    for (const [key, object] of known) unconfirmed.set(key, object);
-    known = new Map();
-  };
-  function* endListing(resourceVersion: string): Generator<WatchEvent> {
-    for (const [key, object] of unconfirmed) {
-      if (!known.has(key)) yield { type: "DELETED", object };
-    }
-    unconfirmed.clear();
-    yield { type: "LISTED", resourceVersion, count: known.size };
-  }
-  const fallBack = (why: string) => {
-    streaming = false;
-    api.logger.debug(
-      `The API server does not stream the state of ${resource} ${where} (${why}); ` +
-        `listing it instead (LIST, then WATCH).`,
-    );
-  };
-  let resourceVersion: string | undefined;
-  let relist = true;
-  api.logger.debug(`Starting the watch-stream for ${resource} ${where}.`);
-  try {
-    while (!signal?.aborted) {
-      if (relist && !streaming) {
-        try {
-          beginListing();
-          let rv = "";
-          for await (
-            const page of listPages(api, resource, namespace, {
-              labelSelector: options.labelSelector,
-              fieldSelector: options.fieldSelector,
-              limit,
-              signal,
-            })
-          ) {
-            if (page.restarted) beginListing();
-            rv = page.resourceVersion;
-            for (const object of page.items) {
-              known.set(keyOf(object), stubBody(object));
-              yield { type: null, object };
-            }
-          }
-          resourceVersion = rv || undefined;
-          relist = false;
-          yield* endListing(rv);
-        } catch (error) {
-          if (signal?.aborted) return;
-          throw error;
-        }
-      }
-
-      // A streamed listing: the state comes first in this very stream, up to its end bookmark.
-      let initial = relist && streaming;
-      if (initial) beginListing();
-      try {
-        const batches = watchBatches(api, resource, namespace, {
-          resourceVersion: initial ? undefined : resourceVersion,
-          sendInitialEvents: initial,
-          bookmarks: initial ? true : options.bookmarks,
-          labelSelector: options.labelSelector,
-          fieldSelector: options.fieldSelector,
-          serverTimeout: options.serverTimeout,
-          clientTimeout: options.clientTimeout,
-          connectTimeout: options.connectTimeout,
-          inactivityTimeout: options.inactivityTimeout,
-          signal,
-        });
-        // The events of a chunk come together (one generator step per chunk, not per event).
-        stream: for await (const batch of batches) {
-          for (let i = 0; i < batch.length; i++) {
-            const { type, object } = batch[i]!;
-            if (type === "ERROR") {
-              const what = `${object.code ?? "?"} ${object.reason ?? ""}: ${
-                object.message ?? JSON.stringify(object)
-              }`;
-              if (initial && strategy === "auto") {
-                fallBack(`an error in the stream: ${what}`);
-                break stream;
-              }
-              if (object.code === 410) {
-                relist = true;
-                break stream;
-              }
-              throw new WatchingError(
-                `Error in the watch-stream for ${resource} ${where}: ${what}`,
-              );
-            }
-            const rv = object.metadata?.resourceVersion;
-            if (type === "BOOKMARK") {
-              if (initial) {
-                const annotations = object.metadata?.annotations as
-                  | Record<string, string>
-                  | undefined;
-                if (annotations?.[INITIAL_EVENTS_END] !== "true") {
-                  if (strategy === "auto") {
-                    fallBack("a bookmark before the end of the state");
-                    break stream;
-                  }
-                  continue;
-                }
-                initial = false;
-                relist = false;
-                if (rv) resourceVersion = rv;
-                yield* endListing(rv ?? "");
-                continue;
-              }
-              if (rv) resourceVersion = rv;
-              continue;
-            }
-            if (type !== "ADDED" && type !== "MODIFIED" && type !== "DELETED") {
-              api.logger.warn(
-                `Ignoring an unsupported event type ${JSON.stringify(type)} for ${resource}.`,
-              );
-              continue;
-            }
-            if (rv) resourceVersion = rv;
-            const key = keyOf(object);
-            if (type === "DELETED") {
-              known.delete(key);
-              unconfirmed.delete(key); // reported now: not again at the end of the listing
-            } else known.set(key, stubBody(object));
-            // The state's objects are a listing's (type null), as when listed.
-            yield { type: initial && type === "ADDED" ? null : type, object };
-          }
-        }
-        if (initial && !signal?.aborted && strategy === "auto" && streaming) {
-          fallBack("the stream ended before the end of the state");
-        }
-      } catch (error) {
-        if (signal?.aborted) return;
-        if (
-          initial && strategy === "auto" && error instanceof ApiError && REFUSALS.has(error.code)
-        ) {
-          fallBack(`${error.code} ${error.reason}`);
-        } else if (error instanceof GoneError) {
-          relist = true;
-        } else throw error;
-      }
-      if (relist && !initial) {
-        api.logger.debug(`Restarting the watch-stream for ${resource} ${where} (410 Gone).`);
-      }
-      // Falling back lists at once; anything else waits a little before the next request.
-      if (initial && !streaming) continue;
-      await sleep(
-        pick(
-          options.reconnectBackoff,
-          setting(api.settings.watching, DEFAULTS.watching, "reconnectBackoff"),
-        ),
-        signal,
+  const config: WatcherConfig = {
+    streamingLists: pick(
+      options.streamingLists,
+      setting(watching, DEFAULTS.watching, "streamingLists"),
+    ),
+    limit: pick(options.limit, setting(watching, DEFAULTS.watching, "listPageSize")),
+    bookmarks: options.bookmarks,
+    // Read at each wait, as the setting may change while the operator runs.
+    get reconnectBackoff() {
+      return pick(
+        options.reconnectBackoff,
+        setting(api.settings.watching, DEFAULTS.watching, "reconnectBackoff"),
       );
-    }
-  } finally {
-    api.logger.debug(`Stopping the watch-stream for ${resource} ${where}.`);
-  }
+    },
+    resource: String(resource),
+    where: namespace ? `in ${namespace}` : "cluster-wide",
+  };
+  const { labelSelector, fieldSelector, signal } = options;
+  // The loop's generator is the watcher's: no second generator to step through per event.
+  return runWatcher(config, {
+    list: (command) =>
+      listPage(api, resource, namespace, {
+        labelSelector,
+        fieldSelector,
+        limit: command.limit,
+        continue: command.continue,
+        signal,
+      }),
+    watch: (command) =>
+      watchBatches(api, resource, namespace, {
+        resourceVersion: command.resourceVersion,
+        sendInitialEvents: command.sendInitialEvents,
+        bookmarks: command.bookmarks,
+        labelSelector,
+        fieldSelector,
+        serverTimeout: options.serverTimeout,
+        clientTimeout: options.clientTimeout,
+        connectTimeout: options.connectTimeout,
+        inactivityTimeout: options.inactivityTimeout,
+        signal,
+      }),
+    sleep: (seconds) => sleep(seconds, signal),
+    log: (level, message) => api.logger[level](message),
+  }, signal);
 }
-
-/** The annotation of the bookmark that ends the state of a streamed listing (KEP-3157). */
-const INITIAL_EVENTS_END = "k8s.io/initial-events-end";
-
-/** Answers of servers that do not stream listings: 400 (an unknown parameter), 422 (refused). */
-const REFUSALS = new Set([400, 422]);
 
 function pick<T>(given: T | undefined, fallback: T): T {
   return given !== undefined ? given : fallback;

@@ -1,0 +1,141 @@
+/**
+ * The watcher's loop: carries out the commands of its steps (./watcher.ts)
+ * through a {@link WatcherIo} — list a page, open a watch, read on, sleep —
+ * and feeds what comes back in as the next input. It decides nothing itself:
+ * every decision is a transition of `stepWatcher`. The I/O is given, so the
+ * loop runs on scripted pages and streams and a fake clock as well as on
+ * HTTP (`infiniteWatch` in ./watching.ts gives it the HTTP).
+ *
+ * @module
+ */
+
+import {
+  startWatcher,
+  stepWatcher,
+  type WatcherCommand,
+  type WatcherConfig,
+  type WatcherInput,
+  type WatcherStep,
+} from "./watcher.ts";
+import type { RawWatchEvent, WatchEvent } from "./watch_events.ts";
+import type { RawBody } from "./types.ts";
+
+/** The I/O of {@link runWatcher}: the requests, the sleeps, the log. */
+export interface WatcherIo {
+  /**
+   * Gets a LIST page.
+   *
+   * @param command The page to get.
+   * @returns The page's objects, resourceVersion and next token.
+   */
+  list(command: WatcherCommand & { do: "list" }): Promise<{
+    items: readonly RawBody[];
+    resourceVersion: string;
+    continue: string | undefined;
+  }>;
+  /**
+   * Opens a watch: its events in the batches they came in (a batch is valid until the next is
+   * asked for). Ends when the stream ends; throws when it cannot be opened or read on.
+   *
+   * @param command The watch to open.
+   * @returns The batches.
+   */
+  watch(command: WatcherCommand & { do: "watch" }): AsyncIterable<readonly RawWatchEvent[]>;
+  /**
+   * Sleeps (the backoff).
+   *
+   * @param seconds How long.
+   * @returns When the time passed or the watcher is stopped.
+   */
+  sleep(seconds: number): Promise<unknown>;
+  /**
+   * Logs a note of the watcher.
+   *
+   * @param level The level.
+   * @param message The message.
+   */
+  log(level: "debug" | "warn", message: string): void;
+}
+
+/**
+ * Runs a watcher: its events, until `signal` aborts (quietly) or a step fails (thrown).
+ *
+ * @param config The watcher's configuration.
+ * @param io The requests, sleeps and log.
+ * @param signal Stops the watcher; the I/O should stop on it too.
+ * @returns The events.
+ * @throws The error of a step that fails (e.g. a `WatchingError`, an `ApiError`).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { runWatcher } from "./watch_loop.ts";
+ * const config = { streamingLists: "never", limit: 500, bookmarks: undefined, reconnectBackoff: 0, resource: "pods", where: "cluster-wide" } as const;
+ * const stop = new AbortController();
+ * const seen: unknown[] = [];
+ * const io = {
+ *   list: () => Promise.resolve({ items: [{ metadata: { name: "a" } }], resourceVersion: "1", continue: undefined }),
+ *   watch: async function* () { stop.abort(); },
+ *   sleep: () => Promise.resolve(),
+ *   log: () => {},
+ * };
+ * for await (const event of runWatcher(config, io, stop.signal)) seen.push(event.type);
+ * assert.deepEqual(seen, [null, "LISTED"]);
+ * ```
+ */
+export async function* runWatcher(
+  config: WatcherConfig,
+  io: WatcherIo,
+  signal?: AbortSignal,
+): AsyncGenerator<WatchEvent, void, undefined> {
+  const subject = `${config.resource} ${config.where}`;
+  let stream: AsyncIterator<readonly RawWatchEvent[]> | undefined;
+  const drop = async () => {
+    const open = stream;
+    stream = undefined;
+    await open?.return?.();
+  };
+  io.log("debug", `Starting the watch-stream for ${subject}.`);
+  try {
+    let step: WatcherStep = startWatcher(config);
+    while (!signal?.aborted) {
+      for (const note of step.notes) io.log(note.level, note.message);
+      const events = step.events;
+      for (let i = 0; i < events.length; i++) yield events[i]!;
+      if (signal?.aborted) return; // stopped while its events were consumed: quietly
+      const command = step.command;
+      let input: WatcherInput;
+      if (command.do === "read" || command.do === "watch") {
+        if (command.do === "watch") {
+          await drop();
+          stream = io.watch(command)[Symbol.asyncIterator]();
+        }
+        try {
+          const next = await stream!.next();
+          input = next.done ? { type: "ended" } : { type: "events", events: next.value };
+        } catch (error) {
+          stream = undefined;
+          input = { type: "failed", error };
+        }
+      } else {
+        await drop();
+        if (command.do === "fail") throw command.error;
+        if (command.do === "sleep") {
+          await io.sleep(command.seconds);
+          input = { type: "slept" };
+        } else {
+          try {
+            const page = await io.list(command);
+            input = { type: "page", ...page };
+          } catch (error) {
+            input = { type: "failed", error };
+          }
+        }
+      }
+      step = stepWatcher(config, step.state, input);
+    }
+  } finally {
+    await drop();
+    io.log("debug", `Stopping the watch-stream for ${subject}.`);
+  }
+}
