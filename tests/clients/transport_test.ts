@@ -96,42 +96,40 @@ Deno.test("httpClientFor(): KOPF_HTTP_CLIENT, else the default; fetch for a prox
   assert.equal(httpClientFor1(https, denied), "fetch");
 });
 
-Deno.test("createTransport(): http1 when asked for; fetch when injected, for insecure HTTPS, by option or env", async () => {
-  {
-    const http1 = envOf({ KOPF_HTTP_CLIENT: "http1" });
-    const clientOf = (info: ConnectionInfo, options: TransportOptions = {}) => {
-      const transport = createTransport(info, { env: http1, ...options });
-      transport.close();
-      return transport.client;
-    };
-    assert.equal(clientOf(new ConnectionInfo({ server: "http://127.0.0.1:1" })), "http1");
-    assert.equal(clientOf(new ConnectionInfo({ server: "https://127.0.0.1:1" })), "http1");
-    assert.equal(
-      clientOf(new ConnectionInfo({ server: "https://127.0.0.1:1", insecure: true })),
-      "fetch",
-    );
-    assert.equal(
-      clientOf(new ConnectionInfo({ server: "http://127.0.0.1:1" }), { fetch: fetch }),
-      "fetch",
-    );
-    assert.equal(
-      clientOf(new ConnectionInfo({ server: "http://127.0.0.1:1" }), { client: "fetch" }),
-      "fetch",
-    );
-    assert.equal(
-      clientOf(new ConnectionInfo({ server: "http://127.0.0.1:1" }), { client: "http1" }),
-      "http1",
-    );
-    const fetchByEnv = { env: envOf({ KOPF_HTTP_CLIENT: "fetch" }) };
-    assert.equal(
-      clientOf(new ConnectionInfo({ server: "http://127.0.0.1:1" }), fetchByEnv),
-      "fetch",
-    );
-    assert.equal(
-      clientOf(new ConnectionInfo({ server: "http://127.0.0.1:1" }), { env: envOf({}) }),
-      DEFAULT_HTTP_CLIENT,
-    );
-  }
+Deno.test("createTransport(): http1 when asked for; fetch when injected, for insecure HTTPS, by option or env", () => {
+  const http1 = envOf({ KOPF_HTTP_CLIENT: "http1" });
+  const clientOf = (info: ConnectionInfo, options: TransportOptions = {}) => {
+    const transport = createTransport(info, { env: http1, ...options });
+    transport.close();
+    return transport.client;
+  };
+  assert.equal(clientOf(new ConnectionInfo({ server: "http://127.0.0.1:1" })), "http1");
+  assert.equal(clientOf(new ConnectionInfo({ server: "https://127.0.0.1:1" })), "http1");
+  assert.equal(
+    clientOf(new ConnectionInfo({ server: "https://127.0.0.1:1", insecure: true })),
+    "fetch",
+  );
+  assert.equal(
+    clientOf(new ConnectionInfo({ server: "http://127.0.0.1:1" }), { fetch: fetch }),
+    "fetch",
+  );
+  assert.equal(
+    clientOf(new ConnectionInfo({ server: "http://127.0.0.1:1" }), { client: "fetch" }),
+    "fetch",
+  );
+  assert.equal(
+    clientOf(new ConnectionInfo({ server: "http://127.0.0.1:1" }), { client: "http1" }),
+    "http1",
+  );
+  const fetchByEnv = { env: envOf({ KOPF_HTTP_CLIENT: "fetch" }) };
+  assert.equal(
+    clientOf(new ConnectionInfo({ server: "http://127.0.0.1:1" }), fetchByEnv),
+    "fetch",
+  );
+  assert.equal(
+    clientOf(new ConnectionInfo({ server: "http://127.0.0.1:1" }), { env: envOf({}) }),
+    DEFAULT_HTTP_CLIENT,
+  );
 });
 
 Deno.test("both clients over TLS: a CA and mTLS work, a missing CA fails verification, bad PEM fails early", async () => {
