@@ -13,7 +13,7 @@ import {
 } from "../../src/cogs/clients/errors.ts";
 import { ConnectionInfo, LoginError, Vault } from "../../src/cogs/structs/credentials.ts";
 import { CONFIGMAPS, setup } from "./_setup.ts";
-import { freePort } from "../examples/_setup.ts";
+import { closedPort } from "../examples/_setup.ts";
 
 Deno.test("request() parses JSON; error answers become typed errors with code, reason, Status", async () => {
   await using env = await setup();
@@ -59,7 +59,9 @@ Deno.test("request() parses JSON; error answers become typed errors with code, r
 
 Deno.test("an unreachable server is retried with the backoffs, then a clear ApiConnectionError", async () => {
   const records: RequestRecord[] = [];
-  using vault = new Vault({ x: new ConnectionInfo({ server: `http://127.0.0.1:${freePort()}` }) });
+  using vault = new Vault({
+    x: new ConnectionInfo({ server: `http://127.0.0.1:${closedPort()}` }),
+  });
   const api = new ApiClient({
     vault,
     settings: { networking: { errorBackoffs: [0.05, 0.1] } },
