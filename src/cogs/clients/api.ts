@@ -412,10 +412,22 @@ export class ApiClient {
    *
    * @example
    * ```ts
-   * import { Vault } from "../structs/credentials.ts";
+   * import assert from "node:assert/strict";
+   * import { ConnectionInfo, Vault } from "../structs/credentials.ts";
    * import { ApiClient } from "./api.ts";
-   * using vault = new Vault();
-   * const stop = new ApiClient({ vault }).onCalm(() => console.log("no request waits"));
+   * using vault = new Vault({ login: new ConnectionInfo({ server: "http://k8s.local" }) });
+   * const gate = Promise.withResolvers<void>();
+   * const fetch = async () => (await gate.promise, Response.json({}));
+   * const settings = { networking: { maxConcurrentRequests: 1 } };
+   * const api = new ApiClient({ vault, fetch, settings });
+   * let calms = 0;
+   * const stop = api.onCalm(() => calms++);
+   * const both = Promise.all([api.request("GET", "/a"), api.request("GET", "/b")]);
+   * while (api.backlog === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+   * assert.equal(calms, 0); // one request waits for the other's slot
+   * gate.resolve();
+   * await both;
+   * assert.equal(calms, 1); // it got the slot: the backlog emptied once
    * stop();
    * ```
    */
