@@ -19,9 +19,18 @@ Deno.test("a handler's api goes to the runner's API server and nowhere else", as
   await Deno.writeTextFile(`${home}/.kube/config`, elsewhere.kubeconfig.yaml);
   // The operator runs in a subprocess whose own environment points elsewhere (setting it in this
   // process would point every test running in parallel there too).
+  // Deno's cache stays where it is (it is under HOME by default: an empty one would mean
+  // downloading the npm packages again).
+  const info = await new Deno.Command(Deno.execPath(), { args: ["info", "--json"] }).output();
+  const { denoDir } = JSON.parse(new TextDecoder().decode(info.stdout)) as { denoDir: string };
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", PROBE, runners.kubeconfig.path],
-    env: { KUBECONFIG: elsewhere.kubeconfig.path, HOME: home, NO_COLOR: "1" },
+    env: {
+      KUBECONFIG: elsewhere.kubeconfig.path,
+      HOME: home,
+      DENO_DIR: denoDir,
+      NO_COLOR: "1",
+    },
     stdin: "piped",
     stdout: "piped",
     stderr: "piped",
