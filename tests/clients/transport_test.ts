@@ -281,9 +281,10 @@ Deno.test("a proxy in the environment is honoured: requests go through it (fetch
     assert.equal(code, 0, text);
     const answer = JSON.parse(text) as { proxied?: boolean; gitVersion?: string };
     assert.equal(answer.proxied === true, proxied, JSON.stringify(vars));
-    assert.equal(seen.length, proxied ? 1 : 0);
-    if (proxied) assert.equal(seen[0], `${server.url}/version`);
-    else assert.ok(answer.gitVersion, text);
+    // (At least once: a loaded machine's slow attempt may be retried — seen twice in a loaded run.)
+    if (proxied) {
+      assert.ok(seen.length >= 1 && seen.every((url) => url === `${server.url}/version`));
+    } else assert.deepEqual([seen, !!answer.gitVersion], [[], true], text);
   }
 });
 
