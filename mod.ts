@@ -228,6 +228,7 @@ export {
 export type {
   ClientKubeConfig,
   ClientLoginOptions,
+  EnvReader,
   KubeconfigLoginOptions,
   ServiceAccountLoginOptions,
 } from "./src/cogs/clients/auth.ts";

@@ -44,7 +44,10 @@ export interface StartApiServerOptions
   tls?: boolean;
   /** Log one line per request (to stderr, or to `log`). */
   verbose?: boolean;
-  /** Where verbose lines go (default: console.error). */
+  /**
+   * Where verbose lines and the data directory's notices (a torn last change dropped, a failed
+   * compaction) go (default: console.error).
+   */
   log?: (line: string) => void;
   /** Stops the server when aborted. */
   signal?: AbortSignal;
@@ -178,7 +181,10 @@ export async function startApiServer(
 ): Promise<RunningApiServer> {
   const host = options.host ?? "127.0.0.1";
   const data = options.dataDir
-    ? new DataDir(options.dataDir, options.dataDirFsync ? { fsync: options.dataDirFsync } : {})
+    ? new DataDir(options.dataDir, {
+      ...(options.dataDirFsync ? { fsync: options.dataDirFsync } : {}),
+      ...(options.log ? { warn: options.log } : {}),
+    })
     : undefined;
   const store = data?.load(options.historySize);
   const log = options.verbose
@@ -195,7 +201,7 @@ export async function startApiServer(
     ...options,
     ...(token ? { token } : {}),
     ...(store ? { store } : {}),
-    ...(log ? { log } : {}),
+    log, // only with `verbose` (`options.log` alone also takes the data directory's notices)
     clientCertificates: !!tls,
   });
   if (data && store) data.attach(store);

@@ -1,7 +1,10 @@
 /**
  * Run in a subprocess with narrow permissions by auth_test.ts: performs one
  * client action and prints the error's name and message (one line each), so
- * the test can check that a missing permission is a clear one-liner.
+ * the test can check that a missing permission is a clear one-liner. The
+ * action `version` prints the answer of `GET /version` as JSON: transport_test.ts
+ * runs it with proxy variables in the subprocess's own environment (changing
+ * the test process's would change it for every test running in parallel).
  *
  * Usage: deno run [narrow flags] _permission_probe.ts <action> [args…]
  *
@@ -25,6 +28,10 @@ try {
   } else if (action === "request") {
     using vault = new Vault({ probe: new ConnectionInfo({ server: arg! }) });
     await new ApiClient({ vault }).request("GET", "/version");
+  } else if (action === "version") {
+    using vault = new Vault({ probe: new ConnectionInfo({ server: arg! }) });
+    console.log(JSON.stringify(await new ApiClient({ vault }).request("GET", "/version")));
+    Deno.exit(0);
   }
   console.log("OK");
 } catch (error) {

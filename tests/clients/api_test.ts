@@ -13,7 +13,21 @@ import {
 } from "../../src/cogs/clients/errors.ts";
 import { ConnectionInfo, LoginError, Vault } from "../../src/cogs/structs/credentials.ts";
 import { CONFIGMAPS, setup } from "./_setup.ts";
-import { freePort } from "../examples/_setup.ts";
+import { closedPort } from "../examples/_setup.ts";
+import { FakeClock } from "../../src/cogs/aio/fake_clock.ts";
+
+/**
+ * Waits (on the real clock: the request goes over a real socket) until the request sleeps its
+ * backoff on the fake clock; returns the backoff in seconds.
+ */
+async function backoffOf(clock: FakeClock): Promise<number> {
+  const deadline = Date.now() + 10_000;
+  while (clock.pending === 0) {
+    if (Date.now() > deadline) assert.fail("no backoff within 10 s");
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  return clock.nextIn! / 1000;
+}
 
 Deno.test("request() parses JSON; error answers become typed errors with code, reason, Status", async () => {
   await using env = await setup();
@@ -59,15 +73,23 @@ Deno.test("request() parses JSON; error answers become typed errors with code, r
 
 Deno.test("an unreachable server is retried with the backoffs, then a clear ApiConnectionError", async () => {
   const records: RequestRecord[] = [];
-  using vault = new Vault({ x: new ConnectionInfo({ server: `http://127.0.0.1:${freePort()}` }) });
+  using vault = new Vault({
+    x: new ConnectionInfo({ server: `http://127.0.0.1:${closedPort()}` }),
+  });
+  const clock = new FakeClock();
   const api = new ApiClient({
     vault,
     settings: { networking: { errorBackoffs: [0.05, 0.1] } },
     onRequest: (r) => records.push(r),
+    clock,
   });
-  const started = performance.now();
-  const error = await api.request("GET", "/api/v1/namespaces").catch((e) => e);
-  const elapsed = (performance.now() - started) / 1000;
+  const failed = api.request("GET", "/api/v1/namespaces").catch((e) => e);
+  assert.equal(await backoffOf(clock), 0.05);
+  await clock.advance(0.05);
+  assert.equal(await backoffOf(clock), 0.1);
+  await clock.advance(0.1);
+  const error = await failed;
+  assert.equal(clock.pending, 0);
   assert.ok(error instanceof ApiConnectionError, String(error));
   assert.equal(error.timedOut, false);
   assert.match(
@@ -79,18 +101,21 @@ Deno.test("an unreachable server is retried with the backoffs, then a clear ApiC
     [2, 0, "list", "namespaces"],
     [3, 0, "list", "namespaces"],
   ]);
-  assert.ok(elapsed >= 0.15 && elapsed < 5, `elapsed ${elapsed}`);
 });
 
 Deno.test("429 with Retry-After is retried no sooner than the server asked", async () => {
-  await using env = await setup({ faults: { rate429: 1, retryAfterSeconds: 1 } });
+  const clock = new FakeClock();
+  await using env = await setup({ faults: { rate429: 1, retryAfterSeconds: 1 } }, { clock });
   const { api, server } = env;
-  setTimeout(() => server.setFaults({ rate429: null }), 300);
-  const started = performance.now();
-  await api.request("GET", "/api/v1/namespaces/default");
-  const elapsed = (performance.now() - started) / 1000;
+  const answered = api.request("GET", "/api/v1/namespaces/default");
+  assert.equal(await backoffOf(clock), 1, "the Retry-After of 1 s, not the backoff of 0.01 s");
+  server.setFaults({ rate429: null });
+  await clock.advance(0.99);
   assert.equal(server.faultCounts.error429, 1);
-  assert.ok(elapsed >= 0.95 && elapsed < 3, `waited ${elapsed}s, not the Retry-After of 1s`);
+  assert.equal(clock.pending, 1, "not retried before 1 s");
+  await clock.advance(0.01);
+  await answered;
+  assert.equal(server.faultCounts.error429, 1);
 });
 
 Deno.test("503s escalate when the backoffs run out; the attempts are one more than the backoffs", async () => {
@@ -123,13 +148,15 @@ Deno.test("errorBackoffs: a number is one retry; [] disables retrying; 4xx never
 });
 
 Deno.test("enforceRetryAfter uses the server's delay instead of a longer backoff", async () => {
+  const clock = new FakeClock();
   await using env = await setup({ faults: { rate429: 1, retryAfterSeconds: 0.2 } }, {
     settings: { networking: { errorBackoffs: [5], enforceRetryAfter: true } },
+    clock,
   });
-  const started = performance.now();
-  await assert.rejects(env.api.request("GET", "/api/v1/namespaces"), TooManyRequestsError);
-  const elapsed = (performance.now() - started) / 1000;
-  assert.ok(elapsed >= 0.19 && elapsed < 2, `elapsed ${elapsed}`);
+  const failed = assert.rejects(env.api.request("GET", "/api/v1/namespaces"), TooManyRequestsError);
+  assert.equal(await backoffOf(clock), 0.2, "the Retry-After, not the backoff of 5 s");
+  await clock.advance(0.2);
+  await failed;
   assert.equal(env.server.faultCounts.error429, 2);
 });
 
@@ -143,7 +170,10 @@ Deno.test("requestTimeout cuts a slow request (and retries it)", async () => {
   assert.ok(error instanceof ApiConnectionError, String(error));
   assert.equal(error.timedOut, true);
   assert.match(error.message, /timed out after 0\.2s/);
-  assert.ok(elapsed >= 0.4 && elapsed < 1.4, `elapsed ${elapsed}`);
+  // Real time: the timeouts are real timers racing a real socket. Two attempts cut at 0.2 s;
+  // uncut, they would take 3 s (1.5 s of latency each) — the upper bound has a loaded machine's
+  // margin below that.
+  assert.ok(elapsed >= 0.4 && elapsed < 2.9, `elapsed ${elapsed}`);
   // A per-request timeout overrides the setting.
   env.server.setFaults({ latencyMs: 300 });
   await env.api.request("GET", "/api/v1/namespaces", { timeout: 5 });

@@ -141,17 +141,17 @@ Deno.test("loginWithKubeconfig(): a missing or invalid file is a one-line LoginE
   }
 });
 
-Deno.test("loginWithKubeconfig() without a path uses KUBECONFIG, else nothing", async () => {
+Deno.test("loginWithKubeconfig() without a path uses KUBECONFIG, else ~/.kube/config, else nothing", async () => {
   await using server = await startApiServer({ token: "env" });
-  const saved = { KUBECONFIG: Deno.env.get("KUBECONFIG"), HOME: Deno.env.get("HOME") };
   const home = await Deno.makeTempDir();
+  const env = (vars: Record<string, string>) => ({ env: (name: string) => vars[name] });
   try {
     // Missing files in KUBECONFIG's list are skipped, as kubectl skips them…
-    Deno.env.set("KUBECONFIG", `/nonexistent-first:${server.kubeconfig.path}:/nonexistent-second`);
-    assert.equal((await loginWithKubeconfig())?.token, "env");
+    const list = `/nonexistent-first:${server.kubeconfig.path}:/nonexistent-second`;
+    assert.equal((await loginWithKubeconfig(env({ KUBECONFIG: list })))?.token, "env");
     // …but when none exists, that is an error (kubectl would go to localhost:8080).
-    Deno.env.set("KUBECONFIG", "/nonexistent-first:/nonexistent-second");
-    await assert.rejects(loginWithKubeconfig(), (e: Error) => {
+    const none = "/nonexistent-first:/nonexistent-second";
+    await assert.rejects(loginWithKubeconfig(env({ KUBECONFIG: none, HOME: home })), (e: Error) => {
       assert.ok(e instanceof LoginError);
       assert.equal(
         e.message,
@@ -160,15 +160,34 @@ Deno.test("loginWithKubeconfig() without a path uses KUBECONFIG, else nothing", 
       );
       return true;
     });
-    Deno.env.set("KUBECONFIG", server.kubeconfig.path);
-    assert.equal((await loginWithKubeconfig())?.token, "env");
-    Deno.env.delete("KUBECONFIG");
-    Deno.env.set("HOME", home);
-    assert.equal(await loginWithKubeconfig(), undefined, "no KUBECONFIG, no ~/.kube/config");
+    assert.equal(
+      (await loginWithKubeconfig(env({ KUBECONFIG: server.kubeconfig.path })))?.token,
+      "env",
+    );
+    assert.equal(
+      await loginWithKubeconfig(env({ HOME: home })),
+      undefined,
+      "no KUBECONFIG, no ~/.kube/config",
+    );
+    await Deno.mkdir(`${home}/.kube`);
+    await Deno.writeTextFile(`${home}/.kube/config`, server.kubeconfig.yaml);
+    assert.equal((await loginWithKubeconfig(env({ HOME: home })))?.token, "env", "~/.kube/config");
+    assert.equal(
+      (await loginWithKubeconfig(env({ USERPROFILE: home })))?.token,
+      "env",
+      "USERPROFILE when HOME is unset",
+    );
+    // An environment that may not be read: a one-line error naming the flag.
+    const denied = {
+      env: () => {
+        throw new Deno.errors.NotCapable('Requires env access to "KUBECONFIG"');
+      },
+    };
+    await assert.rejects(
+      loginWithKubeconfig(denied),
+      /^LoginError: Finding the kubeconfig needs env access to KUBECONFIG and HOME: run with --allow-env=KUBECONFIG,HOME/,
+    );
   } finally {
-    for (const [k, v] of Object.entries(saved)) {
-      v === undefined ? Deno.env.delete(k) : Deno.env.set(k, v);
-    }
     await Deno.remove(home, { recursive: true });
   }
 });
@@ -206,47 +225,38 @@ Deno.test("an exec plugin's token is used (the plugin runs at login)", async () 
 
 Deno.test("loginViaClient() takes client-node's own credentials", async () => {
   await using server = await startApiServer({ token: "client" });
-  const saved = Deno.env.get("KUBECONFIG");
-  try {
-    Deno.env.set("KUBECONFIG", server.kubeconfig.path);
-    const info = await loginViaClient();
-    assert.equal(info.server, server.url);
-    assert.equal(info.token, "client");
-    assert.equal(info.priority, 10);
-  } finally {
-    saved === undefined ? Deno.env.delete("KUBECONFIG") : Deno.env.set("KUBECONFIG", saved);
-  }
+  const vars: Record<string, string> = { KUBECONFIG: server.kubeconfig.path };
+  const info = await loginViaClient({ env: (name) => vars[name] });
+  assert.equal(info.server, server.url);
+  assert.equal(info.token, "client");
+  assert.equal(info.priority, 10);
 });
 
 Deno.test("loginWithServiceAccount() reads the token, CA and namespace, and the service host", async () => {
   const root = await Deno.makeTempDir();
-  const saved = {
-    KUBERNETES_SERVICE_HOST: Deno.env.get("KUBERNETES_SERVICE_HOST"),
-    KUBERNETES_SERVICE_PORT: Deno.env.get("KUBERNETES_SERVICE_PORT"),
-  };
+  const vars: Record<string, string> = {};
+  const env = (name: string) => vars[name];
   try {
-    assert.equal(await loginWithServiceAccount({ root }), undefined, "no token: not in a pod");
+    assert.equal(await loginWithServiceAccount({ root, env }), undefined, "no token: not in a pod");
     await Deno.writeTextFile(`${root}/token`, "sa-token\n");
     await Deno.writeTextFile(`${root}/ca.crt`, "-----BEGIN CERTIFICATE-----\n");
     await Deno.writeTextFile(`${root}/namespace`, "operators\n");
-    Deno.env.set("KUBERNETES_SERVICE_HOST", "fd00::1");
-    Deno.env.set("KUBERNETES_SERVICE_PORT", "443");
-    const info = await loginWithServiceAccount({ root });
+    Object.assign(vars, { KUBERNETES_SERVICE_HOST: "fd00::1", KUBERNETES_SERVICE_PORT: "443" });
+    const info = await loginWithServiceAccount({ root, env });
     assert.ok(info);
     assert.equal(info.server, "https://[fd00::1]:443");
     assert.equal(info.token, "sa-token");
     assert.equal(info.caPath, `${root}/ca.crt`);
     assert.equal(info.defaultNamespace, "operators");
     assert.equal(info.priority, 20);
-    Deno.env.delete("KUBERNETES_SERVICE_HOST");
+    vars.KUBERNETES_SERVICE_PORT = "8080";
+    assert.equal((await loginWithServiceAccount({ root, env }))?.server, "http://[fd00::1]:8080");
+    delete vars.KUBERNETES_SERVICE_HOST;
     assert.equal(
-      (await loginWithServiceAccount({ root }))?.server,
+      (await loginWithServiceAccount({ root, env }))?.server,
       "https://kubernetes.default.svc",
     );
   } finally {
-    for (const [k, v] of Object.entries(saved)) {
-      v === undefined ? Deno.env.delete(k) : Deno.env.set(k, v);
-    }
     await Deno.remove(root, { recursive: true });
   }
 });

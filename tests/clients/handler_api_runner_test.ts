@@ -8,48 +8,35 @@ import { KopfRunner, startApiServer } from "../../testing.ts";
 import { cluster, until } from "../reactor/_setup.ts";
 
 const VWC = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations";
+const PROBE = new URL("./_runner_env_probe.ts", import.meta.url).pathname;
 const KEXES = "/apis/kopf.dev/v1/namespaces/default/kopfexamples";
 
 Deno.test("a handler's api goes to the runner's API server and nowhere else", async () => {
   await using runners = await startApiServer(); // the operator's login
   await using elsewhere = await startApiServer(); // what the process's environment points at
-  const saved = { KUBECONFIG: Deno.env.get("KUBECONFIG"), HOME: Deno.env.get("HOME") };
   const home = await Deno.makeTempDir({ prefix: "kopf-home-" });
   await Deno.mkdir(`${home}/.kube`);
   await Deno.writeTextFile(`${home}/.kube/config`, elsewhere.kubeconfig.yaml);
-  Deno.env.set("KUBECONFIG", elsewhere.kubeconfig.path);
-  Deno.env.set("HOME", home);
+  // The operator runs in a subprocess whose own environment points elsewhere (setting it in this
+  // process would point every test running in parallel there too).
+  // Deno's cache stays where it is (it is under HOME by default: an empty one would mean
+  // downloading the npm packages again).
+  const info = await new Deno.Command(Deno.execPath(), { args: ["info", "--json"] }).output();
+  const { denoDir } = JSON.parse(new TextDecoder().decode(info.stdout)) as { denoDir: string };
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", PROBE, runners.kubeconfig.path],
+    env: {
+      KUBECONFIG: elsewhere.kubeconfig.path,
+      HOME: home,
+      DENO_DIR: denoDir,
+      NO_COLOR: "1",
+    },
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const output = child.output();
   try {
-    const registry = new kopf.OperatorRegistry();
-    const startupErrors: string[] = [];
-    kopf.on.startup({ registry }, async ({ api }) => {
-      // Before the login: no credentials yet, a clear error (not a request to anywhere).
-      await api.get("namespaces", "default").catch((e) => startupErrors.push(e.name));
-    });
-    kopf.on.event("namespaces", { registry }, async ({ api, name }) => {
-      if (name !== "default") return;
-      await api.create("configmaps", { metadata: { name: "from-context" } }, {
-        namespace: "default",
-      }).catch((e) => {
-        if (!(e instanceof kopf.AlreadyExistsError)) throw e;
-      });
-      await kopf.api().apply("configmaps", { metadata: { name: "from-kopf-api" } }, {
-        namespace: "default",
-        fieldManager: "test",
-      });
-    });
-    kopf.daemon("namespaces", { registry }, async ({ api, name, signal }) => {
-      if (name !== "default") return;
-      await api.apply("configmaps", { metadata: { name: "from-daemon" } }, {
-        namespace: "default",
-        fieldManager: "test",
-        signal,
-      });
-    });
-    await using runner = await KopfRunner.start(["run", "--standalone", "-A"], {
-      registry,
-      kubeconfig: runners.kubeconfig.path,
-    });
     const store = runners.server.store;
     await until(
       () =>
@@ -57,19 +44,23 @@ Deno.test("a handler's api goes to the runner's API server and nowhere else", as
           store.get("configmaps", "default", n)
         ),
       "the handlers' ConfigMaps on the runner's server",
+      30,
     );
-    for (const n of ["from-context", "from-kopf-api", "from-daemon"]) {
-      assert.equal(elsewhere.server.store.get("configmaps", "default", n), undefined, n);
-    }
-    assert.equal(elsewhere.countRequests(), 0, "no request went to the other server");
-    assert.deepEqual(startupErrors, ["LoginError"]);
-    void runner;
   } finally {
-    for (const [k, v] of Object.entries(saved)) {
-      v === undefined ? Deno.env.delete(k) : Deno.env.set(k, v);
-    }
-    await Deno.remove(home, { recursive: true });
+    await child.stdin.close();
   }
+  const { code, stdout, stderr } = await output;
+  const text = new TextDecoder().decode(stdout);
+  assert.equal(code, 0, text + new TextDecoder().decode(stderr));
+  for (const n of ["from-context", "from-kopf-api", "from-daemon"]) {
+    assert.equal(elsewhere.server.store.get("configmaps", "default", n), undefined, n);
+  }
+  assert.equal(elsewhere.countRequests(), 0, "no request went to the other server");
+  assert.deepEqual(JSON.parse(text.trim().split("\n").at(-1)!), {
+    startupErrors: ["LoginError"],
+    outside: elsewhere.url, // the environment did point elsewhere
+  });
+  await Deno.remove(home, { recursive: true });
 });
 
 Deno.test("an admission handler's api and kopf.api() work in the webhook server's requests", async () => {

@@ -9,15 +9,15 @@
 import * as kopf from "../../mod.ts";
 
 /**
- * A free TCP port on 127.0.0.1 (for the liveness URL).
+ * The URL the operator's health server listens at, from its log line (it binds port 0, so only
+ * the line says which port the system picked).
  *
- * @returns The port.
+ * @param output The operator's log lines (debug or info level), joined or not.
+ * @returns The liveness URL, or undefined when the server has not listened yet.
  */
-export function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
+export function servedAt(output: string | string[]): string | undefined {
+  const text = Array.isArray(output) ? output.join("\n") : output;
+  return text.match(/Serving health status at (http:\/\/\S+)/)?.[1];
 }
 
 /**
@@ -49,10 +49,13 @@ export function sample(
 
 /** An operator running in this process. */
 export interface RunningOperator extends AsyncDisposable {
-  /** The liveness URL (`http://127.0.0.1:<port>/healthz`). */
-  url: string;
+  /**
+   * The liveness URL (`http://127.0.0.1:<port>/healthz`); throws before the server listens
+   * (it does before the startup handlers run).
+   */
+  readonly url: string;
   /** The metrics URL on the same server. */
-  metricsUrl: string;
+  readonly metricsUrl: string;
   /** Resolves when the operator is ready. */
   ready: Promise<void>;
   /** The log lines. */
@@ -62,24 +65,24 @@ export interface RunningOperator extends AsyncDisposable {
 }
 
 /**
- * Starts an operator in this process, serving its health at a free port.
+ * Starts an operator in this process, serving its health at a port the system picks.
  *
  * @param options Operator options (the kubeconfig and the registry at least).
  * @returns The running operator; dispose it with `await using`.
  */
 export function startOperator(options: kopf.OperatorOptions): RunningOperator {
-  const url = `http://127.0.0.1:${freePort()}/healthz`;
   const stop = new AbortController();
   const lines: string[] = [];
   let onReady!: () => void;
   const ready = new Promise<void>((resolve) => (onReady = resolve));
   const done = kopf.operator({
     standalone: true,
-    liveness: url,
+    liveness: "http://127.0.0.1:0/healthz", // the port is read back from the log
     signal: stop.signal,
     onReady,
     logging: { format: "plain", level: "debug", write: (l) => lines.push(l) },
     ...options,
+    ...(options.sink ? { sink: teed(options.sink, lines) } : {}),
   });
   // A failed start is reported by stop(); the readiness only waits for it.
   const settled = done.then(() => {}, () => {});
@@ -87,12 +90,30 @@ export function startOperator(options: kopf.OperatorOptions): RunningOperator {
     stop.abort();
     await done;
   };
+  const url = () => {
+    const found = servedAt(lines);
+    if (!found) throw new Error("The operator's health server has not listened (yet)");
+    return found;
+  };
   return {
-    url,
-    metricsUrl: url.replace("/healthz", "/metrics"),
+    get url() {
+      return url();
+    },
+    get metricsUrl() {
+      return url().replace("/healthz", "/metrics");
+    },
     ready: Promise.race([ready, settled]),
     lines,
     stop: stopping,
     [Symbol.asyncDispose]: stopping,
   };
+}
+
+/** A sink that also keeps the messages in `lines` (for the health server's address). */
+function teed(sink: kopf.LogSink, lines: string[]): kopf.LogSink {
+  const tee = (record: kopf.LogRecord) => {
+    lines.push(record.message);
+    sink(record);
+  };
+  return sink.level === undefined ? tee : Object.assign(tee, { level: sink.level });
 }

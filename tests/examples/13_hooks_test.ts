@@ -7,7 +7,8 @@
  */
 import assert from "node:assert/strict";
 import { KopfRunner } from "../../testing.ts";
-import { type Cluster, cluster, freePort, ROOT } from "./_setup.ts";
+import { type Cluster, cluster, ROOT } from "./_setup.ts";
+import { servedAt } from "../engines/_metrics.ts";
 
 const EXAMPLE = `${ROOT}examples/13-hooks/example.ts`;
 
@@ -26,13 +27,15 @@ async function events(c: Cluster, name: string): Promise<{ type: string; message
 
 Deno.test("13-hooks: startup, login, probes, and cleanup handlers", async () => {
   await using c = await cluster();
-  const port = freePort();
-  const url = `http://127.0.0.1:${port}/healthz`;
   // The kubeconfig option: the example's login handler gets it from kopf.loginWithKubeconfig().
-  const runner = await KopfRunner.start(["run", "-A", "--verbose", `--liveness=${url}`, EXAMPLE], {
+  // The liveness port is the system's pick, read back from the log.
+  const liveness = "--liveness=http://127.0.0.1:0/healthz";
+  const runner = await KopfRunner.start(["run", "-A", "--verbose", liveness, EXAMPLE], {
     kubeconfig: c.api.kubeconfig.path,
   });
+  const url = servedAt(runner.output)!;
   try {
+    assert.ok(url, runner.output);
     // Startup: all handlers have finished before the operator became ready, the retried one too.
     const startup = runner.output;
     assert.match(startup, /Initialising the pod-tasks registry\.\.\./);

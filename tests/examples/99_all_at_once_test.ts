@@ -10,7 +10,8 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { type Cluster, cluster, eventually, freePort, ROOT } from "./_setup.ts";
+import { type Cluster, cluster, eventually, ROOT } from "./_setup.ts";
+import { servedAt } from "../engines/_metrics.ts";
 import { OperatorProcess } from "./_process.ts";
 
 const EXAMPLE = `${ROOT}examples/99-all-at-once/example.ts`;
@@ -31,9 +32,8 @@ interface KubeEvent {
 
 Deno.test("99-all-at-once: create, update, delete — every handler's effect", async () => {
   await using c = await cluster();
-  const liveness = `http://127.0.0.1:${freePort()}/healthz`;
   const operator = new OperatorProcess(
-    ["run", "-A", "--verbose", `--liveness=${liveness}`, EXAMPLE],
+    ["run", "-A", "--verbose", "--liveness=http://127.0.0.1:0/healthz", EXAMPLE],
     { KUBECONFIG: c.api.kubeconfig.path },
   );
   let exitCode: number | undefined;
@@ -117,6 +117,8 @@ Deno.test("99-all-at-once: create, update, delete — every handler's effect", a
     assert.equal(updated.status.phase, "Updated");
 
     // The probe: the memo's count of created pods.
+    const liveness = servedAt(operator.output); // the port the system picked, from the log
+    assert.ok(liveness, operator.output);
     const health = await (await fetch(liveness)).json();
     assert.deepEqual(health, { createdPods: 1 });
 

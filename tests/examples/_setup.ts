@@ -89,11 +89,13 @@ export async function eventually<T>(
 }
 
 /**
- * A TCP port on 127.0.0.1 that is free now (for an operator's probe endpoint).
+ * A TCP port on 127.0.0.1 that nobody listens at now: for a connection that must be refused.
+ * Never for a server to listen at (another test may take the number meanwhile): servers bind
+ * port 0 and report the port they got.
  *
  * @returns The port number.
  */
-export function freePort(): number {
+export function closedPort(): number {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const port = (listener.addr as Deno.NetAddr).port;
   listener.close();

@@ -12,6 +12,7 @@ import assert from "node:assert/strict";
 import { OperatorProcess } from "../examples/_process.ts";
 import { applyPeering } from "./_peering.ts";
 import { type Cluster, cluster, delay, ROOT, until } from "./_setup.ts";
+import { servedAt } from "../engines/_metrics.ts";
 
 const MOD = `${ROOT}mod.ts`;
 const LEASE = "default/kopf-leader-default";
@@ -98,11 +99,15 @@ function operator(
   );
 }
 
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
+/** `-L` on a port the system picks: the operator names it in its log. */
+const LIVENESS = ["-L", "http://127.0.0.1:0/healthz"];
+
+/** The base URL of an operator's health server, from its log line. */
+async function healthOf(operator: OperatorProcess): Promise<string> {
+  await operator.waitFor("Serving health status at ", 30);
+  const url = servedAt(operator.output);
+  assert.ok(url, operator.output);
+  return new URL(url).origin;
 }
 
 async function get(url: string): Promise<{ status: number; text: string }> {
@@ -119,51 +124,38 @@ async function handled(c: Cluster, name: string): Promise<boolean> {
 Deno.test("leader election: kill -9 the leader; the standby handles a new object within the lease duration", async () => {
   await using c = await cluster();
   await using file = await handlers();
-  const [portA, portB] = [freePort(), freePort()];
-  const a = operator(
-    c.api.kubeconfig.path,
-    file.path,
-    "op-a",
-    {},
-    "-L",
-    `http://127.0.0.1:${portA}/healthz`,
-  );
+  const a = operator(c.api.kubeconfig.path, file.path, "op-a", {}, ...LIVENESS);
   let b: OperatorProcess | undefined;
   try {
     await a.waitFor(`successfully acquired lease ${LEASE}`, 30);
-    b = operator(
-      c.api.kubeconfig.path,
-      file.path,
-      "op-b",
-      {},
-      "-L",
-      `http://127.0.0.1:${portB}/healthz`,
-    );
+    const healthA = await healthOf(a);
+    b = operator(c.api.kubeconfig.path, file.path, "op-b", {}, ...LIVENESS);
+    const healthB = await healthOf(b);
     await b.waitFor(`attempting to acquire leader lease ${LEASE}...`, 30);
     await b.waitFor("new leader elected: op-a");
 
     // The roles: on /metrics and /readyz (both ready: a standby serves webhooks too).
     await until(
-      async () => (await get(`http://127.0.0.1:${portB}/readyz`)).status === 200,
+      async () => (await get(`${healthB}/readyz`)).status === 200,
       "b ready",
     );
-    assert.deepEqual(JSON.parse((await get(`http://127.0.0.1:${portA}/readyz`)).text), {
+    assert.deepEqual(JSON.parse((await get(`${healthA}/readyz`)).text), {
       ready: true,
       role: "leader",
     });
-    assert.deepEqual(JSON.parse((await get(`http://127.0.0.1:${portB}/readyz`)).text), {
+    assert.deepEqual(JSON.parse((await get(`${healthB}/readyz`)).text), {
       ready: true,
       role: "standby",
     });
-    const metricsB = (await get(`http://127.0.0.1:${portB}/metrics`)).text;
+    const metricsB = (await get(`${healthB}/metrics`)).text;
     assert.match(metricsB, /kopf_operator_role\{role="standby"\} 1/);
     assert.match(metricsB, /kopf_operator_role\{role="leader"\} 0/);
     assert.match(metricsB, /kopf_leader_transitions_total 1/);
     assert.match(
-      (await get(`http://127.0.0.1:${portA}/metrics`)).text,
+      (await get(`${healthA}/metrics`)).text,
       /kopf_operator_role\{role="leader"\} 1/,
     );
-    assert.equal((await get(`http://127.0.0.1:${portB}/healthz`)).status, 200); // live on standby
+    assert.equal((await get(`${healthB}/healthz`)).status, 200); // live on standby
 
     await c.createKex("default", "kex-1");
     await a.waitFor("CREATED kex-1 BY op-a");
@@ -187,12 +179,12 @@ Deno.test("leader election: kill -9 the leader; the standby handles a new object
     await until(
       async () =>
         /kopf_operator_role\{role="leader"\} 1/.test(
-          (await get(`http://127.0.0.1:${portB}/metrics`)).text,
+          (await get(`${healthB}/metrics`)).text,
         ),
       "b's role is leader",
     );
     assert.match(
-      (await get(`http://127.0.0.1:${portB}/metrics`)).text,
+      (await get(`${healthB}/metrics`)).text,
       /kopf_leader_transitions_total 2/,
     );
     assert.equal((await file.runs()).filter((r) => r.name === "kex-1").length, 1);
@@ -386,19 +378,10 @@ Deno.test("leader election with peering: kopf freeze pauses the Lease holder (ro
   await using c = await cluster();
   await applyPeering(c);
   await using file = await handlers();
-  const port = freePort();
-  const health = `http://127.0.0.1:${port}`;
-  const a = operator(
-    c.api.kubeconfig.path,
-    file.path,
-    "op-a",
-    {},
-    "--peering",
-    "-L",
-    `${health}/healthz`,
-  );
-  const role = async () => JSON.parse((await get(`${health}/readyz`)).text).role;
+  const a = operator(c.api.kubeconfig.path, file.path, "op-a", {}, "--peering", ...LIVENESS);
   try {
+    const health = await healthOf(a);
+    const role = async () => JSON.parse((await get(`${health}/readyz`)).text).role;
     await a.waitFor(`successfully acquired lease ${LEASE}`, 30);
     await until(
       async () => (await get(`${health}/readyz`).catch(() => ({ status: 0 }))).status === 200,

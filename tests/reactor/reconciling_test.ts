@@ -92,7 +92,7 @@ Deno.test("reconcile: a deleted child brings its parent back within a second, wh
     await until(() => calls.some((x) => x.pvcs.includes(first.metadata.uid)), "a call seeing it");
     await until(async () => (await evcOf())?.status?.pvcs === 1, "status.pvcs = 1");
 
-    // Deleting the child brings the parent's reconciler back within a second; it re-creates it.
+    // Deleting the child brings the parent's reconciler back at once; it re-creates it.
     const deleted = performance.now();
     await c.call("DELETE", `${PVCS}/evc1`);
     await until(async () => {
@@ -103,9 +103,12 @@ Deno.test("reconcile: a deleted child brings its parent back within a second, wh
     const back = calls.find((x) => x.at > deleted)!;
     assert.ok(back, "a call after the deletion");
     assert.deepEqual(back.pvcs, [], "it saw the child gone");
-    assert.ok(back.at - deleted < 1000, `called back ${(back.at - deleted).toFixed(0)} ms after`);
+    // Real time (the operator's watches over HTTP): the child's deletion event brings the
+    // reconciler back after its 0.2-s debounce; without that event it would never come (no
+    // resync here). 5 s holds that apart on a loaded 2-core machine.
+    assert.ok(back.at - deleted < 5000, `called back ${(back.at - deleted).toFixed(0)} ms after`);
     assert.ok(
-      recreated - deleted < 1000,
+      recreated - deleted < 5000,
       `re-created ${(recreated - deleted).toFixed(0)} ms after`,
     );
     const second = await pvcOf();

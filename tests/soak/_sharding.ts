@@ -22,6 +22,7 @@
  */
 
 import { OperatorProcess } from "../examples/_process.ts";
+import { servedAt } from "../engines/_metrics.ts";
 import { call, cluster, ROOT, until } from "../reactor/_setup.ts";
 
 /** What to run. */
@@ -131,18 +132,9 @@ kopf.daemon("kopfexamples", async ({ name, stopped }) => {
 `;
 }
 
-/** A free TCP port on localhost. */
-function freePort(): number {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
-}
-
 /** One replica slot: an identity that keeps its name across restarts, and its process. */
 class Replica {
   proc: OperatorProcess | undefined;
-  port = 0;
   readonly id: string;
   readonly #env: Record<string, string>;
   readonly #file: string;
@@ -154,9 +146,9 @@ class Replica {
   }
 
   start(): void {
-    this.port = freePort();
+    // The probes on a port the system picks; the log names it (see owned()).
     this.proc = new OperatorProcess(
-      ["run", "-A", "--shards", "--liveness", `http://127.0.0.1:${this.port}/healthz`, this.#file],
+      ["run", "-A", "--shards", "--liveness", "http://127.0.0.1:0/healthz", this.#file],
       { ...this.#env, POD_ID: this.id, NO_COLOR: "1" },
     );
   }
@@ -167,7 +159,9 @@ class Replica {
 
   /** `kopf_shard_owned_objects` on its `/metrics`. */
   async owned(): Promise<number> {
-    const text = await (await fetch(`http://127.0.0.1:${this.port}/metrics`)).text();
+    const served = servedAt(this.proc!.output);
+    if (!served) return NaN;
+    const text = await (await fetch(new URL("/metrics", served))).text();
     const m = /^kopf_shard_owned_objects\{group="kopf"\} (\d+)$/m.exec(text);
     return m ? Number(m[1]) : NaN;
   }

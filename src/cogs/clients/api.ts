@@ -52,7 +52,7 @@
 
 import { AccessError, type ConnectionInfo, type Vault } from "../structs/credentials.ts";
 import { Fifo } from "../aio/fifo.ts";
-import { sleep } from "../aio/sleep.ts";
+import { type Clock, realClock } from "../aio/clock.ts";
 import {
   ApiConnectionError,
   ApiError,
@@ -136,6 +136,11 @@ export interface ApiClientOptions {
    * `transport.ts`.
    */
   httpClient?: "http1" | "fetch" | undefined;
+  /**
+   * The clock the retries' backoffs sleep on (default `realClock`; tests pass a fake clock to
+   * step through them). Request timeouts stay on real timers: they race a real socket.
+   */
+  clock?: Clock | undefined;
 }
 
 /** Query parameters; `undefined`/`null` values are left out. */
@@ -264,6 +269,7 @@ export class ApiClient {
   #headers = new Map<string | undefined, Record<string, string>>();
   #userAgent: string | undefined;
   #httpClient: "http1" | "fetch" | undefined;
+  #clock: Clock;
   // Transports are cached in the vault per credentials and per client: two
   // clients on one vault may differ in `fetch` and User-Agent.
   #purpose = `transport#${++instances}`;
@@ -287,6 +293,7 @@ export class ApiClient {
     this.#onRequest = options.onRequest;
     this.#userAgent = options.userAgent;
     this.#httpClient = options.httpClient;
+    this.#clock = options.clock ?? realClock;
   }
 
   /**
@@ -405,10 +412,22 @@ export class ApiClient {
    *
    * @example
    * ```ts
-   * import { Vault } from "../structs/credentials.ts";
+   * import assert from "node:assert/strict";
+   * import { ConnectionInfo, Vault } from "../structs/credentials.ts";
    * import { ApiClient } from "./api.ts";
-   * using vault = new Vault();
-   * const stop = new ApiClient({ vault }).onCalm(() => console.log("no request waits"));
+   * using vault = new Vault({ login: new ConnectionInfo({ server: "http://k8s.local" }) });
+   * const gate = Promise.withResolvers<void>();
+   * const fetch = async () => (await gate.promise, Response.json({}));
+   * const settings = { networking: { maxConcurrentRequests: 1 } };
+   * const api = new ApiClient({ vault, fetch, settings });
+   * let calms = 0;
+   * const stop = api.onCalm(() => calms++);
+   * const both = Promise.all([api.request("GET", "/a"), api.request("GET", "/b")]);
+   * while (api.backlog === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+   * assert.equal(calms, 0); // one request waits for the other's slot
+   * gate.resolve();
+   * await both;
+   * assert.equal(calms, 1); // it got the slot: the backlog emptied once
    * stop();
    * ```
    */
@@ -555,7 +574,7 @@ export class ApiClient {
         retries ??= new Retries(this.#networking("errorBackoffs"));
         const what = `${method} ${url.slice(transport.server.length)}`;
         const delay = this.#failure(retries, error, attempt, what);
-        if (!(await sleep(delay, signal))) throw signal!.reason;
+        if (!(await this.#clock.sleep(delay, signal))) throw signal!.reason;
       }
     }
   }

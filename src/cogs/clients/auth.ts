@@ -53,7 +53,34 @@ export interface KubeconfigLoginOptions {
   context?: string | undefined;
   /** The priority of the credentials (default 10). */
   priority?: number | undefined;
+  /**
+   * Reads an environment variable (`KUBECONFIG`, `HOME`) when no path is given (default
+   * `Deno.env.get`; a reader that throws `Deno.errors.NotCapable` is a missing `--allow-env`).
+   */
+  env?: EnvReader | undefined;
 }
+
+/**
+ * Reads an environment variable: `Deno.env.get` by default; tests and embedders pass their own
+ * (e.g. `(name) => vars[name]`) instead of changing the process's environment, which every
+ * test running in parallel would see.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { type EnvReader, loginWithKubeconfig } from "../../../mod.ts";
+ * import { startApiServer } from "../../../testing.ts";
+ *
+ * await using server = await startApiServer({ token: "from-env" });
+ * const vars: Record<string, string> = { KUBECONFIG: server.kubeconfig.path };
+ * const env: EnvReader = (name) => vars[name];
+ * assert.equal((await loginWithKubeconfig({ env }))?.token, "from-env");
+ * assert.equal(await loginWithKubeconfig({ env: () => undefined }), undefined); // no KUBECONFIG, no HOME
+ * ```
+ */
+export type EnvReader = (name: string) => string | undefined;
+
+const processEnv: EnvReader = (name) => Deno.env.get(name);
 
 /**
  * Reads credentials from a kubeconfig. Several files merge as kubectl merges
@@ -84,7 +111,7 @@ export async function loginWithKubeconfig(
 ): Promise<ConnectionInfo | undefined> {
   const found = options.path !== undefined
     ? { paths: Array.isArray(options.path) ? options.path : [options.path], fromEnv: false }
-    : defaultKubeconfigPaths();
+    : defaultKubeconfigPaths(options.env ?? processEnv);
   if (found === undefined || found.paths.length === 0) return undefined;
   // As kubectl: missing files in KUBECONFIG's list are skipped; a path given explicitly must exist.
   const files = [];
@@ -205,6 +232,10 @@ export interface ServiceAccountLoginOptions {
   root?: string | undefined;
   /** The priority of the credentials (default 20). */
   priority?: number | undefined;
+  /**
+   * Reads `KUBERNETES_SERVICE_HOST` and `KUBERNETES_SERVICE_PORT` (default `Deno.env.get`).
+   */
+  env?: EnvReader | undefined;
 }
 
 /**
@@ -241,7 +272,7 @@ export async function loginWithServiceAccount(
   const namespace = await readOptional(`${root}/namespace`, "service account namespace");
   const ca = await readOptional(`${root}/ca.crt`, "service account CA");
   return new ConnectionInfo({
-    server: inClusterServer(),
+    server: inClusterServer(options.env ?? processEnv),
     caPath: ca !== undefined ? `${root}/ca.crt` : undefined,
     token: token.trim() || undefined,
     defaultNamespace: namespace?.trim() || undefined,
@@ -280,6 +311,11 @@ export interface ClientLoginOptions {
   kubeconfig?: ClientKubeConfig | undefined;
   /** The priority of the credentials (default 10). */
   priority?: number | undefined;
+  /**
+   * Without a `KubeConfig`: reads `KUBECONFIG`, `HOME` and the in-cluster service variables
+   * (default `Deno.env.get`).
+   */
+  env?: EnvReader | undefined;
 }
 
 /**
@@ -320,9 +356,10 @@ export async function loginViaClient(options: ClientLoginOptions = {}): Promise<
     // for its HTTP stack); users with an `auth-provider` still go through it. The in-cluster
     // token is not probed when there is a kubeconfig: an operator allowed to read its
     // kubeconfig only is not asked for --allow-read=/var/run/secrets/….
-    const fromKubeconfig = await loginWithKubeconfig({ priority });
+    const env = options.env;
+    const fromKubeconfig = await loginWithKubeconfig({ priority, env });
     if (fromKubeconfig) return fromKubeconfig;
-    const inCluster = await loginWithServiceAccount({ priority });
+    const inCluster = await loginWithServiceAccount({ priority, env });
     if (inCluster) return inCluster;
     throw new LoginError(
       "Cannot authenticate the client library neither in-cluster, nor via kubeconfig: " +
@@ -497,14 +534,16 @@ export function withDefaultKubeconfig<T>(path: string, fn: () => T): T {
 }
 
 /** The default kubeconfig files, and whether they come from `KUBECONFIG` (missing ones are skipped). */
-function defaultKubeconfigPaths(): { paths: string[]; fromEnv: boolean } | undefined {
+function defaultKubeconfigPaths(
+  readEnv: EnvReader,
+): { paths: string[]; fromEnv: boolean } | undefined {
   const scoped = kubeconfigScope.getStore();
   if (scoped) return { paths: [scoped], fromEnv: false };
   let env: string | undefined;
   let home: string | undefined;
   try {
-    env = Deno.env.get("KUBECONFIG");
-    home = env ? undefined : Deno.env.get("HOME") ?? Deno.env.get("USERPROFILE");
+    env = readEnv("KUBECONFIG");
+    home = env ? undefined : readEnv("HOME") ?? readEnv("USERPROFILE");
   } catch (error) {
     const denied = permissionError(error);
     if (!denied) throw error;
@@ -596,12 +635,12 @@ async function readOptional(path: string, what: string): Promise<string | undefi
   }
 }
 
-function inClusterServer(): string {
+function inClusterServer(readEnv: EnvReader): string {
   let host: string | undefined;
   let port: string | undefined;
   try {
-    host = Deno.env.get("KUBERNETES_SERVICE_HOST");
-    port = Deno.env.get("KUBERNETES_SERVICE_PORT");
+    host = readEnv("KUBERNETES_SERVICE_HOST");
+    port = readEnv("KUBERNETES_SERVICE_PORT");
   } catch (error) {
     if (!permissionError(error)) throw error;
   }

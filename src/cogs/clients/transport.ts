@@ -204,6 +204,11 @@ export interface TransportOptions {
    * insecure HTTPS use `fetch` anyway); default: see the module doc.
    */
   client?: "http1" | "fetch" | undefined;
+  /**
+   * Reads `KOPF_HTTP_CLIENT` and the proxy variables when `client` is not given (default
+   * `Deno.env.get`). Deno's `fetch` itself still reads the proxy variables of the process.
+   */
+  env?: ((name: string) => string | undefined) | undefined;
 }
 
 /**
@@ -249,7 +254,7 @@ export function createTransport(info: ConnectionInfo, options: TransportOptions 
   if (authorization) base.authorization = authorization;
 
   const lean = !options.fetch && !(https && info.insecure) &&
-    (options.client ?? httpClientFor(server)) === "http1";
+    (options.client ?? httpClientFor(server, options.env)) === "http1";
   if (lean) {
     if (https) checkPem(server, ca, cert, key);
     const client = new Http1Client(server, {
@@ -314,7 +319,7 @@ export const DEFAULT_HTTP_CLIENT: "http1" | "fetch" = "http1";
  */
 export function httpClientFor(
   server: string,
-  env: (name: string) => string | undefined = (name) => Deno.env.get(name),
+  env: ((name: string) => string | undefined) | undefined = (name) => Deno.env.get(name),
   preferred: "http1" | "fetch" = DEFAULT_HTTP_CLIENT,
 ): "http1" | "fetch" {
   let named: string | undefined;

@@ -22,8 +22,13 @@ import { CounterImpl, type Exposable, GaugeImpl, HistogramImpl } from "./_famili
  *
  * @example
  * ```ts
- * import type { LabelValues } from "../../../mod.ts";
+ * import assert from "node:assert/strict";
+ * import { type LabelValues, MetricsRegistry } from "../../../mod.ts";
  * const labels: LabelValues<"verb" | "code"> = { verb: "get", code: 200 };
+ * const registry = new MetricsRegistry();
+ * registry.counter({ name: "myop_calls_total", help: "Calls.", labelNames: ["verb", "code"] })
+ *   .inc(labels);
+ * assert.match(await registry.metrics(), /^myop_calls_total\{verb="get",code="200"\} 1$/m);
  * ```
  */
 export type LabelValues<L extends string> = Readonly<Record<L, string | number>>;
@@ -33,12 +38,17 @@ export type LabelValues<L extends string> = Readonly<Record<L, string | number>>
  *
  * @example
  * ```ts
- * import type { MetricOptions } from "../../../mod.ts";
+ * import assert from "node:assert/strict";
+ * import { type MetricOptions, MetricsRegistry } from "../../../mod.ts";
  * const options: MetricOptions<"kind"> = {
  *   name: "myop_things_total",
  *   help: "Things, by kind.",
  *   labelNames: ["kind"],
  * };
+ * const registry = new MetricsRegistry();
+ * registry.counter(options).inc({ kind: "widget" }, 2);
+ * assert.match(await registry.metrics(), /^# HELP myop_things_total Things, by kind\.$/m);
+ * assert.match(await registry.metrics(), /^myop_things_total\{kind="widget"\} 2$/m);
  * ```
  */
 export interface MetricOptions<L extends string> {
@@ -55,6 +65,7 @@ export interface MetricOptions<L extends string> {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { MetricsRegistry } from "../../../mod.ts";
  * const registry = new MetricsRegistry();
  * registry.gauge({
@@ -62,6 +73,7 @@ export interface MetricOptions<L extends string> {
  *   help: "Entries in the cache.",
  *   collect: (gauge) => gauge.set(42),
  * });
+ * assert.match(await registry.metrics(), /^myop_cache_entries 42$/m); // collected at scrape time
  * ```
  */
 export interface GaugeOptions<L extends string> extends MetricOptions<L> {
@@ -74,9 +86,14 @@ export interface GaugeOptions<L extends string> extends MetricOptions<L> {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { MetricsRegistry } from "../../../mod.ts";
  * const registry = new MetricsRegistry();
- * registry.histogram({ name: "myop_sizes_bytes", help: "Sizes.", buckets: [1e3, 1e6] });
+ * registry.histogram({ name: "myop_sizes_bytes", help: "Sizes.", buckets: [1e3, 1e6] })
+ *   .observe(5e3);
+ * const text = await registry.metrics();
+ * assert.match(text, /^myop_sizes_bytes_bucket\{le="1000"\} 0$/m);
+ * assert.match(text, /^myop_sizes_bytes_bucket\{le="1000000"\} 1$/m);
  * ```
  */
 export interface HistogramOptions<L extends string> extends MetricOptions<L> {
@@ -292,9 +309,12 @@ export class MetricsRegistry {
    *
    * @example
    * ```ts
+   * import assert from "node:assert/strict";
    * import { MetricsRegistry } from "../../../mod.ts";
-   * const jobs = new MetricsRegistry().counter({ name: "myop_jobs_total", help: "Jobs done." });
+   * const registry = new MetricsRegistry();
+   * const jobs = registry.counter({ name: "myop_jobs_total", help: "Jobs done." });
    * jobs.inc();
+   * assert.match(await registry.metrics(), /^myop_jobs_total 1$/m);
    * ```
    */
   counter<L extends string = never>(options: MetricOptions<L>): Counter<L> {
@@ -332,10 +352,16 @@ export class MetricsRegistry {
    *
    * @example
    * ```ts
+   * import assert from "node:assert/strict";
    * import { MetricsRegistry } from "../../../mod.ts";
-   * const sizes = new MetricsRegistry().histogram({ name: "myop_batch_size", help: "Sizes.",
+   * const registry = new MetricsRegistry();
+   * const sizes = registry.histogram({ name: "myop_batch_size", help: "Sizes.",
    *   buckets: [1, 10, 100] });
    * sizes.observe(7);
+   * const text = await registry.metrics();
+   * assert.match(text, /^myop_batch_size_bucket\{le="1"\} 0$/m);
+   * assert.match(text, /^myop_batch_size_bucket\{le="10"\} 1$/m);
+   * assert.match(text, /^myop_batch_size_sum 7$/m);
    * ```
    */
   histogram<L extends string = never>(options: HistogramOptions<L>): Histogram<L> {

@@ -197,14 +197,24 @@ export interface ProbeServer {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { serveProbes } from "./probing.ts";
  * import { OperatorLogger } from "../../../mod.ts";
- * const logger = new OperatorLogger(() => {});
+ * const lines: string[] = [];
+ * const logger = new OperatorLogger((record) => lines.push(record.message));
  * const server = serveProbes({
  *   url: "http://127.0.0.1:0/healthz", probes: () => [], logger, signal: new AbortController().signal,
  *   env: { logger, memo: {}, settings: {} as never, indices: {} },
  * });
+ * // Port 0: the log names the port the system picked.
+ * const url = lines.join("\n").match(/Serving health status at (\S+)/)![1]!;
+ * const early = await fetch(url);
+ * assert.equal(early.status, 503); // not ready yet
+ * await early.body?.cancel();
  * server.ready();
+ * const answer = await fetch(url);
+ * assert.equal(answer.status, 200);
+ * await answer.body?.cancel();
  * await server.shutdown();
  * ```
  */
@@ -226,7 +236,13 @@ export function serveProbes(options: ServeProbesOptions): ProbeServer {
       hostname: hostname === "localhost" ? "127.0.0.1" : hostname,
       port,
       signal,
-      onListen: () => options.logger.debug(`Serving health status at ${options.url}`),
+      onListen: (addr) => {
+        // With port 0 the system picks a free port: only this line tells it (so at info).
+        const bound = new URL(parsed.href);
+        bound.port = String(addr.port);
+        const line = `Serving health status at ${bound.href}`;
+        port === 0 ? options.logger.info(line) : options.logger.debug(line);
+      },
     }, (request) => prober.handle(request));
   } catch (e) {
     if (!(e instanceof Deno.errors.AddrInUse)) throw e;
