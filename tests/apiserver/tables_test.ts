@@ -37,7 +37,14 @@ async function call(
   return { status: res.status, body: text ? JSON.parse(text) : undefined };
 }
 
-const ago = (seconds: number) => new Date(Date.now() - seconds * 1000).toISOString();
+/**
+ * A timestamp `seconds` before the moment it is sent: the cases are built when the module loads,
+ * and a test that runs minutes later (a loaded machine, `--shuffle`) must still see "5m" for
+ * `ago(300)` — so the time is read when the body is serialised (`toJSON`), not here.
+ */
+const ago = (seconds: number) => ({
+  toJSON: () => new Date(Date.now() - seconds * 1000).toISOString(),
+});
 
 interface Case {
   name: string;

@@ -102,11 +102,16 @@ for (const strategy of ["auto", "never"] as const) {
     const watch = follow(env.api, strategy);
     try {
       await eventually(() => watch.listings() === 1);
+      // Close the stream and change things while no stream delivers: a stream reopened after
+      // the 0.3-s backoff stays silent (stalled), so a loaded machine's slow writes cannot let
+      // it see them live and resume without a 410; then forget that history.
+      env.server.setFaults({ stallWatches: true });
       env.server.expireResourceVersions();
       await deleteObject(env.api, CONFIGMAPS, "default", "a");
       await patchObject(env.api, CONFIGMAPS, "default", "b", { data: { x: "1" } });
       await createObject(env.api, CONFIGMAPS, "default", { metadata: { name: "d" } });
       env.server.expireResourceVersions();
+      env.server.setFaults({ stallWatches: null });
       await eventually(() => watch.listings() === 2, 10, "a relist");
       assert.ok(same(watch.state, await serverState(env)));
       const second = watch.events.findIndex((e) => e.type === "LISTED") + 1;
