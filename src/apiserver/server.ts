@@ -28,13 +28,21 @@ import { Admission, type AdmissionRequestInfo } from "./admission.ts";
 import { Authenticator, type StaticToken, type UserInfo } from "./authentication.ts";
 import { Controllers } from "./controllers.ts";
 import { Conversion } from "./conversion.ts";
-import { coreVersions, groupInfo, groupList, resourceList, versionInfo } from "./discovery.ts";
+import {
+  coreVersions,
+  groupInfo,
+  groupList,
+  resourceList,
+  rootPaths,
+  versionInfo,
+} from "./discovery.ts";
 import { ApiError, statusObject } from "./errors.ts";
 import { Faults, type FaultSettings } from "./faults.ts";
 import { fieldGetter } from "./fields.ts";
 import { healthAnswer, type HealthCheck } from "./health.ts";
 import { type RequestLabels, RequestMetrics } from "./request_metrics.ts";
 import { jsonText } from "./json_body.ts";
+import { noRoute, ownedByRestContainer, pageNotFound, unservedPath } from "./not_found.ts";
 import { ListSnapshots, parseListOptions, parseResourceVersion } from "./listing.ts";
 import {
   type DeleteOptions,
@@ -392,6 +400,18 @@ export class ApiServer {
       }
     }
     if (path.startsWith("/admin/")) return await this.#admin(req, path, ctx);
+    if (path === "/") {
+      ctx.verb = "discovery";
+      const health = Object.entries(this.#healthChecks).flatMap(([endpoint, checks]) => [
+        `/${endpoint}`,
+        ...checks.map((c) => `/${endpoint}/${c.name}`),
+      ]);
+      const served = [...health, "/metrics", "/openapi/v2", "/version"];
+      // Written as Go's MarshalIndent (WriteRawJSON): indented, no trailing newline.
+      return new Response(jsonText(rootPaths(this.registry, served), true), {
+        headers: JSON_HEADERS,
+      });
+    }
     if (path === "/metrics") {
       ctx.verb = "metrics";
       if (req.method !== "GET" && req.method !== "HEAD") {
@@ -410,7 +430,7 @@ export class ApiServer {
     }
     if (path.startsWith("/openapi/v3")) {
       ctx.verb = "openapi";
-      throw new ApiError(404, "NotFound", "the server could not find the requested resource", {});
+      throw noRoute();
     }
     const segs = path.split("/").filter(Boolean).map(decodeSegment);
     let group: string, version: string, rest: string[];
@@ -425,28 +445,18 @@ export class ApiServer {
       if (segs.length === 1) return json(groupList(this.registry));
       if (segs.length === 2) {
         const info = groupInfo(this.registry, segs[1]!);
-        if (!info) {
-          throw new ApiError(
-            404,
-            "NotFound",
-            "the server could not find the requested resource",
-            {},
-          );
-        }
-        return json(info);
+        return info ? json(info) : unservedPath(segs[1]!);
       }
       group = segs[1]!;
       version = segs[2]!;
       rest = segs.slice(3);
     } else {
-      throw new ApiError(404, "NotFound", "the server could not find the requested resource", {});
+      // No handler claims it: the end of kube-apiserver's chain, Go's plain-text 404.
+      return pageNotFound();
     }
     if (rest.length === 0) {
       const list = resourceList(this.registry, group, version);
-      if (!list) {
-        throw new ApiError(404, "NotFound", "the server could not find the requested resource", {});
-      }
-      return json(list);
+      return list ? json(list) : unservedPath(group);
     }
     let namespace: string | undefined;
     if (
@@ -463,12 +473,19 @@ export class ApiServer {
     ];
     const def = this.registry.find(group, version, plural);
     ctx.resource = def ? storageKey(def) : plural;
-    if (!def || extra.length) {
-      throw new ApiError(404, "NotFound", "the server could not find the requested resource", {});
+    if (!def || (!def.namespaced && namespace !== undefined)) return unservedPath(group);
+    if (def.namespaced && namespace === undefined) {
+      // Only a list or watch may span namespaces. The REST container has no route for a named
+      // object there (404) and no other method on the collection (405); custom resources
+      // fall through to the plain-text 404.
+      const across = !name && (req.method === "GET" || req.method === "HEAD");
+      if (!across) {
+        if (!ownedByRestContainer(group)) return pageNotFound();
+        throw name ? noRoute() : ApiError.methodNotAllowed();
+      }
     }
-    if (!def.namespaced && namespace !== undefined) {
-      throw new ApiError(404, "NotFound", "the server could not find the requested resource", {});
-    }
+    // Custom resources: kube's request info ignores path segments after the subresource.
+    if (extra.length && ownedByRestContainer(group)) throw noRoute();
     if (isReview(def) && !name) {
       ctx.verb = "create";
       if (req.method !== "POST") {
@@ -494,7 +511,9 @@ export class ApiServer {
       subresource && !(subresource === "status" && def.statusSubresource) &&
       !(subresource === "finalize" && def.plural === "namespaces" && def.group === "")
     ) {
-      throw new ApiError(404, "NotFound", "the server could not find the requested resource", {});
+      // A custom resource's unknown subresource names the object, as apiextensions answers.
+      if (!def.builtin) throw ApiError.notFound(def.plural, def.group, name!);
+      throw noRoute();
     }
     ctx.verb = verbOf(req.method, name, url);
     ctx.labels = {

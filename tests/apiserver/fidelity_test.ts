@@ -53,7 +53,18 @@ interface Row {
   before?: { method: string; path: string; headers: Record<string, string>; body: unknown };
   /** The exact body; or, where only the reason can match kube's, `{ reason }`. */
   expect: string | { reason: string };
+  /** The answer's Content-Type, when not JSON. */
+  contentType?: string;
+  /** Serve the custom resource `kopfexamples.kopf.dev/v1` (namespaced) with one object, `kex`. */
+  crd?: boolean;
 }
+
+/** Go's `http.NotFound`: what kube-apiserver answers where no handler claims the path. */
+const PAGE_NOT_FOUND = "404 page not found\n";
+const TEXT_TYPE = "text/plain; charset=utf-8";
+/** The REST container's 404 for a path it owns but has no route for. */
+const NO_ROUTE = status(404, "NotFound", "the server could not find the requested resource", {});
+const KEX = "/apis/kopf.dev/v1/namespaces/default/kopfexamples";
 
 /** Every row runs against a server holding one ConfigMap, `existing`, at resourceVersion `rv`. */
 const ROWS: Row[] = [
@@ -279,6 +290,113 @@ const ROWS: Row[] = [
     code: 400,
     expect: { reason: "BadRequest" },
   },
+  {
+    name: "plain-text 404 on a path no handler claims",
+    path: "/foo",
+    code: 404,
+    expect: PAGE_NOT_FOUND,
+    contentType: TEXT_TYPE,
+  },
+  {
+    name: "plain-text 404 on a group nothing serves",
+    path: "/apis/nothing.example.com",
+    code: 404,
+    expect: PAGE_NOT_FOUND,
+    contentType: TEXT_TYPE,
+  },
+  {
+    name: "plain-text 404 on a resource of a group nothing serves",
+    path: "/apis/nothing.example.com/v1/namespaces/default/things/x",
+    code: 404,
+    expect: PAGE_NOT_FOUND,
+    contentType: TEXT_TYPE,
+  },
+  {
+    name: "JSON 404 on an unknown resource of the core group",
+    path: "/api/v1/nothings",
+    code: 404,
+    expect: NO_ROUTE,
+  },
+  {
+    name: "JSON 404 on an unknown resource of a built-in group",
+    path: "/apis/apps/v1/nothings",
+    code: 404,
+    expect: NO_ROUTE,
+  },
+  {
+    name: "JSON 404 on an unknown version of a built-in group",
+    path: "/apis/apps/v9",
+    code: 404,
+    expect: NO_ROUTE,
+  },
+  {
+    name: "JSON 404 on a path deeper than any route of a built-in",
+    path: `${CM}/existing/status/deeper`,
+    code: 404,
+    expect: NO_ROUTE,
+  },
+  {
+    name: "JSON 404 on a named namespaced object outside a namespace",
+    path: "/api/v1/configmaps/existing",
+    code: 404,
+    expect: NO_ROUTE,
+  },
+  {
+    name: "405 on a create outside a namespace for a namespaced built-in",
+    method: "POST",
+    path: "/api/v1/configmaps",
+    headers: JSON_TYPE,
+    body: { metadata: { name: "x" } },
+    code: 405,
+    expect: status(
+      405,
+      "MethodNotAllowed",
+      "the server does not allow this method on the requested resource",
+      {},
+    ),
+  },
+  {
+    name: "plain-text 404 on an unknown plural of a custom resource group",
+    crd: true,
+    path: "/apis/kopf.dev/v1/namespaces/default/nothings",
+    code: 404,
+    expect: PAGE_NOT_FOUND,
+    contentType: TEXT_TYPE,
+  },
+  {
+    name: "plain-text 404 on an unserved version of a custom resource",
+    crd: true,
+    path: "/apis/kopf.dev/v9/namespaces/default/kopfexamples",
+    code: 404,
+    expect: PAGE_NOT_FOUND,
+    contentType: TEXT_TYPE,
+  },
+  {
+    name: "plain-text 404 on a named custom resource outside its namespace",
+    crd: true,
+    path: "/apis/kopf.dev/v1/kopfexamples/kex",
+    code: 404,
+    expect: PAGE_NOT_FOUND,
+    contentType: TEXT_TYPE,
+  },
+  {
+    name: "404 NotFound naming the object on an unknown subresource of a custom resource",
+    crd: true,
+    path: `${KEX}/kex/scale`,
+    code: 404,
+    expect: status(404, "NotFound", 'kopfexamples.kopf.dev "kex" not found', {
+      name: "kex",
+      group: "kopf.dev",
+      kind: "kopfexamples",
+    }),
+  },
+  {
+    name: "a list of a custom resource across namespaces is served",
+    crd: true,
+    path: "/apis/kopf.dev/v1/kopfexamples?limit=1&fieldSelector=metadata.name%3Dnone",
+    code: 200,
+    expect: { reason: "" },
+  },
 ];
 
 for (const row of ROWS) {
@@ -290,6 +408,7 @@ for (const row of ROWS) {
       body: JSON.stringify({ metadata: { name: "existing" }, data: { a: "1" } }),
     });
     assert.equal(made.status, 201, await made.text());
+    if (row.crd) await serveKopfExamples(api.url);
     if (row.before) {
       const first = await fetch(`${api.url}${row.before.path}`, {
         method: row.before.method,
@@ -305,8 +424,10 @@ for (const row of ROWS) {
     const res = await fetch(`${api.url}${row.path}`, init);
     const text = await res.text();
     assert.equal(res.status, row.code, text);
-    assert.equal(res.headers.get("content-type"), "application/json");
-    if (typeof row.expect === "string") {
+    assert.equal(res.headers.get("content-type"), row.contentType ?? "application/json");
+    if (row.code === 200) {
+      assert.equal(JSON.parse(text).kind, "KopfExampleList");
+    } else if (typeof row.expect === "string") {
       assert.equal(text, row.expect);
     } else {
       const body = JSON.parse(text);
@@ -319,3 +440,55 @@ for (const row of ROWS) {
     }
   });
 }
+
+/** Serves `kopfexamples.kopf.dev/v1` (namespaced, with a status subresource) and makes `kex`. */
+async function serveKopfExamples(url: string): Promise<void> {
+  const crd = await fetch(`${url}/apis/apiextensions.k8s.io/v1/customresourcedefinitions`, {
+    method: "POST",
+    headers: JSON_TYPE,
+    body: JSON.stringify({
+      apiVersion: "apiextensions.k8s.io/v1",
+      kind: "CustomResourceDefinition",
+      metadata: { name: "kopfexamples.kopf.dev" },
+      spec: {
+        group: "kopf.dev",
+        scope: "Namespaced",
+        names: { plural: "kopfexamples", singular: "kopfexample", kind: "KopfExample" },
+        versions: [{
+          name: "v1",
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          schema: {
+            openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
+          },
+        }],
+      },
+    }),
+  });
+  assert.equal(crd.status, 201, await crd.text());
+  const made = await fetch(`${url}${KEX}`, {
+    method: "POST",
+    headers: JSON_TYPE,
+    body: JSON.stringify({
+      apiVersion: "kopf.dev/v1",
+      kind: "KopfExample",
+      metadata: { name: "kex" },
+    }),
+  });
+  assert.equal(made.status, 201, await made.text());
+}
+
+Deno.test("fidelity: / lists the paths served, indented as kube-apiserver's index writes them", async () => {
+  await using api = await startApiServer();
+  const res = await fetch(`${api.url}/`);
+  const text = await res.text();
+  assert.equal(res.status, 200, text);
+  assert.equal(res.headers.get("content-type"), "application/json");
+  assert.ok(text.startsWith('{\n  "paths": [\n    "/api",\n') && !text.endsWith("\n"), text);
+  const paths: string[] = JSON.parse(text).paths;
+  for (const p of ["/api/v1", "/apis", "/apis/apps", "/apis/apps/v1", "/healthz", "/version"]) {
+    assert.ok(paths.includes(p), p);
+  }
+  assert.deepEqual(paths, [...paths].sort());
+});
