@@ -41,6 +41,7 @@ import { Faults, type FaultSettings } from "./faults.ts";
 import { fieldGetter } from "./fields.ts";
 import { healthAnswer, type HealthCheck } from "./health.ts";
 import { type RequestLabels, RequestMetrics } from "./request_metrics.ts";
+import { goJsonSyntaxError, summarizeBody } from "./go_json_error.ts";
 import { jsonText } from "./json_body.ts";
 import { noRoute, ownedByRestContainer, pageNotFound, unservedPath } from "./not_found.ts";
 import { ListSnapshots, parseListOptions, parseResourceVersion } from "./listing.ts";
@@ -494,7 +495,7 @@ export class ApiServer {
       return await this.#reviews.create(
         def,
         namespace ?? "",
-        await readBody(req, this.#bodyLimit),
+        await readBody(req, this.#bodyLimit, { syntax: unrecognized(def.kind) }),
         user,
       );
     }
@@ -503,7 +504,7 @@ export class ApiServer {
       if (req.method !== "POST") {
         throw ApiError.methodNotAllowed();
       }
-      const body = await readBody(req, this.#bodyLimit);
+      const body = await readBody(req, this.#bodyLimit, { syntax: unrecognized("TokenRequest") });
       const answer = await this.authenticator.serviceAccountTokens.request(namespace!, name, body);
       return json(answer, 201);
     }
@@ -627,12 +628,13 @@ export class ApiServer {
         });
       }
       case "create": {
-        const body = await readBody(req, this.#bodyLimit);
+        const options = writeOptions(q, "create");
+        const body = await readBody(req, this.#bodyLimit, { syntax: unrecognized(def.kind) });
         const result = await this.#conversion.write(
           def,
           ns ?? "",
           "",
-          writeOptions(q, ctx.verb as "create" | "update"),
+          options,
           (o) =>
             this.#admission.write(
               admitting(),
@@ -643,7 +645,7 @@ export class ApiServer {
         return out(result.object, 201, result.warnings);
       }
       case "update": {
-        const body = await readBody(req, this.#bodyLimit);
+        const body = await readBody(req, this.#bodyLimit, { syntax: unrecognized(def.kind) });
         if (subresource === "finalize") {
           const current = this.store.get("namespaces", "", name!);
           if (!current) throw ApiError.notFound("namespaces", "", name!);
@@ -675,8 +677,12 @@ export class ApiServer {
       }
       case "patch": {
         const type = patchTypeOf(req.headers.get("content-type"));
-        const body = await readBody(req, this.#bodyLimit, type === "apply");
         const options = writeOptions(q, "patch", type === "apply");
+        const body = await readBody(req, this.#bodyLimit, {
+          yaml: type === "apply",
+          patch: true,
+          syntax: patchWording(type, options.fieldValidation),
+        });
         const result = await this.#conversion.write(
           def,
           ns ?? "",
@@ -926,7 +932,12 @@ async function deleteOptions(
   limit: number,
   deleting: "delete" | "deletecollection",
 ): Promise<DeleteOptions> {
-  const text = UTF8.decode(await readBodyLimited(req, limit));
+  const bytes = await readBodyLimited(req, limit);
+  // kube-apiserver negotiates the decoder of a delete's body only when there is one.
+  if (bytes.length && !readableType(req.headers.get("content-type") ?? "")) {
+    throw unsupportedBody();
+  }
+  const text = UTF8.decode(bytes);
   let body: Record<string, unknown> = {};
   if (text.trim()) {
     const parsed = parseJsonBody(text);
@@ -1058,43 +1069,97 @@ function refuseUnacceptable(accept: string | null): void {
 
 const UTF8 = new TextDecoder();
 
+/** A media type's `type/subtype` and a parameter, as Go's `mime.ParseMediaType` accepts them. */
+const MEDIA_TYPE = /^[!#$%&'*+\-.^_`|~0-9a-z]+\/[!#$%&'*+\-.^_`|~0-9a-z]+$/i;
+const MEDIA_PARAM =
+  /^\s*[!#$%&'*+\-.^_`|~0-9a-z]+\s*=\s*("(?:[^"\\]|\\.)*"|[!#$%&'*+\-.^_`|~0-9a-z]+)\s*$/i;
+
 /**
- * Whether a body's Content-Type is one the server decodes: JSON, YAML, protobuf; none at all
- * (`kubectl create ns` sends none) and `text/plain` (fetch's default for a string body) are
- * read as JSON, more lenient than kube-apiserver.
+ * Whether a body's Content-Type is one the server decodes, as kube-apiserver's negotiation
+ * judges it: none at all means the first type it serves (JSON; `kubectl create ns` sends
+ * none); otherwise the type, parsed as Go's `mime.ParseMediaType` parses it (parameters
+ * dropped, case ignored, a malformed one refused), must be JSON, YAML or protobuf exactly —
+ * `text/plain` (fetch's default for a string), `*\/*` and `+json` types are 415.
  */
 function readableType(contentType: string): boolean {
-  const type = contentType.split(";")[0]!.trim().toLowerCase();
-  return contentType.trim() === "" || type === "application/json" || type === "application/yaml" ||
-    type === "text/plain" || type === "*/*" || type === PROTOBUF_CONTENT_TYPE ||
-    type.endsWith("+json") || type.endsWith("+yaml");
+  if (contentType === "") return true;
+  const [type, ...params] = contentType.split(";");
+  const media = type!.trim().toLowerCase();
+  if (!MEDIA_TYPE.test(media) || !params.every((p) => MEDIA_PARAM.test(p))) return false;
+  return media === "application/json" || media === "application/yaml" ||
+    media === PROTOBUF_CONTENT_TYPE;
+}
+
+/** kube-apiserver's 415 for a body in a media type it does not decode. */
+function unsupportedBody(): ApiError {
+  return new ApiError(
+    415,
+    "UnsupportedMediaType",
+    `the body of the request was in an unknown format - accepted media types include: ` +
+      `application/json, application/yaml, application/vnd.kubernetes.protobuf`,
+  );
+}
+
+/** How a body that is not JSON is refused: Go's error for it and the body, to kube's 400. */
+type SyntaxWording = (goError: string, bytes: Uint8Array) => ApiError;
+
+/**
+ * The 400 of a create or update whose body is not JSON: kube-apiserver's decoder cannot read
+ * the kind, and names the kind it wanted and the start of the body.
+ */
+function unrecognized(kind: string): SyntaxWording {
+  return (goError, bytes) =>
+    ApiError.badRequest(
+      `the object provided is unrecognized (must be of type ${kind}): couldn't get ` +
+        `version/kind; json parse error: ${goError} (${summarizeBody(bytes)})`,
+    );
+}
+
+/**
+ * The 400 of a patch whose body is not JSON, in the words of the decoder kube-apiserver uses
+ * for that patch type and field validation (`Warn` when none is asked for).
+ */
+function patchWording(type: PatchType, validation: FieldValidation | undefined): SyntaxWording {
+  const strict = validation !== "Ignore";
+  return (goError) => {
+    if (type === "strategic") return ApiError.badRequest(goError);
+    if (strict) return ApiError.badRequest(`error decoding patch: ${goError}`);
+    return ApiError.badRequest(type === "merge" ? "Invalid JSON Patch" : goError);
+  };
 }
 
 /**
  * Reads and decodes a write's body: at most the size limit, JSON held to the nesting limit
- * before it is parsed, YAML (server-side apply) and protobuf checked once decoded.
+ * before it is parsed, YAML (server-side apply) and protobuf checked once decoded. A body that
+ * is not JSON is worded by `syntax` from Go's error for it (found only then: a valid body costs
+ * nothing more).
  */
-async function readBody(req: Request, limit: number, yaml = false): Promise<unknown> {
+async function readBody(
+  req: Request,
+  limit: number,
+  { yaml = false, patch = false, syntax }: {
+    yaml?: boolean;
+    /** A patch: its Content-Type, the patch type, is judged already. */
+    patch?: boolean;
+    syntax?: SyntaxWording;
+  } = {},
+): Promise<unknown> {
   const type = req.headers.get("content-type") ?? "";
   const bytes = await readBodyLimited(req, limit);
-  if (!yaml && !readableType(type)) {
-    throw new ApiError(
-      415,
-      "UnsupportedMediaType",
-      `the body of the request was in an unknown format - accepted media types include: ` +
-        `application/json, application/yaml, application/vnd.kubernetes.protobuf`,
-    );
-  }
-  if (type.startsWith(PROTOBUF_CONTENT_TYPE)) {
+  if (!patch && !readableType(type)) throw unsupportedBody();
+  if (type.toLowerCase().startsWith(PROTOBUF_CONTENT_TYPE)) {
     return checkDecoded(decodeProtobufObject(bytes), bytes.length);
   }
   const text = UTF8.decode(bytes);
-  if (!text.trim()) throw ApiError.badRequest("the request has no body: send the object as JSON");
+  const yamlBody = yaml || /yaml/i.test(type);
+  if ((yamlBody || !syntax) && !text.trim()) {
+    throw ApiError.badRequest("the request has no body: send the object as JSON");
+  }
   if (jsonDepth(text, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) throw tooDeep();
   try {
     return JSON.parse(text);
   } catch (e) {
-    if (yaml || /yaml/.test(type)) {
+    if (yamlBody) {
       let parsed: unknown;
       try {
         parsed = parseYaml(text);
@@ -1105,6 +1170,8 @@ async function readBody(req: Request, limit: number, yaml = false): Promise<unkn
       }
       return checkDecoded(parsed, text.length);
     }
+    const goError = syntax && goJsonSyntaxError(bytes);
+    if (goError) throw syntax!(goError, bytes);
     throw ApiError.badRequest(`the body is not valid JSON: ${(e as Error).message}`);
   }
 }

@@ -34,7 +34,7 @@ function status(
     reason,
     ...(details ? { details } : {}),
     code,
-  }) + "\n";
+  }).replace(/[<>&]/g, (c) => `\\u00${c.charCodeAt(0).toString(16)}`) + "\n"; // Go's HTML-safe escapes
 }
 
 const NAME_RULE = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric " +
@@ -47,12 +47,13 @@ interface Row {
   method?: string;
   path: string;
   headers?: Record<string, string>;
+  /** Sent as JSON; a string or bytes as they are (bytes: fetch adds no Content-Type). */
   body?: unknown;
   code: number;
   /** A request made first, as the same row's (e.g. another manager's apply). */
   before?: { method: string; path: string; headers: Record<string, string>; body: unknown };
-  /** The exact body; or, where only the reason can match kube's, `{ reason }`. */
-  expect: string | { reason: string };
+  /** The exact body; where only the reason can match kube's, `{ reason }`; a success's `{ kind }`. */
+  expect: string | { reason: string } | { kind: string };
   /** The answer's Content-Type, when not JSON. */
   contentType?: string;
   /** Serve the custom resource `kopfexamples.kopf.dev/v1` (namespaced) with one object, `kex`. */
@@ -65,6 +66,12 @@ const TEXT_TYPE = "text/plain; charset=utf-8";
 /** The REST container's 404 for a path it owns but has no route for. */
 const NO_ROUTE = status(404, "NotFound", "the server could not find the requested resource", {});
 const KEX = "/apis/kopf.dev/v1/namespaces/default/kopfexamples";
+const UNSUPPORTED = status(
+  415,
+  "UnsupportedMediaType",
+  "the body of the request was in an unknown format - accepted media types include: " +
+    "application/json, application/yaml, application/vnd.kubernetes.protobuf",
+);
 
 /** Every row runs against a server holding one ConfigMap, `existing`, at resourceVersion `rv`. */
 const ROWS: Row[] = [
@@ -280,15 +287,111 @@ const ROWS: Row[] = [
     }),
   },
   {
-    // kube: `the object provided is unrecognized (must be of type ConfigMap): couldn't get
-    // version/kind; json parse error: <Go's encoding/json error> ({bad)` — not reproduced.
-    name: "400 on a body that is not JSON (code and reason only)",
+    name: "400 on a create whose body is not JSON, in Go's words",
     method: "POST",
     path: CM,
     headers: JSON_TYPE,
     body: "{bad",
     code: 400,
-    expect: { reason: "BadRequest" },
+    expect: status(
+      400,
+      "BadRequest",
+      "the object provided is unrecognized (must be of type ConfigMap): couldn't get " +
+        "version/kind; json parse error: invalid character 'b' looking for beginning of " +
+        "object key string ({bad)",
+    ),
+  },
+  {
+    name: "400 on a create whose body is cut short, the body summarized to 30 bytes",
+    method: "POST",
+    path: CM,
+    headers: JSON_TYPE,
+    body: '{"metadata": {"name": "a-rather-long-name"}, "data": {',
+    code: 400,
+    expect: status(
+      400,
+      "BadRequest",
+      "the object provided is unrecognized (must be of type ConfigMap): couldn't get " +
+        "version/kind; json parse error: unexpected end of JSON input " +
+        '({"metadata": {"name": "a-rathe ...)',
+    ),
+  },
+  {
+    name: "400 on a create with an empty body",
+    method: "POST",
+    path: CM,
+    headers: JSON_TYPE,
+    body: "",
+    code: 400,
+    expect: status(
+      400,
+      "BadRequest",
+      "the object provided is unrecognized (must be of type ConfigMap): couldn't get " +
+        "version/kind; json parse error: unexpected end of JSON input (<empty>)",
+    ),
+  },
+  {
+    name: "400 on an update whose body has a value cut short",
+    method: "PUT",
+    path: `${CM}/existing`,
+    headers: JSON_TYPE,
+    body: '{"data": {"a": tru}}',
+    code: 400,
+    expect: status(
+      400,
+      "BadRequest",
+      "the object provided is unrecognized (must be of type ConfigMap): couldn't get " +
+        "version/kind; json parse error: invalid character '}' in literal true " +
+        `(expecting 'e') ({"data": {"a": tru}})`,
+    ),
+  },
+  {
+    name: "400 on a merge patch that is not JSON (fieldValidation Warn by default)",
+    method: "PATCH",
+    path: `${CM}/existing`,
+    headers: { "content-type": "application/merge-patch+json" },
+    body: '{"data": {"a" "1"}}',
+    code: 400,
+    expect: status(
+      400,
+      "BadRequest",
+      "error decoding patch: invalid character '\"' after object key",
+    ),
+  },
+  {
+    name: "400 on a merge patch that is not JSON, fieldValidation Ignore",
+    method: "PATCH",
+    path: `${CM}/existing?fieldValidation=Ignore`,
+    headers: { "content-type": "application/merge-patch+json" },
+    body: "{,}",
+    code: 400,
+    expect: status(400, "BadRequest", "Invalid JSON Patch"),
+  },
+  {
+    name: "400 on a JSON patch that is not JSON, fieldValidation Ignore",
+    method: "PATCH",
+    path: `${CM}/existing?fieldValidation=Ignore`,
+    headers: { "content-type": "application/json-patch+json" },
+    body: '[{"op": "add",]',
+    code: 400,
+    expect: status(
+      400,
+      "BadRequest",
+      "invalid character ']' looking for beginning of object key string",
+    ),
+  },
+  {
+    name: "400 on a strategic merge patch that is not JSON",
+    method: "PATCH",
+    path: `${CM}/existing?fieldValidation=Strict`,
+    headers: { "content-type": "application/strategic-merge-patch+json" },
+    body: '{"data": {"a": 01}}',
+    code: 400,
+    expect: status(
+      400,
+      "BadRequest",
+      "invalid character '1' after object key:value pair",
+    ),
   },
   {
     name: "plain-text 404 on a path no handler claims",
@@ -395,7 +498,68 @@ const ROWS: Row[] = [
     crd: true,
     path: "/apis/kopf.dev/v1/kopfexamples?limit=1&fieldSelector=metadata.name%3Dnone",
     code: 200,
-    expect: { reason: "" },
+    expect: { kind: "KopfExampleList" },
+  },
+  {
+    name: "415 on a create in text/plain (fetch's default for a string body)",
+    method: "POST",
+    path: CM,
+    body: JSON.stringify({ metadata: { name: "x" } }),
+    code: 415,
+    expect: UNSUPPORTED,
+  },
+  {
+    name: "415 on a create in */*",
+    method: "POST",
+    path: CM,
+    headers: { "content-type": "*/*" },
+    body: { metadata: { name: "x" } },
+    code: 415,
+    expect: UNSUPPORTED,
+  },
+  {
+    name: "415 on a create in a +json type that is not a patch",
+    method: "POST",
+    path: CM,
+    headers: { "content-type": "application/merge-patch+json" },
+    body: { metadata: { name: "x" } },
+    code: 415,
+    expect: UNSUPPORTED,
+  },
+  {
+    name: "415 on an update in a malformed media type",
+    method: "PUT",
+    path: `${CM}/existing`,
+    headers: { "content-type": "application/json; charset" },
+    body: { metadata: { name: "existing" } },
+    code: 415,
+    expect: UNSUPPORTED,
+  },
+  {
+    name: "415 on a delete whose options are in text/plain",
+    method: "DELETE",
+    path: `${CM}/existing`,
+    headers: { "content-type": "text/plain" },
+    body: { propagationPolicy: "Background" },
+    code: 415,
+    expect: UNSUPPORTED,
+  },
+  {
+    name: "a create with no Content-Type is read as JSON",
+    method: "POST",
+    path: CM,
+    body: new TextEncoder().encode(JSON.stringify({ metadata: { name: "x" } })),
+    code: 201,
+    expect: { kind: "ConfigMap" },
+  },
+  {
+    name: "a create in JSON with parameters, in any case, is read as JSON",
+    method: "POST",
+    path: CM,
+    headers: { "content-type": "Application/JSON; charset=utf-8" },
+    body: { metadata: { name: "x" } },
+    code: 201,
+    expect: { kind: "ConfigMap" },
   },
 ];
 
@@ -419,14 +583,16 @@ for (const row of ROWS) {
     }
     const init: RequestInit = { method: row.method ?? "GET", headers: row.headers ?? {} };
     if (row.body !== undefined) {
-      init.body = typeof row.body === "string" ? row.body : JSON.stringify(row.body);
+      init.body = typeof row.body === "string" || row.body instanceof Uint8Array
+        ? row.body as BodyInit
+        : JSON.stringify(row.body);
     }
     const res = await fetch(`${api.url}${row.path}`, init);
     const text = await res.text();
     assert.equal(res.status, row.code, text);
     assert.equal(res.headers.get("content-type"), row.contentType ?? "application/json");
-    if (row.code === 200) {
-      assert.equal(JSON.parse(text).kind, "KopfExampleList");
+    if (typeof row.expect === "object" && "kind" in row.expect) {
+      assert.equal(JSON.parse(text).kind, row.expect.kind);
     } else if (typeof row.expect === "string") {
       assert.equal(text, row.expect);
     } else {
@@ -434,7 +600,7 @@ for (const row of ROWS) {
       assert.deepEqual([body.kind, body.status, body.reason, body.code], [
         "Status",
         "Failure",
-        row.expect.reason,
+        (row.expect as { reason: string }).reason,
         row.code,
       ]);
     }
