@@ -42,6 +42,7 @@ import { fieldGetter } from "./fields.ts";
 import { healthAnswer, type HealthCheck } from "./health.ts";
 import { type RequestLabels, RequestMetrics } from "./request_metrics.ts";
 import { goJsonSyntaxError, summarizeBody } from "./go_json_error.ts";
+import { countKeys, depthAndMembers, findDuplicates } from "./json_duplicates.ts";
 import { jsonText } from "./json_body.ts";
 import { noRoute, ownedByRestContainer, pageNotFound, unservedPath } from "./not_found.ts";
 import { ListSnapshots, parseListOptions, parseResourceVersion } from "./listing.ts";
@@ -629,7 +630,10 @@ export class ApiServer {
       }
       case "create": {
         const options = writeOptions(q, "create");
-        const body = await readBody(req, this.#bodyLimit, { syntax: unrecognized(def.kind) });
+        const body = await readBody(req, this.#bodyLimit, {
+          syntax: unrecognized(def.kind),
+          ...strictDecoding(options),
+        });
         const result = await this.#conversion.write(
           def,
           ns ?? "",
@@ -645,7 +649,11 @@ export class ApiServer {
         return out(result.object, 201, result.warnings);
       }
       case "update": {
-        const body = await readBody(req, this.#bodyLimit, { syntax: unrecognized(def.kind) });
+        const options = writeOptions(q, "update");
+        const body = await readBody(req, this.#bodyLimit, {
+          syntax: unrecognized(def.kind),
+          ...strictDecoding(options),
+        });
         if (subresource === "finalize") {
           const current = this.store.get("namespaces", "", name!);
           if (!current) throw ApiError.notFound("namespaces", "", name!);
@@ -665,7 +673,7 @@ export class ApiServer {
           def,
           ns ?? "",
           name!,
-          writeOptions(q, ctx.verb as "create" | "update"),
+          options,
           (o) =>
             this.#admission.write(
               admitting(),
@@ -682,6 +690,8 @@ export class ApiServer {
           yaml: type === "apply",
           patch: true,
           syntax: patchWording(type, options.fieldValidation),
+          // A JSON patch's duplicates (in its operations) are not looked for.
+          ...(type === "merge" || type === "strategic" ? strictDecoding(options) : {}),
         });
         const result = await this.#conversion.write(
           def,
@@ -926,6 +936,11 @@ function writeOptions(
   return options;
 }
 
+/** Where a write's body reports its duplicate fields: nowhere under `fieldValidation=Ignore`. */
+function strictDecoding(options: WriteOptions): { duplicates?: WriteOptions } {
+  return options.fieldValidation === "Ignore" ? {} : { duplicates: options };
+}
+
 async function deleteOptions(
   req: Request,
   q: URLSearchParams,
@@ -1137,11 +1152,13 @@ function patchWording(type: PatchType, validation: FieldValidation | undefined):
 async function readBody(
   req: Request,
   limit: number,
-  { yaml = false, patch = false, syntax }: {
+  { yaml = false, patch = false, syntax, duplicates }: {
     yaml?: boolean;
     /** A patch: its Content-Type, the patch type, is judged already. */
     patch?: boolean;
     syntax?: SyntaxWording;
+    /** Given the fields a JSON body sends twice (asked only when fields are validated). */
+    duplicates?: WriteOptions;
   } = {},
 ): Promise<unknown> {
   const type = req.headers.get("content-type") ?? "";
@@ -1155,9 +1172,16 @@ async function readBody(
   if ((yamlBody || !syntax) && !text.trim()) {
     throw ApiError.badRequest("the request has no body: send the object as JSON");
   }
-  if (jsonDepth(text, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) throw tooDeep();
+  const { depth, members } = depthAndMembers(text, MAX_JSON_DEPTH);
+  if (depth > MAX_JSON_DEPTH) throw tooDeep();
   try {
-    return JSON.parse(text);
+    const value = JSON.parse(text);
+    // More members in the text than keys in the value: some key came twice (rare; only then
+    // is the text walked to name them).
+    if (duplicates && members > 0 && members > countKeys(value)) {
+      duplicates.duplicates = findDuplicates(text);
+    }
+    return value;
   } catch (e) {
     if (yamlBody) {
       let parsed: unknown;

@@ -56,6 +56,8 @@ interface Row {
   expect: string | { reason: string } | { kind: string };
   /** The answer's Content-Type, when not JSON. */
   contentType?: string;
+  /** The answer's `Warning` header, exactly (none when not given). */
+  warning?: string;
   /** Serve the custom resource `kopfexamples.kopf.dev/v1` (namespaced) with one object, `kex`. */
   crd?: boolean;
 }
@@ -561,6 +563,64 @@ const ROWS: Row[] = [
     code: 201,
     expect: { kind: "ConfigMap" },
   },
+  {
+    name: "400 on a create with a field sent twice, fieldValidation Strict",
+    method: "POST",
+    path: `${CM}?fieldValidation=Strict`,
+    headers: JSON_TYPE,
+    body: '{"metadata": {"name": "x", "name": "x"}}',
+    code: 400,
+    expect: status(
+      400,
+      "BadRequest",
+      'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: ' +
+        'duplicate field "metadata.name"',
+    ),
+  },
+  {
+    name: "400 lists duplicates and unknown fields in the order the body has them",
+    method: "POST",
+    path: `${CM}?fieldValidation=Strict`,
+    headers: JSON_TYPE,
+    body: '{"metadata": {"name": "x", "name": "x"}, "bogus": {"b": 1, "b": 2}, ' +
+      '"data": {"a": "1", "a": "2"}}',
+    code: 400,
+    expect: status(
+      400,
+      "BadRequest",
+      'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: ' +
+        'duplicate field "metadata.name", unknown field "bogus", duplicate field "data.a"',
+    ),
+  },
+  {
+    name: "a create with a field sent twice is a warning by default, the last one kept",
+    method: "POST",
+    path: CM,
+    headers: JSON_TYPE,
+    body: '{"metadata": {"name": "x"}, "data": {"a": "1", "a": "2"}}',
+    code: 201,
+    expect: { kind: "ConfigMap" },
+    warning: '299 - "duplicate field \\"data.a\\""',
+  },
+  {
+    name: "a create with a field sent twice is not reported under fieldValidation Ignore",
+    method: "POST",
+    path: `${CM}?fieldValidation=Ignore`,
+    headers: JSON_TYPE,
+    body: '{"metadata": {"name": "x"}, "data": {"a": "1", "a": "2"}}',
+    code: 201,
+    expect: { kind: "ConfigMap" },
+  },
+  {
+    name: "a merge patch with a field sent twice warns with its path",
+    method: "PATCH",
+    path: `${CM}/existing`,
+    headers: { "content-type": "application/merge-patch+json" },
+    body: '{"data": {"b": "1", "b": "2"}}',
+    code: 200,
+    expect: { kind: "ConfigMap" },
+    warning: '299 - "duplicate field \\"data.b\\""',
+  },
 ];
 
 for (const row of ROWS) {
@@ -591,6 +651,7 @@ for (const row of ROWS) {
     const text = await res.text();
     assert.equal(res.status, row.code, text);
     assert.equal(res.headers.get("content-type"), row.contentType ?? "application/json");
+    assert.equal(res.headers.get("warning"), row.warning ?? null);
     if (typeof row.expect === "object" && "kind" in row.expect) {
       assert.equal(JSON.parse(text).kind, row.expect.kind);
     } else if (typeof row.expect === "string") {
