@@ -28,7 +28,7 @@ import {
 import type { ResourceRegistry } from "./registry.ts";
 import { apiVersionOf, type ResourceDef, storageKey } from "./resources.ts";
 import { pruneBuiltinFields } from "./builtin_fields.ts";
-import { type Duplicates, strictErrors } from "./json_duplicates.ts";
+import { strictErrors } from "./json_duplicates.ts";
 import { builtinCauses } from "./workload_validation.ts";
 import { applyDefaults, pruneUnknownFields, validateAgainstSchema } from "./schema.ts";
 import type { KObject, Meta, Store } from "./store.ts";
@@ -55,8 +55,14 @@ export interface WriteOptions {
   fieldValidation?: FieldValidation;
   /** Server-side apply: take over conflicting fields. */
   force?: boolean;
-  /** Fields the request's JSON body sent twice (reported with the unknown fields). */
-  duplicates?: Duplicates;
+  /**
+   * Fields the request's JSON body sent twice (reported with the unknown fields): their paths
+   * with the order they appear in, and where each key path first appears.
+   */
+  duplicates?: {
+    found: Array<{ path: string; at: number }>;
+    order: Map<string, number>;
+  };
   /** Admission stages (the webhook calls of `admission.ts`); none by default. */
   admission?: AdmissionHooks;
   /** Who writes (the request's user): what {@linkcode Objects.rbacGuard} judges. */
