@@ -167,3 +167,28 @@ function groupDoc(
     preferredVersion: { groupVersion: `${g.name}/${g.preferred}`, version: g.preferred },
   };
 }
+
+/**
+ * The `/` document: every path the server answers at its top levels, sorted, as
+ * kube-apiserver's index lists its registered paths (`metav1.RootPaths`).
+ *
+ * @param registry The served resources.
+ * @param extra Other paths served (health checks, `/metrics`, `/version`…).
+ * @returns The RootPaths object.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { rootPaths } from "./discovery.ts";
+ * import { ResourceRegistry } from "./registry.ts";
+ * const paths = rootPaths(new ResourceRegistry(), ["/version"]).paths;
+ * assert.ok(paths.includes("/apis/apps/v1") && paths.includes("/version"));
+ * ```
+ */
+export function rootPaths(registry: ResourceRegistry, extra: string[]): { paths: string[] } {
+  const paths = ["/api", "/api/v1", "/apis", "/apis/", ...extra];
+  for (const g of registry.groups()) {
+    paths.push(`/apis/${g.name}`, ...g.versions.map((v) => `/apis/${g.name}/${v}`));
+  }
+  return { paths: paths.sort() };
+}

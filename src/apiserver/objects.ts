@@ -28,6 +28,7 @@ import {
 import type { ResourceRegistry } from "./registry.ts";
 import { apiVersionOf, type ResourceDef, storageKey } from "./resources.ts";
 import { pruneBuiltinFields } from "./builtin_fields.ts";
+import { strictErrors } from "./json_duplicates.ts";
 import { builtinCauses } from "./workload_validation.ts";
 import { applyDefaults, pruneUnknownFields, validateAgainstSchema } from "./schema.ts";
 import type { KObject, Meta, Store } from "./store.ts";
@@ -49,6 +50,14 @@ export interface WriteOptions {
   fieldValidation?: FieldValidation;
   /** Server-side apply: take over conflicting fields. */
   force?: boolean;
+  /**
+   * Fields the request's JSON body sent twice (reported with the unknown fields): their paths
+   * with the order they appear in, and where each key path first appears.
+   */
+  duplicates?: {
+    found: Array<{ path: string; at: number }>;
+    order: Map<string, number>;
+  };
   /** Admission stages (the webhook calls of `admission.ts`); none by default. */
   admission?: AdmissionHooks;
   /** Who writes (the request's user): what {@linkcode Objects.rbacGuard} judges. */
@@ -658,15 +667,16 @@ export class Objects {
     let out = draft;
     const unknown = (pruned: string[]) => {
       const mode = options.fieldValidation ?? "Warn";
-      if (mode === "Strict") {
-        const list = pruned.map((p) => `unknown field "${p}"`);
+      if (mode === "Ignore") return;
+      const list = strictErrors(options.duplicates, pruned, def.builtin === true);
+      if (mode === "Strict" && list.length) {
         throw ApiError.badRequest(
           `${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: strict decoding error: ${
             list.join(", ")
           }`,
         );
       }
-      if (mode === "Warn") { for (const p of pruned) warnings.push(`unknown field "${p}"`); }
+      warnings.push(...list);
     };
     if (def.builtin) {
       const known = pruneBuiltinFields(
@@ -674,10 +684,8 @@ export class Objects {
         def.kind,
         out as unknown as Record<string, unknown>,
       );
-      if (known?.pruned.length) {
-        unknown(known.pruned);
-        out = known.value as unknown as KObject;
-      }
+      if (known?.pruned.length) out = known.value as unknown as KObject;
+      unknown(known?.pruned ?? []);
     }
     if (def.builtin) {
       out = defaultedWorkload(def.group, def.kind, out, current);
@@ -692,10 +700,8 @@ export class Objects {
     }
     if (def.schema) {
       const { value, pruned } = pruneUnknownFields(def.schema, out);
-      if (pruned.length) {
-        unknown(pruned);
-        out = value as KObject;
-      }
+      if (pruned.length) out = value as KObject;
+      unknown(pruned);
       out = applyDefaults(def.schema, out) as KObject;
       causes.push(...validateAgainstSchema(def.schema, out));
     }

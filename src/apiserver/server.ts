@@ -28,13 +28,23 @@ import { Admission, type AdmissionRequestInfo } from "./admission.ts";
 import { Authenticator, type StaticToken, type UserInfo } from "./authentication.ts";
 import { Controllers } from "./controllers.ts";
 import { Conversion } from "./conversion.ts";
-import { coreVersions, groupInfo, groupList, resourceList, versionInfo } from "./discovery.ts";
+import {
+  coreVersions,
+  groupInfo,
+  groupList,
+  resourceList,
+  rootPaths,
+  versionInfo,
+} from "./discovery.ts";
 import { ApiError, statusObject } from "./errors.ts";
 import { Faults, type FaultSettings } from "./faults.ts";
 import { fieldGetter } from "./fields.ts";
 import { healthAnswer, type HealthCheck } from "./health.ts";
 import { type RequestLabels, RequestMetrics } from "./request_metrics.ts";
+import { goJsonSyntaxError, summarizeBody } from "./go_json_error.ts";
+import { countKeys, depthAndMembers, findDuplicates } from "./json_duplicates.ts";
 import { jsonText } from "./json_body.ts";
+import { noRoute, ownedByRestContainer, pageNotFound, unservedPath } from "./not_found.ts";
 import { ListSnapshots, parseListOptions, parseResourceVersion } from "./listing.ts";
 import {
   type DeleteOptions,
@@ -398,6 +408,18 @@ export class ApiServer {
       }
     }
     if (path.startsWith("/admin/")) return await this.#admin(req, path, ctx);
+    if (path === "/") {
+      ctx.verb = "discovery";
+      const health = Object.entries(this.#healthChecks).flatMap(([endpoint, checks]) => [
+        `/${endpoint}`,
+        ...checks.map((c) => `/${endpoint}/${c.name}`),
+      ]);
+      const served = [...health, "/metrics", "/openapi/v2", "/version"];
+      // Written as Go's MarshalIndent (WriteRawJSON): indented, no trailing newline.
+      return new Response(jsonText(rootPaths(this.registry, served), true), {
+        headers: JSON_HEADERS,
+      });
+    }
     if (path === "/metrics") {
       ctx.verb = "metrics";
       if (req.method !== "GET" && req.method !== "HEAD") {
@@ -416,7 +438,7 @@ export class ApiServer {
     }
     if (path.startsWith("/openapi/v3")) {
       ctx.verb = "openapi";
-      throw new ApiError(404, "NotFound", "the server could not find the requested resource", {});
+      throw noRoute();
     }
     const segs = path.split("/").filter(Boolean).map(decodeSegment);
     let group: string, version: string, rest: string[];
@@ -431,28 +453,18 @@ export class ApiServer {
       if (segs.length === 1) return json(groupList(this.registry));
       if (segs.length === 2) {
         const info = groupInfo(this.registry, segs[1]!);
-        if (!info) {
-          throw new ApiError(
-            404,
-            "NotFound",
-            "the server could not find the requested resource",
-            {},
-          );
-        }
-        return json(info);
+        return info ? json(info) : unservedPath(segs[1]!);
       }
       group = segs[1]!;
       version = segs[2]!;
       rest = segs.slice(3);
     } else {
-      throw new ApiError(404, "NotFound", "the server could not find the requested resource", {});
+      // No handler claims it: the end of kube-apiserver's chain, Go's plain-text 404.
+      return pageNotFound();
     }
     if (rest.length === 0) {
       const list = resourceList(this.registry, group, version);
-      if (!list) {
-        throw new ApiError(404, "NotFound", "the server could not find the requested resource", {});
-      }
-      return json(list);
+      return list ? json(list) : unservedPath(group);
     }
     let namespace: string | undefined;
     if (
@@ -469,12 +481,19 @@ export class ApiServer {
     ];
     const def = this.registry.find(group, version, plural);
     ctx.resource = def ? storageKey(def) : plural;
-    if (!def || extra.length) {
-      throw new ApiError(404, "NotFound", "the server could not find the requested resource", {});
+    if (!def || (!def.namespaced && namespace !== undefined)) return unservedPath(group);
+    if (def.namespaced && namespace === undefined) {
+      // Only a list or watch may span namespaces. The REST container has no route for a named
+      // object there (404) and no other method on the collection (405); custom resources
+      // fall through to the plain-text 404.
+      const across = !name && (req.method === "GET" || req.method === "HEAD");
+      if (!across) {
+        if (!ownedByRestContainer(group)) return pageNotFound();
+        throw name ? noRoute() : ApiError.methodNotAllowed();
+      }
     }
-    if (!def.namespaced && namespace !== undefined) {
-      throw new ApiError(404, "NotFound", "the server could not find the requested resource", {});
-    }
+    // Custom resources: kube's request info ignores path segments after the subresource.
+    if (extra.length && ownedByRestContainer(group)) throw noRoute();
     if (isReview(def) && !name) {
       ctx.verb = "create";
       if (req.method !== "POST") {
@@ -483,7 +502,7 @@ export class ApiServer {
       return await this.#reviews.create(
         def,
         namespace ?? "",
-        await readBody(req, this.#bodyLimit),
+        await readBody(req, this.#bodyLimit, { syntax: unrecognized(def.kind) }),
         user,
       );
     }
@@ -492,7 +511,7 @@ export class ApiServer {
       if (req.method !== "POST") {
         throw ApiError.methodNotAllowed();
       }
-      const body = await readBody(req, this.#bodyLimit);
+      const body = await readBody(req, this.#bodyLimit, { syntax: unrecognized("TokenRequest") });
       const answer = await this.authenticator.serviceAccountTokens.request(namespace!, name, body);
       return json(answer, 201);
     }
@@ -500,7 +519,9 @@ export class ApiServer {
       subresource && !(subresource === "status" && def.statusSubresource) &&
       !(subresource === "finalize" && def.plural === "namespaces" && def.group === "")
     ) {
-      throw new ApiError(404, "NotFound", "the server could not find the requested resource", {});
+      // A custom resource's unknown subresource names the object, as apiextensions answers.
+      if (!def.builtin) throw ApiError.notFound(def.plural, def.group, name!);
+      throw noRoute();
     }
     ctx.verb = verbOf(req.method, name, url);
     ctx.labels = {
@@ -618,12 +639,16 @@ export class ApiServer {
         });
       }
       case "create": {
-        const body = await readBody(req, this.#bodyLimit);
+        const options = writeOptions(q, "create");
+        const body = await readBody(req, this.#bodyLimit, {
+          syntax: unrecognized(def.kind),
+          ...strictDecoding(options),
+        });
         const result = await this.#conversion.write(
           def,
           ns ?? "",
           "",
-          writeOptions(q, ctx.verb as "create" | "update"),
+          options,
           (o) =>
             this.#admission.write(
               admitting(),
@@ -634,7 +659,11 @@ export class ApiServer {
         return out(result.object, 201, result.warnings);
       }
       case "update": {
-        const body = await readBody(req, this.#bodyLimit);
+        const options = writeOptions(q, "update");
+        const body = await readBody(req, this.#bodyLimit, {
+          syntax: unrecognized(def.kind),
+          ...strictDecoding(options),
+        });
         if (subresource === "finalize") {
           const current = this.store.get("namespaces", "", name!);
           if (!current) throw ApiError.notFound("namespaces", "", name!);
@@ -654,7 +683,7 @@ export class ApiServer {
           def,
           ns ?? "",
           name!,
-          writeOptions(q, ctx.verb as "create" | "update"),
+          options,
           (o) =>
             this.#admission.write(
               admitting(),
@@ -666,8 +695,14 @@ export class ApiServer {
       }
       case "patch": {
         const type = patchTypeOf(req.headers.get("content-type"));
-        const body = await readBody(req, this.#bodyLimit, type === "apply");
         const options = writeOptions(q, "patch", type === "apply");
+        const body = await readBody(req, this.#bodyLimit, {
+          yaml: type === "apply",
+          patch: true,
+          syntax: patchWording(type, options.fieldValidation),
+          // A JSON patch's duplicates (in its operations) are not looked for.
+          ...(type === "merge" || type === "strategic" ? strictDecoding(options) : {}),
+        });
         const result = await this.#conversion.write(
           def,
           ns ?? "",
@@ -915,13 +950,23 @@ function writeOptions(
   return options;
 }
 
+/** Where a write's body reports its duplicate fields: nowhere under `fieldValidation=Ignore`. */
+function strictDecoding(options: WriteOptions): { duplicates?: WriteOptions } {
+  return options.fieldValidation === "Ignore" ? {} : { duplicates: options };
+}
+
 async function deleteOptions(
   req: Request,
   q: URLSearchParams,
   limit: number,
   deleting: "delete" | "deletecollection",
 ): Promise<DeleteOptions> {
-  const text = UTF8.decode(await readBodyLimited(req, limit));
+  const bytes = await readBodyLimited(req, limit);
+  // kube-apiserver negotiates the decoder of a delete's body only when there is one.
+  if (bytes.length && !readableType(req.headers.get("content-type") ?? "")) {
+    throw unsupportedBody();
+  }
+  const text = UTF8.decode(bytes);
   let body: Record<string, unknown> = {};
   if (text.trim()) {
     const parsed = parseJsonBody(text);
@@ -1053,43 +1098,106 @@ function refuseUnacceptable(accept: string | null): void {
 
 const UTF8 = new TextDecoder();
 
+/** A media type's `type/subtype` and a parameter, as Go's `mime.ParseMediaType` accepts them. */
+const MEDIA_TYPE = /^[!#$%&'*+\-.^_`|~0-9a-z]+\/[!#$%&'*+\-.^_`|~0-9a-z]+$/i;
+const MEDIA_PARAM =
+  /^\s*[!#$%&'*+\-.^_`|~0-9a-z]+\s*=\s*("(?:[^"\\]|\\.)*"|[!#$%&'*+\-.^_`|~0-9a-z]+)\s*$/i;
+
 /**
- * Whether a body's Content-Type is one the server decodes: JSON, YAML, protobuf; none at all
- * (`kubectl create ns` sends none) and `text/plain` (fetch's default for a string body) are
- * read as JSON, more lenient than kube-apiserver.
+ * Whether a body's Content-Type is one the server decodes, as kube-apiserver's negotiation
+ * judges it: none at all means the first type it serves (JSON; `kubectl create ns` sends
+ * none); otherwise the type, parsed as Go's `mime.ParseMediaType` parses it (parameters
+ * dropped, case ignored, a malformed one refused), must be JSON, YAML or protobuf exactly —
+ * `text/plain` (fetch's default for a string), `*\/*` and `+json` types are 415.
  */
 function readableType(contentType: string): boolean {
-  const type = contentType.split(";")[0]!.trim().toLowerCase();
-  return contentType.trim() === "" || type === "application/json" || type === "application/yaml" ||
-    type === "text/plain" || type === "*/*" || type === PROTOBUF_CONTENT_TYPE ||
-    type.endsWith("+json") || type.endsWith("+yaml");
+  if (contentType === "") return true;
+  const [type, ...params] = contentType.split(";");
+  const media = type!.trim().toLowerCase();
+  if (!MEDIA_TYPE.test(media) || !params.every((p) => MEDIA_PARAM.test(p))) return false;
+  return media === "application/json" || media === "application/yaml" ||
+    media === PROTOBUF_CONTENT_TYPE;
+}
+
+/** kube-apiserver's 415 for a body in a media type it does not decode. */
+function unsupportedBody(): ApiError {
+  return new ApiError(
+    415,
+    "UnsupportedMediaType",
+    `the body of the request was in an unknown format - accepted media types include: ` +
+      `application/json, application/yaml, application/vnd.kubernetes.protobuf`,
+  );
+}
+
+/** How a body that is not JSON is refused: Go's error for it and the body, to kube's 400. */
+type SyntaxWording = (goError: string, bytes: Uint8Array) => ApiError;
+
+/**
+ * The 400 of a create or update whose body is not JSON: kube-apiserver's decoder cannot read
+ * the kind, and names the kind it wanted and the start of the body.
+ */
+function unrecognized(kind: string): SyntaxWording {
+  return (goError, bytes) =>
+    ApiError.badRequest(
+      `the object provided is unrecognized (must be of type ${kind}): couldn't get ` +
+        `version/kind; json parse error: ${goError} (${summarizeBody(bytes)})`,
+    );
+}
+
+/**
+ * The 400 of a patch whose body is not JSON, in the words of the decoder kube-apiserver uses
+ * for that patch type and field validation (`Warn` when none is asked for).
+ */
+function patchWording(type: PatchType, validation: FieldValidation | undefined): SyntaxWording {
+  const strict = validation !== "Ignore";
+  return (goError) => {
+    if (type === "strategic") return ApiError.badRequest(goError);
+    if (strict) return ApiError.badRequest(`error decoding patch: ${goError}`);
+    return ApiError.badRequest(type === "merge" ? "Invalid JSON Patch" : goError);
+  };
 }
 
 /**
  * Reads and decodes a write's body: at most the size limit, JSON held to the nesting limit
- * before it is parsed, YAML (server-side apply) and protobuf checked once decoded.
+ * before it is parsed, YAML (server-side apply) and protobuf checked once decoded. A body that
+ * is not JSON is worded by `syntax` from Go's error for it (found only then: a valid body costs
+ * nothing more).
  */
-async function readBody(req: Request, limit: number, yaml = false): Promise<unknown> {
+async function readBody(
+  req: Request,
+  limit: number,
+  { yaml = false, patch = false, syntax, duplicates }: {
+    yaml?: boolean;
+    /** A patch: its Content-Type, the patch type, is judged already. */
+    patch?: boolean;
+    syntax?: SyntaxWording;
+    /** Given the fields a JSON body sends twice (asked only when fields are validated). */
+    duplicates?: WriteOptions;
+  } = {},
+): Promise<unknown> {
   const type = req.headers.get("content-type") ?? "";
   const bytes = await readBodyLimited(req, limit);
-  if (!yaml && !readableType(type)) {
-    throw new ApiError(
-      415,
-      "UnsupportedMediaType",
-      `the body of the request was in an unknown format - accepted media types include: ` +
-        `application/json, application/yaml, application/vnd.kubernetes.protobuf`,
-    );
-  }
-  if (type.startsWith(PROTOBUF_CONTENT_TYPE)) {
+  if (!patch && !readableType(type)) throw unsupportedBody();
+  if (type.toLowerCase().startsWith(PROTOBUF_CONTENT_TYPE)) {
     return checkDecoded(decodeProtobufObject(bytes), bytes.length);
   }
   const text = UTF8.decode(bytes);
-  if (!text.trim()) throw ApiError.badRequest("the request has no body: send the object as JSON");
-  if (jsonDepth(text, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) throw tooDeep();
+  const yamlBody = yaml || /yaml/i.test(type);
+  if ((yamlBody || !syntax) && !text.trim()) {
+    throw ApiError.badRequest("the request has no body: send the object as JSON");
+  }
+  const { depth, members } = depthAndMembers(text, MAX_JSON_DEPTH);
+  if (depth > MAX_JSON_DEPTH) throw tooDeep();
   try {
-    return JSON.parse(text);
+    const value = JSON.parse(text);
+    // More members in the text than keys in the value: some key came twice (rare; only then
+    // is the text walked to name them).
+    if (duplicates && members > 0 && members > countKeys(value)) {
+      duplicates.duplicates = findDuplicates(text);
+    }
+    return value;
   } catch (e) {
-    if (yaml || /yaml/.test(type)) {
+    if (yamlBody) {
       let parsed: unknown;
       try {
         parsed = parseYaml(text);
@@ -1100,6 +1208,8 @@ async function readBody(req: Request, limit: number, yaml = false): Promise<unkn
       }
       return checkDecoded(parsed, text.length);
     }
+    const goError = syntax && goJsonSyntaxError(bytes);
+    if (goError) throw syntax!(goError, bytes);
     throw ApiError.badRequest(`the body is not valid JSON: ${(e as Error).message}`);
   }
 }

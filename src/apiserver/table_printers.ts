@@ -414,6 +414,156 @@ function isDefaultClass(o: KObject): boolean {
     a["storageclass.beta.kubernetes.io/is-default-class"] === "true";
 }
 
+/** `helper.GetAccessModesAsString`: the modes present, in kube's fixed order. */
+function accessModes(modes: unknown): string {
+  const have = new Set((modes ?? []) as string[]);
+  const short: Array<[string, string]> = [
+    ["ReadWriteOnce", "RWO"],
+    ["ReadOnlyMany", "ROX"],
+    ["ReadWriteMany", "RWX"],
+    ["ReadWriteOncePod", "RWOP"],
+  ];
+  return short.filter(([mode]) => have.has(mode)).map(([, s]) => s).join(",");
+}
+
+/** A resource quantity as stored (kube prints its canonical form; quantities are kept as sent). */
+const quantity = (
+  q: unknown,
+): string => (q === undefined || q === null || q === "" ? "0" : String(q));
+
+/** A volume or claim's class: the beta annotation wins over `storageClassName`. */
+function volumeClass(o: KObject): string {
+  const beta = o.metadata.annotations?.["volume.beta.kubernetes.io/storage-class"];
+  return beta ?? spec(o).storageClassName ?? "";
+}
+
+/** Terminating while deleted, else the status phase. */
+const phaseOf = (o: KObject): string =>
+  o.metadata.deletionTimestamp ? "Terminating" : status(o).phase ?? "";
+
+/** Go's `net.JoinHostPort`: IPv6 in brackets. */
+const hostPort = (ip: string, port: unknown) =>
+  ip.includes(":") ? `[${ip}]:${port}` : `${ip}:${port}`;
+
+/** `formatEndpoints`: up to three addresses (with each port), then `+ N more...`. */
+function formatEndpoints(o: KObject): string {
+  const subsets = ((o as Any).subsets ?? []) as Any[];
+  if (!subsets.length) return "<none>";
+  const max = 3;
+  const list: string[] = [];
+  let more = false;
+  let count = 0;
+  const add = (text: string) => {
+    if (list.length === max) more = true;
+    else list.push(text);
+  };
+  for (const ss of subsets) {
+    const addresses = (ss.addresses ?? []) as Any[];
+    const ports = (ss.ports ?? []) as Any[];
+    if (!ports.length) {
+      count += addresses.length;
+      for (const a of addresses) add(a.ip ?? "");
+      continue;
+    }
+    for (const port of ports) {
+      count += addresses.length;
+      for (const a of addresses) add(hostPort(a.ip ?? "", port.port ?? 0));
+    }
+  }
+  const text = list.join(",");
+  return more ? `${text} + ${count - max} more...` : text;
+}
+
+/** A ResourceQuota's REQUEST or LIMIT cell: `name: used/hard` over `status.hard`, sorted. */
+function quotaCell(o: KObject, limits: boolean): string {
+  const hard = (status(o).hard ?? {}) as Record<string, unknown>;
+  const used = (status(o).used ?? {}) as Record<string, unknown>;
+  return Object.keys(hard).sort()
+    .filter((r) => (r.split(".").length > 1 && r.split(".")[0] === "limits") === limits)
+    .map((r) => `${r}: ${quantity(used[r])}/${quantity(hard[r])}`)
+    .join(", ");
+}
+
+/** `formatHPAMetrics`: each metric as `current/target`, two at most, then `+ N more...`. */
+function hpaTargets(o: KObject): string {
+  const specs = (spec(o).metrics ?? []) as Any[];
+  if (!specs.length) return "<none>";
+  const statuses = (status(o).currentMetrics ?? []) as Any[];
+  const list = specs.map((m, i) => {
+    const st = statuses[i];
+    const value = (v: unknown) => (v === undefined || v === null ? "<unknown>" : String(v));
+    switch (m.type) {
+      case "External":
+      case "Object": {
+        const key = m.type === "External" ? "external" : "object";
+        const target = m[key]?.target ?? {};
+        const current = st?.[key]?.current;
+        if (target.averageValue !== undefined) {
+          return `${value(current?.averageValue)}/${quantity(target.averageValue)} (avg)`;
+        }
+        return `${st?.[key] ? quantity(current?.value) : "<unknown>"}/${quantity(target.value)}`;
+      }
+      case "Pods": {
+        const current = st?.pods ? quantity(st.pods.current?.averageValue) : "<unknown>";
+        return `${current}/${quantity(m.pods?.target?.averageValue)}`;
+      }
+      case "Resource":
+      case "ContainerResource": {
+        const key = m.type === "Resource" ? "resource" : "containerResource";
+        const source = m[key] ?? {};
+        const target = source.target ?? {};
+        const current = st?.[key]?.current;
+        const prefix = `${source.name ?? ""}`;
+        if (target.averageValue !== undefined) {
+          const now = st?.[key] ? quantity(current?.averageValue) : "<unknown>";
+          return `${prefix}: ${now}/${quantity(target.averageValue)}`;
+        }
+        const now = typeof current?.averageUtilization === "number"
+          ? `${current.averageUtilization}%`
+          : "<unknown>";
+        const want = typeof target.averageUtilization === "number"
+          ? `${target.averageUtilization}%`
+          : "<auto>";
+        return `${prefix}: ${now}/${want}`;
+      }
+    }
+    return "<unknown type>";
+  });
+  return list.length > 2
+    ? `${list.slice(0, 2).join(", ")} + ${list.length - 2} more...`
+    : list.join(", ");
+}
+
+/** `formatHosts`: up to three rule hosts, `*` when none, then `+ N more...`. */
+function ingressHosts(o: KObject): string {
+  const rules = (spec(o).rules ?? []) as Any[];
+  const max = 3;
+  const list: string[] = [];
+  let more = false;
+  for (const rule of rules) {
+    if (list.length === max) more = true;
+    if (!more && rule.host) list.push(rule.host);
+  }
+  if (!list.length) return "*";
+  return more ? `${list.join(",")} + ${rules.length - max} more...` : list.join(",");
+}
+
+/** An Ingress's ADDRESS: its load balancer's IPs or host names, sorted and distinct. */
+function ingressAddress(o: KObject): string {
+  const seen = new Set<string>();
+  for (const i of (status(o).loadBalancer?.ingress ?? []) as Any[]) {
+    if (i.ip) seen.add(i.ip);
+    else if (i.hostname) seen.add(i.hostname);
+  }
+  return [...seen].sort().join(",");
+}
+
+function ingressClassParameters(o: KObject): string {
+  const p = spec(o).parameters;
+  if (!p) return "<none>";
+  return `${p.kind ?? ""}${typeof p.apiGroup === "string" ? `.${p.apiGroup}` : ""}/${p.name ?? ""}`;
+}
+
 const COMPLETED_SUCCEEDED = [{
   type: "Completed",
   status: "True",
@@ -617,6 +767,91 @@ const PRINTERS: Record<string, Printer> = {
       col("ReclaimPolicy", (o) => (o as Any).reclaimPolicy ?? "Delete"),
       col("VolumeBindingMode", (o) => (o as Any).volumeBindingMode ?? "Immediate"),
       col("AllowVolumeExpansion", (o) => (o as Any).allowVolumeExpansion ?? false),
+      AGE,
+    ],
+  },
+  "/persistentvolumes": {
+    columns: [
+      NAME,
+      col("Capacity", (o) => quantity(spec(o).capacity?.storage)),
+      col("Access Modes", (o) => accessModes(spec(o).accessModes)),
+      col("Reclaim Policy", (o) => spec(o).persistentVolumeReclaimPolicy ?? ""),
+      col("Status", phaseOf),
+      col("Claim", (o) => {
+        const ref = spec(o).claimRef;
+        return ref ? `${ref.namespace ?? ""}/${ref.name ?? ""}` : "";
+      }),
+      col("StorageClass", volumeClass),
+      col("VolumeAttributesClass", (o) => spec(o).volumeAttributesClassName ?? "<unset>"),
+      col("Reason", (o) => status(o).reason ?? ""),
+      AGE,
+      wide("VolumeMode", (o) => spec(o).volumeMode ?? "<unset>"),
+    ],
+  },
+  "/persistentvolumeclaims": {
+    columns: [
+      NAME,
+      col("Status", phaseOf),
+      col("Volume", (o) => spec(o).volumeName ?? ""),
+      // Capacity and access modes are the bound volume's: empty until bound.
+      col("Capacity", (o) => (spec(o).volumeName ? quantity(status(o).capacity?.storage) : "")),
+      col("Access Modes", (o) => (spec(o).volumeName ? accessModes(status(o).accessModes) : "")),
+      col("StorageClass", volumeClass),
+      col("VolumeAttributesClass", (o) => spec(o).volumeAttributesClassName ?? "<unset>"),
+      AGE,
+      wide("VolumeMode", (o) => spec(o).volumeMode ?? "<unset>"),
+    ],
+  },
+  "/endpoints": { columns: [NAME, col("Endpoints", formatEndpoints), AGE] },
+  "/resourcequotas": {
+    columns: [
+      NAME,
+      AGE,
+      col("Request", (o) => quotaCell(o, false)),
+      col("Limit", (o) => quotaCell(o, true)),
+    ],
+  },
+  "autoscaling/horizontalpodautoscalers": {
+    columns: [
+      NAME,
+      col(
+        "Reference",
+        (o) => `${spec(o).scaleTargetRef?.kind ?? ""}/${spec(o).scaleTargetRef?.name ?? ""}`,
+      ),
+      col("Targets", hpaTargets),
+      col(
+        "MinPods",
+        (o) => (typeof spec(o).minReplicas === "number" ? String(spec(o).minReplicas) : "<unset>"),
+      ),
+      col("MaxPods", (o) => spec(o).maxReplicas ?? 0),
+      col("Replicas", (o) => status(o).currentReplicas ?? 0),
+      AGE,
+    ],
+  },
+  "networking.k8s.io/ingresses": {
+    columns: [
+      NAME,
+      col("Class", (o) => spec(o).ingressClassName ?? "<none>"),
+      col("Hosts", ingressHosts),
+      col("Address", ingressAddress),
+      col("Ports", (o) => ((spec(o).tls ?? []).length ? "80, 443" : "80")),
+      AGE,
+    ],
+  },
+  "networking.k8s.io/ingressclasses": {
+    columns: [
+      NAME,
+      col("Controller", (o) => spec(o).controller ?? ""),
+      col("Parameters", ingressClassParameters),
+      AGE,
+    ],
+  },
+  "scheduling.k8s.io/priorityclasses": {
+    columns: [
+      NAME,
+      col("Value", (o) => (o as Any).value ?? 0, "integer"),
+      col("Global-Default", (o) => (o as Any).globalDefault ?? false, "boolean"),
+      col("Preemption-Policy", (o) => (o as Any).preemptionPolicy ?? "<unset>"),
       AGE,
     ],
   },

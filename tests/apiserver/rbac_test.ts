@@ -558,6 +558,7 @@ Deno.test("rbac: with TLS, a client certificate's CN is the user and its O's the
     );
     const res = await fetch(`${s.api.url}/apis/authentication.k8s.io/v1/selfsubjectreviews`, {
       method: "POST",
+      headers: { "content-type": "application/json" },
       body: "{}",
       client,
     });

@@ -736,16 +736,19 @@ Deno.test("TLS without a token: a client certificate is required", async () => {
   }
 });
 
-Deno.test("errors are Status objects: 404 for unknown paths, 405 for a bad verb, 400 for bad JSON", async () => {
+Deno.test("errors are Status objects: 404 for unknown resources, 405 for a bad verb, 400 for bad JSON", async () => {
   await using api = await startApiServer();
-  const unknown = await call(api.url, "GET", "/apis/nope.dev/v1/things");
+  const unknown = await call(api.url, "GET", "/apis/apps/v1/things");
   assert.equal(unknown.status, 404);
   assert.equal(unknown.body.kind, "Status");
   const post = await call(api.url, "POST", `${CM}/x`, {});
   assert.equal(post.status, 405);
   const badJson = await call(api.url, "POST", CM, "{nope");
   assert.equal(badJson.status, 400);
-  assert.match(badJson.body.message, /not valid JSON/);
+  assert.match(
+    badJson.body.message,
+    /json parse error: invalid character 'n' looking for beginning/,
+  );
 });
 
 Deno.test("faults: a lagging watch (watchDelayMs) delivers late, in order, only for the resources named", async () => {

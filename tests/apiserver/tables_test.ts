@@ -52,6 +52,8 @@ interface Case {
   path: string;
   /** The objects to create there (in order). */
   create: Json[];
+  /** A status for the last object, written through its `/status` (kube drops one sent on create). */
+  status?: Json;
   /** [name, priority] of every column. */
   columns: Array<[string, number]>;
   /** The cells of the first row; `AGE` stands for any fresh age ("0s"…"9s"). */
@@ -456,6 +458,208 @@ const CASES: Case[] = [
     cells: ["np", "<none>", AGE],
   },
   {
+    name:
+      "persistentvolumes: CAPACITY ACCESS MODES RECLAIM POLICY STATUS CLAIM STORAGECLASS …; wide VOLUMEMODE",
+    path: "/api/v1/persistentvolumes",
+    create: [{
+      metadata: { name: "pv1", annotations: { "volume.beta.kubernetes.io/storage-class": "old" } },
+      spec: {
+        capacity: { storage: "5Gi" },
+        accessModes: ["ReadWriteMany", "ReadWriteOnce", "ReadWriteOnce"],
+        persistentVolumeReclaimPolicy: "Retain",
+        claimRef: { namespace: "default", name: "data" },
+        storageClassName: "fast",
+        volumeMode: "Filesystem",
+        hostPath: { path: "/tmp" },
+      },
+    }],
+    columns: [
+      ["Name", 0],
+      ["Capacity", 0],
+      ["Access Modes", 0],
+      ["Reclaim Policy", 0],
+      ["Status", 0],
+      ["Claim", 0],
+      ["StorageClass", 0],
+      ["VolumeAttributesClass", 0],
+      ["Reason", 0],
+      ["Age", 0],
+      ["VolumeMode", 1],
+    ],
+    cells: [
+      "pv1",
+      "5Gi",
+      "RWO,RWX",
+      "Retain",
+      AGE,
+      "default/data",
+      "old",
+      "<unset>",
+      "",
+      AGE,
+      "Filesystem",
+    ],
+  },
+  {
+    name:
+      "persistentvolumeclaims: STATUS VOLUME CAPACITY ACCESS MODES STORAGECLASS …; wide VOLUMEMODE",
+    path: "/api/v1/namespaces/default/persistentvolumeclaims",
+    create: [{
+      metadata: { name: "data" },
+      spec: {
+        accessModes: ["ReadWriteOnce"],
+        resources: { requests: { storage: "1Gi" } },
+        storageClassName: "fast",
+      },
+    }],
+    columns: [
+      ["Name", 0],
+      ["Status", 0],
+      ["Volume", 0],
+      ["Capacity", 0],
+      ["Access Modes", 0],
+      ["StorageClass", 0],
+      ["VolumeAttributesClass", 0],
+      ["Age", 0],
+      ["VolumeMode", 1],
+    ],
+    // Not bound: no volume, so no capacity or access modes (the request is not shown).
+    cells: ["data", AGE, "", "", "", "fast", "<unset>", AGE, "<unset>"],
+  },
+  {
+    name: "endpoints: ENDPOINTS (three at most, then + N more...) AGE",
+    path: "/api/v1/namespaces/default/endpoints",
+    create: [{
+      metadata: { name: "web" },
+      subsets: [
+        {
+          addresses: [{ ip: "10.0.0.1" }, { ip: "fd00::2" }],
+          ports: [{ name: "http", port: 80 }, { name: "https", port: 443 }],
+        },
+        { addresses: [{ ip: "10.0.0.3" }] },
+      ],
+    }],
+    columns: [["Name", 0], ["Endpoints", 0], ["Age", 0]],
+    cells: ["web", "10.0.0.1:80,[fd00::2]:80,10.0.0.1:443 + 2 more...", AGE],
+  },
+  {
+    name: "resourcequotas: AGE REQUEST LIMIT from the status",
+    path: "/api/v1/namespaces/default/resourcequotas",
+    create: [{
+      metadata: { name: "q" },
+      spec: { hard: { pods: "10", "limits.cpu": "2", "requests.memory": "1Gi" } },
+    }],
+    status: {
+      hard: { pods: "10", "limits.cpu": "2", "requests.memory": "1Gi" },
+      used: { pods: "3", "limits.cpu": "500m" },
+    },
+    columns: [["Name", 0], ["Age", 0], ["Request", 0], ["Limit", 0]],
+    cells: ["q", AGE, "pods: 3/10, requests.memory: 0/1Gi", "limits.cpu: 500m/2"],
+  },
+  {
+    name: "horizontalpodautoscalers: REFERENCE TARGETS MINPODS MAXPODS REPLICAS AGE",
+    path: "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers",
+    create: [{
+      metadata: { name: "web" },
+      spec: {
+        scaleTargetRef: { apiVersion: "apps/v1", kind: "Deployment", name: "web" },
+        maxReplicas: 5,
+        metrics: [
+          {
+            type: "Resource",
+            resource: { name: "cpu", target: { type: "Utilization", averageUtilization: 80 } },
+          },
+          {
+            type: "Pods",
+            pods: { metric: { name: "qps" }, target: { type: "AverageValue", averageValue: "1k" } },
+          },
+          {
+            type: "Resource",
+            resource: { name: "memory", target: { type: "AverageValue", averageValue: "1Gi" } },
+          },
+        ],
+      },
+    }],
+    status: {
+      currentReplicas: 2,
+      desiredReplicas: 2,
+      currentMetrics: [{
+        type: "Resource",
+        resource: { name: "cpu", current: { averageUtilization: 45 } },
+      }],
+    },
+    columns: [
+      ["Name", 0],
+      ["Reference", 0],
+      ["Targets", 0],
+      ["MinPods", 0],
+      ["MaxPods", 0],
+      ["Replicas", 0],
+      ["Age", 0],
+    ],
+    cells: [
+      "web",
+      "Deployment/web",
+      "cpu: 45%/80%, <unknown>/1k + 1 more...",
+      "<unset>",
+      5,
+      2,
+      AGE,
+    ],
+  },
+  {
+    name: "ingresses: CLASS HOSTS ADDRESS PORTS AGE",
+    path: "/apis/networking.k8s.io/v1/namespaces/default/ingresses",
+    create: [{
+      metadata: { name: "web" },
+      spec: {
+        ingressClassName: "nginx",
+        tls: [{ hosts: ["a.example.com"] }],
+        rules: [
+          { host: "a.example.com" },
+          {},
+          { host: "b.example.com" },
+          { host: "c.example.com" },
+          {
+            host: "d.example.com",
+          },
+        ],
+      },
+    }],
+    columns: [["Name", 0], ["Class", 0], ["Hosts", 0], ["Address", 0], ["Ports", 0], ["Age", 0]],
+    cells: [
+      "web",
+      "nginx",
+      "a.example.com,b.example.com,c.example.com + 2 more...",
+      "",
+      "80, 443",
+      AGE,
+    ],
+  },
+  {
+    name: "ingressclasses: CONTROLLER PARAMETERS AGE",
+    path: "/apis/networking.k8s.io/v1/ingressclasses",
+    create: [{
+      metadata: { name: "nginx" },
+      spec: {
+        controller: "k8s.io/ingress-nginx",
+        parameters: { apiGroup: "k8s.example.com", kind: "IngressParameters", name: "external-lb" },
+      },
+    }],
+    columns: [["Name", 0], ["Controller", 0], ["Parameters", 0], ["Age", 0]],
+    cells: ["nginx", "k8s.io/ingress-nginx", "IngressParameters.k8s.example.com/external-lb", AGE],
+  },
+  {
+    name: "priorityclasses: VALUE GLOBAL-DEFAULT PREEMPTION-POLICY AGE",
+    path: "/apis/scheduling.k8s.io/v1/priorityclasses",
+    create: [{ metadata: { name: "high" }, value: 1000000, preemptionPolicy: "Never" }],
+    columns: [["Name", 0], ["Value", 0], ["Global-Default", 0], ["Preemption-Policy", 0], [
+      "Age",
+      0,
+    ]],
+    cells: ["high", 1000000, false, "Never", AGE],
+  },
+  {
     name: "customresourcedefinitions: NAME CREATED AT (no AGE)",
     path: "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
     create: [{
@@ -487,6 +691,13 @@ for (const c of CASES) {
       const made = await call(api.url, "POST", c.path, body);
       assert.equal(made.status, 201, JSON.stringify(made.body));
       name = made.body.metadata.name;
+      if (c.status) {
+        const put = await call(api.url, "PUT", `${c.path}/${name}/status`, {
+          ...made.body,
+          status: c.status,
+        });
+        assert.equal(put.status, 200, JSON.stringify(put.body));
+      }
     }
     const list = await call(api.url, "GET", c.path, undefined, `${TABLE},application/json`);
     assert.equal(list.status, 200);
@@ -766,5 +977,71 @@ for (const bin of findKubectls(WANTED)) {
     const gadgetsWide = (await k.ok(["get", "gadgets", "-o", "wide"])).trimEnd().split("\n");
     assert.match(gadgetsWide[0]!, /\s+IMAGES\s+/);
     assert.match(gadgetsWide[1]!, /\s+img:1\s+/);
+  });
+}
+
+for (const bin of findKubectls(WANTED)) {
+  Deno.test(`${bin.label}: get prints kube's columns for volumes, claims, endpoints, HPAs, ingresses and priority classes`, async () => {
+    await using api = await startApiServer();
+    await using k = await Kubectl.create(bin, api.kubeconfig.path);
+    const made = (path: string, body: Json) =>
+      call(api.url, "POST", path, body).then((r) =>
+        assert.equal(r.status, 201, JSON.stringify(r.body))
+      );
+    await made("/api/v1/persistentvolumes", {
+      metadata: { name: "pv1" },
+      spec: {
+        capacity: { storage: "5Gi" },
+        accessModes: ["ReadWriteOnce"],
+        persistentVolumeReclaimPolicy: "Retain",
+        storageClassName: "fast",
+        volumeMode: "Block",
+        hostPath: { path: "/tmp" },
+      },
+    });
+    const pv = (await k.ok(["get", "pv", "-o", "wide"])).trimEnd().split("\n");
+    assert.match(
+      pv[0]!,
+      /^NAME\s+CAPACITY\s+ACCESS MODES\s+RECLAIM POLICY\s+STATUS\s+CLAIM\s+STORAGECLASS\s+VOLUMEATTRIBUTESCLASS\s+REASON\s+AGE\s+VOLUMEMODE$/,
+    );
+    assert.match(pv[1]!, /^pv1\s+5Gi\s+RWO\s+Retain\s+fast\s+<unset>\s+\d+s\s+Block$/);
+    await made("/api/v1/namespaces/default/endpoints", {
+      metadata: { name: "web" },
+      subsets: [{ addresses: [{ ip: "10.0.0.1" }], ports: [{ port: 8080 }] }],
+    });
+    const ep = (await k.ok(["get", "endpoints", "web"])).trimEnd().split("\n");
+    assert.match(ep[0]!, /^NAME\s+ENDPOINTS\s+AGE$/);
+    assert.match(ep[1]!, /^web\s+10\.0\.0\.1:8080\s+\d+s$/);
+    await made("/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers", {
+      metadata: { name: "web" },
+      spec: {
+        scaleTargetRef: { apiVersion: "apps/v1", kind: "Deployment", name: "web" },
+        minReplicas: 2,
+        maxReplicas: 5,
+        metrics: [{
+          type: "Resource",
+          resource: { name: "cpu", target: { type: "Utilization", averageUtilization: 80 } },
+        }],
+      },
+    });
+    const hpa = (await k.ok(["get", "hpa"])).trimEnd().split("\n");
+    assert.match(hpa[0]!, /^NAME\s+REFERENCE\s+TARGETS\s+MINPODS\s+MAXPODS\s+REPLICAS\s+AGE$/);
+    assert.match(hpa[1]!, /^web\s+Deployment\/web\s+cpu: <unknown>\/80%\s+2\s+5\s+0\s+\d+s$/);
+    await made("/apis/networking.k8s.io/v1/namespaces/default/ingresses", {
+      metadata: { name: "web" },
+      spec: { rules: [{ host: "a.example.com" }] },
+    });
+    const ing = (await k.ok(["get", "ingress", "-o", "wide"])).trimEnd().split("\n");
+    assert.match(ing[0]!, /^NAME\s+CLASS\s+HOSTS\s+ADDRESS\s+PORTS\s+AGE$/);
+    assert.match(ing[1]!, /^web\s+<none>\s+a\.example\.com\s+80\s+\d+s$/);
+    await made("/apis/scheduling.k8s.io/v1/priorityclasses", {
+      metadata: { name: "high" },
+      value: 1000,
+      globalDefault: true,
+      preemptionPolicy: "Never",
+    });
+    const pc = (await k.ok(["get", "priorityclass", "high"])).trimEnd().split("\n");
+    assert.match(pc[0]!, /^NAME\s+VALUE\s+GLOBAL-DEFAULT\s+PREEMPTION-POLICY\s+AGE$/);
+    assert.match(pc[1]!, /^high\s+1000\s+true\s+Never\s+\d+s$/);
   });
 }
