@@ -1,0 +1,68 @@
+/**
+ * The list of `deno task mutants` (tools/mutants.ts): one plausible one-line bug per entry in a
+ * central function, and the tests that must catch it. `original` must occur exactly once in
+ * `file` (the tool and tests/tools/mutants_test.ts fail otherwise), so when a listed line
+ * changes, its entry changes with it — and the new line is seen caught again.
+ *
+ * Keep each entry's tests few and fast: one run of the whole list should stay under ~10
+ * minutes on a loaded 2-core machine.
+ *
+ * @module
+ */
+
+import type { Mutant } from "./mutants.ts";
+
+/** The mutants, in the order they run. */
+export const MUTANTS: readonly Mutant[] = [
+  // --- Guarantees that had no test (issue 26) -----------------------------------------------
+  {
+    id: "timeout-per-attempt",
+    file: "src/core/actions/execution.ts",
+    original: "return deadline(call, timeout - runtime, clock, () => {",
+    mutant: "return deadline(call, timeout, clock, () => {",
+    tests: ["tests/core/timeout_first_attempt_test.ts"],
+    why: "a retried attempt gets a full timeout, not what is left since the first attempt",
+  },
+  {
+    id: "server-ignores-rv-precondition",
+    file: "src/apiserver/objects.ts",
+    original: 'if (typeof rv === "string" && rv !== current.metadata.resourceVersion) {',
+    mutant: "if (false) {",
+    tests: ["tests/apiserver/delete_options_test.ts", "tests/clients/deleting_test.ts"],
+    why: "a delete with a stale resourceVersion precondition deletes anyway",
+  },
+  {
+    id: "client-drops-preconditions",
+    file: "src/cogs/clients/deleting.ts",
+    original:
+      "if (options.preconditions !== undefined) body.preconditions = options.preconditions;",
+    mutant: "",
+    tests: ["tests/clients/deleting_test.ts"],
+    why: "the client does not send a delete's preconditions",
+  },
+  {
+    id: "client-drops-grace",
+    file: "src/cogs/clients/deleting.ts",
+    original: "body.gracePeriodSeconds = options.gracePeriodSeconds;",
+    mutant: "",
+    tests: ["tests/clients/deleting_test.ts"],
+    why: "the client does not send a delete's gracePeriodSeconds",
+  },
+  {
+    id: "server-ignores-grace",
+    file: "src/apiserver/server.ts",
+    original: "grace = body.gracePeriodSeconds ?? undefined;",
+    mutant: "grace = undefined;",
+    tests: ["tests/apiserver/delete_options_test.ts"],
+    why: "the server does not read gracePeriodSeconds from a delete's body",
+  },
+  // --- Examples state results that are checked ----------------------------------------------
+  {
+    id: "example-expects-wrong-op",
+    file: "src/cogs/structs/diffs.ts",
+    original: 'assert.deepEqual(opOf(diff({}, { a: 1 })[0]!), "add");',
+    mutant: 'assert.deepEqual(opOf(diff({}, { a: 1 })[0]!), "remove");',
+    tests: ["src/cogs/structs/diffs.ts"],
+    why: "a JSDoc example states a wrong result",
+  },
+];
