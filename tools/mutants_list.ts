@@ -56,6 +56,31 @@ export const MUTANTS: readonly Mutant[] = [
     tests: ["tests/apiserver/delete_options_test.ts"],
     why: "the server does not read gracePeriodSeconds from a delete's body",
   },
+  {
+    id: "untrimmed-deleting-view",
+    file: "src/core/reactor/processing.ts",
+    original: "op.daemons.touch(memory.spawned, trimBody(body));",
+    mutant: "op.daemons.touch(memory.spawned, body);",
+    tests: ["tests/reactor/kept_bodies_test.ts"],
+    why: "a daemon's view of an object being deleted keeps managedFields",
+  },
+  {
+    id: "untrimmed-spawned-view",
+    file: "src/core/reactor/processing.ts",
+    original:
+      "memory.spawned = op.daemons.observe(memory.spawned, resource, api, trimBody(body), context());",
+    mutant: "memory.spawned = op.daemons.observe(memory.spawned, resource, api, body, context());",
+    tests: ["tests/reactor/kept_bodies_test.ts"],
+    why: "daemons' and timers' views keep managedFields and the last-applied annotation",
+  },
+  {
+    id: "untrimmed-reconciled-parent",
+    file: "src/core/reactor/processing.ts",
+    original: "op.reconcilers.observe(resource, api, trimBody(result.patched ?? body), deleting,",
+    mutant: "op.reconcilers.observe(resource, api, result.patched ?? body, deleting,",
+    tests: ["tests/reactor/kept_bodies_test.ts"],
+    why: "a reconciled parent's kept body keeps managedFields",
+  },
   // --- Examples state results that are checked ----------------------------------------------
   {
     id: "example-expects-wrong-op",
