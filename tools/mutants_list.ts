@@ -37,8 +37,16 @@ export const MUTANTS: readonly Mutant[] = [
     original:
       "if (options.preconditions !== undefined) body.preconditions = options.preconditions;",
     mutant: "",
-    tests: ["tests/clients/deleting_test.ts"],
+    tests: ["tests/clients/deleting_test.ts", "tests/reactor/sharding_expiry_test.ts"],
     why: "the client does not send a delete's preconditions",
+  },
+  {
+    id: "sharding-deletes-unconditionally",
+    file: "src/core/reactor/sharding.ts",
+    original: 'preconditions: { resourceVersion: body.metadata?.resourceVersion ?? "" },',
+    mutant: "",
+    tests: ["tests/reactor/sharding_expiry_test.ts"],
+    why: "an expired member Lease is deleted even if it was renewed meanwhile",
   },
   {
     id: "client-drops-grace",
