@@ -89,6 +89,38 @@ export const MUTANTS: readonly Mutant[] = [
     tests: ["tests/reactor/kept_bodies_test.ts"],
     why: "a reconciled parent's kept body keeps managedFields",
   },
+  {
+    id: "run-skips-first-module",
+    file: "src/cli/run.ts",
+    original: "for (const module of modules) {",
+    mutant: "for (const module of modules.slice(1)) {",
+    tests: ["tests/cli/run_flags_test.ts"],
+    why: "kopf run -m does not load the (first) module",
+  },
+  {
+    id: "leader-election-namespace-ignored",
+    file: "src/cli/run.ts",
+    original: "settings.leaderElection.namespace = flags.leaderElectionNamespace;",
+    mutant: "",
+    tests: ["tests/cli/run_flags_test.ts"],
+    why: "--leader-election-namespace does not move the Lease",
+  },
+  {
+    id: "latency-jitter-ignored",
+    file: "src/apiserver/faults.ts",
+    original: "const ms = base + (jitter ? this.#random() * jitter : 0);",
+    mutant: "const ms = base;",
+    tests: ["tests/apiserver/server_options_test.ts"],
+    why: "the latencyJitterMs fault adds no delay",
+  },
+  {
+    id: "kubernetes-minor-ignored",
+    file: "src/apiserver/server.ts",
+    original: "versionInfo(this.#options.kubernetesMinor ?? 33)",
+    mutant: "versionInfo(33)",
+    tests: ["tests/apiserver/server_options_test.ts"],
+    why: "startApiServer({ kubernetesMinor }) does not change /version",
+  },
   // --- Examples state results that are checked ----------------------------------------------
   {
     id: "example-expects-wrong-op",
