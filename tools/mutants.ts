@@ -247,6 +247,28 @@ async function copyTree(root: string, dest: string): Promise<void> {
   }
 }
 
+/**
+ * The first failure in a `deno test` output: the failing test's name and its error's first line.
+ *
+ * @param output The output (without colours).
+ * @returns One line, e.g. `tests/a_test.ts => name: AssertionError: …`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { firstFailure } from "./mutants.ts";
+ * const out = "x ... FAILED\n ERRORS \n\nx => ./tests/a_test.ts:3:6\nerror: AssertionError: no\n";
+ * assert.equal(firstFailure(out), "x => ./tests/a_test.ts:3:6: AssertionError: no");
+ * ```
+ */
+export function firstFailure(output: string): string {
+  const lines = output.split("\n");
+  const at = lines.findIndex((l) => l.startsWith("error: "));
+  if (at < 0) return "(no error line; see the test output)";
+  const where = at > 0 && / => /.test(lines[at - 1]!) ? `${lines[at - 1]!.trim()}: ` : "";
+  return `${where}${lines[at]!.slice("error: ".length)}`.slice(0, 300);
+}
+
 /** The last lines of a test run's output, for a report. */
 function tail(output: string, lines = 15): string {
   return output.trimEnd().split("\n").slice(-lines).map((l) => `    ${l}`).join("\n");
@@ -328,6 +350,7 @@ async function main(args: string[]): Promise<number> {
       console.log(
         `[${i + 1}/${list.length}] ${m.id}: ${verdict} in ${run.seconds.toFixed(1)} s — ${m.why}`,
       );
+      if (!run.passed && !run.timedOut) console.log(`    by: ${firstFailure(run.output)}`);
       if (run.passed) {
         survived.push(m);
         console.log(`    ${m.file}: ${JSON.stringify(m.original)} → ${JSON.stringify(m.mutant)}`);
