@@ -386,21 +386,24 @@ export class Objects {
    */
   delete(def: ResourceDef, namespace: string, name: string, options: DeleteOptions = {}): KObject {
     const current = this.#get(def, namespace, name);
+    // kube's BeforeDelete: a precondition given (even "") must hold, the uid's first; the
+    // conflict names the kind (`Kind.group`), not the plural, as kube-apiserver's does.
     const pre = options.preconditions;
-    if (pre?.uid && pre.uid !== current.metadata.uid) {
+    if (typeof pre?.uid === "string" && pre.uid !== current.metadata.uid) {
       throw ApiError.conflict(
-        def.plural,
+        def.kind,
         def.group,
         name,
-        `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${current.metadata.uid}`,
+        `the UID in the precondition (${pre.uid}) does not match the UID in record (${current.metadata.uid}). The object might have been deleted and then recreated`,
       );
     }
-    if (pre?.resourceVersion && pre.resourceVersion !== current.metadata.resourceVersion) {
+    const rv = pre?.resourceVersion;
+    if (typeof rv === "string" && rv !== current.metadata.resourceVersion) {
       throw ApiError.conflict(
-        def.plural,
+        def.kind,
         def.group,
         name,
-        `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${current.metadata.resourceVersion}`,
+        `the ResourceVersion in the precondition (${rv}) does not match the ResourceVersion in record (${current.metadata.resourceVersion}). The object might have been modified`,
       );
     }
     const finalizers = [...(current.metadata.finalizers ?? [])];
