@@ -197,18 +197,19 @@ export const MUTANTS: readonly Mutant[] = [
   },
   {
     id: "watch-bookmark-rv-ignored",
-    file: "src/cogs/clients/watching.ts",
+    file: "src/cogs/clients/watcher.ts",
     original:
-      '              if (rv) resourceVersion = rv;\n              continue;\n            }\n            if (type !== "ADDED"',
-    mutant: '              continue;\n            }\n            if (type !== "ADDED"',
+      '      if (version) resourceVersion = version;\n      continue;\n    }\n    if (type !== "ADDED"',
+    mutant: '      continue;\n    }\n    if (type !== "ADDED"',
     tests: ["tests/clients/watch_resume_test.ts"],
     why: "bookmarks do not advance the resourceVersion a watch resumes from",
   },
   {
     id: "watch-event-rv-ignored",
-    file: "src/cogs/clients/watching.ts",
-    original: "            if (rv) resourceVersion = rv;\n            const key = keyOf(object);",
-    mutant: "            const key = keyOf(object);",
+    file: "src/cogs/clients/watcher.ts",
+    original:
+      '    if (version) resourceVersion = version;\n    if (type === "DELETED") inventory.deleted(object);',
+    mutant: '    if (type === "DELETED") inventory.deleted(object);',
     tests: ["tests/clients/watch_resume_test.ts"],
     why: "a resumed watch starts from the list's resourceVersion: events come twice",
   },
