@@ -11,7 +11,7 @@
 
 import assert from "node:assert/strict";
 import { startApiServer } from "../../testing.ts";
-import { findKubectls, Kubectl } from "./_kubectl.ts";
+import { Kubectl, testEachKubectl } from "./_kubectl.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
@@ -688,8 +688,10 @@ Deno.test("Table: CRD printer columns with kube's JSONPath and per-type cells", 
 });
 
 const WANTED = ["1.27", "1.33"];
-for (const bin of findKubectls(WANTED)) {
-  Deno.test(`${bin.label}: get shows kube's columns, -o wide the priority ones, and the Ready column`, async () => {
+testEachKubectl(
+  WANTED,
+  `get shows kube's columns, -o wide the priority ones, and the Ready column`,
+  async (bin) => {
     await using api = await startApiServer();
     await using k = await Kubectl.create(bin, api.kubeconfig.path);
     const ns = "/api/v1/namespaces/default";
@@ -759,5 +761,5 @@ for (const bin of findKubectls(WANTED)) {
     const gadgetsWide = (await k.ok(["get", "gadgets", "-o", "wide"])).trimEnd().split("\n");
     assert.match(gadgetsWide[0]!, /\s+IMAGES\s+/);
     assert.match(gadgetsWide[1]!, /\s+img:1\s+/);
-  });
-}
+  },
+);

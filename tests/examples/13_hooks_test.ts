@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { KopfRunner } from "../../testing.ts";
 import { type Cluster, cluster, freePort, ROOT } from "./_setup.ts";
+import { testWithKubectl } from "../apiserver/_kubectl.ts";
 
 const EXAMPLE = `${ROOT}examples/13-hooks/example.ts`;
 
@@ -24,7 +25,7 @@ async function events(c: Cluster, name: string): Promise<{ type: string; message
   return JSON.parse(got.stdout).items;
 }
 
-Deno.test("13-hooks: startup, login, probes, and cleanup handlers", async () => {
+testWithKubectl("13-hooks: startup, login, probes, and cleanup handlers", async () => {
   await using c = await cluster();
   const port = freePort();
   const url = `http://127.0.0.1:${port}/healthz`;

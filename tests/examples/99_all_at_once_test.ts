@@ -12,6 +12,7 @@
 import assert from "node:assert/strict";
 import { type Cluster, cluster, eventually, freePort, ROOT } from "./_setup.ts";
 import { OperatorProcess } from "./_process.ts";
+import { testWithKubectl } from "../apiserver/_kubectl.ts";
 
 const EXAMPLE = `${ROOT}examples/99-all-at-once/example.ts`;
 const OBJ = `${ROOT}examples/obj.yaml`;
@@ -29,7 +30,7 @@ interface KubeEvent {
   message: string;
 }
 
-Deno.test("99-all-at-once: create, update, delete — every handler's effect", async () => {
+testWithKubectl("99-all-at-once: create, update, delete — every handler's effect", async () => {
   await using c = await cluster();
   const liveness = `http://127.0.0.1:${freePort()}/healthz`;
   const operator = new OperatorProcess(
