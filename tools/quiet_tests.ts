@@ -8,7 +8,13 @@
  * A test that measures something prints it only when asked (`KOPF_TEST_REPORT=1`); a doc
  * example states its results with assertions, not `console.log`.
  *
- * Run: `deno run -A tools/quiet_tests.ts deno test -A --parallel …` (as `deno task test`).
+ * It also sums up at the end the tests that did not run here and why (a test that cannot run
+ * registers as ignored with "(not run: why)" in its name), and lists the tests that ran over their time limit (`deno task test` preloads
+ * [test_preload.ts](./test_preload.ts), which gives every test one: see
+ * [test_time_limit.ts](./test_time_limit.ts)), with how to give a test that needs it a longer one.
+ *
+ * Run: `deno run -A tools/quiet_tests.ts deno test -A --preload tools/test_preload.ts --parallel …`
+ * (as `deno task test`).
  * Exit code: the command's, or 1 if it passed but printed post-test output.
  *
  * @module
@@ -46,6 +52,57 @@ export function postTestOutputs(output: string): string[] {
   return found;
 }
 
+/** A test registered as ignored with the reason it did not run: "name (not run: why) ... ignored". */
+const NOT_RUN = /^.* \(not run: (.*)\) \.\.\. ignored/gm;
+
+/**
+ * The reasons tests did not run, with how many did not for each, in a `deno test` output.
+ *
+ * @param output The output, colours and all.
+ * @returns Each reason with its count, most frequent first.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { notRun } from "./quiet_tests.ts";
+ * const out = "./a_test.ts => kubectl 1.27: x (not run: no kubectl) ... ignored (0ms)\n" +
+ *   "./a_test.ts => kubectl 1.33: x (not run: no kubectl) ... ignored (0ms)\n";
+ * assert.deepEqual(notRun(out), [["no kubectl", 2]]);
+ * ```
+ */
+export function notRun(output: string): Array<[reason: string, count: number]> {
+  // deno-lint-ignore no-control-regex
+  const plain = output.replace(/\x1b\[[0-9;]*m/g, "");
+  const counts = new Map<string, number>();
+  for (const [, why] of plain.matchAll(NOT_RUN)) counts.set(why!, (counts.get(why!) ?? 0) + 1);
+  return [...counts].sort((a, b) => b[1] - a[1]);
+}
+
+/** `deno test`'s report of a test stopped by its `timeout`, in the ERRORS section. */
+const TIMED_OUT = /^(.*?) => (\S+)\nerror: Test timed out after (\d+)ms\.$/gm;
+
+/**
+ * The tests that ran over their time limit, in a `deno test` output.
+ *
+ * @param output The output, colours and all.
+ * @returns One line per test: its name, where it is, and the limit.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { timedOutTests } from "./quiet_tests.ts";
+ * const out = " ERRORS \n\nhangs => ./a_test.ts:3:6\nerror: Test timed out after 1000ms.\n";
+ * assert.deepEqual(timedOutTests(out), ["hangs (./a_test.ts:3:6) — over 1000 ms"]);
+ * ```
+ */
+export function timedOutTests(output: string): string[] {
+  // deno-lint-ignore no-control-regex
+  const plain = output.replace(/\x1b\[[0-9;]*m/g, "");
+  return [...plain.matchAll(TIMED_OUT)].map(([, name, where, ms]) =>
+    `${name} (${where}) — over ${ms} ms`
+  );
+}
+
 /**
  * Runs the command, echoing its output, and judges it.
  *
@@ -76,6 +133,20 @@ export async function runQuietly(command: string[]): Promise<number> {
   };
   await Promise.all([pump(child.stdout, Deno.stdout), pump(child.stderr, Deno.stderr)]);
   const { code } = await child.status;
+  const skipped = notRun(seen);
+  if (skipped.length) {
+    const total = skipped.reduce((sum, [, n]) => sum + n, 0);
+    console.error(`\nquiet_tests: ${total} test(s) did not run here (listed above as ignored):`);
+    for (const [why, n] of skipped) console.error(`  ${n} — ${why}`);
+  }
+  const late = timedOutTests(seen);
+  if (late.length) {
+    console.error(
+      `\nquiet_tests: ${late.length} test(s) ran over their time limit and were stopped — a hang ` +
+        "or a regression; a test that honestly needs longer says so: Deno.test({ name, timeout: ms }, fn):",
+    );
+    for (const line of late) console.error(`  ${line}`);
+  }
   const printed = postTestOutputs(seen);
   if (printed.length) {
     console.error(

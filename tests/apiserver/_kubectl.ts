@@ -13,8 +13,16 @@
  * Debian's `kubernetes-client` in CI), the plain `kubectl` stands in and
  * says so in its label.
  *
+ * A test that cannot run says so: {@link testWithKubectl} and
+ * {@link testEachKubectl} register every test that needs kubectl, and where
+ * there is none (or not the wanted version) register it as ignored with the
+ * reason in its name — counted in the run's summary, listed in its output —
+ * instead of registering nothing.
+ *
  * @module
  */
+
+import { at, definition } from "../../tools/test_time_limit.ts";
 
 /** A kubectl binary to test with. */
 export interface KubectlBinary {
@@ -83,6 +91,105 @@ export function findKubectls(versions: string[]): KubectlBinary[] {
     });
   }
   return found;
+}
+
+/** Why a test that needs `kubectl` cannot run here; `undefined` when one is on the `PATH`. */
+export function kubectlMissing(): string | undefined {
+  return which("kubectl")
+    ? undefined
+    : "kubectl not found on PATH; install kubectl, e.g. Debian's kubernetes-client";
+}
+
+/** Options of a kubectl version matrix. */
+export interface MatrixOptions {
+  /** Only the versioned binaries: no plain `kubectl` standing in for a missing one. */
+  exact?: boolean;
+}
+
+/**
+ * The wanted versions' binaries (as {@link findKubectls}) and, for each wanted version with no
+ * binary of its own, why it did not run.
+ *
+ * @param versions The wanted client versions, e.g. `["1.27", "1.33"]`.
+ * @param options Whether the plain kubectl may stand in.
+ * @returns The binaries to run with, and the versions not run with the reasons.
+ */
+export function kubectlMatrix(
+  versions: string[],
+  options: MatrixOptions = {},
+): { binaries: KubectlBinary[]; notRun: Array<{ version: string; why: string }> } {
+  const found = findKubectls(versions);
+  const binaries = options.exact ? found.filter((b) => !b.note) : found;
+  const missing = kubectlMissing();
+  const plain = which("kubectl");
+  const notRun = versions
+    .filter((v) => !binaries.some((b) => b.label === `kubectl ${v}`))
+    .map((version) => ({
+      version,
+      why: missing ??
+        `kubectl.${version} not found beside ${plain}` +
+          (options.exact ? "" : "; the plain kubectl ran in its place"),
+    }));
+  return { binaries, notRun };
+}
+
+/**
+ * Registers a test that needs `kubectl` on the `PATH`: as given when there is one; else ignored,
+ * its name saying why. Takes `Deno.test`'s arguments.
+ *
+ * @param args As for `Deno.test`: a definition, or a name and a function, or a name, options
+ *   and a function.
+ * @throws {TypeError} On arguments `Deno.test` would not take.
+ */
+export function testWithKubectl(
+  ...args: [Deno.TestDefinition] | [string, Deno.TestDefinition["fn"]] | [
+    string,
+    Omit<Deno.TestDefinition, "name" | "fn">,
+    Deno.TestDefinition["fn"],
+  ]
+): void {
+  const def = definition(args as [unknown, unknown?, unknown?]);
+  if (!def) throw new TypeError("testWithKubectl(): give Deno.test's arguments");
+  const why = kubectlMissing();
+  const fn = at((t: Deno.TestContext) => def.fn(t), import.meta.url);
+  Deno.test(
+    why ? { ...def, name: `${def.name} (not run: ${why})`, ignore: true, fn } : { ...def, fn },
+  );
+}
+
+/**
+ * Registers a test once per wanted kubectl version, named after the binary it runs with; a
+ * version with no binary of its own is registered as ignored with the reason (no kubectl at all,
+ * or the plain kubectl ran in its place).
+ *
+ * @param versions The wanted client versions, e.g. `["1.27", "1.33"]`.
+ * @param name The test's name after the binary's label.
+ * @param fn The test, given the binary.
+ * @param options Other options of the test (e.g. a longer `timeout`), and whether only the
+ *   versioned binaries count (`exact`).
+ */
+export function testEachKubectl(
+  versions: string[],
+  name: string,
+  fn: (binary: KubectlBinary, t: Deno.TestContext) => Promise<void>,
+  options: Omit<Deno.TestDefinition, "name" | "fn"> & MatrixOptions = {},
+): void {
+  const { exact, ...rest } = options;
+  const { binaries, notRun } = kubectlMatrix(versions, exact ? { exact } : {});
+  for (const binary of binaries) {
+    Deno.test({
+      ...rest,
+      name: `${binary.label}: ${name}`,
+      fn: at((t: Deno.TestContext) => fn(binary, t), import.meta.url),
+    });
+  }
+  for (const { version, why } of notRun) {
+    Deno.test({
+      name: `kubectl ${version}: ${name} (not run: ${why})`,
+      ignore: true,
+      fn: at(() => {}, import.meta.url),
+    });
+  }
 }
 
 /** A kubectl bound to one server's kubeconfig and a private `HOME`. */

@@ -12,7 +12,7 @@
 import assert from "node:assert/strict";
 import { startApiServer } from "../../testing.ts";
 import { call } from "./_http.ts";
-import { findKubectls, Kubectl } from "./_kubectl.ts";
+import { Kubectl, testEachKubectl } from "./_kubectl.ts";
 
 const NS = "/api/v1/namespaces/default";
 const APPS = "/apis/apps/v1/namespaces/default";
@@ -302,8 +302,10 @@ Deno.test("a created workload drops the status sent with it; a plain update keep
   }
 });
 
-for (const bin of findKubectls(["1.27", "1.33"])) {
-  Deno.test(`${bin.label}: kubectl run makes a Pod with kube's defaults; kubectl create job a Job whose template has them`, async () => {
+testEachKubectl(
+  ["1.27", "1.33"],
+  "kubectl run makes a Pod with kube's defaults; kubectl create job a Job whose template has them",
+  async (bin) => {
     await using api = await startApiServer();
     await using k = await Kubectl.create(bin, api.kubeconfig.path);
     await k.ok(["run", "web", "--image=nginx"]);
@@ -341,5 +343,5 @@ for (const bin of findKubectls(["1.27", "1.33"])) {
       }],
     });
     assert.deepEqual(job.status, {});
-  });
-}
+  },
+);

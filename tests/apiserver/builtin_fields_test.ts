@@ -12,7 +12,7 @@
 import assert from "node:assert/strict";
 import { startApiServer } from "../../testing.ts";
 import { call } from "./_http.ts";
-import { findKubectls, Kubectl } from "./_kubectl.ts";
+import { Kubectl, testEachKubectl } from "./_kubectl.ts";
 
 const NS = "/api/v1/namespaces/default";
 const DEPLOYMENTS = "/apis/apps/v1/namespaces/default/deployments";
@@ -127,8 +127,10 @@ data: {a: "1"}
 foo: bar
 `;
 
-for (const bin of findKubectls(["1.27", "1.33"])) {
-  Deno.test(`${bin.label}: create and apply refuse a ConfigMap with an unknown field; --validate=warn prints kube's warning`, async () => {
+testEachKubectl(
+  ["1.27", "1.33"],
+  `create and apply refuse a ConfigMap with an unknown field; --validate=warn prints kube's warning`,
+  async (bin) => {
     await using api = await startApiServer();
     await using k = await Kubectl.create(bin, api.kubeconfig.path);
     for (const verb of ["create", "apply"]) {
@@ -142,5 +144,5 @@ for (const bin of findKubectls(["1.27", "1.33"])) {
     assert.equal(warned.code, 0, warned.stderr);
     assert.match(warned.stderr, /Warning: unknown field "foo"/);
     assert.equal(warned.stdout.trim(), "configmap/settings created");
-  });
-}
+  },
+);

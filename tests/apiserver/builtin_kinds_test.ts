@@ -13,7 +13,7 @@
 import assert from "node:assert/strict";
 import { type RunningApiServer, startApiServer } from "../../testing.ts";
 import { call } from "./_http.ts";
-import { Kubectl, type KubectlBinary } from "./_kubectl.ts";
+import { Kubectl, testEachKubectl } from "./_kubectl.ts";
 
 const NS = "/api/v1/namespaces/default";
 
@@ -383,25 +383,6 @@ Deno.test("metadata.generation only where kube keeps one: not on ConfigMaps, Sec
 
 // --- kubectl ------------------------------------------------------------------
 
-function kubectlBinary(version: string): KubectlBinary | string {
-  const plain = (Deno.env.get("PATH") ?? "").split(":").map((d) => `${d}/kubectl`).find((p) => {
-    try {
-      return Deno.statSync(p).isFile;
-    } catch {
-      return false;
-    }
-  });
-  if (!plain) return "no kubectl on PATH";
-  const real = Deno.realPathSync(plain);
-  const path = `${real.slice(0, real.lastIndexOf("/"))}/kubectl.${version}`;
-  try {
-    if (Deno.statSync(path).isFile) return { label: `kubectl ${version}`, path };
-  } catch {
-    // absent
-  }
-  return `kubectl.${version} not found beside ${real}`;
-}
-
 const MANIFESTS = `apiVersion: v1
 kind: ConfigMap
 metadata: {name: settings, labels: {app: demo}}
@@ -423,17 +404,11 @@ metadata: {name: web, labels: {app: demo}}
 spec: {selector: {app: legacy}, ports: [{port: 80}]}
 `;
 
-for (const version of ["1.27", "1.33"]) {
-  const bin = kubectlBinary(version);
-  if (typeof bin === "string") {
-    Deno.test({
-      name: `kubectl ${version}: apply --prune -l and run: NOT RUN — ${bin}`,
-      ignore: true,
-      fn() {},
-    });
-    continue;
-  }
-  Deno.test(`${bin.label}: apply -f dir -l --prune with a ReplicationController in a multi-document file, then prunes it`, async () => {
+// Claimed for kubectl 1.27 and 1.33 exactly (exact: no plain kubectl runs in their place).
+testEachKubectl(
+  ["1.27", "1.33"],
+  `apply -f dir -l --prune with a ReplicationController in a multi-document file, then prunes it`,
+  async (bin) => {
     await using api = await startApiServer();
     await using k = await Kubectl.create(bin, api.kubeconfig.path);
     const dir = await Deno.makeTempDir({ prefix: "kopf-prune-" });
@@ -463,9 +438,14 @@ for (const version of ["1.27", "1.33"]) {
     } finally {
       await Deno.remove(dir, { recursive: true });
     }
-  });
+  },
+  { exact: true },
+);
 
-  Deno.test(`${bin.label}: run, then get pods --field-selector status.phase=Pending finds the pod`, async () => {
+testEachKubectl(
+  ["1.27", "1.33"],
+  `run, then get pods --field-selector status.phase=Pending finds the pod`,
+  async (bin) => {
     await using api = await startApiServer();
     await using k = await Kubectl.create(bin, api.kubeconfig.path);
     assert.equal((await k.ok(["run", "x", "--image=nginx"])).trim(), "pod/x created");
@@ -487,5 +467,6 @@ for (const version of ["1.27", "1.33"]) {
       "name",
     ]);
     assert.equal(none.trim(), "");
-  });
-}
+  },
+  { exact: true },
+);

@@ -12,7 +12,7 @@ import { type RunningApiServer, startApiServer } from "../../testing.ts";
 import type { TlsBundle } from "../../src/apiserver/tls.ts";
 import { ReviewServer } from "./_review_server.ts";
 import { call as http, readEvents } from "./_http.ts";
-import { findKubectls, Kubectl } from "./_kubectl.ts";
+import { Kubectl, testEachKubectl } from "./_kubectl.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
@@ -340,8 +340,10 @@ Deno.test("conversion: strategy None still stores once and rewrites apiVersion",
   assertEquals(r.body.apiVersion, "kopf.dev/v2");
 });
 
-for (const binary of findKubectls(["1.27", "1.33"])) {
-  Deno.test(`${binary.label}: kubectl gets both versions of a converted resource`, async () => {
+testEachKubectl(
+  ["1.27", "1.33"],
+  `kubectl gets both versions of a converted resource`,
+  async (binary) => {
     await using api = await startApiServer();
     await using hook = await Converter.start();
     await using kubectl = await Kubectl.create(binary, api.kubeconfig.path);
@@ -357,5 +359,5 @@ for (const binary of findKubectls(["1.27", "1.33"])) {
     assertEquals(JSON.parse(yaml.stdout).items[0].spec, { renamed: "hello" });
     const y1 = await kubectl.run(["get", "kopfexamples.v1.kopf.dev", "-o", "json"]);
     assertEquals(JSON.parse(y1.stdout).items[0].spec, { field: "hello" });
-  });
-}
+  },
+);

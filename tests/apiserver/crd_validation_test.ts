@@ -12,7 +12,7 @@
 import assert from "node:assert/strict";
 import { startApiServer } from "../../testing.ts";
 import { type Answer, call } from "./_http.ts";
-import { findKubectls, Kubectl } from "./_kubectl.ts";
+import { Kubectl, testEachKubectl } from "./_kubectl.ts";
 
 const CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
 const ROOT = "spec.versions[0].schema.openAPIV3Schema";
@@ -355,8 +355,10 @@ Deno.test("CRD names: a CRD claiming names another CRD of the group holds is not
   );
 });
 
-for (const binary of findKubectls(["1.33"])) {
-  Deno.test(`${binary.label}: kubectl apply of a CRD with a bad schema shows the server's error`, async () => {
+testEachKubectl(
+  ["1.33"],
+  `kubectl apply of a CRD with a bad schema shows the server's error`,
+  async (binary) => {
     await using api = await startApiServer();
     await using kubectl = await Kubectl.create(binary, api.kubeconfig.path);
     const pattern = await kubectl.fails(["apply", "-f", "-"], {
@@ -377,5 +379,5 @@ for (const binary of findKubectls(["1.33"])) {
       props.stderr,
       /Error from server \(BadRequest\).*cannot unmarshal string into Go struct field JSONSchemaProps\.spec\.versions\.schema\.openAPIV3Schema\.properties of type map\[string\]v1\.JSONSchemaProps/,
     );
-  });
-}
+  },
+);

@@ -12,7 +12,7 @@
 
 import { load as parseYaml } from "js-yaml";
 import { type RunningApiServer, startApiServer } from "../../testing.ts";
-import { findKubectls, Kubectl, type KubectlBinary } from "./_kubectl.ts";
+import { Kubectl, type KubectlBinary, testEachKubectl } from "./_kubectl.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
@@ -777,24 +777,11 @@ scenario("strict schema: unknown fields and invalid values are refused", async (
 });
 
 const WANTED = ["1.27", "1.33"];
-const KUBECTLS = findKubectls(WANTED);
 
-if (KUBECTLS.length === 0) {
-  Deno.test({
-    name: `kubectl ${WANTED.join(", ")}: NOT RUN — no kubectl on PATH (install kubectl, e.g. ` +
-      "Debian's kubernetes-client)",
-    ignore: true,
-    fn() {},
+for (const [name, fn] of SCENARIOS) {
+  testEachKubectl(WANTED, name, async (bin) => {
+    await using api = await startApiServer({ bookmarkSeconds: 1 });
+    await using k = await Kubectl.create(bin, api.kubeconfig.path);
+    await fn(k, api, bin);
   });
-}
-
-for (const bin of KUBECTLS) {
-  if (bin.note) console.warn(`kubectl_test: ${bin.label}: ${bin.note}`);
-  for (const [name, fn] of SCENARIOS) {
-    Deno.test(`${bin.label}: ${name}`, async () => {
-      await using api = await startApiServer({ bookmarkSeconds: 1 });
-      await using k = await Kubectl.create(bin, api.kubeconfig.path);
-      await fn(k, api, bin);
-    });
-  }
 }

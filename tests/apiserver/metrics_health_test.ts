@@ -7,7 +7,7 @@
 
 import assert from "node:assert/strict";
 import { startApiServer } from "../../testing.ts";
-import { findKubectls, Kubectl } from "./_kubectl.ts";
+import { Kubectl, testEachKubectl } from "./_kubectl.ts";
 
 const CM = "/api/v1/namespaces/default/configmaps";
 
@@ -180,21 +180,19 @@ Deno.test("/readyz fails its shutdown check once the server is closing", async (
   }
 });
 
-for (const bin of findKubectls(["1.27", "1.33"])) {
-  Deno.test(`${bin.label}: get --raw /readyz?verbose and /metrics`, async () => {
-    await using api = await startApiServer();
-    await using k = await Kubectl.create(bin, api.kubeconfig.path);
-    const ready = await k.run(["get", "--raw", "/readyz?verbose"]);
-    assert.deepEqual(
-      [ready.code, ready.stdout],
-      [0, "[+]ping ok\n[+]log ok\n[+]etcd ok\n[+]shutdown ok\nreadyz check passed\n"],
-    );
-    assert.equal((await k.run(["get", "configmaps"])).code, 0);
-    const metrics = await k.run(["get", "--raw", "/metrics"]);
-    assert.equal(metrics.code, 0, metrics.stderr);
-    assert.match(
-      metrics.stdout,
-      /^apiserver_request_total\{code="200",component="apiserver",dry_run="",group="",resource="configmaps",scope="namespace",subresource="",verb="LIST",version="v1"\} 1$/m,
-    );
-  });
-}
+testEachKubectl(["1.27", "1.33"], `get --raw /readyz?verbose and /metrics`, async (bin) => {
+  await using api = await startApiServer();
+  await using k = await Kubectl.create(bin, api.kubeconfig.path);
+  const ready = await k.run(["get", "--raw", "/readyz?verbose"]);
+  assert.deepEqual(
+    [ready.code, ready.stdout],
+    [0, "[+]ping ok\n[+]log ok\n[+]etcd ok\n[+]shutdown ok\nreadyz check passed\n"],
+  );
+  assert.equal((await k.run(["get", "configmaps"])).code, 0);
+  const metrics = await k.run(["get", "--raw", "/metrics"]);
+  assert.equal(metrics.code, 0, metrics.stderr);
+  assert.match(
+    metrics.stdout,
+    /^apiserver_request_total\{code="200",component="apiserver",dry_run="",group="",resource="configmaps",scope="namespace",subresource="",verb="LIST",version="v1"\} 1$/m,
+  );
+});

@@ -10,7 +10,7 @@
 import assert from "node:assert/strict";
 import { type RunningApiServer, startApiServer } from "../../testing.ts";
 import { call } from "./_http.ts";
-import { findKubectls, Kubectl } from "./_kubectl.ts";
+import { Kubectl, testEachKubectl } from "./_kubectl.ts";
 
 const NS = "/api/v1/namespaces/default";
 const APPS = "/apis/apps/v1/namespaces/default";
@@ -287,8 +287,10 @@ Deno.test("a StatefulSet's spec may change only in replicas, template, updateStr
   assert.equal(claims.details.causes[0]?.field, "spec");
 });
 
-for (const bin of findKubectls(["1.27", "1.33"])) {
-  Deno.test(`${bin.label}: apply of a Job without restartPolicy and an edit of a pod's spec are refused as kube refuses them`, async () => {
+testEachKubectl(
+  ["1.27", "1.33"],
+  "apply of a Job without restartPolicy and an edit of a pod's spec are refused as kube refuses them",
+  async (bin) => {
     await using api = await startApiServer();
     await using k = await Kubectl.create(bin, api.kubeconfig.path);
     const job = `apiVersion: batch/v1
@@ -320,5 +322,5 @@ spec:
       await k.ok(["get", "pod", "web", "-o", "jsonpath={.spec.containers[0].image}"]),
       "nginx:1.27",
     );
-  });
-}
+  },
+);

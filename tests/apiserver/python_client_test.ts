@@ -96,7 +96,8 @@ def error_of(call):
 function pyTest(name: string, fn: (kubeconfig: string) => Promise<void>): void {
   if (!PYTHON) {
     Deno.test({
-      name: `python client (not installed: no python3 can import kubernetes): ${name}`,
+      name:
+        `python client: ${name} (not run: no python3 on PATH can import kubernetes; install python3-kubernetes)`,
       ignore: true,
       fn() {},
     });

@@ -10,7 +10,7 @@
 import assert from "node:assert/strict";
 import { startApiServer } from "../../testing.ts";
 import { type Answer, call } from "./_http.ts";
-import { findKubectls, Kubectl } from "./_kubectl.ts";
+import { Kubectl, testEachKubectl } from "./_kubectl.ts";
 
 const RBAC = "/apis/rbac.authorization.k8s.io/v1";
 const RBAC_GROUP = "rbac.authorization.k8s.io";
@@ -377,39 +377,37 @@ Deno.test("escalation: updates of bindings are checked; aggregated ClusterRoles 
   assert.equal(gc.status, 200, JSON.stringify(gc.body));
 });
 
-for (const binary of findKubectls(["1.33"])) {
-  Deno.test(`${binary.label}: escalation refused as kubectl prints it`, async () => {
-    await using s = await escalationServer({ tls: true });
-    await s.grant("alice", "binder", [{
-      apiGroups: [RBAC_GROUP],
-      resources: ["rolebindings"],
-      verbs: ["create"],
-    }]);
-    const dir = await Deno.makeTempDir({ prefix: "kopf-escalation-kubectl-" });
-    try {
-      const path = `${dir}/kubeconfig`;
-      await Deno.writeTextFile(path, s.api.kubeconfigFor({ token: "alice-token" }));
-      await using alice = await Kubectl.create(binary, path);
-      const r = await alice.fails([
-        "create",
-        "rolebinding",
-        "pwn",
-        "--clusterrole=cluster-admin",
-        "--user=alice",
-      ]);
-      assert.equal(
-        r.stderr,
-        `error: failed to create rolebinding: ${
-          NOT_HELD("rolebindings", "pwn", "alice", [
-            '{APIGroups:["*"], Resources:["*"], Verbs:["*"]}',
-            '{NonResourceURLs:["*"], Verbs:["*"]}',
-          ])
-        }\n`,
-      );
-      const secrets = await alice.fails(["get", "secrets"]);
-      assert.match(secrets.stderr, /Error from server \(Forbidden\): secrets is forbidden/);
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
-  });
-}
+testEachKubectl(["1.33"], `escalation refused as kubectl prints it`, async (binary) => {
+  await using s = await escalationServer({ tls: true });
+  await s.grant("alice", "binder", [{
+    apiGroups: [RBAC_GROUP],
+    resources: ["rolebindings"],
+    verbs: ["create"],
+  }]);
+  const dir = await Deno.makeTempDir({ prefix: "kopf-escalation-kubectl-" });
+  try {
+    const path = `${dir}/kubeconfig`;
+    await Deno.writeTextFile(path, s.api.kubeconfigFor({ token: "alice-token" }));
+    await using alice = await Kubectl.create(binary, path);
+    const r = await alice.fails([
+      "create",
+      "rolebinding",
+      "pwn",
+      "--clusterrole=cluster-admin",
+      "--user=alice",
+    ]);
+    assert.equal(
+      r.stderr,
+      `error: failed to create rolebinding: ${
+        NOT_HELD("rolebindings", "pwn", "alice", [
+          '{APIGroups:["*"], Resources:["*"], Verbs:["*"]}',
+          '{NonResourceURLs:["*"], Verbs:["*"]}',
+        ])
+      }\n`,
+    );
+    const secrets = await alice.fails(["get", "secrets"]);
+    assert.match(secrets.stderr, /Error from server \(Forbidden\): secrets is forbidden/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -14,12 +14,14 @@
 
 import assert from "node:assert/strict";
 import { startApiServer } from "../../testing.ts";
-import { findKubectls, Kubectl } from "./_kubectl.ts";
+import { Kubectl, testEachKubectl } from "./_kubectl.ts";
 
 const SA_USER = "system:serviceaccount:default:op";
 
-for (const binary of findKubectls(["1.27", "1.33"])) {
-  Deno.test(`${binary.label}: a service account's token — its Role's grants work, the rest is Forbidden as kubectl prints it`, async () => {
+testEachKubectl(
+  ["1.27", "1.33"],
+  `a service account's token — its Role's grants work, the rest is Forbidden as kubectl prints it`,
+  async (binary) => {
     // HTTPS: kubectl (client-go) sends bearer tokens only over TLS, never over plain http://.
     await using api = await startApiServer({ authorization: "rbac", tls: true });
     await using admin = await Kubectl.create(binary, api.kubeconfig.path);
@@ -141,5 +143,5 @@ for (const binary of findKubectls(["1.27", "1.33"])) {
     } finally {
       await Deno.remove(dir, { recursive: true });
     }
-  });
-}
+  },
+);

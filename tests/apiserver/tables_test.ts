@@ -11,7 +11,7 @@
 
 import assert from "node:assert/strict";
 import { startApiServer } from "../../testing.ts";
-import { findKubectls, Kubectl } from "./_kubectl.ts";
+import { Kubectl, testEachKubectl } from "./_kubectl.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
@@ -906,8 +906,10 @@ Deno.test("Table: CRD printer columns with kube's JSONPath and per-type cells", 
 });
 
 const WANTED = ["1.27", "1.33"];
-for (const bin of findKubectls(WANTED)) {
-  Deno.test(`${bin.label}: get shows kube's columns, -o wide the priority ones, and the Ready column`, async () => {
+testEachKubectl(
+  WANTED,
+  `get shows kube's columns, -o wide the priority ones, and the Ready column`,
+  async (bin) => {
     await using api = await startApiServer();
     await using k = await Kubectl.create(bin, api.kubeconfig.path);
     const ns = "/api/v1/namespaces/default";
@@ -977,11 +979,13 @@ for (const bin of findKubectls(WANTED)) {
     const gadgetsWide = (await k.ok(["get", "gadgets", "-o", "wide"])).trimEnd().split("\n");
     assert.match(gadgetsWide[0]!, /\s+IMAGES\s+/);
     assert.match(gadgetsWide[1]!, /\s+img:1\s+/);
-  });
-}
+  },
+);
 
-for (const bin of findKubectls(WANTED)) {
-  Deno.test(`${bin.label}: get prints kube's columns for volumes, claims, endpoints, HPAs, ingresses and priority classes`, async () => {
+testEachKubectl(
+  WANTED,
+  "get prints kube's columns for volumes, claims, endpoints, HPAs, ingresses and priority classes",
+  async (bin) => {
     await using api = await startApiServer();
     await using k = await Kubectl.create(bin, api.kubeconfig.path);
     const made = (path: string, body: Json) =>
@@ -1043,5 +1047,5 @@ for (const bin of findKubectls(WANTED)) {
     const pc = (await k.ok(["get", "priorityclass", "high"])).trimEnd().split("\n");
     assert.match(pc[0]!, /^NAME\s+VALUE\s+GLOBAL-DEFAULT\s+PREEMPTION-POLICY\s+AGE$/);
     assert.match(pc[1]!, /^high\s+1000\s+true\s+Never\s+\d+s$/);
-  });
-}
+  },
+);

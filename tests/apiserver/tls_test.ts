@@ -10,6 +10,7 @@ import { generateCertificates } from "../../src/apiserver/tls.ts";
 import type { TlsBundle } from "../../src/apiserver/tls.ts";
 import { serveTls } from "../../src/apiserver/tls_listener.ts";
 import type { TlsHandler, TlsRequestInfo, TlsServer } from "../../src/apiserver/tls_listener.ts";
+import { testWithKubectl } from "./_kubectl.ts";
 
 function assert(condition: unknown, message = "assertion failed"): asserts condition {
   if (!condition) throw new Error(message);
@@ -85,7 +86,6 @@ async function has(command: string, args: string[]): Promise<boolean> {
 }
 
 const hasOpenssl = await has("openssl", ["version"]);
-const hasKubectl = await has("kubectl", ["version", "--client"]);
 
 async function run(command: string, args: string[]): Promise<string> {
   const { success, stdout, stderr } = await new Deno.Command(command, { args }).output();
@@ -504,7 +504,8 @@ Deno.test("the server certificate is valid for the IPv6 loopback [::1]", async (
 });
 
 Deno.test({
-  name: "openssl sees the SANs, key usages and a valid chain",
+  name: "openssl sees the SANs, key usages and a valid chain" +
+    (hasOpenssl ? "" : " (not run: openssl not found on PATH)"),
   ignore: !hasOpenssl,
   fn: async () => {
     const bundle = await generateCertificates({ hosts: ["kopf.test", "10.0.0.7", "fd00::7"] });
@@ -561,9 +562,8 @@ Deno.test({
   },
 });
 
-Deno.test({
+testWithKubectl({
   name: "kubectl (Go crypto/tls) accepts the CA, the client certificate and the PKCS#8 key",
-  ignore: !hasKubectl,
   fn: async () => {
     const dir = await Deno.makeTempDir();
     const seen: TlsRequestInfo[] = [];

@@ -11,7 +11,7 @@
 import assert from "node:assert/strict";
 import { type RunningApiServer, startApiServer } from "../../testing.ts";
 import { call } from "./_http.ts";
-import { findKubectls, Kubectl } from "./_kubectl.ts";
+import { Kubectl, testEachKubectl } from "./_kubectl.ts";
 
 const NS = "/api/v1/namespaces/default";
 const APPS = "/apis/apps/v1/namespaces/default";
@@ -271,8 +271,10 @@ Deno.test("immutable fields: a Deployment's selector, a Job's template, a Secret
   assert.equal(labelled.status, 200, "metadata stays mutable");
 });
 
-for (const bin of findKubectls(["1.27", "1.33"])) {
-  Deno.test(`${bin.label}: create deployment --replicas=-1 and apply of a Deployment without selector are refused as kube refuses them`, async () => {
+testEachKubectl(
+  ["1.27", "1.33"],
+  `create deployment --replicas=-1 and apply of a Deployment without selector are refused as kube refuses them`,
+  async (bin) => {
     await using api = await startApiServer();
     await using k = await Kubectl.create(bin, api.kubeconfig.path);
     const negative = await k.fails([
@@ -299,8 +301,8 @@ spec:
       noSelector.stderr,
       /The Deployment "nosel" is invalid: \n\* spec\.selector: Required value\n\* spec\.template\.metadata\.labels: Invalid value: \{"app":"nosel"\}: `selector` does not match template `labels`/,
     );
-  });
-}
+  },
+);
 
 Deno.test("a Service's cluster IP may not change once set; leaving it out keeps it", async () => {
   await using api = await startApiServer();

@@ -14,6 +14,7 @@
 import assert from "node:assert/strict";
 import { loadAll } from "js-yaml";
 import { startApiServer } from "../../testing.ts";
+import { testWithKubectl } from "../apiserver/_kubectl.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const EVC = `${ROOT}examples/19-typed/example.ts`;
@@ -221,114 +222,122 @@ Deno.test("kopf rbac: mistakes are one line — both scopes, sharding with leade
   }
 });
 
-Deno.test("kopf manifests: ServiceAccount, CRD, the RBAC of kopf rbac and a Deployment — applied with kubectl apply --dry-run=server, nothing stored", async () => {
-  const flags = ["-A", "--leader-election", "--name=evc-operator", "--account-namespace=operators"];
-  const r = await kopf(
-    "manifests",
-    ...flags,
-    "--image=registry.example.com/evc-operator:1.0",
-    "--replicas=2",
-    "--create-namespace",
-    EVC,
-  );
-  assert.equal(r.code, 0, r.stderr);
-  assert.equal(r.stderr, "");
-  const objects = docs(r.stdout);
-  assert.deepEqual(objects.map((o) => o.kind), [
-    "Namespace",
-    "ServiceAccount",
-    "CustomResourceDefinition",
-    "ClusterRole",
-    "ClusterRoleBinding",
-    "Role",
-    "RoleBinding",
-    "Deployment",
-  ]);
-  // The RBAC is kopf rbac's for the same flags, and the CRD kopf crd's.
-  const rbac = await kopf("rbac", ...flags, EVC);
-  assert.deepEqual(objects.slice(3, 7), docs(rbac.stdout));
-  const crd = await kopf("crd", EVC);
-  assert.deepEqual(objects[2], docs(crd.stdout)[0]);
-  assert.deepEqual(objects[1].metadata, {
-    name: "evc-operator",
-    namespace: "operators",
-    labels: { "app.kubernetes.io/name": "evc-operator" },
-  });
-  const deployment = objects[7];
-  assert.equal(deployment.metadata.namespace, "operators");
-  assert.equal(deployment.spec.replicas, 2);
-  assert.equal(deployment.spec.strategy, undefined); // leader election: rolling updates are safe
-  const pod = deployment.spec.template.spec;
-  assert.equal(pod.serviceAccountName, "evc-operator");
-  const [container] = pod.containers;
-  assert.equal(container.image, "registry.example.com/evc-operator:1.0");
-  assert.deepEqual(container.args, [
-    "--all-namespaces",
-    "--leader-election",
-    "--liveness=http://0.0.0.0:8080/healthz",
-    "handlers.ts",
-  ]);
-  assert.deepEqual(container.env.map((e: Obj) => [e.name, e.valueFrom.fieldRef.fieldPath]), [
-    ["POD_ID", "metadata.name"],
-    ["POD_NAMESPACE", "metadata.namespace"],
-  ]);
-  assert.deepEqual(container.ports, [{ name: "probes", containerPort: 8080 }]);
-  assert.deepEqual(container.livenessProbe.httpGet, { path: "/healthz", port: "probes" });
-  assert.deepEqual(container.startupProbe.httpGet, { path: "/healthz", port: "probes" });
-  assert.deepEqual(container.readinessProbe.httpGet, { path: "/readyz", port: "probes" });
-
-  // A single replica without leader election or sharding: Recreate, as Kopf's docs advise.
-  const single = await kopf("manifests", "-A", "--image=op:1", EVC);
-  const plain = docs(single.stdout).find((o) => o.kind === "Deployment");
-  assert.deepEqual(plain.spec.strategy, { type: "Recreate" });
-  const many = await kopf("manifests", "-A", "--image=op:1", "--replicas=3", EVC);
-  assert.match(many.stderr, /--replicas 3 without --leader-election or --shards/);
-
-  // The server validates every object as it would store it, and stores none.
-  await using api = await startApiServer();
-  const home = await Deno.makeTempDir({ prefix: "kopf-manifests-" });
-  try {
-    const kubectl = async (args: string[], stdin?: string) => {
-      const child = new Deno.Command("kubectl", {
-        args: ["--kubeconfig", api.kubeconfig.path, ...args],
-        stdin: stdin === undefined ? "null" : "piped",
-        stdout: "piped",
-        stderr: "piped",
-        env: { HOME: home },
-      }).spawn();
-      if (stdin !== undefined) {
-        const writer = child.stdin.getWriter();
-        await writer.write(new TextEncoder().encode(stdin));
-        await writer.close();
-      }
-      const out = await child.output();
-      const dec = new TextDecoder();
-      return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
-    };
-    // Namespaced objects need their namespace to exist, also in a dry run (as in Kubernetes).
-    assert.equal((await kubectl(["create", "namespace", "operators"])).code, 0);
-    const applied = await kubectl(["apply", "--dry-run=server", "-f", "-"], r.stdout);
-    assert.equal(applied.code, 0, applied.stderr);
-    assert.deepEqual(applied.stdout.trim().split("\n"), [
-      "namespace/operators configured (server dry run)",
-      "serviceaccount/evc-operator created (server dry run)",
-      "customresourcedefinition.apiextensions.k8s.io/ephemeralvolumeclaims.kopf.dev created (server dry run)",
-      "clusterrole.rbac.authorization.k8s.io/evc-operator created (server dry run)",
-      "clusterrolebinding.rbac.authorization.k8s.io/evc-operator created (server dry run)",
-      "role.rbac.authorization.k8s.io/evc-operator created (server dry run)",
-      "rolebinding.rbac.authorization.k8s.io/evc-operator created (server dry run)",
-      "deployment.apps/evc-operator created (server dry run)",
+testWithKubectl(
+  "kopf manifests: ServiceAccount, CRD, the RBAC of kopf rbac and a Deployment — applied with kubectl apply --dry-run=server, nothing stored",
+  async () => {
+    const flags = [
+      "-A",
+      "--leader-election",
+      "--name=evc-operator",
+      "--account-namespace=operators",
+    ];
+    const r = await kopf(
+      "manifests",
+      ...flags,
+      "--image=registry.example.com/evc-operator:1.0",
+      "--replicas=2",
+      "--create-namespace",
+      EVC,
+    );
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stderr, "");
+    const objects = docs(r.stdout);
+    assert.deepEqual(objects.map((o) => o.kind), [
+      "Namespace",
+      "ServiceAccount",
+      "CustomResourceDefinition",
+      "ClusterRole",
+      "ClusterRoleBinding",
+      "Role",
+      "RoleBinding",
+      "Deployment",
     ]);
-    for (const kind of ["serviceaccounts", "deployments", "roles", "rolebindings"]) {
-      const got = await kubectl(["get", kind, "-n", "operators", "-o", "name"]);
-      assert.equal(got.code, 0, got.stderr);
-      assert.equal(got.stdout.replace(/serviceaccount\/default\n/, ""), "", kind);
+    // The RBAC is kopf rbac's for the same flags, and the CRD kopf crd's.
+    const rbac = await kopf("rbac", ...flags, EVC);
+    assert.deepEqual(objects.slice(3, 7), docs(rbac.stdout));
+    const crd = await kopf("crd", EVC);
+    assert.deepEqual(objects[2], docs(crd.stdout)[0]);
+    assert.deepEqual(objects[1].metadata, {
+      name: "evc-operator",
+      namespace: "operators",
+      labels: { "app.kubernetes.io/name": "evc-operator" },
+    });
+    const deployment = objects[7];
+    assert.equal(deployment.metadata.namespace, "operators");
+    assert.equal(deployment.spec.replicas, 2);
+    assert.equal(deployment.spec.strategy, undefined); // leader election: rolling updates are safe
+    const pod = deployment.spec.template.spec;
+    assert.equal(pod.serviceAccountName, "evc-operator");
+    const [container] = pod.containers;
+    assert.equal(container.image, "registry.example.com/evc-operator:1.0");
+    assert.deepEqual(container.args, [
+      "--all-namespaces",
+      "--leader-election",
+      "--liveness=http://0.0.0.0:8080/healthz",
+      "handlers.ts",
+    ]);
+    assert.deepEqual(container.env.map((e: Obj) => [e.name, e.valueFrom.fieldRef.fieldPath]), [
+      ["POD_ID", "metadata.name"],
+      ["POD_NAMESPACE", "metadata.namespace"],
+    ]);
+    assert.deepEqual(container.ports, [{ name: "probes", containerPort: 8080 }]);
+    assert.deepEqual(container.livenessProbe.httpGet, { path: "/healthz", port: "probes" });
+    assert.deepEqual(container.startupProbe.httpGet, { path: "/healthz", port: "probes" });
+    assert.deepEqual(container.readinessProbe.httpGet, { path: "/readyz", port: "probes" });
+
+    // A single replica without leader election or sharding: Recreate, as Kopf's docs advise.
+    const single = await kopf("manifests", "-A", "--image=op:1", EVC);
+    const plain = docs(single.stdout).find((o) => o.kind === "Deployment");
+    assert.deepEqual(plain.spec.strategy, { type: "Recreate" });
+    const many = await kopf("manifests", "-A", "--image=op:1", "--replicas=3", EVC);
+    assert.match(many.stderr, /--replicas 3 without --leader-election or --shards/);
+
+    // The server validates every object as it would store it, and stores none.
+    await using api = await startApiServer();
+    const home = await Deno.makeTempDir({ prefix: "kopf-manifests-" });
+    try {
+      const kubectl = async (args: string[], stdin?: string) => {
+        const child = new Deno.Command("kubectl", {
+          args: ["--kubeconfig", api.kubeconfig.path, ...args],
+          stdin: stdin === undefined ? "null" : "piped",
+          stdout: "piped",
+          stderr: "piped",
+          env: { HOME: home },
+        }).spawn();
+        if (stdin !== undefined) {
+          const writer = child.stdin.getWriter();
+          await writer.write(new TextEncoder().encode(stdin));
+          await writer.close();
+        }
+        const out = await child.output();
+        const dec = new TextDecoder();
+        return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+      };
+      // Namespaced objects need their namespace to exist, also in a dry run (as in Kubernetes).
+      assert.equal((await kubectl(["create", "namespace", "operators"])).code, 0);
+      const applied = await kubectl(["apply", "--dry-run=server", "-f", "-"], r.stdout);
+      assert.equal(applied.code, 0, applied.stderr);
+      assert.deepEqual(applied.stdout.trim().split("\n"), [
+        "namespace/operators configured (server dry run)",
+        "serviceaccount/evc-operator created (server dry run)",
+        "customresourcedefinition.apiextensions.k8s.io/ephemeralvolumeclaims.kopf.dev created (server dry run)",
+        "clusterrole.rbac.authorization.k8s.io/evc-operator created (server dry run)",
+        "clusterrolebinding.rbac.authorization.k8s.io/evc-operator created (server dry run)",
+        "role.rbac.authorization.k8s.io/evc-operator created (server dry run)",
+        "rolebinding.rbac.authorization.k8s.io/evc-operator created (server dry run)",
+        "deployment.apps/evc-operator created (server dry run)",
+      ]);
+      for (const kind of ["serviceaccounts", "deployments", "roles", "rolebindings"]) {
+        const got = await kubectl(["get", kind, "-n", "operators", "-o", "name"]);
+        assert.equal(got.code, 0, got.stderr);
+        assert.equal(got.stdout.replace(/serviceaccount\/default\n/, ""), "", kind);
+      }
+      for (const kind of ["crd", "clusterroles", "clusterrolebindings"]) {
+        const got = await kubectl(["get", kind, "-o", "name"]);
+        assert.doesNotMatch(got.stdout, /evc-operator|ephemeralvolumeclaims/, kind);
+      }
+    } finally {
+      await Deno.remove(home, { recursive: true });
     }
-    for (const kind of ["crd", "clusterroles", "clusterrolebindings"]) {
-      const got = await kubectl(["get", kind, "-o", "name"]);
-      assert.doesNotMatch(got.stdout, /evc-operator|ephemeralvolumeclaims/, kind);
-    }
-  } finally {
-    await Deno.remove(home, { recursive: true });
-  }
-});
+  },
+);

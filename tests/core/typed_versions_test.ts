@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import * as kopf from "../../mod.ts";
 import { KopfRunner, startApiServer } from "../../testing.ts";
 import { validateCrdSchemas } from "../../src/apiserver/crd_schema.ts";
-import { findKubectls, Kubectl } from "../apiserver/_kubectl.ts";
+import { findKubectls, Kubectl, testWithKubectl } from "../apiserver/_kubectl.ts";
 import { denoCheck, errorsByFile, ROOT } from "./_type_check.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -318,119 +318,122 @@ async function eventually<T>(
   assert.fail(`${what}: not reached in 15 s; last: ${JSON.stringify(last)}`);
 }
 
-Deno.test("kopf crd of two versions applies with kubectl; the operator sets its conversion webhook; an object written at v1 is handled at v2", async () => {
-  // The CRD as a user gets it: `kopf crd handlers.ts | kubectl apply -f -`.
-  const printed = await kopfCli("crd", OPERATOR);
-  assert.equal(printed.code, 0, printed.stderr);
-  const [comments] = printed.stdout.split("apiVersion: apiextensions.k8s.io/v1");
-  assert.equal(
-    comments,
-    [
-      "# ephemeralvolumeclaims.kopf.dev: converted by the operator (kopf.on.convert: v1→v2, v2→v1).",
-      "# spec.conversion is not here: the operator sets it to its webhook when it runs with",
-      "# settings.admission.server and settings.admission.managed. Re-applying this file with",
-      "# kubectl apply keeps it; kubectl replace or create would drop it (then restart the",
-      "# operator). Until it is set, the API server changes only the apiVersion (strategy None).",
-      "",
-    ].join("\n"),
-  );
-
-  await using api = await startApiServer();
-  const [binary] = findKubectls(["1.33"]);
-  assert.ok(binary, "a kubectl binary");
-  await using k = await Kubectl.create(binary, api.kubeconfig.path);
-  const json = async (...args: string[]): Promise<Obj> =>
-    JSON.parse(await k.ok(["get", ...args, "-o", "json"]));
-  assert.match(
-    await k.ok(["apply", "-f", "-"], { stdin: printed.stdout }),
-    /customresourcedefinition\.apiextensions\.k8s\.io\/ephemeralvolumeclaims\.kopf\.dev created/,
-  );
-  const crd = await json("crd", "ephemeralvolumeclaims.kopf.dev");
-  assert.deepEqual(
-    crd.spec.versions.map((v: Obj) => [v.name, v.served, v.storage, v.deprecated ?? false]),
-    [["v1", true, false, true], ["v2", true, true, false]],
-  );
-  assert.equal(crd.spec.conversion?.strategy ?? "None", "None");
-
-  const runner = await KopfRunner.start(
-    ["run", "--standalone", "-n", "default", "--verbose", OPERATOR],
-    { kubeconfig: api.kubeconfig.path },
-  );
-  try {
-    const webhooked = await eventually(
-      "the CRD's conversion set to the operator's webhook",
-      () => json("crd", "ephemeralvolumeclaims.kopf.dev"),
-      (c) => c.spec.conversion?.strategy === "Webhook",
+testWithKubectl(
+  "kopf crd of two versions applies with kubectl; the operator sets its conversion webhook; an object written at v1 is handled at v2",
+  async () => {
+    // The CRD as a user gets it: `kopf crd handlers.ts | kubectl apply -f -`.
+    const printed = await kopfCli("crd", OPERATOR);
+    assert.equal(printed.code, 0, printed.stderr);
+    const [comments] = printed.stdout.split("apiVersion: apiextensions.k8s.io/v1");
+    assert.equal(
+      comments,
+      [
+        "# ephemeralvolumeclaims.kopf.dev: converted by the operator (kopf.on.convert: v1→v2, v2→v1).",
+        "# spec.conversion is not here: the operator sets it to its webhook when it runs with",
+        "# settings.admission.server and settings.admission.managed. Re-applying this file with",
+        "# kubectl apply keeps it; kubectl replace or create would drop it (then restart the",
+        "# operator). Until it is set, the API server changes only the apiVersion (strategy None).",
+        "",
+      ].join("\n"),
     );
-    assert.match(
-      webhooked.spec.conversion.webhook.clientConfig.url,
-      /\/convert\/ephemeralvolumeclaims\.kopf\.dev$/,
-    );
-    // Re-applying the printed CRD keeps the operator's conversion (the file does not have it).
+
+    await using api = await startApiServer();
+    const [binary] = findKubectls(["1.33"]);
+    assert.ok(binary, "a kubectl binary");
+    await using k = await Kubectl.create(binary, api.kubeconfig.path);
+    const json = async (...args: string[]): Promise<Obj> =>
+      JSON.parse(await k.ok(["get", ...args, "-o", "json"]));
     assert.match(
       await k.ok(["apply", "-f", "-"], { stdin: printed.stdout }),
-      /ephemeralvolumeclaims\.kopf\.dev (unchanged|configured)/,
+      /customresourcedefinition\.apiextensions\.k8s\.io\/ephemeralvolumeclaims\.kopf\.dev created/,
     );
-    const reapplied = await json("crd", "ephemeralvolumeclaims.kopf.dev");
-    assert.deepEqual(reapplied.spec.conversion, webhooked.spec.conversion);
-
-    // Written at v1 (the deprecated version); handled at v2 by the typed handler.
-    await k.ok(["apply", "-f", "-"], {
-      stdin: JSON.stringify({
-        apiVersion: "kopf.dev/v1",
-        kind: "EphemeralVolumeClaim",
-        metadata: { name: "old-client", namespace: "default" },
-        spec: { size: "1G" },
-      }),
-    });
-    const handled = await eventually(
-      "the v2 handler's result",
-      () => json("ephemeralvolumeclaims.v2.kopf.dev", "old-client"),
-      (o) => o.status?.provision !== undefined,
+    const crd = await json("crd", "ephemeralvolumeclaims.kopf.dev");
+    assert.deepEqual(
+      crd.spec.versions.map((v: Obj) => [v.name, v.served, v.storage, v.deprecated ?? false]),
+      [["v1", true, false, true], ["v2", true, true, false]],
     );
-    assert.equal(handled.apiVersion, "kopf.dev/v2");
-    assert.deepEqual(handled.spec, { storage: { size: "1G" } });
-    assert.deepEqual(handled.status.provision, { size: "1G", sameSize: ["old-client"] });
-    assert.equal(handled.status.phase, "Provisioned");
+    assert.equal(crd.spec.conversion?.strategy ?? "None", "None");
 
-    // Written at v2; read at v1 through the downgrade converter.
-    await k.ok(["apply", "-f", "-"], {
-      stdin: JSON.stringify({
-        apiVersion: "kopf.dev/v2",
-        kind: "EphemeralVolumeClaim",
-        metadata: { name: "new-client", namespace: "default" },
-        spec: { storage: { size: "1G" } },
-      }),
-    });
-    const atV1 = await json("ephemeralvolumeclaims.v1.kopf.dev", "new-client");
-    assert.equal(atV1.apiVersion, "kopf.dev/v1");
-    assert.deepEqual(atV1.spec, { size: "1G" });
-    const second = await eventually(
-      "the v2 handler's result on the second object",
-      () => json("ephemeralvolumeclaims.v2.kopf.dev", "new-client"),
-      (o) => o.status?.provision !== undefined,
+    const runner = await KopfRunner.start(
+      ["run", "--standalone", "-n", "default", "--verbose", OPERATOR],
+      { kubeconfig: api.kubeconfig.path },
     );
-    assert.deepEqual(second.status.provision, {
-      size: "1G",
-      sameSize: ["new-client", "old-client"],
-    });
+    try {
+      const webhooked = await eventually(
+        "the CRD's conversion set to the operator's webhook",
+        () => json("crd", "ephemeralvolumeclaims.kopf.dev"),
+        (c) => c.spec.conversion?.strategy === "Webhook",
+      );
+      assert.match(
+        webhooked.spec.conversion.webhook.clientConfig.url,
+        /\/convert\/ephemeralvolumeclaims\.kopf\.dev$/,
+      );
+      // Re-applying the printed CRD keeps the operator's conversion (the file does not have it).
+      assert.match(
+        await k.ok(["apply", "-f", "-"], { stdin: printed.stdout }),
+        /ephemeralvolumeclaims\.kopf\.dev (unchanged|configured)/,
+      );
+      const reapplied = await json("crd", "ephemeralvolumeclaims.kopf.dev");
+      assert.deepEqual(reapplied.spec.conversion, webhooked.spec.conversion);
 
-    // Each version's printer columns.
+      // Written at v1 (the deprecated version); handled at v2 by the typed handler.
+      await k.ok(["apply", "-f", "-"], {
+        stdin: JSON.stringify({
+          apiVersion: "kopf.dev/v1",
+          kind: "EphemeralVolumeClaim",
+          metadata: { name: "old-client", namespace: "default" },
+          spec: { size: "1G" },
+        }),
+      });
+      const handled = await eventually(
+        "the v2 handler's result",
+        () => json("ephemeralvolumeclaims.v2.kopf.dev", "old-client"),
+        (o) => o.status?.provision !== undefined,
+      );
+      assert.equal(handled.apiVersion, "kopf.dev/v2");
+      assert.deepEqual(handled.spec, { storage: { size: "1G" } });
+      assert.deepEqual(handled.status.provision, { size: "1G", sameSize: ["old-client"] });
+      assert.equal(handled.status.phase, "Provisioned");
+
+      // Written at v2; read at v1 through the downgrade converter.
+      await k.ok(["apply", "-f", "-"], {
+        stdin: JSON.stringify({
+          apiVersion: "kopf.dev/v2",
+          kind: "EphemeralVolumeClaim",
+          metadata: { name: "new-client", namespace: "default" },
+          spec: { storage: { size: "1G" } },
+        }),
+      });
+      const atV1 = await json("ephemeralvolumeclaims.v1.kopf.dev", "new-client");
+      assert.equal(atV1.apiVersion, "kopf.dev/v1");
+      assert.deepEqual(atV1.spec, { size: "1G" });
+      const second = await eventually(
+        "the v2 handler's result on the second object",
+        () => json("ephemeralvolumeclaims.v2.kopf.dev", "new-client"),
+        (o) => o.status?.provision !== undefined,
+      );
+      assert.deepEqual(second.status.provision, {
+        size: "1G",
+        sameSize: ["new-client", "old-client"],
+      });
+
+      // Each version's printer columns.
+      assert.match(
+        await k.ok(["get", "ephemeralvolumeclaims.v1.kopf.dev"]),
+        /^NAME\s+SIZE\nnew-client\s+1G\nold-client\s+1G\n/,
+      );
+      assert.match(
+        await k.ok(["get", "ephemeralvolumeclaims.v2.kopf.dev"]),
+        /^NAME\s+SIZE\s+PHASE\nnew-client\s+1G\s+Provisioned\nold-client\s+1G\s+Provisioned\n/,
+      );
+    } finally {
+      await runner.stop();
+    }
+    assert.equal(runner.exitCode, 0, runner.output);
     assert.match(
-      await k.ok(["get", "ephemeralvolumeclaims.v1.kopf.dev"]),
-      /^NAME\s+SIZE\nnew-client\s+1G\nold-client\s+1G\n/,
+      runner.output,
+      /Reconfiguring the conversion webhook of ephemeralvolumeclaims\.kopf\.dev\./,
     );
-    assert.match(
-      await k.ok(["get", "ephemeralvolumeclaims.v2.kopf.dev"]),
-      /^NAME\s+SIZE\s+PHASE\nnew-client\s+1G\s+Provisioned\nold-client\s+1G\s+Provisioned\n/,
-    );
-  } finally {
-    await runner.stop();
-  }
-  assert.equal(runner.exitCode, 0, runner.output);
-  assert.match(
-    runner.output,
-    /Reconfiguring the conversion webhook of ephemeralvolumeclaims\.kopf\.dev\./,
-  );
-  assert.equal(runner.output.match(/Handler 'provision' succeeded/g)?.length, 2, runner.output);
-});
+    assert.equal(runner.output.match(/Handler 'provision' succeeded/g)?.length, 2, runner.output);
+  },
+);

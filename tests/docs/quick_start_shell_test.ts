@@ -17,6 +17,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ROOT } from "../examples/_setup.ts";
+import { testWithKubectl } from "../apiserver/_kubectl.ts";
 
 /** A process with its output collected. */
 class Shell {
@@ -71,60 +72,65 @@ async function task(name: string, args: string[]): Promise<string[]> {
   return [...line.split(/\s+/), ...args];
 }
 
-Deno.test("README quick start, in the shell: the API server, the CRD, kopf run; an object's result in its MESSAGE column", async () => {
-  const readme = await Deno.readTextFile(`${ROOT}README.md`);
-  const block = readme.split("Run it against the embedded API server, in two shells:\n\n```sh\n")[1]
-    ?.split("```")[0];
-  assert.ok(block, "the README's quick start has its shell block");
-  const commands = block.split("\n").map((l) => l.replace(/#.*$/, "").trim()).filter(Boolean);
-  assert.deepEqual(commands, [
-    "deno task apiserver --port 0",
-    "kubectl apply -f examples/crd.yaml",
-    "deno task kopf run -A --verbose examples/01-minimal/example.ts",
-  ]);
+testWithKubectl(
+  "README quick start, in the shell: the API server, the CRD, kopf run; an object's result in its MESSAGE column",
+  async () => {
+    const readme = await Deno.readTextFile(`${ROOT}README.md`);
+    const block = readme.split(
+      "Run it against the embedded API server, in two shells:\n\n```sh\n",
+    )[1]
+      ?.split("```")[0];
+    assert.ok(block, "the README's quick start has its shell block");
+    const commands = block.split("\n").map((l) => l.replace(/#.*$/, "").trim()).filter(Boolean);
+    assert.deepEqual(commands, [
+      "deno task apiserver --port 0",
+      "kubectl apply -f examples/crd.yaml",
+      "deno task kopf run -A --verbose examples/01-minimal/example.ts",
+    ]);
 
-  const dir = await Deno.makeTempDir({ prefix: "kopf-quickstart-" });
-  const home = join(dir, "home");
-  await Deno.mkdir(home);
-  const apiserver = new Shell(
-    await task("apiserver", ["--port", "0", "--kubeconfig", join(dir, "kubeconfig")]),
-    {},
-  );
-  let operator: Shell | undefined;
-  try {
-    // Shell 1 prints the line to paste into shell 2.
-    const exported = await apiserver.waitFor(/^export KUBECONFIG=(\S+)$/m);
-    const env = { KUBECONFIG: exported[1]!, HOME: home };
-    const kubectl = async (...args: string[]) => {
-      const out = await new Deno.Command("kubectl", {
-        args,
-        cwd: ROOT,
-        env,
-        stdout: "piped",
-        stderr: "piped",
-      })
-        .output();
-      const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
-      assert.equal(out.code, 0, `kubectl ${args.join(" ")}: ${text}`);
-      return text;
-    };
-    await kubectl("apply", "-f", "examples/crd.yaml");
-    operator = new Shell(
-      await task("kopf", ["run", "-A", "--verbose", "examples/01-minimal/example.ts"]),
-      env,
+    const dir = await Deno.makeTempDir({ prefix: "kopf-quickstart-" });
+    const home = join(dir, "home");
+    await Deno.mkdir(home);
+    const apiserver = new Shell(
+      await task("apiserver", ["--port", "0", "--kubeconfig", join(dir, "kubeconfig")]),
+      {},
     );
-    await operator.waitFor(/Initial authentication has finished\./);
-    // The third shell.
-    await kubectl("apply", "-f", "examples/obj.yaml");
-    await operator.waitFor(/All handlers succeeded for creation\./);
-    assert.match(await kubectl("get", "kopfexamples"), /kopf-example-1\s+1m\s+hello world/);
-    await kubectl("delete", "-f", "examples/obj.yaml");
-    // Gone: no handler holds it (the example has no deletion handler).
-  } finally {
-    const opCode: number | undefined = operator ? await operator.stop() : undefined;
-    const apiCode = await apiserver.stop();
-    await Deno.remove(dir, { recursive: true });
-    assert.equal(opCode ?? 0, 0, operator?.output);
-    assert.equal(apiCode, 0, apiserver.output);
-  }
-});
+    let operator: Shell | undefined;
+    try {
+      // Shell 1 prints the line to paste into shell 2.
+      const exported = await apiserver.waitFor(/^export KUBECONFIG=(\S+)$/m);
+      const env = { KUBECONFIG: exported[1]!, HOME: home };
+      const kubectl = async (...args: string[]) => {
+        const out = await new Deno.Command("kubectl", {
+          args,
+          cwd: ROOT,
+          env,
+          stdout: "piped",
+          stderr: "piped",
+        })
+          .output();
+        const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+        assert.equal(out.code, 0, `kubectl ${args.join(" ")}: ${text}`);
+        return text;
+      };
+      await kubectl("apply", "-f", "examples/crd.yaml");
+      operator = new Shell(
+        await task("kopf", ["run", "-A", "--verbose", "examples/01-minimal/example.ts"]),
+        env,
+      );
+      await operator.waitFor(/Initial authentication has finished\./);
+      // The third shell.
+      await kubectl("apply", "-f", "examples/obj.yaml");
+      await operator.waitFor(/All handlers succeeded for creation\./);
+      assert.match(await kubectl("get", "kopfexamples"), /kopf-example-1\s+1m\s+hello world/);
+      await kubectl("delete", "-f", "examples/obj.yaml");
+      // Gone: no handler holds it (the example has no deletion handler).
+    } finally {
+      const opCode: number | undefined = operator ? await operator.stop() : undefined;
+      const apiCode = await apiserver.stop();
+      await Deno.remove(dir, { recursive: true });
+      assert.equal(opCode ?? 0, 0, operator?.output);
+      assert.equal(apiCode, 0, apiserver.output);
+    }
+  },
+);

@@ -25,6 +25,7 @@ import { dirname, join } from "node:path";
 import { slug } from "../../tools/check_links.ts";
 import { cluster, ROOT } from "../examples/_setup.ts";
 import { OperatorProcess } from "../examples/_process.ts";
+import { testWithKubectl } from "../apiserver/_kubectl.ts";
 
 /** A `ts` block of a page. */
 interface Snippet {
@@ -411,7 +412,9 @@ Deno.test("docs snippets: every ts snippet is run or listed as type-checked only
 for (const snippet of ALL) {
   const run = RUN[snippet.name];
   if (!run) continue;
-  Deno.test(`docs snippet ${snippet.name} runs as written`, async () => {
+  // An operator snippet, or a script given a cluster, is driven with kubectl (cluster()).
+  const register = run.kind === "script" && !run.cluster ? Deno.test : testWithKubectl;
+  register(`docs snippet ${snippet.name} runs as written`, async () => {
     const dir = await Deno.makeTempDir({ prefix: "kopf-snippet-" });
     try {
       const file = join(dir, "snippet.ts");

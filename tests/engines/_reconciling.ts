@@ -8,6 +8,7 @@
  * `rig.child(...)` for child events, and move time with `rig.clock.advance()`.
  */
 
+import assert from "node:assert/strict";
 import * as kopf from "../../mod.ts";
 import { FakeClock } from "../../src/cogs/aio/fake_clock.ts";
 import { ToggleSet } from "../../src/cogs/aio/toggles.ts";
@@ -173,7 +174,10 @@ export class Rig {
   async close(): Promise<void> {
     let closed = false;
     const closing = this.engine.close().then(() => (closed = true));
-    await this.clock.advanceUntil(() => closed, 60);
+    assert.ok(
+      await this.clock.advanceUntil(() => closed, 60),
+      "the engine closed within 60 fake s",
+    );
     await closing;
   }
 

@@ -7,6 +7,7 @@
  * `rig.clock.advance(seconds)`.
  */
 
+import assert from "node:assert/strict";
 import * as kopf from "../../mod.ts";
 import { FakeClock } from "../../src/cogs/aio/fake_clock.ts";
 import { ToggleSet } from "../../src/cogs/aio/toggles.ts";
@@ -118,7 +119,10 @@ export class Rig {
   async close(): Promise<void> {
     let closed = false;
     const closing = this.daemons.close().then(() => (closed = true));
-    await this.clock.advanceUntil(() => closed, 60);
+    assert.ok(
+      await this.clock.advanceUntil(() => closed, 60),
+      "the daemons closed within 60 fake s",
+    );
     await closing;
   }
 

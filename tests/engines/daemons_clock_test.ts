@@ -87,7 +87,10 @@ Deno.test("daemons: without a cancellationTimeout, the deletion re-checks every 
   for (let i = 0; i < 3; i++) {
     let all: boolean | undefined;
     const waiting = rig.daemons.waitObject(rig.state!).then((a) => (all = a));
-    await rig.clock.advanceUntil(() => all !== undefined, 60);
+    assert.ok(
+      await rig.clock.advanceUntil(() => all !== undefined, 60),
+      "a check within 60 fake s",
+    );
     await waiting;
     checks.push([rig.now(), all!]);
   }
@@ -303,7 +306,10 @@ Deno.test("daemons: a deletion waiting for a stuck daemon says so at info — wh
   const poll = async () => {
     let all: boolean | undefined;
     const waiting = rig.daemons.waitObject(rig.state!).then((a) => (all = a));
-    await rig.clock.advanceUntil(() => all !== undefined, 60);
+    assert.ok(
+      await rig.clock.advanceUntil(() => all !== undefined, 60),
+      "a check within 60 fake s",
+    );
     await waiting;
     return all;
   };
@@ -349,7 +355,10 @@ Deno.test("daemons: with a cancellation timeout, the info line says when it is c
   const poll = async () => {
     let all: boolean | undefined;
     const waiting = rig.daemons.waitObject(rig.state!).then((a) => (all = a));
-    await rig.clock.advanceUntil(() => all !== undefined, 60);
+    assert.ok(
+      await rig.clock.advanceUntil(() => all !== undefined, 60),
+      "a check within 60 fake s",
+    );
     await waiting;
     return all;
   };

@@ -13,7 +13,10 @@ async function checks(rig: Rig): Promise<Array<[number, boolean]>> {
   for (let i = 0; i < 2; i++) {
     let all: boolean | undefined;
     const waiting = rig.daemons.waitObject(rig.state!).then((a) => (all = a));
-    await rig.clock.advanceUntil(() => all !== undefined, 600);
+    assert.ok(
+      await rig.clock.advanceUntil(() => all !== undefined, 600),
+      "a check within 600 fake s",
+    );
     await waiting;
     out.push([rig.now(), all!]);
   }

@@ -120,7 +120,10 @@ Deno.test("daemons: stopped when the labels stop matching, re-spawned when they 
   await env.create("kex", {}, { labels: { watched: "yes" } });
   const until = async (n: number) => {
     const deadline = Date.now() + 5000;
-    while (events.length < n && Date.now() < deadline) await sleep(0.02);
+    while (events.length < n) {
+      if (Date.now() >= deadline) throw new Error(`not ${n} events within 5 s: ${events}`);
+      await sleep(0.02);
+    }
   };
   await until(1);
   assert.deepEqual(events, ["start"]);

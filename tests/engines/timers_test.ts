@@ -18,9 +18,13 @@ function gaps(times: number[]): number[] {
   return times.slice(1).map((t, i) => (t - times[i]!) / 1000);
 }
 
-async function until(check: () => boolean, seconds = 5): Promise<void> {
+/** Waits until `check()` holds; fails the test, saying what it waited for, if not within `seconds`. */
+async function until(check: () => boolean, what: string, seconds = 5): Promise<void> {
   const deadline = Date.now() + seconds * 1000;
-  while (!check() && Date.now() < deadline) await sleep(0.02);
+  while (!check()) {
+    if (Date.now() >= deadline) throw new Error(`not within ${seconds} s: ${what}`);
+    await sleep(0.02);
+  }
 }
 
 Deno.test("timers: interval runs repeatedly; no API writes for runs without results; stopped with the object", async () => {
@@ -32,9 +36,9 @@ Deno.test("timers: interval runs repeatedly; no API writes for runs without resu
   });
   const runner = await env.operator(registry);
   await env.create("kex");
-  await until(() => runs.length >= 2);
+  await until(() => runs.length >= 2, "two runs");
   const writes = env.patches();
-  await until(() => runs.length >= 7);
+  await until(() => runs.length >= 7, "seven runs");
   assert.equal(env.patches(), writes, "timer runs with nothing to write make no patches");
   for (const g of gaps(runs)) assert.ok(g >= 0.09 && g < 0.6, `interval gap ${g}`);
   await env.remove("kex");
@@ -78,7 +82,7 @@ Deno.test("timers: a slow timer never overlaps itself; non-sharp intervals count
   });
   const runner = await env.operator(registry);
   await env.create("kex");
-  await until(() => starts.length >= 4);
+  await until(() => starts.length >= 4, "four starts of the slow timer");
   await runner.stop();
   assert.equal(maxActive, 1);
   for (const g of gaps(starts)) assert.ok(g >= 0.34, `duration + interval between starts: ${g}`);
@@ -94,7 +98,7 @@ Deno.test("timers: sharp intervals fire on the grid whatever the handler takes",
   });
   const runner = await env.operator(registry);
   await env.create("kex");
-  await until(() => starts.length >= 5);
+  await until(() => starts.length >= 5, "five starts of the sharp timer");
   await runner.stop();
   const first = starts[0]!;
   starts.forEach((t, i) => {
@@ -121,7 +125,7 @@ Deno.test("timers: idle — no runs while changes keep coming within the idle ti
   }
   assert.equal(runs.length, 0, "no runs during the changes");
   const lastChange = Date.now();
-  await until(() => runs.length >= 3);
+  await until(() => runs.length >= 3, "three runs after the changes");
   await runner.stop();
   const firstDelay = (runs[0]! - lastChange) / 1000;
   assert.ok(firstDelay >= 0.3 && firstDelay < 1.2, `first run after the changes: ${firstDelay}s`);
@@ -138,7 +142,7 @@ Deno.test("timers: initialDelay postpones the first run", async () => {
   const runner = await env.operator(registry);
   const t0 = Date.now();
   await env.create("kex");
-  await until(() => runs.length >= 2);
+  await until(() => runs.length >= 2, "two runs after the initial delay");
   await runner.stop();
   assert.ok((runs[0]! - t0) / 1000 >= 0.55, `first run after ${(runs[0]! - t0) / 1000}s`);
 });
@@ -191,7 +195,7 @@ Deno.test("timers: the context has the signal and stop-flag; registration needs 
   });
   const runner = await env.operator(registry);
   await env.create("kex");
-  await until(() => seen.length >= 1);
+  await until(() => seen.length >= 1, "a run");
   await runner.stop();
   assert.deepEqual(seen[0], [false, false]);
 });

@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { KopfRunner } from "../../testing.ts";
 import { type Cluster, cluster, ROOT } from "./_setup.ts";
 import { servedAt } from "../engines/_metrics.ts";
+import { testWithKubectl } from "../apiserver/_kubectl.ts";
 
 const EXAMPLE = `${ROOT}examples/13-hooks/example.ts`;
 
@@ -25,7 +26,7 @@ async function events(c: Cluster, name: string): Promise<{ type: string; message
   return JSON.parse(got.stdout).items;
 }
 
-Deno.test("13-hooks: startup, login, probes, and cleanup handlers", async () => {
+testWithKubectl("13-hooks: startup, login, probes, and cleanup handlers", async () => {
   await using c = await cluster();
   // The kubeconfig option: the example's login handler gets it from kopf.loginWithKubeconfig().
   // The liveness port is the system's pick, read back from the log.

@@ -13,6 +13,7 @@ import assert from "node:assert/strict";
 import { type Cluster, cluster, eventually, ROOT } from "./_setup.ts";
 import { servedAt } from "../engines/_metrics.ts";
 import { OperatorProcess } from "./_process.ts";
+import { testWithKubectl } from "../apiserver/_kubectl.ts";
 
 const EXAMPLE = `${ROOT}examples/99-all-at-once/example.ts`;
 const OBJ = `${ROOT}examples/obj.yaml`;
@@ -30,7 +31,7 @@ interface KubeEvent {
   message: string;
 }
 
-Deno.test("99-all-at-once: create, update, delete — every handler's effect", async () => {
+testWithKubectl("99-all-at-once: create, update, delete — every handler's effect", async () => {
   await using c = await cluster();
   const operator = new OperatorProcess(
     ["run", "-A", "--verbose", "--liveness=http://127.0.0.1:0/healthz", EXAMPLE],
