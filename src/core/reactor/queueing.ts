@@ -1,66 +1,51 @@
 /**
- * Per-object queues: events of one object are processed one at a time, in
- * order, while different objects are processed concurrently (up to a limit).
+ * Per-object queues: events of one object are processed one at a time, in order, while different
+ * objects are processed concurrently (up to a limit).
  *
- * Why queues per object: a cycle of one object may take long (handlers,
- * retries, API calls); its later events must wait for it and are then
- * collapsed — within a short batching window only the latest state matters.
+ * Why queues per object: a cycle of one object may take long (handlers, retries, API calls); its
+ * later events must wait for it and are then collapsed — within a short batching window only the
+ * latest state matters.
  *
- * Why the worker remembers its own last write: right after we patch an
- * object, the watch stream may still deliver older events that do not yet
- * include our changes; acting on them would re-run finished handlers. The
- * processor returns the body its last write produced (`patched`); the worker
- * alone keeps it (as Kopf's worker alone keeps `expected_version`), skips
- * events until the one with that resourceVersion arrives, and — when
- * sleeping handlers wake up with no new event, or when a stalled watch does
- * not deliver our write in time — continues from that body or a fresh read of
- * the object, never from a body older than its own last write: after a fresh
- * read, the watch's events up to its version are dropped when they come late,
- * and the worker does not end while its write is still to come back (a new
- * one would not know of it). A write that let the object go (its last
- * finalizer removed) is not waited for nor re-read: only the DELETED event
- * is still processed (own_writes.ts).
+ * The stages a batch of one object's events goes through, in this order — each a unit of its
+ * own, tested on its own; the worker loop here is the scheduling between them (waiting for
+ * events, batching, the idle timeout and parking, wake-ups of sleeping handlers, the worker
+ * limit, closing):
  *
- * Why queues are destroyed when idle: thousands of objects must not keep
- * thousands of sleeping workers; their memories stay until the object is gone.
- * Until then an idle worker with nothing to remember (no own write pending, no
- * handler sleeping, no error streak) — every object of a start-up over already
- * handled objects — ends at once and leaves its queue parked on one shared
- * timer ({@link Reaper}) for the idle timeout: an event starts a worker on it as
- * it would have woken the old one, and no object holds a timer, promise and
- * closures of its own while it waits.
+ * 1. **Own writes** ({@link OwnWrites}, own_writes.ts): never process a body older than our own
+ *    last write. The processor returns the body its last write produced (`patched`); the worker
+ *    alone keeps it (as Kopf's worker alone keeps `expected_version`), and holds older events
+ *    back until the event of that version arrives — waiting up to the consistency timeout, then
+ *    reading the object anew, with the one re-read policy. The worker does not end while its
+ *    write is still to come back (a new one would not know of it). A write that let the object
+ *    go (its last finalizer removed) is not waited for nor re-read: only DELETED is processed.
+ * 2. **The gate** ({@link QueueGate}, queue_gate.ts): the operator's pause (the batch waits for
+ *    the resume, batched with what comes meanwhile), sharding's ownership (an object not admitted
+ *    gets no worker; its latest body is kept in its entry and goes through a cycle — `type: null`,
+ *    as after a listing — when the gate admits it), and the take-over (read anew first, with the
+ *    same re-read policy, when another replica may have handled it last). When an object goes to
+ *    another replica, the gate asks the queues to {@link ObjectQueues.release} it.
+ * 3. **The cycle, throttled** ({@link throttled}, throttling.ts): the processor under the worker
+ *    limit; after an unexpected error, the next try waits for the error delays.
  *
- * One inventory: what the operator knows of an object of this watcher is one
- * entry under one key (the uid): its memory (handled-once flags, memo, the
- * daemons' and timers' record with the live body) and, while a worker lives,
- * its queue. The worker keeps its own last write to itself (as said above).
- * The indexers keep index values by namespace/name (indexing.ts), but no
- * bodies beyond those of objects waiting to be re-indexed.
+ * Why queues are destroyed when idle: thousands of objects must not keep thousands of sleeping
+ * workers; their memories stay until the object is gone. Until then an idle worker with nothing
+ * to remember (no own write pending, no handler sleeping, no error streak) — every object of a
+ * start-up over already handled objects — ends at once and leaves its queue parked on one shared
+ * timer ({@link Reaper}) for the idle timeout: an event starts a worker on it as it would have
+ * woken the old one, and no object holds a timer, promise and closures of its own while it waits.
  *
- * Why pausing is here and not in the processor: while the operator is paused
- * (the gate of `options.paused`: peering now, other reasons later), events
- * keep coming in and wait in their queues — batched as always, so that on
- * resume only the latest body of each object is processed, once. The watch,
- * the indices and our own-write bookkeeping go on; only the processing waits.
- * On resume, objects whose daemons and timers the pause stopped go through a
- * cycle (with their latest body) if no newer event is waiting anyway — that
- * cycle spawns them again, as Kopf's fresh watch-stream does after a pause.
+ * One inventory: what the operator knows of an object of this watcher is one entry under one key
+ * (the uid): its memory (handled-once flags, memo, the daemons' and timers' record with the live
+ * body) and, while a worker lives, its queue. The worker keeps its own last write to itself (as
+ * said above). The indexers keep index values by namespace/name (indexing.ts), but no bodies
+ * beyond those of objects waiting to be re-indexed.
  *
- * Why sharding's gate is here too (`options.gate`, engines/sharding.ts): it is
- * the pause check made per object. An object the gate does not admit (another
- * replica's, or one not handed over yet) gets no worker: its latest body is
- * kept in its entry, and when the gate admits it later it goes through a
- * cycle with that body (`type: null`, as after a listing: the new owner is a
- * restarted operator for that object, so resume handlers run) — read anew
- * first when another replica may have handled it last (`ShardGate.takesOver`:
- * that replica's last write may still be on its way through our watch, while
- * its release came through the Leases). When an object
- * goes to another replica, the gate asks the queues to {@link ObjectQueues.release}
- * it: its in-flight cycle finishes, its daemons and timers stop (the
- * `release` hook), and its memory starts afresh.
+ * On resume after a pause, objects whose daemons and timers the pause stopped go through a cycle
+ * (with their latest body) if no newer event is waiting anyway — that cycle spawns them again, as
+ * Kopf's fresh watch-stream does after a pause.
  *
- * Time comes from a {@link Clock}, so that windows, timeouts and delays are
- * tested on a fake clock.
+ * Time comes from a {@link Clock}, so that windows, timeouts and delays are tested on a fake
+ * clock.
  *
  * @module
  */
@@ -71,9 +56,13 @@ import { Reaper } from "../../cogs/aio/reaper.ts";
 import type { ToggleSet } from "../../cogs/aio/toggles.ts";
 import type { AnyObject } from "../actions/invocation.ts";
 import type { Releaser, ShardGate } from "../engines/sharding.ts";
-import type { CycleResult, ObjectMemory, RawEvent } from "./processing.ts";
+import type { ObjectMemory, RawEvent } from "./processing.ts";
 import { newMemory } from "./processing.ts";
-import { caughtUpAt, isGone } from "./own_writes.ts";
+import { OwnWrites } from "./own_writes.ts";
+import { QueueGate } from "./queue_gate.ts";
+import { type ErrorCallback, type Processor, Throttle, throttled } from "./throttling.ts";
+
+export type { Processor } from "./throttling.ts";
 
 /** Timing and limits of the queues. */
 export interface QueueSettings {
@@ -92,19 +81,12 @@ export interface QueueSettings {
   errorDelays: Iterable<number>;
 }
 
-/** Processes one object's latest event; the queue owns the object's memory. */
-export type Processor = (
-  event: RawEvent,
-  memory: ObjectMemory,
-  signal: AbortSignal,
-) => Promise<CycleResult>;
-
 /** The queues' collaborators besides the processor. */
 export interface QueueOptions {
   /** The time source (default: the real clock). */
   clock?: Clock | undefined;
   /** Receives unexpected errors of a cycle, the event, and the throttling delay. */
-  onError?: ((error: unknown, event: RawEvent, delay: number | undefined) => void) | undefined;
+  onError?: ErrorCallback | undefined;
   /**
    * Reads the object anew when our own write does not come back through the watch in time;
    * resolves to undefined when the object is gone. Without it, the latest event is processed.
@@ -179,8 +161,10 @@ export class ObjectQueues implements Releaser {
   #clock: Clock;
   #options: QueueOptions;
   #closing = false;
-  #unsubscribe: (() => void) | undefined;
-  #unadmit: (() => void) | undefined;
+  /** The stage in front of the cycles: pause, shard ownership, take-over. */
+  #gate: QueueGate;
+  #unsubscribe: () => void;
+  #unadmit: () => void;
   /**
    * Parked queues: idle with nothing to remember, no worker running; destroyed on one shared
    * timer when their idle timeout has passed — not a timer, promise and closures per object.
@@ -207,8 +191,14 @@ export class ObjectQueues implements Releaser {
       entry.queue = undefined;
       this.#workers--;
     }, this.#clock);
-    this.#unsubscribe = this.#options.paused?.subscribe((on) => on || this.#resumed());
-    this.#unadmit = this.#options.gate?.onAdmit(() => this.#admitted());
+    this.#gate = new QueueGate({
+      paused: this.#options.paused,
+      shards: this.#options.gate,
+      releaser: this,
+      reads: this.#options.refresh !== undefined,
+    });
+    this.#unsubscribe = this.#gate.onResume(() => this.#resumed());
+    this.#unadmit = this.#gate.onAdmit(() => this.#admitted());
   }
 
   /** How many objects have a live worker. */
@@ -263,10 +253,9 @@ export class ObjectQueues implements Releaser {
     // Deleted by our own write: what comes before its DELETED event is older than that write.
     if (entry.gone && event.type !== "DELETED") return;
     let queue = entry.queue;
-    const gate = this.#options.gate;
-    if (gate) {
+    if (this.#gate.sharded) {
       entry.latest = event.object;
-      if (!queue && !gate.admits(key)) {
+      if (!queue && !this.#gate.admits(key)) {
         // Not ours (or not handed over yet): kept, not processed; gone when deleted.
         if (event.type === "DELETED") this.#forget(key, entry);
         return;
@@ -308,8 +297,8 @@ export class ObjectQueues implements Releaser {
    */
   async close(graceSeconds = 5): Promise<void> {
     this.#closing = true;
-    this.#unsubscribe?.();
-    this.#unadmit?.();
+    this.#unsubscribe();
+    this.#unadmit();
     this.#parked.expireAll();
     const queues = [...this.#objects.values()].flatMap((e) => e.queue ? [e.queue] : []);
     const workers = queues.map((q) => q.worker);
@@ -320,45 +309,41 @@ export class ObjectQueues implements Releaser {
     this.#stop.abort();
   }
 
+  /**
+   * The worker of one object: the scheduling between the stages (see the module doc) — waits for
+   * events (or a sleeping handler's wake-up), batches them, and passes each batch through the
+   * own-write tracker, the gate and the throttled cycle, until it idles out or the object goes.
+   */
   async #work(key: string, entry: ObjectEntry, queue: Queue): Promise<void> {
     const s = this.#settings;
-    const memory = entry.memory;
+    const writes = new OwnWrites();
+    const throttle = new Throttle(s.errorDelays);
+    /** The latest event processed, and the seconds until its handlers wake up (if they sleep). */
     let last: RawEvent | undefined;
     let delay: number | undefined;
-    /** The object as our own last write returned it, until the watch delivers that version. */
-    let own: AnyObject | undefined;
-    /**
-     * After a re-read (our write came back too late): the body it returned, processed already;
-     * the watch's events up to its version are older, and skipped when they come late.
-     */
-    let reread: AnyObject | undefined;
-    /** Taken over from another replica and not read anew yet (the read failed): read first. */
-    let unread = false;
-    // Throttling of unexpected errors: a fresh delay sequence after every success.
-    let throttle: Iterator<number> | undefined;
-    let lastThrottle: number | undefined;
     try {
       while (true) {
         // Wait for events: up to the idle timeout, or until a sleeping handler wakes up.
         if (!queue.events.length) {
           if (this.#closing) return;
-          if (delay === undefined && (own ?? reread ?? throttle) === undefined) {
+          if (delay === undefined && !writes.pending && !throttle.engaged) {
             // Nothing to remember but the queue: it waits parked, with no worker and no timer.
             this.#parked.add(entry, s.idleTimeout);
             return;
           }
-          const waitFor = delay !== undefined ? Math.min(delay, 86400) : s.idleTimeout;
-          const woke = await this.#wait(queue, waitFor);
+          const woke = await this.#wait(
+            queue,
+            delay !== undefined ? Math.min(delay, 86400) : s.idleTimeout,
+          );
           if (this.#closing && !queue.events.length) return;
           if (!woke && !queue.events.length) {
             // Our own write is not back yet (a late watch): the worker waits on, as a new one
             // would not know of that write and would act on the older events still to come.
-            if ((own ?? reread) !== undefined && delay === undefined) continue;
+            if (writes.pending && delay === undefined) continue;
             if (delay === undefined || !last || last.type === "DELETED") return;
             // Handlers wake up with no news: continue from our own last write, if it is not
             // back yet — never from the older body the previous cycle started from.
-            queue.events.push({ type: null, object: own ?? last.object });
-            queue.previous = queue.latest = -Infinity; // a re-check is no arrival: not a burst
+            this.#recheck(queue, writes.own ?? last.object);
           }
         }
         // Batch: when events of this object come in a burst (the last two within the window),
@@ -367,153 +352,64 @@ export class ObjectQueues implements Releaser {
         if (s.batchWindow > 0 && burst && !this.#closing) {
           await this.#wait(queue, s.batchWindow, false);
         }
-        let batch = queue.events.splice(0);
-        const deleted = deletedAt(batch) >= 0;
-        if (reread !== undefined && !deleted) {
-          // The watch's events up to the re-read version come late: older, so dropped.
-          // (Their copy of that version goes too, unless the re-read body is still unprocessed.)
-          const at = caughtUpAt(batch, reread);
-          const processed = !batch.some((e) => e.object === reread);
-          if (at >= 0) reread = undefined;
-          batch = at >= 0
-            ? batch.slice(batch[at]!.type === null || !processed ? at : at + 1)
-            : batch.filter((e) => e.type === null);
-          if (!batch.length) continue;
-        }
-        if (own !== undefined && !deleted) {
-          const expected = own.metadata?.resourceVersion;
-          const at = lastAtVersion(batch, expected);
-          if (at >= 0) {
-            // Our write is back: what came before it is older; what came after, newer.
-            own = undefined;
-            batch = batch.slice(at);
-          } else if (!this.#closing) {
-            // These events are older than our own write (or the watch is late): wait for it.
-            queue.events.unshift(...batch);
-            if (await this.#awaitVersion(queue, expected)) continue;
-            if (this.#closing) continue;
-            // It did not come in time (a stalled watch, or a newer write of someone else):
-            // read the object anew rather than act on a body older than our own write.
-            const fresh = await this.#refresh(own);
-            // The re-read failed (and was reported): our write is still the newest body we know
-            // of; the worker waits for it again and re-reads after another timeout.
-            if (fresh === null && this.#options.refresh && !this.#closing) continue;
-            own = undefined;
-            if (fresh === null) continue; // no way to re-read: the latest event is processed
-            if (fresh === undefined) {
-              // Gone: only its DELETED event is processed (it ends the worker).
-              entry.gone = true;
-              queue.events = queue.events.filter((e) => e.type === "DELETED");
-              continue;
-            }
-            // The watch delivered the version read while it was read: the events go on from it
-            // (newer ones may follow it, which the read body would hide).
-            const at = lastAtVersion(queue.events, fresh.metadata?.resourceVersion, true);
-            if (at >= 0) {
-              queue.events.splice(0, at);
-              continue;
-            }
-            // The re-read body is processed; the watch's events up to its version (those queued
-            // meanwhile and those still to come) are older and are dropped.
-            reread = fresh;
-            queue.events.push({ type: null, object: fresh });
-            continue;
-          }
-        }
-        if (this.#options.paused?.on) {
-          if (this.#closing) return; // Paused at the exit: what waits is not processed.
-          // Paused: the batch waits with the events coming meanwhile; the latest goes on resume.
+        const deleted = deletedAt(queue.events) >= 0;
+        // 1. Own writes: what is older than our own last write goes, or waits for it.
+        const batch = writes.sift(queue.events.splice(0), deleted);
+        if (!batch.length) continue;
+        if (writes.awaiting && !deleted && !this.#closing) {
           queue.events.unshift(...batch);
-          await this.#waitResumed(queue);
+          await this.#awaitOwnWrite(entry, queue, writes);
           continue;
         }
-        const gate = this.#options.gate;
-        const taking = gate !== undefined && !deleted && (unread || gate.takesOver(key));
-        if (gate && !gate.enter(key, this)) {
-          // Not ours any more (or not yet): the latest body waits in the entry for the gate.
-          if (deleted) this.#forget(key, entry);
-          else entry.latest = batch[batch.length - 1]!.object;
-          return;
-        }
-        if (taking && this.#options.refresh) {
-          // Taken over from another replica: its last write may not have reached our watch yet
-          // (it came as a release through the Leases); the object is read anew, and the watch's
-          // events up to that version are older and dropped, as after a late own write.
-          const fresh = await this.#refresh(batch[batch.length - 1]!.object);
-          if (this.#closing) continue;
-          if (fresh === null) {
-            // The read failed (and was reported): no cycle on the older body; read again after
-            // the error delays, as a failed cycle would be retried.
+        // 2. The gate: paused, not ours, or taken over (read anew first).
+        switch (this.#gate.pass(key, deleted)) {
+          case "paused":
+            if (this.#closing) return; // Paused at the exit: what waits is not processed.
             queue.events.unshift(...batch);
-            unread = true;
-            throttle ??= s.errorDelays[Symbol.iterator]();
-            const next = throttle.next();
-            if (!next.done) lastThrottle = next.value;
-            await this.#wait(queue, lastThrottle ?? 1, false);
+            await this.#waitResumed(queue);
             continue;
-          }
-          unread = false;
-          if (fresh === undefined) {
-            entry.gone = true;
-            queue.events = queue.events.filter((e) => e.type === "DELETED");
+          case "refused":
+            // Not ours any more (or not yet): the latest body waits in the entry for the gate.
+            if (deleted) this.#forget(key, entry);
+            else entry.latest = batch[batch.length - 1]!.object;
+            return;
+          case "read":
+            await this.#takeOver(key, entry, queue, writes, throttle, batch);
             continue;
-          }
-          const version = fresh.metadata?.resourceVersion;
-          const isRead = (e: RawEvent) => e.object.metadata?.resourceVersion === version;
-          if (batch.some(isRead)) {
-            // The watch had delivered that very version: it is not behind; the batch goes on.
-            queue.events.unshift(...batch);
-            continue;
-          }
-          const at = lastAtVersion(queue.events, version, true);
-          if (at >= 0) {
-            // It came during the read: what came before it is older; what after, newer.
-            queue.events.splice(0, at);
-            continue;
-          }
-          // The watch is behind: what it delivered is older than the read, and so is what comes
-          // until that version (dropped then); the read body is processed.
-          reread = fresh;
-          queue.events = [{ type: null, object: fresh }];
-          continue;
         }
+        // 3. The cycle, throttled, under the worker limit.
         let ended: (() => void) | undefined;
-        if (gate) entry.busy = new Promise<void>((resolve) => (ended = resolve));
+        if (this.#gate.sharded) entry.busy = new Promise<void>((resolve) => (ended = resolve));
         last = batch[batch.length - 1]!;
         const event = deleted ? batch[deletedAt(batch)]! : last;
         delay = undefined;
         // A free slot is taken at once: no promise and no microtask hop per cycle.
         if (!this.#limiter.tryAcquire()) await this.#limiter.acquire();
-        let failed = false;
+        let result;
         try {
-          const result = await this.#processor(event, memory, this.#stop.signal);
-          delay = result.delay;
-          if (result.patched) own = result.patched;
-          if (own && isGone(own)) {
-            // Our write released the last finalizer: the object is gone; nothing waits for a
-            // version of it (no re-read), and only its DELETED event is still processed.
-            entry.gone = true;
-            own = undefined;
-            queue.events = queue.events.filter((e) => e.type === "DELETED");
-          }
-          throttle = undefined;
-          lastThrottle = undefined;
-        } catch (e) {
-          failed = true;
-          throttle ??= s.errorDelays[Symbol.iterator]();
-          const next = throttle.next();
-          if (!next.done) lastThrottle = next.value;
-          this.#options.onError?.(e, event, lastThrottle);
+          const { onError } = this.#options;
+          result = await throttled(
+            this.#processor,
+            event,
+            entry.memory,
+            this.#stop.signal,
+            throttle,
+            onError,
+          );
         } finally {
           this.#limiter.release();
           ended?.();
         }
-        if (failed && lastThrottle !== undefined && !deleted) {
+        if (result) {
+          delay = result.delay;
+          // Our write released the last finalizer: the object is gone; nothing waits for a
+          // version of it (no re-read), and only its DELETED event is still processed.
+          if (writes.wrote(result.patched)) this.#gone(entry, queue, queue.events);
+        } else if (throttle.delay !== undefined && !deleted) {
           // Events arriving meanwhile are batched: only the latest is processed after the pause.
-          await this.#wait(queue, lastThrottle, false);
+          await this.#wait(queue, throttle.delay, false);
           if (!queue.events.length && !this.#closing) {
-            queue.events.push({ type: null, object: own ?? event.object });
-            queue.previous = queue.latest = -Infinity;
+            this.#recheck(queue, writes.own ?? event.object);
           }
         }
         if (deleted) {
@@ -537,6 +433,75 @@ export class ObjectQueues implements Releaser {
   }
 
   /**
+   * Our own write is not back (its events held back in the queue): waits for it up to the
+   * consistency timeout; when it does not come (a stalled watch, or a newer write of someone
+   * else), reads the object anew rather than act on a body older than our own write.
+   */
+  async #awaitOwnWrite(entry: ObjectEntry, queue: Queue, writes: OwnWrites): Promise<void> {
+    if (await this.#awaitVersion(queue, writes) || this.#closing) return;
+    const fresh = await this.#read(writes.own!);
+    if (fresh === null) {
+      // The re-read failed (and was reported): our write is still the newest body we know of;
+      // the worker waits for it again and re-reads after another timeout. With no way to
+      // re-read (or closing), the latest event is processed.
+      if (!this.#options.refresh || this.#closing) writes.giveUp();
+      return;
+    }
+    this.#afterRead(entry, queue, writes, fresh, queue.events);
+  }
+
+  /**
+   * Taken over from another replica: its last write may not have reached our watch yet (it came
+   * as a release through the Leases); the object is read anew before its first cycle here.
+   */
+  async #takeOver(
+    key: string,
+    entry: ObjectEntry,
+    queue: Queue,
+    writes: OwnWrites,
+    throttle: Throttle,
+    batch: RawEvent[],
+  ): Promise<void> {
+    const fresh = await this.#read(batch[batch.length - 1]!.object);
+    if (this.#closing) return;
+    this.#gate.read(key, fresh !== null);
+    if (fresh === null) {
+      // The read failed (and was reported): no cycle on the older body; read again after the
+      // error delays, as a failed cycle would be retried.
+      queue.events.unshift(...batch);
+      await this.#wait(queue, throttle.failed() ?? 1, false);
+      return;
+    }
+    queue.events.unshift(...batch);
+    this.#afterRead(entry, queue, writes, fresh, queue.events);
+  }
+
+  /** After a fresh read: the queue goes on as the own-write tracker's one re-read policy says. */
+  #afterRead(
+    entry: ObjectEntry,
+    queue: Queue,
+    writes: OwnWrites,
+    fresh: AnyObject | undefined,
+    events: RawEvent[],
+  ): void {
+    const next = writes.afterRead(fresh, events);
+    if (next === "gone") this.#gone(entry, queue, events);
+    else queue.events = next;
+  }
+
+  /** The object is gone by our own write or read: only its DELETED event is still processed. */
+  #gone(entry: ObjectEntry, queue: Queue, events: RawEvent[]): void {
+    entry.gone = true;
+    queue.events = events.filter((e) => e.type === "DELETED");
+  }
+
+  /** Handlers wake up with no news: a re-check of this body, which is no arrival (not a burst). */
+  #recheck(queue: Queue, body: AnyObject): void {
+    queue.events.push({ type: null, object: body });
+    queue.previous = queue.latest = -Infinity;
+  }
+
+  /**
    * Releases an object to another replica (sharding's gate calls this once it stopped admitting
    * it): waits for its in-flight cycle, stops its daemons and timers (the `release` hook), and
    * forgets what this replica remembered of it — the memory starts afresh if it comes back.
@@ -555,9 +520,8 @@ export class ObjectQueues implements Releaser {
   /** The gate admits more objects: those kept without a worker start with their latest body. */
   #admitted(): void {
     if (this.#closing) return;
-    const gate = this.#options.gate!;
     for (const [key, entry] of this.#objects) {
-      if (entry.queue || !entry.latest || !gate.admits(key)) continue;
+      if (entry.queue || !entry.latest || !this.#gate.admits(key)) continue;
       this.push({ type: null, object: entry.latest });
     }
   }
@@ -565,7 +529,7 @@ export class ObjectQueues implements Releaser {
   /** The object is deleted: its entry goes (if it is still this one), and the gate forgets it. */
   #forget(key: string, entry: ObjectEntry): void {
     if (this.#objects.get(key) === entry) this.#objects.delete(key);
-    this.#options.gate?.forget(key);
+    this.#gate.forget(key);
   }
 
   /** Waits until the pause is over, or the queues close (new events do not wake it). */
@@ -574,7 +538,7 @@ export class ObjectQueues implements Releaser {
     queue.wake = () => {
       if (this.#closing) stop.abort();
     };
-    return this.#options.paused!.waitFor(false, stop.signal).then(() => {
+    return this.#gate.waitResumed(stop.signal).then(() => {
       queue.wake = undefined;
     });
   }
@@ -593,17 +557,17 @@ export class ObjectQueues implements Releaser {
   }
 
   /** Waits for the event of our own write (or a deletion) up to the consistency timeout. */
-  async #awaitVersion(queue: Queue, expected: unknown): Promise<boolean> {
+  async #awaitVersion(queue: Queue, writes: OwnWrites): Promise<boolean> {
     const clock = this.#clock;
     const deadline = clock.now() + this.#settings.consistencyTimeout * 1000;
-    while (!versionArrived(queue.events, expected) && clock.now() < deadline && !this.#closing) {
+    while (!writes.arrived(queue.events) && clock.now() < deadline && !this.#closing) {
       await this.#wait(queue, (deadline - clock.now()) / 1000);
     }
-    return versionArrived(queue.events, expected);
+    return writes.arrived(queue.events);
   }
 
   /** A fresh read of the object: the body, undefined when gone, null when it cannot be read. */
-  async #refresh(body: AnyObject): Promise<AnyObject | undefined | null> {
+  async #read(body: AnyObject): Promise<AnyObject | undefined | null> {
     const refresh = this.#options.refresh;
     if (!refresh) return null;
     try {
@@ -649,27 +613,6 @@ const RESOLVED: Promise<void> = Promise.resolve();
 /** The index of the first DELETED event of a batch; -1 if none. */
 function deletedAt(batch: readonly RawEvent[]): number {
   for (let i = 0; i < batch.length; i++) if (batch[i]!.type === "DELETED") return i;
-  return -1;
-}
-
-/** Whether our own write (this resourceVersion) or a deletion is among the queued events. */
-function versionArrived(events: readonly RawEvent[], version: unknown): boolean {
-  for (let i = 0; i < events.length; i++) {
-    const e = events[i]!;
-    if (e.type === "DELETED" || e.object.metadata?.resourceVersion === version) return true;
-  }
-  return false;
-}
-
-/**
- * The index of the last event of a batch with this resourceVersion; -1 if none. `watched`: only
- * the watch's own events count (not a listing's or a re-check's, whose body may be our write's).
- */
-function lastAtVersion(batch: readonly RawEvent[], version: unknown, watched = false): number {
-  for (let i = batch.length - 1; i >= 0; i--) {
-    const e = batch[i]!;
-    if (e.object.metadata?.resourceVersion === version && (!watched || e.type !== null)) return i;
-  }
   return -1;
 }
 
