@@ -58,6 +58,7 @@ import type { AnyObject } from "../actions/invocation.ts";
 import type { Releaser, ShardGate } from "../engines/sharding.ts";
 import type { ObjectMemory, RawEvent } from "./processing.ts";
 import { newMemory } from "./processing.ts";
+import { ObjectQueue } from "./object_queue.ts";
 import { OwnWrites } from "./own_writes.ts";
 import { QueueGate } from "./queue_gate.ts";
 import { type ErrorCallback, type Processor, Throttle, throttled } from "./throttling.ts";
@@ -100,32 +101,10 @@ export interface QueueOptions {
   release?: ((uid: string, memory: ObjectMemory) => Promise<void>) | undefined;
 }
 
-/** The queue of one object, while its worker lives. */
-interface Queue {
-  events: RawEvent[];
-  /** Wakes the worker's current wait (an event came, or the queues close); unset when none. */
-  wake: (() => void) | undefined;
-  /**
-   * The current {@link ObjectQueues.#wait}'s settling: its promise's resolve, whether an event
-   * ends it, and its timer's cancel. The wake and expiry functions are made once per queue, not
-   * per wait (a burst of objects waits several times each).
-   */
-  settle: ((woke: boolean) => void) | undefined;
-  wakeOnEvent: boolean;
-  cancel: (() => void) | undefined;
-  waker: (() => void) | undefined;
-  expire: (() => void) | undefined;
-  worker: Promise<void>;
-  /** When the event before the latest one arrived (clock ms), to tell a burst from a lone event. */
-  previous: number;
-  /** When the latest event arrived (clock ms). */
-  latest: number;
-}
-
 /** What the operator knows of one object: its memory, and its queue while a worker lives. */
 interface ObjectEntry {
   readonly memory: ObjectMemory;
-  queue: Queue | undefined;
+  queue: ObjectQueue | undefined;
   /** With a gate: the latest body, for the cycle that starts the object when it is admitted. */
   latest?: AnyObject | undefined;
   /** With a gate: settles when the object's admitted cycle has ended. */
@@ -160,7 +139,8 @@ export class ObjectQueues implements Releaser {
   #limiter: Limiter;
   #clock: Clock;
   #options: QueueOptions;
-  #closing = false;
+  /** The queues' clock, and whether they close (shared with every object's queue). */
+  #context: { clock: Clock; closing: boolean };
   /** The stage in front of the cycles: pause, shard ownership, take-over. */
   #gate: QueueGate;
   #unsubscribe: () => void;
@@ -186,6 +166,7 @@ export class ObjectQueues implements Releaser {
     this.#settings = settings;
     this.#options = typeof options === "function" ? { onError: options } : options ?? {};
     this.#clock = this.#options.clock ?? realClock;
+    this.#context = { clock: this.#clock, closing: false };
     this.#limiter = new Limiter(() => settings.workerLimit);
     this.#parked = new Reaper((entry) => {
       entry.queue = undefined;
@@ -247,7 +228,6 @@ export class ObjectQueues implements Releaser {
   push(event: RawEvent): void {
     if (this.#stop.signal.aborted) return;
     const key = keyOf(event.object);
-    const now = this.#clock.now();
     let entry = this.#objects.get(key);
     if (!entry) this.#objects.set(key, entry = { memory: newMemory(), queue: undefined });
     // Deleted by our own write: what comes before its DELETED event is older than that write.
@@ -262,32 +242,19 @@ export class ObjectQueues implements Releaser {
       }
     }
     if (!queue) {
-      queue = entry.queue = {
-        events: [event],
-        wake: undefined,
-        settle: undefined,
-        wakeOnEvent: false,
-        cancel: undefined,
-        waker: undefined,
-        expire: undefined,
-        worker: RESOLVED,
-        previous: -Infinity,
-        latest: now,
-      };
+      queue = entry.queue = new ObjectQueue(this.#context, event);
       this.#workers++;
       queue.worker = this.#work(key, entry, queue);
       return;
     }
-    queue.previous = queue.latest;
-    queue.latest = now;
-    queue.events.push(event);
+    queue.add(event);
     if (this.#parked.delete(entry)) {
       // A parked queue: its worker starts again, as a waiting one would wake up — a microtask
       // later, so that the events pushed with this one count for the batching (a burst).
       queue.worker = RESOLVED.then(() => this.#work(key, entry, queue!));
       return;
     }
-    queue.wake?.();
+    queue.wake();
   }
 
   /**
@@ -296,13 +263,13 @@ export class ObjectQueues implements Releaser {
    * @param graceSeconds How long to let current cycles finish before aborting their API calls.
    */
   async close(graceSeconds = 5): Promise<void> {
-    this.#closing = true;
+    this.#context.closing = true;
     this.#unsubscribe();
     this.#unadmit();
     this.#parked.expireAll();
     const queues = [...this.#objects.values()].flatMap((e) => e.queue ? [e.queue] : []);
     const workers = queues.map((q) => q.worker);
-    for (const q of queues) q.wake?.();
+    for (const q of queues) q.wake();
     const cancel = this.#clock.timer(graceSeconds * 1000, () => this.#stop.abort());
     await Promise.allSettled(workers);
     cancel();
@@ -314,7 +281,7 @@ export class ObjectQueues implements Releaser {
    * events (or a sleeping handler's wake-up), batches them, and passes each batch through the
    * own-write tracker, the gate and the throttled cycle, until it idles out or the object goes.
    */
-  async #work(key: string, entry: ObjectEntry, queue: Queue): Promise<void> {
+  async #work(key: string, entry: ObjectEntry, queue: ObjectQueue): Promise<void> {
     const s = this.#settings;
     const writes = new OwnWrites();
     const throttle = new Throttle(s.errorDelays);
@@ -325,17 +292,16 @@ export class ObjectQueues implements Releaser {
       while (true) {
         // Wait for events: up to the idle timeout, or until a sleeping handler wakes up.
         if (!queue.events.length) {
-          if (this.#closing) return;
+          if (this.#context.closing) return;
           if (delay === undefined && !writes.pending && !throttle.engaged) {
             // Nothing to remember but the queue: it waits parked, with no worker and no timer.
             this.#parked.add(entry, s.idleTimeout);
             return;
           }
-          const woke = await this.#wait(
-            queue,
+          const woke = await queue.wait(
             delay !== undefined ? Math.min(delay, 86400) : s.idleTimeout,
           );
-          if (this.#closing && !queue.events.length) return;
+          if (this.#context.closing && !queue.events.length) return;
           if (!woke && !queue.events.length) {
             // Our own write is not back yet (a late watch): the worker waits on, as a new one
             // would not know of that write and would act on the older events still to come.
@@ -343,20 +309,19 @@ export class ObjectQueues implements Releaser {
             if (delay === undefined || !last || last.type === "DELETED") return;
             // Handlers wake up with no news: continue from our own last write, if it is not
             // back yet — never from the older body the previous cycle started from.
-            this.#recheck(queue, writes.own ?? last.object);
+            queue.recheck(writes.own ?? last.object);
           }
         }
         // Batch: when events of this object come in a burst (the last two within the window),
         // wait the window for more; only the latest matters. A lone event is processed at once.
-        const burst = queue.latest - queue.previous < s.batchWindow * 1000;
-        if (s.batchWindow > 0 && burst && !this.#closing) {
-          await this.#wait(queue, s.batchWindow, false);
+        if (s.batchWindow > 0 && queue.burst(s.batchWindow) && !this.#context.closing) {
+          await queue.wait(s.batchWindow, false);
         }
         const deleted = deletedAt(queue.events) >= 0;
         // 1. Own writes: what is older than our own last write goes, or waits for it.
         const batch = writes.sift(queue.events.splice(0), deleted);
         if (!batch.length) continue;
-        if (writes.awaiting && !deleted && !this.#closing) {
+        if (writes.awaiting && !deleted && !this.#context.closing) {
           queue.events.unshift(...batch);
           await this.#awaitOwnWrite(entry, queue, writes);
           continue;
@@ -364,9 +329,9 @@ export class ObjectQueues implements Releaser {
         // 2. The gate: paused, not ours, or taken over (read anew first).
         switch (this.#gate.pass(key, deleted)) {
           case "paused":
-            if (this.#closing) return; // Paused at the exit: what waits is not processed.
+            if (this.#context.closing) return; // Paused at the exit: what waits is not processed.
             queue.events.unshift(...batch);
-            await this.#waitResumed(queue);
+            await queue.waitResumed((signal) => this.#gate.waitResumed(signal));
             continue;
           case "refused":
             // Not ours any more (or not yet): the latest body waits in the entry for the gate.
@@ -407,9 +372,9 @@ export class ObjectQueues implements Releaser {
           if (writes.wrote(result.patched)) this.#gone(entry, queue, queue.events);
         } else if (throttle.delay !== undefined && !deleted) {
           // Events arriving meanwhile are batched: only the latest is processed after the pause.
-          await this.#wait(queue, throttle.delay, false);
-          if (!queue.events.length && !this.#closing) {
-            this.#recheck(queue, writes.own ?? event.object);
+          await queue.wait(throttle.delay, false);
+          if (!queue.events.length && !this.#context.closing) {
+            queue.recheck(writes.own ?? event.object);
           }
         }
         if (deleted) {
@@ -425,7 +390,7 @@ export class ObjectQueues implements Releaser {
         this.#workers--;
       }
       // Events pushed after the worker decided to exit get a new worker.
-      if (!parked && queue.events.length && !this.#closing) {
+      if (!parked && queue.events.length && !this.#context.closing) {
         const events = queue.events.splice(0);
         for (const e of events) this.push(e);
       }
@@ -437,14 +402,17 @@ export class ObjectQueues implements Releaser {
    * consistency timeout; when it does not come (a stalled watch, or a newer write of someone
    * else), reads the object anew rather than act on a body older than our own write.
    */
-  async #awaitOwnWrite(entry: ObjectEntry, queue: Queue, writes: OwnWrites): Promise<void> {
-    if (await this.#awaitVersion(queue, writes) || this.#closing) return;
+  async #awaitOwnWrite(entry: ObjectEntry, queue: ObjectQueue, writes: OwnWrites): Promise<void> {
+    const back = (events: RawEvent[]) => writes.arrived(events);
+    if (await queue.waitFor(back, this.#settings.consistencyTimeout) || this.#context.closing) {
+      return;
+    }
     const fresh = await this.#read(writes.own!);
     if (fresh === null) {
       // The re-read failed (and was reported): our write is still the newest body we know of;
       // the worker waits for it again and re-reads after another timeout. With no way to
       // re-read (or closing), the latest event is processed.
-      if (!this.#options.refresh || this.#closing) writes.giveUp();
+      if (!this.#options.refresh || this.#context.closing) writes.giveUp();
       return;
     }
     this.#afterRead(entry, queue, writes, fresh, queue.events);
@@ -457,19 +425,19 @@ export class ObjectQueues implements Releaser {
   async #takeOver(
     key: string,
     entry: ObjectEntry,
-    queue: Queue,
+    queue: ObjectQueue,
     writes: OwnWrites,
     throttle: Throttle,
     batch: RawEvent[],
   ): Promise<void> {
     const fresh = await this.#read(batch[batch.length - 1]!.object);
-    if (this.#closing) return;
+    if (this.#context.closing) return;
     this.#gate.read(key, fresh !== null);
     if (fresh === null) {
       // The read failed (and was reported): no cycle on the older body; read again after the
       // error delays, as a failed cycle would be retried.
       queue.events.unshift(...batch);
-      await this.#wait(queue, throttle.failed() ?? 1, false);
+      await queue.wait(throttle.failed() ?? 1, false);
       return;
     }
     queue.events.unshift(...batch);
@@ -479,7 +447,7 @@ export class ObjectQueues implements Releaser {
   /** After a fresh read: the queue goes on as the own-write tracker's one re-read policy says. */
   #afterRead(
     entry: ObjectEntry,
-    queue: Queue,
+    queue: ObjectQueue,
     writes: OwnWrites,
     fresh: AnyObject | undefined,
     events: RawEvent[],
@@ -490,15 +458,9 @@ export class ObjectQueues implements Releaser {
   }
 
   /** The object is gone by our own write or read: only its DELETED event is still processed. */
-  #gone(entry: ObjectEntry, queue: Queue, events: RawEvent[]): void {
+  #gone(entry: ObjectEntry, queue: ObjectQueue, events: RawEvent[]): void {
     entry.gone = true;
     queue.events = events.filter((e) => e.type === "DELETED");
-  }
-
-  /** Handlers wake up with no news: a re-check of this body, which is no arrival (not a burst). */
-  #recheck(queue: Queue, body: AnyObject): void {
-    queue.events.push({ type: null, object: body });
-    queue.previous = queue.latest = -Infinity;
   }
 
   /**
@@ -519,7 +481,7 @@ export class ObjectQueues implements Releaser {
 
   /** The gate admits more objects: those kept without a worker start with their latest body. */
   #admitted(): void {
-    if (this.#closing) return;
+    if (this.#context.closing) return;
     for (const [key, entry] of this.#objects) {
       if (entry.queue || !entry.latest || !this.#gate.admits(key)) continue;
       this.push({ type: null, object: entry.latest });
@@ -532,38 +494,17 @@ export class ObjectQueues implements Releaser {
     this.#gate.forget(key);
   }
 
-  /** Waits until the pause is over, or the queues close (new events do not wake it). */
-  #waitResumed(queue: Queue): Promise<void> {
-    const stop = new AbortController();
-    queue.wake = () => {
-      if (this.#closing) stop.abort();
-    };
-    return this.#gate.waitResumed(stop.signal).then(() => {
-      queue.wake = undefined;
-    });
-  }
-
   /**
    * The pause is over: objects whose daemons and timers it stopped (or that were observed during
    * it) go through a cycle with their latest body — unless a newer event waits for them anyway.
    */
   #resumed(): void {
-    if (this.#closing) return;
+    if (this.#context.closing) return;
     for (const entry of this.#objects.values()) {
       const spawned = entry.memory.spawned;
       if (!spawned?.paused || spawned.deleting || entry.queue?.events.length) continue;
       this.push({ type: null, object: spawned.body });
     }
-  }
-
-  /** Waits for the event of our own write (or a deletion) up to the consistency timeout. */
-  async #awaitVersion(queue: Queue, writes: OwnWrites): Promise<boolean> {
-    const clock = this.#clock;
-    const deadline = clock.now() + this.#settings.consistencyTimeout * 1000;
-    while (!writes.arrived(queue.events) && clock.now() < deadline && !this.#closing) {
-      await this.#wait(queue, (deadline - clock.now()) / 1000);
-    }
-    return writes.arrived(queue.events);
   }
 
   /** A fresh read of the object: the body, undefined when gone, null when it cannot be read. */
@@ -576,33 +517,6 @@ export class ObjectQueues implements Releaser {
       this.#options.onError?.(e, { type: null, object: body }, undefined);
       return null;
     }
-  }
-
-  /**
-   * Waits for the time to pass (false), or for an event (true) if `wakeOnEvent`;
-   * closing the queues always cuts the wait short.
-   */
-  #wait(queue: Queue, seconds: number, wakeOnEvent = true): Promise<boolean> {
-    return new Promise((resolve) => {
-      queue.settle = resolve;
-      queue.wakeOnEvent = wakeOnEvent;
-      queue.cancel = this.#clock.timer(
-        Math.max(0, seconds) * 1000,
-        queue.expire ??= () => this.#settle(queue, false),
-      );
-      queue.wake = queue.waker ??= () => {
-        if (queue.wakeOnEvent || this.#closing) this.#settle(queue, true);
-      };
-    });
-  }
-
-  /** Ends the current wait of a queue: its timer cancelled, its promise resolved. */
-  #settle(queue: Queue, woke: boolean): void {
-    const resolve = queue.settle;
-    if (!resolve) return;
-    queue.cancel?.();
-    queue.settle = queue.cancel = queue.wake = undefined;
-    resolve(woke);
   }
 }
 
