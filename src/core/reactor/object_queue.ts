@@ -101,6 +101,11 @@ export class ObjectQueue {
     return this.#latest - this.#previous < seconds * 1000;
   }
 
+  /** Whether the queues close (no wait lasts). */
+  get closing(): boolean {
+    return this.#context.closing;
+  }
+
   /** Wakes the current wait, if an event (or closing) ends it. */
   wake(): void {
     this.#wake?.();

@@ -7,9 +7,8 @@
  * than what we already processed must not be processed again (a handler would run twice), and
  * nothing waits for — or re-reads — an object that our own write has let go.
  *
- * The tracker is pure state (no clock, no I/O), one per worker, as Kopf's worker alone keeps
- * `expected_version`. The queue does the waiting (up to the consistency timeout) and the reading;
- * the tracker says which events are late and how the queue goes on after a read:
+ * One tracker per worker, as Kopf's worker alone keeps `expected_version`. It says which events
+ * are late, waits for our write in the object's queue, and how the queue goes on after a read:
  *
  * - {@link OwnWrites.wrote}: a cycle's write; its version is awaited from then on.
  * - {@link OwnWrites.sift}: the late events of a batch go; our write's event, once it comes,
@@ -24,7 +23,14 @@
  */
 
 import type { AnyObject } from "../actions/invocation.ts";
+import type { ObjectQueue } from "./object_queue.ts";
 import type { RawEvent } from "./processing.ts";
+
+/**
+ * Reads an object anew: its body, undefined when it is gone, null when the read failed (and was
+ * reported).
+ */
+export type Reader = (body: AnyObject) => Promise<AnyObject | undefined | null>;
 
 /** How the queue goes on after a fresh read of the object ({@link OwnWrites.afterRead}). */
 export type AfterRead =
@@ -101,8 +107,8 @@ export class OwnWrites {
    * Drops the late events of a batch: after a read that found the watch behind, the watch's
    * events up to the read version (their copy of that version too, once the read body is
    * processed); and when our own write's event is among them, what came before it. While our
-   * write is still {@link awaiting} after this, what is left is older than it: the queue waits for
-   * it, and reads the object anew when it does not come in time ({@link afterRead}).
+   * write is still {@link awaiting} after this, what is left is older than it: put back, it waits
+   * for our write ({@link awaitWrite}).
    *
    * @param batch The events of one object, oldest first (not changed).
    * @param deleted Whether the batch holds a DELETED event (it is never dropped nor held back).
@@ -166,11 +172,46 @@ export class OwnWrites {
   }
 
   /**
-   * Stops waiting for our own write with no read of the object (none is possible): the latest
-   * event is processed.
+   * What is queued is older than our own write: waits for the write to come back, up to the
+   * consistency timeout; when it does not (a stalled watch, or a newer write of someone else),
+   * reads the object anew rather than act on a body older than our own write. A failed read
+   * (reported by the reader) leaves our write awaited: the wait and the read are tried again.
+   * With no way to read (or when the queues close), the latest event is processed.
+   *
+   * @param queue The object's queue, holding the events held back.
+   * @param seconds The consistency timeout.
+   * @param read Reads the object anew; undefined when objects cannot be read.
+   * @returns How the queue goes on after a read ({@link afterRead}); undefined to go on as it is.
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { FakeClock } from "../../cogs/aio/fake_clock.ts";
+   * import { ObjectQueue } from "./object_queue.ts";
+   * import { OwnWrites } from "./own_writes.ts";
+   * const clock = new FakeClock();
+   * const at = (rv: string) => ({ type: "MODIFIED" as const, object: { metadata: { resourceVersion: rv } } });
+   * const queue = new ObjectQueue({ clock, closing: false }, at("4"));
+   * const writes = new OwnWrites();
+   * writes.wrote({ metadata: { resourceVersion: "5" } });
+   * const next = writes.awaitWrite(queue, 5, () => Promise.resolve({ metadata: { resourceVersion: "6" } }));
+   * await clock.advance(5); // the write did not come back in time: read anew
+   * const events = await next;
+   * assert.ok(Array.isArray(events));
+   * assert.deepEqual(events.map((e) => [e.type, e.object.metadata?.resourceVersion]), [[null, "6"]]);
+   * ```
    */
-  giveUp(): void {
-    this.#own = undefined;
+  async awaitWrite(
+    queue: ObjectQueue,
+    seconds: number,
+    read: Reader | undefined,
+  ): Promise<AfterRead | undefined> {
+    const back = await queue.waitFor((events) => this.arrived(events), seconds);
+    if (back || queue.closing) return undefined;
+    const fresh = read ? await read(this.#own!) : null;
+    if (fresh !== null) return this.afterRead(fresh, queue.events);
+    if (!read || queue.closing) this.#own = undefined;
+    return undefined;
   }
 
   /**
@@ -191,7 +232,8 @@ export class OwnWrites {
    * const writes = new OwnWrites();
    * // The watch delivered the version read during the read, and a newer one: they go on.
    * const events = writes.afterRead({ metadata: { resourceVersion: "9" } }, [at("8"), at("9"), at("10")]);
-   * assert.deepEqual(events.length, 2);
+   * assert.ok(Array.isArray(events));
+   * assert.deepEqual(events.map((e) => e.object.metadata?.resourceVersion), ["9", "10"]);
    * assert.deepEqual(writes.afterRead(undefined, [at("8")]), "gone");
    * ```
    */

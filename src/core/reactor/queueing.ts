@@ -36,13 +36,8 @@
  *
  * One inventory: what the operator knows of an object of this watcher is one entry under one key
  * (the uid): its memory (handled-once flags, memo, the daemons' and timers' record with the live
- * body) and, while a worker lives, its queue. The worker keeps its own last write to itself (as
- * said above). The indexers keep index values by namespace/name (indexing.ts), but no bodies
- * beyond those of objects waiting to be re-indexed.
- *
- * On resume after a pause, objects whose daemons and timers the pause stopped go through a cycle
- * (with their latest body) if no newer event is waiting anyway — that cycle spawns them again, as
- * Kopf's fresh watch-stream does after a pause.
+ * body) and, while a worker lives, its queue ({@link ObjectQueue}). The worker keeps its own
+ * writes to itself. The indexers keep index values by namespace/name (indexing.ts).
  *
  * Time comes from a {@link Clock}, so that windows, timeouts and delays are tested on a fake
  * clock.
@@ -59,9 +54,9 @@ import type { Releaser, ShardGate } from "../engines/sharding.ts";
 import type { ObjectMemory, RawEvent } from "./processing.ts";
 import { newMemory } from "./processing.ts";
 import { ObjectQueue } from "./object_queue.ts";
-import { OwnWrites } from "./own_writes.ts";
+import { type AfterRead, OwnWrites, type Reader } from "./own_writes.ts";
 import { QueueGate } from "./queue_gate.ts";
-import { type ErrorCallback, type Processor, Throttle, throttled } from "./throttling.ts";
+import { type ErrorCallback, type Processor, Throttle, ThrottledProcessor } from "./throttling.ts";
 
 export type { Processor } from "./throttling.ts";
 
@@ -133,7 +128,8 @@ export class ObjectQueues implements Releaser {
   #objects = new Map<string, ObjectEntry>();
   /** How many entries have a live worker. */
   #workers = 0;
-  #processor: Processor;
+  /** The processor, its errors throttled. */
+  #cycles: ThrottledProcessor;
   #settings: QueueSettings;
   #stop = new AbortController();
   #limiter: Limiter;
@@ -145,6 +141,8 @@ export class ObjectQueues implements Releaser {
   #gate: QueueGate;
   #unsubscribe: () => void;
   #unadmit: () => void;
+  /** Reads objects anew (errors reported); none without `options.refresh`. */
+  #reader: Reader | undefined;
   /**
    * Parked queues: idle with nothing to remember, no worker running; destroyed on one shared
    * timer when their idle timeout has passed — not a timer, promise and closures per object.
@@ -162,9 +160,11 @@ export class ObjectQueues implements Releaser {
     settings: QueueSettings,
     options: QueueOptions | QueueOptions["onError"] = {},
   ) {
-    this.#processor = processor;
     this.#settings = settings;
     this.#options = typeof options === "function" ? { onError: options } : options ?? {};
+    this.#cycles = new ThrottledProcessor(processor, this.#stop.signal, this.#options.onError);
+    const refresh = this.#options.refresh;
+    this.#reader = refresh && ((body) => this.#read(refresh, body));
     this.#clock = this.#options.clock ?? realClock;
     this.#context = { clock: this.#clock, closing: false };
     this.#limiter = new Limiter(() => settings.workerLimit);
@@ -176,7 +176,7 @@ export class ObjectQueues implements Releaser {
       paused: this.#options.paused,
       shards: this.#options.gate,
       releaser: this,
-      reads: this.#options.refresh !== undefined,
+      reads: this.#reader !== undefined,
     });
     this.#unsubscribe = this.#gate.onResume(() => this.#resumed());
     this.#unadmit = this.#gate.onAdmit(() => this.#admitted());
@@ -323,7 +323,8 @@ export class ObjectQueues implements Releaser {
         if (!batch.length) continue;
         if (writes.awaiting && !deleted && !this.#context.closing) {
           queue.events.unshift(...batch);
-          await this.#awaitOwnWrite(entry, queue, writes);
+          const next = await writes.awaitWrite(queue, s.consistencyTimeout, this.#reader);
+          if (next) this.#goOn(entry, queue, next);
           continue;
         }
         // 2. The gate: paused, not ours, or taken over (read anew first).
@@ -352,15 +353,7 @@ export class ObjectQueues implements Releaser {
         if (!this.#limiter.tryAcquire()) await this.#limiter.acquire();
         let result;
         try {
-          const { onError } = this.#options;
-          result = await throttled(
-            this.#processor,
-            event,
-            entry.memory,
-            this.#stop.signal,
-            throttle,
-            onError,
-          );
+          result = await this.#cycles.run(event, entry.memory, throttle);
         } finally {
           this.#limiter.release();
           ended?.();
@@ -369,7 +362,7 @@ export class ObjectQueues implements Releaser {
           delay = result.delay;
           // Our write released the last finalizer: the object is gone; nothing waits for a
           // version of it (no re-read), and only its DELETED event is still processed.
-          if (writes.wrote(result.patched)) this.#gone(entry, queue, queue.events);
+          if (writes.wrote(result.patched)) this.#goOn(entry, queue, "gone");
         } else if (throttle.delay !== undefined && !deleted) {
           // Events arriving meanwhile are batched: only the latest is processed after the pause.
           await queue.wait(throttle.delay, false);
@@ -398,27 +391,6 @@ export class ObjectQueues implements Releaser {
   }
 
   /**
-   * Our own write is not back (its events held back in the queue): waits for it up to the
-   * consistency timeout; when it does not come (a stalled watch, or a newer write of someone
-   * else), reads the object anew rather than act on a body older than our own write.
-   */
-  async #awaitOwnWrite(entry: ObjectEntry, queue: ObjectQueue, writes: OwnWrites): Promise<void> {
-    const back = (events: RawEvent[]) => writes.arrived(events);
-    if (await queue.waitFor(back, this.#settings.consistencyTimeout) || this.#context.closing) {
-      return;
-    }
-    const fresh = await this.#read(writes.own!);
-    if (fresh === null) {
-      // The re-read failed (and was reported): our write is still the newest body we know of;
-      // the worker waits for it again and re-reads after another timeout. With no way to
-      // re-read (or closing), the latest event is processed.
-      if (!this.#options.refresh || this.#context.closing) writes.giveUp();
-      return;
-    }
-    this.#afterRead(entry, queue, writes, fresh, queue.events);
-  }
-
-  /**
    * Taken over from another replica: its last write may not have reached our watch yet (it came
    * as a release through the Leases); the object is read anew before its first cycle here.
    */
@@ -430,7 +402,7 @@ export class ObjectQueues implements Releaser {
     throttle: Throttle,
     batch: RawEvent[],
   ): Promise<void> {
-    const fresh = await this.#read(batch[batch.length - 1]!.object);
+    const fresh = await this.#reader!(batch[batch.length - 1]!.object);
     if (this.#context.closing) return;
     this.#gate.read(key, fresh !== null);
     if (fresh === null) {
@@ -441,26 +413,17 @@ export class ObjectQueues implements Releaser {
       return;
     }
     queue.events.unshift(...batch);
-    this.#afterRead(entry, queue, writes, fresh, queue.events);
+    this.#goOn(entry, queue, writes.afterRead(fresh, queue.events));
   }
 
-  /** After a fresh read: the queue goes on as the own-write tracker's one re-read policy says. */
-  #afterRead(
-    entry: ObjectEntry,
-    queue: ObjectQueue,
-    writes: OwnWrites,
-    fresh: AnyObject | undefined,
-    events: RawEvent[],
-  ): void {
-    const next = writes.afterRead(fresh, events);
-    if (next === "gone") this.#gone(entry, queue, events);
-    else queue.events = next;
-  }
-
-  /** The object is gone by our own write or read: only its DELETED event is still processed. */
-  #gone(entry: ObjectEntry, queue: ObjectQueue, events: RawEvent[]): void {
-    entry.gone = true;
-    queue.events = events.filter((e) => e.type === "DELETED");
+  /** The queue goes on as the own-write tracker says (after a write, or a fresh read). */
+  #goOn(entry: ObjectEntry, queue: ObjectQueue, next: AfterRead): void {
+    if (next !== "gone") queue.events = next;
+    else {
+      // Gone: only its DELETED event is still processed (what comes before it is older).
+      entry.gone = true;
+      queue.events = queue.events.filter((e) => e.type === "DELETED");
+    }
   }
 
   /**
@@ -508,9 +471,10 @@ export class ObjectQueues implements Releaser {
   }
 
   /** A fresh read of the object: the body, undefined when gone, null when it cannot be read. */
-  async #read(body: AnyObject): Promise<AnyObject | undefined | null> {
-    const refresh = this.#options.refresh;
-    if (!refresh) return null;
+  async #read(
+    refresh: NonNullable<QueueOptions["refresh"]>,
+    body: AnyObject,
+  ): Promise<AnyObject | undefined | null> {
     try {
       return await refresh(body, this.#stop.signal);
     } catch (e) {

@@ -73,44 +73,59 @@ export class Throttle {
 }
 
 /**
- * One cycle of an object, throttled: the processor's result, or — when it throws — undefined,
- * the error reported with the delay to wait before the next try.
- *
- * @param processor Processes the event.
- * @param event The object's event.
- * @param memory The object's memory.
- * @param signal Aborts the cycle's API calls (the queues close).
- * @param throttle The object's throttle.
- * @param onError Receives the error, the event and the delay.
- * @returns The cycle's result; undefined when it failed (the delay is `throttle.failed()`'s).
+ * The processor with its errors throttled: one cycle of an object gives the processor's result,
+ * or — when it throws — undefined, the error reported with the delay to wait before the next
+ * try (the object's {@link Throttle} says which).
  *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { Throttle, throttled } from "./throttling.ts";
- * const throttle = new Throttle([5]);
+ * import { Throttle, ThrottledProcessor } from "./throttling.ts";
  * const delays: Array<number | undefined> = [];
- * const event = { type: "ADDED" as const, object: { metadata: { uid: "1" } } };
- * const fail = () => Promise.reject(new Error("boom"));
- * const memory = {} as Parameters<typeof throttled>[2];
- * const result = await throttled(fail, event, memory, new AbortController().signal, throttle, (_e, _ev, d) => delays.push(d));
+ * const cycles = new ThrottledProcessor(() => Promise.reject(new Error("boom")),
+ *   new AbortController().signal, (_e, _event, delay) => delays.push(delay));
+ * const throttle = new Throttle([5]);
+ * const memory = {} as Parameters<ThrottledProcessor["run"]>[1];
+ * const result = await cycles.run({ type: "ADDED", object: { metadata: { uid: "1" } } }, memory, throttle);
  * assert.deepEqual([result, delays, throttle.engaged], [undefined, [5], true]);
  * ```
  */
-export async function throttled(
-  processor: Processor,
-  event: RawEvent,
-  memory: ObjectMemory,
-  signal: AbortSignal,
-  throttle: Throttle,
-  onError?: ErrorCallback | undefined,
-): Promise<CycleResult | undefined> {
-  try {
-    const result = await processor(event, memory, signal);
-    throttle.succeeded();
-    return result;
-  } catch (e) {
-    onError?.(e, event, throttle.failed());
-    return undefined;
+export class ThrottledProcessor {
+  readonly #processor: Processor;
+  readonly #signal: AbortSignal;
+  readonly #onError: ErrorCallback | undefined;
+
+  /**
+   * @param processor Processes an object's event.
+   * @param signal Aborts the cycles' API calls (the queues close).
+   * @param onError Receives unexpected errors, the event and the delay.
+   */
+  constructor(processor: Processor, signal: AbortSignal, onError?: ErrorCallback | undefined) {
+    this.#processor = processor;
+    this.#signal = signal;
+    this.#onError = onError;
+  }
+
+  /**
+   * One cycle of an object, throttled.
+   *
+   * @param event The object's event.
+   * @param memory The object's memory.
+   * @param throttle The object's throttle: released by a success, engaged by a failure.
+   * @returns The cycle's result; undefined when it failed (the delay is `throttle.delay`).
+   */
+  async run(
+    event: RawEvent,
+    memory: ObjectMemory,
+    throttle: Throttle,
+  ): Promise<CycleResult | undefined> {
+    try {
+      const result = await this.#processor(event, memory, this.#signal);
+      throttle.succeeded();
+      return result;
+    } catch (e) {
+      this.#onError?.(e, event, throttle.failed());
+      return undefined;
+    }
   }
 }
