@@ -24,8 +24,8 @@
  *    as after a listing — when the gate admits it), and the take-over (read anew first, with the
  *    same re-read policy, when another replica may have handled it last). When an object goes to
  *    another replica, the gate asks the queues to {@link ObjectQueues.release} it.
- * 3. **The cycle, throttled** ({@link ThrottledProcessor}, throttling.ts): the processor under the worker
- *    limit; after an unexpected error, the next try waits for the error delays.
+ * 3. **The cycle, throttled** ({@link ThrottledProcessor}, throttling.ts): the processor
+ *    under the worker limit; after an unexpected error, the next try waits for the error delays.
  *
  * Why queues are destroyed when idle: thousands of objects must not keep thousands of sleeping
  * workers; their memories stay until the object is gone. Until then an idle worker with nothing
