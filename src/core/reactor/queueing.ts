@@ -1,66 +1,46 @@
 /**
- * Per-object queues: events of one object are processed one at a time, in
- * order, while different objects are processed concurrently (up to a limit).
+ * Per-object queues: events of one object are processed one at a time, in order, while different
+ * objects are processed concurrently (up to a limit).
  *
- * Why queues per object: a cycle of one object may take long (handlers,
- * retries, API calls); its later events must wait for it and are then
- * collapsed — within a short batching window only the latest state matters.
+ * Why queues per object: a cycle of one object may take long (handlers, retries, API calls); its
+ * later events must wait for it and are then collapsed — within a short batching window only the
+ * latest state matters.
  *
- * Why the worker remembers its own last write: right after we patch an
- * object, the watch stream may still deliver older events that do not yet
- * include our changes; acting on them would re-run finished handlers. The
- * processor returns the body its last write produced (`patched`); the worker
- * alone keeps it (as Kopf's worker alone keeps `expected_version`), skips
- * events until the one with that resourceVersion arrives, and — when
- * sleeping handlers wake up with no new event, or when a stalled watch does
- * not deliver our write in time — continues from that body or a fresh read of
- * the object, never from a body older than its own last write: after a fresh
- * read, the watch's events up to its version are dropped when they come late,
- * and the worker does not end while its write is still to come back (a new
- * one would not know of it). A write that let the object go (its last
- * finalizer removed) is not waited for nor re-read: only the DELETED event
- * is still processed (own_writes.ts).
+ * The stages a batch of one object's events goes through, in this order — each a unit of its
+ * own, tested on its own; the worker loop here is the scheduling between them (waiting for
+ * events, batching, the idle timeout and parking, wake-ups of sleeping handlers, the worker
+ * limit, closing):
  *
- * Why queues are destroyed when idle: thousands of objects must not keep
- * thousands of sleeping workers; their memories stay until the object is gone.
- * Until then an idle worker with nothing to remember (no own write pending, no
- * handler sleeping, no error streak) — every object of a start-up over already
- * handled objects — ends at once and leaves its queue parked on one shared
- * timer ({@link Reaper}) for the idle timeout: an event starts a worker on it as
- * it would have woken the old one, and no object holds a timer, promise and
- * closures of its own while it waits.
+ * 1. **Own writes** ({@link OwnWrites}, own_writes.ts): never process a body older than our own
+ *    last write. The processor returns the body its last write produced (`patched`); the worker
+ *    alone keeps it (as Kopf's worker alone keeps `expected_version`), and holds older events
+ *    back until the event of that version arrives — waiting up to the consistency timeout, then
+ *    reading the object anew, with the one re-read policy. The worker does not end while its
+ *    write is still to come back (a new one would not know of it). A write that let the object
+ *    go (its last finalizer removed) is not waited for nor re-read: only DELETED is processed.
+ * 2. **The gate** ({@link QueueGate}, queue_gate.ts): the operator's pause (the batch waits for
+ *    the resume, batched with what comes meanwhile), sharding's ownership (an object not admitted
+ *    gets no worker; its latest body is kept in its entry and goes through a cycle — `type: null`,
+ *    as after a listing — when the gate admits it), and the take-over (read anew first, with the
+ *    same re-read policy, when another replica may have handled it last). When an object goes to
+ *    another replica, the gate asks the queues to {@link ObjectQueues.release} it.
+ * 3. **The cycle, throttled** ({@link ThrottledProcessor}, throttling.ts): the processor
+ *    under the worker limit; after an unexpected error, the next try waits for the error delays.
  *
- * One inventory: what the operator knows of an object of this watcher is one
- * entry under one key (the uid): its memory (handled-once flags, memo, the
- * daemons' and timers' record with the live body) and, while a worker lives,
- * its queue. The worker keeps its own last write to itself (as said above).
- * The indexers keep index values by namespace/name (indexing.ts), but no
- * bodies beyond those of objects waiting to be re-indexed.
+ * Why queues are destroyed when idle: thousands of objects must not keep thousands of sleeping
+ * workers; their memories stay until the object is gone. Until then an idle worker with nothing
+ * to remember (no own write pending, no handler sleeping, no error streak) — every object of a
+ * start-up over already handled objects — ends at once and leaves its queue parked on one shared
+ * timer ({@link Reaper}) for the idle timeout: an event starts a worker on it as it would have
+ * woken the old one, and no object holds a timer, promise and closures of its own while it waits.
  *
- * Why pausing is here and not in the processor: while the operator is paused
- * (the gate of `options.paused`: peering now, other reasons later), events
- * keep coming in and wait in their queues — batched as always, so that on
- * resume only the latest body of each object is processed, once. The watch,
- * the indices and our own-write bookkeeping go on; only the processing waits.
- * On resume, objects whose daemons and timers the pause stopped go through a
- * cycle (with their latest body) if no newer event is waiting anyway — that
- * cycle spawns them again, as Kopf's fresh watch-stream does after a pause.
+ * One inventory: what the operator knows of an object of this watcher is one entry under one key
+ * (the uid): its memory (handled-once flags, memo, the daemons' and timers' record with the live
+ * body) and, while a worker lives, its queue ({@link ObjectQueue}). The worker keeps its own
+ * writes to itself. The indexers keep index values by namespace/name (indexing.ts).
  *
- * Why sharding's gate is here too (`options.gate`, engines/sharding.ts): it is
- * the pause check made per object. An object the gate does not admit (another
- * replica's, or one not handed over yet) gets no worker: its latest body is
- * kept in its entry, and when the gate admits it later it goes through a
- * cycle with that body (`type: null`, as after a listing: the new owner is a
- * restarted operator for that object, so resume handlers run) — read anew
- * first when another replica may have handled it last (`ShardGate.takesOver`:
- * that replica's last write may still be on its way through our watch, while
- * its release came through the Leases). When an object
- * goes to another replica, the gate asks the queues to {@link ObjectQueues.release}
- * it: its in-flight cycle finishes, its daemons and timers stop (the
- * `release` hook), and its memory starts afresh.
- *
- * Time comes from a {@link Clock}, so that windows, timeouts and delays are
- * tested on a fake clock.
+ * Time comes from a {@link Clock}, so that windows, timeouts and delays are tested on a fake
+ * clock.
  *
  * @module
  */
@@ -71,9 +51,14 @@ import { Reaper } from "../../cogs/aio/reaper.ts";
 import type { ToggleSet } from "../../cogs/aio/toggles.ts";
 import type { AnyObject } from "../actions/invocation.ts";
 import type { Releaser, ShardGate } from "../engines/sharding.ts";
-import type { CycleResult, ObjectMemory, RawEvent } from "./processing.ts";
+import type { ObjectMemory, RawEvent } from "./processing.ts";
 import { newMemory } from "./processing.ts";
-import { caughtUpAt, isGone } from "./own_writes.ts";
+import { ObjectQueue } from "./object_queue.ts";
+import { type AfterRead, OwnWrites, type Reader } from "./own_writes.ts";
+import { QueueGate } from "./queue_gate.ts";
+import { type ErrorCallback, type Processor, Throttle, ThrottledProcessor } from "./throttling.ts";
+
+export type { Processor } from "./throttling.ts";
 
 /** Timing and limits of the queues. */
 export interface QueueSettings {
@@ -92,19 +77,12 @@ export interface QueueSettings {
   errorDelays: Iterable<number>;
 }
 
-/** Processes one object's latest event; the queue owns the object's memory. */
-export type Processor = (
-  event: RawEvent,
-  memory: ObjectMemory,
-  signal: AbortSignal,
-) => Promise<CycleResult>;
-
 /** The queues' collaborators besides the processor. */
 export interface QueueOptions {
   /** The time source (default: the real clock). */
   clock?: Clock | undefined;
   /** Receives unexpected errors of a cycle, the event, and the throttling delay. */
-  onError?: ((error: unknown, event: RawEvent, delay: number | undefined) => void) | undefined;
+  onError?: ErrorCallback | undefined;
   /**
    * Reads the object anew when our own write does not come back through the watch in time;
    * resolves to undefined when the object is gone. Without it, the latest event is processed.
@@ -118,32 +96,10 @@ export interface QueueOptions {
   release?: ((uid: string, memory: ObjectMemory) => Promise<void>) | undefined;
 }
 
-/** The queue of one object, while its worker lives. */
-interface Queue {
-  events: RawEvent[];
-  /** Wakes the worker's current wait (an event came, or the queues close); unset when none. */
-  wake: (() => void) | undefined;
-  /**
-   * The current {@link ObjectQueues.#wait}'s settling: its promise's resolve, whether an event
-   * ends it, and its timer's cancel. The wake and expiry functions are made once per queue, not
-   * per wait (a burst of objects waits several times each).
-   */
-  settle: ((woke: boolean) => void) | undefined;
-  wakeOnEvent: boolean;
-  cancel: (() => void) | undefined;
-  waker: (() => void) | undefined;
-  expire: (() => void) | undefined;
-  worker: Promise<void>;
-  /** When the event before the latest one arrived (clock ms), to tell a burst from a lone event. */
-  previous: number;
-  /** When the latest event arrived (clock ms). */
-  latest: number;
-}
-
 /** What the operator knows of one object: its memory, and its queue while a worker lives. */
 interface ObjectEntry {
   readonly memory: ObjectMemory;
-  queue: Queue | undefined;
+  queue: ObjectQueue | undefined;
   /** With a gate: the latest body, for the cycle that starts the object when it is admitted. */
   latest?: AnyObject | undefined;
   /** With a gate: settles when the object's admitted cycle has ended. */
@@ -172,15 +128,21 @@ export class ObjectQueues implements Releaser {
   #objects = new Map<string, ObjectEntry>();
   /** How many entries have a live worker. */
   #workers = 0;
-  #processor: Processor;
+  /** The processor, its errors throttled. */
+  #cycles: ThrottledProcessor;
   #settings: QueueSettings;
   #stop = new AbortController();
   #limiter: Limiter;
   #clock: Clock;
   #options: QueueOptions;
-  #closing = false;
-  #unsubscribe: (() => void) | undefined;
-  #unadmit: (() => void) | undefined;
+  /** The queues' clock, and whether they close (shared with every object's queue). */
+  #context: { clock: Clock; closing: boolean };
+  /** The stage in front of the cycles: pause, shard ownership, take-over. */
+  #gate: QueueGate;
+  #unsubscribe: () => void;
+  #unadmit: () => void;
+  /** Reads objects anew (errors reported); none without `options.refresh`. */
+  #reader: Reader | undefined;
   /**
    * Parked queues: idle with nothing to remember, no worker running; destroyed on one shared
    * timer when their idle timeout has passed — not a timer, promise and closures per object.
@@ -198,17 +160,26 @@ export class ObjectQueues implements Releaser {
     settings: QueueSettings,
     options: QueueOptions | QueueOptions["onError"] = {},
   ) {
-    this.#processor = processor;
     this.#settings = settings;
     this.#options = typeof options === "function" ? { onError: options } : options ?? {};
+    this.#cycles = new ThrottledProcessor(processor, this.#stop.signal, this.#options.onError);
+    const refresh = this.#options.refresh;
+    this.#reader = refresh && ((body) => this.#read(refresh, body));
     this.#clock = this.#options.clock ?? realClock;
+    this.#context = { clock: this.#clock, closing: false };
     this.#limiter = new Limiter(() => settings.workerLimit);
     this.#parked = new Reaper((entry) => {
       entry.queue = undefined;
       this.#workers--;
     }, this.#clock);
-    this.#unsubscribe = this.#options.paused?.subscribe((on) => on || this.#resumed());
-    this.#unadmit = this.#options.gate?.onAdmit(() => this.#admitted());
+    this.#gate = new QueueGate({
+      paused: this.#options.paused,
+      shards: this.#options.gate,
+      releaser: this,
+      reads: this.#reader !== undefined,
+    });
+    this.#unsubscribe = this.#gate.onResume(() => this.#resumed());
+    this.#unadmit = this.#gate.onAdmit(() => this.#admitted());
   }
 
   /** How many objects have a live worker. */
@@ -257,48 +228,33 @@ export class ObjectQueues implements Releaser {
   push(event: RawEvent): void {
     if (this.#stop.signal.aborted) return;
     const key = keyOf(event.object);
-    const now = this.#clock.now();
     let entry = this.#objects.get(key);
     if (!entry) this.#objects.set(key, entry = { memory: newMemory(), queue: undefined });
     // Deleted by our own write: what comes before its DELETED event is older than that write.
     if (entry.gone && event.type !== "DELETED") return;
     let queue = entry.queue;
-    const gate = this.#options.gate;
-    if (gate) {
+    if (this.#gate.sharded) {
       entry.latest = event.object;
-      if (!queue && !gate.admits(key)) {
+      if (!queue && !this.#gate.admits(key)) {
         // Not ours (or not handed over yet): kept, not processed; gone when deleted.
         if (event.type === "DELETED") this.#forget(key, entry);
         return;
       }
     }
     if (!queue) {
-      queue = entry.queue = {
-        events: [event],
-        wake: undefined,
-        settle: undefined,
-        wakeOnEvent: false,
-        cancel: undefined,
-        waker: undefined,
-        expire: undefined,
-        worker: RESOLVED,
-        previous: -Infinity,
-        latest: now,
-      };
+      queue = entry.queue = new ObjectQueue(this.#context, event);
       this.#workers++;
       queue.worker = this.#work(key, entry, queue);
       return;
     }
-    queue.previous = queue.latest;
-    queue.latest = now;
-    queue.events.push(event);
+    queue.add(event);
     if (this.#parked.delete(entry)) {
       // A parked queue: its worker starts again, as a waiting one would wake up — a microtask
       // later, so that the events pushed with this one count for the batching (a burst).
       queue.worker = RESOLVED.then(() => this.#work(key, entry, queue!));
       return;
     }
-    queue.wake?.();
+    queue.wake();
   }
 
   /**
@@ -307,213 +263,111 @@ export class ObjectQueues implements Releaser {
    * @param graceSeconds How long to let current cycles finish before aborting their API calls.
    */
   async close(graceSeconds = 5): Promise<void> {
-    this.#closing = true;
-    this.#unsubscribe?.();
-    this.#unadmit?.();
+    this.#context.closing = true;
+    this.#unsubscribe();
+    this.#unadmit();
     this.#parked.expireAll();
     const queues = [...this.#objects.values()].flatMap((e) => e.queue ? [e.queue] : []);
     const workers = queues.map((q) => q.worker);
-    for (const q of queues) q.wake?.();
+    for (const q of queues) q.wake();
     const cancel = this.#clock.timer(graceSeconds * 1000, () => this.#stop.abort());
     await Promise.allSettled(workers);
     cancel();
     this.#stop.abort();
   }
 
-  async #work(key: string, entry: ObjectEntry, queue: Queue): Promise<void> {
+  /**
+   * The worker of one object: the scheduling between the stages (see the module doc) — waits for
+   * events (or a sleeping handler's wake-up), batches them, and passes each batch through the
+   * own-write tracker, the gate and the throttled cycle, until it idles out or the object goes.
+   */
+  async #work(key: string, entry: ObjectEntry, queue: ObjectQueue): Promise<void> {
     const s = this.#settings;
-    const memory = entry.memory;
+    const writes = new OwnWrites();
+    const throttle = new Throttle(s.errorDelays);
+    /** The latest event processed, and the seconds until its handlers wake up (if they sleep). */
     let last: RawEvent | undefined;
     let delay: number | undefined;
-    /** The object as our own last write returned it, until the watch delivers that version. */
-    let own: AnyObject | undefined;
-    /**
-     * After a re-read (our write came back too late): the body it returned, processed already;
-     * the watch's events up to its version are older, and skipped when they come late.
-     */
-    let reread: AnyObject | undefined;
-    /** Taken over from another replica and not read anew yet (the read failed): read first. */
-    let unread = false;
-    // Throttling of unexpected errors: a fresh delay sequence after every success.
-    let throttle: Iterator<number> | undefined;
-    let lastThrottle: number | undefined;
     try {
       while (true) {
         // Wait for events: up to the idle timeout, or until a sleeping handler wakes up.
         if (!queue.events.length) {
-          if (this.#closing) return;
-          if (delay === undefined && (own ?? reread ?? throttle) === undefined) {
+          if (this.#context.closing) return;
+          if (delay === undefined && !writes.pending && !throttle.engaged) {
             // Nothing to remember but the queue: it waits parked, with no worker and no timer.
             this.#parked.add(entry, s.idleTimeout);
             return;
           }
-          const waitFor = delay !== undefined ? Math.min(delay, 86400) : s.idleTimeout;
-          const woke = await this.#wait(queue, waitFor);
-          if (this.#closing && !queue.events.length) return;
+          const woke = await queue.wait(
+            delay !== undefined ? Math.min(delay, 86400) : s.idleTimeout,
+          );
+          if (this.#context.closing && !queue.events.length) return;
           if (!woke && !queue.events.length) {
             // Our own write is not back yet (a late watch): the worker waits on, as a new one
             // would not know of that write and would act on the older events still to come.
-            if ((own ?? reread) !== undefined && delay === undefined) continue;
+            if (writes.pending && delay === undefined) continue;
             if (delay === undefined || !last || last.type === "DELETED") return;
             // Handlers wake up with no news: continue from our own last write, if it is not
             // back yet — never from the older body the previous cycle started from.
-            queue.events.push({ type: null, object: own ?? last.object });
-            queue.previous = queue.latest = -Infinity; // a re-check is no arrival: not a burst
+            queue.recheck(writes.own ?? last.object);
           }
         }
         // Batch: when events of this object come in a burst (the last two within the window),
         // wait the window for more; only the latest matters. A lone event is processed at once.
-        const burst = queue.latest - queue.previous < s.batchWindow * 1000;
-        if (s.batchWindow > 0 && burst && !this.#closing) {
-          await this.#wait(queue, s.batchWindow, false);
+        if (s.batchWindow > 0 && queue.burst(s.batchWindow) && !this.#context.closing) {
+          await queue.wait(s.batchWindow, false);
         }
-        let batch = queue.events.splice(0);
-        const deleted = deletedAt(batch) >= 0;
-        if (reread !== undefined && !deleted) {
-          // The watch's events up to the re-read version come late: older, so dropped.
-          // (Their copy of that version goes too, unless the re-read body is still unprocessed.)
-          const at = caughtUpAt(batch, reread);
-          const processed = !batch.some((e) => e.object === reread);
-          if (at >= 0) reread = undefined;
-          batch = at >= 0
-            ? batch.slice(batch[at]!.type === null || !processed ? at : at + 1)
-            : batch.filter((e) => e.type === null);
-          if (!batch.length) continue;
-        }
-        if (own !== undefined && !deleted) {
-          const expected = own.metadata?.resourceVersion;
-          const at = lastAtVersion(batch, expected);
-          if (at >= 0) {
-            // Our write is back: what came before it is older; what came after, newer.
-            own = undefined;
-            batch = batch.slice(at);
-          } else if (!this.#closing) {
-            // These events are older than our own write (or the watch is late): wait for it.
-            queue.events.unshift(...batch);
-            if (await this.#awaitVersion(queue, expected)) continue;
-            if (this.#closing) continue;
-            // It did not come in time (a stalled watch, or a newer write of someone else):
-            // read the object anew rather than act on a body older than our own write.
-            const fresh = await this.#refresh(own);
-            // The re-read failed (and was reported): our write is still the newest body we know
-            // of; the worker waits for it again and re-reads after another timeout.
-            if (fresh === null && this.#options.refresh && !this.#closing) continue;
-            own = undefined;
-            if (fresh === null) continue; // no way to re-read: the latest event is processed
-            if (fresh === undefined) {
-              // Gone: only its DELETED event is processed (it ends the worker).
-              entry.gone = true;
-              queue.events = queue.events.filter((e) => e.type === "DELETED");
-              continue;
-            }
-            // The watch delivered the version read while it was read: the events go on from it
-            // (newer ones may follow it, which the read body would hide).
-            const at = lastAtVersion(queue.events, fresh.metadata?.resourceVersion, true);
-            if (at >= 0) {
-              queue.events.splice(0, at);
-              continue;
-            }
-            // The re-read body is processed; the watch's events up to its version (those queued
-            // meanwhile and those still to come) are older and are dropped.
-            reread = fresh;
-            queue.events.push({ type: null, object: fresh });
-            continue;
-          }
-        }
-        if (this.#options.paused?.on) {
-          if (this.#closing) return; // Paused at the exit: what waits is not processed.
-          // Paused: the batch waits with the events coming meanwhile; the latest goes on resume.
+        const deleted = deletedAt(queue.events) >= 0;
+        // 1. Own writes: what is older than our own last write goes, or waits for it.
+        const batch = writes.sift(queue.events.splice(0), deleted);
+        if (!batch.length) continue;
+        if (writes.awaiting && !deleted && !this.#context.closing) {
           queue.events.unshift(...batch);
-          await this.#waitResumed(queue);
+          const next = await writes.awaitWrite(queue, s.consistencyTimeout, this.#reader);
+          if (next) this.#goOn(entry, queue, next);
           continue;
         }
-        const gate = this.#options.gate;
-        const taking = gate !== undefined && !deleted && (unread || gate.takesOver(key));
-        if (gate && !gate.enter(key, this)) {
-          // Not ours any more (or not yet): the latest body waits in the entry for the gate.
-          if (deleted) this.#forget(key, entry);
-          else entry.latest = batch[batch.length - 1]!.object;
-          return;
-        }
-        if (taking && this.#options.refresh) {
-          // Taken over from another replica: its last write may not have reached our watch yet
-          // (it came as a release through the Leases); the object is read anew, and the watch's
-          // events up to that version are older and dropped, as after a late own write.
-          const fresh = await this.#refresh(batch[batch.length - 1]!.object);
-          if (this.#closing) continue;
-          if (fresh === null) {
-            // The read failed (and was reported): no cycle on the older body; read again after
-            // the error delays, as a failed cycle would be retried.
+        // 2. The gate: paused, not ours, or taken over (read anew first).
+        switch (this.#gate.pass(key, deleted)) {
+          case "paused":
+            if (this.#context.closing) return; // Paused at the exit: what waits is not processed.
             queue.events.unshift(...batch);
-            unread = true;
-            throttle ??= s.errorDelays[Symbol.iterator]();
-            const next = throttle.next();
-            if (!next.done) lastThrottle = next.value;
-            await this.#wait(queue, lastThrottle ?? 1, false);
+            await queue.waitResumed((signal) => this.#gate.waitResumed(signal));
             continue;
-          }
-          unread = false;
-          if (fresh === undefined) {
-            entry.gone = true;
-            queue.events = queue.events.filter((e) => e.type === "DELETED");
+          case "refused":
+            // Not ours any more (or not yet): the latest body waits in the entry for the gate.
+            if (deleted) this.#forget(key, entry);
+            else entry.latest = batch[batch.length - 1]!.object;
+            return;
+          case "read":
+            await this.#takeOver(key, entry, queue, writes, throttle, batch);
             continue;
-          }
-          const version = fresh.metadata?.resourceVersion;
-          const isRead = (e: RawEvent) => e.object.metadata?.resourceVersion === version;
-          if (batch.some(isRead)) {
-            // The watch had delivered that very version: it is not behind; the batch goes on.
-            queue.events.unshift(...batch);
-            continue;
-          }
-          const at = lastAtVersion(queue.events, version, true);
-          if (at >= 0) {
-            // It came during the read: what came before it is older; what after, newer.
-            queue.events.splice(0, at);
-            continue;
-          }
-          // The watch is behind: what it delivered is older than the read, and so is what comes
-          // until that version (dropped then); the read body is processed.
-          reread = fresh;
-          queue.events = [{ type: null, object: fresh }];
-          continue;
         }
+        // 3. The cycle, throttled, under the worker limit.
         let ended: (() => void) | undefined;
-        if (gate) entry.busy = new Promise<void>((resolve) => (ended = resolve));
+        if (this.#gate.sharded) entry.busy = new Promise<void>((resolve) => (ended = resolve));
         last = batch[batch.length - 1]!;
         const event = deleted ? batch[deletedAt(batch)]! : last;
         delay = undefined;
         // A free slot is taken at once: no promise and no microtask hop per cycle.
         if (!this.#limiter.tryAcquire()) await this.#limiter.acquire();
-        let failed = false;
+        let result;
         try {
-          const result = await this.#processor(event, memory, this.#stop.signal);
-          delay = result.delay;
-          if (result.patched) own = result.patched;
-          if (own && isGone(own)) {
-            // Our write released the last finalizer: the object is gone; nothing waits for a
-            // version of it (no re-read), and only its DELETED event is still processed.
-            entry.gone = true;
-            own = undefined;
-            queue.events = queue.events.filter((e) => e.type === "DELETED");
-          }
-          throttle = undefined;
-          lastThrottle = undefined;
-        } catch (e) {
-          failed = true;
-          throttle ??= s.errorDelays[Symbol.iterator]();
-          const next = throttle.next();
-          if (!next.done) lastThrottle = next.value;
-          this.#options.onError?.(e, event, lastThrottle);
+          result = await this.#cycles.run(event, entry.memory, throttle);
         } finally {
           this.#limiter.release();
           ended?.();
         }
-        if (failed && lastThrottle !== undefined && !deleted) {
+        if (result) {
+          delay = result.delay;
+          // Our write released the last finalizer: the object is gone; nothing waits for a
+          // version of it (no re-read), and only its DELETED event is still processed.
+          if (writes.wrote(result.patched)) this.#goOn(entry, queue, "gone");
+        } else if (throttle.delay !== undefined && !deleted) {
           // Events arriving meanwhile are batched: only the latest is processed after the pause.
-          await this.#wait(queue, lastThrottle, false);
-          if (!queue.events.length && !this.#closing) {
-            queue.events.push({ type: null, object: own ?? event.object });
-            queue.previous = queue.latest = -Infinity;
+          await queue.wait(throttle.delay, false);
+          if (!queue.events.length && !this.#context.closing) {
+            queue.recheck(writes.own ?? event.object);
           }
         }
         if (deleted) {
@@ -529,10 +383,46 @@ export class ObjectQueues implements Releaser {
         this.#workers--;
       }
       // Events pushed after the worker decided to exit get a new worker.
-      if (!parked && queue.events.length && !this.#closing) {
+      if (!parked && queue.events.length && !this.#context.closing) {
         const events = queue.events.splice(0);
         for (const e of events) this.push(e);
       }
+    }
+  }
+
+  /**
+   * Taken over from another replica: its last write may not have reached our watch yet (it came
+   * as a release through the Leases); the object is read anew before its first cycle here.
+   */
+  async #takeOver(
+    key: string,
+    entry: ObjectEntry,
+    queue: ObjectQueue,
+    writes: OwnWrites,
+    throttle: Throttle,
+    batch: RawEvent[],
+  ): Promise<void> {
+    const fresh = await this.#reader!(batch[batch.length - 1]!.object);
+    if (this.#context.closing) return;
+    this.#gate.read(key, fresh !== null);
+    if (fresh === null) {
+      // The read failed (and was reported): no cycle on the older body; read again after the
+      // error delays, as a failed cycle would be retried.
+      queue.events.unshift(...batch);
+      await queue.wait(throttle.failed() ?? 1, false);
+      return;
+    }
+    queue.events.unshift(...batch);
+    this.#goOn(entry, queue, writes.afterRead(fresh, queue.events));
+  }
+
+  /** The queue goes on as the own-write tracker says (after a write, or a fresh read). */
+  #goOn(entry: ObjectEntry, queue: ObjectQueue, next: AfterRead): void {
+    if (next !== "gone") queue.events = next;
+    else {
+      // Gone: only its DELETED event is still processed (what comes before it is older).
+      entry.gone = true;
+      queue.events = queue.events.filter((e) => e.type === "DELETED");
     }
   }
 
@@ -554,10 +444,9 @@ export class ObjectQueues implements Releaser {
 
   /** The gate admits more objects: those kept without a worker start with their latest body. */
   #admitted(): void {
-    if (this.#closing) return;
-    const gate = this.#options.gate!;
+    if (this.#context.closing) return;
     for (const [key, entry] of this.#objects) {
-      if (entry.queue || !entry.latest || !gate.admits(key)) continue;
+      if (entry.queue || !entry.latest || !this.#gate.admits(key)) continue;
       this.push({ type: null, object: entry.latest });
     }
   }
@@ -565,18 +454,7 @@ export class ObjectQueues implements Releaser {
   /** The object is deleted: its entry goes (if it is still this one), and the gate forgets it. */
   #forget(key: string, entry: ObjectEntry): void {
     if (this.#objects.get(key) === entry) this.#objects.delete(key);
-    this.#options.gate?.forget(key);
-  }
-
-  /** Waits until the pause is over, or the queues close (new events do not wake it). */
-  #waitResumed(queue: Queue): Promise<void> {
-    const stop = new AbortController();
-    queue.wake = () => {
-      if (this.#closing) stop.abort();
-    };
-    return this.#options.paused!.waitFor(false, stop.signal).then(() => {
-      queue.wake = undefined;
-    });
+    this.#gate.forget(key);
   }
 
   /**
@@ -584,7 +462,7 @@ export class ObjectQueues implements Releaser {
    * it) go through a cycle with their latest body — unless a newer event waits for them anyway.
    */
   #resumed(): void {
-    if (this.#closing) return;
+    if (this.#context.closing) return;
     for (const entry of this.#objects.values()) {
       const spawned = entry.memory.spawned;
       if (!spawned?.paused || spawned.deleting || entry.queue?.events.length) continue;
@@ -592,53 +470,17 @@ export class ObjectQueues implements Releaser {
     }
   }
 
-  /** Waits for the event of our own write (or a deletion) up to the consistency timeout. */
-  async #awaitVersion(queue: Queue, expected: unknown): Promise<boolean> {
-    const clock = this.#clock;
-    const deadline = clock.now() + this.#settings.consistencyTimeout * 1000;
-    while (!versionArrived(queue.events, expected) && clock.now() < deadline && !this.#closing) {
-      await this.#wait(queue, (deadline - clock.now()) / 1000);
-    }
-    return versionArrived(queue.events, expected);
-  }
-
   /** A fresh read of the object: the body, undefined when gone, null when it cannot be read. */
-  async #refresh(body: AnyObject): Promise<AnyObject | undefined | null> {
-    const refresh = this.#options.refresh;
-    if (!refresh) return null;
+  async #read(
+    refresh: NonNullable<QueueOptions["refresh"]>,
+    body: AnyObject,
+  ): Promise<AnyObject | undefined | null> {
     try {
       return await refresh(body, this.#stop.signal);
     } catch (e) {
       this.#options.onError?.(e, { type: null, object: body }, undefined);
       return null;
     }
-  }
-
-  /**
-   * Waits for the time to pass (false), or for an event (true) if `wakeOnEvent`;
-   * closing the queues always cuts the wait short.
-   */
-  #wait(queue: Queue, seconds: number, wakeOnEvent = true): Promise<boolean> {
-    return new Promise((resolve) => {
-      queue.settle = resolve;
-      queue.wakeOnEvent = wakeOnEvent;
-      queue.cancel = this.#clock.timer(
-        Math.max(0, seconds) * 1000,
-        queue.expire ??= () => this.#settle(queue, false),
-      );
-      queue.wake = queue.waker ??= () => {
-        if (queue.wakeOnEvent || this.#closing) this.#settle(queue, true);
-      };
-    });
-  }
-
-  /** Ends the current wait of a queue: its timer cancelled, its promise resolved. */
-  #settle(queue: Queue, woke: boolean): void {
-    const resolve = queue.settle;
-    if (!resolve) return;
-    queue.cancel?.();
-    queue.settle = queue.cancel = queue.wake = undefined;
-    resolve(woke);
   }
 }
 
@@ -649,27 +491,6 @@ const RESOLVED: Promise<void> = Promise.resolve();
 /** The index of the first DELETED event of a batch; -1 if none. */
 function deletedAt(batch: readonly RawEvent[]): number {
   for (let i = 0; i < batch.length; i++) if (batch[i]!.type === "DELETED") return i;
-  return -1;
-}
-
-/** Whether our own write (this resourceVersion) or a deletion is among the queued events. */
-function versionArrived(events: readonly RawEvent[], version: unknown): boolean {
-  for (let i = 0; i < events.length; i++) {
-    const e = events[i]!;
-    if (e.type === "DELETED" || e.object.metadata?.resourceVersion === version) return true;
-  }
-  return false;
-}
-
-/**
- * The index of the last event of a batch with this resourceVersion; -1 if none. `watched`: only
- * the watch's own events count (not a listing's or a re-check's, whose body may be our write's).
- */
-function lastAtVersion(batch: readonly RawEvent[], version: unknown, watched = false): number {
-  for (let i = batch.length - 1; i >= 0; i--) {
-    const e = batch[i]!;
-    if (e.object.metadata?.resourceVersion === version && (!watched || e.type !== null)) return i;
-  }
   return -1;
 }
 
