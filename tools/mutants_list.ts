@@ -215,10 +215,10 @@ export const MUTANTS: readonly Mutant[] = [
   },
   {
     id: "queue-does-not-wait-own-write",
-    file: "src/core/reactor/queueing.ts",
-    original: "const at = lastAtVersion(batch, expected);",
+    file: "src/core/reactor/own_writes.ts",
+    original: "const at = lastAtVersion(batch, this.#own.metadata?.resourceVersion);",
     mutant: "const at = batch.length - 1;",
-    tests: ["tests/reactor/queueing_test.ts"],
+    tests: ["tests/reactor/queueing_test.ts", "tests/reactor/own_write_tracker_test.ts"],
     why: "the queue acts on events older than its own write instead of waiting for it",
   },
   {
