@@ -23,6 +23,11 @@
  * left: handlers finish during the exit, and the Lease must stay held (and
  * renewed) until then — a standby takes over only when nothing runs here.
  *
+ * The wiring only: the policy (acquire, renew, abdicate) is
+ * engines/leader_election.ts, the same name one layer down;
+ * {@link leaderElectionPart} is how a running operator starts it (parts.ts,
+ * running.ts's list).
+ *
  * @module
  */
 

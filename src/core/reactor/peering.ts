@@ -28,6 +28,10 @@
  * watchers have stopped: the entry stays (alive) while this operator still
  * finishes its handlers, so a lower-priority peer resumes only after that.
  *
+ * The wiring only: the policy (keep-alive, monitor) is engines/peering.ts,
+ * the same name one layer down; {@link peeringPart} is how a running operator
+ * starts it (parts.ts, running.ts's list).
+ *
  * @module
  */
 

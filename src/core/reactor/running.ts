@@ -1,8 +1,11 @@
 /**
- * Running an operator: startup handlers, login, discovery of the resources
- * the handlers want (observation.ts), the watchers feeding per-object queues
- * (orchestration.ts), the cleanup at exit — all owned by one task that stops
- * through an `AbortSignal`, gracefully, with nothing left running behind.
+ * Running an operator: its parts (parts.ts) started in the order of one list
+ * — the health server, startup handlers, login, events, discovery of the
+ * resources the handlers want (observation.ts), the watchers feeding
+ * per-object queues (orchestration.ts), admission, peering, leader election,
+ * sharding — and their exit steps run stage by stage, all owned by one task
+ * that stops through an `AbortSignal`, gracefully, with nothing left running
+ * behind.
  *
  * `operator()` is the embeddable core (several operators may run in one
  * process, each with its own registry and settings); `run()` adds the process

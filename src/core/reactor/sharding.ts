@@ -27,6 +27,11 @@
  * mandatory (`--peering NAME`), where Kopf's rules apply as well (e.g.
  * `kopf freeze` with a higher priority pauses every shard).
  *
+ * The wiring only: the policy (the gate, the hand-off) is engines/sharding.ts,
+ * the same name one layer down, with engines/shard_leases.ts and
+ * engines/shard_metrics.ts; {@link shardingPart} is how a running operator
+ * starts it (parts.ts, running.ts's list).
+ *
  * @module
  */
 

@@ -29,8 +29,8 @@
  * and objects no watcher has seen, get a fresh shallow copy of the operator
  * memo, discarded after the request (nothing is remembered for them).
  *
- * Apart from running.ts so that the operator's start stays readable: two
- * calls there, the rest here.
+ * A part of the operator's start ({@link admissionPart}, parts.ts): one line
+ * in running.ts's list, the rest here.
  *
  * @module
  */
