@@ -28,6 +28,10 @@
  * Unlike client-go (whose process usually exits when it loses the lease), a
  * leader that abdicates becomes a standby again and may win the Lease back.
  *
+ * The policy only: its wiring into a running operator (the Lease's name and
+ * namespace, the gate, the release at exit) is reactor/leader_election.ts,
+ * the same name one layer up.
+ *
  * @module
  */
 

@@ -25,6 +25,10 @@
  * guarantees that one operator is active once the peers have seen each other
  * (a keep-alive round trip), and it warns about same-priority operators.
  *
+ * The policy only: its wiring into a running operator (which peering
+ * objects, the leaving at exit) is reactor/peering.ts, the same name one
+ * layer up.
+ *
  * @module
  */
 

@@ -43,6 +43,9 @@
  * per object, a slow release (a daemon that takes a minute to exit) holds
  * only its own object, not the whole hand-off.
  *
+ * The policy only: its wiring into a running operator is reactor/sharding.ts,
+ * the same name one layer up (with shard_leases.ts and shard_metrics.ts here).
+ *
  * @module
  */
 

@@ -23,6 +23,11 @@
  * left: handlers finish during the exit, and the Lease must stay held (and
  * renewed) until then — a standby takes over only when nothing runs here.
  *
+ * The wiring only: the policy (acquire, renew, abdicate) is
+ * engines/leader_election.ts, the same name one layer down;
+ * {@link leaderElectionPart} is how a running operator starts it (parts.ts,
+ * running.ts's list).
+ *
  * @module
  */
 
@@ -33,27 +38,21 @@ import type { OperatorSettings } from "../../cogs/configs/settings.ts";
 import { selectSpecificNamespaces } from "../../cogs/structs/references.ts";
 import { OperatorLogger } from "../actions/loggers.ts";
 import { LeaderElector } from "../engines/leader_election.ts";
-import type { OperatorMetrics } from "../engines/metrics.ts";
 import { detectOwnId } from "../engines/peers.ts";
-import type { ProbeServer } from "../engines/probing.ts";
 import { observeRole, roleOf } from "../engines/roles.ts";
 import { OperatorError } from "./errors.ts";
-import type { ReplicaParts, ReplicaTasks } from "./replicas.ts";
+import { need, type Needs, type OperatorPart, type PartTasks } from "./parts.ts";
 
 /** The name of the pause toggle of the election (in `paused.reasons`). */
 export const LEADER_ELECTION_TOGGLE = "leader election";
 
-/** What the leader election of an operator needs. */
-export interface LeaderElectionParts extends ReplicaParts {
-  /** The operator's pause gate. */
-  paused?: ToggleSet | undefined;
-  /** The operator's stop signal: standbys stop trying then; a leader renews until the leaving. */
-  signal: AbortSignal;
-  /** The metrics, to report the role on (`kopf_operator_role`). */
-  metrics?: OperatorMetrics | undefined;
-  /** The health server, to report the role on (`/readyz`). */
-  probing?: ProbeServer | undefined;
-}
+/**
+ * What the leader election of an operator needs: the client, settings, log sink, namespaces,
+ * identity, clock; the stop signal (standbys stop trying then; a leader renews until the
+ * leaving); the pause gate; the metrics and health server, to report the role on
+ * (`kopf_operator_role`, `/readyz`).
+ */
+export type LeaderElectionParts = Needs<"signal">;
 
 /**
  * Checks the election's settings when it is on — at the start, after the startup handlers.
@@ -131,7 +130,7 @@ export async function leaseNamespaceOf(
  * @param parts The client, settings, log sink, pause gate, namespaces, clock, signal, metrics.
  * @returns Its task and how to leave.
  */
-export function startLeaderElection(parts: LeaderElectionParts): ReplicaTasks {
+export function startLeaderElection(parts: LeaderElectionParts): PartTasks {
   const { api, settings, signal, clock } = parts;
   const election = settings.leaderElection;
   const paused = parts.paused ?? new ToggleSet();
@@ -174,3 +173,36 @@ export function startLeaderElection(parts: LeaderElectionParts): ReplicaTasks {
     },
   };
 }
+
+/**
+ * Leader election as a part of a running operator (running.ts): its settings checked after the
+ * startup handlers; started last; its Lease released last of the replicas' parts at the exit, so
+ * that a standby starts when nothing runs here.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { leaderElectionPart } from "./leader_election.ts";
+ * assert.equal(leaderElectionPart.name, "leader election");
+ * ```
+ */
+export const leaderElectionPart: OperatorPart = {
+  name: "leader election",
+  check: (run) => checkLeaderElection(run.settings),
+  start(run) {
+    const op = need(run, "op");
+    const api = need(run, "api");
+    const { namespaces, signal, probing, metrics } = run;
+    const identity = run.options.identity;
+    const leadership = startLeaderElection({
+      ...op,
+      api,
+      namespaces,
+      signal,
+      probing,
+      metrics,
+      identity,
+    });
+    return { tasks: leadership.tasks, exit: { leadership: () => leadership.leave() } };
+  },
+};

@@ -28,6 +28,10 @@
  * watchers have stopped: the entry stays (alive) while this operator still
  * finishes its handlers, so a lower-priority peer resumes only after that.
  *
+ * The wiring only: the policy (keep-alive, monitor) is engines/peering.ts,
+ * the same name one layer down; {@link peeringPart} is how a running operator
+ * starts it (parts.ts, running.ts's list).
+ *
  * @module
  */
 
@@ -50,15 +54,14 @@ import { OperatorLogger } from "../actions/loggers.ts";
 import { KeepAlive, PeeringMonitor, type PeeringTarget, whereOf } from "../engines/peering.ts";
 import { detectOwnId } from "../engines/peers.ts";
 import { followCrds, followNamespaces, literalNamespaces } from "./observation.ts";
-import type { ReplicaParts, ReplicaTasks } from "./replicas.ts";
+import { need, type Needs, type OperatorPart, type PartTasks } from "./parts.ts";
 
-/** What the peering of an operator needs. */
-export interface PeeringParts extends ReplicaParts {
-  /** The operator's pause gate: each peering object holds it through a toggle of its own. */
-  paused?: ToggleSet | undefined;
-  /** The operator's stop signal: no new peering objects are joined after it. */
-  signal: AbortSignal;
-}
+/**
+ * What the peering of an operator needs: the client, settings, log sink, namespaces, identity,
+ * clock; the pause gate (each peering object holds it through a toggle of its own); the stop
+ * signal (no new peering objects are joined after it).
+ */
+export type PeeringParts = Needs<"signal">;
 
 /** One joined peering object. */
 interface Joined {
@@ -127,7 +130,7 @@ export async function peeringResources(
  * @param parts The client, settings, log sink, pause gate, namespaces, clock and signal.
  * @returns Its task and how to leave.
  */
-export function startPeering(parts: PeeringParts): ReplicaTasks {
+export function startPeering(parts: PeeringParts): PartTasks {
   const peering = parts.settings.peering;
   if (peering.standalone) return { tasks: [], leave: () => Promise.resolve() };
   const { api, signal, clock } = parts;
@@ -335,3 +338,34 @@ export function startPeering(parts: PeeringParts): ReplicaTasks {
     },
   };
 }
+
+/**
+ * Peering as a part of a running operator (running.ts): started after the watchers and the
+ * admission; left after the watchers and daemons have stopped, so that lower-priority peers
+ * resume only then. (Its options are applied before the startup handlers: running.ts calls
+ * {@link applyPeeringOptions}.)
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { peeringPart } from "./peering.ts";
+ * assert.equal(peeringPart.name, "peering");
+ * ```
+ */
+export const peeringPart: OperatorPart = {
+  name: "peering",
+  start(run) {
+    const op = need(run, "op");
+    const api = need(run, "api");
+    const { namespaces, signal, metrics } = run;
+    const peering = startPeering({
+      ...op,
+      api,
+      namespaces,
+      signal,
+      metrics,
+      identity: run.options.identity,
+    });
+    return { tasks: peering.tasks, exit: { peers: () => peering.leave() } };
+  },
+};

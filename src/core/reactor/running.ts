@@ -1,8 +1,11 @@
 /**
- * Running an operator: startup handlers, login, discovery of the resources
- * the handlers want (observation.ts), the watchers feeding per-object queues
- * (orchestration.ts), the cleanup at exit — all owned by one task that stops
- * through an `AbortSignal`, gracefully, with nothing left running behind.
+ * Running an operator: its parts (parts.ts) started in the order of one list
+ * — the health server, startup handlers, login, events, discovery of the
+ * resources the handlers want (observation.ts), the watchers feeding
+ * per-object queues (orchestration.ts), admission, peering, leader election,
+ * sharding — and their exit steps run stage by stage, all owned by one task
+ * that stops through an `AbortSignal`, gracefully, with nothing left running
+ * behind.
  *
  * `operator()` is the embeddable core (several operators may run in one
  * process, each with its own registry and settings); `run()` adds the process
@@ -13,109 +16,49 @@
  */
 
 import { AsyncLocalStorage } from "node:async_hooks";
-import { type Clock, realClock } from "../../cogs/aio/clock.ts";
+import { realClock } from "../../cogs/aio/clock.ts";
 import { sleep } from "../../cogs/aio/sleep.ts";
-import { ToggleSet } from "../../cogs/aio/toggles.ts";
 import { within } from "../../cogs/aio/within.ts";
-import { ApiClient } from "../../cogs/clients/api.ts";
-import {
-  loginViaClient,
-  loginWithKubeconfig,
-  runAuthenticator,
-  withDefaultKubeconfig,
-} from "../../cogs/clients/auth.ts";
 import { OperatorSettings } from "../../cogs/configs/settings.ts";
-import { ConnectionInfo, Vault, type VaultSource } from "../../cogs/structs/credentials.ts";
-import type { Lifecycle } from "../actions/execution.ts";
 import { getDefaultLifecycle } from "../actions/lifecycles.ts";
 import type { AnyObject } from "../actions/invocation.ts";
-import {
-  lineSink,
-  type LogOutputOptions,
-  type LogSink,
-  ObjectLogger,
-  OperatorLogger,
-} from "../actions/loggers.ts";
+import { lineSink, ObjectLogger, OperatorLogger } from "../actions/loggers.ts";
 import { apiScope, type PendingApi, pendingApi } from "../actions/handler_api.ts";
-import { runActivity } from "../engines/activities.ts";
-import { Daemons } from "../engines/daemons.ts";
 import { OperatorIndexers } from "../engines/indexing.ts";
 import { OperatorMetrics } from "../engines/metrics.ts";
-import { Reconcilers } from "../engines/reconciling.ts";
-import { apiEventWriter, EventRecorder } from "../engines/event_recorder.ts";
 import { type PostingScope, postingScope } from "../engines/posting.ts";
-import { type ProbeServer, serveProbes } from "../engines/probing.ts";
 import { Memo } from "../intents/handlers.ts";
 import { getDefaultRegistry } from "../intents/registration.ts";
-import type { OperatorRegistry } from "../intents/registry.ts";
-import type { OperatorContext } from "./processing.ts";
-import { apiFailure, fatal, OperatorError } from "./errors.ts";
-import { type Resolution, resolveResources } from "./observation.ts";
-import { Orchestrator } from "./orchestration.ts";
-import { applyPeeringOptions, startPeering } from "./peering.ts";
-import { checkSharding, startSharding } from "./sharding.ts";
-import { checkLeaderElection, startLeaderElection } from "./leader_election.ts";
-import { checkAdmission, startAdmission } from "./webhooking.ts";
+import { OperatorError } from "./errors.ts";
+import {
+  EXIT_STAGES,
+  LEAVE_STAGES,
+  need,
+  type OperatorOptions,
+  type OperatorPart,
+  type OperatorTask,
+  type Started,
+  type Startup,
+} from "./parts.ts";
+import {
+  apiPart,
+  checksPart,
+  contextPart,
+  discoveryPart,
+  eventsPart,
+  loginPart,
+  metricsPart,
+  probesPart,
+  startupPart,
+  watchersPart,
+} from "./startup.ts";
+import { applyPeeringOptions, peeringPart } from "./peering.ts";
+import { shardingPart } from "./sharding.ts";
+import { leaderElectionPart } from "./leader_election.ts";
+import { admissionPart } from "./webhooking.ts";
 
 export { OperatorError } from "./errors.ts";
-
-/** Options of an operator. */
-export interface OperatorOptions {
-  /** The handlers (default: the default registry of `kopf.on.*`). */
-  registry?: OperatorRegistry;
-  /** The settings (default: fresh defaults; startup handlers may change them). */
-  settings?: OperatorSettings;
-  /** The operator memo passed to all handlers (`kopf.Memo`). */
-  memo?: AnyObject;
-  /** Serve these namespaces (globs and `!negations` allowed); namespaced resources only there. */
-  namespaces?: string[];
-  /** Serve all namespaces (`-A`). This is also the default when no namespaces are given. */
-  clusterwide?: boolean;
-  /** Run without peering (`settings.peering.standalone`). */
-  standalone?: boolean;
-  /** The peering priority (`settings.peering.priority`). */
-  priority?: number;
-  /** The peering object's name; the peering becomes mandatory (`--peering NAME`). */
-  peeringName?: string;
-  /**
-   * This operator's identity among its peers (Kopf's `kopf.operator(identity=...)`): the key of
-   * its entry in the peering object, and its holder name in leader election and sharding Leases.
-   * Default: `$POD_ID`, else `user@host/YYYYmmddHHMMSS/xyz`.
-   *
-   * @example
-   * ```ts ignore
-   * import * as kopf from "@kopf/kopf";
-   * await kopf.operator({ clusterwide: true, identity: "operator-a", priority: 100 });
-   * ```
-   */
-  identity?: string;
-  /**
-   * Serve liveness probes at this URL, e.g. `http://0.0.0.0:8080/healthz` (200 once ready, 503
-   * before), and Prometheus metrics on `/metrics` of the same server.
-   */
-  liveness?: string;
-  /** Record metrics here (default: a new registry of its own when `liveness` is given). */
-  metrics?: OperatorMetrics;
-  /** Stops the operator when aborted. */
-  signal?: AbortSignal;
-  /** Called once the operator watches everything it should. */
-  onReady?: () => void;
-  /**
-   * Log in with this kubeconfig file (when there are no login handlers) instead of the default
-   * login; login handlers get it as the default of `kopf.loginWithKubeconfig()`.
-   */
-  kubeconfig?: string;
-  /** Credentials store (default: a new vault filled by login handlers or the default login). */
-  vault?: Vault;
-  /** Which ready handlers run in one cycle (default: all, in order). */
-  lifecycle?: Lifecycle;
-  /** Log output: level, format, prefix, where lines go. */
-  logging?: LogOutputOptions;
-  /** A sink for the operator's records instead of `logging`. */
-  sink?: LogSink;
-  /** The time source of queues, retries, daemons and timers (default: the real clock). */
-  clock?: Clock;
-}
+export type { OperatorOptions, OperatorTask } from "./parts.ts";
 
 /**
  * The abort reason of an operator stopped by a process signal (`kopf.run()`, `kopf run`): a
@@ -141,14 +84,6 @@ export class SignalledExit extends Error {
 
 /** Seconds of exiting after which the operator says what it still waits for (then each minute). */
 const EXIT_NOTICE = 5;
-
-/** One long-running part of an operator. */
-export interface OperatorTask {
-  /** What the task is, e.g. `"main"` or `"watchers"`. */
-  name: string;
-  /** Settles when the task ends; rejects with its failure. */
-  done: Promise<void>;
-}
 
 /** The scope of a running operator (for `kopf.event()`, test runners and console capture). */
 export interface OperatorScope {
@@ -240,12 +175,47 @@ async function startOperator(
   }
 }
 
+/**
+ * The parts of an operator, in their start order (each in parts.ts's terms; their exit steps run
+ * by stage, parts.ts's EXIT_STAGES then LEAVE_STAGES). Adding a part: its file, and a line here.
+ */
+const PARTS: readonly OperatorPart[] = [
+  probesPart, // first: a slow start is seen as alive
+  startupPart, // the startup handlers may change the settings…
+  checksPart, // …so the parts' settings are checked after them, before anything connects
+  loginPart,
+  apiPart,
+  eventsPart,
+  contextPart,
+  discoveryPart,
+  shardingPart, // before the watchers: their queues ask its gate
+  watchersPart,
+  metricsPart,
+  admissionPart,
+  peeringPart,
+  leaderElectionPart,
+];
+
 async function startOperatorTasks(
   options: OperatorOptions,
   posting: PostingScope,
   undo: Array<() => Promise<void>>,
   handlerApi: PendingApi,
 ): Promise<OperatorTask[]> {
+  const run = prepare(options, posting, undo, handlerApi);
+  const started: Started[] = [];
+  for (const part of run.parts) started.push(await part.start(run) ?? {});
+  const main = exit(run, started);
+  return [{ name: "main", done: main }, ...started.flatMap((s) => s.tasks ?? [])];
+}
+
+/** What every part gets at once: the options read, the stop, the indices, the logger. */
+function prepare(
+  options: OperatorOptions,
+  posting: PostingScope,
+  undo: Array<() => Promise<void>>,
+  handlerApi: PendingApi,
+): Startup {
   const identity = options.identity;
   if (identity !== undefined && (typeof identity !== "string" || identity.trim() === "")) {
     throw new OperatorError(
@@ -285,243 +255,98 @@ async function startOperatorTasks(
       "No handlers are registered: nothing to do. Check the handler files or modules given to kopf run.",
     );
   }
-
-  let probing: ProbeServer | undefined;
-  if (options.liveness) {
-    try {
-      probing = serveProbes({
-        url: options.liveness,
-        probes: () => registry.activityHandlers("probe"),
-        env,
-        metrics,
-        signal,
-        logger,
-      });
-    } catch (e) {
-      throw new OperatorError(`Cannot serve the liveness endpoint: ${(e as Error).message}`, {
-        cause: e,
-      });
-    }
-    undo.push(probing.shutdown);
-  }
-
-  await runActivity("startup", registry.activityHandlers("startup"), env, signal).catch(
-    fatal("startup"),
-  );
-  checkAdmission(registry, settings);
-  checkSharding(settings);
-  checkLeaderElection(settings);
-
-  // Login: the login handlers, or the default (kubeconfig, in-cluster, or the client library's config).
-  const vault = options.vault ?? new Vault();
-  const owned = !options.vault;
-  const loginHandlers = registry.activityHandlers("login");
-  const login = async (s: AbortSignal | undefined): Promise<VaultSource> => {
-    if (!loginHandlers.length) {
-      if (options.kubeconfig) {
-        return { "login_with_kubeconfig": await loginWithKubeconfig({ path: options.kubeconfig }) };
-      }
-      return { "login_via_client": await loginViaClient() };
-    }
-    // Login handlers of an operator given a kubeconfig find it as the default of loginWithKubeconfig().
-    const results = options.kubeconfig
-      ? await withDefaultKubeconfig(
-        options.kubeconfig,
-        () => runActivity("login", loginHandlers, env, s),
-      )
-      : await runActivity("login", loginHandlers, env, s);
-    const out: Record<string, ConnectionInfo | null> = {};
-    for (const [id, result] of results) {
-      out[id] = result instanceof ConnectionInfo || result === null || result === undefined
-        ? (result ?? null)
-        : new ConnectionInfo(result as ConstructorParameters<typeof ConnectionInfo>[0]);
-    }
-    return out;
-  };
-  let authenticator: Promise<void> = Promise.resolve();
-  if (owned || vault.isEmpty()) {
-    logger.info("Initial authentication has been initiated.");
-    authenticator = runAuthenticator(vault, login, { signal });
-    // Ready is not enough: a login that gave no credentials leaves the vault ready and empty.
-    await vault.select({ signal }).catch(fatal("login"));
-    logger.info("Initial authentication has finished.");
-  }
-
-  const requestCounts = new Map<string, number>();
-  const api = new ApiClient({
-    vault,
-    settings,
-    logger: {
-      debug: (m) => logger.debug(m),
-      warn: (m) => logger.warning(m),
-      error: (m) => logger.error(m),
-    },
-    onRequest: (r) => {
-      metrics?.apiRequest(r);
-      const key = `${r.method} ${r.code ?? "error"}`;
-      requestCounts.set(key, (requestCounts.get(key) ?? 0) + 1);
-    },
-  });
-  handlerApi.connect(api);
-
-  const poster = new EventRecorder(apiEventWriter(api, settings.posting), {
-    settings: settings.posting,
-    metrics,
-    clock: options.clock,
-    onError: (e) => logger.debug(`Failed to post an event: ${e instanceof Error ? e.message : e}`),
-    warn: (m) => logger.warning(m),
-  });
-  posting.poster = poster;
-  posting.posting = () => settings.posting;
-  const op: OperatorContext = {
+  return {
+    options,
+    parts: PARTS,
     registry,
     settings,
     memo,
-    indices,
-    indexers,
     sink,
-    post: (ref, type, reason, message) => poster.post(ref, type, reason, message),
-    lifecycle,
+    logger,
+    stop,
+    signal,
+    clusterwide,
+    indexers,
     metrics,
-    clock: options.clock,
-    exiting: signal,
-    paused: new ToggleSet(), // held by the peering (and any other reason to pause)
-    running: new Set(), // the handlers in progress: what the exit waits for
+    env,
+    lifecycle,
+    posting,
+    handlerApi,
+    undo,
   };
-  // Daemons and timers: spawned by the object cycles, all stopped at exit before the cleanup.
-  op.daemons = new Daemons(op);
-  op.reconcilers = new Reconcilers(op); // kopf.on.reconcile: parents and their owned children
+}
 
-  // Discovery: which resources to serve.
-  let resolution: Resolution;
-  try {
-    const following = !settings.scanning.disabled;
-    resolution = await resolveResources(api, registry.selectors(), signal, following);
-  } catch (e) {
-    stop.abort();
-    await authenticator.catch(() => {});
-    await poster.close();
-    if (owned) vault.close();
-    throw apiFailure(e);
-  }
-
-  const namespaces = clusterwide ? undefined : options.namespaces;
-  const resources = resolution.resources;
-  if (!options.clusterwide && !options.namespaces?.length && resources.some((r) => r.namespaced)) {
+/**
+ * The main task: ready once the watchers have listed, then waiting for the stop; then the exit,
+ * the parts' steps stage by stage — within `process.ultimateExitingTimeout`, saying what it
+ * waits for — and then the leaving and closing, always.
+ */
+async function exit(run: Startup, started: Started[]): Promise<void> {
+  const { options, settings, signal, logger } = run;
+  const op = need(run, "op");
+  await run.ready;
+  run.probing?.ready();
+  options.onReady?.();
+  // Stopped during the start-up (e.g. an early SIGINT): the abort event has already fired.
+  await new Promise<void>((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener("abort", () => resolve(), { once: true });
+  });
+  logger.info("Stop-flag is raised. Operator is stopping.");
+  let phase: string = EXIT_STAGES.handlers;
+  // What the exit waits for, said at once when handlers are in progress, and again after a few
+  // seconds (then every minute) while it lasts — never a silent wait of up to 10 minutes.
+  const clock = options.clock ?? realClock;
+  const began = clock.now();
+  const cap = settings.process.ultimateExitingTimeout;
+  const outer = options.signal;
+  const signalled = outer?.reason instanceof SignalledExit ? outer.reason.signal : undefined;
+  const notice = () => {
+    const now = clock.now();
+    const secs = (ms: number) => `${Math.round(ms / 1000)}s`;
+    const attempts = [...op.running ?? []].map((a) =>
+      `${a.what}${
+        a.logger instanceof ObjectLogger ? ` of ${a.logger.prefix.trim()}` : ""
+      } (running for ${secs(now - a.since)})`
+    );
+    const awaited = phase === EXIT_STAGES.handlers || phase === EXIT_STAGES.watchers
+      ? attempts.length ? `the handlers in progress: ${attempts.join(", ")}` : phase
+      : phase;
+    const limit = cap === null
+      ? "with no time limit (process.ultimateExitingTimeout is not set)"
+      : `for at most ${secs(Math.max(0, began + cap * 1000 - now))} more ` +
+        `(process.ultimateExitingTimeout ${cap}s), then exiting anyway`;
+    const again = signalled
+      ? ` A second Ctrl-C (${signalled === "SIGINT" ? "SIGINT" : `${signalled} or SIGINT`}) ` +
+        `exits now, without waiting.`
+      : "";
+    const head = now - began >= 1000 ? `Still stopping after ${secs(now - began)}:` : "Stopping:";
+    logger.info(`${head} waiting for ${awaited}, ${limit}.${again}`);
+  };
+  if (op.running?.size) notice();
+  let cancelNotice = clock.timer(EXIT_NOTICE * 1000, function repeat() {
+    notice();
+    cancelNotice = clock.timer(60_000, repeat);
+  });
+  const stages = Object.entries(EXIT_STAGES) as Array<[keyof typeof EXIT_STAGES, string]>;
+  const exiting = (async () => {
+    for (const [stage, awaits] of stages) {
+      phase = awaits;
+      for (const s of started) await s.exit?.[stage]?.();
+    }
+  })();
+  // Kopf's absolute cap on the exit: after it, the operator exits whatever still runs.
+  const finished = await within(exiting, cap, clock);
+  cancelNotice();
+  if (!finished) {
     logger.warning(
-      "Neither --namespace nor --all-namespaces is given: serving all namespaces (cluster-wide).",
+      `The operator did not stop within process.ultimateExitingTimeout (${cap}s): ` +
+        `exiting anyway, leaving ${phase} running.`,
     );
   }
-
-  const sharding = startSharding({ ...op, api, namespaces, metrics, identity }); // the queues' gate
-  op.shards = sharding.gate;
-  const watchers = new Orchestrator(api, op, settings, logger, signal);
-  const ready = watchers.start(resolution, namespaces, registry.selectors());
-  // Readiness: held until all initial watchers have listed; then only new indexed watchers re-close it.
-  ready.then(() => indexers.markReady(), () => indexers.markReady());
-  const unobserve = metrics?.observeQueues(() => watchers.queueSamples());
-  const admission = startAdmission(op, api, stop, watchers.memoryOf);
-  const peering = startPeering({ ...op, api, namespaces, signal, identity });
-  const leadership = startLeaderElection({
-    ...op,
-    api,
-    namespaces,
-    signal,
-    probing,
-    metrics,
-    identity,
-  });
-
-  const main = (async () => {
-    await ready;
-    probing?.ready();
-    options.onReady?.();
-    // Stopped during the start-up (e.g. an early SIGINT): the abort event has already fired.
-    await new Promise<void>((resolve) => {
-      if (signal.aborted) resolve();
-      else signal.addEventListener("abort", () => resolve(), { once: true });
-    });
-    logger.info("Stop-flag is raised. Operator is stopping.");
-    let phase = "the daemons and timers";
-    // What the exit waits for, said at once when handlers are in progress, and again after a few
-    // seconds (then every minute) while it lasts — never a silent wait of up to 10 minutes.
-    const clock = options.clock ?? realClock;
-    const began = clock.now();
-    const cap = settings.process.ultimateExitingTimeout;
-    const signalled = outer?.reason instanceof SignalledExit ? outer.reason.signal : undefined;
-    const notice = () => {
-      const now = clock.now();
-      const secs = (ms: number) => `${Math.round(ms / 1000)}s`;
-      const attempts = [...op.running ?? []].map((a) =>
-        `${a.what}${
-          a.logger instanceof ObjectLogger ? ` of ${a.logger.prefix.trim()}` : ""
-        } (running for ${secs(now - a.since)})`
-      );
-      const awaited =
-        phase === "the daemons and timers" || phase === "the watchers and their handlers"
-          ? attempts.length ? `the handlers in progress: ${attempts.join(", ")}` : phase
-          : phase;
-      const limit = cap === null
-        ? "with no time limit (process.ultimateExitingTimeout is not set)"
-        : `for at most ${secs(Math.max(0, began + cap * 1000 - now))} more ` +
-          `(process.ultimateExitingTimeout ${cap}s), then exiting anyway`;
-      const again = signalled
-        ? ` A second Ctrl-C (${signalled === "SIGINT" ? "SIGINT" : `${signalled} or SIGINT`}) ` +
-          `exits now, without waiting.`
-        : "";
-      const head = now - began >= 1000 ? `Still stopping after ${secs(now - began)}:` : "Stopping:";
-      logger.info(`${head} waiting for ${awaited}, ${limit}.${again}`);
-    };
-    if (op.running?.size) notice();
-    let cancelNotice = clock.timer(EXIT_NOTICE * 1000, function repeat() {
-      notice();
-      cancelNotice = clock.timer(60_000, repeat);
-    });
-    const exiting = (async () => {
-      await op.daemons?.close();
-      await op.reconcilers?.close();
-      phase = "the watchers and their handlers";
-      await watchers.stop();
-      phase = "the cleanup handlers";
-      await runActivity("cleanup", registry.activityHandlers("cleanup"), env).catch((e) => {
-        logger.error(`Cleanup failed: ${e instanceof Error ? e.message : e}`);
-      });
-      phase = "the posting of events";
-      await poster.close();
-      phase = "the admission clean-up"; // Its patches need the vault (closed below).
-      await admission.closed;
-    })();
-    // Kopf's absolute cap on the exit: after it, the operator exits whatever still runs.
-    const finished = await within(exiting, cap, clock);
-    cancelNotice();
-    if (!finished) {
-      logger.warning(
-        `The operator did not stop within process.ultimateExitingTimeout (${cap}s): ` +
-          `exiting anyway, leaving ${phase} running.`,
-      );
-    }
-    await peering.leave(); // Lower-priority peers resume only now; its patches need the vault.
-    await sharding.leave(); // The other shards take this one's objects only now.
-    await leadership.leave(); // Released last: a standby starts when nothing runs here.
-    await authenticator.catch(() => {});
-    unobserve?.();
-    await probing?.shutdown();
-    if (owned) vault.close();
-  })();
-  const failing = watchers.failure.then((e) => {
-    if (e) {
-      stop.abort();
-      throw e;
-    }
-  });
-  return [
-    { name: "main", done: main },
-    { name: "watchers", done: failing },
-    ...admission.tasks,
-    ...peering.tasks,
-    ...sharding.tasks,
-    ...leadership.tasks,
-  ];
+  for (const stage of LEAVE_STAGES) {
+    for (const s of started) await s.exit?.[stage]?.();
+  }
 }
 
 /**

@@ -27,6 +27,11 @@
  * mandatory (`--peering NAME`), where Kopf's rules apply as well (e.g.
  * `kopf freeze` with a higher priority pauses every shard).
  *
+ * The wiring only: the policy (the gate, the hand-off) is engines/sharding.ts,
+ * the same name one layer down, with engines/shard_leases.ts and
+ * engines/shard_metrics.ts; {@link shardingPart} is how a running operator
+ * starts it (parts.ts, running.ts's list).
+ *
  * @module
  */
 
@@ -39,22 +44,21 @@ import { infiniteWatch } from "../../cogs/clients/watching.ts";
 import type { OperatorSettings } from "../../cogs/configs/settings.ts";
 import { selectSpecificNamespaces } from "../../cogs/structs/references.ts";
 import { OperatorLogger } from "../actions/loggers.ts";
-import type { OperatorMetrics } from "../engines/metrics.ts";
 import { detectOwnId } from "../engines/peers.ts";
 import { OperatorError } from "./errors.ts";
 import { MemberLease, MemberTable } from "../engines/shard_leases.ts";
 import { observeShards } from "../engines/shard_metrics.ts";
 import { memberAnnotations, SHARD_GROUP_LABEL, ShardGate, viewKey } from "../engines/sharding.ts";
-import type { ReplicaParts, ReplicaTasks } from "./replicas.ts";
+import { need, type OperatorPart, type Parts, type PartTasks } from "./parts.ts";
 
-/** What the sharding of an operator needs. */
-export interface ShardingParts extends ReplicaParts {
-  /** The operator's metrics: the membership's gauges go there (shard_metrics.ts), if given. */
-  metrics?: OperatorMetrics | undefined;
-}
+/**
+ * What the sharding of an operator needs: the client, settings, log sink, namespaces, identity,
+ * clock; the metrics (the membership's gauges go there, shard_metrics.ts), if given.
+ */
+export type ShardingParts = Parts;
 
 /** The running sharding of an operator. */
-export interface ShardingTasks extends ReplicaTasks {
+export interface ShardingTasks extends PartTasks {
   /** The per-object gate for the queues; undefined without sharding. */
   gate: ShardGate | undefined;
 }
@@ -343,3 +347,34 @@ export function startSharding(parts: ShardingParts): ShardingTasks {
     },
   };
 }
+
+/**
+ * Sharding as a part of a running operator (running.ts): its settings checked after the startup
+ * handlers; started before the watchers, whose queues ask its gate; left after the watchers and
+ * daemons have stopped.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { shardingPart } from "./sharding.ts";
+ * assert.equal(shardingPart.name, "sharding");
+ * ```
+ */
+export const shardingPart: OperatorPart = {
+  name: "sharding",
+  check: (run) => checkSharding(run.settings),
+  start(run) {
+    const op = need(run, "op");
+    const api = need(run, "api");
+    const { namespaces, metrics } = run;
+    const sharding = startSharding({
+      ...op,
+      api,
+      namespaces,
+      metrics,
+      identity: run.options.identity,
+    });
+    op.shards = sharding.gate; // the queues' gate
+    return { tasks: sharding.tasks, exit: { shards: () => sharding.leave() } };
+  },
+};

@@ -29,8 +29,8 @@
  * and objects no watcher has seen, get a fresh shallow copy of the operator
  * memo, discarded after the request (nothing is remembered for them).
  *
- * Apart from running.ts so that the operator's start stays readable: two
- * calls there, the rest here.
+ * A part of the operator's start ({@link admissionPart}, parts.ts): one line
+ * in running.ts's list, the rest here.
  *
  * @module
  */
@@ -50,6 +50,7 @@ import type { AnyObject } from "../intents/handlers.ts";
 import { ABSENT, PRESENT } from "../intents/markers.ts";
 import type { OperatorRegistry } from "../intents/registry.ts";
 import type { WebhookHandler, WebhookType } from "../intents/webhooks.ts";
+import { need, type OperatorPart } from "./parts.ts";
 import { OperatorError } from "./errors.ts";
 import { followCrds, resolveResources } from "./observation.ts";
 import type { OperatorContext } from "./processing.ts";
@@ -394,3 +395,30 @@ function unservedLine(review: AnyObject, webhook: string | undefined, e: unknown
     req.operation ? `a ${req.operation}` : "a request with no operation"
   } of ${what}${where}: ${why}`;
 }
+
+/**
+ * Admission as a part of a running operator (running.ts): its settings checked after the startup
+ * handlers; started after the watchers (whose per-object memories it lends to the requests);
+ * its clean-up awaited at the exit before the vault closes.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { admissionPart } from "./webhooking.ts";
+ * assert.equal(admissionPart.name, "admission");
+ * ```
+ */
+export const admissionPart: OperatorPart = {
+  name: "admission",
+  check: (run) => checkAdmission(run.registry, run.settings),
+  start(run) {
+    const watchers = need(run, "watchers");
+    const admission = startAdmission(
+      need(run, "op"),
+      need(run, "api"),
+      run.stop,
+      watchers.memoryOf,
+    );
+    return { tasks: admission.tasks, exit: { admission: () => admission.closed } };
+  },
+};
