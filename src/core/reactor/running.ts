@@ -14,6 +14,7 @@
 
 import { AsyncLocalStorage } from "node:async_hooks";
 import { type Clock, realClock } from "../../cogs/aio/clock.ts";
+import { clockScope } from "../../cogs/aio/clock_scope.ts";
 import { sleep } from "../../cogs/aio/sleep.ts";
 import { ToggleSet } from "../../cogs/aio/toggles.ts";
 import { within } from "../../cogs/aio/within.ts";
@@ -203,7 +204,12 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
     () =>
       postingScope.run(
         posting,
-        () => apiScope.run(handlerApi.kube, () => startOperator(options, posting, handlerApi)),
+        () =>
+          // The operator's clock for kopf.sleep() in its handlers and the tasks they start.
+          clockScope.run(
+            options.clock ?? realClock,
+            () => apiScope.run(handlerApi.kube, () => startOperator(options, posting, handlerApi)),
+          ),
       ),
   );
 }
