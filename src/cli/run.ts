@@ -11,6 +11,7 @@
 
 import { isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+import type { Clock } from "../cogs/aio/clock.ts";
 import { permissionError, permissionHint } from "../cogs/clients/_permissions.ts";
 import { OperatorSettings } from "../cogs/configs/settings.ts";
 import type { Level, LogFormat, LogSink } from "../core/actions/loggers.ts";
@@ -59,6 +60,8 @@ export interface RunControls {
   onReady?: () => void;
   /** Log in with this kubeconfig file instead of the default login. */
   kubeconfig?: string;
+  /** The operator's clock instead of the real one (tests on a `FakeClock`). */
+  clock?: Clock;
   /** Throw fatal errors to the caller instead of printing them (test runners). */
   throwErrors?: boolean;
 }
@@ -238,6 +241,7 @@ export async function runOperator(flags: RunFlags, controls: RunControls = {}): 
     ...(controls.signal ? { signal: controls.signal } : {}),
     ...(controls.onReady ? { onReady: controls.onReady } : {}),
     ...(controls.kubeconfig ? { kubeconfig: controls.kubeconfig } : {}),
+    ...(controls.clock ? { clock: controls.clock } : {}),
     ...(controls.sink ? { sink: controls.sink } : { logging }),
   });
   return 0;

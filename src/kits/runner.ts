@@ -12,6 +12,7 @@
 
 import { AsyncLocalStorage } from "node:async_hooks";
 import { format } from "node:util";
+import type { Clock } from "../cogs/aio/clock.ts";
 import type { OperatorSettings } from "../cogs/configs/settings.ts";
 import type { OperatorRegistry } from "../core/intents/registry.ts";
 
@@ -26,6 +27,7 @@ export type KopfEntry = (
     registry?: OperatorRegistry;
     settings?: OperatorSettings;
     kubeconfig?: string;
+    clock?: Clock;
   },
 ) => Promise<number>;
 
@@ -37,6 +39,12 @@ export interface KopfRunnerOptions {
   settings?: OperatorSettings;
   /** The kubeconfig to log in with (e.g. the embedded API server's), instead of the default login. */
   kubeconfig?: string;
+  /**
+   * The operator's clock (default: the real one): with a `FakeClock`, the operator's daemons,
+   * timers, retries and `kopf.sleep()` wait for the test's `clock.advance()`, not for the wall
+   * clock. The runner's own waits (`waitFor`, `timeout`) stay on real time.
+   */
+  clock?: Clock;
   /** Seconds to wait for the operator to stop at the end (default 10). */
   timeout?: number;
   /** Throw the operator's exception when the runner stops (default true). */
@@ -129,6 +137,7 @@ export class BaseKopfRunner implements AsyncDisposable {
           ...(this.#options.registry ? { registry: this.#options.registry } : {}),
           ...(this.#options.settings ? { settings: this.#options.settings } : {}),
           ...(this.#options.kubeconfig ? { kubeconfig: this.#options.kubeconfig } : {}),
+          ...(this.#options.clock ? { clock: this.#options.clock } : {}),
         });
       } catch (e) {
         this.#exception = e;

@@ -54,6 +54,7 @@ const KEYS = [
   "settings",
   "indices",
   "api",
+  "clock",
   "param",
   "retry",
   "started",

@@ -305,6 +305,7 @@ const RUN: Record<string, OperatorRun | ScriptRun> = {
   },
   "docs/testing.md#the-runner/1": { kind: "script" },
   "docs/testing.md#time/1": { kind: "script" },
+  "docs/testing.md#daemons-and-timers-in-virtual-time/1": { kind: "script" },
   "docs/timers.md#timers/1": {
     kind: "operator",
     object: EXAMPLE_OBJECT,

@@ -80,7 +80,6 @@
  */
 
 import type { Resource } from "../structs/references.ts";
-import { sleep } from "../aio/sleep.ts";
 import { type CancelTimer, realClock } from "../aio/clock.ts";
 import type { ApiClient } from "./api.ts";
 import type { TransportStream } from "./transport.ts";
@@ -436,7 +435,8 @@ export function infiniteWatch(
         inactivityTimeout: options.inactivityTimeout,
         signal,
       }),
-    sleep: (seconds) => sleep(seconds, signal),
+    // Real time even in an operator on a fake clock: the backoffs wait for a server, not for logic.
+    sleep: (seconds) => realClock.sleep(seconds, signal),
     log: (level, message) => api.logger[level](message),
   }, signal);
 }

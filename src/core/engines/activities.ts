@@ -96,6 +96,7 @@ export async function runActivity(
           indices: env.indices,
           api: currentApi(),
           param: handler.param,
+          clock,
         }, attempt),
       onResult: (handler, result) => results.set(handler.id, result),
     });

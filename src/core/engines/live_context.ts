@@ -11,6 +11,7 @@
  * @module
  */
 
+import type { Clock } from "../../cogs/aio/clock.ts";
 import type { Patch } from "../../cogs/structs/patches.ts";
 import type { StopFlag } from "../../cogs/aio/stop_flag.ts";
 import type { OperatorSettings } from "../../cogs/configs/settings.ts";
@@ -66,6 +67,8 @@ export class LiveContext implements SpawningContext {
   api: KubeClient;
   /** The handler's `param`. */
   param: unknown;
+  /** The operator's clock (of the stop-flag's waits, the schedules and `kopf.sleep()`). */
+  clock: Clock;
   /** The stop-flag. */
   stopped: StopFlag<Reason>;
   /** Attempts made before this one. */
@@ -93,6 +96,7 @@ export class LiveContext implements SpawningContext {
     this.indices = fields.indices;
     this.api = fields.api;
     this.param = fields.param;
+    this.clock = fields.clock;
     this.stopped = fields.stopped;
     this.retry = attempt.retry;
     this.started = attempt.started;

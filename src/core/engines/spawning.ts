@@ -295,6 +295,7 @@ class SpawnedRun implements Execution<SpawningHandler> {
       indices: this.#env.indices,
       api: currentApi(),
       param: handler.param,
+      clock: this.#env.clock,
       stopped: this.signal,
     }, handler.timeout !== undefined);
   }

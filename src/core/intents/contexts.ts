@@ -1,12 +1,14 @@
 /**
  * Building the object context handlers receive: the object's parts (`spec`,
  * `meta`, `labels`, …) spread out for convenience, plus the operator-wide
- * memo, settings and indices, and the operator's API client (`api`). One builder, so that every kind of handler
+ * memo, settings and indices, the operator's API client (`api`) and clock (`clock`). One builder, so that every kind of handler
  * (changing, event, index) sees the same shape.
  *
  * @module
  */
 
+import type { Clock } from "../../cogs/aio/clock.ts";
+import { currentClock } from "../../cogs/aio/clock_scope.ts";
 import type { Patch } from "../../cogs/structs/patches.ts";
 import type { Resource } from "../../cogs/structs/references.ts";
 import { currentApi } from "../actions/handler_api.ts";
@@ -20,6 +22,8 @@ export interface SharedContext {
   indices: AnyObject;
   /** The signal of the work the context is for (operator exit); a never-aborted one if absent. */
   signal?: AbortSignal | undefined;
+  /** The operator's clock; the one of the operator the code runs in if absent. */
+  clock?: Clock | undefined;
 }
 
 /** A signal that never aborts, for contexts built outside of any cancellable work. */
@@ -71,5 +75,6 @@ export function objectContext(
     started: new Date(),
     runtime: 0,
     signal: shared.signal ?? NEVER,
+    clock: shared.clock ?? currentClock(),
   };
 }

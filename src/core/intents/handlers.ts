@@ -7,6 +7,7 @@
  * @module
  */
 
+import type { Clock } from "../../cogs/aio/clock.ts";
 import type { Diff } from "../../cogs/structs/diffs.ts";
 import type { Patch } from "../../cogs/structs/patches.ts";
 import type { Resource, Selector } from "../../cogs/structs/references.ts";
@@ -82,6 +83,13 @@ export interface BaseContext {
    * the operator's exit; for daemons and timers, also when they are asked to stop.
    */
   signal: AbortSignal;
+  /**
+   * The operator's clock (`clock` of `kopf.operator()` and `KopfRunner`; the real one by
+   * default): the time the operator's schedules, retries and `kopf.sleep()` run on. A handler
+   * that measures or waits for time asks it (`clock.now()`, `await clock.sleep(seconds, signal)`),
+   * so that its test on a `FakeClock` runs in virtual time.
+   */
+  clock: Clock;
 }
 
 /** The context of handlers that work on one object. */

@@ -335,6 +335,7 @@ class HandlerContext implements ChangingContext {
   declare settings: ObjectContext["settings"];
   declare indices: AnyObject;
   declare api: ObjectContext["api"];
+  declare clock: ObjectContext["clock"];
   declare param: unknown;
   declare retry: number;
   declare started: Date;
@@ -373,6 +374,7 @@ class HandlerContext implements ChangingContext {
     this.settings = base.settings;
     this.indices = base.indices;
     this.api = base.api;
+    this.clock = base.clock;
     this.param = handler.param;
     this.retry = attempt.retry;
     this.started = attempt.started;

@@ -169,6 +169,7 @@ export async function processEvent(
         settings,
         indices: op.indices,
         signal,
+        clock: op.clock,
       });
       base.memo = memo;
     }

@@ -17,6 +17,7 @@
 
 import { AsyncLocalStorage } from "node:async_hooks";
 import { realClock } from "../../cogs/aio/clock.ts";
+import { clockScope } from "../../cogs/aio/clock_scope.ts";
 import { sleep } from "../../cogs/aio/sleep.ts";
 import { within } from "../../cogs/aio/within.ts";
 import { OperatorSettings } from "../../cogs/configs/settings.ts";
@@ -138,7 +139,12 @@ export async function spawnTasks(options: OperatorOptions = {}): Promise<Operato
     () =>
       postingScope.run(
         posting,
-        () => apiScope.run(handlerApi.kube, () => startOperator(options, posting, handlerApi)),
+        () =>
+          // The operator's clock for kopf.sleep() in its handlers and the tasks they start.
+          clockScope.run(
+            options.clock ?? realClock,
+            () => apiScope.run(handlerApi.kube, () => startOperator(options, posting, handlerApi)),
+          ),
       ),
   );
 }
