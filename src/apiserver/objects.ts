@@ -691,7 +691,7 @@ export class Objects {
       unknown(known?.pruned ?? []);
     }
     if (def.builtin) {
-      out = defaultedWorkload(def.group, def.kind, out, current);
+      out = defaultedWorkload(def.group, def.kind, out, current, this.store);
       causes.push(
         ...builtinCauses(
           def.group,
@@ -723,7 +723,7 @@ export class Objects {
     const key = storageKey(def);
     if (key === "secrets" && !draft.type) return { ...draft, type: "Opaque" };
     if (key === "pods") return createdPod(draft, this.now());
-    if (def.builtin) draft = createdWorkload(def.group, def.kind, draft);
+    if (def.builtin) draft = createdWorkload(def.group, def.kind, draft, this.now());
     if (key === "services") return defaultedService(draft, undefined, this.#services());
     if (key === "namespaces") {
       return {

@@ -26,6 +26,7 @@
  * @module
  */
 
+import { admitPriority, type PriorityClasses } from "./priority_admission.ts";
 import { canonicalQuantity, parseQuantity } from "./quantity.ts";
 
 type Obj = Record<string, unknown>;
@@ -212,13 +213,16 @@ const DEFAULT_TOLERATIONS = [
 
 /**
  * A Pod's spec as the admission plugins on by default leave it: `Priority`
- * gives a pod without a `priorityClassName` priority 0 and
- * `preemptionPolicy: PreemptLowerPriority` on create and keeps the stored ones
- * on update; `DefaultTolerationSeconds` adds tolerations of the `not-ready`
+ * sets its priority on create (`priority_admission.ts`: from its class, the
+ * global default class, else 0 and `PreemptLowerPriority`) and keeps the
+ * stored one on update; `DefaultTolerationSeconds` adds tolerations of the `not-ready`
  * and `unreachable` taints for 300 seconds unless the pod tolerates them.
  *
  * @param spec The defaulted spec (from {@linkcode defaultedPodSpec}); mutated.
  * @param current The stored pod's spec on update.
+ * @param podName The pod's name (or `generateName`), for the Priority plugin's 403.
+ * @param classes The stored PriorityClasses.
+ * @throws {ApiError} 403 from the Priority plugin (an unknown class, a priority not the class's).
  *
  * @example
  * ```ts
@@ -229,12 +233,14 @@ const DEFAULT_TOLERATIONS = [
  * assert.deepEqual([spec.priority, (spec.tolerations as unknown[]).length], [0, 2]);
  * ```
  */
-export function admitPodSpec(spec: Obj, current: Obj | undefined): void {
+export function admitPodSpec(
+  spec: Obj,
+  current: Obj | undefined,
+  podName = "",
+  classes?: PriorityClasses,
+): void {
   if (!current) {
-    if (unset(spec.priorityClassName)) {
-      spec.priority ??= 0;
-      spec.preemptionPolicy ??= "PreemptLowerPriority";
-    }
+    admitPriority(spec, podName, classes);
   } else {
     if (spec.priority === undefined && current.priority !== undefined) {
       spec.priority = current.priority;

@@ -24,15 +24,19 @@
  * - CronJob: `concurrencyPolicy: Allow`, `suspend: false`,
  *   `successfulJobsHistoryLimit: 3`, `failedJobsHistoryLimit: 1`.
  * - every pod template and a Pod's spec: `pod_defaults.ts`.
+ * - the other stored kinds: `kind_defaults.ts`.
  *
  * @module
  */
 
 import { ApiError } from "./errors.ts";
+import { createdStatus, defaultedKind } from "./kind_defaults.ts";
 import { admitPodSpec, defaultedPodSpec, QuantityError } from "./pod_defaults.ts";
-import type { KObject } from "./store.ts";
+import type { KObject, Store } from "./store.ts";
 
 type Obj = Record<string, unknown>;
+
+const PRIORITY_CLASSES = "priorityclasses.scheduling.k8s.io";
 
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === "object" && !Array.isArray(v);
 
@@ -164,8 +168,10 @@ function cronJob(spec: Obj): void {
  * @param kind The kind.
  * @param obj The object (its `metadata.uid` set on create); never mutated.
  * @param current The stored object on update, else `undefined`.
+ * @param store The store, for a created Pod's PriorityClass (none when omitted).
  * @returns The defaulted object (the input itself when its kind has no defaults here).
- * @throws {ApiError} 400 when a container's request or limit is not a quantity (kube cannot decode it).
+ * @throws {ApiError} 400 when a container's request or limit is not a quantity (kube cannot decode
+ *   it); 403 from the Priority admission plugin (`priority_admission.ts`).
  *
  * @example
  * ```ts
@@ -180,9 +186,10 @@ export function defaultedWorkload(
   kind: string,
   obj: KObject,
   current: KObject | undefined,
+  store?: Pick<Store, "get" | "list">,
 ): KObject {
   try {
-    return defaulted(`${group}/${kind}`, obj, current);
+    return defaulted(`${group}/${kind}`, obj, current, store);
   } catch (e) {
     if (!(e instanceof QuantityError)) throw e;
     // Every kind here is served at v1 alone.
@@ -192,7 +199,12 @@ export function defaultedWorkload(
   }
 }
 
-function defaulted(key: string, obj: KObject, current: KObject | undefined): KObject {
+function defaulted(
+  key: string,
+  obj: KObject,
+  current: KObject | undefined,
+  store: Pick<Store, "get" | "list"> | undefined,
+): KObject {
   // A write that leaves the stored spec as it is (a patch of labels, a status write) has nothing
   // to default: the stored spec was defaulted when it was written.
   if (
@@ -207,7 +219,11 @@ function defaulted(key: string, obj: KObject, current: KObject | undefined): KOb
       if (!spec) return obj;
       const out = defaultedPodSpec(spec, true) as Obj;
       const before = current && isObj(current.spec) ? current.spec : undefined;
-      admitPodSpec(out, before);
+      const classes = store && {
+        get: (name: string) => store.get(PRIORITY_CLASSES, "", name),
+        list: () => store.list(PRIORITY_CLASSES),
+      };
+      admitPodSpec(out, before, obj.metadata.name ?? obj.metadata.generateName ?? "", classes);
       return { ...obj, spec: out };
     }
     case "/PodTemplate":
@@ -250,7 +266,7 @@ function defaulted(key: string, obj: KObject, current: KObject | undefined): KOb
       return { ...obj, spec };
     }
   }
-  return obj;
+  return defaultedKind(key, obj);
 }
 
 /** The status each workload starts with: its Go type's zero value as kube encodes it. */
@@ -270,12 +286,15 @@ const EMPTY_STATUS: Record<string, () => Obj> = {
 };
 
 /**
- * A created workload with the status kube's strategies give it, whatever
- * status was sent (`PrepareForCreate` resets it); other kinds as they are.
+ * A created workload (or claim, volume, autoscaler, ingress, disruption
+ * budget, quota: `kind_defaults.ts`) with the status kube's strategies give
+ * it, whatever status was sent (`PrepareForCreate` resets it); other kinds as
+ * they are.
  *
  * @param group The API group.
  * @param kind The kind.
  * @param obj The object to create; never mutated.
+ * @param now The creation time (a PersistentVolume's `lastPhaseTransitionTime`).
  * @returns The object to store.
  *
  * @example
@@ -286,7 +305,13 @@ const EMPTY_STATUS: Record<string, () => Obj> = {
  * assert.deepEqual(rs.status, { replicas: 0 });
  * ```
  */
-export function createdWorkload(group: string, kind: string, obj: KObject): KObject {
-  const empty = EMPTY_STATUS[`${group}/${kind}`];
-  return empty ? { ...obj, status: empty() } : obj;
+export function createdWorkload(
+  group: string,
+  kind: string,
+  obj: KObject,
+  now = "",
+): KObject {
+  const key = `${group}/${kind}`;
+  const status = EMPTY_STATUS[key]?.() ?? createdStatus(key, now);
+  return status ? { ...obj, status } : obj;
 }

@@ -316,6 +316,9 @@ Deno.test("CRD names: a CRD claiming names another CRD of the group holds is not
   // Renaming the kind to a free one is accepted on update: established and served.
   const gadgets = (await call(api.url, "GET", `${CRDS}/gadgets.example.com`)).body;
   gadgets.spec.names.kind = "Gadget";
+  // Its singular was defaulted from the kind it had ("widget", taken), as kube defaults it.
+  assert.equal(gadgets.spec.names.singular, "widget");
+  gadgets.spec.names.singular = "gadget";
   const renamed = await call(api.url, "PUT", `${CRDS}/gadgets.example.com`, gadgets);
   assert.equal(renamed.status, 200, JSON.stringify(renamed.body));
   assert.equal(condition(renamed.body, "NamesAccepted").status, "True");

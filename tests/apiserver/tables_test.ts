@@ -523,8 +523,9 @@ const CASES: Case[] = [
       ["Age", 0],
       ["VolumeMode", 1],
     ],
-    // Not bound: no volume, so no capacity or access modes (the request is not shown).
-    cells: ["data", AGE, "", "", "", "fast", "<unset>", AGE, "<unset>"],
+    // Not bound: no volume, so no capacity or access modes (the request is not shown); Pending,
+    // its volumeMode defaulted as kube defaults it.
+    cells: ["data", "Pending", "", "", "", "fast", "<unset>", AGE, "Filesystem"],
   },
   {
     name: "endpoints: ENDPOINTS (three at most, then + N more...) AGE",
@@ -601,7 +602,7 @@ const CASES: Case[] = [
       "web",
       "Deployment/web",
       "cpu: 45%/80%, <unknown>/1k + 1 more...",
-      "<unset>",
+      "1", // minReplicas, defaulted (a string cell, as kube prints it)
       5,
       2,
       AGE,
@@ -1008,7 +1009,7 @@ testEachKubectl(
       pv[0]!,
       /^NAME\s+CAPACITY\s+ACCESS MODES\s+RECLAIM POLICY\s+STATUS\s+CLAIM\s+STORAGECLASS\s+VOLUMEATTRIBUTESCLASS\s+REASON\s+AGE\s+VOLUMEMODE$/,
     );
-    assert.match(pv[1]!, /^pv1\s+5Gi\s+RWO\s+Retain\s+fast\s+<unset>\s+\d+s\s+Block$/);
+    assert.match(pv[1]!, /^pv1\s+5Gi\s+RWO\s+Retain\s+Pending\s+fast\s+<unset>\s+\d+s\s+Block$/);
     await made("/api/v1/namespaces/default/endpoints", {
       metadata: { name: "web" },
       subsets: [{ addresses: [{ ip: "10.0.0.1" }], ports: [{ port: 8080 }] }],
