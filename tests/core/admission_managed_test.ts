@@ -59,6 +59,7 @@ Deno.test("managed configurations: one webhook per handler, as the handlers say;
     clientConfig: undefined,
     timeoutSeconds: 30,
     admissionReviewVersions: ["v1"],
+    namespaceSelector: {}, // the API server's default, as kube's: the operator sends none
   });
   const [m] = mutating.webhooks;
   assert.equal(m.name, "defaults.test.kopf.dev");
@@ -66,7 +67,7 @@ Deno.test("managed configurations: one webhook per handler, as the handlers say;
   assert.equal(m.failurePolicy, "Fail");
   assert.deepEqual(m.rules[0].resources, ["kopfexamples/status"]);
   assert.deepEqual(m.rules[0].operations, ["CREATE"]);
-  assert.equal(m.objectSelector, undefined);
+  assert.deepEqual(m.objectSelector, {}); // none sent: the API server's default, as kube's
   assert.equal(m.clientConfig.url, url.replace("check_spec", "defaults"));
 
   // The configured URL serves the handler, verified against the configured CA.
