@@ -36,11 +36,10 @@ export type Arity = "none" | "required" | "optional";
 export type OptionValues = Record<string, unknown>;
 
 /**
- * One option of a command, made by {@link option}. Its type keeps what its value will be: `F`,
+ * One option of a command, made by {@link option}. Its type keeps what its value will be: `K`,
  * the key (`namespace`, from the flags as written); `R`, whether it takes a value; `V`, what a
  * value converts to (`parse`'s result, a choice, or the string); `A`, whether the value is always
- * there (a default, or mandatory). {@link ValuesOf} makes a command's values
- * from its options.
+ * there (a default, or mandatory). {@link ValuesOf} makes a command's values from its options.
  */
 export interface OptionSpec<
   K extends string = string,
@@ -114,6 +113,7 @@ export type ValuesOf<T extends readonly OptionSpec[]> =
 
 /** The type of an option's value: `parse`'s result, else one of the choices, else the string. */
 type ValueOf<V, C> = [V] extends [never] ? [C] extends [never] ? string : C : V;
+
 /** What {@link option} takes besides the flags and the description. */
 export interface OptionExtras {
   /** Converts and checks a value; throws {@link InvalidValueError}. Gets the value so far. */
