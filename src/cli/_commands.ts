@@ -11,18 +11,24 @@ import type { LogFormat } from "../core/actions/loggers.ts";
 import {
   collect,
   collectPattern,
-  isFileLike,
+  decimal,
   MANIFESTS_OPTIONS,
   OPERATOR_OPTIONS,
   parseInteger,
   parseLiveness,
 } from "./_operator_flags.ts";
-import { type CommandSpec, InvalidValueError, option, type ProgramSpec } from "./_parser.ts";
+import {
+  type CommandSpec,
+  InvalidValueError,
+  option,
+  type ProgramSpec,
+  type ValuesOf,
+} from "./_parser.ts";
 
 const HANDLER_FILES = "TypeScript/JavaScript files with handlers";
-const LOG_FORMATS = ["plain", "full", "json"];
+const LOG_FORMATS = ["plain", "full", "json"] as const satisfies readonly LogFormat[];
 
-const APISERVER: CommandSpec = {
+const APISERVER = {
   name: "apiserver",
   description: "run the embedded Kubernetes API server (no cluster needed)",
   options: [
@@ -62,9 +68,9 @@ const APISERVER: CommandSpec = {
     ),
     option("--webhook-client-key <file>", "the private key (PEM) of --webhook-client-cert"),
   ],
-};
+} satisfies CommandSpec;
 
-const RUN: CommandSpec = {
+const RUN = {
   name: "run",
   description: "run an operator with the handlers of the given files or modules",
   paths: HANDLER_FILES,
@@ -113,45 +119,52 @@ const RUN: CommandSpec = {
       default: "object",
     }),
   ],
-};
+} satisfies CommandSpec;
 
-/** `kopf freeze` and `kopf resume`: the same scope and output flags; freeze's own in between. */
-function peeringCommand(name: "freeze" | "resume"): CommandSpec {
-  return {
-    name,
-    description: name === "freeze"
-      ? "pause the operators of a peering: a peer entry with a priority and a lifetime"
-      : "resume the operators of a peering: remove the entry written by 'kopf freeze'",
-    options: [
-      option("-n, --namespace <pattern>", "the KopfPeering in these namespaces", {
-        parse: collectPattern,
-      }),
-      option("-A, --all-namespaces", "the ClusterKopfPeering (the default without -n)"),
-      option("-i, --id <id>", "the peer's identity (default: user@host, or $POD_ID)"),
-      option("-P, --peering <name>", "the peering object's name", { default: "default" }),
-      ...(name === "freeze"
-        ? [
-          option("-t, --lifetime <seconds>", "how long the freeze lasts unless resumed", {
-            parse: parsePositive,
-            mandatory: true,
-          }),
-          option("-p, --priority <n>", "the priority of the freeze", {
-            parse: parseInteger,
-            default: 100,
-          }),
-          option("--dev", "the priority 666"),
-          option("-m, --message <text>", "why (stored with the entry)"),
-        ]
-        : []),
-      option("-v, --verbose", "log debug messages too"),
-      option("-d, --debug", "log debug messages too"),
-      option("-q, --quiet", "log warnings and errors only"),
-      option("--log-format <format>", "log line format", { choices: LOG_FORMATS, default: "full" }),
-    ],
-  };
-}
+/** `kopf freeze` and `kopf resume`: the scope of the peering. */
+const PEERING_SCOPE = [
+  option("-n, --namespace <pattern>", "the KopfPeering in these namespaces", {
+    parse: collectPattern,
+  }),
+  option("-A, --all-namespaces", "the ClusterKopfPeering (the default without -n)"),
+  option("-i, --id <id>", "the peer's identity (default: user@host, or $POD_ID)"),
+  option("-P, --peering <name>", "the peering object's name", { default: "default" }),
+];
 
-const CRD: CommandSpec = {
+/** `kopf freeze` and `kopf resume`: the log output. */
+const PEERING_LOGGING = [
+  option("-v, --verbose", "log debug messages too"),
+  option("-d, --debug", "log debug messages too"),
+  option("-q, --quiet", "log warnings and errors only"),
+  option("--log-format <format>", "log line format", { choices: LOG_FORMATS, default: "full" }),
+];
+
+const FREEZE = {
+  name: "freeze",
+  description: "pause the operators of a peering: a peer entry with a priority and a lifetime",
+  options: [
+    ...PEERING_SCOPE,
+    option("-t, --lifetime <seconds>", "how long the freeze lasts unless resumed", {
+      parse: parsePositive,
+      mandatory: true,
+    }),
+    option("-p, --priority <n>", "the priority of the freeze", {
+      parse: parseInteger,
+      default: 100,
+    }),
+    option("--dev", "the priority 666"),
+    option("-m, --message <text>", "why (stored with the entry)"),
+    ...PEERING_LOGGING,
+  ],
+} satisfies CommandSpec;
+
+const RESUME = {
+  name: "resume",
+  description: "resume the operators of a peering: remove the entry written by 'kopf freeze'",
+  options: [...PEERING_SCOPE, ...PEERING_LOGGING],
+} satisfies CommandSpec;
+
+const CRD = {
   name: "crd",
   description: "print the CRDs of the typed resources (kopf.resource) of the given files",
   paths: HANDLER_FILES,
@@ -160,23 +173,23 @@ const CRD: CommandSpec = {
       parse: collect,
     }),
   ],
-};
+} satisfies CommandSpec;
 
-const RBAC: CommandSpec = {
+const RBAC = {
   name: "rbac",
   description:
     "print the Roles, ClusterRoles and bindings that the handlers of the given files need",
   paths: HANDLER_FILES,
   options: OPERATOR_OPTIONS,
-};
+} satisfies CommandSpec;
 
-const MANIFESTS: CommandSpec = {
+const MANIFESTS = {
   name: "manifests",
   description:
     "print a deployable set: service account, RBAC, CRDs and a Deployment of the operator",
   paths: HANDLER_FILES,
   options: [...OPERATOR_OPTIONS, ...MANIFESTS_OPTIONS],
-};
+} satisfies CommandSpec;
 
 /** The `kopf` program: its commands, in the help's order. */
 export const PROGRAM: ProgramSpec = {
@@ -185,71 +198,56 @@ export const PROGRAM: ProgramSpec = {
   commands: [
     APISERVER,
     RUN,
-    peeringCommand("freeze"),
-    peeringCommand("resume"),
+    FREEZE,
+    RESUME,
     CRD,
     RBAC,
     MANIFESTS,
   ],
 };
 
-/** The values of `kopf run`'s options. */
-export interface RunValues {
-  module?: string[];
-  namespace?: string[];
-  allNamespaces?: boolean;
-  standalone?: boolean;
-  peering?: string;
-  priority?: number;
-  dev?: boolean;
-  leaderElection?: boolean | string;
-  leaderElectionNamespace?: string;
-  shards?: boolean | string;
-  shardsNamespace?: string;
-  liveness?: string;
-  verbose?: boolean;
-  debug?: boolean;
-  quiet?: boolean;
-  logFormat: LogFormat;
-  logPrefix?: boolean;
-  logRefkey?: string;
-}
+/** The values of `kopf apiserver`'s options, as the parser gives them. */
+export type ApiServerValues = ValuesOf<typeof APISERVER.options>;
 
-/** The values of `kopf freeze`'s and `kopf resume`'s options. */
-export interface PeeringValues {
-  namespace?: string[];
-  allNamespaces?: boolean;
-  id?: string;
-  peering: string;
-  lifetime?: number;
-  priority?: number;
-  dev?: boolean;
-  message?: string;
-  verbose?: boolean;
-  debug?: boolean;
-  quiet?: boolean;
-  logFormat: LogFormat;
-}
+/** The values of `kopf run`'s options, as the parser gives them. */
+export type RunValues = ValuesOf<typeof RUN.options>;
 
-/** `--shards GROUP`: a valid group, or a handlers file given right after the flag. */
+/** The values of `kopf freeze`'s options, as the parser gives them. */
+export type FreezeValues = ValuesOf<typeof FREEZE.options>;
+
+/** The values of `kopf resume`'s options, as the parser gives them. */
+export type ResumeValues = ValuesOf<typeof RESUME.options>;
+
+/** The values of `kopf crd`'s options, as the parser gives them. */
+export type CrdValues = ValuesOf<typeof CRD.options>;
+
+/** The values of `kopf rbac`'s options, as the parser gives them. */
+export type RbacValues = ValuesOf<typeof RBAC.options>;
+
+/** The values of `kopf manifests`' options, as the parser gives them. */
+export type ManifestsValues = ValuesOf<typeof MANIFESTS.options>;
+
+/** `--shards GROUP`: a valid group (a handlers file right after the flag is a path: the parser). */
 function parseGroup(value: string): string {
-  const problem = isFileLike(value) ? undefined : groupProblem(value);
+  const problem = groupProblem(value);
   if (problem) throw new InvalidValueError(`${problem}.`);
   return value;
 }
 
 function parsePositive(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) {
-    throw new InvalidValueError("use a whole number of seconds.");
+  const n = decimal(value);
+  if (n === undefined || n < 1) {
+    throw new InvalidValueError("use a whole number of seconds in plain decimal digits, e.g. 60.");
   }
   return n;
 }
 
 function parsePort(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) {
-    throw new InvalidValueError("use a port number from 0 to 65535 (0 picks a free port).");
+  const n = decimal(value);
+  if (n === undefined || n < 0 || n > 65535) {
+    throw new InvalidValueError(
+      "use a port number from 0 to 65535 in decimal digits (0 picks a free port).",
+    );
   }
   return n;
 }

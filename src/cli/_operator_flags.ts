@@ -25,7 +25,7 @@ import { applyPeeringOptions } from "../core/reactor/peering.ts";
 import { checkSharding } from "../core/reactor/sharding.ts";
 import { checkAdmission } from "../core/reactor/webhooking.ts";
 import { patternProblem } from "./_patterns.ts";
-import { InvalidValueError, option, type OptionSpec } from "./_parser.ts";
+import { InvalidValueError, option, type OptionSpec, type ValuesOf } from "./_parser.ts";
 import { applyRunFlags, loadHandlers, type SettingsFlags } from "./run.ts";
 
 /** How long the startup handlers may take without a cluster. */
@@ -61,7 +61,7 @@ const DNS_LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
  * The operator's options of `kopf rbac` and `kopf manifests`: those of `kopf run` that change what
  * it asks of the API, and `--crd`, `--name`, `--account-namespace`.
  */
-export const OPERATOR_OPTIONS: readonly OptionSpec[] = [
+export const OPERATOR_OPTIONS = [
   option("-m, --module <module>", "import a module with handlers (repeatable)", { parse: collect }),
   option(
     "-n, --namespace <pattern>",
@@ -92,13 +92,16 @@ export const OPERATOR_OPTIONS: readonly OptionSpec[] = [
       "else default)",
     { parse: parseName },
   ),
-];
+] satisfies readonly OptionSpec[];
+
+/** The values of {@link OPERATOR_OPTIONS}, as the parser gives them. */
+export type OperatorValues = ValuesOf<typeof OPERATOR_OPTIONS>;
 
 /**
  * The options of `kopf manifests` beyond the operator's: the image, replicas, the probes' URL,
  * the handlers' path in the image, and whether to include the Namespace.
  */
-export const MANIFESTS_OPTIONS: readonly OptionSpec[] = [
+export const MANIFESTS_OPTIONS = [
   option("--image <image>", "the operator's image (built from deploy/Dockerfile)", {
     mandatory: true,
   }),
@@ -112,11 +115,13 @@ export const MANIFESTS_OPTIONS: readonly OptionSpec[] = [
     default: "handlers.ts",
   }),
   option("--create-namespace", "include the Namespace of --account-namespace"),
-];
+] satisfies readonly OptionSpec[];
 
 function parseReplicas(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new InvalidValueError("use a whole number.");
+  const n = decimal(value);
+  if (n === undefined || n < 0) {
+    throw new InvalidValueError("use a whole number in plain decimal digits, e.g. 2.");
+  }
   return n;
 }
 
@@ -128,25 +133,15 @@ function parseReplicas(value: string): number {
  * @returns The flags.
  * @throws {FlagsError} For `-A` with `-n`, sharding with leader election, a bad group.
  */
-export function operatorFlags(paths: string[], opts: Record<string, unknown>): OperatorFlags {
-  const namespaces = (opts.namespace as string[] | undefined) ?? [];
+export function operatorFlags(paths: string[], opts: OperatorValues): OperatorFlags {
+  const namespaces = opts.namespace ?? [];
   if (opts.allNamespaces && namespaces.length) {
     throw new FlagsError(
       "The operator can be either cluster-wide or namespaced, not both: " +
         "use -A/--all-namespaces or -n/--namespace",
     );
   }
-  paths = [...paths];
-  let leaderElection = opts.leaderElection as boolean | string | undefined;
-  if (typeof leaderElection === "string" && isFileLike(leaderElection)) {
-    paths.unshift(leaderElection);
-    leaderElection = true;
-  }
-  let shards = opts.shards as boolean | string | undefined;
-  if (typeof shards === "string" && isFileLike(shards)) {
-    paths.unshift(shards);
-    shards = true;
-  }
+  const { leaderElection, shards } = opts;
   if (typeof shards === "string") {
     const problem = groupProblem(shards);
     if (problem) throw new FlagsError(`--shards '${shards}' is invalid: ${problem}`);
@@ -158,22 +153,22 @@ export function operatorFlags(paths: string[], opts: Record<string, unknown>): O
     );
   }
   const literal = selectSpecificNamespaces(namespaces);
-  const accountNamespace = (opts.accountNamespace as string | undefined) ??
+  const accountNamespace = opts.accountNamespace ??
     (namespaces.length === 1 && literal.length === 1 ? literal[0]! : "default");
   return {
-    paths,
-    modules: (opts.module as string[] | undefined) ?? [],
+    paths: [...paths],
+    modules: opts.module ?? [],
     namespaces,
     allNamespaces: !!opts.allNamespaces,
     standalone: !!opts.standalone,
     dev: false,
-    ...(opts.peering ? { peering: opts.peering as string } : {}),
+    ...(opts.peering ? { peering: opts.peering } : {}),
     leaderElection,
-    leaderElectionNamespace: opts.leaderElectionNamespace as string | undefined,
+    leaderElectionNamespace: opts.leaderElectionNamespace,
     shards,
-    shardsNamespace: opts.shardsNamespace as string | undefined,
-    crdFiles: (opts.crd as string[] | undefined) ?? [],
-    name: opts.name as string,
+    shardsNamespace: opts.shardsNamespace,
+    crdFiles: opts.crd ?? [],
+    name: opts.name,
     accountNamespace,
   };
 }
@@ -257,9 +252,31 @@ export function collectPattern(value: string, previous: unknown): string[] {
  * @throws {InvalidValueError} For anything else.
  */
 export function parseInteger(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n)) throw new InvalidValueError("use a whole number.");
+  const n = decimal(value);
+  if (n === undefined) {
+    throw new InvalidValueError("use a whole number in plain decimal digits, e.g. 100.");
+  }
   return n;
+}
+
+/**
+ * An integer written in plain decimal digits (a leading `-` allowed), or undefined: `Number()`
+ * would also take `0x10`, `1e3`, `" 7 "`, `""` and `1.0`, which nobody means as a flag's value.
+ *
+ * @param value The value given.
+ * @returns The number, or undefined for anything else (or beyond a safe integer).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { decimal } from "./_operator_flags.ts";
+ * assert.deepEqual(["10", "-5", "0x10", "1e3", " 7 "].map(decimal), [10, -5, undefined, undefined, undefined]);
+ * ```
+ */
+export function decimal(value: string): number | undefined {
+  if (!/^-?[0-9]+$/.test(value)) return undefined;
+  const n = Number(value);
+  return Number.isSafeInteger(n) ? n : undefined;
 }
 
 /**
@@ -296,15 +313,4 @@ function parseName(value: string): string {
     );
   }
   return value;
-}
-
-/**
- * Whether a value given after `--leader-election` or `--shards` is a handlers file (a path, or a
- * name ending in .ts, .js, …) rather than a name.
- *
- * @param value The value.
- * @returns Whether it is a file.
- */
-export function isFileLike(value: string): boolean {
-  return /[/\\]|\.[cm]?[jt]sx?$/.test(value);
 }

@@ -10,9 +10,15 @@
  *
  * - Options may come anywhere among the paths; `--` ends them (what follows is paths).
  * - `--opt=value`, `--opt value`, `-o value`, `-ovalue`; short flags combine (`-Av`).
- * - An option with a required value takes the next argument whatever it is (`-n -A` is the
- *   namespace `-A`); one with an optional value (`--shards [group]`) takes it only if it does not
- *   look like an option (a negative number does not).
+ * - An option with a required value takes the next argument, unless that looks like an option
+ *   (`-n --help` is refused: the value was forgotten); a value that starts with `-` is given as
+ *   `--namespace=-x` or `-n-x` (a negative number needs neither: `-p -5`).
+ * - One with an optional value (`--shards [group]`) takes the next argument only if it looks
+ *   neither like an option nor, for a command that takes paths, like a path (`a.ts`, `dir/x`):
+ *   `kopf run a.ts --shards b.ts` is sharding in the default group with the files a.ts, b.ts,
+ *   in that order. `--shards=b.ts` gives the value whatever it looks like.
+ * - A value is never empty: `--peering=` or `-n ''` is refused (an unset shell variable, most
+ *   often), not taken as if the option were not given.
  * - A repeated option keeps the last value, unless its `parse` collects them (`-n a -n b`).
  * - The program reads its own options (`-V`) first, anywhere on the line; the command then
  *   reads the rest. `-h`/`--help` anywhere that is not an option's value shows the help.
@@ -29,8 +35,18 @@ export type Arity = "none" | "required" | "optional";
 /** What an option's value converts to (and what `parse` gets back as `previous`). */
 export type OptionValues = Record<string, unknown>;
 
-/** One option of a command, made by {@link option}. */
-export interface OptionSpec {
+/**
+ * One option of a command, made by {@link option}. Its type keeps what its value will be: `K`,
+ * the key (`namespace`, from the flags as written); `R`, whether it takes a value; `V`, what a
+ * value converts to (`parse`'s result, a choice, or the string); `A`, whether the value is always
+ * there (a default, or mandatory). {@link ValuesOf} makes a command's values from its options.
+ */
+export interface OptionSpec<
+  K extends string = string,
+  R extends Arity = Arity,
+  V = unknown,
+  A extends boolean = boolean,
+> {
   /** The flags as the help and the messages show them: `-n, --namespace <pattern>`. */
   readonly flags: string;
   /** The help's description. */
@@ -40,20 +56,63 @@ export interface OptionSpec {
   /** The long flag (`--namespace`). */
   readonly long: string;
   /** Whether it takes a value. */
-  readonly arity: Arity;
+  readonly arity: R;
   /** `--no-x`: sets `x` to false. */
   readonly negate: boolean;
   /** Its value's key: `--all-namespaces` → `allNamespaces`, `--no-log-prefix` → `logPrefix`. */
-  readonly key: string;
+  readonly key: K;
   /** Converts and checks a value; throws {@link InvalidValueError}. Gets the value so far. */
-  readonly parse: ((value: string, previous: unknown) => unknown) | undefined;
+  readonly parse: ((value: string, previous: unknown) => V) | undefined;
   /** The value when the option is not given (shown in the help). */
   readonly default: unknown;
   /** The values allowed (shown in the help). */
   readonly choices: readonly string[] | undefined;
   /** The option must be given. */
   readonly mandatory: boolean;
+  /** Whether the value is always there (type only: a default, or mandatory). */
+  readonly always?: A;
 }
+
+/** `--all-namespaces` → `allNamespaces`, as a type. */
+type Camel<S extends string> = S extends `${infer H}-${infer T}` ? `${H}${Capitalize<Camel<T>>}`
+  : S;
+
+/** The long flag's name of an option's flags: `-n, --no-log-prefix` → `no-log-prefix`. */
+type LongName<F extends string> = F extends `${string}--${infer R}`
+  ? R extends `${infer L} ${string}` ? L : R
+  : never;
+
+/** The key of an option's value, from its flags (as {@link option} makes it). */
+export type KeyOf<F extends string> = string extends F ? string
+  : LongName<F> extends `no-${infer N}` ? Camel<N>
+  : Camel<LongName<F>>;
+
+/** Whether an option takes a value, from its flags (as {@link option} makes it). */
+export type ArityOf<F extends string> = string extends F ? Arity
+  : F extends `${string}<${string}>` ? "required"
+  : F extends `${string}[${string}]` ? "optional"
+  : "none";
+
+/** What one option stores: true/false for a flag; the value, or true alone, for `[value]`. */
+type StoredOf<R extends Arity, V> = R extends "required" ? V : R extends "optional" ? V | true
+: boolean;
+
+/** The values that the options' keys name, those always there required, the others optional. */
+type Always<S> = S extends OptionSpec<string, Arity, unknown, true> ? S : never;
+type Maybe<S> = S extends OptionSpec<string, Arity, unknown, true> ? never : S;
+type Stored<S> = S extends OptionSpec<string, infer R, infer V> ? StoredOf<R, V> : never;
+
+/**
+ * The values of a command's options, as the parser gives them, derived from the options
+ * themselves: `ValuesOf<typeof RUN.options>` has `namespace?: string[]`, `logFormat: LogFormat`,
+ * `shards?: string | true`, … — so a command's values are never copied by hand.
+ */
+export type ValuesOf<T extends readonly OptionSpec[]> =
+  & { [S in Always<T[number]> as S["key"]]: Stored<S> }
+  & { [S in Maybe<T[number]> as S["key"]]?: Stored<S> };
+
+/** The type of an option's value: `parse`'s result, else one of the choices, else the string. */
+type ValueOf<V, C> = [V] extends [never] ? [C] extends [never] ? string : C : V;
 
 /** What {@link option} takes besides the flags and the description. */
 export interface OptionExtras {
@@ -147,6 +206,28 @@ export const HELP_COMMAND = "help";
  * assert.deepEqual([o.short, o.long, o.arity, o.key], ["-n", "--namespace", "required", "namespace"]);
  * ```
  */
+export function option<
+  const F extends string,
+  V = never,
+  const C extends string = never,
+  D = undefined,
+  M extends boolean = false,
+>(
+  flags: F,
+  description: string,
+  extras?: {
+    parse?: (value: string, previous: unknown) => V;
+    default?: D;
+    choices?: readonly C[];
+    mandatory?: M;
+  },
+): OptionSpec<
+  KeyOf<F>,
+  ArityOf<F>,
+  // Not inferred from where the option goes (`satisfies CommandSpec` would make it `unknown`).
+  NoInfer<ValueOf<V, C>>,
+  NoInfer<M extends true ? true : undefined extends D ? false : true>
+>;
 export function option(flags: string, description: string, extras: OptionExtras = {}): OptionSpec {
   const m = /^(?:(-[A-Za-z]), )?(--[a-z][a-z0-9-]*)(?: (<[^>]+>|\[[^\]]+\]))?$/.exec(flags);
   if (!m) throw new Error(`option flags '${flags}': write them as '-s, --long <value>'`);
@@ -200,7 +281,7 @@ export function option(flags: string, description: string, extras: OptionExtras 
  */
 export function parseCommandLine(program: ProgramSpec, args: readonly string[]): ParseOutcome {
   const top: OptionValues = {};
-  const { operands, unknown } = scan([VERSION_OPTION], args, top, false);
+  const { operands, unknown } = scan([VERSION_OPTION], args, top, false, false);
   if (top.version) return { kind: "version" };
   const [first, ...rest] = operands;
   const command = program.commands.find((c) => c.name === first);
@@ -232,7 +313,7 @@ function parseCommand(command: CommandSpec, operands: string[], rest: string[]):
       values[o.key] = o.default ?? true;
     }
   }
-  const scanned = scan(command.options, rest, values, true);
+  const scanned = scan(command.options, rest, values, true, command.paths !== undefined);
   if (scanned.unknown.some(isHelp)) return { kind: "help", command, error: false };
   for (const o of command.options) {
     if (o.mandatory && values[o.key] === undefined) {
@@ -261,6 +342,7 @@ function scan(
   args: readonly string[],
   values: OptionValues,
   leaf: boolean,
+  takesPaths: boolean,
 ): { operands: string[]; unknown: string[] } {
   const operands: string[] = [];
   const unknown: string[] = [];
@@ -279,13 +361,19 @@ function scan(
     if (looksLikeOption(arg)) {
       const known = find(arg);
       if (known) {
+        const next = args[i];
+        const isValue = next !== undefined && (!looksLikeOption(next) || negativeNumber(next));
         if (known.arity === "required") {
-          if (i >= args.length) throw new ParseError(`${flagName(known)} needs a value`, true);
+          if (next === undefined) throw new ParseError(`${flagName(known)} needs a value`, true);
+          if (!isValue) {
+            throw new ParseError(
+              `${flagName(known)} needs a value, but '${next}' is an option: give the value ` +
+                `(one that starts with '-' as ${known.long}=${next})`,
+              true,
+            );
+          }
           assign(known, args[i++]!, values);
-        } else if (
-          known.arity === "optional" && i < args.length &&
-          (!looksLikeOption(args[i]!) || negativeNumber(args[i]!))
-        ) {
+        } else if (known.arity === "optional" && isValue && !(takesPaths && looksLikePath(next))) {
           assign(known, args[i++]!, values);
         } else {
           assign(known, undefined, values);
@@ -328,6 +416,14 @@ function assign(o: OptionSpec, value: string | undefined, values: OptionValues):
     values[o.key] = !o.negate;
     return;
   }
+  if (value === "") {
+    const name = /[<[]([^>\]]+)/.exec(o.flags)?.[1]?.toUpperCase() ?? "VALUE";
+    const instead = o.arity === "optional" ? `${o.long} alone` : `leave ${o.long} out`;
+    throw new ParseError(
+      `${flagName(o)} is given an empty value: give one (${o.long}=${name}), or ${instead}`,
+      false,
+    );
+  }
   if (o.choices && !o.choices.includes(value)) {
     throw new ParseError(
       `${flagName(o)} '${value}' is invalid: allowed choices are ${o.choices.join(", ")}.`,
@@ -345,6 +441,14 @@ function assign(o: OptionSpec, value: string | undefined, values: OptionValues):
 /** A negative number is a value or a path, never a flag: short flags are letters. */
 function negativeNumber(arg: string): boolean {
   return /^-(\d+|\d*\.\d+)(e[+-]?\d+)?$/.test(arg);
+}
+
+/**
+ * A path rather than a name: it has a `/` or `\\`, or ends in a script's extension (`.ts`, `.js`,
+ * `.mts`, `.tsx`, …). Names (a Lease, a shard group) have neither.
+ */
+function looksLikePath(arg: string): boolean {
+  return /[/\\]|\.[cm]?[jt]sx?$/.test(arg);
 }
 
 function looksLikeOption(arg: string): boolean {

@@ -8,9 +8,18 @@
 
 import { VERSION } from "../cogs/configs/version.ts";
 import { permissionError, permissionHint } from "../cogs/clients/_permissions.ts";
-import { type PeeringValues, PROGRAM, type RunValues } from "./_commands.ts";
+import {
+  type ApiServerValues,
+  type CrdValues,
+  type FreezeValues,
+  type ManifestsValues,
+  PROGRAM,
+  type RbacValues,
+  type ResumeValues,
+  type RunValues,
+} from "./_commands.ts";
 import { helpText } from "./_help.ts";
-import { FlagsError, isFileLike, operatorFlags } from "./_operator_flags.ts";
+import { FlagsError, operatorFlags } from "./_operator_flags.ts";
 import { type OptionValues, parseCommandLine, ParseError } from "./_parser.ts";
 import type { ApiServerFlags } from "./apiserver.ts";
 import type { ManifestsFlags } from "./manifests.ts";
@@ -130,14 +139,17 @@ async function execute(
   switch (command) {
     case "apiserver": {
       const { runApiServer } = await import("./apiserver.ts");
-      const opts = values as unknown as ApiServerFlags;
-      return await runApiServer({ ...opts, tls: !!opts.tls, verbose: !!opts.verbose });
+      const opts = values as ApiServerValues;
+      const flags: ApiServerFlags = { ...opts, tls: !!opts.tls, verbose: !!opts.verbose };
+      return await runApiServer(flags);
     }
     case "run":
-      return await run(paths, values as unknown as RunValues, controls);
+      return await run(paths, values as RunValues, controls);
     case "freeze":
     case "resume": {
-      const opts = values as unknown as PeeringValues;
+      // The values of the command that was parsed: its options' (`_commands.ts`).
+      const opts = values as ResumeValues;
+      const freeze = command === "freeze" ? values as FreezeValues : undefined;
       if (opts.allNamespaces && opts.namespace?.length) {
         throw new UsageError(
           "The peering can be either cluster-wide or namespaced, not both: " +
@@ -151,22 +163,22 @@ async function execute(
         peering: opts.peering !== "default" ? opts.peering : envValue(env) ?? opts.peering,
         namespaces: opts.namespace ?? [],
         allNamespaces: !!opts.allNamespaces,
-        priority: opts.priority,
-        dev: !!opts.dev,
-        lifetime: opts.lifetime,
-        message: opts.message,
+        priority: freeze?.priority,
+        dev: !!freeze?.dev,
+        lifetime: freeze?.lifetime,
+        message: freeze?.message,
         ...loggingFlags(opts),
       }, { kubeconfig: controls.kubeconfig, write: controls.write });
     }
     case "crd": {
       const { runCrd } = await import("./crd.ts");
-      return await runCrd(paths, (values.module as string[] | undefined) ?? []);
+      return await runCrd(paths, (values as CrdValues).module ?? []);
     }
     case "rbac":
-      return await (await import("./rbac.ts")).runRbac(operatorFlags(paths, values));
+      return await (await import("./rbac.ts")).runRbac(operatorFlags(paths, values as RbacValues));
     case "manifests": {
-      const flags = operatorFlags(paths, values);
-      const manifest = values as unknown as ManifestsFlags;
+      const flags = operatorFlags(paths, values as ManifestsValues);
+      const manifest: ManifestsFlags = values as ManifestsValues;
       return await (await import("./manifests.ts")).runManifests(flags, manifest);
     }
   }
@@ -178,7 +190,7 @@ async function execute(
  *
  * @throws {UsageError} For `-q` with `-v` or `-d`: fewer lines and more lines at once.
  */
-function loggingFlags(opts: RunValues | PeeringValues) {
+function loggingFlags(opts: RunValues | ResumeValues) {
   if (opts.quiet && (opts.verbose || opts.debug)) {
     const loud = opts.verbose ? "-v/--verbose" : "-d/--debug";
     throw new UsageError(
@@ -202,16 +214,8 @@ async function run(paths: string[], opts: RunValues, controls: RunControls): Pro
         "use -A/--all-namespaces or -n/--namespace",
     );
   }
-  let leaderElection = opts.leaderElection;
-  if (typeof leaderElection === "string" && isFileLike(leaderElection)) {
-    paths.unshift(leaderElection); // `--leader-election handlers.ts`: a file, not a name
-    leaderElection = true;
-  }
-  let shards = opts.shards;
-  if (typeof shards === "string" && isFileLike(shards)) {
-    paths.unshift(shards); // `--shards handlers.ts`: a file, not a group
-    shards = true;
-  }
+  // `--shards handlers.ts`: the parser leaves a path after an optional value where it stands.
+  const { leaderElection, shards } = opts;
   if (shards && leaderElection) {
     throw new UsageError(
       "Sharding and leader election exclude each other (all replicas active vs. one): " +

@@ -62,10 +62,14 @@ const BAD_INPUT: Array<[string[], string]> = [
   ],
   [
     ["run", "-n", ""],
-    "kopf: -n/--namespace '' is invalid: it is empty: give a namespace name or a glob, e.g. 'team-*'",
+    "kopf: -n/--namespace is given an empty value: give one (--namespace=PATTERN), " +
+    "or leave --namespace out",
   ],
   [["run", "-n"], "kopf: -n/--namespace needs a value: see 'kopf run --help'"],
-  [["run", "--priority", "high"], "kopf: -p/--priority 'high' is invalid: use a whole number."],
+  [
+    ["run", "--priority", "high"],
+    "kopf: -p/--priority 'high' is invalid: use a whole number in plain decimal digits, e.g. 100.",
+  ],
   [
     ["run", "--log-format", "xml"],
     "kopf: --log-format 'xml' is invalid: allowed choices are plain, full, json.",
@@ -108,7 +112,7 @@ const BAD_INPUT: Array<[string[], string]> = [
   ],
   [
     ["apiserver", "--port", "abc"],
-    "kopf: --port 'abc' is invalid: use a port number from 0 to 65535 (0 picks a free port).",
+    "kopf: --port 'abc' is invalid: use a port number from 0 to 65535 in decimal digits (0 picks a free port).",
   ],
   [
     ["apiserver", "extra"],

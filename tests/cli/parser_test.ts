@@ -7,7 +7,12 @@
  */
 
 import assert from "node:assert/strict";
-import { PROGRAM } from "../../src/cli/_commands.ts";
+import {
+  type FreezeValues,
+  PROGRAM,
+  type ResumeValues,
+  type RunValues,
+} from "../../src/cli/_commands.ts";
 import { helpText } from "../../src/cli/_help.ts";
 import {
   type CommandSpec,
@@ -94,10 +99,26 @@ Deno.test("parseCommandLine(): a value as --x=v, --x v, -x v and -xv; defaults k
       logFormat: "full",
     }, args.join(" "));
   }
-  // A required value is the next argument, whatever it looks like; `--x=` is an empty value.
-  assert.deepEqual(parsed("run", "-P", "-A").options.peering, "-A");
-  assert.deepEqual(parsed("run", "--peering=").options.peering, "");
+  // A required value is the next argument unless it looks like an option (a negative number
+  // does not); one that starts with '-' is given as `--x=-v` or `-x-v`.
+  assert.deepEqual(refused("run", "-P", "-A"), [
+    "-P/--peering needs a value, but '-A' is an option: give the value " +
+    "(one that starts with '-' as --peering=-A)",
+    true,
+  ]);
+  assert.deepEqual(parsed("run", "--peering=-A").options.peering, "-A");
+  assert.deepEqual(parsed("run", "-P-A").options.peering, "-A");
   assert.deepEqual(parsed("run", "-p", "-5").options.priority, -5);
+  // A value is never empty: `--x=` and `-x ''` are refused, for required and optional values.
+  assert.deepEqual(refused("run", "--peering="), [
+    "-P/--peering is given an empty value: give one (--peering=NAME), or leave --peering out",
+    false,
+  ]);
+  assert.deepEqual(refused("run", "-P", "")[0], refused("run", "--peering=")[0]);
+  assert.deepEqual(refused("run", "--shards="), [
+    "--shards is given an empty value: give one (--shards=GROUP), or --shards alone",
+    false,
+  ]);
 });
 
 Deno.test("parseCommandLine(): short flags combine, the last one may take the rest as a value", () => {
@@ -133,7 +154,7 @@ Deno.test("parseCommandLine(): options anywhere among the paths; `--` ends the o
   assert.deepEqual(parsed("run", "-").paths, ["-"]);
 });
 
-Deno.test("parseCommandLine(): an optional value is taken unless the next argument is an option", () => {
+Deno.test("parseCommandLine(): an optional value is taken unless the next argument is an option or a path", () => {
   assert.equal(parsed("run", "--shards").options.shards, true);
   assert.equal(parsed("run", "--shards", "g").options.shards, "g");
   assert.equal(parsed("run", "--shards=g").options.shards, "g");
@@ -141,6 +162,20 @@ Deno.test("parseCommandLine(): an optional value is taken unless the next argume
   assert.equal(before.options.shards, true);
   assert.equal(before.options.allNamespaces, true);
   assert.equal(parsed("run", "--shards", "-5").options.shards, "-5");
+  // A path after it stays a path, where it stands: the files load in the order given.
+  for (const file of ["b.ts", "dir/b", "b.mjs", "..\\b.tsx"]) {
+    const { paths, options } = parsed("run", "a.ts", "--shards", file, "c.ts");
+    assert.deepEqual([paths, options.shards], [["a.ts", file, "c.ts"], true], file);
+  }
+  // Given with `=`, the value is the value, whatever it looks like.
+  assert.deepEqual(parsed("run", "--shards=b.ts", "a.ts").options.shards, "b.ts");
+  // A command without paths has no paths to leave it as: the value is taken.
+  const noPaths: ProgramSpec = {
+    ...PROG,
+    commands: [{ name: "x", description: "x", options: [option("--shards [group]", "g")] }],
+  };
+  const outcome = parseCommandLine(noPaths, ["x", "--shards", "b.ts"]);
+  assert.deepEqual(outcome.kind === "command" && outcome.options, { shards: "b.ts" });
 });
 
 Deno.test("parseCommandLine(): --no-x sets x to false; the last of --x and --no-x wins", () => {
@@ -266,7 +301,8 @@ Deno.test("parseCommandLine(): the help, of the program or a command; with no co
   }
   // Before a missing mandatory option; not when it is an option's value or after `--`.
   assert.deepEqual(help("freeze", "--help"), { kind: "help", command: FREEZE, error: false });
-  assert.equal(parsed("run", "-P", "--help").options.peering, "--help");
+  assert.deepEqual(refused("run", "-P", "--help")[0], refused("run", "--peering", "--help")[0]);
+  assert.equal(parsed("run", "--peering=--help").options.peering, "--help");
   assert.deepEqual(parsed("run", "--", "-h").paths, ["-h"]);
   // `help` of an unknown command: the program's help, as an error.
   assert.deepEqual(help("help", "bogus"), { kind: "help", command: undefined, error: true });
@@ -369,4 +405,39 @@ Deno.test("helpText(): a wide terminal keeps descriptions on one line; a narrow 
     helpText(PROGRAM, undefined, 50),
     /^Usage: kopf \[options\] \[command\]\n\nKopf for Deno: Kubernetes operators in a few lines\nof TypeScript\n/,
   );
+});
+
+/** Whether two types are the same (checked by the compiler: `deno check` fails otherwise). */
+type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true
+  : false;
+
+Deno.test("ValuesOf: a command's values are typed from its options, as the parser stores them", () => {
+  // A value's type: parse's result, a choice, the string; true alone for `[value]`; a flag's
+  // boolean. Required where a default or `mandatory` makes it always there.
+  const checks: [
+    Equal<RunValues["namespace"], string[] | undefined>,
+    Equal<RunValues["priority"], number | undefined>,
+    Equal<RunValues["shards"], string | true | undefined>,
+    Equal<RunValues["leaderElection"], string | true | undefined>,
+    Equal<RunValues["allNamespaces"], boolean | undefined>,
+    Equal<RunValues["logPrefix"], boolean | undefined>,
+    Equal<RunValues["logFormat"], "plain" | "full" | "json">,
+    Equal<RunValues["logRefkey"], string>,
+    Equal<FreezeValues["lifetime"], number>,
+    Equal<FreezeValues["priority"], number>,
+    Equal<FreezeValues["peering"], string>,
+    Equal<keyof ResumeValues & ("lifetime" | "priority"), never>,
+  ] = [true, true, true, true, true, true, true, true, true, true, true, true];
+  assert.ok(checks.every(Boolean));
+  // And the values the parser gives are those: a run of the real program's table.
+  const outcome = parseCommandLine(PROGRAM, ["run", "-p", "5", "--shards", "a.ts", "-n", "x"]);
+  assert.equal(outcome.kind, "command");
+  const values = (outcome as { options: OptionValues }).options as RunValues;
+  assert.deepEqual(values, {
+    priority: 5,
+    shards: true,
+    namespace: ["x"],
+    logFormat: "full",
+    logRefkey: "object",
+  });
 });

@@ -41,7 +41,7 @@ Deno.test("kopf freeze/resume: bad input is one line and a non-zero exit", async
     oneLine(
       await kopf(c, "freeze", "--lifetime", "soon"),
       2,
-      /^kopf: -t\/--lifetime 'soon' is invalid: use a whole number of seconds\.$/,
+      /^kopf: -t\/--lifetime 'soon' is invalid: use a whole number of seconds in plain decimal digits, e\.g\. 60\.$/,
     );
     oneLine(await kopf(c, "freeze", "--lifetime", "0"), 2, /--lifetime '0' is invalid/);
   });

@@ -23,7 +23,9 @@ import {
   requestAttributes,
 } from "../../src/apiserver/request_attributes.ts";
 import type { AccessNeed } from "../../src/core/reactor/access.ts";
-import { operatorFlags } from "../../src/cli/_operator_flags.ts";
+import { operatorFlags, type OperatorValues } from "../../src/cli/_operator_flags.ts";
+import { PROGRAM } from "../../src/cli/_commands.ts";
+import { parseCommandLine } from "../../src/cli/_parser.ts";
 import { operatorNeeds, rbacObjects } from "../../src/cli/rbac.ts";
 import { loadAll } from "js-yaml";
 
@@ -207,21 +209,12 @@ function show(a: RequestAttributes & { code: number }): string {
   } -> ${a.code}`;
 }
 
-/** Commander-like options of the flags (for operatorFlags). */
-function parse(flags: string[], crds: string[]): Record<string, unknown> {
-  const opts: Record<string, unknown> = { name: "kopf-operator", crd: crds };
-  for (const flag of flags) {
-    const [key, value] = flag.split("=") as [string, string | undefined];
-    if (key === "-A") opts.allNamespaces = true;
-    else if (key === "--namespace") {
-      opts.namespace = [...((opts.namespace as string[]) ?? []), value];
-    } else if (key === "--peering") opts.peering = value;
-    else if (key === "--leader-election") opts.leaderElection = value ?? true;
-    else if (key === "--shards") opts.shards = value ?? true;
-    else if (key === "--standalone") opts.standalone = true;
-    else throw new Error(`unknown flag in the test: ${flag}`);
-  }
-  return opts;
+/** The options of `kopf rbac <flags> --crd …`, as the real parser reads them (for operatorFlags). */
+function parse(flags: string[], crds: string[]): OperatorValues {
+  const args = ["rbac", ...flags, ...crds.flatMap((crd) => ["--crd", crd])];
+  const parsed = parseCommandLine(PROGRAM, args);
+  if (parsed.kind !== "command") assert.fail(`not a command: ${args.join(" ")}`);
+  return parsed.options as OperatorValues;
 }
 
 async function until(what: string, check: () => Promise<boolean> | boolean): Promise<void> {
