@@ -81,21 +81,39 @@ export interface ReconcilingHandler extends ResourceHandler {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import type { HandlerKinds } from "./kinds.ts";
+ * import type { HandlerKinds } from "../../../mod.ts";
  * const kind: HandlerKinds["converter"]["kind"] = "converter";
  * assert.equal(kind, "converter");
  * ```
  */
 export interface HandlerKinds {
+  /** Resource-changing handlers (`kopf.on.create`, `update`, `delete`, `resume`, `field`). */
   changing: ChangingHandler;
+  /** Raw-event handlers (`kopf.on.event`). */
   watching: WatchingHandler;
+  /** Activities (`kopf.on.startup`, `cleanup`, `login`, `probe`). */
   activity: ActivityHandler;
+  /** Indexers (`kopf.index`). */
   indexing: IndexingHandler;
+  /** Daemons and timers (`kopf.daemon`, `kopf.timer`). */
   spawning: SpawningHandler;
+  /** Admission handlers (`kopf.on.validate`, `kopf.on.mutate`). */
   webhook: WebhookHandler;
+  /** Converters (`kopf.on.convert`). */
   converter: ConverterHandler;
+  /** Reconcilers (`kopf.on.reconcile`). */
   reconciling: ReconcilingHandler;
 }
 
-/** The name of a kind of registered handler (`"changing"`, `"webhook"`, …). */
+/**
+ * The name of a kind of registered handler (`"changing"`, `"webhook"`, …).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { OperatorRegistry, type RegisteredKind } from "../../../mod.ts";
+ * const kind: RegisteredKind = "spawning";
+ * assert.deepEqual(new OperatorRegistry().handlers(kind), []);
+ * ```
+ */
 export type RegisteredKind = keyof HandlerKinds;
