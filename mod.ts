@@ -54,6 +54,7 @@ export type { SubhandlerOptions } from "./src/core/intents/registration.ts";
 export { executeSubhandlers as execute, subhandler } from "./src/core/intents/subhandler.ts";
 export type { ExecuteCause, ExecuteOptions } from "./src/core/intents/subhandler.ts";
 export { DuplicateHandlerError, OperatorRegistry } from "./src/core/intents/registry.ts";
+export type { HandlerKinds, RegisteredKind } from "./src/core/intents/kinds.ts";
 export type {
   ActivityContext,
   ActivityHandler,

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { judge } from "../../tools/check_layers.ts";
+import { findCycles, judge, judgeCycle } from "../../tools/check_layers.ts";
 
 Deno.test("`judge()` allows imports down the layers and within a layer", () => {
   assert.equal(judge("src/core/reactor/x.ts", "src/core/actions/y.ts"), undefined);
@@ -33,4 +33,44 @@ Deno.test("`judge()` sends examples through the public files only", () => {
   );
   assert.equal(judge("examples/01-minimal/example.ts", "mod.ts"), undefined);
   assert.match(judge("src/core/x.ts", "mod.ts")!, /must not import the public files/);
+});
+
+const graph = (edges: Record<string, string[]>) => new Map(Object.entries(edges));
+
+Deno.test("`findCycles()` finds no circle in a graph that only runs down", () => {
+  assert.deepEqual(findCycles(graph({ a: ["b", "c"], b: ["c"], c: [] })), []);
+});
+
+Deno.test("`findCycles()` names every file of each circle, and only those", () => {
+  const cycles = findCycles(graph({
+    top: ["x1"],
+    x1: ["x2"],
+    x2: ["x3", "leaf"],
+    x3: ["x1"],
+    p: ["q"],
+    q: ["p", "leaf"],
+    leaf: [],
+  }));
+  assert.deepEqual(cycles, [["p", "q"], ["x1", "x2", "x3"]]);
+});
+
+Deno.test("`findCycles()` finds a file that imports itself and edges to unlisted files", () => {
+  assert.deepEqual(findCycles(graph({ a: ["a", "gone"] })), [["a"]]);
+});
+
+Deno.test("`findCycles()` copes with a long chain without overflowing the stack", () => {
+  const edges: Record<string, string[]> = {};
+  for (let i = 0; i < 20_000; i++) edges[`f${i}`] = [`f${i + 1}`];
+  edges["f20000"] = ["f0"];
+  assert.equal(findCycles(graph(edges))[0]?.length, 20_001);
+});
+
+Deno.test("`judgeCycle()` forbids circles under src/ but the API server's", () => {
+  assert.match(
+    judgeCycle(["src/core/reactor/changing.ts", "src/core/reactor/processing.ts"])!,
+    /circle of 2 files: src\/core\/reactor\/changing.ts, src\/core\/reactor\/processing.ts/,
+  );
+  assert.equal(judgeCycle(["src/apiserver/a.ts", "src/apiserver/b.ts"]), undefined);
+  assert.match(judgeCycle(["src/apiserver/a.ts", "src/cogs/aio/b.ts"])!, /circle/);
+  assert.equal(judgeCycle(["tests/a_test.ts", "tests/b_test.ts"]), undefined);
 });

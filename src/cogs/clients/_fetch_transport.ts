@@ -11,7 +11,7 @@ import { realClock } from "../aio/clock.ts";
 import { RequestTimeoutError } from "./http1.ts";
 import { boundedText } from "./_bounded.ts";
 import { ResponseTooLargeError } from "./errors.ts";
-import type { FetchFn, Transport, TransportRequest } from "./transport.ts";
+import type { FetchFn, Transport, TransportRequest } from "./transport_types.ts";
 
 /**
  * A transport that sends through `fetch`.

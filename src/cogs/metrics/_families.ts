@@ -19,7 +19,7 @@ import type {
   HistogramOptions,
   LabelValues,
   MetricOptions,
-} from "./registry.ts";
+} from "./types.ts";
 
 type Labels = Readonly<Record<string, string | number>>;
 

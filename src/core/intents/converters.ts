@@ -17,7 +17,7 @@
 
 import type { Patch } from "../../cogs/structs/patches.ts";
 import { TypedResource, VersionedResource } from "../../cogs/structs/typed_resources.ts";
-import type { AnyObject, HandlerFn, ObjectContext, ResourceHandler } from "./handlers.ts";
+import type { AnyObject, HandlerFn, ObjectContext } from "./handlers.ts";
 import {
   getDefaultRegistry,
   parseResourceArgs,
@@ -25,7 +25,12 @@ import {
   resourceHandlerBase,
 } from "./registration.ts";
 import type { OperatorRegistry } from "./registry.ts";
-import { type MergePatchOf, noteTypedResource, type ResourceArg, type Retyped } from "./typing.ts";
+
+import type { ConverterHandler } from "./kinds.ts";
+
+export type { ConverterHandler } from "./kinds.ts";
+import type { MergePatchOf, ResourceArg, Retyped } from "./typing.ts";
+import { noteTypedResource } from "./typed_notes.ts";
 
 /** Options of `kopf.on.convert`. */
 export interface ConverterOptions {
@@ -39,16 +44,6 @@ export interface ConverterOptions {
   param?: unknown;
   /** Register in this registry instead of the default one. */
   registry?: OperatorRegistry;
-}
-
-/** A registered converter: one step from one version of a resource to another. */
-export interface ConverterHandler extends ResourceHandler {
-  /** Always `"converter"`. */
-  kind: "converter";
-  /** The version it takes objects at (without the group). */
-  from: string;
-  /** The version it returns objects at (without the group). */
-  to: string;
 }
 
 /**
@@ -249,7 +244,7 @@ export function registerConverter(args: unknown[]): HandlerFn {
     from,
     to,
   };
-  (o.registry ?? getDefaultRegistry()).registerConverter(handler);
+  (o.registry ?? getDefaultRegistry()).register(handler);
   return fn;
 }
 

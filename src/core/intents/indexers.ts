@@ -67,7 +67,7 @@ export function registerIndexing(args: unknown[]): IndexHandle<unknown, unknown,
     kind: "indexing",
     ...resourceHandlerBase(o, fn, selector, "index", false),
   };
-  (o.registry ?? getDefaultRegistry()).registerIndexing(handler);
+  (o.registry ?? getDefaultRegistry()).register(handler);
   return indexHandle(handler.id, fn);
 }
 

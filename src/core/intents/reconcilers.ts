@@ -21,7 +21,6 @@ import type {
   FilterOptions,
   HandlerFn,
   ObjectContext,
-  ResourceHandler,
 } from "./handlers.ts";
 import {
   getDefaultRegistry,
@@ -30,6 +29,10 @@ import {
   resourceHandlerBase,
 } from "./registration.ts";
 import type { OperatorRegistry } from "./registry.ts";
+
+import type { OwnedResource, ReconcilingHandler } from "./kinds.ts";
+
+export type { OwnedResource, ReconcilingHandler } from "./kinds.ts";
 import type { ResourceArg, Retyped, TypedBody } from "./typing.ts";
 import type { Everything } from "../../cogs/structs/references.ts";
 
@@ -56,26 +59,6 @@ export interface ReconcileOptions extends BaseOptions, FilterOptions {
   resync?: number;
   /** Seconds of quiet after a change before the call (default 0.1; at most 10× that in all). */
   debounce?: number;
-}
-
-/** One resource of owned children of a reconciler. */
-export interface OwnedResource {
-  /** The name of the children in the handler's `children`. */
-  key: string;
-  /** The children's resource. */
-  selector: Selector;
-}
-
-/** A reconciler (`kopf.on.reconcile`). */
-export interface ReconcilingHandler extends ResourceHandler {
-  /** Always `"reconciling"`. */
-  kind: "reconciling";
-  /** The resources of the owned children. */
-  owns: OwnedResource[];
-  /** Seconds between calls without changes, if any. */
-  resync: number | undefined;
-  /** Seconds of quiet after a change before a call. */
-  debounce: number;
 }
 
 /**
@@ -187,7 +170,7 @@ export function registerReconciling(args: unknown[]): HandlerFn {
     resync: o.resync,
     debounce: o.debounce ?? DEFAULT_DEBOUNCE,
   };
-  (o.registry ?? getDefaultRegistry()).registerReconciling(handler);
+  (o.registry ?? getDefaultRegistry()).register(handler);
   return fn;
 }
 

@@ -26,7 +26,7 @@ import { defaultId } from "./handlers.ts";
 import { EVERYTHING } from "../../cogs/structs/references.ts";
 import { OperatorRegistry } from "./registry.ts";
 import { TypedResource, VersionedResource } from "../../cogs/structs/typed_resources.ts";
-import { noteTypedResource } from "./typing.ts";
+import { noteTypedResource } from "./typed_notes.ts";
 import { checkOptions, type HandlerKind, hasOptionKeys, inheritedOptions } from "./options.ts";
 
 /** A handler registration could not be understood. */

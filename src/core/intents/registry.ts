@@ -8,7 +8,8 @@
  */
 
 import type { Resource, Selector } from "../../cogs/structs/references.ts";
-import { hasCallbacks, matchesChange, matchesObject, prematches } from "./filters.ts";
+import type { Diff } from "../../cogs/structs/diffs.ts";
+import { hasCallbacks, matchesObject, prematches } from "./filters.ts";
 import type {
   ActivityHandler,
   AnyObject,
@@ -19,16 +20,19 @@ import type {
   SpawningHandler,
   WatchingHandler,
 } from "./handlers.ts";
-import type { Diff } from "../../cogs/structs/diffs.ts";
-import type { WebhookHandler, WebhookType } from "./webhooks.ts";
-import type { ConverterHandler } from "./converters.ts";
-import type { ReconcilingHandler } from "./reconcilers.ts";
+import type {
+  ConverterHandler,
+  HandlerKinds,
+  ReconcilingHandler,
+  RegisteredKind,
+  WebhookHandler,
+  WebhookType,
+} from "./kinds.ts";
+import { type ClashRules, KindRegistry } from "./kind_registry.ts";
+import { selectForCause } from "./selection.ts";
 
-/** A handler id was registered twice for the same resource and kind. */
-export class DuplicateHandlerError extends Error {
-  /** Always `"DuplicateHandlerError"`. */
-  override name = "DuplicateHandlerError";
-}
+export { DuplicateHandlerError } from "./kind_registry.ts";
+export { selectForCause } from "./selection.ts";
 
 /** The handlers of one resource, as {@link OperatorRegistry} keeps them between registrations. */
 interface ResourceHandlers {
@@ -39,6 +43,65 @@ interface ResourceHandlers {
   reconciling?: readonly ReconcilingHandler[];
   callbacks?: boolean;
 }
+
+/** Two handlers of one resource selector (the same selector, as written). */
+const sameSelector = (a: { selector: Selector }, b: { selector: Selector }) =>
+  a.selector.toString() === b.selector.toString();
+const ANOTHER_ID = `give one of them another id ({ id: "..." })`;
+
+/** When two handlers of a kind may not both be registered, and what the refusal says. */
+const CLASHES: ClashRules<HandlerKinds> = {
+  changing: (h, added) =>
+    h.id === added.id && sameSelector(h, added) && h.reason === added.reason
+      ? `a handler with id "${added.id}" is already registered for ${added.selector}: ${ANOTHER_ID}`
+      : undefined,
+  watching: (h, added) =>
+    h.id === added.id && sameSelector(h, added)
+      ? `a handler with id "${added.id}" is already registered for ${added.selector}: ${ANOTHER_ID}`
+      : undefined,
+  activity: (h, added) =>
+    h.activity === added.activity && h.id === added.id
+      ? `a ${added.activity} handler with id "${added.id}" is already registered: ${ANOTHER_ID}`
+      : undefined,
+  // Index ids are operator-wide (one id, one index): handlers of several resources with one id
+  // (e.g. one function for pods and for deployments) feed the same index.
+  indexing: (h, added) =>
+    h.id === added.id && sameSelector(h, added)
+      ? `an index with id "${added.id}" is already registered for ${added.selector}: ${ANOTHER_ID}`
+      : undefined,
+  spawning: (h, added) =>
+    h.id === added.id && sameSelector(h, added)
+      ? `a daemon or timer with id "${added.id}" is already registered for ${added.selector}: ` +
+        ANOTHER_ID
+      : undefined,
+  // The id is the webhook's endpoint path and name: unique among all admission handlers.
+  webhook: (h, added) =>
+    h.id === added.id
+      ? `an admission handler with id "${added.id}" is already registered (the id is its ` +
+        `webhook's path): ${ANOTHER_ID}`
+      : undefined,
+  // One step per resource and pair of versions: a second converter for one step would make the
+  // answer depend on the order of registration.
+  converter: (h, added) =>
+    sameSelector(h, added) && h.from === added.from && h.to === added.to
+      ? `${added.selector} has a converter from ${added.from} to ${added.to} already ` +
+        `("${h.id}"): one converter per step`
+      : undefined,
+  reconciling: (h, added) =>
+    h.id === added.id && sameSelector(h, added)
+      ? `a reconciler with id "${added.id}" is already registered for ${added.selector}: ` +
+        ANOTHER_ID
+      : undefined,
+};
+
+/** The kinds whose handlers belong to a resource (and so to the per-resource cache). */
+const PER_RESOURCE: ReadonlySet<RegisteredKind> = new Set([
+  "changing",
+  "watching",
+  "indexing",
+  "spawning",
+  "reconciling",
+]);
 
 /**
  * The handlers of an operator.
@@ -52,59 +115,59 @@ interface ResourceHandlers {
  * ```
  */
 export class OperatorRegistry {
-  #changing: ChangingHandler[] = [];
+  #kinds = new KindRegistry<HandlerKinds>(CLASHES);
   /**
    * The changing, spawning, watching, indexing and reconciling handlers of each resource, and
    * whether it has reconcilers (asked on every event), kept until the next registration;
    * read-only arrays, shared by all callers.
    */
-  #byResource = new WeakMap<
-    Resource,
-    ResourceHandlers
-  >();
+  #byResource = new WeakMap<Resource, ResourceHandlers>();
 
-  #cached(
-    resource: Resource,
-  ): ResourceHandlers {
+  #cached(resource: Resource): ResourceHandlers {
     let cached = this.#byResource.get(resource);
     if (!cached) this.#byResource.set(resource, cached = {});
     return cached;
   }
-  #watching: WatchingHandler[] = [];
-  #activities: ActivityHandler[] = [];
 
   /**
-   * Adds a handler.
+   * Adds a handler of any kind (its `kind` says which), after those registered before it.
    *
    * @param handler The handler.
-   * @throws {DuplicateHandlerError} When the id is already taken for the same resource and kind.
+   * @throws {DuplicateHandlerError} When the id is already taken for the same resource and kind
+   *   (for admission handlers: by any of them; for converters: the same step of a resource).
    */
-  register(handler: Handler): void {
-    if (handler.kind === "activity") {
-      const clash = this.#activities.find((h) =>
-        h.activity === handler.activity && h.id === handler.id
-      );
-      if (clash) {
-        throw new DuplicateHandlerError(
-          `a ${handler.activity} handler with id "${handler.id}" is already registered: give one of them another id ({ id: "..." })`,
-        );
-      }
-      this.#activities.push(handler);
-      return;
-    }
-    const list: ResourceHandler[] = handler.kind === "changing" ? this.#changing : this.#watching;
-    const clash = list.find((h) =>
-      h.id === handler.id && h.selector.toString() === handler.selector.toString() &&
-      (handler.kind !== "changing" || (h as ChangingHandler).reason === handler.reason)
-    );
-    if (clash) {
-      throw new DuplicateHandlerError(
-        `a handler with id "${handler.id}" is already registered for ${handler.selector}: give one of them another id ({ id: "..." })`,
-      );
-    }
-    if (handler.kind === "changing") this.#changing.push(handler);
-    else this.#watching.push(handler);
-    this.#byResource = new WeakMap(); // the changing and watching handlers of each resource
+  register(handler: Handler | HandlerKinds[RegisteredKind]): void {
+    this.#kinds.add(handler.kind, handler as never);
+    // The handlers of each resource are recomputed after a registration of their kinds.
+    if (PER_RESOURCE.has(handler.kind)) this.#byResource = new WeakMap();
+  }
+
+  /**
+   * All the handlers of one kind, in registration order: a fresh array to change.
+   *
+   * @param kind The kind (`"changing"`, `"spawning"`, `"webhook"`, …).
+   * @returns The handlers.
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import * as kopf from "../../../mod.ts";
+   * const registry = new kopf.OperatorRegistry();
+   * kopf.on.create("kopfexamples", { registry }, function made() {});
+   * assert.deepEqual(registry.handlers("changing").map((h) => h.id), ["made"]);
+   * assert.deepEqual(registry.handlers("spawning"), []);
+   * ```
+   */
+  handlers<K extends RegisteredKind>(kind: K): HandlerKinds[K][] {
+    return [...this.#kinds.list(kind)];
+  }
+
+  /** The handlers of a kind that apply to a resource, in registration order. */
+  #of<K extends Exclude<RegisteredKind, "activity">>(
+    kind: K,
+    resource: Resource,
+  ): HandlerKinds[K][] {
+    return this.#kinds.list(kind).filter((h) => (h as ResourceHandler).selector.check(resource));
   }
 
   /** Every resource selector that has handlers (what the operator must watch). */
@@ -112,17 +175,17 @@ export class OperatorRegistry {
     const seen = new Map<string, Selector>();
     for (
       const h of [
-        ...this.#changing,
-        ...this.#watching,
-        ...this.#indexing,
-        ...this.#spawning,
-        ...this.#reconciling,
+        ...this.#kinds.list("changing"),
+        ...this.#kinds.list("watching"),
+        ...this.#kinds.list("indexing"),
+        ...this.#kinds.list("spawning"),
+        ...this.#kinds.list("reconciling"),
       ]
     ) {
       seen.set(h.selector.toString(), h.selector);
     }
     // The owned children of reconcilers are watched too (their events reach their parents).
-    for (const h of this.#reconciling) {
+    for (const h of this.#kinds.list("reconciling")) {
       for (const { selector } of h.owns) seen.set(selector.toString(), selector);
     }
     return [...seen.values()];
@@ -137,9 +200,7 @@ export class OperatorRegistry {
    */
   changingHandlers(resource: Resource): readonly ChangingHandler[] {
     const cached = this.#cached(resource);
-    return cached.changing ??= Object.freeze(
-      this.#changing.filter((h) => h.selector.check(resource)),
-    );
+    return cached.changing ??= Object.freeze(this.#of("changing", resource));
   }
 
   /**
@@ -156,9 +217,7 @@ export class OperatorRegistry {
     context?: unknown,
   ): readonly WatchingHandler[] {
     const cached = this.#cached(resource);
-    const all = cached.watching ??= Object.freeze(
-      this.#watching.filter((h) => h.selector.check(resource)),
-    );
+    const all = cached.watching ??= Object.freeze(this.#of("watching", resource));
     return body === undefined || !all.length
       ? all
       : all.filter((h) => matchesObject(h, body, context));
@@ -171,7 +230,7 @@ export class OperatorRegistry {
    * @returns The handlers.
    */
   activityHandlers(activity: ActivityHandler["activity"]): ActivityHandler[] {
-    return this.#activities.filter((h) => h.activity === activity);
+    return this.#kinds.list("activity").filter((h) => h.activity === activity);
   }
 
   /**
@@ -282,32 +341,14 @@ export class OperatorRegistry {
 
   /** Whether any handler at all is registered. */
   get isEmpty(): boolean {
-    return !this.#changing.length && !this.#watching.length && !this.#activities.length &&
-      !this.#indexing.length && !this.#spawning.length && !this.#webhooks.length &&
-      !this.#converters.length && !this.#reconciling.length;
+    return this.#kinds.isEmpty;
   }
 
-  // --- In-memory indexing (kopf.index) ---------------------------------------------------------
+  // --- Per-kind shorthands (kopf.index, kopf.daemon/timer, admission, conversion, reconcile) ---
 
-  #indexing: IndexingHandler[] = [];
-
-  /**
-   * Adds an indexing handler (`kopf.index`). Index ids are operator-wide: one id, one index;
-   * handlers of several resources with the same id (e.g. one function registered for pods and
-   * for deployments) feed the same index.
-   *
-   * @param handler The handler.
-   * @throws {DuplicateHandlerError} When the id is already taken for the same resource.
-   */
+  /** {@link register}, for one kind (its duplicate rule is in `CLASHES`). */
   registerIndexing(handler: IndexingHandler): void {
-    const selector = handler.selector.toString();
-    if (this.#indexing.some((h) => h.id === handler.id && h.selector.toString() === selector)) {
-      throw new DuplicateHandlerError(
-        `an index with id "${handler.id}" is already registered for ${selector}: give one of them another id ({ id: "..." })`,
-      );
-    }
-    this.#indexing.push(handler);
-    this.#byResource = new WeakMap(); // the indexing handlers of each resource
+    this.register(handler);
   }
 
   /**
@@ -317,9 +358,7 @@ export class OperatorRegistry {
    * @returns The handlers, in registration order.
    */
   indexingHandlers(resource?: Resource): IndexingHandler[] {
-    return resource
-      ? this.#indexing.filter((h) => h.selector.check(resource))
-      : [...this.#indexing];
+    return resource ? this.#of("indexing", resource) : this.handlers("indexing");
   }
 
   /**
@@ -341,32 +380,12 @@ export class OperatorRegistry {
    */
   indexersOf(resource: Resource): readonly IndexingHandler[] {
     const cached = this.#cached(resource);
-    return cached.indexing ??= Object.freeze(
-      this.#indexing.filter((h) => h.selector.check(resource)),
-    );
+    return cached.indexing ??= Object.freeze(this.#of("indexing", resource));
   }
 
-  // --- Daemons and timers (kopf.daemon, kopf.timer) -------------------------------------------
-
-  #spawning: SpawningHandler[] = [];
-
-  /**
-   * Adds a daemon or timer handler (`kopf.daemon`, `kopf.timer`).
-   *
-   * @param handler The handler.
-   * @throws {DuplicateHandlerError} When the id is already taken for the same resource.
-   */
+  /** {@link register}, for one kind (its duplicate rule is in `CLASHES`). */
   registerSpawning(handler: SpawningHandler): void {
-    const clash = this.#spawning.find((h) =>
-      h.id === handler.id && h.selector.toString() === handler.selector.toString()
-    );
-    if (clash) {
-      throw new DuplicateHandlerError(
-        `a daemon or timer with id "${handler.id}" is already registered for ${handler.selector}: give one of them another id ({ id: "..." })`,
-      );
-    }
-    this.#spawning.push(handler);
-    this.#byResource = new WeakMap();
+    this.register(handler);
   }
 
   /**
@@ -378,29 +397,12 @@ export class OperatorRegistry {
    */
   spawningHandlers(resource: Resource): readonly SpawningHandler[] {
     const cached = this.#cached(resource);
-    return cached.spawning ??= Object.freeze(
-      this.#spawning.filter((h) => h.selector.check(resource)),
-    );
+    return cached.spawning ??= Object.freeze(this.#of("spawning", resource));
   }
 
-  // --- Admission webhooks (kopf.on.validate, kopf.on.mutate) ----------------------------------
-
-  #webhooks: WebhookHandler[] = [];
-
-  /**
-   * Adds an admission handler. Its id is its webhook's endpoint path and name, so ids are unique
-   * among all admission handlers of the operator.
-   *
-   * @param handler The handler.
-   * @throws {DuplicateHandlerError} When the id is already taken by another admission handler.
-   */
+  /** {@link register}, for one kind (its duplicate rule is in `CLASHES`). */
   registerWebhook(handler: WebhookHandler): void {
-    if (this.#webhooks.some((h) => h.id === handler.id)) {
-      throw new DuplicateHandlerError(
-        `an admission handler with id "${handler.id}" is already registered (the id is its webhook's path): give one of them another id ({ id: "..." })`,
-      );
-    }
-    this.#webhooks.push(handler);
+    this.register(handler);
   }
 
   /**
@@ -410,32 +412,13 @@ export class OperatorRegistry {
    * @returns The handlers, in registration order.
    */
   webhookHandlers(reason?: WebhookType): WebhookHandler[] {
-    return reason ? this.#webhooks.filter((h) => h.reason === reason) : [...this.#webhooks];
+    const all = this.#kinds.list("webhook");
+    return reason ? all.filter((h) => h.reason === reason) : [...all];
   }
 
-  // --- Conversion webhooks (kopf.on.convert) ---------------------------------------------------
-
-  #converters: ConverterHandler[] = [];
-
-  /**
-   * Adds a converter. One step per resource and pair of versions: a second converter for the
-   * same step would make the answer depend on the order of registration, so it is refused.
-   *
-   * @param handler The converter.
-   * @throws {DuplicateHandlerError} When the resource has a converter for the same step.
-   */
+  /** {@link register}, for one kind (its duplicate rule is in `CLASHES`). */
   registerConverter(handler: ConverterHandler): void {
-    const same = this.#converters.find((h) =>
-      String(h.selector) === String(handler.selector) && h.from === handler.from &&
-      h.to === handler.to
-    );
-    if (same) {
-      throw new DuplicateHandlerError(
-        `${handler.selector} has a converter from ${handler.from} to ${handler.to} already ` +
-          `("${same.id}"): one converter per step`,
-      );
-    }
-    this.#converters.push(handler);
+    this.register(handler);
   }
 
   /**
@@ -444,28 +427,12 @@ export class OperatorRegistry {
    * @returns The converters, in registration order.
    */
   converterHandlers(): ConverterHandler[] {
-    return [...this.#converters];
+    return this.handlers("converter");
   }
 
-  // --- Reconcilers of parents and their owned children (kopf.on.reconcile) ---------------------
-
-  #reconciling: ReconcilingHandler[] = [];
-
-  /**
-   * Adds a reconciler (`kopf.on.reconcile`).
-   *
-   * @param handler The reconciler.
-   * @throws {DuplicateHandlerError} When the id is already taken for the same resource.
-   */
+  /** {@link register}, for one kind (its duplicate rule is in `CLASHES`). */
   registerReconciling(handler: ReconcilingHandler): void {
-    const selector = handler.selector.toString();
-    if (this.#reconciling.some((h) => h.id === handler.id && String(h.selector) === selector)) {
-      throw new DuplicateHandlerError(
-        `a reconciler with id "${handler.id}" is already registered for ${selector}: give one of them another id ({ id: "..." })`,
-      );
-    }
-    this.#reconciling.push(handler);
-    this.#byResource = new WeakMap(); // whether each resource has reconcilers
+    this.register(handler);
   }
 
   /**
@@ -495,9 +462,7 @@ export class OperatorRegistry {
    * @returns The reconcilers, in registration order.
    */
   reconcilingHandlers(resource?: Resource): ReconcilingHandler[] {
-    return resource
-      ? this.#reconciling.filter((h) => h.selector.check(resource))
-      : [...this.#reconciling];
+    return resource ? this.#of("reconciling", resource) : this.handlers("reconciling");
   }
 
   /**
@@ -519,61 +484,6 @@ export class OperatorRegistry {
    */
   reconcilersOf(resource: Resource): readonly ReconcilingHandler[] {
     const cached = this.#cached(resource);
-    return cached.reconciling ??= Object.freeze(
-      this.#reconciling.filter((h) => h.selector.check(resource)),
-    );
+    return cached.reconciling ??= Object.freeze(this.#of("reconciling", resource));
   }
-}
-
-/**
- * Selects, from a list of changing handlers, those that apply to a cause:
- * the cause's own handlers, resume handlers in the first cycle of an object
- * noticed by the initial listing (also mixed into its creation, when it was
- * created while the operator was down; not during deletion unless
- * `deleted: true`), and field handlers whose field changed. A function
- * registered under one id for several causes runs once per cycle.
- *
- * @param handlers The candidates.
- * @param cause The cause.
- * @param context The handler context, for callback filters.
- * @returns The applicable handlers, in order.
- */
-export function selectForCause(
-  handlers: readonly ChangingHandler[],
-  cause: {
-    reason: string;
-    initial: boolean;
-    body: AnyObject;
-    old: unknown;
-    new: unknown;
-    diff: Diff;
-  },
-  context: unknown,
-): ChangingHandler[] {
-  // A plain loop (this runs on every cycle): no filtered arrays, no maps or sets of seen ids.
-  const selected: ChangingHandler[] = [];
-  for (let i = 0; i < handlers.length; i++) {
-    const h = handlers[i]!;
-    if (h.initial) {
-      if (!cause.initial) continue;
-      if (cause.reason === "delete" && !h.deleted) continue;
-    } else if (h.reason !== undefined && h.reason !== cause.reason) continue;
-    else if (h.reason === undefined && !(cause.reason === "update" || cause.reason === "create")) {
-      continue;
-    }
-    if (!matchesChange(h, cause, context)) continue;
-    // The same function with the same id registered for several causes (e.g. create and resume,
-    // for an object created while the operator was down) runs once per cycle: the first wins.
-    // The same function with other ids (e.g. other fields) runs once per id, as in Kopf.
-    if (!selectedAlready(selected, h)) selected.push(h);
-  }
-  return selected;
-}
-
-/** Whether the same function under the same id is selected already. */
-function selectedAlready(selected: readonly ChangingHandler[], h: ChangingHandler): boolean {
-  for (let i = 0; i < selected.length; i++) {
-    if (selected[i]!.fn === h.fn && selected[i]!.id === h.id) return true;
-  }
-  return false;
 }

@@ -71,6 +71,6 @@ export function registerSpawning(
     sharp: o.sharp ?? false,
     idle: o.idle,
   };
-  (o.registry ?? getDefaultRegistry()).registerSpawning(handler);
+  (o.registry ?? getDefaultRegistry()).register(handler);
   return fn;
 }

@@ -10,21 +10,12 @@
  */
 
 import type { UserInfo } from "../../cogs/structs/reviews.ts";
-import type {
-  AnyObject,
-  FilterOptions,
-  HandlerFn,
-  ObjectContext,
-  ResourceHandler,
-} from "./handlers.ts";
+import type { AnyObject, FilterOptions, HandlerFn, ObjectContext } from "./handlers.ts";
 import { getDefaultRegistry, parseResourceArgs, resourceHandlerBase } from "./registration.ts";
 import type { OperatorRegistry } from "./registry.ts";
+import type { AdmissionOperation, WebhookHandler, WebhookType } from "./kinds.ts";
 
-/** An admission operation, as Kubernetes names it. */
-export type AdmissionOperation = "CREATE" | "UPDATE" | "DELETE" | "CONNECT";
-
-/** Which admission webhooks a handler serves: validating or mutating. */
-export type WebhookType = "validating" | "mutating";
+export type { AdmissionOperation, WebhookHandler, WebhookType } from "./kinds.ts";
 
 /** Options of `kopf.on.validate` and `kopf.on.mutate`. */
 export interface WebhookOptions extends FilterOptions {
@@ -46,24 +37,6 @@ export interface WebhookOptions extends FilterOptions {
   ignoreFailures?: boolean;
   /** Register in this registry instead of the default one. */
   registry?: OperatorRegistry;
-}
-
-/** A validating or mutating admission handler. */
-export interface WebhookHandler extends ResourceHandler {
-  /** Always `"webhook"`. */
-  kind: "webhook";
-  /** Validating or mutating. */
-  reason: WebhookType;
-  /** The operations it serves; undefined for all. */
-  operations: AdmissionOperation[] | undefined;
-  /** The subresource it serves (`"*"` for all); undefined for the main body only. */
-  subresource: string | undefined;
-  /** Kept in the managed configurations at exit. */
-  persistent: boolean;
-  /** Has side effects outside of dry runs. */
-  sideEffects: boolean;
-  /** Failures let requests through (`failurePolicy: Ignore`). */
-  ignoreFailures: boolean;
 }
 
 /** The context of admission handlers: the object under admission, and the request's details. */
@@ -132,6 +105,6 @@ export function registerWebhook(reason: WebhookType, args: unknown[]): HandlerFn
     sideEffects: o.sideEffects ?? false,
     ignoreFailures: o.ignoreFailures ?? false,
   };
-  (o.registry ?? getDefaultRegistry()).registerWebhook(handler);
+  (o.registry ?? getDefaultRegistry()).register(handler);
   return fn;
 }

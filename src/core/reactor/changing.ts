@@ -48,7 +48,7 @@ import type {
   ChangingHandler,
   ObjectContext,
 } from "../intents/handlers.ts";
-import type { CycleResult, ObjectMemory, OperatorContext, RawEvent } from "./processing.ts";
+import type { CycleResult, ObjectMemory, OperatorContext, RawEvent } from "./cycle_types.ts";
 
 /** Everything the changing part of one cycle works with. */
 export interface ChangingCycle {
