@@ -180,12 +180,19 @@ export class HandlerState {
  *
  * @example
  * ```ts
- * import * as kopf from "../../../mod.ts";
+ * import assert from "node:assert/strict";
+ * import type * as kopf from "../../../mod.ts";
+ * import { State } from "./progression.ts";
  * // A lifecycle reads the State of the cause's handlers: here, the least retried first.
  * const leastRetried: kopf.Lifecycle = (handlers, state: kopf.State) =>
  *   [...handlers].sort((a, b) => (state.get(a.id)?.retries ?? 0) - (state.get(b.id)?.retries ?? 0));
- * kopf.setDefaultLifecycle(leastRetried);
- * kopf.setDefaultLifecycle(null); // back to kopf.allAtOnce
+ * const now = new Date();
+ * const state = new State("create");
+ * state.ensure("a", now).apply({ final: false, error: new Error("again"), delay: 1 }, now);
+ * state.ensure("b", now);
+ * const handlers = [{ id: "a" }, { id: "b" }] as kopf.BaseHandler[];
+ * assert.deepEqual(leastRetried(handlers, state).map((h) => h.id), ["b", "a"]);
+ * assert.deepEqual(state.get("a")?.retries, 1);
  * ```
  */
 export class State {
