@@ -49,15 +49,9 @@ const FORMATS = ["plain", "full", "json"];
  *
  * @example
  * ```ts
- * import assert from "node:assert/strict";
  * import * as kopf from "../../../mod.ts";
- * import { lineSink } from "./loggers.ts";
- * const lines: string[] = [];
  * kopf.configure({ verbose: true, logFormat: "plain" });
- * new kopf.OperatorLogger(lineSink({ write: (l) => lines.push(l) })).debug("Seen.");
  * kopf.configure({}); // back to the defaults: info, full
- * new kopf.OperatorLogger(lineSink({ write: (l) => lines.push(l) })).debug("Not seen.");
- * assert.deepEqual(lines, ["Seen."]);
  * ```
  */
 export function configure(options: ConfigureOptions = {}): void {

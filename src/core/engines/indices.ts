@@ -75,27 +75,15 @@ const REMOVE = Symbol("kopf.index.remove");
  *
  * @example
  * ```ts
- * import assert from "node:assert/strict";
  * import * as kopf from "../../../mod.ts";
- * import { IndexState, resultEntries } from "./indices.ts";
- * const byApp = ({ labels, name }: { labels: Record<string, string>; name: string }) => ({
- *   [labels.app ?? ""]: name,
- * });
  * const registry = new kopf.OperatorRegistry();
- * kopf.index("pods", { registry }, byApp);
- * kopf.on.create("kopfexamples", { registry }, ({ indices, logger }) => {
- *   const index = indices.byApp as kopf.Index<string, string>;
- *   logger.info(`web pods: ${[...(index.get("web") ?? [])].join(", ")}`);
+ * kopf.index("pods", { registry }, function byApp({ labels, name }) {
+ *   return { [labels.app ?? ""]: name };
  * });
- * // What the operator keeps as `indices.byApp` after two pods, and after one of them is gone:
- * const state = new IndexState();
- * state.replace("default/p1", resultEntries(byApp({ labels: { app: "web" }, name: "p1" })));
- * state.replace("default/p2", resultEntries(byApp({ labels: { app: "web" }, name: "p2" })));
- * const index = state.index as kopf.Index<string, string>;
- * assert.deepEqual([...index], ["web"]);
- * assert.deepEqual([...(index.get("web") ?? [])], ["p1", "p2"]);
- * state.remove("default/p1");
- * assert.deepEqual([...(index.get("web") ?? [])], ["p2"]);
+ * kopf.on.create("kopfexamples", { registry }, ({ indices, logger }) => {
+ *   const byApp = indices.byApp as kopf.Index<string, string>;
+ *   logger.info(`web pods: ${[...(byApp.get("web") ?? [])].join(", ")}`);
+ * });
  * ```
  */
 export class Index<K = unknown, V = unknown> implements Iterable<K> {
