@@ -106,11 +106,12 @@ export interface BenchResults {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { figure, readResults, writeResults } from "./_stats.ts";
  * figure("merge-patch throughput", 5_200, "patches/s", { target: { atLeast: 5_000 } });
  * const path = await writeResults(await Deno.makeTempFile({ suffix: ".json" }));
  * const [f] = await readResults(path);
- * console.log(f?.label, f?.value, f?.unit, f?.met); // "merge-patch throughput" 5200 "patches/s" true
+ * assert.deepEqual([f?.label, f?.value, f?.unit, f?.met], ["merge-patch throughput", 5200, "patches/s", true]);
  * await Deno.remove(path);
  * ```
  */

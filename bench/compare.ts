@@ -39,8 +39,12 @@ interface Figure {
  * @example
  * ```ts
  * import { figures } from "./compare.ts";
+ * import assert from "node:assert/strict";
  * const [f] = figures("operator: 1,000 created in a burst: 1,393 objects/s  [CPU: 1 µs]");
- * console.log(f); // { label: "operator: 1,000 created in a burst", rest: "1,393 objects/s  [CPU: 1 µs]" }
+ * assert.deepEqual(f, {
+ *   label: "operator: 1,000 created in a burst",
+ *   rest: "1,393 objects/s  [CPU: 1 µs]",
+ * });
  * ```
  */
 export function figures(text: string): Figure[] {

@@ -90,6 +90,14 @@ export const MUTANTS: readonly Mutant[] = [
     why: "a reconciled parent's kept body keeps managedFields",
   },
   {
+    id: "untrimmed-own-patch",
+    file: "src/core/engines/spawning.ts",
+    original: "if (patched) touch(object, trimBody(patched), this.clock);",
+    mutant: "if (patched) touch(object, patched, this.clock);",
+    tests: ["tests/reactor/kept_bodies_test.ts"],
+    why: "the body a daemon's or timer's own patch returns is kept with managedFields",
+  },
+  {
     id: "run-skips-first-module",
     file: "src/cli/run.ts",
     original: "for (const module of modules) {",

@@ -48,9 +48,31 @@ export interface ManifestsFlags {
  * @returns The arguments (after the image's entry point `kopf run`).
  *
  * @example
- * ```ts ignore
- * runArgs({ ...flags, namespaces: ["shop"] }, { image: "op:1" });
- * // ["--namespace=shop", "--liveness=http://0.0.0.0:8080/healthz", "handlers.ts"]
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { runArgs } from "./manifests.ts";
+ * const flags = {
+ *   dev: false,
+ *   standalone: false,
+ *   paths: ["handlers.ts"],
+ *   modules: [],
+ *   namespaces: ["shop"],
+ *   allNamespaces: false,
+ *   crdFiles: [],
+ *   name: "kopf-operator",
+ *   accountNamespace: "default",
+ * };
+ * assert.deepEqual(runArgs(flags, { image: "op:1" }), [
+ *   "--namespace=shop",
+ *   "--liveness=http://0.0.0.0:8080/healthz",
+ *   "handlers.ts",
+ * ]);
+ * assert.deepEqual(runArgs({ ...flags, namespaces: [], leaderElection: true }, { image: "op:1" }), [
+ *   "--all-namespaces",
+ *   "--leader-election",
+ *   "--liveness=http://0.0.0.0:8080/healthz",
+ *   "handlers.ts",
+ * ]);
  * ```
  */
 export function runArgs(flags: OperatorFlags, manifest: ManifestsFlags): string[] {

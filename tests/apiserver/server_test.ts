@@ -504,9 +504,12 @@ Deno.test("watch: label selector transitions give ADDED and DELETED; bookmarks o
   await call(api.url, "PATCH", `${CM}/a`, { data: { k: "v" } }, merge);
   await call(api.url, "PATCH", `${CM}/a`, { metadata: { labels: { app: "y" } } }, merge);
   await new Promise((r) => setTimeout(r, 500));
-  const events = await readEvents(plain, 3, 1000);
+  // The API server's timers and watches are real (it has no injectable clock), so every wait
+  // for what must arrive is generous (it ends as soon as it has arrived): 10 s on a loaded
+  // 2-core machine; a wait that must stay empty keeps its short window (load only helps it).
+  const events = await readEvents(plain, 3, 10_000);
   assert.deepEqual(events.map((e) => e.type), ["ADDED", "MODIFIED", "DELETED"]);
-  const withMarks = await readEvents(marked, 4, 1000);
+  const withMarks = await readEvents(marked, 4, 10_000);
   assert.deepEqual(withMarks.slice(0, 3).map((e) => e.type), ["ADDED", "MODIFIED", "DELETED"]);
   assert.equal(withMarks[3].type, "BOOKMARK");
   assert.ok(
@@ -521,7 +524,10 @@ Deno.test("watch: timeoutSeconds ends the stream", async () => {
   const res = await fetch(`${api.url}${CM}?watch=true&timeoutSeconds=1`);
   await res.body!.pipeTo(new WritableStream());
   const took = Date.now() - started;
-  assert.ok(took >= 900 && took < 5000, `took ${took} ms`);
+  // The server's timer is real (it has no injectable clock): not before the second is the
+  // guarantee, and load cannot break it; the upper bound only tells "ends" from "never ends",
+  // with room for a loaded 2-core machine.
+  assert.ok(took >= 900 && took < 15_000, `took ${took} ms`);
 });
 
 Deno.test("faults: 429 and 503 with Retry-After, 500, counted; switchable over /admin/faults", async () => {
@@ -560,7 +566,7 @@ Deno.test("faults: closing, stalling and expiring watches", async () => {
   await call(api.url, "POST", CM, { metadata: { name: "b" } });
   const live = await fetch(`${api.url}${CM}?watch=true&resourceVersion=${rv}`);
   api.expireResourceVersions();
-  const ended = await readEvents(live, 5, 1000);
+  const ended = await readEvents(live, 5, 10_000);
   assert.deepEqual(
     ended.map((e) => e.type),
     ["ADDED"],
@@ -583,7 +589,9 @@ Deno.test("faults: closeWatchesRandomly closes each watch at a random moment wit
     await res.body!.pipeTo(new WritableStream());
     took.push(Date.now() - started);
   }
-  assert.ok(took.every((ms) => ms < 2000), `closed within the bound (+ slack): ${took}`);
+  // Real timers (the server has no injectable clock): the bound is 0.4 s; 3.5 s leaves room for
+  // a loaded 2-core machine and still fails a bound taken as much longer (e.g. unscaled).
+  assert.ok(took.every((ms) => ms < 3500), `closed within the bound (+ slack): ${took}`);
   assert.equal(api.faultCounts.watchClosed, 3);
 });
 
@@ -591,6 +599,7 @@ Deno.test("latency fault delays requests", async () => {
   await using api = await startApiServer({ faults: { latencyMs: 150 } });
   const t = Date.now();
   await call(api.url, "GET", CM);
+  // A lower bound on a real timer (the server has no injectable clock): load cannot break it.
   assert.ok(Date.now() - t >= 140);
   assert.equal(api.faultCounts.delayed, 1);
 });
@@ -760,9 +769,9 @@ Deno.test("faults: a lagging watch (watchDelayMs) delivers late, in order, only 
   const started = performance.now();
   for (const name of ["a", "b", "c"]) await call(api.url, "POST", CM, { metadata: { name } });
   await call(api.url, "POST", SECRETS, { metadata: { name: "s" } });
-  const secret = await readEvents(onTime, 1, 2000);
+  const secret = await readEvents(onTime, 1, 10_000);
   assert.deepEqual(secret.map((e) => e.object.metadata.name), ["s"], "other resources on time");
-  const events = await readEvents(lagging, 3, 5000);
+  const events = await readEvents(lagging, 3, 10_000);
   const took = performance.now() - started;
   assert.deepEqual(events.map((e) => e.object.metadata.name), ["a", "b", "c"], "in order");
   assert.ok(took >= 400, `not before the delay: ${took} ms`);

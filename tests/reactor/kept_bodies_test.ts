@@ -1,9 +1,10 @@
 /**
  * The bodies an operator keeps between events — the live view of daemons and timers, the
  * parent a reconciler is given — are trimmed of `managedFields` and of kubectl's
- * last-applied-configuration annotation (cogs/structs/trimming.ts), at each of the three places
- * that keep one (reactor/processing.ts): a spawned object's view when it changes, its view when
- * it is being deleted, and a reconciled parent. Over real HTTP against the embedded API server,
+ * last-applied-configuration annotation (cogs/structs/trimming.ts), at each of the four places
+ * that keep one: a spawned object's view when it changes, its view when it is being deleted, a
+ * reconciled parent (reactor/processing.ts), and the body a daemon's or timer's own patch
+ * returns (engines/spawning.ts `flush()`). Over real HTTP against the embedded API server,
  * with an object written by server-side apply (so it has managedFields).
  */
 
@@ -100,4 +101,38 @@ Deno.test("kept bodies: daemons, timers and reconcilers see objects without mana
   await call(c.api, "PATCH", `${KEX}/k1`, { metadata: { finalizers: null } }, {
     contentType: "application/merge-patch+json",
   });
+});
+
+Deno.test("kept bodies: a timer's own patch is kept trimmed (the body it sees next, before the watch brings the change)", async () => {
+  // Changes to kopfexamples reach the operator a minute late: the only way a timer can see its
+  // own patch within this test is the patched body its run kept (spawning.ts flush()).
+  await using c = await cluster({
+    faults: { watchDelayMs: 60_000, watchDelayResources: ["kopfexamples"] },
+  });
+  const registry = new kopf.OperatorRegistry();
+  const seen: Body[] = [];
+  kopf.timer("kopfexamples", { registry, interval: 0.05 }, function ticker(ctx) {
+    if (ctx.body.metadata?.annotations?.ticked !== "yes") {
+      ctx.patch.metadata.annotations = { ticked: "yes" };
+    } else seen.push(ctx.body);
+  });
+  const applied = await call(c.api, "PATCH", `${KEX}/k2?fieldManager=tester`, {
+    apiVersion: "kopf.dev/v1",
+    kind: "KopfExample",
+    metadata: { name: "k2", annotations: { keep: "me", [LAST_APPLIED]: '{"spec":{"size":1}}' } },
+    spec: { size: 1 },
+  }, { contentType: "application/apply-patch+yaml" });
+  assert.ok(applied.body.metadata.managedFields?.length, "the stored object has managedFields");
+
+  await using _runner = await KopfRunner.start(["run", "--standalone", "-A"], {
+    registry,
+    kubeconfig: c.api.kubeconfig.path,
+  });
+  await until(() => seen.length > 0, "the timer sees its own patch");
+  assert.deepEqual(seen.filter((b) => !trimmed(b)).map((b) => b.metadata), [], "trimmed");
+  // The patched object itself keeps them.
+  const stored = await c.getKex("default", "k2");
+  assert.equal(stored.metadata.annotations.ticked, "yes");
+  assert.ok(stored.metadata.managedFields?.length);
+  assert.ok(LAST_APPLIED in stored.metadata.annotations);
 });

@@ -164,7 +164,7 @@ Deno.test("leader election: kill -9 the leader; the standby handles a new object
     await a.stop("SIGKILL");
     const killed = Date.now();
     await c.createKex("default", "kex-2");
-    await b.waitFor("CREATED kex-2 BY op-b", 15);
+    await b.waitFor("CREATED kex-2 BY op-b", 30);
     const run = await file.run("kex-2");
     const failover = (run.start - killed) / 1000;
     reportFigure(
@@ -172,10 +172,13 @@ Deno.test("leader election: kill -9 the leader; the standby handles a new object
         "(lease 2 s, renew deadline 1.5 s, retry 0.3 s)",
     );
     assert.ok(b.output.includes(`successfully acquired lease ${LEASE}`));
-    // Not before the lease could expire (the leader renewed at most one retry before the kill),
-    // and within the lease duration plus the standby's jittered retry and the processing.
+    // Real processes and a kill -9: the real clock. Not before the lease could expire (the
+    // leader renewed at most one retry before the kill) — the guarantee, which load cannot
+    // break. The upper bound only tells a standby that takes over at the expiry (lease 2 s plus
+    // its jittered retry) from one that waits much longer; its 6 s of room is for starting the
+    // handler in a child process on a loaded 2-core machine.
     assert.ok(failover >= 2 - 0.3 - 0.1, `took over too early: ${failover} s`);
-    assert.ok(failover <= 2 + 0.3 * 2.2 + 1.5, `took over too late: ${failover} s`);
+    assert.ok(failover <= 2 + 0.3 * 2.2 + 6, `took over too late: ${failover} s`);
     await until(
       async () =>
         /kopf_operator_role\{role="leader"\} 1/.test(

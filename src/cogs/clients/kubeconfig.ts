@@ -272,8 +272,30 @@ export interface ExecCredentials {
  *   needs a terminal, or running it is not permitted (`--allow-run`).
  *
  * @example
- * ```ts ignore
- * const { token, expiration } = await runExecPlugin(kc.source, user, cluster);
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { runExecPlugin } from "./kubeconfig.ts";
+ * // A plugin that prints the token it is given in its env (here: Deno itself, as a script).
+ * const credential = {
+ *   apiVersion: "client.authentication.k8s.io/v1",
+ *   kind: "ExecCredential",
+ *   status: { token: "$TOKEN", expirationTimestamp: "2030-01-01T00:00:00Z" },
+ * };
+ * const script = `console.log(JSON.stringify(${JSON.stringify(credential)})` +
+ *   `.replace("$TOKEN", Deno.env.get("TOKEN")))`;
+ * const user = {
+ *   name: "me",
+ *   exec: {
+ *     apiVersion: "client.authentication.k8s.io/v1",
+ *     command: Deno.execPath(),
+ *     args: ["eval", script],
+ *     env: [{ name: "TOKEN", value: "t0ken" }],
+ *     provideClusterInfo: false,
+ *   },
+ * };
+ * const cluster = { name: "c", server: "https://127.0.0.1:6443" };
+ * const { token, expiration } = await runExecPlugin("~/.kube/config", user, cluster);
+ * assert.deepEqual([token, expiration], ["t0ken", "2030-01-01T00:00:00Z"]);
  * ```
  */
 export async function runExecPlugin(

@@ -77,10 +77,12 @@ export function defaultId(fn: HandlerFn, fallback: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import type { HandlerMetrics } from "../../../mod.ts";
  * const runs: string[] = [];
  * const metrics: HandlerMetrics = { handlerRun: (id, kind) => void runs.push(`${kind}/${id}`) };
  * metrics.handlerRun("createFn", "changing", 0.1, false);
+ * assert.deepEqual(runs, ["changing/createFn"]);
  * ```
  */
 export interface HandlerMetrics {

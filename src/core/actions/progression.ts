@@ -180,12 +180,16 @@ export class HandlerState {
  *
  * @example
  * ```ts
- * import * as kopf from "../../../mod.ts";
+ * import assert from "node:assert/strict";
+ * import type * as kopf from "../../../mod.ts";
  * // A lifecycle reads the State of the cause's handlers: here, the least retried first.
  * const leastRetried: kopf.Lifecycle = (handlers, state: kopf.State) =>
  *   [...handlers].sort((a, b) => (state.get(a.id)?.retries ?? 0) - (state.get(b.id)?.retries ?? 0));
- * kopf.setDefaultLifecycle(leastRetried);
- * kopf.setDefaultLifecycle(null); // back to kopf.allAtOnce
+ * // What the operator passes: "a" retried once, "b" not yet run.
+ * const retries: Record<string, number> = { a: 1 };
+ * const state = { get: (id: string) => ({ retries: retries[id] ?? 0 }) } as unknown as kopf.State;
+ * const handlers = [{ id: "a" }, { id: "b" }] as kopf.BaseHandler[];
+ * assert.deepEqual(leastRetried(handlers, state).map((h) => h.id), ["b", "a"]);
  * ```
  */
 export class State {

@@ -180,8 +180,13 @@ export class OperatorMetrics implements HandlerMetrics {
    *
    * @example
    * ```ts
+   * import assert from "node:assert/strict";
    * import { OperatorMetrics } from "../../../mod.ts";
-   * new OperatorMetrics().handlerRun("checkFn", "timer", 0.01, false);
+   * const metrics = new OperatorMetrics();
+   * metrics.handlerRun("checkFn", "timer", 0.01, false);
+   * const text = await metrics.metrics();
+   * assert.deepEqual(text.includes('kopf_handler_runs_total{handler="checkFn",kind="timer"} 1'), true);
+   * assert.deepEqual(text.includes('kopf_handler_failures_total{handler="checkFn"'), false);
    * ```
    */
   handlerRun(handler: string, kind: string, seconds: number, failed: boolean): void {
@@ -219,8 +224,13 @@ export class OperatorMetrics implements HandlerMetrics {
    *
    * @example
    * ```ts
+   * import assert from "node:assert/strict";
    * import { OperatorMetrics } from "../../../mod.ts";
-   * new OperatorMetrics().watchConnect("kopfexamples.kopf.dev");
+   * const metrics = new OperatorMetrics();
+   * metrics.watchConnect("kopfexamples.kopf.dev");
+   * metrics.watchConnect("kopfexamples.kopf.dev");
+   * const text = await metrics.metrics();
+   * assert.deepEqual(text.includes('kopf_watch_connects_total{resource="kopfexamples.kopf.dev"} 2'), true);
    * ```
    */
   watchConnect(resource: string): void {

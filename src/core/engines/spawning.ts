@@ -28,6 +28,7 @@
  */
 
 import { Patch } from "../../cogs/structs/patches.ts";
+import { trimBody } from "../../cogs/structs/trimming.ts";
 import type { Resource } from "../../cogs/structs/references.ts";
 import type { Clock } from "../../cogs/aio/clock.ts";
 import type { StopFlag } from "../../cogs/aio/stop_flag.ts";
@@ -318,7 +319,7 @@ class SpawnedRun implements Execution<SpawningHandler> {
         undefined,
         object,
       );
-      if (patched) touch(object, patched, this.clock);
+      if (patched) touch(object, trimBody(patched), this.clock);
     } catch (e) {
       object.logger.exception(
         `${this.noun} '${this.#handler.id}' could not apply its patch: ${
