@@ -371,6 +371,8 @@ export {
 export type {
   PrinterColumn,
   ResourceDefinition,
+  Schema,
+  Static,
   ValidationIssue,
   VersionDefinition,
   VersionedDefinition,
@@ -396,5 +398,21 @@ export type {
   TypedPatch,
   TypedWebhookContext,
 } from "./src/core/intents/typing.ts";
-/** TypeBox's schema builder (`kopf.Type.Object({...})`), for the schemas of `kopf.resource`. */
-export { Type } from "npm:@sinclair/typebox@^0.34";
+import { Type as TypeBoxType } from "npm:@sinclair/typebox@^0.34";
+/**
+ * TypeBox's schema builder (`kopf.Type.Object({...})`), for the schemas of `kopf.resource`: each
+ * schema is the JSON Schema object itself (a {@link Schema}), typed by {@link Static}. Its reference
+ * is TypeBox's documentation. Declared here rather than re-exported so that `@ignore` keeps it out
+ * of kopf's generated docs: its type is TypeBox's builder class, with TypeBox's hundreds of types.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as kopf from "./mod.ts";
+ * const spec = kopf.Type.Object({ size: kopf.Type.String() });
+ * assert.deepEqual(spec.required, ["size"]);
+ * ```
+ *
+ * @ignore
+ */
+export const Type: typeof TypeBoxType = TypeBoxType;
