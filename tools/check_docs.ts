@@ -22,7 +22,7 @@ import { judgeSpecifier, readPins } from "./check_deps.ts";
 const root = fromFileUrl(new URL("..", import.meta.url));
 
 /** The public files, as users import them. */
-export const PUBLIC_FILES = ["mod.ts", "on.ts", "testing.ts", "cli.ts"];
+export const PUBLIC_FILES = ["mod.ts", "on.ts", "testing.ts", "cli.ts", "apiserver.ts"];
 
 /** Accepted findings (the first line of deno doc's message, without colours), with reasons. */
 export const ACCEPTED: ReadonlyMap<string, string> = new Map([
