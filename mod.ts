@@ -26,12 +26,7 @@ export { VERSION } from "./src/cogs/configs/version.ts";
 
 // Markers and filters.
 export { ABSENT, all, any, EVERYTHING, none, not, PRESENT } from "./src/core/intents/markers.ts";
-export {
-  all as all_,
-  any as any_,
-  none as none_,
-  not as not_,
-} from "./src/core/intents/markers.ts";
+export { all_, any_, none_, not_ } from "./src/core/intents/markers.ts";
 export type { Predicate } from "./src/core/intents/markers.ts";
 
 // Errors of handlers.
@@ -46,12 +41,12 @@ export {
 // Registration, sub-handlers, registries.
 export {
   getDefaultRegistry,
-  registerSubhandler as register,
+  register,
   RegistrationError,
   setDefaultRegistry,
 } from "./src/core/intents/registration.ts";
 export type { SubhandlerOptions } from "./src/core/intents/registration.ts";
-export { executeSubhandlers as execute, subhandler } from "./src/core/intents/subhandler.ts";
+export { execute, subhandler } from "./src/core/intents/subhandler.ts";
 export type { ExecuteCause, ExecuteOptions } from "./src/core/intents/subhandler.ts";
 export { DuplicateHandlerError, OperatorRegistry } from "./src/core/intents/registry.ts";
 export type {
@@ -281,13 +276,7 @@ export type { RunControls } from "./src/cli/run.ts";
 export { daemon, timer } from "./on.ts";
 export type { SpawningHandlerArgs } from "./on.ts";
 export { DaemonStoppingReason, StopFlag } from "./src/core/engines/daemons.ts";
-export type {
-  DaemonStopped,
-  DaemonStoppingReason as DaemonStoppingReasonValue,
-  SpawningContext,
-  SpawningContext as DaemonContext,
-  SpawningContext as TimerContext,
-} from "./src/core/intents/handlers.ts";
+export type { DaemonStopped, SpawningContext } from "./src/core/intents/handlers.ts";
 export type { SpawningOptions } from "./src/core/intents/spawners.ts";
 
 // Reconcilers of parents and their owned children (kopf.reconcile; also kopf.on.reconcile).
@@ -363,11 +352,7 @@ export type {
 } from "./src/kits/webhooks.ts";
 
 // Typed resources (kopf.resource): one definition gives the types, the validation, the CRD.
-export {
-  defineResource as resource,
-  TypedResource,
-  VersionedResource,
-} from "./src/cogs/structs/typed_resources.ts";
+export { resource, TypedResource, VersionedResource } from "./src/cogs/structs/typed_resources.ts";
 export type {
   PrinterColumn,
   ResourceDefinition,

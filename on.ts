@@ -151,7 +151,7 @@ export function probe(...args: ActivityHandlerArgs): HandlerFn<ActivityContext> 
 
 // --- Sub-handlers (kopf.on.subhandler, kopf.on.register) --------------------------------------
 
-export { registerSubhandler as register } from "./src/core/intents/registration.ts";
+export { register } from "./src/core/intents/registration.ts";
 export { subhandler } from "./src/core/intents/subhandler.ts";
 
 // --- Daemons and timers (kopf.daemon, kopf.timer) ---------------------------------------------

@@ -577,7 +577,7 @@ function crdVersion(r: TypedResource<unknown, unknown>): Record<string, unknown>
  * assert.deepEqual(Evc.validate({ spec: { size: 1 } })[0]?.path, "spec.size");
  * ```
  */
-export function defineResource<
+export function resource<
   Spec extends Schema,
   Status extends Schema = Schema,
 >(
@@ -611,10 +611,10 @@ export function defineResource<
  * assert.deepEqual([Evc.v1.apiVersion, Evc.v2.storage], ["kopf.dev/v1", true]);
  * ```
  */
-export function defineResource<V extends Record<string, VersionDefinition>>(
+export function resource<V extends Record<string, VersionDefinition>>(
   def: VersionedDefinition<V>,
 ): VersionedResource<VersionsOf<V>> & VersionsOf<V>;
-export function defineResource(
+export function resource(
   def:
     | ResourceDefinition<Schema, Schema>
     | VersionedDefinition<Record<string, VersionDefinition>>,
