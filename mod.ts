@@ -7,12 +7,14 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import * as kopf from "./mod.ts";
  * const registry = new kopf.OperatorRegistry();
  * kopf.on.create("kopfexamples", { registry }, function createFn({ name, logger }) {
  *   logger.info(`And here we are! Created ${name}.`);
  *   return { message: "hello" }; // lands in status.createFn
  * });
+ * assert.equal(registry.isEmpty, false);
  * ```
  *
  * @module
