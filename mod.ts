@@ -7,12 +7,14 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import * as kopf from "./mod.ts";
  * const registry = new kopf.OperatorRegistry();
  * kopf.on.create("kopfexamples", { registry }, function createFn({ name, logger }) {
  *   logger.info(`And here we are! Created ${name}.`);
  *   return { message: "hello" }; // lands in status.createFn
  * });
+ * assert.equal(registry.isEmpty, false);
  * ```
  *
  * @module
@@ -26,12 +28,7 @@ export { VERSION } from "./src/cogs/configs/version.ts";
 
 // Markers and filters.
 export { ABSENT, all, any, EVERYTHING, none, not, PRESENT } from "./src/core/intents/markers.ts";
-export {
-  all as all_,
-  any as any_,
-  none as none_,
-  not as not_,
-} from "./src/core/intents/markers.ts";
+export { all_, any_, none_, not_ } from "./src/core/intents/markers.ts";
 export type { Predicate } from "./src/core/intents/markers.ts";
 
 // Errors of handlers.
@@ -46,12 +43,12 @@ export {
 // Registration, sub-handlers, registries.
 export {
   getDefaultRegistry,
-  registerSubhandler as register,
+  register,
   RegistrationError,
   setDefaultRegistry,
 } from "./src/core/intents/registration.ts";
 export type { SubhandlerOptions } from "./src/core/intents/registration.ts";
-export { executeSubhandlers as execute, subhandler } from "./src/core/intents/subhandler.ts";
+export { execute, subhandler } from "./src/core/intents/subhandler.ts";
 export type { ExecuteCause, ExecuteOptions } from "./src/core/intents/subhandler.ts";
 export { DuplicateHandlerError, OperatorRegistry } from "./src/core/intents/registry.ts";
 export type { HandlerKinds, RegisteredKind } from "./src/core/intents/kinds.ts";
@@ -282,13 +279,7 @@ export type { RunControls } from "./src/cli/run.ts";
 export { daemon, timer } from "./on.ts";
 export type { SpawningHandlerArgs } from "./on.ts";
 export { DaemonStoppingReason, StopFlag } from "./src/core/engines/daemons.ts";
-export type {
-  DaemonStopped,
-  DaemonStoppingReason as DaemonStoppingReasonValue,
-  SpawningContext,
-  SpawningContext as DaemonContext,
-  SpawningContext as TimerContext,
-} from "./src/core/intents/handlers.ts";
+export type { DaemonStopped, SpawningContext } from "./src/core/intents/handlers.ts";
 export type { SpawningOptions } from "./src/core/intents/spawners.ts";
 
 // Reconcilers of parents and their owned children (kopf.reconcile; also kopf.on.reconcile).
@@ -364,14 +355,12 @@ export type {
 } from "./src/kits/webhooks.ts";
 
 // Typed resources (kopf.resource): one definition gives the types, the validation, the CRD.
-export {
-  defineResource as resource,
-  TypedResource,
-  VersionedResource,
-} from "./src/cogs/structs/typed_resources.ts";
+export { resource, TypedResource, VersionedResource } from "./src/cogs/structs/typed_resources.ts";
 export type {
   PrinterColumn,
   ResourceDefinition,
+  Schema,
+  Static,
   ValidationIssue,
   VersionDefinition,
   VersionedDefinition,
@@ -397,5 +386,21 @@ export type {
   TypedPatch,
   TypedWebhookContext,
 } from "./src/core/intents/typing.ts";
-/** TypeBox's schema builder (`kopf.Type.Object({...})`), for the schemas of `kopf.resource`. */
-export { Type } from "npm:@sinclair/typebox@^0.34";
+import { Type as TypeBoxType } from "npm:@sinclair/typebox@^0.34";
+/**
+ * TypeBox's schema builder (`kopf.Type.Object({...})`), for the schemas of `kopf.resource`: each
+ * schema is the JSON Schema object itself (a {@link Schema}), typed by {@link Static}. Its reference
+ * is TypeBox's documentation. Declared here rather than re-exported so that `@ignore` keeps it out
+ * of kopf's generated docs: its type is TypeBox's builder class, with TypeBox's hundreds of types.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as kopf from "./mod.ts";
+ * const spec = kopf.Type.Object({ size: kopf.Type.String() });
+ * assert.deepEqual(spec.required, ["size"]);
+ * ```
+ *
+ * @ignore
+ */
+export const Type: typeof TypeBoxType = TypeBoxType;

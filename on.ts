@@ -6,6 +6,7 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import * as kopf from "./mod.ts";
  * const registry = new kopf.OperatorRegistry();
  * kopf.on.create("kopfexamples", { registry }, function createFn({ spec, logger }) {
@@ -14,6 +15,7 @@
  * });
  * kopf.on.update("kopf.dev", "v1", "kopfexamples", { field: "spec.size", registry }, ({ old, new: now }) => {});
  * kopf.on.delete({ group: "kopf.dev", plural: "kopfexamples" }, { optional: true, registry }, () => {});
+ * assert.equal(registry.isEmpty, false);
  * ```
  *
  * @module
@@ -50,6 +52,19 @@ export type ResourceHandlerArgs<C> =
  *
  * @param args The resource, optional options, and the handler.
  * @returns The handler function.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as kopf from "./mod.ts";
+ * const registry = new kopf.OperatorRegistry();
+ * const fn = kopf.on.create("kopfexamples", { registry }, function createFn({ name, logger }) {
+ *   logger.info(`And here we are! Created ${name}.`);
+ *   return { message: "hello" }; // lands in status.createFn
+ * });
+ * assert.equal(fn.name, "createFn"); // the function itself, still callable
+ * assert.equal(registry.isEmpty, false);
+ * ```
  */
 export const create: ChangingRegistrar = (...args: unknown[]): HandlerFn =>
   registerChanging("kopf.on.create", "create", args);
@@ -59,6 +74,17 @@ export const create: ChangingRegistrar = (...args: unknown[]): HandlerFn =>
  *
  * @param args The resource, optional options (`field`, `value`, `old`, `new`), and the handler.
  * @returns The handler function.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as kopf from "./mod.ts";
+ * const registry = new kopf.OperatorRegistry();
+ * kopf.on.update("kopfexamples", { registry, field: "spec.size" }, ({ old, new: now, logger }) => {
+ *   logger.info(`Resized from ${old} to ${now}.`);
+ * });
+ * assert.equal(registry.isEmpty, false);
+ * ```
  */
 export const update: ChangingRegistrar = (...args: unknown[]): HandlerFn =>
   registerChanging("kopf.on.update", "update", args);
@@ -69,6 +95,17 @@ export const update: ChangingRegistrar = (...args: unknown[]): HandlerFn =>
  *
  * @param args The resource, optional options, and the handler.
  * @returns The handler function.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as kopf from "./mod.ts";
+ * const registry = new kopf.OperatorRegistry();
+ * kopf.on.delete("kopfexamples", { registry, optional: true }, ({ name, logger }) => {
+ *   logger.info(`${name} is going away.`); // optional: no finalizer blocks the deletion
+ * });
+ * assert.equal(registry.isEmpty, false);
+ * ```
  */
 const deleteHandler: ChangingRegistrar = (...args: unknown[]): HandlerFn =>
   registerChanging("kopf.on.delete", "delete", args);
@@ -80,6 +117,17 @@ export { deleteHandler as delete };
  *
  * @param args The resource, optional options, and the handler.
  * @returns The handler function.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as kopf from "./mod.ts";
+ * const registry = new kopf.OperatorRegistry();
+ * kopf.on.resume("kopfexamples", { registry }, function resumeFn({ spec, logger }) {
+ *   logger.info(`Found at start-up with ${JSON.stringify(spec)}.`);
+ * });
+ * assert.equal(registry.isEmpty, false);
+ * ```
  */
 export const resume: ChangingRegistrar = (...args: unknown[]): HandlerFn =>
   registerChanging("kopf.on.resume", undefined, args, { initial: true });
@@ -89,6 +137,17 @@ export const resume: ChangingRegistrar = (...args: unknown[]): HandlerFn =>
  *
  * @param args The resource, options with `field` (required), and the handler.
  * @returns The handler function.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as kopf from "./mod.ts";
+ * const registry = new kopf.OperatorRegistry();
+ * kopf.on.field("kopfexamples", { registry, field: "spec.field" }, ({ old, new: now, diff }) => {
+ *   return { changed: diff.length > 0, from: old, to: now };
+ * });
+ * assert.equal(registry.isEmpty, false);
+ * ```
  */
 export const field: ChangingRegistrar = (...args: unknown[]): HandlerFn =>
   registerChanging("kopf.on.field", undefined, args, { requireField: true });
@@ -98,6 +157,17 @@ export const field: ChangingRegistrar = (...args: unknown[]): HandlerFn =>
  *
  * @param args The resource, optional options, and the handler.
  * @returns The handler function.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as kopf from "./mod.ts";
+ * const registry = new kopf.OperatorRegistry();
+ * kopf.on.event("pods", { registry, labels: { app: "web" } }, ({ type, name, logger }) => {
+ *   logger.info(`${type ?? "listed"}: ${name}`); // every watch event, no retries
+ * });
+ * assert.equal(registry.isEmpty, false);
+ * ```
  */
 export const event: ResourceRegistrar<"event", ResourceOptions, EventContext> = (
   ...args: unknown[]
@@ -114,6 +184,17 @@ export type ActivityHandlerArgs = [fn: HandlerFn<ActivityContext>] | [
  *
  * @param args Optional options and the handler.
  * @returns The handler function.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as kopf from "./mod.ts";
+ * const registry = new kopf.OperatorRegistry();
+ * kopf.on.startup({ registry }, function configure({ settings }) {
+ *   settings.posting.level = "warning";
+ * });
+ * assert.equal(registry.isEmpty, false);
+ * ```
  */
 export function startup(...args: ActivityHandlerArgs): HandlerFn<ActivityContext> {
   return registerActivity("startup", args);
@@ -124,6 +205,15 @@ export function startup(...args: ActivityHandlerArgs): HandlerFn<ActivityContext
  *
  * @param args Optional options and the handler.
  * @returns The handler function.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as kopf from "./mod.ts";
+ * const registry = new kopf.OperatorRegistry();
+ * kopf.on.cleanup({ registry }, ({ logger }) => logger.info("Goodbye."));
+ * assert.equal(registry.isEmpty, false);
+ * ```
  */
 export function cleanup(...args: ActivityHandlerArgs): HandlerFn<ActivityContext> {
   return registerActivity("cleanup", args);
@@ -134,6 +224,17 @@ export function cleanup(...args: ActivityHandlerArgs): HandlerFn<ActivityContext
  *
  * @param args Optional options and the handler.
  * @returns The handler function.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as kopf from "./mod.ts";
+ * const registry = new kopf.OperatorRegistry();
+ * kopf.on.login({ registry }, () => {
+ *   return new kopf.ConnectionInfo({ server: "https://127.0.0.1:6443", token: "secret" });
+ * });
+ * assert.equal(registry.isEmpty, false);
+ * ```
  */
 export function login(...args: ActivityHandlerArgs): HandlerFn<ActivityContext> {
   return registerActivity("login", args);
@@ -144,6 +245,15 @@ export function login(...args: ActivityHandlerArgs): HandlerFn<ActivityContext> 
  *
  * @param args Optional options and the handler.
  * @returns The handler function.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as kopf from "./mod.ts";
+ * const registry = new kopf.OperatorRegistry();
+ * kopf.on.probe({ registry, id: "now" }, () => new Date().toISOString());
+ * assert.equal(registry.isEmpty, false);
+ * ```
  */
 export function probe(...args: ActivityHandlerArgs): HandlerFn<ActivityContext> {
   return registerActivity("probe", args);
@@ -151,7 +261,7 @@ export function probe(...args: ActivityHandlerArgs): HandlerFn<ActivityContext> 
 
 // --- Sub-handlers (kopf.on.subhandler, kopf.on.register) --------------------------------------
 
-export { registerSubhandler as register } from "./src/core/intents/registration.ts";
+export { register } from "./src/core/intents/registration.ts";
 export { subhandler } from "./src/core/intents/subhandler.ts";
 
 // --- Daemons and timers (kopf.daemon, kopf.timer) ---------------------------------------------
@@ -176,6 +286,7 @@ export type SpawningHandlerArgs =
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import * as kopf from "./mod.ts";
  * const registry = new kopf.OperatorRegistry();
  * kopf.on.daemon("kopfexamples", { registry }, async function monitor({ signal, logger }) {
@@ -184,6 +295,7 @@ export type SpawningHandlerArgs =
  *     await kopf.sleep(10, signal);
  *   }
  * });
+ * assert.equal(registry.isEmpty, false);
  * ```
  */
 export const daemon: ResourceRegistrar<"spawning", SpawningOptions, SpawningContext> = (
@@ -201,11 +313,13 @@ export const daemon: ResourceRegistrar<"spawning", SpawningOptions, SpawningCont
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import * as kopf from "./mod.ts";
  * const registry = new kopf.OperatorRegistry();
  * kopf.on.timer("kopfexamples", { registry, interval: 60, idle: 10 }, function ping({ spec }) {
  *   return { seen: spec.field };
  * });
+ * assert.equal(registry.isEmpty, false);
  * ```
  */
 export const timer: ResourceRegistrar<"spawning", SpawningOptions, SpawningContext> = (
@@ -230,6 +344,7 @@ export const timer: ResourceRegistrar<"spawning", SpawningOptions, SpawningConte
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import * as kopf from "./mod.ts";
  * const registry = new kopf.OperatorRegistry();
  * const byApp = kopf.on.index("pods", { registry }, function byApp({ labels, name }) {
@@ -239,6 +354,7 @@ export const timer: ResourceRegistrar<"spawning", SpawningOptions, SpawningConte
  *   const names: string[] = [...(byApp.of(indices).get("web") ?? [])]; // typed
  *   logger.info(`web pods: ${names.join(", ")} (also in indices.${byApp.id}, untyped)`);
  * });
+ * assert.equal(byApp.id, "byApp");
  * ```
  */
 export const index: IndexRegistrar = (
@@ -269,12 +385,14 @@ export type WebhookHandlerArgs =
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import * as kopf from "./mod.ts";
  * const registry = new kopf.OperatorRegistry();
  * kopf.on.validate("kopfexamples", { registry }, function checkNumbers({ spec, warnings }) {
  *   if (!Array.isArray(spec.numbers ?? [])) throw new kopf.AdmissionError("Numbers must be a list.");
  *   warnings.push("Verified with the operator's hook.");
  * });
+ * assert.equal(registry.isEmpty, false);
  * ```
  */
 export const validate: ResourceRegistrar<"webhook", WebhookOptions, WebhookContext> = (
@@ -290,11 +408,13 @@ export const validate: ResourceRegistrar<"webhook", WebhookOptions, WebhookConte
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import * as kopf from "./mod.ts";
  * const registry = new kopf.OperatorRegistry();
  * kopf.on.mutate("kopfexamples", { registry }, function ensureDefaults({ spec, patch }) {
  *   if (!("numbers" in spec)) patch.spec.numbers = [1, 2, 3];
  * });
+ * assert.equal(registry.isEmpty, false);
  * ```
  */
 export const mutate: ResourceRegistrar<"webhook", WebhookOptions, WebhookContext> = (
@@ -324,6 +444,7 @@ import { type ConvertRegistrar, registerConverter } from "./src/core/intents/con
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import * as kopf from "./mod.ts";
  * const registry = new kopf.OperatorRegistry();
  * kopf.on.convert("kopfexamples.kopf.dev", { registry, from: "v1", to: "v2" }, ({ body }) => {
@@ -334,6 +455,7 @@ import { type ConvertRegistrar, registerConverter } from "./src/core/intents/con
  *   patch.spec.field = spec.renamed;
  *   patch.spec.renamed = null;
  * });
+ * assert.equal(registry.isEmpty, false);
  * ```
  *
  * On a typed resource with several versions (`kopf.resource({ versions })`), `from` and `to`
@@ -341,6 +463,7 @@ import { type ConvertRegistrar, registerConverter } from "./src/core/intents/con
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import * as kopf from "./mod.ts";
  * const registry = new kopf.OperatorRegistry();
  * const Evc = kopf.resource({
@@ -358,6 +481,7 @@ import { type ConvertRegistrar, registerConverter } from "./src/core/intents/con
  *   patch.spec.size = spec.storage.size;
  *   patch.spec.storage = null;
  * });
+ * assert.equal(registry.isEmpty, false);
  * ```
  */
 export const convert: ConvertRegistrar =
@@ -384,6 +508,7 @@ import { type ReconcileRegistrar, registerReconciling } from "./src/core/intents
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import * as kopf from "./mod.ts";
  * const registry = new kopf.OperatorRegistry();
  * kopf.on.reconcile(
@@ -398,6 +523,7 @@ import { type ReconcileRegistrar, registerReconciling } from "./src/core/intents
  *     patch.status.configs = children.configmaps.length;
  *   },
  * );
+ * assert.equal(registry.isEmpty, false);
  * ```
  */
 export const reconcile: ReconcileRegistrar = (...args: unknown[]): HandlerFn =>

@@ -25,7 +25,7 @@ import { relative } from "node:path";
 import { fileURLToPath as fromFileUrl } from "node:url";
 
 const root = fromFileUrl(new URL("..", import.meta.url));
-const PUBLIC_FILES = ["mod.ts", "on.ts", "testing.ts", "cli.ts"];
+const PUBLIC_FILES = ["mod.ts", "on.ts", "testing.ts", "cli.ts", "apiserver.ts"];
 /** Folders whose imports a user's project loads or copies: no bare names. */
 const SHIPPED_DIRS = ["src", "examples"];
 /** Folders of the module's own development: bare names of the import map are fine. */

@@ -90,7 +90,8 @@ export const PRIVILEGED_GROUP = "system:masters";
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { type RequestAttributes, startApiServer } from "../../testing.ts";
+ * import { startApiServer } from "../../testing.ts";
+ * import type { RequestAttributes } from "../../apiserver.ts";
  * await using api = await startApiServer({ authorization: "rbac" });
  * const { store, authorizer } = api.server;
  * store.commit("ADDED", "roles.rbac.authorization.k8s.io", {

@@ -128,7 +128,9 @@ Deno.test("publishable: `deno publish --dry-run` exits 0, ships no tests, tools 
     }`,
   ]);
   const files = [...text.matchAll(/file:\/\/(\S+) \(/g)].map((m) => m[1]!.slice(ROOT.length));
-  for (const f of ["LICENSE", "README.md", "mod.ts", "on.ts", "testing.ts", "cli.ts"]) {
+  for (
+    const f of ["LICENSE", "README.md", "mod.ts", "on.ts", "testing.ts", "cli.ts", "apiserver.ts"]
+  ) {
     assert.ok(files.includes(f), `${f} is published`);
   }
   assert.deepEqual(files.filter((f) => /^(tests|tools|bench|deploy|packages)\//.test(f)), []);

@@ -26,8 +26,44 @@
  * @module
  */
 
-import type { Static, TSchema } from "npm:@sinclair/typebox@^0.34";
+import type { TSchema } from "npm:@sinclair/typebox@^0.34";
 import { Value } from "npm:@sinclair/typebox@^0.34/value";
+
+/**
+ * A schema of a typed resource: what `kopf.Type.*` builds — a TypeBox schema, which is the JSON
+ * Schema object itself, with the TypeScript type it describes attached at the type level. This
+ * is the part of TypeBox's `TSchema` that kopf relies on; every TypeBox schema is one.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as kopf from "../../../mod.ts";
+ * const size = kopf.Type.String({ pattern: "^[0-9]+Gi$" });
+ * const schema: kopf.Schema = size; // every TypeBox schema is one
+ * assert.equal(size.type, "string"); // the JSON Schema object itself
+ * assert.equal(schema, size);
+ * ```
+ */
+export interface Schema {
+  /** The TypeScript type the schema describes (type-level only: never set at run time). */
+  static: unknown;
+  /** The type parameters of generic schemas (type-level only). */
+  params: unknown[];
+}
+
+/**
+ * The TypeScript type a schema describes, as TypeBox's `Static`: `kopf.Static<typeof spec>`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as kopf from "../../../mod.ts";
+ * const spec = kopf.Type.Object({ size: kopf.Type.String(), replicas: kopf.Type.Integer() });
+ * const value: kopf.Static<typeof spec> = { size: "1Gi", replicas: 2 };
+ * assert.equal(value.replicas, 2);
+ * ```
+ */
+export type Static<T extends Schema> = (T & { params: [] })["static"];
 import { StructuralSchemaError, toStructural } from "./structural.ts";
 
 /** A column of `kubectl get` for a custom resource (`additionalPrinterColumns`). */
@@ -47,7 +83,7 @@ export interface PrinterColumn {
 }
 
 /** What `kopf.resource()` takes: the names, the scope, the schemas and the CRD's extras. */
-export interface ResourceDefinition<Spec extends TSchema, Status extends TSchema> {
+export interface ResourceDefinition<Spec extends Schema, Status extends Schema> {
   /** The API group, e.g. `kopf.dev`. */
   group: string;
   /** The version, e.g. `v1`. */
@@ -77,8 +113,8 @@ export interface ResourceDefinition<Spec extends TSchema, Status extends TSchema
  * schemas and the CRD's per-version fields.
  */
 export interface VersionDefinition<
-  Spec extends TSchema = TSchema,
-  Status extends TSchema = TSchema,
+  Spec extends Schema = Schema,
+  Status extends Schema = Schema,
 > {
   /** The schema of `spec` at this version. */
   spec: Spec;
@@ -123,7 +159,7 @@ export interface VersionedDefinition<V extends Record<string, VersionDefinition>
 export type VersionsOf<V extends Record<string, VersionDefinition>> = {
   readonly [K in keyof V & string]: TypedResource<
     Static<V[K]["spec"]>,
-    V[K] extends { status: infer T extends TSchema } ? Static<T> : Record<string, unknown>
+    V[K] extends { status: infer T extends Schema } ? Static<T> : Record<string, unknown>
   >;
 };
 
@@ -164,9 +200,9 @@ export class TypedResource<Spec = Record<string, unknown>, Status = Record<strin
   /** Namespaced or cluster-wide. */
   readonly scope: "Namespaced" | "Cluster";
   /** The schema of `spec`. */
-  readonly specSchema: TSchema;
+  readonly specSchema: Schema;
   /** The schema of `status`, if given. */
-  readonly statusSchema: TSchema | undefined;
+  readonly statusSchema: Schema | undefined;
   /** Columns of `kubectl get`. */
   readonly printerColumns: readonly PrinterColumn[];
   /** Categories of kubectl. */
@@ -191,7 +227,7 @@ export class TypedResource<Spec = Record<string, unknown>, Status = Record<strin
    * @param member For a version of a {@link VersionedResource} (which makes its versions so):
    *   the resource, and the version's CRD fields.
    */
-  constructor(def: ResourceDefinition<TSchema, TSchema>, member?: VersionMember) {
+  constructor(def: ResourceDefinition<Schema, Schema>, member?: VersionMember) {
     for (const key of ["group", "version", "kind", "plural"] as const) {
       if (typeof def[key] !== "string" || !def[key]) {
         throw new TypeError(`kopf.resource({...}) needs a non-empty ${key}`);
@@ -249,13 +285,13 @@ export class TypedResource<Spec = Record<string, unknown>, Status = Record<strin
   validate(obj: unknown): ValidationIssue[] {
     const body = (typeof obj === "object" && obj !== null ? obj : {}) as Record<string, unknown>;
     const issues: ValidationIssue[] = [];
-    const parts: Array<[string, TSchema | undefined, unknown]> = [
+    const parts: Array<[string, Schema | undefined, unknown]> = [
       ["spec", this.specSchema, body.spec ?? {}],
       ["status", this.statusSchema, body.status],
     ];
     for (const [name, schema, value] of parts) {
       if (!schema || value === undefined) continue;
-      for (const e of Value.Errors(schema, value)) {
+      for (const e of Value.Errors(schema as TSchema, value)) {
         const sub = e.path.split("/").filter(Boolean).join(".");
         issues.push({ path: sub ? `${name}.${sub}` : name, message: e.message });
       }
@@ -541,12 +577,12 @@ function crdVersion(r: TypedResource<unknown, unknown>): Record<string, unknown>
  * assert.deepEqual(Evc.validate({ spec: { size: 1 } })[0]?.path, "spec.size");
  * ```
  */
-export function defineResource<
-  Spec extends TSchema,
-  Status extends TSchema = TSchema,
+export function resource<
+  Spec extends Schema,
+  Status extends Schema = Schema,
 >(
   def: ResourceDefinition<Spec, Status>,
-): TypedResource<Static<Spec>, TSchema extends Status ? Record<string, unknown> : Static<Status>>;
+): TypedResource<Static<Spec>, Schema extends Status ? Record<string, unknown> : Static<Status>>;
 /**
  * Defines a typed resource with several versions (`kopf.resource({ versions, storage })`): one
  * CRD with all of them, and a typed resource per version (`Evc.v1`, `Evc.v2`) to register
@@ -575,12 +611,12 @@ export function defineResource<
  * assert.deepEqual([Evc.v1.apiVersion, Evc.v2.storage], ["kopf.dev/v1", true]);
  * ```
  */
-export function defineResource<V extends Record<string, VersionDefinition>>(
+export function resource<V extends Record<string, VersionDefinition>>(
   def: VersionedDefinition<V>,
 ): VersionedResource<VersionsOf<V>> & VersionsOf<V>;
-export function defineResource(
+export function resource(
   def:
-    | ResourceDefinition<TSchema, TSchema>
+    | ResourceDefinition<Schema, Schema>
     | VersionedDefinition<Record<string, VersionDefinition>>,
   // deno-lint-ignore no-explicit-any
 ): TypedResource | VersionedResource<any> {

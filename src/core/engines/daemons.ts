@@ -33,6 +33,7 @@ import type { ObjectApi } from "../actions/application.ts";
 import type { HandlerMetrics } from "../actions/execution.ts";
 import { type EventPoster, type Level, type LogSink, ObjectLogger } from "../actions/loggers.ts";
 import { matchesObject } from "../intents/filters.ts";
+import { DaemonStoppingReason } from "../intents/daemon_stopping.ts";
 import type {
   AnyObject,
   DaemonStoppingReason as Reason,
@@ -51,26 +52,7 @@ import {
 
 export { StopFlag } from "../../cogs/aio/stop_flag.ts";
 
-/**
- * The reasons of stopping daemons and timers (Kopf's `kopf.DaemonStoppingReason`).
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { DaemonStoppingReason } from "../../../mod.ts";
- * assert.deepEqual(DaemonStoppingReason.RESOURCE_DELETED, "resource deleted");
- * ```
- */
-export const DaemonStoppingReason = {
-  DONE: "done",
-  FILTERS_MISMATCH: "filters mismatching",
-  RESOURCE_DELETED: "resource deleted",
-  OPERATOR_PAUSING: "operator pausing",
-  OPERATOR_EXITING: "operator exiting",
-  DAEMON_SIGNALLED: "daemon signalled",
-  DAEMON_CANCELLED: "daemon cancelled",
-  DAEMON_ABANDONED: "daemon abandoned",
-} as const satisfies Record<string, Reason>;
+export { DaemonStoppingReason };
 
 /** Seconds the operator waits at exit for daemons that have no cancellation timeout. */
 const EXIT_TIMEOUT = 5;

@@ -229,19 +229,8 @@ export interface IndexingHandler extends ResourceHandler {
 
 // --- Daemons and timers (kopf.daemon, kopf.timer) ---------------------------------------------
 
-/**
- * Why a daemon or timer is being stopped (Kopf's `kopf.DaemonStoppingReason`): the operator
- * exits, the object is deleted, it stops matching the filters, or it finished on its own.
- */
-export type DaemonStoppingReason =
-  | "done"
-  | "filters mismatching"
-  | "resource deleted"
-  | "operator pausing"
-  | "operator exiting"
-  | "daemon signalled"
-  | "daemon cancelled"
-  | "daemon abandoned";
+import type { DaemonStoppingReason } from "./daemon_stopping.ts";
+export type { DaemonStoppingReason } from "./daemon_stopping.ts";
 
 /** The stop-flag of daemons and timers (Kopf's `stopped` kwarg). */
 export interface DaemonStopped {

@@ -18,7 +18,7 @@ export { EVERYTHING } from "../../cogs/structs/references.ts";
 export type Predicate = (...args: any[]) => boolean;
 
 /**
- * Negates a callback filter (`kopf.not_`).
+ * Negates a callback filter (also `kopf.not_`, Kopf's name).
  *
  * @param fn The filter.
  * @returns A filter that is true when `fn` is false.
@@ -36,7 +36,7 @@ export function not<F extends Predicate>(fn: F): F {
 }
 
 /**
- * True when all filters are true (`kopf.all_`).
+ * True when all filters are true (also `kopf.all_`, Kopf's name).
  *
  * @param fns The filters.
  * @returns The combined filter.
@@ -53,7 +53,7 @@ export function all<F extends Predicate>(fns: F[]): F {
 }
 
 /**
- * True when any filter is true (`kopf.any_`).
+ * True when any filter is true (also `kopf.any_`, Kopf's name).
  *
  * @param fns The filters.
  * @returns The combined filter.
@@ -70,7 +70,7 @@ export function any<F extends Predicate>(fns: F[]): F {
 }
 
 /**
- * True when no filter is true (`kopf.none_`).
+ * True when no filter is true (also `kopf.none_`, Kopf's name).
  *
  * @param fns The filters.
  * @returns The combined filter.
@@ -85,3 +85,55 @@ export function any<F extends Predicate>(fns: F[]): F {
 export function none<F extends Predicate>(fns: F[]): F {
   return ((...args: unknown[]) => !fns.some((fn) => fn(...args))) as F;
 }
+
+/**
+ * Kopf's Python name of {@link not} (`kopf.not_`: `not` is a Python keyword or
+ * built-in), the same function — so handlers ported from Kopf keep their spelling.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as kopf from "../../../mod.ts";
+ * assert.equal(kopf.not_, kopf.not);
+ * ```
+ */
+export const not_: typeof not = not;
+
+/**
+ * Kopf's Python name of {@link all} (`kopf.all_`: `all` is a Python keyword or
+ * built-in), the same function — so handlers ported from Kopf keep their spelling.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as kopf from "../../../mod.ts";
+ * assert.equal(kopf.all_, kopf.all);
+ * ```
+ */
+export const all_: typeof all = all;
+
+/**
+ * Kopf's Python name of {@link any} (`kopf.any_`: `any` is a Python keyword or
+ * built-in), the same function — so handlers ported from Kopf keep their spelling.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as kopf from "../../../mod.ts";
+ * assert.equal(kopf.any_, kopf.any);
+ * ```
+ */
+export const any_: typeof any = any;
+
+/**
+ * Kopf's Python name of {@link none} (`kopf.none_`: `none` is a Python keyword or
+ * built-in), the same function — so handlers ported from Kopf keep their spelling.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as kopf from "../../../mod.ts";
+ * assert.equal(kopf.none_, kopf.none);
+ * ```
+ */
+export const none_: typeof none = none;

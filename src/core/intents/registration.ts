@@ -342,7 +342,7 @@ export interface SubhandlerOptions extends BaseOptions, FilterOptions, ChangeFil
  * });
  * ```
  */
-export function registerSubhandler(fn: HandlerFn, options: SubhandlerOptions = {}): HandlerFn {
+export function register(fn: HandlerFn, options: SubhandlerOptions = {}): HandlerFn {
   const scope = handlerScope.getStore()?.subhandlers;
   if (!scope) {
     throw new RegistrationError(

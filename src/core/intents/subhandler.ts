@@ -18,12 +18,7 @@ import { handlerScope } from "../actions/execution.ts";
 import type { Lifecycle } from "../actions/lifecycles.ts";
 import type { AnyObject, BaseHandler, ChangingHandler, HandlerFn, Reason } from "./handlers.ts";
 import { checkOptions } from "./options.ts";
-import {
-  makeChild,
-  registerSubhandler,
-  RegistrationError,
-  type SubhandlerOptions,
-} from "./registration.ts";
+import { makeChild, register, RegistrationError, type SubhandlerOptions } from "./registration.ts";
 import { OperatorRegistry, selectForCause } from "./registry.ts";
 
 /**
@@ -43,8 +38,8 @@ import { OperatorRegistry, selectForCause } from "./registry.ts";
  * ```
  */
 export function subhandler(...args: [HandlerFn] | [SubhandlerOptions, HandlerFn]): HandlerFn {
-  if (args.length === 1) return registerSubhandler(args[0]);
-  return registerSubhandler(args[1], args[0]);
+  if (args.length === 1) return register(args[0]);
+  return register(args[1], args[0]);
 }
 
 /** The cause whose handlers `kopf.execute({ registry })` selects (default: the running handler's). */
@@ -100,7 +95,7 @@ export interface ExecuteOptions extends SubhandlerOptions {
  * });
  * ```
  */
-export async function executeSubhandlers(spec: ExecuteOptions = {}): Promise<void> {
+export async function execute(spec: ExecuteOptions = {}): Promise<void> {
   const scope = handlerScope.getStore();
   const sub = scope?.subhandlers;
   if (!sub) {

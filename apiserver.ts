@@ -1,0 +1,65 @@
+/**
+ * The embedded API server's internals, for advanced use: the types of the server core that
+ * `RunningApiServer.server` (from `@kopf/kopf/testing`) exposes — its object store and watch
+ * hub, the resource registry, admission, authentication and RBAC authorization, fault
+ * injection. They are types only (not constructible here) and may change between minor
+ * versions; a test of an operator needs only `@kopf/kopf/testing`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { startApiServer } from "./testing.ts";
+ * import type { ApiServer, ApiStore } from "./apiserver.ts";
+ * await using api = await startApiServer();
+ * const server: ApiServer = api.server;
+ * const store: ApiStore = server.store;
+ * assert.equal(typeof store.get, "function");
+ * ```
+ *
+ * @module
+ */
+
+export type { ApiServer, ApiServerOptions, ClientIdentity } from "./src/apiserver/server.ts";
+export type { Controllers } from "./src/apiserver/controllers.ts";
+export type {
+  AdmissionHooks,
+  DeleteOptions,
+  FieldValidation,
+  Objects,
+  PatchType,
+  WriteOptions,
+  WriteResult,
+} from "./src/apiserver/objects.ts";
+export type { ResourceRegistry } from "./src/apiserver/registry.ts";
+export type { PrinterColumn, ResourceDef } from "./src/apiserver/resources.ts";
+export type { JsonSchema } from "./src/apiserver/schema.ts";
+// Renamed where mod.ts has a type of the same name (kopf.Store is an index's store).
+export type {
+  Change,
+  CommitGuard,
+  EventType,
+  KObject,
+  Meta as ApiMeta,
+  OwnerReference as ApiOwnerReference,
+  Store as ApiStore,
+  Watcher,
+} from "./src/apiserver/store.ts";
+export type { WatchHub, WatchRequest } from "./src/apiserver/watch.ts";
+export type { WebhookClientCertificate } from "./src/apiserver/webhook_client.ts";
+export type { FieldRequirement } from "./src/cogs/structs/field_selector.ts";
+export type { LabelRequirement, LabelSelector } from "./src/cogs/structs/label_selector.ts";
+export type { Faults } from "./src/apiserver/faults.ts";
+// Authentication and authorization (`authorization: "rbac"`).
+export type { Authenticator, StaticToken, UserInfo } from "./src/apiserver/authentication.ts";
+export type {
+  Decision,
+  PolicyRule,
+  RbacAuthorizer,
+  RuleVisitor,
+  Subject,
+} from "./src/apiserver/rbac.ts";
+export type { RequestAttributes } from "./src/apiserver/request_attributes.ts";
+export type {
+  ServiceAccountTokens,
+  ServiceAccountUser,
+} from "./src/apiserver/service_account_tokens.ts";
