@@ -8,8 +8,8 @@
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { startApiServer } from "./testing.ts";
- * import type { ApiServer, ApiStore } from "./apiserver.ts";
+ * import { startApiServer } from "@kopf/kopf/testing";
+ * import type { ApiServer, ApiStore } from "@kopf/kopf/apiserver";
  * await using api = await startApiServer();
  * const server: ApiServer = api.server;
  * const store: ApiStore = server.store;

@@ -8,7 +8,7 @@
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import * as kopf from "./mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * const registry = new kopf.OperatorRegistry();
  * kopf.on.create("kopfexamples", { registry }, function createFn({ name, logger }) {
  *   logger.info(`And here we are! Created ${name}.`);
@@ -396,7 +396,7 @@ import { Type as TypeBoxType } from "npm:@sinclair/typebox@^0.34";
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import * as kopf from "./mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * const spec = kopf.Type.Object({ size: kopf.Type.String() });
  * assert.deepEqual(spec.required, ["size"]);
  * ```

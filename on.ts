@@ -7,7 +7,7 @@
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import * as kopf from "./mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * const registry = new kopf.OperatorRegistry();
  * kopf.on.create("kopfexamples", { registry }, function createFn({ spec, logger }) {
  *   logger.info(`Creating with ${JSON.stringify(spec)}`);
@@ -56,7 +56,7 @@ export type ResourceHandlerArgs<C> =
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import * as kopf from "./mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * const registry = new kopf.OperatorRegistry();
  * const fn = kopf.on.create("kopfexamples", { registry }, function createFn({ name, logger }) {
  *   logger.info(`And here we are! Created ${name}.`);
@@ -78,7 +78,7 @@ export const create: ChangingRegistrar = (...args: unknown[]): HandlerFn =>
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import * as kopf from "./mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * const registry = new kopf.OperatorRegistry();
  * kopf.on.update("kopfexamples", { registry, field: "spec.size" }, ({ old, new: now, logger }) => {
  *   logger.info(`Resized from ${old} to ${now}.`);
@@ -99,7 +99,7 @@ export const update: ChangingRegistrar = (...args: unknown[]): HandlerFn =>
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import * as kopf from "./mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * const registry = new kopf.OperatorRegistry();
  * kopf.on.delete("kopfexamples", { registry, optional: true }, ({ name, logger }) => {
  *   logger.info(`${name} is going away.`); // optional: no finalizer blocks the deletion
@@ -121,7 +121,7 @@ export { deleteHandler as delete };
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import * as kopf from "./mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * const registry = new kopf.OperatorRegistry();
  * kopf.on.resume("kopfexamples", { registry }, function resumeFn({ spec, logger }) {
  *   logger.info(`Found at start-up with ${JSON.stringify(spec)}.`);
@@ -141,7 +141,7 @@ export const resume: ChangingRegistrar = (...args: unknown[]): HandlerFn =>
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import * as kopf from "./mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * const registry = new kopf.OperatorRegistry();
  * kopf.on.field("kopfexamples", { registry, field: "spec.field" }, ({ old, new: now, diff }) => {
  *   return { changed: diff.length > 0, from: old, to: now };
@@ -161,7 +161,7 @@ export const field: ChangingRegistrar = (...args: unknown[]): HandlerFn =>
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import * as kopf from "./mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * const registry = new kopf.OperatorRegistry();
  * kopf.on.event("pods", { registry, labels: { app: "web" } }, ({ type, name, logger }) => {
  *   logger.info(`${type ?? "listed"}: ${name}`); // every watch event, no retries
@@ -188,7 +188,7 @@ export type ActivityHandlerArgs = [fn: HandlerFn<ActivityContext>] | [
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import * as kopf from "./mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * const registry = new kopf.OperatorRegistry();
  * kopf.on.startup({ registry }, function configure({ settings }) {
  *   settings.posting.level = "warning";
@@ -209,7 +209,7 @@ export function startup(...args: ActivityHandlerArgs): HandlerFn<ActivityContext
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import * as kopf from "./mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * const registry = new kopf.OperatorRegistry();
  * kopf.on.cleanup({ registry }, ({ logger }) => logger.info("Goodbye."));
  * assert.equal(registry.isEmpty, false);
@@ -228,7 +228,7 @@ export function cleanup(...args: ActivityHandlerArgs): HandlerFn<ActivityContext
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import * as kopf from "./mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * const registry = new kopf.OperatorRegistry();
  * kopf.on.login({ registry }, () => {
  *   return new kopf.ConnectionInfo({ server: "https://127.0.0.1:6443", token: "secret" });
@@ -249,7 +249,7 @@ export function login(...args: ActivityHandlerArgs): HandlerFn<ActivityContext> 
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import * as kopf from "./mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * const registry = new kopf.OperatorRegistry();
  * kopf.on.probe({ registry, id: "now" }, () => new Date().toISOString());
  * assert.equal(registry.isEmpty, false);
@@ -287,7 +287,7 @@ export type SpawningHandlerArgs =
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import * as kopf from "./mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * const registry = new kopf.OperatorRegistry();
  * kopf.on.daemon("kopfexamples", { registry }, async function monitor({ signal, logger }) {
  *   while (!signal.aborted) {
@@ -314,7 +314,7 @@ export const daemon: ResourceRegistrar<"spawning", SpawningOptions, SpawningCont
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import * as kopf from "./mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * const registry = new kopf.OperatorRegistry();
  * kopf.on.timer("kopfexamples", { registry, interval: 60, idle: 10 }, function ping({ spec }) {
  *   return { seen: spec.field };
@@ -345,7 +345,7 @@ export const timer: ResourceRegistrar<"spawning", SpawningOptions, SpawningConte
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import * as kopf from "./mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * const registry = new kopf.OperatorRegistry();
  * const byApp = kopf.on.index("pods", { registry }, function byApp({ labels, name }) {
  *   return { [labels.app ?? ""]: name };
@@ -386,7 +386,7 @@ export type WebhookHandlerArgs =
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import * as kopf from "./mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * const registry = new kopf.OperatorRegistry();
  * kopf.on.validate("kopfexamples", { registry }, function checkNumbers({ spec, warnings }) {
  *   if (!Array.isArray(spec.numbers ?? [])) throw new kopf.AdmissionError("Numbers must be a list.");
@@ -409,7 +409,7 @@ export const validate: ResourceRegistrar<"webhook", WebhookOptions, WebhookConte
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import * as kopf from "./mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * const registry = new kopf.OperatorRegistry();
  * kopf.on.mutate("kopfexamples", { registry }, function ensureDefaults({ spec, patch }) {
  *   if (!("numbers" in spec)) patch.spec.numbers = [1, 2, 3];
@@ -445,7 +445,7 @@ import { type ConvertRegistrar, registerConverter } from "./src/core/intents/con
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import * as kopf from "./mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * const registry = new kopf.OperatorRegistry();
  * kopf.on.convert("kopfexamples.kopf.dev", { registry, from: "v1", to: "v2" }, ({ body }) => {
  *   const { field, ...spec } = body.spec;
@@ -464,7 +464,7 @@ import { type ConvertRegistrar, registerConverter } from "./src/core/intents/con
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import * as kopf from "./mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * const registry = new kopf.OperatorRegistry();
  * const Evc = kopf.resource({
  *   group: "kopf.dev", kind: "EphemeralVolumeClaim", plural: "ephemeralvolumeclaims",
@@ -509,7 +509,7 @@ import { type ReconcileRegistrar, registerReconciling } from "./src/core/intents
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import * as kopf from "./mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * const registry = new kopf.OperatorRegistry();
  * kopf.on.reconcile(
  *   "kopfexamples",

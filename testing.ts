@@ -7,7 +7,7 @@
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { startApiServer } from "./testing.ts";
+ * import { startApiServer } from "@kopf/kopf/testing";
  * await using api = await startApiServer();
  * assert.deepEqual(api.url.startsWith("http://127.0.0.1:"), true);
  * // KUBECONFIG=api.kubeconfig.path makes kubectl and operators talk to it.

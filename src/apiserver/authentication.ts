@@ -76,7 +76,7 @@ export const ADMIN_USER: UserInfo = {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { startApiServer } from "../../testing.ts";
+ * import { startApiServer } from "@kopf/kopf/testing";
  * await using api = await startApiServer({
  *   authorization: "rbac", // every request must name a user
  *   token: "admin-token",

@@ -22,7 +22,7 @@ const CRD_CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io";
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { startApiServer } from "../../testing.ts";
+ * import { startApiServer } from "@kopf/kopf/testing";
  * await using api = await startApiServer();
  * const { objects, registry, controllers, store } = api.server;
  * const cm = registry.find("", "v1", "configmaps")!;

@@ -83,7 +83,7 @@ const KEYS: ReadonlyArray<keyof FaultSettings> = [
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { startApiServer } from "../../testing.ts";
+ * import { startApiServer } from "@kopf/kopf/testing";
  * await using api = await startApiServer({ faults: { rate503: 1 } });
  * const faults = api.server.faults;
  * assert.deepEqual([faults.pickError("GET")?.code, faults.counts.error503], [503, 1]);

@@ -130,7 +130,7 @@ const CRDS = "customresourcedefinitions.apiextensions.k8s.io";
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { startApiServer } from "../../testing.ts";
+ * import { startApiServer } from "@kopf/kopf/testing";
  * await using api = await startApiServer();
  * const { objects, registry } = api.server;
  * const cm = registry.find("", "v1", "configmaps")!;

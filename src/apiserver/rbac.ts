@@ -90,8 +90,8 @@ export const PRIVILEGED_GROUP = "system:masters";
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { startApiServer } from "../../testing.ts";
- * import type { RequestAttributes } from "../../apiserver.ts";
+ * import { startApiServer } from "@kopf/kopf/testing";
+ * import type { RequestAttributes } from "@kopf/kopf/apiserver";
  * await using api = await startApiServer({ authorization: "rbac" });
  * const { store, authorizer } = api.server;
  * store.commit("ADDED", "roles.rbac.authorization.k8s.io", {

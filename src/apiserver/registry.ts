@@ -41,7 +41,7 @@ interface CrdSpec {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { startApiServer } from "../../testing.ts";
+ * import { startApiServer } from "@kopf/kopf/testing";
  * await using api = await startApiServer();
  * const reg = api.server.registry;
  * assert.deepEqual(reg.find("apps", "v1", "deployments")?.kind, "Deployment");

@@ -157,7 +157,7 @@ const CRDS = "customresourcedefinitions.apiextensions.k8s.io";
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { startApiServer } from "../../testing.ts";
+ * import { startApiServer } from "@kopf/kopf/testing";
  * await using api = await startApiServer();
  * // A request handled in-process, with no socket (as the administrator).
  * const res = await api.server.handle(new Request("http://x/api/v1/namespaces/default"));

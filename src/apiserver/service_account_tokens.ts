@@ -78,7 +78,7 @@ const BOUND_KINDS: Record<string, string> = { Pod: "pods", Secret: "secrets" };
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { startApiServer } from "../../testing.ts";
+ * import { startApiServer } from "@kopf/kopf/testing";
  * await using api = await startApiServer();
  * api.server.store.commit("ADDED", "serviceaccounts", { metadata: { name: "op", namespace: "default", uid: "u1" } });
  * const tokens = api.server.authenticator.serviceAccountTokens;

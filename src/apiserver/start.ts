@@ -149,7 +149,7 @@ export class KubeconfigWriteError extends Error {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { startApiServer } from "../../testing.ts";
+ * import { startApiServer } from "@kopf/kopf/testing";
  * await using api = await startApiServer();
  * const res = await fetch(`${api.url}/api/v1/namespaces`);
  * const list = await res.json();
@@ -158,7 +158,7 @@ export class KubeconfigWriteError extends Error {
  *
  * @example With a data directory: a write is answered once it is on disk
  * ```ts
- * import { startApiServer } from "../../testing.ts";
+ * import { startApiServer } from "@kopf/kopf/testing";
  * const dir = await Deno.makeTempDir();
  * {
  *   await using api = await startApiServer({ dataDir: dir });

@@ -133,7 +133,7 @@ export const MAX_OBJECT_BYTES = 1_572_864;
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { startApiServer } from "../../testing.ts";
+ * import { startApiServer } from "@kopf/kopf/testing";
  * await using api = await startApiServer();
  * const store = api.server.store;
  * const obj = store.commit("ADDED", "configmaps", { metadata: { name: "a", namespace: "default" } });

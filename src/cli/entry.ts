@@ -25,8 +25,8 @@ import type { RunControls } from "./run.ts";
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { VERSION } from "../../mod.ts";
- * import { main } from "../../mod.ts";
+ * import { VERSION } from "@kopf/kopf";
+ * import { main } from "@kopf/kopf";
  * // What it prints, caught (it writes to stdout): the version, and the exit code is 0.
  * const printed: string[] = [];
  * const write = Deno.stdout.writeSync;

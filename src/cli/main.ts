@@ -37,8 +37,8 @@ import { onProcessSignal } from "../core/reactor/running.ts";
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { VERSION } from "../../mod.ts";
- * import { main } from "../../mod.ts";
+ * import { VERSION } from "@kopf/kopf";
+ * import { main } from "@kopf/kopf";
  * // What it prints, caught (it writes to stdout): the version, and the exit code is 0.
  * const printed: string[] = [];
  * const write = Deno.stdout.writeSync;
@@ -82,8 +82,8 @@ class UsageError extends Error {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { VERSION } from "../../mod.ts";
- * import { cli } from "../../cli.ts";
+ * import { VERSION } from "@kopf/kopf";
+ * import { cli } from "@kopf/kopf/cli";
  * // What it prints, caught (it writes to stdout): the version, and the exit code is 0.
  * const printed: string[] = [];
  * const write = Deno.stdout.writeSync;

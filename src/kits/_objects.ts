@@ -38,7 +38,7 @@ export interface Target {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { label, type NestedFieldPath } from "../../mod.ts";
+ * import { label, type NestedFieldPath } from "@kopf/kopf";
  *
  * const paths: NestedFieldPath[] = ["spec.template", ["spec", "jobTemplate"]];
  * const job = { kind: "Job", spec: { template: {} } };

@@ -55,7 +55,7 @@ export function crdDefinitionsOf(registry: OperatorRegistry): CrdDefinition[] {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import * as kopf from "../../mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * const registry = new kopf.OperatorRegistry();
  * const Evc = kopf.resource({
  *   group: "kopf.dev", version: "v1", kind: "EphemeralVolumeClaim",

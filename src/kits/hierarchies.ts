@@ -73,7 +73,7 @@ export type { ObjectReference, OwnerReferenceOptions };
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { type KubernetesObjects, label } from "../../mod.ts";
+ * import { type KubernetesObjects, label } from "@kopf/kopf";
  *
  * // A stand-in for a client-node model class such as `V1Pod`.
  * class Pod {
@@ -97,7 +97,7 @@ export type KubernetesObjects = object | Iterable<KubernetesObjects>;
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { type OwnerBody, buildObjectReference } from "../../mod.ts";
+ * import { type OwnerBody, buildObjectReference } from "@kopf/kopf";
  *
  * const owner: OwnerBody = { apiVersion: "v1", kind: "Namespace", metadata: { name: "ns", uid: "u" } };
  * assert.deepEqual(buildObjectReference(owner), { apiVersion: "v1", kind: "Namespace", name: "ns", uid: "u" });
@@ -122,7 +122,7 @@ export type OwnerBody = {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { buildOwnerReference, type OwnerReference } from "../../mod.ts";
+ * import { buildOwnerReference, type OwnerReference } from "@kopf/kopf";
  *
  * const owner = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "cm", uid: "u1" } };
  * const ref: OwnerReference = buildOwnerReference(owner, { blockOwnerDeletion: null });
@@ -353,7 +353,7 @@ const ADOPT_KEYS = ["forced", "strict", "nested"] as const;
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { buildOwnerReference } from "../../mod.ts";
+ * import { buildOwnerReference } from "@kopf/kopf";
  *
  * const owner = {
  *   apiVersion: "kopf.dev/v1",
@@ -391,7 +391,7 @@ export function buildOwnerReference(
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { buildObjectReference } from "../../mod.ts";
+ * import { buildObjectReference } from "@kopf/kopf";
  *
  * const node = { apiVersion: "v1", kind: "Node", metadata: { name: "n1", uid: "u1" } };
  * assert.deepEqual(buildObjectReference(node), {
@@ -434,7 +434,7 @@ export function buildObjectReference(body: OwnerBody): ObjectReference {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { appendOwnerReference } from "../../mod.ts";
+ * import { appendOwnerReference } from "@kopf/kopf";
  *
  * const owner = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "cm", uid: "u1" } };
  * const objs = [{ kind: "Job" }, { kind: "Deployment" }];
@@ -483,7 +483,7 @@ export function appendOwnerReference(
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { appendOwnerReference, removeOwnerReference } from "../../mod.ts";
+ * import { appendOwnerReference, removeOwnerReference } from "@kopf/kopf";
  *
  * const owner = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "cm", uid: "u1" } };
  * const job = { kind: "Job", metadata: { name: "job" } };
@@ -525,7 +525,7 @@ export function removeOwnerReference(objs: KubernetesObjects, owner?: OwnerBody)
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { harmonizeNaming } from "../../mod.ts";
+ * import { harmonizeNaming } from "@kopf/kopf";
  *
  * const job: { kind: string; metadata?: object } = { kind: "Job" };
  * const pod = { kind: "Pod", metadata: { name: "own-name" } };
@@ -573,7 +573,7 @@ export function harmonizeNaming(
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { adjustNamespace } from "../../mod.ts";
+ * import { adjustNamespace } from "@kopf/kopf";
  *
  * const objs = [{ kind: "Job" }, { kind: "Pod", metadata: { namespace: "other" } }];
  * adjustNamespace(objs, "default");
@@ -620,7 +620,7 @@ export function adjustNamespace(
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { label } from "../../mod.ts";
+ * import { label } from "@kopf/kopf";
  *
  * const objs = [
  *   { kind: "Job", metadata: { labels: { app: "mine" } } },
@@ -671,7 +671,7 @@ export function label(
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { adopt } from "../../mod.ts";
+ * import { adopt } from "@kopf/kopf";
  *
  * const owner = {
  *   apiVersion: "kopf.dev/v1",

@@ -78,7 +78,7 @@ function hookConsole(): void {
  *
  * @example
  * ```ts ignore
- * import { KopfRunner, startApiServer } from "../../testing.ts";
+ * import { KopfRunner, startApiServer } from "@kopf/kopf/testing";
  * await using api = await startApiServer();
  * {
  *   await using runner = await KopfRunner.start(["run", "-A", "--verbose", "examples/01-minimal/example.ts"], {

@@ -62,7 +62,7 @@ export interface WebhookNgrokTunnelOptions {
  *
  * @example
  * ```ts
- * import * as kopf from "../../mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * const registry = new kopf.OperatorRegistry();
  * kopf.on.startup({ registry }, ({ settings }) => {
  *   settings.admission.server = new kopf.WebhookNgrokTunnel({ path: "/xyz", region: "eu" });
@@ -171,7 +171,7 @@ export interface WebhookAutoTunnelOptions {
  *
  * @example
  * ```ts
- * import * as kopf from "../../mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * const registry = new kopf.OperatorRegistry();
  * kopf.on.startup({ registry }, ({ settings }) => {
  *   settings.admission.server = new kopf.WebhookAutoTunnel({ path: "/webhooks" });

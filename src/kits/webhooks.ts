@@ -160,7 +160,7 @@ const VERIFY_MODES: readonly string[] = ["none", "optional", "required"];
  *
  * @example
  * ```ts
- * import * as kopf from "../../mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * const registry = new kopf.OperatorRegistry();
  * kopf.on.startup({ registry }, ({ settings }) => {
  *   settings.admission.server = new kopf.WebhookServer({ port: 9443, cadump: "ca.pem" });
@@ -327,7 +327,7 @@ export class WebhookServer implements WebhookServerObject {
  *
  * @example
  * ```ts
- * import * as kopf from "../../mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * const registry = new kopf.OperatorRegistry();
  * kopf.on.startup({ registry }, ({ settings }) => {
  *   settings.admission.server = new kopf.WebhookK3dServer({ port: 54321 });
@@ -345,7 +345,7 @@ export class WebhookK3dServer extends WebhookServer {
  *
  * @example
  * ```ts
- * import * as kopf from "../../mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * const registry = new kopf.OperatorRegistry();
  * kopf.on.startup({ registry }, ({ settings }) => {
  *   settings.admission.server = new kopf.WebhookMinikubeServer({ port: 54321 });
@@ -366,7 +366,7 @@ export class WebhookMinikubeServer extends WebhookServer {
  *
  * @example
  * ```ts
- * import * as kopf from "../../mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * const registry = new kopf.OperatorRegistry();
  * kopf.on.startup({ registry }, ({ settings }) => {
  *   settings.admission.server = new kopf.WebhookAutoServer({ port: 0 });

@@ -26,7 +26,7 @@ export interface TimerOptions {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { type Clock, realClock } from "../../../mod.ts";
+ * import { type Clock, realClock } from "@kopf/kopf";
  * async function twice(clock: Clock): Promise<number> {
  *   const t0 = clock.now();
  *   await clock.sleep(0.01);
@@ -70,7 +70,7 @@ export interface Clock {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { realClock } from "../../../mod.ts";
+ * import { realClock } from "@kopf/kopf";
  * import { sleepOn } from "./clock.ts";
  * assert.deepEqual(await sleepOn(realClock, 0.001), true);
  * ```
@@ -280,7 +280,7 @@ export function realTimerOf(ms: number, target: TimerTarget): TargetTimer {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { realClock } from "../../../mod.ts";
+ * import { realClock } from "@kopf/kopf";
  * const cancel = realClock.timer(1000, () => console.log("never"));
  * cancel();
  * assert.deepEqual(realClock.date() instanceof Date, true);

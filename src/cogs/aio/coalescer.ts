@@ -55,7 +55,7 @@ export interface CoalescerOptions {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { FakeClock } from "../../../testing.ts";
+ * import { FakeClock } from "@kopf/kopf/testing";
  * import { Coalescer } from "./coalescer.ts";
  * const clock = new FakeClock();
  * const runs: number[] = [];

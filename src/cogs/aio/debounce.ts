@@ -15,7 +15,7 @@ import { type CancelTimer, type Clock, realClock } from "./clock.ts";
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { FakeClock } from "../../../testing.ts";
+ * import { FakeClock } from "@kopf/kopf/testing";
  * import { Debouncer } from "./debounce.ts";
  * const clock = new FakeClock();
  * let runs = 0;

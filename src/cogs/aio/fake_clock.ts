@@ -29,7 +29,7 @@ interface Entry {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { FakeClock } from "../../../testing.ts";
+ * import { FakeClock } from "@kopf/kopf/testing";
  * const clock = new FakeClock();
  * const woke: number[] = [];
  * void clock.sleep(2).then(() => woke.push(clock.now()));

@@ -19,7 +19,7 @@ import { type CancelTimer, type Clock, realClock } from "./clock.ts";
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { FakeClock } from "../../../testing.ts";
+ * import { FakeClock } from "@kopf/kopf/testing";
  * import { Reaper } from "./reaper.ts";
  * const clock = new FakeClock();
  * const expired: string[] = [];

@@ -34,7 +34,7 @@ export interface ScheduledEntry {
  * ```ts
  * import assert from "node:assert/strict";
  * import { Scheduler } from "./scheduler.ts";
- * import { FakeClock } from "../../../testing.ts";
+ * import { FakeClock } from "@kopf/kopf/testing";
  * const clock = new FakeClock();
  * const scheduler = new Scheduler(clock);
  * const fired: string[] = [];
@@ -188,7 +188,7 @@ const schedulers = new WeakMap<Clock, Scheduler>();
  * ```ts
  * import assert from "node:assert/strict";
  * import { schedulerFor } from "./scheduler.ts";
- * import { realClock } from "../../../mod.ts";
+ * import { realClock } from "@kopf/kopf";
  * assert.deepEqual(schedulerFor(realClock) === schedulerFor(realClock), true);
  * ```
  */

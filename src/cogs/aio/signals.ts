@@ -101,7 +101,7 @@ export class LazySignal {
  * ```ts
  * import assert from "node:assert/strict";
  * import { deadline } from "./signals.ts";
- * import { FakeClock } from "../../../testing.ts";
+ * import { FakeClock } from "@kopf/kopf/testing";
  * const clock = new FakeClock();
  * const never = new Promise<void>(() => {});
  * const waiting = deadline(never, 1, clock, () => new Error("too slow")).catch((e) => e.message);

@@ -26,7 +26,7 @@ import { currentClock } from "./clock_scope.ts";
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { sleep } from "../../../mod.ts";
+ * import { sleep } from "@kopf/kopf";
  * const slept = await sleep(0.01);
  * assert.deepEqual(slept, true);
  * const stop = new AbortController();

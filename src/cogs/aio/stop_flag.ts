@@ -24,7 +24,7 @@ import { type ScheduledEntry, type Scheduler, schedulerFor } from "./scheduler.t
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { StopFlag } from "../../../mod.ts";
+ * import { StopFlag } from "@kopf/kopf";
  * const stopped = new StopFlag();
  * setTimeout(() => stopped.set("operator exiting"), 10);
  * assert.deepEqual([await stopped.wait(5), stopped.reason], [true, "operator exiting"]);

@@ -20,7 +20,7 @@ import type { Clock } from "./clock.ts";
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { FakeClock } from "../../../testing.ts";
+ * import { FakeClock } from "@kopf/kopf/testing";
  * import { within } from "./within.ts";
  * const clock = new FakeClock();
  * const ended = within(new Promise(() => {}), 5, clock);

@@ -17,7 +17,7 @@ import { NetworkingSettings, PostingSettings, WatchingSettings } from "../config
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import type { WatchingSettings } from "../../../mod.ts";
+ * import type { WatchingSettings } from "@kopf/kopf";
  * import type { Some } from "./_settings.ts";
  * const watching: Some<WatchingSettings> = { reconnectBackoff: 0.3 };
  * assert.deepEqual(watching.inactivityTimeout, undefined); // the default (70) applies

@@ -235,7 +235,7 @@ interface SendRequest {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { startApiServer } from "../../../testing.ts";
+ * import { startApiServer } from "@kopf/kopf/testing";
  * import { ConnectionInfo, Vault } from "../structs/credentials.ts";
  * import { ApiClient } from "./api.ts";
  *

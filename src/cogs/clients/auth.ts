@@ -68,8 +68,8 @@ export interface KubeconfigLoginOptions {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { type EnvReader, loginWithKubeconfig } from "../../../mod.ts";
- * import { startApiServer } from "../../../testing.ts";
+ * import { type EnvReader, loginWithKubeconfig } from "@kopf/kopf";
+ * import { startApiServer } from "@kopf/kopf/testing";
  *
  * await using server = await startApiServer({ token: "from-env" });
  * const vars: Record<string, string> = { KUBECONFIG: server.kubeconfig.path };
@@ -96,8 +96,8 @@ const processEnv: EnvReader = (name) => Deno.env.get(name);
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { startApiServer } from "../../../testing.ts";
- * import { loginWithKubeconfig } from "../../../mod.ts";
+ * import { startApiServer } from "@kopf/kopf/testing";
+ * import { loginWithKubeconfig } from "@kopf/kopf";
  *
  * await using server = await startApiServer({ token: "s3cret" });
  * const info = await loginWithKubeconfig({ path: server.kubeconfig.path });
@@ -251,7 +251,7 @@ export interface ServiceAccountLoginOptions {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { loginWithServiceAccount } from "../../../mod.ts";
+ * import { loginWithServiceAccount } from "@kopf/kopf";
  *
  * const root = await Deno.makeTempDir();
  * await Deno.writeTextFile(`${root}/token`, "t0ken\n");
@@ -335,8 +335,8 @@ export interface ClientLoginOptions {
  * ```ts
  * import assert from "node:assert/strict";
  * import { KubeConfig } from "npm:@kubernetes/client-node@^2.0.1";
- * import { startApiServer } from "../../../testing.ts";
- * import { loginViaClient } from "../../../mod.ts";
+ * import { startApiServer } from "@kopf/kopf/testing";
+ * import { loginViaClient } from "@kopf/kopf";
  *
  * await using server = await startApiServer({ token: "s3cret" });
  * const kubeconfig = new KubeConfig();
@@ -387,7 +387,7 @@ export type LoginFunction = (signal: AbortSignal | undefined) => VaultSource | P
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { ConnectionInfo, Vault } from "../../../mod.ts";
+ * import { ConnectionInfo, Vault } from "@kopf/kopf";
  * import { runAuthenticator } from "./auth.ts";
  *
  * using vault = new Vault();
@@ -520,8 +520,8 @@ const kubeconfigScope = new AsyncLocalStorage<string>();
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { startApiServer } from "../../../testing.ts";
- * import { loginWithKubeconfig } from "../../../mod.ts";
+ * import { startApiServer } from "@kopf/kopf/testing";
+ * import { loginWithKubeconfig } from "@kopf/kopf";
  * import { withDefaultKubeconfig } from "./auth.ts";
  *
  * await using server = await startApiServer();

@@ -33,9 +33,9 @@ export interface CreateOptions {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { startApiServer } from "../../../testing.ts";
- * import { ConnectionInfo, Vault } from "../../../mod.ts";
- * import { Resource } from "../../../mod.ts";
+ * import { startApiServer } from "@kopf/kopf/testing";
+ * import { ConnectionInfo, Vault } from "@kopf/kopf";
+ * import { Resource } from "@kopf/kopf";
  * import { ApiClient } from "./api.ts";
  * import { createObject } from "./creating.ts";
  *

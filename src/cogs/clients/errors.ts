@@ -69,7 +69,7 @@ export interface ApiErrorInit {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { ApiError, NotFoundError } from "../../../mod.ts";
+ * import { ApiError, NotFoundError } from "@kopf/kopf";
  *
  * const res = new Response(JSON.stringify({
  *   kind: "Status", status: "Failure", reason: "NotFound", code: 404, message: 'pods "p1" not found',
@@ -189,7 +189,7 @@ export class ApiError extends Error {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { UnauthorizedError } from "../../../mod.ts";
+ * import { UnauthorizedError } from "@kopf/kopf";
  * const e = new UnauthorizedError({ code: 401, method: "GET", path: "/api" });
  * assert.deepEqual([e.name, e.code], ["UnauthorizedError", 401]);
  * assert.equal(
@@ -207,7 +207,7 @@ export class UnauthorizedError extends ApiError {}
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { ApiError, ForbiddenError } from "../../../mod.ts";
+ * import { ApiError, ForbiddenError } from "@kopf/kopf";
  *
  * const res = new Response(null, { status: 403 });
  * const error = await ApiError.fromResponse(res, "LIST", "/api/v1/pods");
@@ -223,7 +223,7 @@ export class ForbiddenError extends ApiError {}
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { NotFoundError } from "../../../mod.ts";
+ * import { NotFoundError } from "@kopf/kopf";
  * const e = new NotFoundError({ code: 404, method: "GET", path: "/x" });
  * assert.deepEqual([e.name, e.reason], ["NotFoundError", "NotFound"]);
  * ```
@@ -236,7 +236,7 @@ export class NotFoundError extends ApiError {}
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { ConflictError } from "../../../mod.ts";
+ * import { ConflictError } from "@kopf/kopf";
  * const status = { kind: "Status" as const, reason: "AlreadyExists", message: 'configmaps "cm" already exists' };
  * const e = new ConflictError({ code: 409, method: "POST", path: "/x", status });
  * assert.deepEqual([e.name, e.reason], ["ConflictError", "AlreadyExists"]);
@@ -252,7 +252,7 @@ export class ConflictError extends ApiError {}
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { AlreadyExistsError, ApiError, ConflictError } from "../../../mod.ts";
+ * import { AlreadyExistsError, ApiError, ConflictError } from "@kopf/kopf";
  *
  * const body = { kind: "Status", reason: "AlreadyExists", code: 409, message: 'configmaps "cm" already exists' };
  * const error = await ApiError.fromResponse(new Response(JSON.stringify(body), { status: 409 }), "POST", "/x");
@@ -268,7 +268,7 @@ export class AlreadyExistsError extends ConflictError {}
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { ApiError, GoneError } from "../../../mod.ts";
+ * import { ApiError, GoneError } from "@kopf/kopf";
  *
  * const error = await ApiError.fromResponse(new Response("too old", { status: 410 }), "GET", "/x");
  * assert.ok(error instanceof GoneError);
@@ -283,7 +283,7 @@ export class GoneError extends ApiError {}
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { UnprocessableError } from "../../../mod.ts";
+ * import { UnprocessableError } from "@kopf/kopf";
  * const causes = [{ field: "spec.replicas", reason: "FieldValueInvalid" }];
  * const e = new UnprocessableError({ code: 422, method: "PATCH", path: "/x", status: { details: { causes } } });
  * assert.deepEqual([e.name, e.details?.causes?.[0]?.field], ["UnprocessableError", "spec.replicas"]);
@@ -297,7 +297,7 @@ export class UnprocessableError extends ApiError {}
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { TooManyRequestsError } from "../../../mod.ts";
+ * import { TooManyRequestsError } from "@kopf/kopf";
  * const headers = new Headers({ "retry-after": "3" });
  * const e = new TooManyRequestsError({ code: 429, method: "GET", path: "/x", headers });
  * assert.deepEqual([e.name, e.code, e.retryAfter], ["TooManyRequestsError", 429, 3]);
@@ -311,7 +311,7 @@ export class TooManyRequestsError extends ApiError {}
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { ApiError, ServerError } from "../../../mod.ts";
+ * import { ApiError, ServerError } from "@kopf/kopf";
  *
  * const error = await ApiError.fromResponse(new Response(null, { status: 501 }), "GET", "/x");
  * assert.ok(error instanceof ServerError);
@@ -328,7 +328,7 @@ export class ServerError extends ApiError {}
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { ApiConnectionError } from "../../../mod.ts";
+ * import { ApiConnectionError } from "@kopf/kopf";
  * const e = new ApiConnectionError("GET", "http://127.0.0.1:9/api", new TypeError("refused"));
  * assert.deepEqual([e.name, e.timedOut], ["ApiConnectionError", false]);
  * ```
@@ -373,7 +373,7 @@ export class ApiConnectionError extends Error {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { TlsVerificationError } from "../../../mod.ts";
+ * import { TlsVerificationError } from "@kopf/kopf";
  *
  * const e = new TlsVerificationError("https://10.0.0.1:6443", "invalid peer certificate: UnknownIssuer");
  * assert.equal(e.name, "TlsVerificationError");
@@ -447,7 +447,7 @@ export function tlsVerificationFailure(error: unknown): string | undefined {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import * as kopf from "../../../mod.ts";
+ * import * as kopf from "@kopf/kopf";
  *
  * const error = new kopf.ResponseTooLargeError("The answer's body", 1024, "networking.maxBodySize");
  * assert.equal(error.name, "ResponseTooLargeError");
@@ -523,7 +523,7 @@ export class ResponseTooLargeError extends Error {
  *
  * @example
  * ```ts
- * import { NotFoundError, ServerError } from "../../../mod.ts";
+ * import { NotFoundError, ServerError } from "@kopf/kopf";
  * import assert from "node:assert/strict";
  * import { isRetryable } from "./errors.ts";
  * assert.equal(isRetryable(new ServerError({ code: 503, method: "GET", path: "/" })), true);

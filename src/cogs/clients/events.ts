@@ -87,8 +87,8 @@ export interface PostEventOptions {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { startApiServer } from "../../../testing.ts";
- * import { ConnectionInfo, Vault } from "../../../mod.ts";
+ * import { startApiServer } from "@kopf/kopf/testing";
+ * import { ConnectionInfo, Vault } from "@kopf/kopf";
  * import { ApiClient } from "./api.ts";
  * import { postEvent } from "./events.ts";
  *
@@ -177,8 +177,8 @@ export interface EventRepeat {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { startApiServer } from "../../../testing.ts";
- * import { ConnectionInfo, Vault } from "../../../mod.ts";
+ * import { startApiServer } from "@kopf/kopf/testing";
+ * import { ConnectionInfo, Vault } from "@kopf/kopf";
  * import { ApiClient } from "./api.ts";
  * import { patchEvent, postEvent } from "./events.ts";
  *

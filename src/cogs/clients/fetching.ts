@@ -53,9 +53,9 @@ export interface ObjectList {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { startApiServer } from "../../../testing.ts";
- * import { ConnectionInfo, Vault } from "../../../mod.ts";
- * import { Resource } from "../../../mod.ts";
+ * import { startApiServer } from "@kopf/kopf/testing";
+ * import { ConnectionInfo, Vault } from "@kopf/kopf";
+ * import { Resource } from "@kopf/kopf";
  * import { ApiClient } from "./api.ts";
  * import { listObjects } from "./fetching.ts";
  *
@@ -108,9 +108,9 @@ export interface ObjectListPage {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { startApiServer } from "../../../testing.ts";
- * import { ConnectionInfo, Vault } from "../../../mod.ts";
- * import { Resource } from "../../../mod.ts";
+ * import { startApiServer } from "@kopf/kopf/testing";
+ * import { ConnectionInfo, Vault } from "@kopf/kopf";
+ * import { Resource } from "@kopf/kopf";
  * import { ApiClient } from "./api.ts";
  * import { listPages } from "./fetching.ts";
  *
@@ -180,9 +180,9 @@ export interface ListedPage {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { startApiServer } from "../../../testing.ts";
- * import { ConnectionInfo, Vault } from "../../../mod.ts";
- * import { Resource } from "../../../mod.ts";
+ * import { startApiServer } from "@kopf/kopf/testing";
+ * import { ConnectionInfo, Vault } from "@kopf/kopf";
+ * import { Resource } from "@kopf/kopf";
  * import { ApiClient } from "./api.ts";
  * import { listPage } from "./fetching.ts";
  *
@@ -252,9 +252,9 @@ export async function listPage(
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { startApiServer } from "../../../testing.ts";
- * import { ConnectionInfo, Vault } from "../../../mod.ts";
- * import { Resource } from "../../../mod.ts";
+ * import { startApiServer } from "@kopf/kopf/testing";
+ * import { ConnectionInfo, Vault } from "@kopf/kopf";
+ * import { Resource } from "@kopf/kopf";
  * import { ApiClient } from "./api.ts";
  * import { readObject } from "./fetching.ts";
  *

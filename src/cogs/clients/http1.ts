@@ -723,7 +723,7 @@ class Exchange implements TimerTarget {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { startApiServer } from "../../../testing.ts";
+ * import { startApiServer } from "@kopf/kopf/testing";
  * import { Http1Client } from "./http1.ts";
  *
  * await using server = await startApiServer();

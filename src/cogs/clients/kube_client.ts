@@ -165,8 +165,8 @@ export interface KubeWatchEvent<T> {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { ConnectionInfo, KubeClient, NotFoundError, Vault } from "../../../mod.ts";
- * import { startApiServer } from "../../../testing.ts";
+ * import { ConnectionInfo, KubeClient, NotFoundError, Vault } from "@kopf/kopf";
+ * import { startApiServer } from "@kopf/kopf/testing";
  *
  * await using server = await startApiServer();
  * using vault = new Vault({ login: new ConnectionInfo({ server: server.url }) });
@@ -211,7 +211,7 @@ export class KubeClient {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { ConnectionInfo, KubeClient, Vault } from "../../../mod.ts";
+   * import { ConnectionInfo, KubeClient, Vault } from "@kopf/kopf";
    * using vault = new Vault({ login: new ConnectionInfo({ server: "http://127.0.0.1:6443" }) });
    * const api = KubeClient.fromVault(vault, { settings: { networking: { errorBackoffs: [] } } });
    * assert.deepEqual(api instanceof KubeClient, true);
@@ -457,8 +457,8 @@ export class KubeClient {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { ConnectionInfo, KubeClient, Vault } from "../../../mod.ts";
-   * import { startApiServer } from "../../../testing.ts";
+   * import { ConnectionInfo, KubeClient, Vault } from "@kopf/kopf";
+   * import { startApiServer } from "@kopf/kopf/testing";
    *
    * await using server = await startApiServer();
    * using vault = new Vault({ login: new ConnectionInfo({ server: server.url }) });

@@ -157,8 +157,8 @@ export function leaseSpecOf(record: LeaseRecord): Record<string, unknown> {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { startApiServer } from "../../../testing.ts";
- * import { ConnectionInfo, Vault } from "../../../mod.ts";
+ * import { startApiServer } from "@kopf/kopf/testing";
+ * import { ConnectionInfo, Vault } from "@kopf/kopf";
  * import { ApiClient } from "./api.ts";
  * import { LeaseLock, readLease } from "./leases.ts";
  *
@@ -241,7 +241,7 @@ export async function updateLease(
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { FakeClock } from "../../../testing.ts";
+ * import { FakeClock } from "@kopf/kopf/testing";
  * import { LeaseObservation } from "./leases.ts";
  * const clock = new FakeClock();
  * const seen = new LeaseObservation(clock);
@@ -356,8 +356,8 @@ export interface LeaseLockOptions {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { startApiServer } from "../../../testing.ts";
- * import { ConnectionInfo, Vault } from "../../../mod.ts";
+ * import { startApiServer } from "@kopf/kopf/testing";
+ * import { ConnectionInfo, Vault } from "@kopf/kopf";
  * import { ApiClient } from "./api.ts";
  * import { LeaseLock } from "./leases.ts";
  *

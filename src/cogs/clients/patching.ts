@@ -62,9 +62,9 @@ export interface PatchOptions {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { startApiServer } from "../../../testing.ts";
- * import { ConnectionInfo, Vault } from "../../../mod.ts";
- * import { Resource } from "../../../mod.ts";
+ * import { startApiServer } from "@kopf/kopf/testing";
+ * import { ConnectionInfo, Vault } from "@kopf/kopf";
+ * import { Resource } from "@kopf/kopf";
  * import { ApiClient } from "./api.ts";
  * import { patchObject } from "./patching.ts";
  *

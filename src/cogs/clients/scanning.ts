@@ -36,9 +36,9 @@ export interface ScanOptions {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { startApiServer } from "../../../testing.ts";
- * import { ConnectionInfo, Vault } from "../../../mod.ts";
- * import { Selector } from "../../../mod.ts";
+ * import { startApiServer } from "@kopf/kopf/testing";
+ * import { ConnectionInfo, Vault } from "@kopf/kopf";
+ * import { Selector } from "@kopf/kopf";
  * import { ApiClient } from "./api.ts";
  * import { scanResources } from "./scanning.ts";
  *
@@ -91,8 +91,8 @@ export async function scanResources(
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { startApiServer } from "../../../testing.ts";
- * import { ConnectionInfo, Vault } from "../../../mod.ts";
+ * import { startApiServer } from "@kopf/kopf/testing";
+ * import { ConnectionInfo, Vault } from "@kopf/kopf";
  * import { ApiClient } from "./api.ts";
  * import { readVersion } from "./scanning.ts";
  *

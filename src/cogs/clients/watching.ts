@@ -141,9 +141,9 @@ export interface WatchOptions {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { startApiServer } from "../../../testing.ts";
- * import { ConnectionInfo, Vault } from "../../../mod.ts";
- * import { Resource } from "../../../mod.ts";
+ * import { startApiServer } from "@kopf/kopf/testing";
+ * import { ConnectionInfo, Vault } from "@kopf/kopf";
+ * import { Resource } from "@kopf/kopf";
  * import { ApiClient } from "./api.ts";
  * import { watchObjects } from "./watching.ts";
  *
@@ -368,9 +368,9 @@ export interface InfiniteWatchOptions {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { startApiServer } from "../../../testing.ts";
- * import { ConnectionInfo, Vault } from "../../../mod.ts";
- * import { Resource } from "../../../mod.ts";
+ * import { startApiServer } from "@kopf/kopf/testing";
+ * import { ConnectionInfo, Vault } from "@kopf/kopf";
+ * import { Resource } from "@kopf/kopf";
  * import { ApiClient } from "./api.ts";
  * import { infiniteWatch } from "./watching.ts";
  *

@@ -343,7 +343,7 @@ function isMarked(key: string, slash: number): boolean {
  * ```ts
  * import assert from "node:assert/strict";
  * import { storeMarker } from "./conventions.ts";
- * import { Patch } from "../../../mod.ts";
+ * import { Patch } from "@kopf/kopf";
  * const patch = new Patch();
  * storeMarker("my-op.example.com", patch, {});
  * assert.deepEqual(JSON.parse(JSON.stringify(patch)), {"metadata":{"annotations":{"my-op.example.com/kopf-managed":"yes"}}});

@@ -88,7 +88,7 @@ const PICKED_METADATA: readonly FieldSpec[] = Object.freeze([
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { AnnotationsDiffBaseStorage } from "../../../mod.ts";
+ * import { AnnotationsDiffBaseStorage } from "@kopf/kopf";
  * const storage = new AnnotationsDiffBaseStorage();
  * const essence = storage.build({
  *   apiVersion: "kopf.dev/v1", kind: "KopfExample",
@@ -188,7 +188,7 @@ export interface AnnotationsDiffBaseStorageOptions extends DiffBaseStorageOption
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { AnnotationsDiffBaseStorage, Patch } from "../../../mod.ts";
+ * import { AnnotationsDiffBaseStorage, Patch } from "@kopf/kopf";
  * const storage = new AnnotationsDiffBaseStorage();
  * const patch = new Patch();
  * storage.store({}, patch, { spec: { field: "v" } });
@@ -282,7 +282,7 @@ export interface StatusDiffBaseStorageOptions extends DiffBaseStorageOptions {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { Patch, StatusDiffBaseStorage } from "../../../mod.ts";
+ * import { Patch, StatusDiffBaseStorage } from "@kopf/kopf";
  * const storage = new StatusDiffBaseStorage({ field: "status.diff-base" });
  * const patch = new Patch();
  * storage.store({}, patch, { spec: { a: 1 } });
@@ -345,7 +345,7 @@ export class StatusDiffBaseStorage extends DiffBaseStorage {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { AnnotationsDiffBaseStorage, MultiDiffBaseStorage, StatusDiffBaseStorage } from "../../../mod.ts";
+ * import { AnnotationsDiffBaseStorage, MultiDiffBaseStorage, StatusDiffBaseStorage } from "@kopf/kopf";
  * const storage = new MultiDiffBaseStorage([
  *   new StatusDiffBaseStorage({ field: "status.diff-base" }),
  *   new AnnotationsDiffBaseStorage(),

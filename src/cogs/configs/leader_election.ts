@@ -43,7 +43,7 @@ function optionalText(name: string, value: unknown): string | null {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { OperatorSettings } from "../../../mod.ts";
+ * import { OperatorSettings } from "@kopf/kopf";
  * const s = new OperatorSettings().leaderElection;
  * s.enabled = true;
  * s.leaseDuration = 2;

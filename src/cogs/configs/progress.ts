@@ -51,7 +51,7 @@ export type MaybePromise<T> = T | Promise<T>;
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { type ProgressRecord } from "../../../mod.ts";
+ * import { type ProgressRecord } from "@kopf/kopf";
  * const record: ProgressRecord = { started: "2026-11-22T04:19:01.345317+00:00", retries: 1, success: false };
  * assert.deepEqual(record.retries, 1);
  * ```
@@ -212,7 +212,7 @@ function purgeField(body: Body, patch: Patch, field: FieldPath): void {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { ProgressStorage, type ProgressRecord } from "../../../mod.ts";
+ * import { ProgressStorage, type ProgressRecord } from "@kopf/kopf";
  * class MemoryStorage extends ProgressStorage {
  *   readonly records = new Map<string, ProgressRecord>();
  *   fetch(key: string) { return this.records.get(key) ?? null; }
@@ -299,8 +299,8 @@ export interface AnnotationsProgressStorageOptions {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { AnnotationsProgressStorage } from "../../../mod.ts";
- * import { Patch } from "../../../mod.ts";
+ * import { AnnotationsProgressStorage } from "@kopf/kopf";
+ * import { Patch } from "@kopf/kopf";
  * const storage = new AnnotationsProgressStorage();
  * const patch = new Patch();
  * storage.store("create_fn", { started: "2026-11-22T04:19:01.345317+00:00", retries: 1, success: true, message: null }, {}, patch);
@@ -449,7 +449,7 @@ export interface StatusProgressStorageOptions {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { StatusProgressStorage } from "../../../mod.ts";
+ * import { StatusProgressStorage } from "@kopf/kopf";
  * const storage = new StatusProgressStorage();
  * const body = { status: { kopf: { progress: { fn: { retries: 2 } } } } };
  * assert.deepEqual(storage.fetch("fn", body), { retries: 2 });
@@ -539,7 +539,7 @@ class NoWriteStatusProgressStorage extends StatusProgressStorage {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { AnnotationsProgressStorage, MultiProgressStorage, StatusProgressStorage } from "../../../mod.ts";
+ * import { AnnotationsProgressStorage, MultiProgressStorage, StatusProgressStorage } from "@kopf/kopf";
  * const storage = new MultiProgressStorage([
  *   new AnnotationsProgressStorage({ prefix: "my-op.example.com" }),
  *   new StatusProgressStorage({ field: "status.my-operator" }),
@@ -654,8 +654,8 @@ export interface SmartProgressStorageOptions
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { SmartProgressStorage } from "../../../mod.ts";
- * import { Patch } from "../../../mod.ts";
+ * import { SmartProgressStorage } from "@kopf/kopf";
+ * import { Patch } from "@kopf/kopf";
  * const storage = new SmartProgressStorage();
  * const body = { status: { kopf: { progress: { fn: { retries: 2 } } } } };
  * assert.deepEqual(await storage.fetch("fn", body), { retries: 2 });

@@ -24,7 +24,7 @@ import { ShardingSettings } from "./sharding.ts";
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { type LogLevel } from "../../../mod.ts";
+ * import { type LogLevel } from "@kopf/kopf";
  * const level: LogLevel = "warning";
  * assert.deepEqual(level, "warning");
  * ```
@@ -94,7 +94,7 @@ function delays(name: string, value: unknown): Iterable<number> {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { OperatorSettings } from "../../../mod.ts";
+ * import { OperatorSettings } from "@kopf/kopf";
  * const s = new OperatorSettings().process;
  * s.ultimateExitingTimeout = null;
  * assert.deepEqual(s.ultimateExitingTimeout, null);
@@ -118,7 +118,7 @@ export class ProcessSettings {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { OperatorSettings } from "../../../mod.ts";
+ * import { OperatorSettings } from "@kopf/kopf";
  * const s = new OperatorSettings().posting;
  * s.level = "warning";
  * assert.deepEqual([s.level, s.reportingComponent], ["warning", "kopf"]);
@@ -232,7 +232,7 @@ export class PostingSettings {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { OperatorSettings } from "../../../mod.ts";
+ * import { OperatorSettings } from "@kopf/kopf";
  * const s = new OperatorSettings().peering;
  * s.namespaced = false;
  * assert.deepEqual([s.name, s.clusterwide, s.lifetime], ["default", true, 60]);
@@ -321,7 +321,7 @@ export class PeeringSettings {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { OperatorSettings } from "../../../mod.ts";
+ * import { OperatorSettings } from "@kopf/kopf";
  * const s = new OperatorSettings().watching;
  * s.serverTimeout = 600;
  * assert.deepEqual([s.reconnectBackoff, s.listPageSize, s.streamingLists], [0.1, 500, "auto"]);
@@ -345,7 +345,7 @@ export class WatchingSettings {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { OperatorSettings } from "../../../mod.ts";
+   * import { OperatorSettings } from "@kopf/kopf";
    * const s = new OperatorSettings().watching;
    * assert.equal(s.maxLineSize, 16 * 1024 * 1024);
    * s.maxLineSize = 64 * 1024 * 1024;
@@ -434,7 +434,7 @@ export class WatchingSettings {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { OperatorSettings } from "../../../mod.ts";
+ * import { OperatorSettings } from "@kopf/kopf";
  * const s = new OperatorSettings().batching;
  * s.errorDelays = [10, 20, 30];
  * assert.deepEqual([[...s.errorDelays], s.idleTimeout], [[10, 20, 30], 5]);
@@ -519,7 +519,7 @@ export class BatchingSettings {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { OperatorSettings } from "../../../mod.ts";
+ * import { OperatorSettings } from "@kopf/kopf";
  * const s = new OperatorSettings().scanning;
  * assert.deepEqual(s.disabled, false);
  * ```
@@ -542,7 +542,7 @@ export class ScanningSettings {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { OperatorSettings } from "../../../mod.ts";
+ * import { OperatorSettings } from "@kopf/kopf";
  * const s = new OperatorSettings().admission;
  * s.managed = "auto.kopf.dev";
  * assert.deepEqual([s.managed, s.server], ["auto.kopf.dev", null]);
@@ -578,7 +578,7 @@ export class AdmissionSettings {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { OperatorSettings } from "../../../mod.ts";
+ * import { OperatorSettings } from "@kopf/kopf";
  * const s = new OperatorSettings().execution;
  * s.maxWorkers = 20;
  * assert.deepEqual([s.maxWorkers, s.defaultBackoff], [20, 60]);
@@ -614,7 +614,7 @@ export class ExecutionSettings {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { OperatorSettings } from "../../../mod.ts";
+ * import { OperatorSettings } from "@kopf/kopf";
  * const s = new OperatorSettings().background;
  * assert.deepEqual([s.cancellationPolling, s.instantExitZeroTimeCycles], [60, 10]);
  * ```
@@ -657,7 +657,7 @@ export class BackgroundSettings {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { OperatorSettings } from "../../../mod.ts";
+ * import { OperatorSettings } from "@kopf/kopf";
  * const s = new OperatorSettings().networking;
  * s.errorBackoffs = 2; // one retry after 2 s
  * assert.deepEqual([[...s.errorBackoffs], s.requestTimeout], [[2], 300]);
@@ -684,7 +684,7 @@ export class NetworkingSettings {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { OperatorSettings } from "../../../mod.ts";
+   * import { OperatorSettings } from "@kopf/kopf";
    * const s = new OperatorSettings().networking;
    * assert.equal(s.maxBodySize, 512 * 1024 * 1024);
    * s.maxBodySize = 64 * 1024 * 1024;
@@ -706,7 +706,7 @@ export class NetworkingSettings {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { OperatorSettings } from "../../../mod.ts";
+   * import { OperatorSettings } from "@kopf/kopf";
    * const s = new OperatorSettings().networking;
    * s.errorBodySize = 4096;
    * assert.equal(s.errorBodySize, 4096);
@@ -729,7 +729,7 @@ export class NetworkingSettings {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { OperatorSettings } from "../../../mod.ts";
+   * import { OperatorSettings } from "@kopf/kopf";
    * const s = new OperatorSettings().networking;
    * assert.equal(s.errorBodyTimeout, 5);
    * s.errorBodyTimeout = null;
@@ -813,7 +813,7 @@ export class NetworkingSettings {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { OperatorSettings } from "../../../mod.ts";
+ * import { OperatorSettings } from "@kopf/kopf";
  * const s = new OperatorSettings().persistence;
  * s.finalizer = "my-operator.example.com/kopf-finalizer";
  * assert.deepEqual(s.consistencyTimeout, 5);
@@ -883,7 +883,7 @@ export class PersistenceSettings {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { OperatorSettings } from "../../../mod.ts";
+ * import { OperatorSettings } from "@kopf/kopf";
  * const settings = new OperatorSettings();
  * settings.posting.level = "warning";
  * settings.watching.serverTimeout = 10 * 60;

@@ -46,7 +46,7 @@ export function groupProblem(value: unknown): string | undefined {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { OperatorSettings } from "../../../mod.ts";
+ * import { OperatorSettings } from "@kopf/kopf";
  * const s = new OperatorSettings().sharding;
  * s.enabled = true;
  * s.group = "orders";

@@ -10,7 +10,7 @@
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { VERSION } from "../../../mod.ts";
+ * import { VERSION } from "@kopf/kopf";
  * assert.deepEqual(VERSION, "0.1.0");
  * ```
  */

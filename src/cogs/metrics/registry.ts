@@ -51,7 +51,7 @@ export interface MetricsRegistryOptions {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { MetricsRegistry } from "../../../mod.ts";
+ * import { MetricsRegistry } from "@kopf/kopf";
  * const registry = new MetricsRegistry({ labels: { app: "shop" } });
  * const orders = registry.counter({ name: "shop_orders_total", help: "Orders, by state.",
  *   labelNames: ["state"] });
@@ -89,7 +89,7 @@ export class MetricsRegistry {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { MetricsRegistry } from "../../../mod.ts";
+   * import { MetricsRegistry } from "@kopf/kopf";
    * const registry = new MetricsRegistry();
    * const jobs = registry.counter({ name: "myop_jobs_total", help: "Jobs done." });
    * jobs.inc();
@@ -111,7 +111,7 @@ export class MetricsRegistry {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { MetricsRegistry } from "../../../mod.ts";
+   * import { MetricsRegistry } from "@kopf/kopf";
    * const registry = new MetricsRegistry();
    * registry.gauge({ name: "myop_up", help: "Always 1.", collect: (g) => g.set(1) });
    * assert.deepEqual((await registry.metrics()).includes("myop_up 1"), true);
@@ -132,7 +132,7 @@ export class MetricsRegistry {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { MetricsRegistry } from "../../../mod.ts";
+   * import { MetricsRegistry } from "@kopf/kopf";
    * const registry = new MetricsRegistry();
    * const sizes = registry.histogram({ name: "myop_batch_size", help: "Sizes.",
    *   buckets: [1, 10, 100] });
@@ -165,7 +165,7 @@ export class MetricsRegistry {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { MetricsRegistry } from "../../../mod.ts";
+   * import { MetricsRegistry } from "@kopf/kopf";
    * const registry = new MetricsRegistry();
    * registry.counter({ name: "myop_jobs_total", help: "Jobs done." }).inc(2);
    * assert.equal(

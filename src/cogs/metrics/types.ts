@@ -13,7 +13,7 @@
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { type LabelValues, MetricsRegistry } from "../../../mod.ts";
+ * import { type LabelValues, MetricsRegistry } from "@kopf/kopf";
  * const labels: LabelValues<"verb" | "code"> = { verb: "get", code: 200 };
  * const registry = new MetricsRegistry();
  * registry.counter({ name: "myop_calls_total", help: "Calls.", labelNames: ["verb", "code"] })
@@ -29,7 +29,7 @@ export type LabelValues<L extends string> = Readonly<Record<L, string | number>>
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { type MetricOptions, MetricsRegistry } from "../../../mod.ts";
+ * import { type MetricOptions, MetricsRegistry } from "@kopf/kopf";
  * const options: MetricOptions<"kind"> = {
  *   name: "myop_things_total",
  *   help: "Things, by kind.",
@@ -56,7 +56,7 @@ export interface MetricOptions<L extends string> {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { MetricsRegistry } from "../../../mod.ts";
+ * import { MetricsRegistry } from "@kopf/kopf";
  * const registry = new MetricsRegistry();
  * registry.gauge({
  *   name: "myop_cache_entries",
@@ -77,7 +77,7 @@ export interface GaugeOptions<L extends string> extends MetricOptions<L> {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { MetricsRegistry } from "../../../mod.ts";
+ * import { MetricsRegistry } from "@kopf/kopf";
  * const registry = new MetricsRegistry();
  * registry.histogram({ name: "myop_sizes_bytes", help: "Sizes.", buckets: [1e3, 1e6] })
  *   .observe(5e3);
@@ -100,7 +100,7 @@ export interface HistogramOptions<L extends string> extends MetricOptions<L> {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { MetricsRegistry } from "../../../mod.ts";
+ * import { MetricsRegistry } from "@kopf/kopf";
  * const registry = new MetricsRegistry();
  * const retries = registry.counter({ name: "myop_retries_total", help: "Retries, by reason.",
  *   labelNames: ["reason"] });
@@ -146,7 +146,7 @@ export interface Counter<L extends string = never> {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { MetricsRegistry } from "../../../mod.ts";
+ * import { MetricsRegistry } from "@kopf/kopf";
  * const registry = new MetricsRegistry();
  * const inflight = registry.gauge({ name: "myop_inflight", help: "Requests in flight." });
  * inflight.inc();
@@ -218,7 +218,7 @@ export interface Gauge<L extends string = never> {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { MetricsRegistry } from "../../../mod.ts";
+ * import { MetricsRegistry } from "@kopf/kopf";
  * const registry = new MetricsRegistry();
  * const latency = registry.histogram({ name: "myop_latency_seconds", help: "Latency.",
  *   buckets: [0.1, 1] });

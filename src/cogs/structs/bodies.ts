@@ -29,7 +29,7 @@ export type Annotations = Record<string, string>;
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import type { MetaOwnerReference } from "../../../mod.ts";
+ * import type { MetaOwnerReference } from "@kopf/kopf";
  * const ref: MetaOwnerReference = { apiVersion: "v1", kind: "ConfigMap", name: "cm", uid: "u1", controller: true };
  * assert.deepEqual(ref.uid, "u1");
  * ```
@@ -89,7 +89,7 @@ export type Status = JsonObject;
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { type Body } from "../../../mod.ts";
+ * import { type Body } from "@kopf/kopf";
  * const body: Body = { apiVersion: "v1", kind: "Pod", metadata: { name: "p" }, spec: { containers: [] } };
  * assert.deepEqual(body.metadata?.name, "p");
  * ```
@@ -115,7 +115,7 @@ export interface Body extends JsonObject {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { type BodyEssence } from "../../../mod.ts";
+ * import { type BodyEssence } from "@kopf/kopf";
  * const essence: BodyEssence = { spec: { a: 1 }, metadata: { labels: { app: "x" } } };
  * assert.deepEqual(essence.metadata?.labels?.app, "x");
  * ```
@@ -136,7 +136,7 @@ export interface BodyEssence extends JsonObject {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import type { ObjectReference } from "../../../mod.ts";
+ * import type { ObjectReference } from "@kopf/kopf";
  * const ref: ObjectReference = { apiVersion: "v1", kind: "Node", name: "n1", uid: "u1" };
  * assert.deepEqual(ref.namespace, undefined);
  * ```
@@ -160,7 +160,7 @@ export interface ObjectReference {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { buildOwnerReference, type OwnerReferenceOptions } from "../../../mod.ts";
+ * import { buildOwnerReference, type OwnerReferenceOptions } from "@kopf/kopf";
  * const options: OwnerReferenceOptions = { controller: false, blockOwnerDeletion: null };
  * const ref = buildOwnerReference({ apiVersion: "v1", kind: "Pod", metadata: { name: "p", uid: "u" } }, options);
  * assert.deepEqual([ref.controller, ref.blockOwnerDeletion], [false, undefined]);

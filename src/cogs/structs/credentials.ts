@@ -27,7 +27,7 @@
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { LoginError } from "../../../mod.ts";
+ * import { LoginError } from "@kopf/kopf";
  * const error = new LoginError("Ran out of valid credentials: add a login handler");
  * assert.deepEqual([error.name, error instanceof Error], ["LoginError", true]);
  * ```
@@ -118,7 +118,7 @@ export interface ConnectionInfoInit {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { ConnectionInfo } from "../../../mod.ts";
+ * import { ConnectionInfo } from "@kopf/kopf";
  *
  * const info = new ConnectionInfo({ server: "https://k8s:6443", token: "abc", expiration: "2099-12-31T23:59:59" });
  * assert.equal(info.priority, 0);
@@ -285,7 +285,7 @@ const OUT_OF_CREDENTIALS = "Ran out of valid credentials: add a login handler (k
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { ConnectionInfo, Vault } from "../../../mod.ts";
+ * import { ConnectionInfo, Vault } from "@kopf/kopf";
  *
  * using vault = new Vault();
  * assert.equal(vault.ready, false); // an empty vault asks for a login
@@ -394,7 +394,7 @@ export class Vault implements AsyncIterable<VaultEntry>, Disposable {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { ConnectionInfo, Vault } from "../../../mod.ts";
+   * import { ConnectionInfo, Vault } from "@kopf/kopf";
    *
    * using vault = new Vault();
    * assert.equal(vault.selectNow(), undefined); // not ready: select() would wait

@@ -27,7 +27,7 @@ import { type FieldSpec, parseField, resolve } from "./dicts.ts";
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { type DiffOperation } from "../../../mod.ts";
+ * import { type DiffOperation } from "@kopf/kopf";
  * const op: DiffOperation = "add";
  * assert.deepEqual(op, "add");
  * ```
@@ -40,7 +40,7 @@ export type DiffOperation = "add" | "change" | "remove";
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { type DiffItem } from "../../../mod.ts";
+ * import { type DiffItem } from "@kopf/kopf";
  * const item: DiffItem = ["change", ["spec", "size"], "1G", "2G"];
  * const [op, field] = item;
  * assert.deepEqual([op, field.join(".")], ["change", "spec.size"]);
@@ -59,7 +59,7 @@ export type DiffItem = readonly [
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { type Diff } from "../../../mod.ts";
+ * import { type Diff } from "@kopf/kopf";
  * const d: Diff = [["add", ["metadata", "labels", "a"], null, "1"]];
  * for (const [op, field, , now] of d) assert.deepEqual([op, field, now], ["add", ["metadata", "labels", "a"], "1"]);
  * ```
@@ -129,7 +129,7 @@ export function diffItem(
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { diff } from "../../../mod.ts";
+ * import { diff } from "@kopf/kopf";
  * import { opOf } from "./diffs.ts";
  * assert.deepEqual(opOf(diff({}, { a: 1 })[0]!), "add");
  * ```
@@ -147,7 +147,7 @@ export function opOf(item: DiffItem): DiffOperation {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { diff } from "../../../mod.ts";
+ * import { diff } from "@kopf/kopf";
  * import { fieldOf } from "./diffs.ts";
  * assert.deepEqual(fieldOf(diff({ a: { b: 1 } }, { a: { b: 2 } })[0]!), ["a", "b"]);
  * ```
@@ -165,7 +165,7 @@ export function fieldOf(item: DiffItem): readonly string[] {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { diff } from "../../../mod.ts";
+ * import { diff } from "@kopf/kopf";
  * import { oldOf } from "./diffs.ts";
  * assert.deepEqual(oldOf(diff({ a: 1 }, { a: 2 })[0]!), 1);
  * ```
@@ -183,7 +183,7 @@ export function oldOf(item: DiffItem): unknown {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { diff } from "../../../mod.ts";
+ * import { diff } from "@kopf/kopf";
  * import { newOf } from "./diffs.ts";
  * assert.deepEqual(newOf(diff({ a: 1 }, { a: 2 })[0]!), 2);
  * ```
@@ -208,7 +208,7 @@ export function newOf(item: DiffItem): unknown {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { diff } from "../../../mod.ts";
+ * import { diff } from "@kopf/kopf";
  * const d = diff(
  *   { spec: { size: "1G", ports: [80] }, metadata: { labels: { a: "1", b: "2" } } },
  *   { spec: { size: "2G", ports: [80, 443] }, metadata: { labels: { a: "1", c: "3" } } },
@@ -289,7 +289,7 @@ function diffInto(
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { diff, reduceDiff } from "../../../mod.ts";
+ * import { diff, reduceDiff } from "@kopf/kopf";
  * const d = diff({ spec: { a: { x: 1 } } }, { spec: { a: { x: 2 } }, status: { y: 1 } });
  * assert.deepEqual(JSON.parse(JSON.stringify(reduceDiff(d, "spec.a"))), [["change",["x"],1,2]]);
  * const whole = diff({}, { spec: { a: { x: 2 } } });
@@ -325,7 +325,7 @@ function startsWith(field: readonly string[], prefix: readonly string[]): boolea
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { diff } from "../../../mod.ts";
+ * import { diff } from "@kopf/kopf";
  * import { isEmpty } from "./diffs.ts";
  * assert.deepEqual(isEmpty(diff({ a: [1] }, { a: [1], b: null })), true);
  * ```

@@ -25,7 +25,7 @@ export type PatchStrings = Record<string, string | null>;
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { type MetaPatch, Patch } from "../../../mod.ts";
+ * import { type MetaPatch, Patch } from "@kopf/kopf";
  * const patch = new Patch();
  * const meta: MetaPatch = patch.metadata;
  * meta.labels.app = "x";
@@ -113,7 +113,7 @@ function escapePointer(key: string): string {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { Patch } from "../../../mod.ts";
+ * import { Patch } from "@kopf/kopf";
  * const patch = new Patch();
  * patch.status.phase = "Running";
  * patch.metadata.annotations["kopf.zalando.org/touch-dummy"] = null;

@@ -27,7 +27,7 @@ import { SelectorError } from "./selector_error.ts";
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { Resource, ResourceSelectorError, Selector } from "../../../mod.ts";
+ * import { Resource, ResourceSelectorError, Selector } from "@kopf/kopf";
  *
  * const pods = new Resource({ group: "", version: "v1", plural: "pods", kind: "Pod" });
  * assert.throws(() => new Selector("kopfexamples").selectOne([pods]), ResourceSelectorError);
@@ -84,7 +84,7 @@ export type QueryParams = Record<string, string | number | boolean | undefined |
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { Resource } from "../../../mod.ts";
+ * import { Resource } from "@kopf/kopf";
  *
  * const kex = new Resource({
  *   group: "kopf.dev", version: "v1", plural: "kopfexamples", kind: "KopfExample", namespaced: true,
@@ -203,7 +203,7 @@ export class Resource {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { Resource } from "../../../mod.ts";
+   * import { Resource } from "@kopf/kopf";
    *
    * const pods = new Resource({ group: "", version: "v1", plural: "pods", namespaced: true });
    * assert.equal(pods.getUrl(), "/api/v1/pods");
@@ -322,7 +322,7 @@ const GROUP_VERSION_PATTERN = /^[^.]*\.v\d+(?:(?:alpha|beta)\d+)?(?:\..*)?$/;
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { EVERYTHING, Resource, Selector } from "../../../mod.ts";
+ * import { EVERYTHING, Resource, Selector } from "@kopf/kopf";
  *
  * const kex = new Resource({ group: "kopf.dev", version: "v1", plural: "kopfexamples", kind: "KopfExample", shortcuts: ["kex"] });
  * const pods = new Resource({ group: "", version: "v1", plural: "pods", kind: "Pod", singular: "pod" });

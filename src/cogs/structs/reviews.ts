@@ -21,7 +21,7 @@
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import * as kopf from "../../../mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * const registry = new kopf.OperatorRegistry();
  * kopf.on.validate("kopfexamples", { registry }, function onlyAdmins({ userinfo }) {
  *   const user: kopf.UserInfo = userinfo;
@@ -53,7 +53,7 @@ export interface UserInfo {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import type * as kopf from "../../../mod.ts";
+ * import type * as kopf from "@kopf/kopf";
  * const service: kopf.WebhookClientConfigService = {
  *   namespace: "operators",
  *   name: "my-operator",
@@ -84,7 +84,7 @@ export interface WebhookClientConfigService {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import type * as kopf from "../../../mod.ts";
+ * import type * as kopf from "@kopf/kopf";
  * async function* mytunnel(_fn: kopf.WebhookFn): AsyncGenerator<kopf.WebhookClientConfig> {
  *   yield { url: "https://my-tunnel.example.com/webhooks" }; // a publicly trusted certificate
  *   await new Promise(() => {}); // hold control until the operator exits

@@ -14,7 +14,7 @@
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { SelectorError } from "../../../mod.ts";
+ * import { SelectorError } from "@kopf/kopf";
  *
  * const error = new SelectorError("unable to parse requirement: found ',', expected: identifier");
  * assert.equal(error.name, "SelectorError");

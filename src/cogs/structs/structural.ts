@@ -65,7 +65,7 @@ const TYPES = new Set(["object", "array", "string", "integer", "number", "boolea
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { toStructural } from "../../../mod.ts";
+ * import { toStructural } from "@kopf/kopf";
  * const schema = toStructural({
  *   type: "object",
  *   properties: { labels: { type: "object", patternProperties: { "^(.*)$": { type: "string" } } } },

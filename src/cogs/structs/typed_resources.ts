@@ -37,7 +37,7 @@ import { Value } from "npm:@sinclair/typebox@^0.34/value";
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import * as kopf from "../../../mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * const size = kopf.Type.String({ pattern: "^[0-9]+Gi$" });
  * const schema: kopf.Schema = size; // every TypeBox schema is one
  * assert.equal(size.type, "string"); // the JSON Schema object itself
@@ -57,7 +57,7 @@ export interface Schema {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import * as kopf from "../../../mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * const spec = kopf.Type.Object({ size: kopf.Type.String(), replicas: kopf.Type.Integer() });
  * const value: kopf.Static<typeof spec> = { size: "1Gi", replicas: 2 };
  * assert.equal(value.replicas, 2);
@@ -567,7 +567,7 @@ function crdVersion(r: TypedResource<unknown, unknown>): Record<string, unknown>
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import * as kopf from "../../../mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * const { Type } = kopf;
  * const Evc = kopf.resource({
  *   group: "kopf.dev", version: "v1", kind: "EphemeralVolumeClaim",
@@ -598,7 +598,7 @@ export function resource<
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import * as kopf from "../../../mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * const { Type } = kopf;
  * const Evc = kopf.resource({
  *   group: "kopf.dev", kind: "EphemeralVolumeClaim", plural: "ephemeralvolumeclaims",

@@ -13,7 +13,7 @@
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { PermanentError } from "../../../mod.ts";
+ * import { PermanentError } from "@kopf/kopf";
  * const err = new PermanentError("the spec is wrong: fix spec.size");
  * assert.deepEqual(err.name, "PermanentError");
  * ```
@@ -30,7 +30,7 @@ export class PermanentError extends Error {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { TemporaryError } from "../../../mod.ts";
+ * import { TemporaryError } from "@kopf/kopf";
  * const err = new TemporaryError("not ready yet", { delay: 10 });
  * assert.deepEqual(err.delay, 10);
  * assert.deepEqual(new TemporaryError("restart", { delay: null }).delay, 0);
@@ -69,7 +69,7 @@ export class TemporaryError extends Error {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { HandlerTimeoutError, PermanentError } from "../../../mod.ts";
+ * import { HandlerTimeoutError, PermanentError } from "@kopf/kopf";
  * assert.deepEqual(new HandlerTimeoutError("x") instanceof PermanentError, true);
  * ```
  */
@@ -84,7 +84,7 @@ export class HandlerTimeoutError extends PermanentError {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { HandlerRetriesError } from "../../../mod.ts";
+ * import { HandlerRetriesError } from "@kopf/kopf";
  * assert.deepEqual(new HandlerRetriesError("x").name, "HandlerRetriesError");
  * ```
  */
@@ -99,7 +99,7 @@ export class HandlerRetriesError extends PermanentError {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { ChildrenFailedError } from "../../../mod.ts";
+ * import { ChildrenFailedError } from "@kopf/kopf";
  * assert.deepEqual(new ChildrenFailedError("x").name, "ChildrenFailedError");
  * ```
  */
@@ -114,7 +114,7 @@ export class ChildrenFailedError extends PermanentError {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { TemporaryError } from "../../../mod.ts";
+ * import { TemporaryError } from "@kopf/kopf";
  * import { ChildrenRetry } from "./errors.ts";
  * assert.deepEqual(new ChildrenRetry("later") instanceof TemporaryError, true);
  * ```
@@ -130,7 +130,7 @@ export class ChildrenRetry extends TemporaryError {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { PermanentError } from "../../../mod.ts";
+ * import { PermanentError } from "@kopf/kopf";
  * import { ResultError } from "./errors.ts";
  * assert.deepEqual(new ResultError("result.n is a BigInt") instanceof PermanentError, true);
  * ```

@@ -197,7 +197,7 @@ export interface Execution<H extends BaseHandler> {
  * import assert from "node:assert/strict";
  * import { executeHandlers } from "./execution.ts";
  * import { State } from "./progression.ts";
- * import { OperatorLogger } from "../../../mod.ts";
+ * import { OperatorLogger } from "@kopf/kopf";
  * const handler = {
  *   id: "hello", fn: () => "world", param: undefined,
  *   errors: undefined, timeout: undefined, retries: undefined, backoff: undefined,

@@ -32,8 +32,8 @@ export const apiScope: AsyncLocalStorage<KubeClient> = new AsyncLocalStorage<Kub
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import * as kopf from "../../../mod.ts";
- * import { KopfRunner, startApiServer } from "../../../testing.ts";
+ * import * as kopf from "@kopf/kopf";
+ * import { KopfRunner, startApiServer } from "@kopf/kopf/testing";
  *
  * // Deep in helper code, with no handler context at hand: the same client as the handlers' `api`.
  * async function remember(name: string): Promise<void> {

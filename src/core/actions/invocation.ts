@@ -78,7 +78,7 @@ export function defaultId(fn: HandlerFn, fallback: string): string {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import type { HandlerMetrics } from "../../../mod.ts";
+ * import type { HandlerMetrics } from "@kopf/kopf";
  * const runs: string[] = [];
  * const metrics: HandlerMetrics = { handlerRun: (id, kind) => void runs.push(`${kind}/${id}`) };
  * metrics.handlerRun("createFn", "changing", 0.1, false);

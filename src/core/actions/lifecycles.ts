@@ -23,7 +23,7 @@ export type Lifecycle = <H extends BaseHandler>(handlers: H[], state: State) => 
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import * as kopf from "../../../mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * // The default already; a lifecycle of one's own can fall back to it:
  * // the handlers never tried yet all at once, then the fewest retries first.
  * const freshFirst: kopf.Lifecycle = (handlers, state) => {
@@ -90,7 +90,7 @@ let defaultLifecycle: Lifecycle = allAtOnce;
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import * as kopf from "../../../mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * assert.deepEqual(kopf.getDefaultLifecycle() === kopf.allAtOnce, true);
  * ```
  */
@@ -110,7 +110,7 @@ export function getDefaultLifecycle(): Lifecycle {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import * as kopf from "../../../mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * kopf.setDefaultLifecycle(kopf.oneByOne);
  * assert.deepEqual(kopf.getDefaultLifecycle() === kopf.oneByOne, true);
  * kopf.setDefaultLifecycle(null);

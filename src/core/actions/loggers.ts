@@ -39,7 +39,7 @@ export function levelAtLeast(level: Level, threshold: Level): boolean {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import type { ObjectRef } from "../../../mod.ts";
+ * import type { ObjectRef } from "@kopf/kopf";
  * const ref: ObjectRef = { apiVersion: "v1", kind: "Pod", name: "p", namespace: "ns" };
  * assert.deepEqual(ref.name, "p");
  * ```
@@ -155,7 +155,7 @@ export function configureLineSinks(options: LogOutputOptions): void {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { OperatorLogger } from "../../../mod.ts";
+ * import { OperatorLogger } from "@kopf/kopf";
  * import { lineSink } from "./loggers.ts";
  * const lines: string[] = [];
  * const logger = new OperatorLogger(lineSink({ format: "plain", write: (l) => lines.push(l) }));
@@ -181,7 +181,7 @@ export function lineSink(given: LogOutputOptions = {}): LogSink {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { OperatorLogger } from "../../../mod.ts";
+ * import { OperatorLogger } from "@kopf/kopf";
  * const seen: string[] = [];
  * new OperatorLogger((r) => seen.push(r.message), "kopf.activities").warning("Careful.");
  * assert.deepEqual(seen, ["Careful."]);
@@ -316,7 +316,7 @@ export type EventPoster = (ref: ObjectRef, type: string, reason: string, message
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { ObjectLogger } from "../../../mod.ts";
+ * import { ObjectLogger } from "@kopf/kopf";
  * const seen: string[] = [];
  * const logger = new ObjectLogger((r) => seen.push((r.prefix ?? "") + r.message), {
  *   metadata: { name: "x", namespace: "ns", uid: "u" }, apiVersion: "v1", kind: "Pod",

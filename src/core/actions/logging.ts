@@ -49,7 +49,7 @@ const FORMATS = ["plain", "full", "json"];
  *
  * @example
  * ```ts
- * import * as kopf from "../../../mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * kopf.configure({ verbose: true, logFormat: "plain" });
  * kopf.configure({}); // back to the defaults: info, full
  * ```
@@ -88,7 +88,7 @@ export function configure(options: ConfigureOptions = {}): void {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import * as kopf from "../../../mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * const lines: string[] = [];
  * const body = { apiVersion: "v1", kind: "Pod", metadata: { namespace: "ns", name: "p1", uid: "u" } };
  * const logger = new kopf.LocalObjectLogger({ body, sink: (r) => lines.push(r.prefix + r.message) });

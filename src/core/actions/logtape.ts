@@ -47,7 +47,7 @@ const LEVELS: Record<Level, LogLevel> = {
  * ```ts
  * import assert from "node:assert/strict";
  * import { configure, type LogRecord } from "npm:@logtape/logtape@^1.3.0";
- * import * as kopf from "../../../mod.ts";
+ * import * as kopf from "@kopf/kopf";
  *
  * const seen: LogRecord[] = [];
  * await configure({

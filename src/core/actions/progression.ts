@@ -181,7 +181,7 @@ export class HandlerState {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import type * as kopf from "../../../mod.ts";
+ * import type * as kopf from "@kopf/kopf";
  * // A lifecycle reads the State of the cause's handlers: here, the least retried first.
  * const leastRetried: kopf.Lifecycle = (handlers, state: kopf.State) =>
  *   [...handlers].sort((a, b) => (state.get(a.id)?.retries ?? 0) - (state.get(b.id)?.retries ?? 0));

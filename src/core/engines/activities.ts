@@ -58,7 +58,7 @@ export interface ActivityEnvironment {
  * ```ts
  * import assert from "node:assert/strict";
  * import { runActivity } from "./activities.ts";
- * import { OperatorLogger } from "../../../mod.ts";
+ * import { OperatorLogger } from "@kopf/kopf";
  * const results = await runActivity("probe", [{
  *   kind: "activity", activity: "probe", id: "ping", fn: () => "pong",
  *   param: undefined, errors: undefined, timeout: undefined, retries: undefined, backoff: undefined,

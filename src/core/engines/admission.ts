@@ -42,7 +42,7 @@ export type { WebhookClientConfig };
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import * as kopf from "../../../mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * const err = new kopf.AdmissionError("spec.size must be positive.", 422);
  * assert.deepEqual([err.code, err instanceof kopf.PermanentError], [422, true]);
  * ```
@@ -135,7 +135,7 @@ export interface AdmissionOptions {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import * as kopf from "../../../mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * import { serveAdmission } from "./admission.ts";
  * const registry = new kopf.OperatorRegistry();
  * kopf.on.mutate("kopfexamples", { registry }, function defaults({ patch }) {
@@ -224,7 +224,7 @@ export async function serveAdmission(
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import * as kopf from "../../../mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * import { webhookFn } from "./admission.ts";
  * const registry = new kopf.OperatorRegistry();
  * const fn = webhookFn({ registry, settings: new kopf.OperatorSettings(), memo: {}, sink: () => {} });

@@ -64,7 +64,7 @@ export interface ConversionOptions extends AdmissionOptions {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import * as kopf from "../../../mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * import { serveConversion } from "./conversion.ts";
  * const registry = new kopf.OperatorRegistry();
  * kopf.on.convert("kopfexamples", { registry, from: "v1", to: "v2" }, ({ body }) => {

@@ -111,7 +111,7 @@ export interface IndexersOptions {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import * as kopf from "../../../mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * import { OperatorIndexers } from "./indexing.ts";
  * const registry = new kopf.OperatorRegistry();
  * kopf.index("pods", { registry }, function names({ name }) {

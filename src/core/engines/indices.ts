@@ -28,7 +28,7 @@ function canonical(key: unknown): string {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { Index } from "../../../mod.ts";
+ * import { Index } from "@kopf/kopf";
  * const index = new Index();
  * for (const value of index.get("missing") ?? []) console.log(value);
  * assert.deepEqual(index.size, 0);
@@ -75,7 +75,7 @@ const REMOVE = Symbol("kopf.index.remove");
  *
  * @example
  * ```ts
- * import * as kopf from "../../../mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * const registry = new kopf.OperatorRegistry();
  * kopf.index("pods", { registry }, function byApp({ labels, name }) {
  *   return { [labels.app ?? ""]: name };

@@ -78,12 +78,12 @@ export interface LeaderElectorOptions {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { FakeClock, startApiServer } from "../../../testing.ts";
+ * import { FakeClock, startApiServer } from "@kopf/kopf/testing";
  * import { ToggleSet } from "../../cogs/aio/toggles.ts";
  * import { ApiClient } from "../../cogs/clients/api.ts";
  * import { LeaseLock } from "../../cogs/clients/leases.ts";
- * import { ConnectionInfo, Vault } from "../../../mod.ts";
- * import { OperatorLogger } from "../../../mod.ts";
+ * import { ConnectionInfo, Vault } from "@kopf/kopf";
+ * import { OperatorLogger } from "@kopf/kopf";
  * import { LeaderElector } from "./leader_election.ts";
  *
  * await using server = await startApiServer();

@@ -51,7 +51,7 @@ export interface OperatorMetricsOptions {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { OperatorMetrics } from "../../../mod.ts";
+ * import { OperatorMetrics } from "@kopf/kopf";
  * const metrics = new OperatorMetrics();
  * metrics.handlerRun("createFn", "changing", 0.12, false);
  * metrics.handlerRun("createFn", "changing", 0.05, true);
@@ -181,7 +181,7 @@ export class OperatorMetrics implements HandlerMetrics {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { OperatorMetrics } from "../../../mod.ts";
+   * import { OperatorMetrics } from "@kopf/kopf";
    * const metrics = new OperatorMetrics();
    * metrics.handlerRun("checkFn", "timer", 0.01, false);
    * const text = await metrics.metrics();
@@ -205,7 +205,7 @@ export class OperatorMetrics implements HandlerMetrics {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { OperatorMetrics } from "../../../mod.ts";
+   * import { OperatorMetrics } from "@kopf/kopf";
    * const metrics = new OperatorMetrics();
    * metrics.apiRequest({ verb: "watch", resource: "pods", subresource: undefined, code: 200,
    *   method: "GET", path: "/api/v1/pods", attempt: 1, durationMs: 3 });
@@ -225,7 +225,7 @@ export class OperatorMetrics implements HandlerMetrics {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { OperatorMetrics } from "../../../mod.ts";
+   * import { OperatorMetrics } from "@kopf/kopf";
    * const metrics = new OperatorMetrics();
    * metrics.watchConnect("kopfexamples.kopf.dev");
    * metrics.watchConnect("kopfexamples.kopf.dev");
@@ -246,7 +246,7 @@ export class OperatorMetrics implements HandlerMetrics {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { OperatorMetrics } from "../../../mod.ts";
+   * import { OperatorMetrics } from "@kopf/kopf";
    * const metrics = new OperatorMetrics();
    * metrics.countEvents("spam", 3);
    * assert.deepEqual((await metrics.metrics()).includes('kopf_events_dropped_total{reason="spam"} 3'), true);
@@ -270,7 +270,7 @@ export class OperatorMetrics implements HandlerMetrics {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { OperatorMetrics } from "../../../mod.ts";
+   * import { OperatorMetrics } from "@kopf/kopf";
    * const metrics = new OperatorMetrics();
    * const remove = metrics.observeQueues(() => [{ resource: "pods", depth: 3, objects: 2 }]);
    * assert.deepEqual((await metrics.metrics()).includes('kopf_queue_depth{resource="pods"} 3'), true);
@@ -290,7 +290,7 @@ export class OperatorMetrics implements HandlerMetrics {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { OperatorMetrics } from "../../../mod.ts";
+   * import { OperatorMetrics } from "@kopf/kopf";
    * assert.deepEqual((await new OperatorMetrics().metrics()).includes("# TYPE kopf_queue_depth gauge"), true);
    * ```
    */

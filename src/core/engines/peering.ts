@@ -258,10 +258,10 @@ export interface PeeringMonitorOptions {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { FakeClock } from "../../../testing.ts";
+ * import { FakeClock } from "@kopf/kopf/testing";
  * import { ToggleSet } from "../../cogs/aio/toggles.ts";
  * import { PeeringSettings } from "../../cogs/configs/settings.ts";
- * import { OperatorLogger } from "../../../mod.ts";
+ * import { OperatorLogger } from "@kopf/kopf";
  * import { PeeringMonitor } from "./peering.ts";
  *
  * const clock = new FakeClock({ start: new Date("2026-01-01T00:00:00Z") });

@@ -60,7 +60,7 @@ export interface ProberOptions {
  * ```ts
  * import assert from "node:assert/strict";
  * import { Prober } from "./probing.ts";
- * import { OperatorLogger } from "../../../mod.ts";
+ * import { OperatorLogger } from "@kopf/kopf";
  * const prober = new Prober({
  *   probes: () => [{ kind: "activity", activity: "probe", id: "now", fn: () => "ok", param: undefined,
  *     errors: undefined, timeout: undefined, retries: undefined, backoff: undefined }],
@@ -199,7 +199,7 @@ export interface ProbeServer {
  * ```ts
  * import assert from "node:assert/strict";
  * import { serveProbes } from "./probing.ts";
- * import { OperatorLogger } from "../../../mod.ts";
+ * import { OperatorLogger } from "@kopf/kopf";
  * const lines: string[] = [];
  * const logger = new OperatorLogger((record) => lines.push(record.message));
  * const server = serveProbes({

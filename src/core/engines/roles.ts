@@ -76,7 +76,7 @@ const registered = new WeakMap<
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { OperatorMetrics } from "../../../mod.ts";
+ * import { OperatorMetrics } from "@kopf/kopf";
  * import { observeRole } from "./roles.ts";
  * const metrics = new OperatorMetrics();
  * const roles = observeRole(metrics, () => "standby");

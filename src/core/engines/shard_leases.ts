@@ -274,7 +274,7 @@ interface Seen {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { FakeClock } from "../../../testing.ts";
+ * import { FakeClock } from "@kopf/kopf/testing";
  * import { MemberTable } from "./shard_leases.ts";
  * const clock = new FakeClock();
  * const table = new MemberTable(clock);

@@ -32,7 +32,7 @@ const sources = new WeakMap<MetricsRegistry, Set<() => ShardSample>>();
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { OperatorMetrics } from "../../../mod.ts";
+ * import { OperatorMetrics } from "@kopf/kopf";
  * import { observeShards } from "./shard_metrics.ts";
  * const metrics = new OperatorMetrics();
  * const remove = observeShards(metrics, () => ({ group: "kopf", members: 3, owned: 334, releasing: 0 }));

@@ -186,7 +186,7 @@ export interface ConvertRegistrar {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import * as kopf from "../../../mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * const registry = new kopf.OperatorRegistry();
  * kopf.on.convert("kopfexamples", { registry, from: "v1", to: "v2" }, function upgrade({ body }) {
  *   const { field, ...spec } = body.spec;

@@ -12,7 +12,7 @@
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import * as kopf from "../../../mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * const reason: kopf.DaemonStoppingReason = kopf.DaemonStoppingReason.RESOURCE_DELETED;
  * assert.equal(reason, "resource deleted");
  * ```

@@ -57,7 +57,7 @@ export function getField(obj: unknown, path: readonly string[]): unknown {
  * ```ts
  * import assert from "node:assert/strict";
  * import { matchValue } from "./filters.ts";
- * import { PRESENT } from "../../../mod.ts";
+ * import { PRESENT } from "@kopf/kopf";
  * assert.deepEqual([matchValue(PRESENT, true, ""), matchValue("x", true, "y")], [true, false]);
  * ```
  */

@@ -52,7 +52,7 @@ export interface IndexingOptions extends BaseOptions, FilterOptions {
  * ```ts
  * import assert from "node:assert/strict";
  * import { registerIndexing } from "./indexers.ts";
- * import { OperatorRegistry } from "../../../mod.ts";
+ * import { OperatorRegistry } from "@kopf/kopf";
  * const registry = new OperatorRegistry();
  * registerIndexing(["pods", { registry }, function byName({ name }: { name: string }) {
  *   return { [name]: true };

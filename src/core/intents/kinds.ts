@@ -81,7 +81,7 @@ export interface ReconcilingHandler extends ResourceHandler {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import type { HandlerKinds } from "../../../mod.ts";
+ * import type { HandlerKinds } from "@kopf/kopf";
  * const kind: HandlerKinds["converter"]["kind"] = "converter";
  * assert.equal(kind, "converter");
  * ```
@@ -111,7 +111,7 @@ export interface HandlerKinds {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { OperatorRegistry, type RegisteredKind } from "../../../mod.ts";
+ * import { OperatorRegistry, type RegisteredKind } from "@kopf/kopf";
  * const kind: RegisteredKind = "spawning";
  * assert.deepEqual(new OperatorRegistry().handlers(kind), []);
  * ```

@@ -26,7 +26,7 @@ export type Predicate = (...args: any[]) => boolean;
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { not } from "../../../mod.ts";
+ * import { not } from "@kopf/kopf";
  * const isEmpty = (v: string) => v === "";
  * assert.deepEqual(not(isEmpty)("x"), true);
  * ```
@@ -44,7 +44,7 @@ export function not<F extends Predicate>(fn: F): F {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { all } from "../../../mod.ts";
+ * import { all } from "@kopf/kopf";
  * assert.deepEqual(all([(v: number) => v > 1, (v: number) => v < 5])(3), true);
  * ```
  */
@@ -61,7 +61,7 @@ export function all<F extends Predicate>(fns: F[]): F {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { any } from "../../../mod.ts";
+ * import { any } from "@kopf/kopf";
  * assert.deepEqual(any([(v: number) => v > 10, (v: number) => v < 0])(-1), true);
  * ```
  */
@@ -78,7 +78,7 @@ export function any<F extends Predicate>(fns: F[]): F {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { none } from "../../../mod.ts";
+ * import { none } from "@kopf/kopf";
  * assert.deepEqual(none([(v: number) => v > 10])(3), true);
  * ```
  */
@@ -93,7 +93,7 @@ export function none<F extends Predicate>(fns: F[]): F {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import * as kopf from "../../../mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * assert.equal(kopf.not_, kopf.not);
  * ```
  */
@@ -106,7 +106,7 @@ export const not_: typeof not = not;
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import * as kopf from "../../../mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * assert.equal(kopf.all_, kopf.all);
  * ```
  */
@@ -119,7 +119,7 @@ export const all_: typeof all = all;
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import * as kopf from "../../../mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * assert.equal(kopf.any_, kopf.any);
  * ```
  */
@@ -132,7 +132,7 @@ export const any_: typeof any = any;
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import * as kopf from "../../../mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * assert.equal(kopf.none_, kopf.none);
  * ```
  */

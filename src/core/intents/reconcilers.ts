@@ -144,7 +144,7 @@ export interface ReconcileRegistrar {
  * ```ts
  * import assert from "node:assert/strict";
  * import { registerReconciling } from "./reconcilers.ts";
- * import { OperatorRegistry } from "../../../mod.ts";
+ * import { OperatorRegistry } from "@kopf/kopf";
  * const registry = new OperatorRegistry();
  * registerReconciling(["kopfexamples", { registry, owns: ["pods"] }, function sync() {}]);
  * assert.deepEqual(registry.reconcilingHandlers().map((h) => h.owns.map((o) => o.key)), [ [ "pods" ] ]);

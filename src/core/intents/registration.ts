@@ -72,7 +72,7 @@ let defaultRegistry = new OperatorRegistry();
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { getDefaultRegistry } from "../../../mod.ts";
+ * import { getDefaultRegistry } from "@kopf/kopf";
  * assert.deepEqual(getDefaultRegistry() === getDefaultRegistry(), true);
  * ```
  */
@@ -333,7 +333,7 @@ export interface SubhandlerOptions extends BaseOptions, FilterOptions, ChangeFil
  *
  * @example
  * ```ts
- * import * as kopf from "../../../mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * const registry = new kopf.OperatorRegistry();
  * kopf.on.create("kopfexamples", { registry }, function create_fn({ spec }) {
  *   for (const task of spec.tasks ?? []) {

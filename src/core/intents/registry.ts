@@ -109,7 +109,7 @@ const PER_RESOURCE: ReadonlySet<RegisteredKind> = new Set([
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { OperatorRegistry } from "../../../mod.ts";
+ * import { OperatorRegistry } from "@kopf/kopf";
  * const registry = new OperatorRegistry();
  * assert.deepEqual(registry.activityHandlers("startup").length, 0);
  * ```
@@ -151,7 +151,7 @@ export class OperatorRegistry {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import * as kopf from "../../../mod.ts";
+   * import * as kopf from "@kopf/kopf";
    * const registry = new kopf.OperatorRegistry();
    * kopf.on.create("kopfexamples", { registry }, function made() {});
    * assert.deepEqual(registry.handlers("changing").map((h) => h.id), ["made"]);
@@ -311,8 +311,8 @@ export class OperatorRegistry {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { OperatorRegistry, Resource } from "../../../mod.ts";
-   * import * as kopf from "../../../mod.ts";
+   * import { OperatorRegistry, Resource } from "@kopf/kopf";
+   * import * as kopf from "@kopf/kopf";
    * const registry = new OperatorRegistry();
    * const resource = new Resource({ group: "kopf.dev", version: "v1", plural: "kopfexamples" });
    * kopf.on.create("kopfexamples", { registry }, function plain() {});
@@ -372,7 +372,7 @@ export class OperatorRegistry {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { OperatorRegistry, Resource } from "../../../mod.ts";
+   * import { OperatorRegistry, Resource } from "@kopf/kopf";
    * const registry = new OperatorRegistry();
    * const resource = new Resource({ group: "", version: "v1", plural: "pods" });
    * assert.deepEqual(registry.indexersOf(resource).length, 0);
@@ -445,7 +445,7 @@ export class OperatorRegistry {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { OperatorRegistry, Resource } from "../../../mod.ts";
+   * import { OperatorRegistry, Resource } from "@kopf/kopf";
    * const registry = new OperatorRegistry();
    * const resource = new Resource({ group: "kopf.dev", version: "v1", plural: "kopfexamples" });
    * assert.deepEqual(registry.reconciles(resource), false);
@@ -476,7 +476,7 @@ export class OperatorRegistry {
    * @example
    * ```ts
    * import assert from "node:assert/strict";
-   * import { OperatorRegistry, Resource } from "../../../mod.ts";
+   * import { OperatorRegistry, Resource } from "@kopf/kopf";
    * const registry = new OperatorRegistry();
    * const resource = new Resource({ group: "apps", version: "v1", plural: "deployments" });
    * assert.deepEqual(registry.reconcilersOf(resource).length, 0);

@@ -29,7 +29,7 @@ import { OperatorRegistry, selectForCause } from "./registry.ts";
  *
  * @example
  * ```ts ignore
- * import * as kopf from "../../../mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * kopf.on.create("kopfexamples", ({ spec }) => {
  *   for (const item of spec.items ?? []) {
  *     kopf.subhandler({ id: item }, ({ logger }) => logger.info(`Handling ${item}`));
@@ -85,7 +85,7 @@ export interface ExecuteOptions extends SubhandlerOptions {
  *
  * @example
  * ```ts
- * import * as kopf from "../../../mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * const registry = new kopf.OperatorRegistry();
  * kopf.on.create("kopfexamples", { registry }, async function create_fn({ spec }) {
  *   const fns = Object.fromEntries(

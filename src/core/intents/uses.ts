@@ -95,7 +95,7 @@ const declared = new WeakMap<OperatorRegistry, UsesDeclaration[]>();
  *
  * @example
  * ```ts
- * import * as kopf from "../../../mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * const registry = new kopf.OperatorRegistry();
  * kopf.uses("persistentvolumeclaims", ["create", "patch"], { registry });
  * kopf.uses("configmaps", ["apply"], { registry }); // server-side apply: create and patch

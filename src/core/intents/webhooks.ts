@@ -82,7 +82,7 @@ export interface WebhookContext extends ObjectContext {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import * as kopf from "../../../mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * const registry = new kopf.OperatorRegistry();
  * kopf.on.validate("kopfexamples", { registry, operation: "CREATE" }, function checkSpec({ spec }) {
  *   if (!spec.field) throw new kopf.AdmissionError("spec.field is required.", 422);

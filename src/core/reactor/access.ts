@@ -372,8 +372,8 @@ function leaderLeaseScope(f: Facts): AccessScope {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { OperatorRegistry, OperatorSettings, Resource } from "../../../mod.ts";
- * import * as kopf from "../../../mod.ts";
+ * import { OperatorRegistry, OperatorSettings, Resource } from "@kopf/kopf";
+ * import * as kopf from "@kopf/kopf";
  * import { operatorAccess } from "./access.ts";
  * const registry = new OperatorRegistry();
  * kopf.on.event("pods", { registry }, () => {});

@@ -18,7 +18,7 @@ import { ActivityError } from "../engines/activities.ts";
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import * as kopf from "../../../mod.ts";
+ * import * as kopf from "@kopf/kopf";
  * const e = new kopf.OperatorError("Cannot reach the Kubernetes API: refused", {
  *   cause: new Error("connection refused"),
  * });

@@ -63,7 +63,7 @@ export type LeaderElectionParts = Needs<"signal">;
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { OperatorSettings } from "../../../mod.ts";
+ * import { OperatorSettings } from "@kopf/kopf";
  * import { checkLeaderElection } from "./leader_election.ts";
  * const settings = new OperatorSettings();
  * settings.leaderElection.enabled = true;

@@ -118,7 +118,7 @@ export interface OperatorTask {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { OperatorSettings } from "../../../mod.ts";
+ * import { OperatorSettings } from "@kopf/kopf";
  * import type { ApiClient } from "../../cogs/clients/api.ts";
  * import type { Needs, Parts } from "./parts.ts";
  * const parts: Parts = {

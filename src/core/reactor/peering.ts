@@ -84,7 +84,7 @@ interface Joined {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { OperatorSettings } from "../../../mod.ts";
+ * import { OperatorSettings } from "@kopf/kopf";
  * import { applyPeeringOptions } from "./peering.ts";
  * const settings = new OperatorSettings();
  * applyPeeringOptions(settings, { clusterwide: false, peeringName: "example" });

@@ -108,7 +108,7 @@ let nextId = 1;
  *
  * @example
  * ```ts ignore
- * import { operator } from "../../../mod.ts";
+ * import { operator } from "@kopf/kopf";
  * const stop = new AbortController();
  * setTimeout(() => stop.abort(), 10_000);
  * await operator({ clusterwide: true, signal: stop.signal });
@@ -364,7 +364,7 @@ async function exit(run: Startup, started: Started[]): Promise<void> {
  *
  * @example
  * ```ts ignore
- * import { run } from "../../../mod.ts";
+ * import { run } from "@kopf/kopf";
  * await run({ clusterwide: true });
  * ```
  */

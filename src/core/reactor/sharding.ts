@@ -108,7 +108,7 @@ function readEnv(name: string): string | undefined {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { OperatorSettings } from "../../../mod.ts";
+ * import { OperatorSettings } from "@kopf/kopf";
  * import { checkSharding } from "./sharding.ts";
  * const settings = new OperatorSettings();
  * settings.sharding.enabled = true;
