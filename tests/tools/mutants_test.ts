@@ -96,7 +96,7 @@ Deno.test("the list of mutants is well-formed and every entry matches the tree e
   ) {
     assert.ok(list.some((x) => x.id === id), id);
   }
-  assert.ok(list.filter((x) => x.id.startsWith("untrimmed-")).length === 3, "the three trimmings");
+  assert.ok(list.filter((x) => x.id.startsWith("untrimmed-")).length === 4, "the four trimmings");
 });
 
 Deno.test("verifyList(): a missing file, test file or original is reported by name", async () => {
