@@ -175,14 +175,18 @@ function walk(fields: Fields, v: unknown, path: string, pruned: string[]): unkno
   for (const key in obj) {
     if (!Object.hasOwn(obj, key)) continue;
     const field = Object.hasOwn(fields, key) ? fields[key] : undefined;
-    const at = path ? `${path}.${key}` : key;
     if (field === undefined) {
-      pruned.push(at);
+      pruned.push(path ? `${path}.${key}` : key);
       out ??= copyUntil(obj, key);
       continue;
     }
     const child = obj[key];
-    let next = child;
+    if (child === null || typeof child !== "object") { // a leaf: nothing below to prune
+      if (out) out[key] = child;
+      continue;
+    }
+    let next: unknown = child;
+    const at = path ? `${path}.${key}` : key;
     if (typeof field === "string") next = walk(TYPES[field]!, child, at, pruned);
     else if (Array.isArray(field) && Array.isArray(child)) {
       const item = TYPES[field[0]]!;

@@ -124,6 +124,19 @@ const NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789";
 const CRD_CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io";
 const CRDS = "customresourcedefinitions.apiextensions.k8s.io";
 
+let lastSecond = NaN;
+let lastStamp = "";
+
+/** Now, as Kubernetes writes timestamps (no sub-seconds); formatted once per second. */
+function nowSeconds(): string {
+  const second = Math.floor(Date.now() / 1000);
+  if (second !== lastSecond) {
+    lastSecond = second;
+    lastStamp = new Date(second * 1000).toISOString().replace(".000Z", "Z");
+  }
+  return lastStamp;
+}
+
 /**
  * Create, update, patch and delete with Kubernetes semantics.
  *
@@ -144,7 +157,7 @@ export class Objects {
   /** The served resources. */
   readonly registry: ResourceRegistry;
   /** Time source (ISO strings without sub-seconds, as Kubernetes writes timestamps). */
-  now: () => string = () => new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
+  now: () => string = nowSeconds;
   /**
    * With RBAC on (`rbac_escalation.ts`): refuses a user's write of a role or
    * binding that grants more than she holds. Undefined: no check.

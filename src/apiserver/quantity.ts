@@ -68,6 +68,21 @@ export interface Quantity {
 export function parseQuantity(value: unknown): Quantity | string {
   const text = typeof value === "number" ? String(value) : value;
   if (typeof text !== "string") return QUANTITY_FORMAT_ERROR;
+  // The same few quantities ("100m", "64Mi") come in every pod spec, defaulted and then
+  // validated: parsed once each (a bounded cache; the results are frozen, never changed).
+  let parsed = PARSED.get(text);
+  if (parsed === undefined) {
+    if (PARSED.size >= PARSED_CAP) PARSED.clear();
+    parsed = parse(text);
+    PARSED.set(text, typeof parsed === "string" ? parsed : Object.freeze(parsed));
+  }
+  return parsed;
+}
+
+const PARSED_CAP = 1024;
+const PARSED = new Map<string, Quantity | string>();
+
+function parse(text: string): Quantity | string {
   const m = SPLIT.exec(text);
   if (!m) return QUANTITY_FORMAT_ERROR;
   const number = m[1]!;
@@ -153,6 +168,15 @@ function roundedToMilli(q: Quantity): Quantity {
  * ```
  */
 export function canonicalQuantity(q: Quantity): string {
+  let text = CANONICAL.get(q);
+  if (text === undefined) CANONICAL.set(q, text = canonical(q));
+  return text;
+}
+
+/** Canonical forms of the parsed (cached, frozen) quantities. */
+const CANONICAL = new WeakMap<Quantity, string>();
+
+function canonical(q: Quantity): string {
   const r = roundedToMilli(q);
   if (r.mantissa === 0n) return "0";
   let format = r.format;
