@@ -14,6 +14,7 @@
  */
 
 import { ApiError } from "./errors.ts";
+import { depthAndMembers } from "./json_duplicates.ts";
 
 /** kube-apiserver's `MaxRequestBodyBytes`: 3 MiB. */
 export const MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024;
@@ -128,29 +129,7 @@ export async function readBodyLimited(
  * ```
  */
 export function jsonDepth(text: string, max = MAX_JSON_DEPTH): number {
-  let depth = 0;
-  let deepest = 0;
-  const n = text.length;
-  for (let i = 0; i < n; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x22) { // a string: skip to its closing quote (natively), one not escaped
-      let end = text.indexOf('"', i + 1);
-      while (end > 0) {
-        let slashes = 0;
-        while (text.charCodeAt(end - 1 - slashes) === 0x5c) slashes++;
-        if (slashes % 2 === 0) break;
-        end = text.indexOf('"', end + 1);
-      }
-      if (end < 0) break; // an unterminated string: nothing after it nests
-      i = end;
-    } else if (c === 0x7b || c === 0x5b) { // { [
-      if (++depth > deepest) {
-        deepest = depth;
-        if (deepest > max) return deepest;
-      }
-    } else if (c === 0x7d || c === 0x5d) depth--; // } ]
-  }
-  return deepest;
+  return depthAndMembers(text, max).depth; // one scanner for both (json_duplicates.ts)
 }
 
 /**
