@@ -9,6 +9,7 @@
  * @module
  */
 
+import { call as request } from "./_http.ts";
 import assert from "node:assert/strict";
 import { startApiServer } from "../../testing.ts";
 
@@ -22,24 +23,9 @@ const CLIENT_GO_LIST = "application/vnd.kubernetes.protobuf;as=PartialObjectMeta
   "g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1," +
   "application/json";
 
-async function call(
-  url: string,
-  method: string,
-  path: string,
-  accept?: string,
-  body?: unknown,
-): Promise<{ status: number; body: Json }> {
-  const res = await fetch(`${url}${path}`, {
-    method,
-    headers: {
-      ...(body !== undefined ? { "content-type": "application/json" } : {}),
-      ...(accept ? { accept } : {}),
-    },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined };
-}
+/** The shared raw-HTTP call (`_http.ts`), with this file's argument order: accept, then body. */
+const call = (url: string, method: string, path: string, accept?: string, body?: unknown) =>
+  request(url, method, path, body, undefined, accept ? { accept } : {});
 
 const CM = "/api/v1/namespaces/default/configmaps";
 

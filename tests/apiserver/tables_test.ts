@@ -9,6 +9,7 @@
  * @module
  */
 
+import { call as request } from "./_http.ts";
 import assert from "node:assert/strict";
 import { startApiServer } from "../../testing.ts";
 import { Kubectl, testEachKubectl } from "./_kubectl.ts";
@@ -18,24 +19,9 @@ type Json = any;
 
 const TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io";
 
-async function call(
-  url: string,
-  method: string,
-  path: string,
-  body?: unknown,
-  accept?: string,
-): Promise<{ status: number; body: Json }> {
-  const res = await fetch(`${url}${path}`, {
-    method,
-    headers: {
-      ...(body !== undefined ? { "content-type": "application/json" } : {}),
-      ...(accept ? { accept } : {}),
-    },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined };
-}
+/** The shared raw-HTTP call (`_http.ts`), with this file's argument order: body, then accept. */
+const call = (url: string, method: string, path: string, body?: unknown, accept?: string) =>
+  request(url, method, path, body, undefined, accept ? { accept } : {});
 
 /**
  * A timestamp `seconds` before the moment it is sent: the cases are built when the module loads,
