@@ -10,7 +10,7 @@
 import { realClock } from "../aio/clock.ts";
 import { RequestTimeoutError } from "./http1.ts";
 import { boundedText } from "./_bounded.ts";
-import { ResponseTooLargeError } from "./errors.ts";
+import { ResponseTooLargeError } from "./connection_errors.ts";
 import type { FetchFn, Transport, TransportRequest } from "./transport_types.ts";
 
 /**

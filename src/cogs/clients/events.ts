@@ -17,7 +17,8 @@
 import type { ObjectReference } from "../structs/bodies.ts";
 import { Resource } from "../structs/references.ts";
 import type { ApiClient, RequestOptions } from "./api.ts";
-import { ApiConnectionError, ApiError } from "./errors.ts";
+import { ApiConnectionError } from "./connection_errors.ts";
+import { ApiError } from "./errors.ts";
 import type { RawBody } from "./types.ts";
 import { DEFAULTS, setting, type Some } from "./_settings.ts";
 import type { PostingSettings } from "../configs/settings.ts";

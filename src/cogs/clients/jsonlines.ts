@@ -12,7 +12,7 @@
  * @module
  */
 
-import { ResponseTooLargeError } from "./errors.ts";
+import { ResponseTooLargeError } from "./connection_errors.ts";
 
 /**
  * Yields the JSON value of each non-empty line.

@@ -83,7 +83,7 @@ import type { Resource } from "../structs/references.ts";
 import { type CancelTimer, realClock } from "../aio/clock.ts";
 import type { ApiClient } from "./api.ts";
 import type { TransportStream } from "./transport.ts";
-import { ApiConnectionError, ResponseTooLargeError } from "./errors.ts";
+import { ApiConnectionError, ResponseTooLargeError } from "./connection_errors.ts";
 import { listPage } from "./fetching.ts";
 import { JsonLineSplitter } from "./jsonlines.ts";
 import { type RawWatchEvent, type WatchEvent, WatchingError } from "./watch_events.ts";

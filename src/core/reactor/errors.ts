@@ -7,7 +7,8 @@
  * @module
  */
 
-import { ApiError, ForbiddenError, TlsVerificationError } from "../../cogs/clients/errors.ts";
+import { TlsVerificationError } from "../../cogs/clients/connection_errors.ts";
+import { ApiError, ForbiddenError } from "../../cogs/clients/errors.ts";
 import { LoginError } from "../../cogs/structs/credentials.ts";
 import { ActivityError } from "../engines/activities.ts";
 
