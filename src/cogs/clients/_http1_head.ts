@@ -158,7 +158,7 @@ function framingName(text: string, from: number, to: number): string | undefined
 /**
  * Whether the header name `text[from, to)` is `lower` (a lower-case name), as
  * `text.slice(from, to).trim().toLowerCase() === lower` (which it falls back to for names
- * that are not ASCII), without a copy.
+ * that are not ASCII).
  */
 function nameIs(text: string, from: number, to: number, lower: string): boolean {
   while (from < to && isSpace(text.charCodeAt(from))) from++;

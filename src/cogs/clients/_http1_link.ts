@@ -145,7 +145,6 @@ export class Link {
         this.end = size;
       }
     }
-    // Into the whole buffer when it is empty (the usual case: no view).
     const n = await this.conn.read(this.end === 0 ? this.buf : this.buf.subarray(this.end));
     if (n === null) return false;
     this.end += n;

@@ -75,15 +75,7 @@ import {
 import { answerError, badAnswer, connectionError, queryString, Retries } from "./_api_answers.ts";
 import { type ClientNetworking, DEFAULTS, setting } from "./_settings.ts";
 
-export type {
-  ApiClientOptions,
-  ClientLogger,
-  ClientSettings,
-  Query,
-  RequestOptions,
-  RequestRecord,
-  StreamOptions,
-} from "./api_options.ts";
+export type * from "./api_options.ts";
 export { describeRequest } from "./request_description.ts";
 
 const SILENT: ClientLogger = { debug() {}, warn() {}, error() {} };
@@ -456,7 +448,7 @@ export class ApiClient {
   }
 }
 
-/** Whether a text is empty or white space only (as `!text.trim()`), without a copy. */
+/** Whether a text is empty or white space only (as `!text.trim()`). */
 function isBlank(text: string): boolean {
   const first = text.charCodeAt(0);
   if (first > 32 && first < 127) return false; // e.g. `{`: JSON

@@ -3,8 +3,8 @@
  * several files merge (the first file that names a cluster, user or context
  * wins, and so does the first `current-context`), relative paths are relative
  * to the file that holds them, `*-data` fields stay base64 (the transport
- * decodes them), and exec credential plugins run as kubectl runs them
- * (`client.authentication.k8s.io` `ExecCredential`, `KUBERNETES_EXEC_INFO`).
+ * decodes them). Exec credential plugins, which users may name, run as kubectl
+ * runs them (`exec_plugin.ts`).
  *
  * Why not `@kubernetes/client-node`'s `KubeConfig`: loading that library
  * costs an operator ≈65 MB of memory (≈32 MB of JS heap) for a few fields of
@@ -22,7 +22,6 @@
 import { dirname, isAbsolute, join, sep } from "node:path";
 import type * as JsYaml from "npm:js-yaml@^5";
 import { LoginError } from "../structs/credentials.ts";
-import { permissionError, permissionHint } from "./_permissions.ts";
 
 /** A cluster entry of a kubeconfig (the fields an operator uses). */
 export interface KubeconfigCluster {
@@ -248,147 +247,6 @@ export function selectContext(kc: Kubeconfig, name?: string): KubeconfigSelectio
     );
   }
   return { context, cluster, user };
-}
-
-/** What an exec plugin gave: a token and/or a client certificate, and when they expire. */
-export interface ExecCredentials {
-  token?: string | undefined;
-  clientCertificateData?: string | undefined;
-  clientKeyData?: string | undefined;
-  expiration?: string | undefined;
-}
-
-/**
- * Runs a user's exec credential plugin, as kubectl runs it: with the user's
- * `args` and `env`, `KUBERNETES_EXEC_INFO` describing the request (and the
- * cluster, if `provideClusterInfo`), never interactively. Its standard output
- * must be an `ExecCredential` of the same `apiVersion`.
- *
- * @param source The kubeconfig's path(s), for messages.
- * @param user The user whose plugin it is.
- * @param cluster The cluster (for `provideClusterInfo`).
- * @returns The credentials it printed.
- * @throws {LoginError} When the plugin is missing, fails, prints something else,
- *   needs a terminal, or running it is not permitted (`--allow-run`).
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { runExecPlugin } from "./kubeconfig.ts";
- * // A plugin that prints the token it is given in its env (here: Deno itself, as a script).
- * const credential = {
- *   apiVersion: "client.authentication.k8s.io/v1",
- *   kind: "ExecCredential",
- *   status: { token: "$TOKEN", expirationTimestamp: "2030-01-01T00:00:00Z" },
- * };
- * const script = `console.log(JSON.stringify(${JSON.stringify(credential)})` +
- *   `.replace("$TOKEN", Deno.env.get("TOKEN")))`;
- * const user = {
- *   name: "me",
- *   exec: {
- *     apiVersion: "client.authentication.k8s.io/v1",
- *     command: Deno.execPath(),
- *     args: ["eval", script],
- *     env: [{ name: "TOKEN", value: "t0ken" }],
- *     provideClusterInfo: false,
- *   },
- * };
- * const cluster = { name: "c", server: "https://127.0.0.1:6443" };
- * const { token, expiration } = await runExecPlugin("~/.kube/config", user, cluster);
- * assert.deepEqual([token, expiration], ["t0ken", "2030-01-01T00:00:00Z"]);
- * ```
- */
-export async function runExecPlugin(
-  source: string,
-  user: KubeconfigUser & { exec: KubeconfigExec },
-  cluster: KubeconfigCluster,
-): Promise<ExecCredentials> {
-  const exec = user.exec;
-  const what = `The exec plugin "${exec.command}" of the user "${user.name}" in ${source}`;
-  if (exec.interactiveMode === "Always") {
-    throw new LoginError(
-      `${what} needs an interactive terminal (interactiveMode: Always), which an operator has not: ` +
-        `use a plugin or mode that works without one`,
-    );
-  }
-  const spec: Record<string, unknown> = { interactive: false };
-  if (exec.provideClusterInfo) {
-    spec.cluster = {
-      server: cluster.server,
-      ...(cluster.certificateAuthorityData
-        ? { "certificate-authority-data": cluster.certificateAuthorityData }
-        : {}),
-      ...(cluster.insecureSkipTlsVerify ? { "insecure-skip-tls-verify": true } : {}),
-      ...(cluster.execConfig !== undefined ? { config: cluster.execConfig } : {}),
-    };
-  }
-  const env: Record<string, string> = {
-    KUBERNETES_EXEC_INFO: JSON.stringify({
-      apiVersion: exec.apiVersion,
-      kind: "ExecCredential",
-      spec,
-    }),
-  };
-  for (const { name, value } of exec.env) env[name] = value;
-  let output: Deno.CommandOutput;
-  try {
-    output = await new Deno.Command(exec.command, {
-      args: exec.args,
-      env,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-  } catch (error) {
-    const denied = permissionError(error);
-    if (denied) throw new LoginError(`${what} ${permissionHint(denied)}`, { cause: error });
-    if (error instanceof Deno.errors.NotFound) {
-      throw new LoginError(
-        `${what} is not found: ${
-          exec.installHint ? oneLine(exec.installHint) : "install it or fix the command's path"
-        }`,
-        { cause: error },
-      );
-    }
-    throw new LoginError(`${what} cannot run: ${oneLine(error)}`, { cause: error });
-  }
-  const decoder = new TextDecoder();
-  if (!output.success) {
-    const stderr = oneLine(decoder.decode(output.stderr)) || "no message";
-    throw new LoginError(`${what} failed (exit code ${output.code}): ${stderr}`);
-  }
-  let credential: unknown;
-  try {
-    credential = JSON.parse(decoder.decode(output.stdout));
-  } catch (error) {
-    throw new LoginError(`${what} printed no ExecCredential JSON: ${oneLine(error)}`, {
-      cause: error,
-    });
-  }
-  const c = credential as { apiVersion?: unknown; kind?: unknown; status?: unknown } | null;
-  if (!c || typeof c !== "object" || c.kind !== "ExecCredential") {
-    throw new LoginError(`${what} printed something other than an ExecCredential`);
-  }
-  if (c.apiVersion !== exec.apiVersion) {
-    throw new LoginError(
-      `${what} printed an ExecCredential of ${String(c.apiVersion)}, ` +
-        `but the kubeconfig asks for ${exec.apiVersion}: make them the same`,
-    );
-  }
-  const status = (c.status ?? {}) as Record<string, unknown>;
-  const text = (key: string) => typeof status[key] === "string" ? status[key] : undefined;
-  const result: ExecCredentials = {
-    token: text("token") || undefined,
-    clientCertificateData: text("clientCertificateData") || undefined,
-    clientKeyData: text("clientKeyData") || undefined,
-    expiration: text("expirationTimestamp") || undefined,
-  };
-  if (!result.token && !(result.clientCertificateData && result.clientKeyData)) {
-    throw new LoginError(
-      `${what} printed an ExecCredential with neither a token nor a client certificate and key`,
-    );
-  }
-  return result;
 }
 
 /** Reads the fields of one file, with one-line errors that name the file and the field. */

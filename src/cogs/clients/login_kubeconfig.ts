@@ -11,7 +11,8 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { join } from "node:path";
 import { ConnectionInfo, LoginError } from "../structs/credentials.ts";
 import { viaClientLibrary } from "./client_library.ts";
-import { oneLine, parseKubeconfigs, runExecPlugin, selectContext } from "./kubeconfig.ts";
+import { runExecPlugin } from "./exec_plugin.ts";
+import { oneLine, parseKubeconfigs, selectContext } from "./kubeconfig.ts";
 import {
   type EnvReader,
   inClusterIntended,

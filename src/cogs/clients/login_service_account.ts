@@ -10,12 +10,6 @@ import { ConnectionInfo, LoginError } from "../structs/credentials.ts";
 import { oneLine } from "./kubeconfig.ts";
 import { permissionError, permissionHint } from "./_permissions.ts";
 
-/** Kopf's priority of credentials from a service account. */
-export const PRIORITY_OF_SERVICE_ACCOUNT = 20;
-
-/** Where pods find their service account. */
-export const SERVICE_ACCOUNT_ROOT = "/var/run/secrets/kubernetes.io/serviceaccount";
-
 /**
  * Reads an environment variable: `Deno.env.get` by default; tests and embedders pass their own
  * (e.g. `(name) => vars[name]`) instead of changing the process's environment, which every
@@ -50,6 +44,12 @@ export interface ServiceAccountLoginOptions {
    */
   env?: EnvReader | undefined;
 }
+
+/** Kopf's priority of credentials from a service account. */
+export const PRIORITY_OF_SERVICE_ACCOUNT = 20;
+
+/** Where pods find their service account. */
+export const SERVICE_ACCOUNT_ROOT = "/var/run/secrets/kubernetes.io/serviceaccount";
 
 /**
  * Reads the pod's service account: the token, the CA and the namespace from

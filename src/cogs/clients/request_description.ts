@@ -26,7 +26,7 @@ export function describeRequest(
   path: string,
   watch = false,
 ): { verb: string; resource: string; subresource: string | undefined } {
-  // The first 8 non-empty segments of the path (no more are looked at), as offsets: no split.
+  // The first 8 non-empty segments of the path (no more are looked at), as offsets.
   const query = path.indexOf("?");
   const stop = query < 0 ? path.length : query;
   let count = 0;

@@ -37,7 +37,7 @@
 
 import { type Clock, realClock } from "../../cogs/aio/clock.ts";
 import type { Toggle } from "../../cogs/aio/toggles.ts";
-import type { LeaseLock } from "../../cogs/clients/leases.ts";
+import type { LeaseLock } from "../../cogs/clients/lease_lock.ts";
 import { JITTER_FACTOR } from "../../cogs/configs/leader_election.ts";
 import type { OperatorLogger } from "../actions/loggers.ts";
 

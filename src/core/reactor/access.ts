@@ -25,7 +25,7 @@
  */
 
 import { EVENTS_RESOURCE } from "../../cogs/clients/events.ts";
-import { LEASES } from "../../cogs/clients/leases.ts";
+import { LEASES } from "../../cogs/clients/lease_records.ts";
 import type { OperatorSettings } from "../../cogs/configs/settings.ts";
 import {
   CLUSTER_PEERINGS,

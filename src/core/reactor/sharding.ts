@@ -39,7 +39,7 @@ import { type CancelTimer, realClock } from "../../cogs/aio/clock.ts";
 import { ApiClient } from "../../cogs/clients/api.ts";
 import { deleteObject } from "../../cogs/clients/deleting.ts";
 import { ConflictError, NotFoundError } from "../../cogs/clients/errors.ts";
-import { LEASES, readLease } from "../../cogs/clients/leases.ts";
+import { LEASES, readLease } from "../../cogs/clients/lease_records.ts";
 import { infiniteWatch } from "../../cogs/clients/watching.ts";
 import type { OperatorSettings } from "../../cogs/configs/settings.ts";
 import { selectSpecificNamespaces } from "../../cogs/structs/references.ts";
