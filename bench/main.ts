@@ -34,6 +34,10 @@
  *    handlers) as a ratio with each party's CPU, hand-off times after a join, a
  *    graceful leave and a kill, and the objects moved per membership change of
  *    100,000 uids over 10 replicas (computed).
+ * 12. shard CPU (`shard_cpu_bench.ts`, a process of its own with its own server and
+ *    replicas): 1 vs 3 sharded replicas on one burst of 6,000 creations — each
+ *    replica's CPU, the three's sum over the one's, and the CPU of an event of an
+ *    object a replica does not own next to one it owns.
  *
  * Every figure goes to one JSON file as well (`bench-results.json` in the
  * current directory, or the path in `KOPF_BENCH_RESULTS`): the machine, the
@@ -358,6 +362,17 @@ async function main(): Promise<number> {
     broken.push(...outcome.broken);
   } finally {
     await stop(sixth, "sixth");
+  }
+
+  // Shard CPU: a process of its own (its own server and replicas).
+  {
+    const out = await runChild("shard_cpu_bench.ts");
+    for (const line of out.text.split("\n")) {
+      if (!/\(target [^)]*\)/.test(line)) continue;
+      targets++;
+      if (line.includes("✓")) met++;
+    }
+    if (!out.success) broken.push(`shard CPU benchmark: exit code ${out.code}`);
   }
 
   Deno.removeSignalListener("SIGINT", onSignal);

@@ -27,6 +27,7 @@
 import { hash64, Rendezvous } from "../src/cogs/structs/rendezvous.ts";
 import { BenchClient, expectOk, runBounded, setUpKopfExamples } from "./_client.ts";
 import { readCpuSeconds, type ServerProcess, startServerProcess } from "./_server_process.ts";
+import { converged, members, Replica } from "./_shard_replicas.ts";
 import { figure, fmt } from "./_stats.ts";
 import { WatchTracker } from "./_watch_tracker.ts";
 
@@ -67,88 +68,6 @@ kopf.on.create("kopfexamples", { id: "create_fn" }, () => {
 });
 kopf.on.resume("kopfexamples", { id: "owner" }, () => ({ by: me, at: Date.now() }));
 `;
-}
-
-/** One replica: `kopf run -q -n NS --shards` in a child process. */
-class Replica {
-  readonly id: string;
-  readonly child: Deno.ChildProcess;
-  readonly #drained: Promise<void>;
-
-  constructor(id: string, file: string, namespace: string, kubeconfig: string) {
-    this.id = id;
-    this.child = new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "-A",
-        new URL("cli.ts", ROOT).pathname,
-        "run",
-        "-q",
-        "-n",
-        namespace,
-        "--shards",
-        file,
-      ],
-      env: { KUBECONFIG: kubeconfig, POD_ID: id, NO_COLOR: "1" },
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    const drain = async (s: ReadableStream<Uint8Array>) => {
-      for await (const chunk of s.pipeThrough(new TextDecoderStream())) {
-        if (chunk.trim()) console.error(`  [${id}] ${chunk.trim()}`);
-      }
-    };
-    this.#drained = Promise.all([drain(this.child.stdout), drain(this.child.stderr)]).then(
-      () => {},
-    );
-  }
-
-  cpuSeconds(): Promise<number> {
-    return readCpuSeconds(this.child.pid).catch(() => 0);
-  }
-
-  async stop(signal: Deno.Signal = "SIGTERM"): Promise<number> {
-    try {
-      this.child.kill(signal);
-    } catch { /* gone */ }
-    const { code } = await this.child.status;
-    await this.#drained;
-    return code;
-  }
-}
-
-/** The group's member Leases in a namespace: holder → view and releasing. */
-async function members(api: BenchClient, namespace: string) {
-  const r = await api.send(
-    "GET",
-    `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases?labelSelector=kopf.dev%2Fshard-group%3Dkopf`,
-    { parse: true },
-  );
-  expectOk(r, "listing the member Leases");
-  // deno-lint-ignore no-explicit-any
-  return (r.body as { items: any[] }).items.map((i) => ({
-    id: i.spec.holderIdentity as string,
-    view: i.metadata.annotations?.["kopf.dev/shard-view"] as string | undefined,
-    releasing: i.metadata.annotations?.["kopf.dev/shard-releasing"] as string | undefined,
-  }));
-}
-
-/** Waits until exactly these replicas are members, all with the same view, nothing releasing. */
-async function converged(api: BenchClient, namespace: string, ids: string[], timeoutMs = 60_000) {
-  const want = JSON.stringify([...ids].sort());
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const ms = await members(api, namespace);
-    const views = new Set(ms.map((m) => m.view));
-    const view = Object.keys(JSON.parse(ms[0]?.view ?? "{}")).sort();
-    if (
-      JSON.stringify(ms.map((m) => m.id).sort()) === want && views.size === 1 &&
-      JSON.stringify(view) === want && ms.every((m) => m.releasing === "[]")
-    ) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`the shard group did not converge on ${want}`);
 }
 
 /** Follows `status.owner` of every object: who last went through a resume cycle, and when. */
