@@ -30,6 +30,7 @@ import { apiVersionOf, type ResourceDef, storageKey } from "./resources.ts";
 import { pruneBuiltinFields } from "./builtin_fields.ts";
 import { strictErrors } from "./json_duplicates.ts";
 import { builtinCauses } from "./workload_validation.ts";
+import { kindCauses } from "./kind_validation.ts";
 import { applyDefaults, pruneUnknownFields, validateAgainstSchema } from "./schema.ts";
 import type { KObject, Meta, Store } from "./store.ts";
 import { applyStrategicMergePatch, StrategicMergeError } from "./strategic_merge.ts";
@@ -713,6 +714,7 @@ export class Objects {
           current as unknown as Record<string, unknown> | undefined,
         ),
       );
+      causes.push(...kindCauses(def.group, def.kind, out as never, current as never));
     }
     if (def.schema) {
       const { value, pruned } = pruneUnknownFields(def.schema, out);

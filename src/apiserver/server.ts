@@ -75,6 +75,7 @@ import {
 import { impersonate } from "./impersonation.ts";
 import { forbidden, RbacAuthorizer } from "./rbac.ts";
 import { bootstrapRbac } from "./rbac_bootstrap.ts";
+import { bootstrapPriorityClasses, refuseSystemPriorityClassDelete } from "./priority_classes.ts";
 import { ResourceRegistry } from "./registry.ts";
 import { requestAttributes } from "./request_attributes.ts";
 import { apiVersionOf, type ResourceDef, storageKey } from "./resources.ts";
@@ -269,6 +270,7 @@ export class ApiServer {
       if (close) this.watches.closeAll();
     };
     this.objects.bootstrap();
+    bootstrapPriorityClasses(this.objects);
     const rbac = options.authorization === "rbac";
     if (rbac) bootstrapRbac(this.objects);
     this.authenticator = new Authenticator(this.store, {
@@ -718,6 +720,7 @@ export class ApiServer {
         return out(result.object, result.created ? 201 : 200, result.warnings);
       }
       case "delete": {
+        refuseSystemPriorityClassDelete(def.plural, def.group, name!);
         const options = await deleteOptions(req, q, this.#bodyLimit, "delete");
         const { object, warnings } = await this.#admission.delete(
           admitting(),
