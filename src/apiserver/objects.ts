@@ -58,6 +58,8 @@ export interface WriteOptions {
   duplicates?: {
     found: Array<{ path: string; at: number }>;
     order: Map<string, number>;
+    /** A YAML body's: go-yaml's `line N: key "k" already set in map` (`yaml_duplicates.ts`). */
+    yaml?: string[];
   };
   /** Admission stages (the webhook calls of `admission.ts`); none by default. */
   admission?: AdmissionHooks;
@@ -685,7 +687,12 @@ export class Objects {
     const unknown = (pruned: string[]) => {
       const mode = options.fieldValidation ?? "Warn";
       if (mode === "Ignore") return;
-      const list = strictErrors(options.duplicates, pruned, def.builtin === true);
+      const list = strictErrors(
+        options.duplicates,
+        pruned,
+        def.builtin === true,
+        mode === "Strict",
+      );
       if (mode === "Strict" && list.length) {
         throw ApiError.badRequest(
           `${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: strict decoding error: ${
