@@ -18,6 +18,8 @@ export interface Duplicates {
   found: Array<{ path: string; at: number }>;
   /** The order in which each key path first appears in the text (for interleaving). */
   order: Map<string, number>;
+  /** A YAML body's duplicates as go-yaml words them (`line 5: key "name" already set in map`). */
+  yaml?: string[];
 }
 
 /**
@@ -183,6 +185,8 @@ function nextNonSpace(text: string, i: number): number {
  * @param duplicates The body's duplicates, if any.
  * @param unknown The unknown field paths, in the order found.
  * @param typed Whether the kind is built in.
+ * @param strict Whether for a 400 (a YAML body's duplicates are then one error, go-yaml's
+ *   `yaml: unmarshal errors:` with a line per key; as warnings, one each).
  * @returns The messages (`duplicate field "…"`, `unknown field "…"`).
  *
  * @example
@@ -200,7 +204,15 @@ export function strictErrors(
   duplicates: Duplicates | undefined,
   unknown: string[],
   typed: boolean,
+  strict = false,
 ): string[] {
+  const yaml = duplicates?.yaml ?? [];
+  if (yaml.length) {
+    return [
+      ...(strict ? [`yaml: unmarshal errors:\n  ${yaml.join("\n  ")}`] : yaml),
+      ...unknown.map((p) => `unknown field "${p}"`),
+    ];
+  }
   const found = duplicates?.found ?? [];
   if (!typed) {
     return [

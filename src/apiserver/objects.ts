@@ -30,6 +30,7 @@ import { apiVersionOf, type ResourceDef, storageKey } from "./resources.ts";
 import { pruneBuiltinFields } from "./builtin_fields.ts";
 import { strictErrors } from "./json_duplicates.ts";
 import { builtinCauses } from "./workload_validation.ts";
+import { kindCauses } from "./kind_validation.ts";
 import { applyDefaults, pruneUnknownFields, validateAgainstSchema } from "./schema.ts";
 import type { KObject, Meta, Store } from "./store.ts";
 import { applyStrategicMergePatch, StrategicMergeError } from "./strategic_merge.ts";
@@ -57,6 +58,8 @@ export interface WriteOptions {
   duplicates?: {
     found: Array<{ path: string; at: number }>;
     order: Map<string, number>;
+    /** A YAML body's: go-yaml's `line N: key "k" already set in map` (`yaml_duplicates.ts`). */
+    yaml?: string[];
   };
   /** Admission stages (the webhook calls of `admission.ts`); none by default. */
   admission?: AdmissionHooks;
@@ -684,7 +687,12 @@ export class Objects {
     const unknown = (pruned: string[]) => {
       const mode = options.fieldValidation ?? "Warn";
       if (mode === "Ignore") return;
-      const list = strictErrors(options.duplicates, pruned, def.builtin === true);
+      const list = strictErrors(
+        options.duplicates,
+        pruned,
+        def.builtin === true,
+        mode === "Strict",
+      );
       if (mode === "Strict" && list.length) {
         throw ApiError.badRequest(
           `${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: strict decoding error: ${
@@ -713,6 +721,7 @@ export class Objects {
           current as unknown as Record<string, unknown> | undefined,
         ),
       );
+      causes.push(...kindCauses(def.group, def.kind, out as never, current as never));
     }
     if (def.schema) {
       const { value, pruned } = pruneUnknownFields(def.schema, out);

@@ -91,7 +91,22 @@ function volumeCauses(volumes: unknown[], path: string, names: Set<string>): Sta
   return causes;
 }
 
-function portNameCauses(name: string, field: string): StatusCause[] {
+/**
+ * `IsValidPortName`: a port's name as an IANA service name (kube's messages).
+ *
+ * @param name The name (not empty).
+ * @param field The field to report.
+ * @returns One cause per broken rule; empty when valid.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { portNameCauses } from "./pod_validation.ts";
+ * assert.deepEqual(portNameCauses("http", "x"), []);
+ * assert.equal(portNameCauses("80", "x")[0]?.message, 'Invalid value: "80": must contain at least one letter (a-z)');
+ * ```
+ */
+export function portNameCauses(name: string, field: string): StatusCause[] {
   const details: string[] = [];
   if (name.length > 15) details.push("must be no more than 15 characters");
   if (!/^[-a-z0-9]+$/.test(name)) {

@@ -5,13 +5,14 @@
  * none (its name is filled in then), else priority 0. A class that does not
  * exist, or a `priority` or `preemptionPolicy` sent that differs from the
  * class's, is the plugin's 403. The two classes every cluster has,
- * `system-cluster-critical` and `system-node-critical`, resolve even when not
- * stored (kube creates them at start; here they are not listed).
+ * `system-cluster-critical` and `system-node-critical`, are stored at start
+ * (`priority_classes.ts`) and resolve even when not stored.
  *
  * @module
  */
 
 import { ApiError } from "./errors.ts";
+import { SYSTEM_PRIORITY_CLASSES } from "./priority_classes.ts";
 import type { KObject } from "./store.ts";
 
 type Obj = Record<string, unknown>;
@@ -25,10 +26,9 @@ export interface PriorityClasses {
 }
 
 /** The classes kube-apiserver creates at start. */
-const SYSTEM: Record<string, number> = {
-  "system-cluster-critical": 2000000000,
-  "system-node-critical": 2000001000,
-};
+const SYSTEM: Record<string, number> = Object.fromEntries(
+  SYSTEM_PRIORITY_CLASSES.map((pc) => [pc.name, pc.value]),
+);
 
 const NO_CLASSES: PriorityClasses = { get: () => undefined, list: () => [] };
 

@@ -11,7 +11,6 @@
  */
 
 import { deepEqual } from "../cogs/structs/deep_equal.ts";
-import { load as parseYaml } from "npm:js-yaml@^5";
 import {
   type FieldRequirement,
   matchesFields,
@@ -43,6 +42,7 @@ import { healthAnswer, type HealthCheck } from "./health.ts";
 import { type RequestLabels, RequestMetrics } from "./request_metrics.ts";
 import { goJsonSyntaxError, summarizeBody } from "./go_json_error.ts";
 import { countKeys, depthAndMembers, findDuplicates } from "./json_duplicates.ts";
+import { parseYamlLenient, yamlDuplicates } from "./yaml_duplicates.ts";
 import { jsonText } from "./json_body.ts";
 import { noRoute, ownedByRestContainer, pageNotFound, unservedPath } from "./not_found.ts";
 import { ListSnapshots, parseListOptions, parseResourceVersion } from "./listing.ts";
@@ -75,6 +75,7 @@ import {
 import { impersonate } from "./impersonation.ts";
 import { forbidden, RbacAuthorizer } from "./rbac.ts";
 import { bootstrapRbac } from "./rbac_bootstrap.ts";
+import { bootstrapPriorityClasses, refuseSystemPriorityClassDelete } from "./priority_classes.ts";
 import { ResourceRegistry } from "./registry.ts";
 import { requestAttributes } from "./request_attributes.ts";
 import { apiVersionOf, type ResourceDef, storageKey } from "./resources.ts";
@@ -269,6 +270,7 @@ export class ApiServer {
       if (close) this.watches.closeAll();
     };
     this.objects.bootstrap();
+    bootstrapPriorityClasses(this.objects);
     const rbac = options.authorization === "rbac";
     if (rbac) bootstrapRbac(this.objects);
     this.authenticator = new Authenticator(this.store, {
@@ -701,8 +703,9 @@ export class ApiServer {
           patch: true,
           syntax: patchWording(type, options.fieldValidation),
           // A JSON patch's duplicates (in its operations) are not looked for.
-          ...(type === "merge" || type === "strategic" ? strictDecoding(options) : {}),
+          ...(type === "json" ? {} : strictDecoding(options)),
         });
+        const applyWarnings = type === "apply" ? applyDuplicates(options) : [];
         const result = await this.#conversion.write(
           def,
           ns ?? "",
@@ -715,9 +718,13 @@ export class ApiServer {
               (o) => this.objects.patch(def, ns ?? "", name!, type, body, o, subresource),
             ),
         );
-        return out(result.object, result.created ? 201 : 200, result.warnings);
+        return out(result.object, result.created ? 201 : 200, [
+          ...result.warnings,
+          ...applyWarnings,
+        ]);
       }
       case "delete": {
+        refuseSystemPriorityClassDelete(def.plural, def.group, name!);
         const options = await deleteOptions(req, q, this.#bodyLimit, "delete");
         const { object, warnings } = await this.#admission.delete(
           admitting(),
@@ -950,6 +957,25 @@ function writeOptions(
   return options;
 }
 
+/**
+ * Server-side apply's keys sent twice: kube decodes the apply patch leniently, applies it, then
+ * decodes it strictly with go-yaml — a 400 under `fieldValidation=Strict`, one warning per key
+ * otherwise. (Here the 400 comes before the apply's own errors, not after.)
+ */
+function applyDuplicates(options: WriteOptions): string[] {
+  const yaml = options.duplicates?.yaml;
+  delete options.duplicates;
+  if (!yaml?.length) return [];
+  if (options.fieldValidation === "Strict") {
+    throw ApiError.badRequest(
+      `error strict decoding YAML: error converting YAML to JSON: yaml: unmarshal errors:\n  ${
+        yaml.join("\n  ")
+      }`,
+    );
+  }
+  return yaml;
+}
+
 /** Where a write's body reports its duplicate fields: nowhere under `fieldValidation=Ignore`. */
 function strictDecoding(options: WriteOptions): { duplicates?: WriteOptions } {
   return options.fieldValidation === "Ignore" ? {} : { duplicates: options };
@@ -1157,6 +1183,12 @@ function patchWording(type: PatchType, validation: FieldValidation | undefined):
   };
 }
 
+/** A YAML body's keys sent twice, by line (`yaml_duplicates.ts`), kept where the write reads them. */
+function yamlDuplicatesOf(options: WriteOptions, text: string): void {
+  const yaml = yamlDuplicates(text);
+  if (yaml.length) options.duplicates = { found: [], order: new Map(), yaml };
+}
+
 /**
  * Reads and decodes a write's body: at most the size limit, JSON held to the nesting limit
  * before it is parsed, YAML (server-side apply) and protobuf checked once decoded. A body that
@@ -1193,19 +1225,22 @@ async function readBody(
     // More members in the text than keys in the value: some key came twice (rare; only then
     // is the text walked to name them).
     if (duplicates && members > 0 && members > countKeys(value)) {
-      duplicates.duplicates = findDuplicates(text);
+      // A YAML body (JSON is YAML) is decoded by go-yaml, which words its duplicates by line.
+      if (yamlBody) yamlDuplicatesOf(duplicates, text);
+      else duplicates.duplicates = findDuplicates(text);
     }
     return value;
   } catch (e) {
     if (yamlBody) {
       let parsed: unknown;
       try {
-        parsed = parseYaml(text);
+        parsed = parseYamlLenient(text);
       } catch (ye) {
         throw ApiError.badRequest(
           `the body is neither JSON nor YAML: ${(ye as Error).message.split("\n")[0]}`,
         );
       }
+      if (duplicates) yamlDuplicatesOf(duplicates, text);
       return checkDecoded(parsed, text.length);
     }
     const goError = syntax && goJsonSyntaxError(bytes);

@@ -405,12 +405,27 @@ Deno.test("failurePolicy: Fail refuses with the real 500 when the webhook is dow
 Deno.test("a dry run to a webhook with side effects is refused as the real server refuses it", async () => {
   await using api = await startApiServer();
   await using hook = await Webhook.start();
-  await configure(api, "Validating", "v", [{
+  // v1 refuses `sideEffects: Some` (422); a configuration stored by v1beta1 once may still have it.
+  const some = {
     name: "effects.kopf.dev",
-    url: hook.url,
-    caBundle: hook.caBundle,
+    clientConfig: { url: hook.url, caBundle: hook.caBundle },
+    rules: CM_RULES,
     sideEffects: "Some",
-  }]);
+    admissionReviewVersions: ["v1"],
+  };
+  const refused = await call(
+    api,
+    "POST",
+    "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
+    { metadata: { name: "v" }, webhooks: [some] },
+  );
+  assertEquals(refused.status, 422);
+  api.server.store.commit("ADDED", "validatingwebhookconfigurations.admissionregistration.k8s.io", {
+    apiVersion: "admissionregistration.k8s.io/v1",
+    kind: "ValidatingWebhookConfiguration",
+    metadata: { name: "v", uid: crypto.randomUUID(), creationTimestamp: "2020-01-01T00:00:00Z" },
+    webhooks: [{ ...some, failurePolicy: "Fail", matchPolicy: "Equivalent", timeoutSeconds: 10 }],
+  });
   const r = await call(api, "POST", `${CMS}?dryRun=All`, cm("x"));
   assertEquals(r.status, 400);
   assertEquals(r.body.reason, "BadRequest");

@@ -141,7 +141,9 @@ Deno.test("managed configurations: a server's service client config gets the han
     settings.admission.server = inCluster;
     settings.admission.managed = "service.kopf.dev";
   });
-  kopf.on.validate("kopfexamples", { registry }, function check_spec() {});
+  // The handler id becomes a segment of the service's path, which kube-apiserver holds to a DNS
+  // subdomain: `check_spec` (a function's name) would be refused there, as it is here.
+  kopf.on.validate("kopfexamples", { registry, id: "check-spec" }, function check_spec() {});
   await using _operator = await startInProcess(c.api.kubeconfig.path, registry);
   let webhooks: kopf.AnyObject[] = [];
   await until(async () => {
@@ -153,7 +155,7 @@ Deno.test("managed configurations: a server's service client config gets the han
     service: {
       namespace: "operators",
       name: "my-operator",
-      path: "/hooks/check_spec",
+      path: "/hooks/check-spec",
       port: 8443,
     },
     caBundle: "Q0E=",

@@ -35,7 +35,7 @@ testWithKubectl(
         "authhook.auto.kopf.dev",
         "validate1.auto.kopf.dev",
         "validate2.auto.kopf.dev",
-        "validateWhenAway.auto.kopf.dev",
+        "validatewhenaway.auto.kopf.dev",
       ]);
       const mutating = await eventually(
         "the mutating configuration",
@@ -177,7 +177,7 @@ testWithKubectl(
 
     // The operator is gone: only the persistent webhook stays, and its ignoreFailures admits.
     const left = await getJson("validatingwebhookconfiguration", MANAGED);
-    assert.deepEqual(left.webhooks.map((w: Obj) => w.name), ["validateWhenAway.auto.kopf.dev"]);
+    assert.deepEqual(left.webhooks.map((w: Obj) => w.name), ["validatewhenaway.auto.kopf.dev"]);
     assert.equal(left.webhooks[0].failurePolicy, "Ignore");
     const obj = (name: string) =>
       JSON.stringify({ apiVersion: "kopf.dev/v1", kind: "KopfExample", metadata: { name } });
@@ -191,7 +191,7 @@ testWithKubectl(
     assert.notEqual(refused.code, 0);
     assert.match(
       refused.stderr,
-      /Internal error occurred: failed calling webhook "validateWhenAway\.auto\.kopf\.dev": failed to call webhook: Post "https:\/\/[^"]+\/validateWhenAway\?timeout=30s": dial tcp [^:]+:\d+: connect: connection refused/,
+      /Internal error occurred: failed calling webhook "validatewhenaway\.auto\.kopf\.dev": failed to call webhook: Post "https:\/\/[^"]+\/validateWhenAway\?timeout=30s": dial tcp [^:]+:\d+: connect: connection refused/,
     );
   },
 );

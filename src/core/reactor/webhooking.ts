@@ -271,9 +271,12 @@ export function buildWebhooks(
   });
 }
 
-/** `create_fn/sub` → `create-fn.sub.<suffix>`; other characters as `x<hex>`. */
+/**
+ * `create_fn/sub` → `create-fn.sub.<suffix>`, `checkSpec` → `checkspec.<suffix>` (kube-apiserver
+ * wants a lowercase DNS subdomain); other characters as `x<hex>`.
+ */
 function webhookName(id: string, suffix: string): string {
-  const name = id.replaceAll("/", ".").replaceAll("_", "-")
+  const name = id.toLowerCase().replaceAll("/", ".").replaceAll("_", "-")
     .replace(/[^\w.-]/g, (c) => `x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
   return `${name}.${suffix}`;
 }
