@@ -6,8 +6,8 @@ Deno.test("`judge()` allows imports down the layers and within a layer", () => {
   assert.equal(judge("src/cogs/clients/x.ts", "src/cogs/structs/y.ts"), undefined);
   assert.equal(judge("src/kits/x.ts", "src/cogs/aio/y.ts"), undefined);
   assert.equal(judge("src/cli/x.ts", "src/apiserver/y.ts"), undefined);
-  assert.equal(judge("testing.ts", "src/apiserver/start.ts"), undefined);
-  assert.equal(judge("tests/apiserver/x_test.ts", "src/apiserver/store.ts"), undefined);
+  assert.equal(judge("testing.ts", "src/apiserver/serving/start.ts"), undefined);
+  assert.equal(judge("tests/apiserver/x_test.ts", "src/apiserver/storage/store.ts"), undefined);
 });
 
 Deno.test("`judge()` forbids upward imports", () => {
