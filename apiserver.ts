@@ -19,11 +19,8 @@
  * @module
  */
 
-export type {
-  ApiServer,
-  ApiServerOptions,
-  ClientIdentity,
-} from "./src/apiserver/serving/server.ts";
+export type { ApiServer, ApiServerOptions } from "./src/apiserver/serving/server.ts";
+export type { ClientIdentity } from "./src/apiserver/shared/types.ts";
 export type { Controllers } from "./src/apiserver/controllers/controllers.ts";
 export type {
   AdmissionHooks,
@@ -36,18 +33,16 @@ export type {
 } from "./src/apiserver/objects/objects.ts";
 export type { ResourceRegistry } from "./src/apiserver/objects/registry.ts";
 export type { PrinterColumn, ResourceDef } from "./src/apiserver/shared/resources.ts";
-export type { JsonSchema } from "./src/apiserver/schemas/schema.ts";
+export type { JsonSchema } from "./src/apiserver/shared/types.ts";
 // Renamed where mod.ts has a type of the same name (kopf.Store is an index's store).
+export type { CommitGuard, Store as ApiStore, Watcher } from "./src/apiserver/storage/store.ts";
 export type {
   Change,
-  CommitGuard,
   EventType,
   KObject,
   Meta as ApiMeta,
   OwnerReference as ApiOwnerReference,
-  Store as ApiStore,
-  Watcher,
-} from "./src/apiserver/storage/store.ts";
+} from "./src/apiserver/shared/types.ts";
 export type { WatchHub, WatchRequest } from "./src/apiserver/storage/watch.ts";
 export type { WebhookClientCertificate } from "./src/apiserver/webhooks/webhook_client.ts";
 export type { FieldRequirement } from "./src/cogs/structs/field_selector.ts";

@@ -4,7 +4,7 @@ import {
   pruneUnknownFields,
   validateAgainstSchema,
 } from "../../src/apiserver/schemas/schema.ts";
-import type { JsonSchema } from "../../src/apiserver/schemas/schema.ts";
+import type { JsonSchema } from "../../src/apiserver/shared/types.ts";
 
 /** A root schema with one `spec` object of the given properties. */
 function specOf(properties: Record<string, JsonSchema>, extra: JsonSchema = {}): JsonSchema {

@@ -22,58 +22,6 @@ import type { RequestAttributes } from "./request_attributes.ts";
 import type { ResourceDef } from "../shared/resources.ts";
 import { API_AUDIENCE } from "./service_account_tokens.ts";
 
-const AUTHZ = "authorization.k8s.io";
-const AUTHN = "authentication.k8s.io";
-
-/** The review kinds: [group, plural, kind, namespaced]. */
-const REVIEWS: Array<[string, string, string, boolean]> = [
-  [AUTHZ, "selfsubjectaccessreviews", "SelfSubjectAccessReview", false],
-  [AUTHZ, "selfsubjectrulesreviews", "SelfSubjectRulesReview", false],
-  [AUTHZ, "subjectaccessreviews", "SubjectAccessReview", false],
-  [AUTHZ, "localsubjectaccessreviews", "LocalSubjectAccessReview", true],
-  [AUTHN, "selfsubjectreviews", "SelfSubjectReview", false],
-  [AUTHN, "tokenreviews", "TokenReview", false],
-];
-
-/**
- * The review resources, as discovery lists them (verb `create` only).
- *
- * @returns One definition per review kind.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { reviewResources } from "./access_review.ts";
- * assert.deepEqual(reviewResources().find((r) => r.plural === "selfsubjectaccessreviews")?.verbs, ["create"]);
- * ```
- */
-export function reviewResources(): ResourceDef[] {
-  return REVIEWS.map(([group, plural, kind, namespaced]) => ({
-    group,
-    version: "v1",
-    plural,
-    singular: "",
-    kind,
-    namespaced,
-    shortNames: [],
-    categories: [],
-    verbs: ["create"],
-    statusSubresource: false,
-    builtin: true,
-    storage: true,
-  }));
-}
-
-/**
- * Whether a resource is one of the review kinds (answered here, never stored).
- *
- * @param def The resource.
- * @returns True for the review kinds.
- */
-export function isReview(def: ResourceDef): boolean {
-  return REVIEWS.some(([group, plural]) => def.group === group && def.plural === plural);
-}
-
 /** `spec.resourceAttributes` / `spec.nonResourceAttributes` of an access review. */
 interface ReviewSpec {
   resourceAttributes?: {
@@ -101,7 +49,8 @@ interface ReviewSpec {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { AccessReviews, reviewResources } from "./access_review.ts";
+ * import { AccessReviews } from "./access_review.ts";
+ * import { reviewResources } from "../builtins/review_resources.ts";
  * import { Authenticator } from "./authentication.ts";
  * import { Store } from "../storage/store.ts";
  * const reviews = new AccessReviews(new Authenticator(new Store(), {}), undefined);

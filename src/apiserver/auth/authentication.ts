@@ -24,7 +24,7 @@
  */
 
 import { ApiError } from "../shared/errors.ts";
-import type { ClientIdentity } from "../serving/server.ts";
+import type { ClientIdentity } from "../shared/types.ts";
 import { ServiceAccountTokens } from "./service_account_tokens.ts";
 import type { Store } from "../storage/store.ts";
 

@@ -36,7 +36,8 @@ import { labelSelectorFromObject, matchesLabels } from "../../cogs/structs/label
 import type { UserInfo } from "./authentication.ts";
 import { ApiError } from "../shared/errors.ts";
 import type { RequestAttributes } from "./request_attributes.ts";
-import type { KObject, Store } from "../storage/store.ts";
+import type { Store } from "../storage/store.ts";
+import type { KObject } from "../shared/types.ts";
 
 /** A rule of a Role or ClusterRole. */
 export interface PolicyRule {

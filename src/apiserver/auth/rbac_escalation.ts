@@ -36,7 +36,7 @@ import { deepEqual } from "../../cogs/structs/deep_equal.ts";
 import { ApiError } from "../shared/errors.ts";
 import { type PolicyRule, PRIVILEGED_GROUP, type RbacAuthorizer } from "./rbac.ts";
 import type { RequestAttributes } from "./request_attributes.ts";
-import type { KObject } from "../storage/store.ts";
+import type { KObject } from "../shared/types.ts";
 
 const RBAC = "rbac.authorization.k8s.io";
 const FULL_AUTHORITY: PolicyRule[] = [

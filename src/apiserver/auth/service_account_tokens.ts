@@ -21,7 +21,8 @@
  */
 
 import { ApiError } from "../shared/errors.ts";
-import type { KObject, Store } from "../storage/store.ts";
+import type { Store } from "../storage/store.ts";
+import type { KObject } from "../shared/types.ts";
 
 /** The API server's audience and issuer, as kubeadm and kind configure them. */
 export const API_AUDIENCE = "https://kubernetes.default.svc.cluster.local";

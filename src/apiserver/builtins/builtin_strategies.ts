@@ -26,7 +26,7 @@
 
 import { ApiError } from "../shared/errors.ts";
 import { type ResourceDef, storageKey } from "../shared/resources.ts";
-import type { KObject } from "../storage/store.ts";
+import type { KObject } from "../shared/types.ts";
 
 /** Built-in kinds (storage keys) whose strategies set generation 1 and bump it on spec changes. */
 const GENERATION_KEPT: ReadonlySet<string> = new Set([

@@ -7,7 +7,7 @@
  * @module
  */
 
-import { reviewResources } from "../auth/access_review.ts";
+import { reviewResources } from "./review_resources.ts";
 import { ALL_VERBS, type ResourceDef } from "../shared/resources.ts";
 
 type Row = [

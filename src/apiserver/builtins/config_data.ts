@@ -11,7 +11,7 @@
  */
 
 import { ApiError, type StatusCause } from "../shared/errors.ts";
-import { utf8Length } from "../schemas/metadata_validation.ts";
+import { utf8Length } from "../shared/utf8.ts";
 
 /** kube's `MaxConfigMapSize` and `MaxSecretSize`: 1 MiB of values. */
 export const MAX_CONFIG_DATA_BYTES = 1024 * 1024;

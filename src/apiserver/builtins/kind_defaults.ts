@@ -43,7 +43,7 @@
  * @module
  */
 
-import type { KObject } from "../storage/store.ts";
+import type { KObject } from "../shared/types.ts";
 
 type Obj = Record<string, unknown>;
 

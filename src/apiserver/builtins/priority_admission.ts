@@ -12,7 +12,7 @@
  */
 
 import { ApiError } from "../shared/errors.ts";
-import type { KObject } from "../storage/store.ts";
+import type { KObject } from "../shared/types.ts";
 
 type Obj = Record<string, unknown>;
 

@@ -32,7 +32,8 @@
 import { ApiError } from "../shared/errors.ts";
 import { createdStatus, defaultedKind } from "./kind_defaults.ts";
 import { admitPodSpec, defaultedPodSpec, QuantityError } from "./pod_defaults.ts";
-import type { KObject, Store } from "../storage/store.ts";
+import type { Store } from "../storage/store.ts";
+import type { KObject } from "../shared/types.ts";
 
 type Obj = Record<string, unknown>;
 

@@ -11,7 +11,8 @@
  */
 
 import type { Objects } from "../objects/objects.ts";
-import type { Change, KObject, OwnerReference, Store } from "../storage/store.ts";
+import type { Store } from "../storage/store.ts";
+import type { Change, KObject, OwnerReference } from "../shared/types.ts";
 
 const CRD_KEY = "customresourcedefinitions.apiextensions.k8s.io";
 const CRD_CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io";

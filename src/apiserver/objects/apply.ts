@@ -15,7 +15,7 @@
 import { deepEqual } from "../../cogs/structs/deep_equal.ts";
 import { isObject } from "../../cogs/structs/_json.ts";
 import { apiVersionOf, type ResourceDef } from "../shared/resources.ts";
-import type { KObject } from "../storage/store.ts";
+import type { KObject } from "../shared/types.ts";
 import { mergeKeyFor } from "./strategic_merge.ts";
 
 /** A `fieldsV1` tree: `f:<field>`, `k:<json key>`, `v:<json value>`, and `.` for the item itself. */

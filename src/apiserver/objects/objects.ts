@@ -13,7 +13,7 @@
 import { validateCrdSchemas } from "../schemas/crd_schema.ts";
 import { crdDecodeError } from "../schemas/crd_validation.ts";
 import { acceptNames, type CrdNames } from "../schemas/crd_names.ts";
-import { validateCrdConversion } from "../webhooks/conversion.ts";
+import { validateCrdConversion } from "../schemas/crd_conversion.ts";
 import { applyJsonPatch, JsonPatchError } from "../../cogs/structs/json_patch.ts";
 import { applyMergePatch } from "../../cogs/structs/merge_patch.ts";
 import { deepEqual } from "../../cogs/structs/deep_equal.ts";
@@ -31,7 +31,8 @@ import { pruneBuiltinFields } from "../builtins/builtin_fields.ts";
 import { strictErrors } from "../wire/json_duplicates.ts";
 import { builtinCauses } from "../builtins/workload_validation.ts";
 import { applyDefaults, pruneUnknownFields, validateAgainstSchema } from "../schemas/schema.ts";
-import type { KObject, Meta, Store } from "../storage/store.ts";
+import type { Store } from "../storage/store.ts";
+import type { KObject, Meta } from "../shared/types.ts";
 import { applyStrategicMergePatch, StrategicMergeError } from "./strategic_merge.ts";
 import { applyConfiguration, type ApplyConflict } from "./apply.ts";
 import {

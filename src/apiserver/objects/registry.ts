@@ -15,8 +15,8 @@ import {
   type ResourceDef,
   storageKey,
 } from "../shared/resources.ts";
-import type { JsonSchema } from "../schemas/schema.ts";
-import type { KObject } from "../storage/store.ts";
+import type { JsonSchema } from "../shared/types.ts";
+import type { KObject } from "../shared/types.ts";
 
 /** The parts of a CRD's spec this server reads. */
 interface CrdSpec {

@@ -17,7 +17,7 @@
  * @module
  */
 
-import type { KObject } from "../storage/store.ts";
+import type { KObject } from "../shared/types.ts";
 
 /** A CRD's names (`spec.names`, `status.acceptedNames`). */
 export interface CrdNames {

@@ -22,49 +22,7 @@
 
 import { deepCopy } from "../../cogs/structs/dicts.ts";
 import { compileRe2 } from "./re2_pattern.ts";
-
-/**
- * The subset of an OpenAPI v3 schema (as CRDs use it) that these functions
- * understand. Unknown `x-` extensions are allowed and ignored.
- */
-export type JsonSchema = {
-  type?: "object" | "array" | "string" | "integer" | "number" | "boolean";
-  description?: string;
-  title?: string;
-  example?: unknown;
-  properties?: Record<string, JsonSchema>;
-  required?: string[];
-  items?: JsonSchema;
-  /** A schema for undeclared keys; `true` keeps them as they are; `false` forbids them. */
-  additionalProperties?: boolean | JsonSchema;
-  enum?: unknown[];
-  pattern?: string;
-  minimum?: number;
-  maximum?: number;
-  /** OpenAPI v3.0 style: makes `minimum` exclusive. */
-  exclusiveMinimum?: boolean;
-  /** OpenAPI v3.0 style: makes `maximum` exclusive. */
-  exclusiveMaximum?: boolean;
-  multipleOf?: number;
-  minLength?: number;
-  maxLength?: number;
-  minItems?: number;
-  maxItems?: number;
-  uniqueItems?: boolean;
-  minProperties?: number;
-  maxProperties?: number;
-  nullable?: boolean;
-  default?: unknown;
-  format?: string;
-  allOf?: JsonSchema[];
-  anyOf?: JsonSchema[];
-  oneOf?: JsonSchema[];
-  not?: JsonSchema;
-  "x-kubernetes-preserve-unknown-fields"?: boolean;
-  "x-kubernetes-int-or-string"?: boolean;
-  "x-kubernetes-embedded-resource"?: boolean;
-  [extension: `x-${string}`]: unknown;
-};
+import type { JsonSchema } from "../shared/types.ts";
 
 /**
  * One cause of an invalid object, as a Kubernetes `StatusCause`: `reason` is

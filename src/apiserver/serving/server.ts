@@ -23,8 +23,10 @@ import {
   parseLabelSelector,
 } from "../../cogs/structs/label_selector.ts";
 import { SelectorError } from "../../cogs/structs/selector_error.ts";
-import { AccessReviews, isReview } from "../auth/access_review.ts";
-import { Admission, type AdmissionRequestInfo } from "../webhooks/admission.ts";
+import { AccessReviews } from "../auth/access_review.ts";
+import { isReview } from "../builtins/review_resources.ts";
+import { Admission } from "../webhooks/admission.ts";
+import type { AdmissionRequestInfo } from "../webhooks/admission_types.ts";
 import { Authenticator, type StaticToken, type UserInfo } from "../auth/authentication.ts";
 import { Controllers } from "../controllers/controllers.ts";
 import { Conversion } from "../webhooks/conversion.ts";
@@ -78,7 +80,8 @@ import { bootstrapRbac } from "../auth/rbac_bootstrap.ts";
 import { ResourceRegistry } from "../objects/registry.ts";
 import { requestAttributes } from "../auth/request_attributes.ts";
 import { apiVersionOf, type ResourceDef, storageKey } from "../shared/resources.ts";
-import { type KObject, Store } from "../storage/store.ts";
+import { Store } from "../storage/store.ts";
+import type { ClientIdentity, KObject } from "../shared/types.ts";
 import { renderTable, TABLE_CONTENT_TYPE, wantsTable } from "../wire/table.ts";
 import {
   asPartialObjectMetadata,
@@ -138,14 +141,6 @@ export interface ApiServerOptions {
    * (here: one for all). Without it, webhook calls present none.
    */
   webhookClientCert?: WebhookClientCertificate;
-}
-
-/** The identity a TLS listener verified from a client certificate. */
-export interface ClientIdentity {
-  /** The certificate subject's common name (CN): the user name. */
-  commonName: string;
-  /** The certificate subject's organizations (O): the groups. */
-  organizations: string[];
 }
 
 const JSON_HEADERS = { "content-type": "application/json" };

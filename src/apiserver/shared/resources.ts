@@ -10,7 +10,7 @@
  * @module
  */
 
-import type { JsonSchema } from "../schemas/schema.ts";
+import type { JsonSchema } from "./types.ts";
 
 /** A column of `kubectl get` as a CRD's `additionalPrinterColumns` declares it. */
 export interface PrinterColumn {

@@ -10,7 +10,7 @@
 import type { FieldRequirement } from "../../cogs/structs/field_selector.ts";
 import { ApiError } from "../shared/errors.ts";
 import type { ResourceDef } from "../shared/resources.ts";
-import type { KObject } from "./store.ts";
+import type { KObject } from "../shared/types.ts";
 
 type Getter = (o: KObject) => unknown;
 

@@ -25,7 +25,8 @@
 
 import { ApiError, type StatusCause } from "../shared/errors.ts";
 import type { Decoded } from "../wire/query_params.ts";
-import type { KObject, Store } from "./store.ts";
+import type { Store } from "./store.ts";
+import type { KObject } from "../shared/types.ts";
 
 /** The `ListOptions` of a list or watch request that this module reads. */
 export interface ListOptions {

@@ -70,7 +70,7 @@
 import { jsonProblem } from "./_json_problem.ts";
 import { ApiError } from "../shared/errors.ts";
 import { Store } from "./store.ts";
-import type { Change, KObject } from "./store.ts";
+import type { Change, KObject } from "../shared/types.ts";
 
 const SNAPSHOT = "snapshot.jsonl";
 const LEGACY_SNAPSHOT = "snapshot.json";

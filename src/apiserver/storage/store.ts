@@ -18,86 +18,8 @@
  */
 
 import { ApiError } from "../shared/errors.ts";
-import { utf8Length } from "../schemas/metadata_validation.ts";
-
-/** Object metadata, loosely typed: the server reads the fields it needs. */
-export interface Meta {
-  /** The name, unique per resource and namespace. */
-  name?: string;
-  /** A prefix from which the server generates a name when `name` is absent. */
-  generateName?: string;
-  /** The namespace; absent for cluster-scoped objects. */
-  namespace?: string;
-  /** The unique id, set on creation. */
-  uid?: string;
-  /** The object's resourceVersion: the store's counter at its last write, as a string. */
-  resourceVersion?: string;
-  /** Counts the changes of everything but `metadata` and `status`, from 1. */
-  generation?: number;
-  /** When the object was created (RFC 3339, seconds). */
-  creationTimestamp?: string;
-  /** When the deletion was requested; the object stays until its finalizers are gone. */
-  deletionTimestamp?: string;
-  /** The grace period of the pending deletion, in seconds. */
-  deletionGracePeriodSeconds?: number;
-  /** The labels. */
-  labels?: Record<string, string>;
-  /** The annotations. */
-  annotations?: Record<string, string>;
-  /** The finalizers that hold back the deletion. */
-  finalizers?: string[];
-  /** The owners, for garbage collection. */
-  ownerReferences?: OwnerReference[];
-  /** The field managers' entries of server-side apply. */
-  managedFields?: unknown[];
-  /** Any other metadata field, kept as sent. */
-  [key: string]: unknown;
-}
-
-/** An owner reference, as garbage collection reads it. */
-export interface OwnerReference {
-  /** The owner's API version. */
-  apiVersion: string;
-  /** The owner's kind. */
-  kind: string;
-  /** The owner's name. */
-  name: string;
-  /** The owner's UID (a dependent whose owner UID is gone is collected). */
-  uid: string;
-  /** Whether the owner is the managing controller. */
-  controller?: boolean;
-  /** Whether the owner's foreground deletion waits for this dependent. */
-  blockOwnerDeletion?: boolean;
-}
-
-/** A Kubernetes object as stored. */
-export interface KObject {
-  /** The group and version, e.g. `"v1"`. */
-  apiVersion?: string;
-  /** The kind. */
-  kind?: string;
-  /** The metadata. */
-  metadata: Meta;
-  /** The payload: `spec`, `status`, `data`, and so on. */
-  [key: string]: unknown;
-}
-
-/** The kind of a change. */
-export type EventType = "ADDED" | "MODIFIED" | "DELETED";
-
-/** One committed change. */
-export interface Change {
-  /** Whether the object was added, modified or deleted. */
-  type: EventType;
-  /** The storage key of the resource (`plural.group`). */
-  key: string;
-  /** The object after the change (for DELETED: the last state, with the deletion's RV). */
-  object: KObject;
-  /** The object before the change, if any (for selector transitions in watches). */
-  previous: KObject | undefined;
-  /** The store's resourceVersion of this change. */
-  rv: number;
-}
+import type { Change, EventType, KObject } from "../shared/types.ts";
+import { utf8Length } from "../shared/utf8.ts";
 
 /** A live watch on one resource. */
 export interface Watcher {

@@ -32,7 +32,8 @@ import { ApiError, type StatusDetails, statusObject } from "../shared/errors.ts"
 import { tooLargeResourceVersion, waitForResourceVersion } from "./listing.ts";
 import type { Faults } from "../shared/faults.ts";
 import { apiVersionOf, type ResourceDef, storageKey } from "../shared/resources.ts";
-import type { Change, KObject, Store } from "./store.ts";
+import type { Store } from "./store.ts";
+import type { Change, KObject } from "../shared/types.ts";
 import { renderTable } from "../wire/table.ts";
 import { partialEventObject } from "../wire/partial_metadata.ts";
 

@@ -81,40 +81,18 @@ import {
   writeOptionsObject,
 } from "./admission_wire.ts";
 import { ApiError } from "../shared/errors.ts";
+import type { AdmissionOperation, AdmissionRequestInfo, Review } from "./admission_types.ts";
 import type { AdmissionHooks, Objects, WriteOptions, WriteResult } from "../objects/objects.ts";
 import { apiVersionOf, type ResourceDef, storageKey } from "../shared/resources.ts";
-import type { KObject, Store } from "../storage/store.ts";
-import { settle } from "./conversion.ts";
+import type { Store } from "../storage/store.ts";
+import type { KObject } from "../shared/types.ts";
+import { settle } from "./settle.ts";
 import {
   decodeBase64,
   WebhookCallError,
   type WebhookClientCertificate,
   WebhookClients,
 } from "./webhook_client.ts";
-
-/** An admission operation. */
-export type AdmissionOperation = "CREATE" | "UPDATE" | "DELETE" | "CONNECT";
-
-/** Who makes the request, as `request.userInfo` carries it. */
-export interface AdmissionUserInfo {
-  username: string;
-  uid?: string;
-  groups?: string[];
-}
-
-/** What a request is about: the resource, its URL parts and the caller. */
-export interface AdmissionRequestInfo {
-  /** The resource of the URL. */
-  def: ResourceDef;
-  /** The namespace of the URL ("" for cluster-scoped). */
-  namespace: string;
-  /** The name of the URL ("" on create). */
-  name: string;
-  /** The subresource of the URL, e.g. "status". */
-  subresource?: string;
-  /** The caller. */
-  userInfo: AdmissionUserInfo;
-}
 
 const MAX_RETRIES = 5;
 /** The operations a create, update or patch may turn out to be. */
@@ -135,15 +113,6 @@ interface Candidates {
 
 /** Objects at a resource's version (a CRD's conversion); may answer them as they are. */
 type Convert = (def: ResourceDef, objects: KObject[]) => Promise<KObject[]>;
-
-/** What a webhook is told about a request (the parts of `request` that vary). */
-export interface Review {
-  operation: AdmissionOperation;
-  object: KObject | null;
-  oldObject: KObject | null;
-  dryRun: boolean;
-  options: Record<string, unknown> | null;
-}
 
 /** A failed call: subject to the webhook's failurePolicy. */
 class CallError extends Error {

@@ -25,9 +25,9 @@ import {
   type LabelSelectorObject,
   matchesLabels,
 } from "../../cogs/structs/label_selector.ts";
-import type { AdmissionRequestInfo } from "./admission.ts";
+import type { AdmissionRequestInfo } from "./admission_types.ts";
 import { type ResourceDef, storageKey } from "../shared/resources.ts";
-import type { KObject } from "../storage/store.ts";
+import type { KObject } from "../shared/types.ts";
 
 /** Where the MutatingWebhookConfigurations are stored. */
 export const MUTATING = "mutatingwebhookconfigurations.admissionregistration.k8s.io";

@@ -17,7 +17,7 @@
  * @module
  */
 
-import type { AdmissionOperation, AdmissionRequestInfo, Review } from "./admission.ts";
+import type { AdmissionOperation, AdmissionRequestInfo, Review } from "./admission_types.ts";
 import type { Webhook } from "./admission_matching.ts";
 import { ApiError, type StatusDetails } from "../shared/errors.ts";
 import type { WriteOptions } from "../objects/objects.ts";

@@ -42,11 +42,14 @@
  */
 
 import { deepEqual } from "../../cogs/structs/deep_equal.ts";
-import { ApiError, type StatusCause } from "../shared/errors.ts";
+import { ApiError } from "../shared/errors.ts";
 import type { WriteOptions, WriteResult } from "../objects/objects.ts";
 import type { ResourceRegistry } from "../objects/registry.ts";
 import { apiVersionOf, type ResourceDef, storageKey } from "../shared/resources.ts";
-import type { KObject, Store } from "../storage/store.ts";
+import type { Store } from "../storage/store.ts";
+import type { KObject } from "../shared/types.ts";
+import { Pending, settle } from "./settle.ts";
+import type { ConversionSpec } from "../schemas/crd_conversion.ts";
 import {
   WebhookCallError,
   type WebhookClientCertificate,
@@ -59,58 +62,8 @@ const MAX_ATTEMPTS = 5;
 
 type ConversionHooks = NonNullable<WriteOptions["conversion"]>;
 
-interface ConversionSpec {
-  strategy?: string;
-  webhook?: {
-    clientConfig?: {
-      url?: string;
-      caBundle?: string;
-      service?: { namespace?: string; name?: string; path?: string; port?: number };
-    };
-    conversionReviewVersions?: string[];
-  };
-}
-
-/** A sentinel thrown by a synchronous step that needs async work first: await `promise`, then run the step again. */
-export class Pending {
-  /**
-   * @param promise What to await before running the step again.
-   */
-  constructor(readonly promise: Promise<unknown>) {}
-}
-
 /** The stored object changed between its conversion and the write: start again. */
 class Stale {}
-
-/**
- * Runs a step, awaiting every {@link Pending} it throws and running it again.
- *
- * @param run The step (sync or async).
- * @returns What the step returns.
- * @throws What the step or an awaited promise throws.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { Pending, settle } from "./conversion.ts";
- * let ready = false;
- * const value = await settle(() => {
- *   if (!ready) throw new Pending(Promise.resolve().then(() => ready = true));
- *   return 42;
- * });
- * assert.deepEqual(value, 42);
- * ```
- */
-export async function settle<T>(run: () => T | Promise<T>): Promise<T> {
-  for (let i = 0;; i++) {
-    try {
-      return await run();
-    } catch (e) {
-      if (!(e instanceof Pending) || i >= MAX_ATTEMPTS) throw e;
-      await e.promise;
-    }
-  }
-}
 
 /**
  * The conversion webhook caller of one API server.
@@ -439,101 +392,4 @@ function restoreMeta(original: KObject, converted: KObject): KObject {
     else metadata[field] = value;
   }
   return { ...converted, metadata };
-}
-
-/**
- * Validates a CRD's `spec.conversion` as kube-apiserver does: the strategy
- * is `None` or `Webhook`; `Webhook` needs the webhook's client config
- * (exactly one of `url` and `service`, `url` over https) and review versions
- * that include `v1` or `v1beta1`; `None` takes no webhook.
- *
- * @param conversion The CRD's `spec.conversion` (may be absent).
- * @returns The causes of a 422, if any.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { validateCrdConversion } from "./conversion.ts";
- * const [cause] = validateCrdConversion({ strategy: "Webhook" });
- * assert.deepEqual([cause!.field, cause!.message], ["spec.conversion.webhookClientConfig", "Required value: required when strategy is set to Webhook"]);
- * ```
- */
-export function validateCrdConversion(conversion: unknown): StatusCause[] {
-  if (conversion === undefined || conversion === null) return [];
-  const causes: StatusCause[] = [];
-  const spec = conversion as ConversionSpec;
-  const strategy = spec.strategy;
-  if (strategy !== "None" && strategy !== "Webhook") {
-    causes.push({
-      reason: strategy === undefined || strategy === ""
-        ? "FieldValueRequired"
-        : "FieldValueNotSupported",
-      message: strategy === undefined || strategy === ""
-        ? "Required value"
-        : `Unsupported value: ${JSON.stringify(strategy)}: supported values: "None", "Webhook"`,
-      field: "spec.conversion.strategy",
-    });
-    return causes;
-  }
-  const config = spec.webhook?.clientConfig;
-  if (strategy === "None") {
-    if (config) {
-      causes.push({
-        reason: "FieldValueForbidden",
-        message: "Forbidden: should not be set when strategy is not set to Webhook",
-        field: "spec.conversion.webhookClientConfig",
-      });
-    }
-    return causes;
-  }
-  if (!config) {
-    causes.push({
-      reason: "FieldValueRequired",
-      message: "Required value: required when strategy is set to Webhook",
-      field: "spec.conversion.webhookClientConfig",
-    });
-  } else if (!!config.url === !!config.service) {
-    causes.push({
-      reason: "FieldValueRequired",
-      message: "Required value: exactly one of url or service is required",
-      field: "spec.conversion.webhookClientConfig",
-    });
-  } else if (config.url) {
-    let url: URL | undefined;
-    try {
-      url = new URL(config.url);
-    } catch {
-      causes.push({
-        reason: "FieldValueInvalid",
-        message: `Invalid value: ${JSON.stringify(config.url)}: host must be specified`,
-        field: "spec.conversion.webhookClientConfig.url",
-      });
-    }
-    if (url && url.protocol !== "https:") {
-      causes.push({
-        reason: "FieldValueInvalid",
-        message: `Invalid value: ${
-          JSON.stringify(config.url)
-        }: 'https' is the only allowed URL scheme`,
-        field: "spec.conversion.webhookClientConfig.url",
-      });
-    }
-  }
-  const versions = spec.webhook?.conversionReviewVersions;
-  if (!versions || !versions.length) {
-    causes.push({
-      reason: "FieldValueRequired",
-      message: "Required value: must include at least one of v1, v1beta1",
-      field: "spec.conversion.conversionReviewVersions",
-    });
-  } else if (!versions.some((v) => v === "v1" || v === "v1beta1")) {
-    causes.push({
-      reason: "FieldValueInvalid",
-      message: `Invalid value: ${
-        JSON.stringify(versions)
-      }: must include at least one of v1, v1beta1`,
-      field: "spec.conversion.conversionReviewVersions",
-    });
-  }
-  return causes;
 }

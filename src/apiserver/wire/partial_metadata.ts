@@ -16,7 +16,7 @@
 
 import { ApiError } from "../shared/errors.ts";
 import type { ResourceDef } from "../shared/resources.ts";
-import type { KObject } from "../storage/store.ts";
+import type { KObject } from "../shared/types.ts";
 
 /** What a metadata-only `Accept` asks for: the kind and its `meta.k8s.io` version. */
 export interface PartialTarget {

@@ -11,7 +11,7 @@
 
 import { findResults, type JsonPath, parseJsonPath, printResult } from "./jsonpath.ts";
 import type { PrinterColumn, ResourceDef } from "../shared/resources.ts";
-import type { KObject } from "../storage/store.ts";
+import type { KObject } from "../shared/types.ts";
 import {
   AGE,
   builtinPrinter,

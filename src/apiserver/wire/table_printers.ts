@@ -9,7 +9,7 @@
  * @module
  */
 
-import type { KObject } from "../storage/store.ts";
+import type { KObject } from "../shared/types.ts";
 
 /** A column and how one object fills its cell. */
 export interface Column {
