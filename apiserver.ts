@@ -22,15 +22,15 @@
 export type { ApiServer, ApiServerOptions } from "./src/apiserver/serving/server.ts";
 export type { ClientIdentity } from "./src/apiserver/shared/types.ts";
 export type { Controllers } from "./src/apiserver/controllers/controllers.ts";
+export type { Objects } from "./src/apiserver/objects/objects.ts";
 export type {
   AdmissionHooks,
   DeleteOptions,
   FieldValidation,
-  Objects,
   PatchType,
   WriteOptions,
   WriteResult,
-} from "./src/apiserver/objects/objects.ts";
+} from "./src/apiserver/objects/write_types.ts";
 export type { ResourceRegistry } from "./src/apiserver/objects/registry.ts";
 export type { PrinterColumn, ResourceDef } from "./src/apiserver/shared/resources.ts";
 export type { JsonSchema } from "./src/apiserver/shared/types.ts";

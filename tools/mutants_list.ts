@@ -25,7 +25,7 @@ export const MUTANTS: readonly Mutant[] = [
   },
   {
     id: "server-ignores-rv-precondition",
-    file: "src/apiserver/objects/objects.ts",
+    file: "src/apiserver/objects/delete.ts",
     original: 'if (typeof rv === "string" && rv !== current.metadata.resourceVersion) {',
     mutant: "if (false) {",
     tests: ["tests/apiserver/delete_options_test.ts", "tests/clients/deleting_test.ts"],
@@ -231,7 +231,7 @@ export const MUTANTS: readonly Mutant[] = [
   },
   {
     id: "apiserver-stale-update-accepted",
-    file: "src/apiserver/objects/objects.ts",
+    file: "src/apiserver/objects/update.ts",
     original: "if (rv && rv !== current.metadata.resourceVersion) {",
     mutant: "if (false) {",
     tests: ["tests/apiserver/server_test.ts"],

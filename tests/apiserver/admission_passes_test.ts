@@ -9,7 +9,8 @@
  */
 
 import { Admission } from "../../src/apiserver/webhooks/admission.ts";
-import { Objects, type WriteOptions } from "../../src/apiserver/objects/objects.ts";
+import { Objects } from "../../src/apiserver/objects/objects.ts";
+import type { WriteOptions } from "../../src/apiserver/objects/write_types.ts";
 import { ResourceRegistry } from "../../src/apiserver/objects/registry.ts";
 import { Store } from "../../src/apiserver/storage/store.ts";
 

@@ -48,13 +48,13 @@ import { countKeys, depthAndMembers, findDuplicates } from "../wire/json_duplica
 import { jsonText } from "../shared/json_body.ts";
 import { noRoute, ownedByRestContainer, pageNotFound, unservedPath } from "./not_found.ts";
 import { ListSnapshots, parseListOptions, parseResourceVersion } from "../storage/listing.ts";
-import {
-  type DeleteOptions,
-  type FieldValidation,
-  Objects,
-  type PatchType,
-  type WriteOptions,
-} from "../objects/objects.ts";
+import { Objects } from "../objects/objects.ts";
+import type {
+  DeleteOptions,
+  FieldValidation,
+  PatchType,
+  WriteOptions,
+} from "../objects/write_types.ts";
 import { decodeProtobufObject, PROTOBUF_CONTENT_TYPE } from "../wire/protobuf.ts";
 import {
   checkDeleteOptions,

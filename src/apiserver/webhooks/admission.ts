@@ -82,7 +82,8 @@ import {
 } from "./admission_wire.ts";
 import { ApiError } from "../shared/errors.ts";
 import type { AdmissionOperation, AdmissionRequestInfo, Review } from "./admission_types.ts";
-import type { AdmissionHooks, Objects, WriteOptions, WriteResult } from "../objects/objects.ts";
+import type { Objects } from "../objects/objects.ts";
+import type { AdmissionHooks, WriteOptions, WriteResult } from "../objects/write_types.ts";
 import { apiVersionOf, type ResourceDef, storageKey } from "../shared/resources.ts";
 import type { Store } from "../storage/store.ts";
 import type { KObject } from "../shared/types.ts";

@@ -20,7 +20,7 @@
 import type { AdmissionOperation, AdmissionRequestInfo, Review } from "./admission_types.ts";
 import type { Webhook } from "./admission_matching.ts";
 import { ApiError, type StatusDetails } from "../shared/errors.ts";
-import type { WriteOptions } from "../objects/objects.ts";
+import type { WriteOptions } from "../objects/write_types.ts";
 import type { ResourceDef } from "../shared/resources.ts";
 
 /** `request.options` of a create or update: CreateOptions/UpdateOptions as the request gave them. */

@@ -43,7 +43,7 @@
 
 import { deepEqual } from "../../cogs/structs/deep_equal.ts";
 import { ApiError } from "../shared/errors.ts";
-import type { WriteOptions, WriteResult } from "../objects/objects.ts";
+import type { WriteOptions, WriteResult } from "../objects/write_types.ts";
 import type { ResourceRegistry } from "../objects/registry.ts";
 import { apiVersionOf, type ResourceDef, storageKey } from "../shared/resources.ts";
 import type { Store } from "../storage/store.ts";
