@@ -19,47 +19,46 @@
  * @module
  */
 
-export type { ApiServer, ApiServerOptions, ClientIdentity } from "./src/apiserver/server.ts";
-export type { Controllers } from "./src/apiserver/controllers.ts";
+export type { ApiServer, ApiServerOptions } from "./src/apiserver/serving/server.ts";
+export type { ClientIdentity } from "./src/apiserver/shared/types.ts";
+export type { Controllers } from "./src/apiserver/controllers/controllers.ts";
+export type { Objects } from "./src/apiserver/objects/objects.ts";
 export type {
   AdmissionHooks,
   DeleteOptions,
   FieldValidation,
-  Objects,
   PatchType,
   WriteOptions,
   WriteResult,
-} from "./src/apiserver/objects.ts";
-export type { ResourceRegistry } from "./src/apiserver/registry.ts";
-export type { PrinterColumn, ResourceDef } from "./src/apiserver/resources.ts";
-export type { JsonSchema } from "./src/apiserver/schema.ts";
+} from "./src/apiserver/objects/write_types.ts";
+export type { ResourceRegistry } from "./src/apiserver/objects/registry.ts";
+export type { PrinterColumn, ResourceDef } from "./src/apiserver/shared/resources.ts";
+export type { JsonSchema } from "./src/apiserver/shared/types.ts";
 // Renamed where mod.ts has a type of the same name (kopf.Store is an index's store).
+export type { CommitGuard, Store as ApiStore, Watcher } from "./src/apiserver/storage/store.ts";
 export type {
   Change,
-  CommitGuard,
   EventType,
   KObject,
   Meta as ApiMeta,
   OwnerReference as ApiOwnerReference,
-  Store as ApiStore,
-  Watcher,
-} from "./src/apiserver/store.ts";
-export type { WatchHub, WatchRequest } from "./src/apiserver/watch.ts";
-export type { WebhookClientCertificate } from "./src/apiserver/webhook_client.ts";
+} from "./src/apiserver/shared/types.ts";
+export type { WatchHub, WatchRequest } from "./src/apiserver/storage/watch.ts";
+export type { WebhookClientCertificate } from "./src/apiserver/webhooks/webhook_client.ts";
 export type { FieldRequirement } from "./src/cogs/structs/field_selector.ts";
 export type { LabelRequirement, LabelSelector } from "./src/cogs/structs/label_selector.ts";
-export type { Faults } from "./src/apiserver/faults.ts";
+export type { Faults } from "./src/apiserver/shared/faults.ts";
 // Authentication and authorization (`authorization: "rbac"`).
-export type { Authenticator, StaticToken, UserInfo } from "./src/apiserver/authentication.ts";
+export type { Authenticator, StaticToken, UserInfo } from "./src/apiserver/auth/authentication.ts";
 export type {
   Decision,
   PolicyRule,
   RbacAuthorizer,
   RuleVisitor,
   Subject,
-} from "./src/apiserver/rbac.ts";
-export type { RequestAttributes } from "./src/apiserver/request_attributes.ts";
+} from "./src/apiserver/auth/rbac.ts";
+export type { RequestAttributes } from "./src/apiserver/auth/request_attributes.ts";
 export type {
   ServiceAccountTokens,
   ServiceAccountUser,
-} from "./src/apiserver/service_account_tokens.ts";
+} from "./src/apiserver/auth/service_account_tokens.ts";

@@ -21,10 +21,10 @@ export {
   type RunningApiServer,
   startApiServer,
   type StartApiServerOptions,
-} from "./src/apiserver/start.ts";
-export type { FaultCounts, FaultSettings } from "./src/apiserver/faults.ts";
-export type { Kubeconfig } from "./src/apiserver/kubeconfig.ts";
-export type { ClientCertificate, TlsBundle } from "./src/apiserver/tls.ts";
+} from "./src/apiserver/serving/start.ts";
+export type { FaultCounts, FaultSettings } from "./src/apiserver/shared/faults.ts";
+export type { Kubeconfig } from "./src/apiserver/serving/kubeconfig.ts";
+export type { ClientCertificate, TlsBundle } from "./src/apiserver/shared/tls.ts";
 // Running an operator in a test.
 export { KopfRunner } from "./src/cli/runner.ts";
 export type { BaseKopfRunner, KopfRunnerOptions } from "./src/kits/runner.ts";

@@ -9,6 +9,10 @@
  * the runtime does, so re-exports, `import type` and dynamic string imports
  * are judged alike, and a file renamed next month is still covered.
  *
+ * Inside the embedded API server it holds the order of its rooms
+ * (`APISERVER_ROOMS`): a room may import its own files and the rooms below it,
+ * never one above it or a sibling of its rank, and every file lives in a room.
+ *
  * It also fails on a file-level import circle under `src/` (naming the files of
  * each circle): a circle means no file in it can be read, tested or moved
  * without all the others, and it hides which of them is the bottom.
@@ -40,9 +44,52 @@ const RANKS: ReadonlyArray<[prefix: string, rank: number]> = [
 
 /** The API server is its own subsystem: it may use the plain utilities only. */
 const APISERVER_MAY_IMPORT = ["src/apiserver/", "src/cogs/aio/", "src/cogs/structs/"];
+
+/**
+ * The API server's rooms (folders under `src/apiserver/`), from the bottom. A
+ * room may import its own files and the rooms of a lower rank; rooms of one
+ * rank are independent of each other. `shared/` is the bottom module of the
+ * types and helpers several rooms name; the public files and `src/cli/` sit on
+ * top of `serving/`.
+ */
+const APISERVER_ROOMS: ReadonlyArray<[room: string, rank: number]> = [
+  ["shared", 0], // the types every room speaks, errors, resources, faults, certificates
+  ["wire", 1], // requests and answers: query parameters, bodies and their limits, protobuf, tables
+  ["storage", 2], // the store, the data directory, lists and watches
+  ["schemas", 3], // structural schemas: prune, default, validate; CRD checks; metadata rules
+  ["builtins", 4], // the built-in kinds: their list and their strategies (defaults, validation)
+  ["objects", 5], // the verbs: create, update, patch (merge, JSON, strategic, apply), delete
+  ["controllers", 6], // what runs after writes: garbage collection, namespace lifecycle
+  ["webhooks", 6], // calling out: admission webhooks, CRD conversion
+  ["auth", 6], // authentication, RBAC, impersonation, access reviews
+  ["serving", 7], // listeners, routing, discovery, start-up
+];
 const PUBLIC_FILES = new Set(["mod.ts", "on.ts", "testing.ts", "cli.ts", "apiserver.ts"]);
 /** Folders of the module's own development that may reach into src/ for unit tests. */
 const INTERNAL_DIRS = ["src/", "tests/", "bench/", "tools/"];
+
+/** The room of a file under `src/apiserver/` and its rank; undefined outside any room. */
+function roomOf(path: string): { room: string; rank: number } | undefined {
+  const room = path.slice("src/apiserver/".length).split("/")[0];
+  const found = APISERVER_ROOMS.find(([name]) => name === room);
+  if (!found || !path.startsWith(`src/apiserver/${found[0]}/`)) return undefined;
+  return { room: found[0], rank: found[1] };
+}
+
+/** Judges an import between two files of the API server, by their rooms. */
+function judgeRooms(from: string, to: string): string | undefined {
+  const rooms = APISERVER_ROOMS.map(([name]) => name).join(", ");
+  for (const file of [from, to]) {
+    if (!roomOf(file)) return `${file} is in no room of the API server (${rooms})`;
+  }
+  const a = roomOf(from)!;
+  const b = roomOf(to)!;
+  if (a.room === b.room || b.rank < a.rank) return undefined;
+  if (b.rank === a.rank) {
+    return `the API server's rooms ${a.room}/ and ${b.room}/ are siblings and must not import each other`;
+  }
+  return `an upward import between the API server's rooms (${a.room}/ below ${b.room}/; order: ${rooms})`;
+}
 
 function rankOf(path: string): number | undefined {
   for (const [prefix, rank] of RANKS) if (path.startsWith(prefix)) return rank;
@@ -64,7 +111,7 @@ export function judge(from: string, to: string): string | undefined {
     if (!APISERVER_MAY_IMPORT.some((p) => to.startsWith(p))) {
       return "the embedded API server may import only src/apiserver, src/cogs/aio and src/cogs/structs";
     }
-    return undefined;
+    return to.startsWith("src/apiserver/") ? judgeRooms(from, to) : undefined;
   }
   const fromRank = rankOf(from);
   const toRank = rankOf(to);
@@ -75,13 +122,6 @@ export function judge(from: string, to: string): string | undefined {
   if (toRank !== undefined && toRank > fromRank) return "an upward import across layers";
   return undefined;
 }
-
-/**
- * Folders whose circles are tolerated for now. The embedded API server is to be
- * split into rooms with a bottom module for its shared types (issue 27, item 4);
- * until then its one big circle is allowed here, explicitly and nowhere else.
- */
-const CYCLES_ALLOWED_UNDER = ["src/apiserver/"];
 
 /**
  * Finds the import circles of a graph: its strongly connected components with
@@ -139,7 +179,6 @@ export function findCycles(edges: ReadonlyMap<string, Iterable<string>>): string
 /** Judges one circle; returns why it is forbidden, or undefined when it is allowed. */
 export function judgeCycle(files: readonly string[]): string | undefined {
   if (!files.some((f) => f.startsWith("src/"))) return undefined;
-  if (CYCLES_ALLOWED_UNDER.some((d) => files.every((f) => f.startsWith(d)))) return undefined;
   return `an import circle of ${files.length} files: ${files.join(", ")}`;
 }
 

@@ -25,7 +25,7 @@ export const MUTANTS: readonly Mutant[] = [
   },
   {
     id: "server-ignores-rv-precondition",
-    file: "src/apiserver/objects.ts",
+    file: "src/apiserver/objects/delete.ts",
     original: 'if (typeof rv === "string" && rv !== current.metadata.resourceVersion) {',
     mutant: "if (false) {",
     tests: ["tests/apiserver/delete_options_test.ts", "tests/clients/deleting_test.ts"],
@@ -58,7 +58,7 @@ export const MUTANTS: readonly Mutant[] = [
   },
   {
     id: "server-ignores-grace",
-    file: "src/apiserver/server.ts",
+    file: "src/apiserver/serving/server.ts",
     original: "grace = body.gracePeriodSeconds ?? undefined;",
     mutant: "grace = undefined;",
     tests: ["tests/apiserver/delete_options_test.ts"],
@@ -115,7 +115,7 @@ export const MUTANTS: readonly Mutant[] = [
   },
   {
     id: "latency-jitter-ignored",
-    file: "src/apiserver/faults.ts",
+    file: "src/apiserver/shared/faults.ts",
     original: "const ms = base + (jitter ? this.#random() * jitter : 0);",
     mutant: "const ms = base;",
     tests: ["tests/apiserver/server_options_test.ts"],
@@ -123,7 +123,7 @@ export const MUTANTS: readonly Mutant[] = [
   },
   {
     id: "kubernetes-minor-ignored",
-    file: "src/apiserver/server.ts",
+    file: "src/apiserver/serving/server.ts",
     original: "versionInfo(this.#options.kubernetesMinor ?? 33)",
     mutant: "versionInfo(33)",
     tests: ["tests/apiserver/server_options_test.ts"],
@@ -231,7 +231,7 @@ export const MUTANTS: readonly Mutant[] = [
   },
   {
     id: "apiserver-stale-update-accepted",
-    file: "src/apiserver/objects.ts",
+    file: "src/apiserver/objects/update.ts",
     original: "if (rv && rv !== current.metadata.resourceVersion) {",
     mutant: "if (false) {",
     tests: ["tests/apiserver/server_test.ts"],
@@ -239,7 +239,7 @@ export const MUTANTS: readonly Mutant[] = [
   },
   {
     id: "apiserver-history-replays-start",
-    file: "src/apiserver/store.ts",
+    file: "src/apiserver/storage/store.ts",
     original: "if (h[mid]!.rv <= afterRv) lo = mid + 1;",
     mutant: "if (h[mid]!.rv < afterRv) lo = mid + 1;",
     tests: ["tests/apiserver/store_test.ts"],

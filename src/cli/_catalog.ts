@@ -15,7 +15,7 @@
  */
 
 import { loadAll } from "npm:js-yaml@^5";
-import { builtinResources } from "../apiserver/builtins.ts";
+import { builtinResources } from "../apiserver/builtins/builtins.ts";
 import { Resource, type Selector } from "../cogs/structs/references.ts";
 import type { OperatorRegistry } from "../core/intents/registry.ts";
 import { typedResourcesOf } from "../core/intents/typing.ts";

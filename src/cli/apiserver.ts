@@ -9,9 +9,9 @@ import {
   KubeconfigWriteError,
   startApiServer,
   type StartApiServerOptions,
-} from "../apiserver/start.ts";
-import { validateFaults } from "../apiserver/faults.ts";
-import { parseTokenAuthFile } from "../apiserver/authentication.ts";
+} from "../apiserver/serving/start.ts";
+import { validateFaults } from "../apiserver/shared/faults.ts";
+import { parseTokenAuthFile } from "../apiserver/auth/authentication.ts";
 import { permissionError, permissionHint } from "../cogs/clients/_permissions.ts";
 
 /** The parsed flags of `kopf apiserver`. */

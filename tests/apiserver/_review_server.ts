@@ -6,7 +6,7 @@
  * @module
  */
 
-import { generateCertificates, type TlsBundle } from "../../src/apiserver/tls.ts";
+import { generateCertificates, type TlsBundle } from "../../src/apiserver/shared/tls.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;

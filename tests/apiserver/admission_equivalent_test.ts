@@ -12,7 +12,7 @@
  */
 
 import { type RunningApiServer, startApiServer } from "../../testing.ts";
-import type { TlsBundle } from "../../src/apiserver/tls.ts";
+import type { TlsBundle } from "../../src/apiserver/shared/tls.ts";
 import { ReviewServer } from "./_review_server.ts";
 import { call as http } from "./_http.ts";
 

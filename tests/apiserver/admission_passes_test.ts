@@ -8,10 +8,11 @@
  * @module
  */
 
-import { Admission } from "../../src/apiserver/admission.ts";
-import { Objects, type WriteOptions } from "../../src/apiserver/objects.ts";
-import { ResourceRegistry } from "../../src/apiserver/registry.ts";
-import { Store } from "../../src/apiserver/store.ts";
+import { Admission } from "../../src/apiserver/webhooks/admission.ts";
+import { Objects } from "../../src/apiserver/objects/objects.ts";
+import type { WriteOptions } from "../../src/apiserver/objects/write_types.ts";
+import { ResourceRegistry } from "../../src/apiserver/objects/registry.ts";
+import { Store } from "../../src/apiserver/storage/store.ts";
 
 function assertEquals(actual: unknown, expected: unknown, what = ""): void {
   const a = JSON.stringify(actual), e = JSON.stringify(expected);

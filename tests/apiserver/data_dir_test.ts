@@ -9,7 +9,7 @@
 
 import assert from "node:assert/strict";
 import { startApiServer } from "../../testing.ts";
-import { DataDir } from "../../src/apiserver/persistence.ts";
+import { DataDir } from "../../src/apiserver/storage/persistence.ts";
 import { kill9, startServer } from "../soak/_data_soak.ts";
 
 const CM = "/api/v1/namespaces/default/configmaps";

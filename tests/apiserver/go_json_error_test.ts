@@ -7,7 +7,7 @@
  */
 
 import assert from "node:assert/strict";
-import { goJsonSyntaxError, summarizeBody } from "../../src/apiserver/go_json_error.ts";
+import { goJsonSyntaxError, summarizeBody } from "../../src/apiserver/wire/go_json_error.ts";
 
 const bytes = (s: string | number[]) =>
   typeof s === "string" ? new TextEncoder().encode(s) : new Uint8Array(s);

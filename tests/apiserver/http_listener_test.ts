@@ -1,11 +1,11 @@
 /**
- * The plain-HTTP listener (src/apiserver/http_listener.ts) over real sockets: framing,
+ * The plain-HTTP listener (src/apiserver/serving/http_listener.ts) over real sockets: framing,
  * keep-alive and pipelining, chunked bodies both ways, 100-continue, HEAD, request.signal,
  * timeouts, the body limit and shutdown.
  */
 import assert from "node:assert/strict";
-import { serveHttp1, type ServeHttp1Options } from "../../src/apiserver/http_listener.ts";
-import type { TlsServer } from "../../src/apiserver/tls_listener.ts";
+import { serveHttp1, type ServeHttp1Options } from "../../src/apiserver/serving/http_listener.ts";
+import type { TlsServer } from "../../src/apiserver/serving/tls_listener.ts";
 import { readUntilClosed as readAll } from "./_http.ts";
 
 const enc = new TextEncoder();

@@ -5,7 +5,7 @@
  * position, the scan names the same one.
  */
 import assert from "node:assert/strict";
-import { jsonProblem } from "../../src/apiserver/_json_problem.ts";
+import { jsonProblem } from "../../src/apiserver/storage/_json_problem.ts";
 
 function problem(text: string): string {
   try {

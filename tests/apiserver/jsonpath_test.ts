@@ -13,7 +13,7 @@ import {
   JsonPathError,
   parseJsonPath,
   printResult,
-} from "../../src/apiserver/jsonpath.ts";
+} from "../../src/apiserver/wire/jsonpath.ts";
 
 const OBJ = {
   metadata: {

@@ -8,9 +8,9 @@
 
 import assert from "node:assert/strict";
 import { startApiServer } from "../../testing.ts";
-import type { ApiError } from "../../src/apiserver/errors.ts";
-import { ListSnapshots } from "../../src/apiserver/listing.ts";
-import { Store } from "../../src/apiserver/store.ts";
+import type { ApiError } from "../../src/apiserver/shared/errors.ts";
+import { ListSnapshots } from "../../src/apiserver/storage/listing.ts";
+import { Store } from "../../src/apiserver/storage/store.ts";
 import { call, readEvents } from "./_http.ts";
 
 const CM = "/api/v1/namespaces/default/configmaps";

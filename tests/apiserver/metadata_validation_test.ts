@@ -4,7 +4,7 @@ import {
   validateFinalizers,
   validateLabels,
   validateName,
-} from "../../src/apiserver/metadata_validation.ts";
+} from "../../src/apiserver/schemas/metadata_validation.ts";
 
 const SUBDOMAIN_MSG =
   "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', " +

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { decodeProtobufObject } from "../../src/apiserver/protobuf.ts";
-import { ApiError } from "../../src/apiserver/errors.ts";
+import { decodeProtobufObject } from "../../src/apiserver/wire/protobuf.ts";
+import { ApiError } from "../../src/apiserver/shared/errors.ts";
 
 // A tiny proto2 encoder for hand-made bodies: [field, value] pairs; strings and nested pairs are
 // length-delimited, numbers are varints (negative ones as 10-byte two's complement, as Go does).

@@ -7,7 +7,7 @@
  */
 
 import assert from "node:assert/strict";
-import { compileRe2 } from "../../src/apiserver/re2_pattern.ts";
+import { compileRe2 } from "../../src/apiserver/schemas/re2_pattern.ts";
 
 Deno.test("compileRe2() translates RE2-only syntax and matches as RE2 does", () => {
   const cases: Array<[string, string[], string[]]> = [

@@ -3,8 +3,8 @@ import {
   applyDefaults,
   pruneUnknownFields,
   validateAgainstSchema,
-} from "../../src/apiserver/schema.ts";
-import type { JsonSchema } from "../../src/apiserver/schema.ts";
+} from "../../src/apiserver/schemas/schema.ts";
+import type { JsonSchema } from "../../src/apiserver/shared/types.ts";
 
 /** A root schema with one `spec` object of the given properties. */
 function specOf(properties: Record<string, JsonSchema>, extra: JsonSchema = {}): JsonSchema {

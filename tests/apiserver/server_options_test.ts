@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { ConnectionInfo, Vault } from "../../mod.ts";
 import { startApiServer } from "../../testing.ts";
-import { Faults } from "../../src/apiserver/faults.ts";
+import { Faults } from "../../src/apiserver/shared/faults.ts";
 import { ApiClient } from "../../src/cogs/clients/api.ts";
 import { readVersion } from "../../src/cogs/clients/scanning.ts";
 

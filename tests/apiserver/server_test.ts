@@ -673,7 +673,7 @@ Deno.test("persistence: state survives a restart with --data-dir, resourceVersio
 Deno.test("persistence: the change log alone restores acknowledged writes (no clean stop)", async () => {
   const dir = await Deno.makeTempDir();
   try {
-    const { DataDir } = await import("../../src/apiserver/persistence.ts");
+    const { DataDir } = await import("../../src/apiserver/storage/persistence.ts");
     const data = new DataDir(dir);
     const store = data.load();
     data.attach(store);

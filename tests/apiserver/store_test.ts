@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { Store } from "../../src/apiserver/store.ts";
+import { Store } from "../../src/apiserver/storage/store.ts";
 import { deepEqual } from "../../src/cogs/structs/deep_equal.ts";
 
 const obj = (name: string, extra: Record<string, unknown> = {}) => ({

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import {
   applyStrategicMergePatch,
   StrategicMergeError,
-} from "../../src/apiserver/strategic_merge.ts";
+} from "../../src/apiserver/objects/strategic_merge.ts";
 
 type Obj = Record<string, unknown>;
 

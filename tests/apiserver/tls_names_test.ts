@@ -9,8 +9,8 @@
 
 import assert from "node:assert/strict";
 import { X509Certificate } from "node:crypto";
-import { generateCertificates } from "../../src/apiserver/tls.ts";
-import { serveTls, type TlsRequestInfo } from "../../src/apiserver/tls_listener.ts";
+import { generateCertificates } from "../../src/apiserver/shared/tls.ts";
+import { serveTls, type TlsRequestInfo } from "../../src/apiserver/serving/tls_listener.ts";
 
 Deno.test("`generateCertificates()` keeps a user and group with #, commas and quotes literal", async () => {
   const user = '#alice, "the admin"\\';

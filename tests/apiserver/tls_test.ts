@@ -6,10 +6,14 @@
  * @module
  */
 
-import { generateCertificates } from "../../src/apiserver/tls.ts";
-import type { TlsBundle } from "../../src/apiserver/tls.ts";
-import { serveTls } from "../../src/apiserver/tls_listener.ts";
-import type { TlsHandler, TlsRequestInfo, TlsServer } from "../../src/apiserver/tls_listener.ts";
+import { generateCertificates } from "../../src/apiserver/shared/tls.ts";
+import type { TlsBundle } from "../../src/apiserver/shared/tls.ts";
+import { serveTls } from "../../src/apiserver/serving/tls_listener.ts";
+import type {
+  TlsHandler,
+  TlsRequestInfo,
+  TlsServer,
+} from "../../src/apiserver/serving/tls_listener.ts";
 import { testWithKubectl } from "./_kubectl.ts";
 
 function assert(condition: unknown, message = "assertion failed"): asserts condition {

@@ -9,7 +9,7 @@
  */
 
 import { startApiServer } from "../../testing.ts";
-import { GoVerifyError, verifyAsGo } from "../../src/apiserver/webhook_tls.ts";
+import { GoVerifyError, verifyAsGo } from "../../src/apiserver/webhooks/webhook_tls.ts";
 import { kopfLikeCertificate, type SelfSignedCertificate } from "./_kopf_certificate.ts";
 import { call } from "./_http.ts";
 
@@ -216,7 +216,7 @@ Deno.test("`verifyAsGo()`: roots, chains, names and key usage as Go's crypto/x50
     "accepted",
   );
   // Signed by a CA in the bundle (the API server's generated chain): accepted; by another: not.
-  const { generateCertificates } = await import("../../src/apiserver/tls.ts");
+  const { generateCertificates } = await import("../../src/apiserver/shared/tls.ts");
   const chain = await generateCertificates({});
   assertEquals(
     await refusal(verifyAsGo([der(chain.serverCert)], chain.caCert, "127.0.0.1", now)),

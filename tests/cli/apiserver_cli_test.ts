@@ -143,7 +143,7 @@ Deno.test("`kopf apiserver --kubeconfig PATH` that cannot be written names the f
 });
 
 Deno.test("`kopf apiserver --webhook-client-cert/--webhook-client-key` presents the certificate to webhooks that require one", async () => {
-  const { generateCertificates } = await import("../../src/apiserver/tls.ts");
+  const { generateCertificates } = await import("../../src/apiserver/shared/tls.ts");
   const https = await import("node:https");
   const tls = await generateCertificates({ clientCommonName: "kube-apiserver" });
   const dir = await Deno.makeTempDir();

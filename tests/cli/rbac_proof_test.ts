@@ -21,7 +21,7 @@ import { KopfRunner, type RunningApiServer, startApiServer } from "../../testing
 import {
   type RequestAttributes,
   requestAttributes,
-} from "../../src/apiserver/request_attributes.ts";
+} from "../../src/apiserver/auth/request_attributes.ts";
 import type { AccessNeed } from "../../src/core/reactor/access.ts";
 import { operatorFlags, type OperatorValues } from "../../src/cli/_operator_flags.ts";
 import { PROGRAM } from "../../src/cli/_commands.ts";

@@ -6,7 +6,7 @@
  * exit; `kopf.main()` makes a handlers file its own CLI.
  */
 import assert from "node:assert/strict";
-import { generateCertificates } from "../../src/apiserver/tls.ts";
+import { generateCertificates } from "../../src/apiserver/shared/tls.ts";
 import { startApiServer } from "../../testing.ts";
 import { cluster } from "../reactor/_setup.ts";
 

@@ -14,7 +14,7 @@ import assert from "node:assert/strict";
 import { ApiClient } from "../../src/cogs/clients/api.ts";
 import { ApiConnectionError, TlsVerificationError } from "../../src/cogs/clients/errors.ts";
 import { ConnectionInfo, Vault } from "../../src/cogs/structs/credentials.ts";
-import { generateCertificates, type TlsBundle } from "../../src/apiserver/tls.ts";
+import { generateCertificates, type TlsBundle } from "../../src/apiserver/shared/tls.ts";
 
 const ignore = Deno.env.get("KOPF_HTTP_CLIENT") === "fetch";
 const CLIENTS = ["http1", "fetch"] as const;

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import * as kopf from "../../mod.ts";
-import { validateCrdSchemas } from "../../src/apiserver/crd_schema.ts";
+import { validateCrdSchemas } from "../../src/apiserver/schemas/crd_schema.ts";
 import { denoCheck } from "./_type_check.ts";
 
 const Evc = kopf.resource({

@@ -10,7 +10,7 @@
 import assert from "node:assert/strict";
 import * as kopf from "../../mod.ts";
 import { KopfRunner, startApiServer } from "../../testing.ts";
-import { validateCrdSchemas } from "../../src/apiserver/crd_schema.ts";
+import { validateCrdSchemas } from "../../src/apiserver/schemas/crd_schema.ts";
 import { findKubectls, Kubectl, testWithKubectl } from "../apiserver/_kubectl.ts";
 import { denoCheck, errorsByFile, ROOT } from "./_type_check.ts";
 

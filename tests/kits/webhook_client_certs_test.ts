@@ -6,10 +6,10 @@
  */
 import assert from "node:assert/strict";
 import * as kopf from "../../mod.ts";
-import { generateCertificates, type TlsBundle } from "../../src/apiserver/tls.ts";
+import { generateCertificates, type TlsBundle } from "../../src/apiserver/shared/tls.ts";
 import { describePeerCertificate } from "../../src/kits/_certificates.ts";
 import { webhookFn } from "../../src/core/engines/admission.ts";
-import { goReason } from "../../src/apiserver/webhook_client.ts";
+import { goReason } from "../../src/apiserver/webhooks/webhook_client.ts";
 import { cluster, until } from "../reactor/_setup.ts";
 
 const VWC = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations";

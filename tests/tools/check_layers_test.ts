@@ -6,8 +6,8 @@ Deno.test("`judge()` allows imports down the layers and within a layer", () => {
   assert.equal(judge("src/cogs/clients/x.ts", "src/cogs/structs/y.ts"), undefined);
   assert.equal(judge("src/kits/x.ts", "src/cogs/aio/y.ts"), undefined);
   assert.equal(judge("src/cli/x.ts", "src/apiserver/y.ts"), undefined);
-  assert.equal(judge("testing.ts", "src/apiserver/start.ts"), undefined);
-  assert.equal(judge("tests/apiserver/x_test.ts", "src/apiserver/store.ts"), undefined);
+  assert.equal(judge("testing.ts", "src/apiserver/serving/start.ts"), undefined);
+  assert.equal(judge("tests/apiserver/x_test.ts", "src/apiserver/storage/store.ts"), undefined);
 });
 
 Deno.test("`judge()` forbids upward imports", () => {
@@ -17,13 +17,30 @@ Deno.test("`judge()` forbids upward imports", () => {
 });
 
 Deno.test("`judge()` keeps the API server apart from the operator layers, both ways", () => {
-  assert.match(judge("src/apiserver/x.ts", "src/core/intents/y.ts")!, /may import only/);
-  assert.match(judge("src/apiserver/x.ts", "src/cogs/clients/y.ts")!, /may import only/);
-  assert.equal(judge("src/apiserver/x.ts", "src/cogs/structs/y.ts"), undefined);
+  assert.match(judge("src/apiserver/objects/x.ts", "src/core/intents/y.ts")!, /may import only/);
+  assert.match(judge("src/apiserver/serving/x.ts", "src/cogs/clients/y.ts")!, /may import only/);
+  assert.equal(judge("src/apiserver/objects/x.ts", "src/cogs/structs/y.ts"), undefined);
   assert.match(
     judge("src/core/reactor/x.ts", "src/apiserver/y.ts")!,
     /must not import the embedded API server/,
   );
+});
+
+Deno.test("`judge()` holds the order of the API server's rooms", () => {
+  assert.equal(judge("src/apiserver/serving/x.ts", "src/apiserver/objects/y.ts"), undefined);
+  assert.equal(judge("src/apiserver/objects/x.ts", "src/apiserver/shared/y.ts"), undefined);
+  assert.equal(judge("src/apiserver/storage/x.ts", "src/apiserver/storage/y.ts"), undefined);
+  assert.match(
+    judge("src/apiserver/storage/x.ts", "src/apiserver/serving/y.ts")!,
+    /upward import between the API server's rooms \(storage\/ below serving\/;/,
+  );
+  assert.match(judge("src/apiserver/shared/x.ts", "src/apiserver/wire/y.ts")!, /upward/);
+  assert.match(judge("src/apiserver/auth/x.ts", "src/apiserver/webhooks/y.ts")!, /siblings/);
+  assert.match(
+    judge("src/apiserver/x.ts", "src/apiserver/shared/y.ts")!,
+    /src\/apiserver\/x.ts is in no room/,
+  );
+  assert.match(judge("src/apiserver/serving/x.ts", "src/apiserver/attic/y.ts")!, /in no room/);
 });
 
 Deno.test("`judge()` sends examples through the public files only", () => {
@@ -65,12 +82,15 @@ Deno.test("`findCycles()` copes with a long chain without overflowing the stack"
   assert.equal(findCycles(graph(edges))[0]?.length, 20_001);
 });
 
-Deno.test("`judgeCycle()` forbids circles under src/ but the API server's", () => {
+Deno.test("`judgeCycle()` forbids circles under src/, the API server's too", () => {
   assert.match(
     judgeCycle(["src/core/reactor/changing.ts", "src/core/reactor/processing.ts"])!,
     /circle of 2 files: src\/core\/reactor\/changing.ts, src\/core\/reactor\/processing.ts/,
   );
-  assert.equal(judgeCycle(["src/apiserver/a.ts", "src/apiserver/b.ts"]), undefined);
+  assert.match(
+    judgeCycle(["src/apiserver/objects/a.ts", "src/apiserver/objects/b.ts"])!,
+    /circle of 2 files/,
+  );
   assert.match(judgeCycle(["src/apiserver/a.ts", "src/cogs/aio/b.ts"])!, /circle/);
   assert.equal(judgeCycle(["tests/a_test.ts", "tests/b_test.ts"]), undefined);
 });

@@ -1,0 +1,1289 @@
+/**
+ * The HTTP face of the embedded API server: `(Request) => Response`, with no
+ * socket of its own, so tests can call it directly and the listener (plain
+ * `Deno.serve`, or TLS with client certificates) stays a thin shell around it.
+ *
+ * It routes Kubernetes URLs to verbs, checks access, injects the configured
+ * faults, counts every request by verb, resource and code, and turns thrown
+ * `ApiError`s into `Status` answers.
+ *
+ * @module
+ */
+
+import { deepEqual } from "../../cogs/structs/deep_equal.ts";
+import {
+  type FieldRequirement,
+  matchesFields,
+  parseFieldSelector,
+} from "../../cogs/structs/field_selector.ts";
+import {
+  type LabelSelector,
+  matchesLabels,
+  parseLabelSelector,
+} from "../../cogs/structs/label_selector.ts";
+import { SelectorError } from "../../cogs/structs/selector_error.ts";
+import { AccessReviews } from "../auth/access_review.ts";
+import { isReview } from "../builtins/review_resources.ts";
+import { Admission } from "../webhooks/admission.ts";
+import type { AdmissionRequestInfo } from "../webhooks/admission_types.ts";
+import { Authenticator, type StaticToken, type UserInfo } from "../auth/authentication.ts";
+import { Controllers } from "../controllers/controllers.ts";
+import { Conversion } from "../webhooks/conversion.ts";
+import {
+  coreVersions,
+  groupInfo,
+  groupList,
+  resourceList,
+  rootPaths,
+  versionInfo,
+} from "./discovery.ts";
+import { ApiError, statusObject } from "../shared/errors.ts";
+import { Faults, type FaultSettings } from "../shared/faults.ts";
+import { fieldGetter } from "../storage/fields.ts";
+import { healthAnswer, type HealthCheck } from "./health.ts";
+import { type RequestLabels, RequestMetrics } from "./request_metrics.ts";
+import { goJsonSyntaxError, summarizeBody } from "../wire/go_json_error.ts";
+import { countKeys, depthAndMembers, findDuplicates } from "../wire/json_duplicates.ts";
+import { parseYamlLenient, yamlDuplicates } from "../wire/yaml_duplicates.ts";
+import { jsonText } from "../shared/json_body.ts";
+import { noRoute, ownedByRestContainer, pageNotFound, unservedPath } from "./not_found.ts";
+import { ListSnapshots, parseListOptions, parseResourceVersion } from "../storage/listing.ts";
+import { Objects } from "../objects/objects.ts";
+import type {
+  DeleteOptions,
+  FieldValidation,
+  PatchType,
+  WriteOptions,
+} from "../objects/write_types.ts";
+import { decodeProtobufObject, PROTOBUF_CONTENT_TYPE } from "../wire/protobuf.ts";
+import {
+  checkDeleteOptions,
+  checkWriteOptions,
+  type Decoded,
+  decodeQuery,
+  isPretty,
+  queryBool,
+} from "../wire/query_params.ts";
+import {
+  checkDecoded,
+  jsonDepth,
+  MAX_JSON_DEPTH,
+  MAX_REQUEST_BODY_BYTES,
+  parseJsonBody,
+  readBodyLimited,
+  requestTooLarge,
+  tooDeep,
+} from "../wire/request_limits.ts";
+import { impersonate } from "../auth/impersonation.ts";
+import { forbidden, RbacAuthorizer } from "../auth/rbac.ts";
+import { bootstrapRbac } from "../auth/rbac_bootstrap.ts";
+import { refuseSystemPriorityClassDelete } from "../builtins/priority_classes.ts";
+import { bootstrapPriorityClasses } from "../objects/priority_bootstrap.ts";
+import { ResourceRegistry } from "../objects/registry.ts";
+import { requestAttributes } from "../auth/request_attributes.ts";
+import { apiVersionOf, type ResourceDef, storageKey } from "../shared/resources.ts";
+import { Store } from "../storage/store.ts";
+import type { ClientIdentity, KObject } from "../shared/types.ts";
+import { renderTable, TABLE_CONTENT_TYPE, wantsTable } from "../wire/table.ts";
+import {
+  asPartialObjectMetadata,
+  asPartialObjectMetadataList,
+  type PartialTarget,
+  wantsPartialMetadata,
+} from "../wire/partial_metadata.ts";
+import { WatchHub } from "../storage/watch.ts";
+import type { WebhookClientCertificate } from "../webhooks/webhook_client.ts";
+
+/** Options of the API server core. */
+export interface ApiServerOptions {
+  /** Require `Authorization: Bearer <token>` on every API request. */
+  token?: string;
+  /** Accept requests that present a verified client certificate (TLS only). */
+  clientCertificates?: boolean;
+  /**
+   * `"rbac"`: every request names its user (client certificate, the server's token, a static
+   * token or a service account's token; else 401) and Roles, ClusterRoles and their bindings
+   * decide what it may do (else 403), as kube-apiserver with `--authorization-mode=RBAC`.
+   * Without it: the access check of `token` / `clientCertificates` only, and anyone who passes
+   * may do anything. (kubectl sends bearer tokens only over HTTPS: serve TLS for kubectl.)
+   */
+  authorization?: "rbac";
+  /** Users known by bearer token (kube-apiserver's `--token-auth-file`); with `authorization` only. */
+  staticTokens?: StaticToken[];
+  /** Fault switches at start. */
+  faults?: FaultSettings;
+  /** How many changes history keeps for resuming watches. */
+  historySize?: number;
+  /** Seconds between bookmarks to watches that asked for them (default 10). */
+  bookmarkSeconds?: number;
+  /** The Kubernetes minor version `/version` reports (default 33). */
+  kubernetesMinor?: number;
+  /**
+   * Serve watches with `sendInitialEvents` (the WatchList feature gate, KEP-3157; default true).
+   * false: such watches are refused with kube-apiserver's 422, as by a server without the gate.
+   */
+  watchList?: boolean;
+  /** Log one line per request to this function. */
+  log?: (line: string) => void;
+  /** A store to start from (persistence). */
+  store?: Store;
+  /**
+   * The largest request body accepted, in bytes (default 3 MiB, kube-apiserver's
+   * `MaxRequestBodyBytes`); a larger one is refused with 413 before it is read.
+   */
+  maxRequestBodyBytes?: number;
+  /**
+   * The largest object stored, in bytes of JSON (default 1.5 MiB, etcd's request limit); a
+   * larger write is refused with 413. Only for a store the server makes (not `store`).
+   */
+  maxObjectBytes?: number;
+  /**
+   * The client certificate (PEM `cert` and `key`) presented to admission and conversion
+   * webhooks, as kube-apiserver's admission-configuration kubeconfig gives one per webhook host
+   * (here: one for all). Without it, webhook calls present none.
+   */
+  webhookClientCert?: WebhookClientCertificate;
+}
+
+const JSON_HEADERS = { "content-type": "application/json" };
+const CRDS = "customresourcedefinitions.apiextensions.k8s.io";
+
+/**
+ * The embedded Kubernetes API server, as a request handler.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { startApiServer } from "@kopf/kopf/testing";
+ * await using api = await startApiServer();
+ * // A request handled in-process, with no socket (as the administrator).
+ * const res = await api.server.handle(new Request("http://x/api/v1/namespaces/default"));
+ * assert.deepEqual([res.status, (await res.json()).metadata.name], [200, "default"]);
+ * ```
+ */
+export class ApiServer {
+  /** The objects and their history (given in the options, or a new one). */
+  readonly store: Store;
+  /** The served resources: built-ins and those of the stored CRDs. */
+  readonly registry: ResourceRegistry;
+  /** Create, update, patch and delete with Kubernetes semantics. */
+  readonly objects: Objects;
+  /** The fault switches and counters (see {@link Faults}). */
+  readonly faults: Faults;
+  /** The garbage collector, namespace lifecycle and CRD cleaner. */
+  readonly controllers: Controllers;
+  /** The live watch streams. */
+  readonly watches: WatchHub;
+  /** kube-apiserver's request metrics, served at `/metrics` (see `request_metrics.ts`). */
+  readonly #metrics: RequestMetrics = new RequestMetrics();
+  /** The checks of `/livez`, `/readyz` and `/healthz` (see `health.ts`). */
+  readonly #healthChecks: Record<string, HealthCheck[]>;
+  #closing = false;
+  /** Request counts by `"<verb> <resource> <code>"`. */
+  readonly requestCounts: Map<string, number> = new Map();
+  /** The admission webhook caller (see `admission.ts`). */
+  readonly #admission: Admission;
+  /** The conversion webhook caller (see `conversion.ts`). */
+  readonly #conversion: Conversion;
+  /** Who asks: users and groups of requests (see `authentication.ts`). */
+  readonly authenticator: Authenticator;
+  /** What they may do, with `authorization: "rbac"` (see `rbac.ts`); undefined: anything. */
+  readonly authorizer: RbacAuthorizer | undefined;
+  /** The review APIs: `kubectl auth can-i` and `whoami` (see `access_review.ts`). */
+  readonly #reviews: AccessReviews;
+  /** The states that paginated lists are served from (see `listing.ts`). */
+  readonly #snapshots: ListSnapshots;
+  #options: ApiServerOptions;
+  /** The request body limit in bytes. */
+  readonly #bodyLimit: number;
+
+  /**
+   * Creates the server core: serves the stored CRDs, bootstraps the built-in
+   * objects and starts the controllers (no listener; see `handle`).
+   *
+   * @param options Access, faults, history and logging.
+   */
+  constructor(options: ApiServerOptions = {}) {
+    this.#options = options;
+    const live: HealthCheck[] = [
+      { name: "ping", check: () => undefined },
+      { name: "log", check: () => undefined },
+      {
+        name: "etcd",
+        check: () => (Number.isFinite(this.store.resourceVersion) ? undefined : "no store"),
+      },
+    ];
+    this.#healthChecks = {
+      healthz: live,
+      livez: live,
+      readyz: [
+        ...live,
+        {
+          name: "shutdown",
+          check: () => (this.#closing ? "process is shutting down" : undefined),
+        },
+      ],
+    };
+    this.store = options.store ??
+      new Store({
+        ...(options.historySize !== undefined ? { historySize: options.historySize } : {}),
+        ...(options.maxObjectBytes !== undefined ? { maxObjectBytes: options.maxObjectBytes } : {}),
+      });
+    this.#bodyLimit = options.maxRequestBodyBytes ?? MAX_REQUEST_BODY_BYTES;
+    // Whatever a write was made of (a body, patches on patches, YAML, protobuf), an object nested
+    // too deeply never reaches the store: every reader and watcher would break on it.
+    this.store.guard((change, encoded) => {
+      if (change.type !== "DELETED" && jsonDepth(encoded, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
+        throw tooDeep(MAX_JSON_DEPTH, "the object");
+      }
+    });
+    this.registry = new ResourceRegistry();
+    this.objects = new Objects(this.store, this.registry);
+    const identity = options.webhookClientCert;
+    this.#conversion = new Conversion(this.store, this.registry, identity);
+    this.#admission = new Admission(
+      this.objects,
+      (def, objects) => this.#conversion.toVersion(def, objects),
+      identity,
+    );
+    for (const crd of this.store.list("customresourcedefinitions.apiextensions.k8s.io")) {
+      if (!crd.metadata.deletionTimestamp) this.registry.applyCrd(crd);
+    }
+    this.faults = new Faults(options.faults ?? {});
+    this.watches = new WatchHub(this.store, this.faults, options.bookmarkSeconds ?? 10);
+    this.#snapshots = new ListSnapshots(this.store);
+    // A CRD whose spec changes ends the watches of its resource, as kube-apiserver rebuilds the
+    // resource's storage (versions, schemas, conversion) and watchers come back to the new one.
+    this.store.onCommit((change) => {
+      if (change.key !== CRDS || change.type !== "MODIFIED" || !change.previous) return;
+      if (deepEqual(change.previous.spec, change.object.spec)) return;
+      const spec = change.object.spec as { names?: { plural?: string }; group?: string };
+      this.watches.closeResource(`${spec.names?.plural}.${spec.group}`);
+    });
+    this.faults.onExpire = (close) => {
+      this.store.compact();
+      this.#snapshots.clear();
+      if (close) this.watches.closeAll();
+    };
+    this.objects.bootstrap();
+    bootstrapPriorityClasses(this.objects);
+    const rbac = options.authorization === "rbac";
+    if (rbac) bootstrapRbac(this.objects);
+    this.authenticator = new Authenticator(this.store, {
+      ...(options.token ? { token: options.token } : {}),
+      clientCertificates: !!options.clientCertificates,
+      enforce: rbac,
+      ...(rbac && options.staticTokens ? { staticTokens: options.staticTokens } : {}),
+    });
+    this.authorizer = rbac ? new RbacAuthorizer(this.store) : undefined;
+    this.#reviews = new AccessReviews(this.authenticator, this.authorizer);
+    this.controllers = new Controllers(this.store, this.objects);
+    this.controllers.resync();
+  }
+
+  /** Stops watches and controllers (the listener is stopped by its owner). */
+  async close(): Promise<void> {
+    this.#closing = true;
+    await this.controllers.settled();
+    this.controllers.stop();
+    this.watches.stop();
+    this.#admission.close();
+    this.#conversion.close();
+  }
+
+  /**
+   * Answers one HTTP request.
+   *
+   * @param req The request.
+   * @param identity A client certificate's verified identity, if any.
+   * @returns The response.
+   */
+  async handle(req: Request, identity?: ClientIdentity): Promise<Response> {
+    const started = performance.now();
+    const url = new URL(req.url);
+    const ctx: RequestInfo = { verb: "other", resource: "", code: 0 };
+    // Long-running requests (watches) are not in flight for kube's inflight gauge.
+    const watching = url.searchParams.get("watch");
+    const done = watching !== null && queryBool(watching)
+      ? undefined
+      : this.#metrics.start(req.method !== "GET" && req.method !== "HEAD", started);
+    let res: Response;
+    try {
+      // A declared body over the limit is refused before anything (authentication included).
+      const declared = req.headers.get("content-length");
+      if (declared !== null && Number(declared) > this.#bodyLimit) {
+        await req.body?.cancel().catch(() => {});
+        throw requestTooLarge(this.#bodyLimit);
+      }
+      res = await this.#route(req, url, ctx, identity);
+    } catch (e) {
+      res = errorResponse(e);
+      // The rest of a body too large is never read: the connection cannot carry another request.
+      if (res.status === 413) res.headers.set("connection", "close");
+    }
+    // Pretty JSON (`?pretty=true`, or curl's, Wget's and browsers' User-Agent) re-encodes a
+    // whole JSON answer; watches stream compact events, as kube-apiserver's do.
+    if (
+      ctx.verb !== "watch" && ctx.verb !== "version" &&
+      isPretty(url.searchParams, req.headers.get("user-agent")) &&
+      /^application\/json/.test(res.headers.get("content-type") ?? "")
+    ) {
+      res = await prettyResponse(res);
+    }
+    ctx.code = res.status;
+    done?.();
+    if (ctx.labels) {
+      this.#metrics.observe(
+        ctx.labels,
+        res.status,
+        ctx.verb === "watch" ? undefined : (performance.now() - started) / 1000,
+      );
+    }
+    const countKey = `${ctx.verb} ${ctx.resource} ${ctx.code}`;
+    this.requestCounts.set(countKey, (this.requestCounts.get(countKey) ?? 0) + 1);
+    if (this.#options.log) {
+      const ms = (performance.now() - started).toFixed(1);
+      this.#options.log(
+        `${req.method} ${url.pathname}${url.search} ${res.status} ${ms}ms${
+          ctx.verb === "watch" ? " (watch opened)" : ""
+        }`,
+      );
+    }
+    return res;
+  }
+
+  /**
+   * Request counts summed by any part of the key (verb, resource, code).
+   *
+   * @param filter Which counts to sum: any of verb, resource, code.
+   * @returns The sum.
+   */
+  countRequests(filter: { verb?: string; resource?: string; code?: number } = {}): number {
+    let n = 0;
+    for (const [key, count] of this.requestCounts) {
+      const [verb, resource, code] = key.split(" ");
+      if (filter.verb && verb !== filter.verb) continue;
+      if (filter.resource && resource !== filter.resource) continue;
+      if (filter.code && Number(code) !== filter.code) continue;
+      n += count;
+    }
+    return n;
+  }
+
+  async #route(
+    req: Request,
+    url: URL,
+    ctx: RequestInfo,
+    identity?: ClientIdentity,
+  ): Promise<Response> {
+    const path = url.pathname.replace(/\/+$/, "") || "/";
+    if (path.startsWith("/healthz") || path.startsWith("/livez") || path.startsWith("/readyz")) {
+      const answer = healthAnswer(path, url.searchParams, this.#healthChecks);
+      if (answer) {
+        ctx.verb = "health";
+        return answer;
+      }
+    }
+    if (path === "/version") {
+      ctx.verb = "version";
+      // kube-apiserver writes /version as Go's MarshalIndent (indented, no trailing newline).
+      return new Response(jsonText(versionInfo(this.#options.kubernetesMinor ?? 33), true), {
+        headers: JSON_HEADERS,
+      });
+    }
+    const authenticated = await this.authenticator.authenticate(req, identity);
+    const user = impersonate(req.headers, authenticated, this.authorizer);
+    if (this.authorizer) {
+      const attrs = requestAttributes(req.method, url);
+      const decision = this.authorizer.authorize(user, attrs);
+      if (!decision.allowed) {
+        // Counted by the verb and resource refused (`countRequests({ code: 403, ... })`).
+        ctx.verb = attrs.verb;
+        ctx.resource = attrs.resourceRequest
+          ? storageKey({ group: attrs.apiGroup, plural: attrs.resource })
+          : attrs.path;
+        throw forbidden(user, attrs, decision.reason);
+      }
+    }
+    if (path.startsWith("/admin/")) return await this.#admin(req, path, ctx);
+    if (path === "/") {
+      ctx.verb = "discovery";
+      const health = Object.entries(this.#healthChecks).flatMap(([endpoint, checks]) => [
+        `/${endpoint}`,
+        ...checks.map((c) => `/${endpoint}/${c.name}`),
+      ]);
+      const served = [...health, "/metrics", "/openapi/v2", "/version"];
+      // Written as Go's MarshalIndent (WriteRawJSON): indented, no trailing newline.
+      return new Response(jsonText(rootPaths(this.registry, served), true), {
+        headers: JSON_HEADERS,
+      });
+    }
+    if (path === "/metrics") {
+      ctx.verb = "metrics";
+      if (req.method !== "GET" && req.method !== "HEAD") {
+        throw ApiError.methodNotAllowed();
+      }
+      return new Response(this.#metrics.text(), {
+        headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" },
+      });
+    }
+    if (path === "/openapi/v2" || path === "/swagger-2.0.0.pb-v1") {
+      ctx.verb = "openapi";
+      return new Response(null, {
+        status: 200,
+        headers: { "content-type": "application/octet-stream" },
+      });
+    }
+    if (path.startsWith("/openapi/v3")) {
+      ctx.verb = "openapi";
+      throw noRoute();
+    }
+    const segs = path.split("/").filter(Boolean).map(decodeSegment);
+    let group: string, version: string, rest: string[];
+    if (segs[0] === "api") {
+      ctx.verb = "discovery";
+      if (segs.length === 1) return json(coreVersions(url.host));
+      group = "";
+      version = segs[1]!;
+      rest = segs.slice(2);
+    } else if (segs[0] === "apis") {
+      ctx.verb = "discovery";
+      if (segs.length === 1) return json(groupList(this.registry));
+      if (segs.length === 2) {
+        const info = groupInfo(this.registry, segs[1]!);
+        return info ? json(info) : unservedPath(segs[1]!);
+      }
+      group = segs[1]!;
+      version = segs[2]!;
+      rest = segs.slice(3);
+    } else {
+      // No handler claims it: the end of kube-apiserver's chain, Go's plain-text 404.
+      return pageNotFound();
+    }
+    if (rest.length === 0) {
+      const list = resourceList(this.registry, group, version);
+      return list ? json(list) : unservedPath(group);
+    }
+    let namespace: string | undefined;
+    if (
+      rest[0] === "namespaces" && rest.length >= 3 &&
+      this.registry.find(group, version, rest[2]!)?.namespaced
+    ) {
+      namespace = rest[1]!;
+      rest = rest.slice(2);
+    }
+    const [plural, name, subresource, ...extra] = rest as [
+      string,
+      string | undefined,
+      string | undefined,
+    ];
+    const def = this.registry.find(group, version, plural);
+    ctx.resource = def ? storageKey(def) : plural;
+    if (!def || (!def.namespaced && namespace !== undefined)) return unservedPath(group);
+    if (def.namespaced && namespace === undefined) {
+      // Only a list or watch may span namespaces. The REST container has no route for a named
+      // object there (404) and no other method on the collection (405); custom resources
+      // fall through to the plain-text 404.
+      const across = !name && (req.method === "GET" || req.method === "HEAD");
+      if (!across) {
+        if (!ownedByRestContainer(group)) return pageNotFound();
+        throw name ? noRoute() : ApiError.methodNotAllowed();
+      }
+    }
+    // Custom resources: kube's request info ignores path segments after the subresource.
+    if (extra.length && ownedByRestContainer(group)) throw noRoute();
+    if (isReview(def) && !name) {
+      ctx.verb = "create";
+      if (req.method !== "POST") {
+        throw ApiError.methodNotAllowed();
+      }
+      return await this.#reviews.create(
+        def,
+        namespace ?? "",
+        await readBody(req, this.#bodyLimit, { syntax: unrecognized(def.kind) }),
+        user,
+      );
+    }
+    if (def.group === "" && def.plural === "serviceaccounts" && name && subresource === "token") {
+      ctx.verb = "create";
+      if (req.method !== "POST") {
+        throw ApiError.methodNotAllowed();
+      }
+      const body = await readBody(req, this.#bodyLimit, { syntax: unrecognized("TokenRequest") });
+      const answer = await this.authenticator.serviceAccountTokens.request(namespace!, name, body);
+      return json(answer, 201);
+    }
+    if (
+      subresource && !(subresource === "status" && def.statusSubresource) &&
+      !(subresource === "finalize" && def.plural === "namespaces" && def.group === "")
+    ) {
+      // A custom resource's unknown subresource names the object, as apiextensions answers.
+      if (!def.builtin) throw ApiError.notFound(def.plural, def.group, name!);
+      throw noRoute();
+    }
+    ctx.verb = verbOf(req.method, name, url);
+    ctx.labels = {
+      verb: metricVerb(ctx.verb, req),
+      dryRun: dryRunLabel(url),
+      group,
+      version,
+      resource: plural,
+      subresource: subresource ?? "",
+      scope: name || ctx.verb === "create" ? "resource" : namespace ? "namespace" : "cluster",
+    };
+    await this.#injectFaults(req);
+    return await this.#serve(req, url, def, namespace, name, subresource, ctx, user);
+  }
+
+  async #injectFaults(req: Request): Promise<void> {
+    const latency = this.faults.pickLatency();
+    if (latency > 0) await new Promise((r) => setTimeout(r, latency));
+    const err = this.faults.pickError(req.method);
+    if (!err) return;
+    const reasons = {
+      429: "TooManyRequests",
+      500: "InternalError",
+      503: "ServiceUnavailable",
+    } as const;
+    const messages = {
+      429:
+        "the server has received too many requests and has asked us to try again later (injected fault)",
+      500: "an error on the server has prevented the request from succeeding (injected fault)",
+      503: "the server is currently unable to handle the request (injected fault)",
+    } as const;
+    const details = err.code === 500 ? undefined : { retryAfterSeconds: err.retryAfter };
+    throw new ApiError(err.code, reasons[err.code], messages[err.code], details);
+  }
+
+  async #serve(
+    req: Request,
+    url: URL,
+    def: ResourceDef,
+    namespace: string | undefined,
+    name: string | undefined,
+    subresource: string | undefined,
+    ctx: RequestInfo,
+    user: UserInfo,
+  ): Promise<Response> {
+    const q = url.searchParams;
+    const admitting = (objName = name ?? ""): AdmissionRequestInfo => ({
+      def,
+      namespace: ns ?? "",
+      name: objName,
+      ...(subresource ? { subresource } : {}),
+      userInfo: {
+        username: user.username,
+        ...(user.uid ? { uid: user.uid } : {}),
+        groups: user.groups,
+      },
+    });
+    const ns = def.namespaced ? namespace : undefined;
+    refuseUnacceptable(req.headers.get("accept"));
+    const partial = wantsPartialMetadata(req.headers.get("accept"));
+    const table = !partial && wantsTable(req.headers.get("accept"));
+    const out = (obj: KObject, status = 200, warnings: string[] = []) => {
+      const body = partial
+        ? asPartialObjectMetadata(def, obj, partial)
+        : table && req.method === "GET"
+        ? renderTable(def, [obj], obj.metadata.resourceVersion ?? "", {
+          includeObject: q.get("includeObject") ?? undefined,
+        })
+        : withVersion(obj, def);
+      const headers: Record<string, string> = {
+        "content-type": table && req.method === "GET" ? TABLE_CONTENT_TYPE : "application/json",
+      };
+      const res = new Response(jsonText(body), { status, headers });
+      for (const w of warnings) res.headers.append("warning", `299 - ${JSON.stringify(w)}`);
+      return res;
+    };
+    switch (ctx.verb) {
+      case "get": {
+        const rv = decodeQuery("get", q).resourceVersion;
+        if (rv) parseResourceVersion(rv);
+        const obj = this.store.get(storageKey(def), ns ?? "", name!);
+        if (!obj) throw ApiError.notFound(def.plural, def.group, name!);
+        return out((await this.#conversion.toVersion(def, [obj]))[0]!);
+      }
+      case "list":
+        return await this.#list(q, def, ns, table, partial);
+      case "watch": {
+        const p = decodeQuery("watch", q);
+        const listOptions = parseListOptions(p, {
+          watch: true,
+          watchList: this.#options.watchList ?? true,
+        });
+        const { labels, fields, fieldOf } = selectors(def, q);
+        // kube-apiserver: a watch ends after timeoutSeconds; 0 or none, its own limit; a
+        // negative one, at once.
+        const timeout = p.timeoutSeconds;
+        const rv = p.resourceVersion;
+        if (rv) parseResourceVersion(rv);
+        const convert = this.#conversion.watchConverter(def);
+        return this.watches.open({
+          def,
+          namespace: ns,
+          resourceVersion: p.resourceVersion,
+          sendInitialEvents: listOptions.sendInitialEvents,
+          labels,
+          fields,
+          fieldOf,
+          bookmarks: p.allowWatchBookmarks === true,
+          timeoutSeconds: timeout === undefined || timeout === 0
+            ? undefined
+            : Math.max(timeout, 0.001),
+          table,
+          ...(partial ? { partial: partial.apiVersion } : {}),
+          ...(convert ? { convert } : {}),
+        });
+      }
+      case "create": {
+        const options = writeOptions(q, "create");
+        const body = await readBody(req, this.#bodyLimit, {
+          syntax: unrecognized(def.kind),
+          ...strictDecoding(options),
+        });
+        const result = await this.#conversion.write(
+          def,
+          ns ?? "",
+          "",
+          options,
+          (o) =>
+            this.#admission.write(
+              admitting(),
+              o,
+              (o) => this.objects.create(def, ns ?? "", body, o),
+            ),
+        );
+        return out(result.object, 201, result.warnings);
+      }
+      case "update": {
+        const options = writeOptions(q, "update");
+        const body = await readBody(req, this.#bodyLimit, {
+          syntax: unrecognized(def.kind),
+          ...strictDecoding(options),
+        });
+        if (subresource === "finalize") {
+          const current = this.store.get("namespaces", "", name!);
+          if (!current) throw ApiError.notFound("namespaces", "", name!);
+          const spec = (body as { spec?: { finalizers?: string[] } })?.spec;
+          const result = await this.#admission.write(
+            admitting(),
+            writeOptions(q, ctx.verb as "create" | "update"),
+            (o) =>
+              this.objects.update(def, "", name!, {
+                ...current,
+                spec: { ...(current.spec as object), finalizers: spec?.finalizers ?? [] },
+              }, o),
+          );
+          return out(result.object, 200, result.warnings);
+        }
+        const result = await this.#conversion.write(
+          def,
+          ns ?? "",
+          name!,
+          options,
+          (o) =>
+            this.#admission.write(
+              admitting(),
+              o,
+              (o) => this.objects.update(def, ns ?? "", name!, body, o, subresource),
+            ),
+        );
+        return out(result.object, 200, result.warnings);
+      }
+      case "patch": {
+        const type = patchTypeOf(req.headers.get("content-type"));
+        const options = writeOptions(q, "patch", type === "apply");
+        const body = await readBody(req, this.#bodyLimit, {
+          yaml: type === "apply",
+          patch: true,
+          syntax: patchWording(type, options.fieldValidation),
+          // A JSON patch's duplicates (in its operations) are not looked for.
+          ...(type === "json" ? {} : strictDecoding(options)),
+        });
+        const applyWarnings = type === "apply" ? applyDuplicates(options) : [];
+        const result = await this.#conversion.write(
+          def,
+          ns ?? "",
+          name!,
+          options,
+          (o) =>
+            this.#admission.write(
+              admitting(),
+              o,
+              (o) => this.objects.patch(def, ns ?? "", name!, type, body, o, subresource),
+            ),
+        );
+        return out(result.object, result.created ? 201 : 200, [
+          ...result.warnings,
+          ...applyWarnings,
+        ]);
+      }
+      case "delete": {
+        refuseSystemPriorityClassDelete(def.plural, def.group, name!);
+        const options = await deleteOptions(req, q, this.#bodyLimit, "delete");
+        const { object, warnings } = await this.#admission.delete(
+          admitting(),
+          options,
+          () => this.objects.delete(def, ns ?? "", name!, options),
+        );
+        return out((await this.#conversion.toVersion(def, [object]))[0]!, 200, warnings);
+      }
+      case "deletecollection": {
+        decodeQuery("deletecollection", q);
+        const options = await deleteOptions(req, q, this.#bodyLimit, "deletecollection");
+        const { labels, fields, fieldOf } = selectors(def, q);
+        const items: KObject[] = [];
+        for (const obj of [...this.store.list(storageKey(def), ns)]) {
+          if (!matches(obj, labels, fields, fieldOf)) continue;
+          const { object } = await this.#admission.delete(
+            admitting(obj.metadata.name!),
+            options,
+            () =>
+              this.objects.delete(def, obj.metadata.namespace ?? "", obj.metadata.name!, options),
+          );
+          items.push(object);
+        }
+        const converted = await this.#conversion.toVersion(def, items, true);
+        const listMeta = { resourceVersion: String(this.store.resourceVersion) };
+        if (partial) return json(asPartialObjectMetadataList(def, converted, listMeta, partial));
+        return json({
+          kind: `${def.kind}List`,
+          apiVersion: apiVersionOf(def),
+          metadata: listMeta,
+          items: converted.map((o) => withVersion(o, def)),
+        });
+      }
+    }
+    throw ApiError.methodNotAllowed();
+  }
+
+  async #list(
+    q: URLSearchParams,
+    def: ResourceDef,
+    ns: string | undefined,
+    table: boolean,
+    partial?: PartialTarget,
+  ): Promise<Response> {
+    const options = parseListOptions(decodeQuery("list", q), {
+      watch: false,
+      watchList: this.#options.watchList ?? true,
+    });
+    const { labels, fields, fieldOf } = selectors(def, q);
+    const page = await this.#snapshots.page(
+      storageKey(def),
+      ns,
+      def.namespaced,
+      options,
+      (o) => matches(o, labels, fields, fieldOf),
+      labels.length > 0 || fields.length > 0,
+    );
+    const rv = page.resourceVersion;
+    const metadata: Record<string, unknown> = { resourceVersion: rv };
+    if (page.continueToken !== undefined) metadata.continue = page.continueToken;
+    if (page.remainingItemCount !== undefined) {
+      metadata.remainingItemCount = page.remainingItemCount;
+    }
+    let items = page.items;
+    items = await this.#conversion.toVersion(def, items, true);
+    if (partial) return json(asPartialObjectMetadataList(def, items, metadata, partial));
+    if (table) {
+      const t = renderTable(def, items, rv, {
+        includeObject: q.get("includeObject") ?? undefined,
+        continueToken: metadata.continue as string | undefined,
+      });
+      return new Response(jsonText(t), { headers: { "content-type": TABLE_CONTENT_TYPE } });
+    }
+    const version = apiVersionOf(def);
+    const body = {
+      kind: `${def.kind}List`,
+      apiVersion: version,
+      metadata,
+      items: items.map((o) => withVersion(o, def)),
+    };
+    return json(body);
+  }
+
+  async #admin(req: Request, path: string, ctx: RequestInfo): Promise<Response> {
+    ctx.verb = "admin";
+    if (path === "/admin/faults") {
+      if (req.method === "GET") {
+        return json({ settings: this.faults.settings, counts: this.faults.counts });
+      }
+      if (req.method === "PUT" || req.method === "PATCH" || req.method === "POST") {
+        const body = await readBody(req, this.#bodyLimit);
+        try {
+          if (req.method === "PUT") this.faults.reset();
+          this.faults.update(body as Record<string, unknown>);
+        } catch (e) {
+          throw ApiError.badRequest((e as Error).message);
+        }
+        return json({ settings: this.faults.settings, counts: this.faults.counts });
+      }
+    }
+    if (path === "/admin/faults/expire" && req.method === "POST") {
+      this.faults.expire(true);
+      return json({ settings: this.faults.settings, counts: this.faults.counts });
+    }
+    if (path === "/admin/stats" && req.method === "GET") {
+      return json({
+        requests: Object.fromEntries(this.requestCounts),
+        resourceVersion: this.store.resourceVersion,
+        watches: this.watches.size,
+        faults: this.faults.counts,
+      });
+    }
+    throw new ApiError(
+      404,
+      "NotFound",
+      `no admin endpoint ${req.method} ${path}: use /admin/faults, /admin/faults/expire, /admin/stats`,
+    );
+  }
+}
+
+interface RequestInfo {
+  verb: string;
+  resource: string;
+  code: number;
+  /** Set once the request reaches a resource's handler: what `/metrics` counts it by. */
+  labels?: RequestLabels;
+}
+
+/** kube's metric verb: the method, GET split into GET/LIST/WATCH, an apply patch APPLY. */
+function metricVerb(verb: string, req: Request): string {
+  switch (verb) {
+    case "get":
+    case "list":
+    case "watch":
+      return verb.toUpperCase();
+    case "deletecollection":
+      return "DELETE";
+  }
+  if (
+    req.method === "PATCH" && req.headers.get("content-type") === "application/apply-patch+yaml"
+  ) {
+    return "APPLY";
+  }
+  return ["POST", "PUT", "PATCH", "DELETE"].includes(req.method) ? req.method : "other";
+}
+
+/** kube's `dry_run` label: the distinct `dryRun` values, sorted, joined; "invalid" for any but All. */
+function dryRunLabel(url: URL): string {
+  const q = url.searchParams;
+  if (q.size === 0) return "";
+  const values = q.getAll("dryRun");
+  if (!values.length) return "";
+  if (values.some((v) => v !== "All")) return "invalid";
+  return [...new Set(values)].sort().join(",");
+}
+
+/** A path segment, percent-decoded; 400 when the encoding is broken. */
+function decodeSegment(segment: string): string {
+  if (!segment.includes("%")) return segment;
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw ApiError.badRequest(
+      `the path segment ${JSON.stringify(segment)} is not valid percent-encoding (a % must be ` +
+        `followed by two hex digits of UTF-8)`,
+    );
+  }
+}
+
+function verbOf(method: string, name: string | undefined, url: URL): string {
+  switch (method) {
+    case "GET":
+    case "HEAD": {
+      // kube-apiserver's booleans: anything but "0" and "false" (any case) is true.
+      const w = url.searchParams.get("watch");
+      if (!name) return w !== null && queryBool(w) ? "watch" : "list";
+      return "get";
+    }
+    case "POST":
+      return name ? "unsupported" : "create";
+    case "PUT":
+      return name ? "update" : "unsupported";
+    case "PATCH":
+      return name ? "patch" : "unsupported";
+    case "DELETE":
+      return name ? "delete" : "deletecollection";
+  }
+  return "unsupported";
+}
+
+function selectors(def: ResourceDef, q: URLSearchParams): {
+  labels: LabelSelector;
+  fields: FieldRequirement[];
+  fieldOf: (o: KObject, f: string) => string | undefined;
+} {
+  try {
+    const labels = parseLabelSelector(q.get("labelSelector") ?? "");
+    const fields = parseFieldSelector(q.get("fieldSelector") ?? "");
+    return { labels, fields, fieldOf: fieldGetter(def, fields) };
+  } catch (e) {
+    if (e instanceof SelectorError) throw ApiError.badRequest(e.message);
+    throw e;
+  }
+}
+
+function matches(
+  obj: KObject,
+  labels: LabelSelector,
+  fields: FieldRequirement[],
+  fieldOf: (o: KObject, f: string) => string | undefined,
+): boolean {
+  if (labels.length && !matchesLabels(labels, obj.metadata.labels)) return false;
+  if (fields.length && !matchesFields(fields, (f) => fieldOf(obj, f))) return false;
+  return true;
+}
+
+/** The options of a write from its query, decoded and checked as kube-apiserver does (422). */
+function writeOptions(
+  q: URLSearchParams,
+  verb: "create" | "update" | "patch",
+  apply = false,
+): WriteOptions {
+  const checked = checkWriteOptions(verb, decodeQuery("patch", q) as Decoded<"patch">, apply);
+  if (verb !== "patch") delete checked.force;
+  const options: WriteOptions = {};
+  if (checked.dryRun) options.dryRun = true;
+  if (checked.fieldManager) options.fieldManager = checked.fieldManager;
+  if (checked.fieldValidation) options.fieldValidation = checked.fieldValidation as FieldValidation;
+  if (checked.force !== undefined) options.force = checked.force;
+  return options;
+}
+
+/**
+ * Server-side apply's keys sent twice: kube decodes the apply patch leniently, applies it, then
+ * decodes it strictly with go-yaml — a 400 under `fieldValidation=Strict`, one warning per key
+ * otherwise. (Here the 400 comes before the apply's own errors, not after.)
+ */
+function applyDuplicates(options: WriteOptions): string[] {
+  const yaml = options.duplicates?.yaml;
+  delete options.duplicates;
+  if (!yaml?.length) return [];
+  if (options.fieldValidation === "Strict") {
+    throw ApiError.badRequest(
+      `error strict decoding YAML: error converting YAML to JSON: yaml: unmarshal errors:\n  ${
+        yaml.join("\n  ")
+      }`,
+    );
+  }
+  return yaml;
+}
+
+/** Where a write's body reports its duplicate fields: nowhere under `fieldValidation=Ignore`. */
+function strictDecoding(options: WriteOptions): { duplicates?: WriteOptions } {
+  return options.fieldValidation === "Ignore" ? {} : { duplicates: options };
+}
+
+async function deleteOptions(
+  req: Request,
+  q: URLSearchParams,
+  limit: number,
+  deleting: "delete" | "deletecollection",
+): Promise<DeleteOptions> {
+  const bytes = await readBodyLimited(req, limit);
+  // kube-apiserver negotiates the decoder of a delete's body only when there is one.
+  if (bytes.length && !readableType(req.headers.get("content-type") ?? "")) {
+    throw unsupportedBody();
+  }
+  const text = UTF8.decode(bytes);
+  let body: Record<string, unknown> = {};
+  if (text.trim()) {
+    const parsed = parseJsonBody(text);
+    if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+      throw ApiError.badRequest(
+        `the body of a delete must be a DeleteOptions JSON object, not ${jsonKind(parsed)}`,
+      );
+    }
+    body = parsed as Record<string, unknown>;
+  }
+  // kube-apiserver reads the options from the body when there is one, else from the query.
+  let given: { propagationPolicy?: string; orphanDependents?: boolean; dryRun?: string[] };
+  let grace: unknown;
+  if (text.trim()) {
+    const policy = body.propagationPolicy;
+    if (policy !== undefined && policy !== null && typeof policy !== "string") {
+      throw ApiError.badRequest(
+        `propagationPolicy must be a string (Background, Foreground or Orphan), not ${
+          JSON.stringify(policy)
+        }`,
+      );
+    }
+    const orphan = body.orphanDependents;
+    if (orphan !== undefined && orphan !== null && typeof orphan !== "boolean") {
+      throw ApiError.badRequest(
+        `orphanDependents must be a boolean, not ${JSON.stringify(orphan)}`,
+      );
+    }
+    const dry = body.dryRun ?? undefined;
+    if (dry !== undefined && (!Array.isArray(dry) || !dry.every((d) => typeof d === "string"))) {
+      throw ApiError.badRequest(
+        `dryRun must be a list of strings, e.g. ["All"], not ${JSON.stringify(dry)}`,
+      );
+    }
+    given = {
+      ...(typeof policy === "string" ? { propagationPolicy: policy } : {}),
+      ...(typeof orphan === "boolean" ? { orphanDependents: orphan } : {}),
+      ...(dry !== undefined ? { dryRun: dry as string[] } : {}),
+    };
+    grace = body.gracePeriodSeconds ?? undefined;
+  } else {
+    const p = decodeQuery(deleting, q);
+    given = {
+      ...(p.propagationPolicy !== undefined ? { propagationPolicy: p.propagationPolicy } : {}),
+      ...(p.orphanDependents !== undefined ? { orphanDependents: p.orphanDependents } : {}),
+      ...(p.dryRun !== undefined ? { dryRun: p.dryRun } : {}),
+    };
+    grace = p.gracePeriodSeconds;
+  }
+  if (grace !== undefined && (typeof grace !== "number" || !Number.isInteger(grace))) {
+    throw ApiError.badRequest(
+      `gracePeriodSeconds must be an integer number of seconds, not ${JSON.stringify(grace)}`,
+    );
+  }
+  const checked = checkDeleteOptions(given);
+  const options: DeleteOptions = {};
+  if (checked.propagationPolicy) options.propagationPolicy = checked.propagationPolicy;
+  if (checked.dryRun) options.dryRun = true;
+  if (text.trim() && body.preconditions !== undefined && body.preconditions !== null) {
+    const pre = body.preconditions;
+    const ok = typeof pre === "object" && !Array.isArray(pre) &&
+      Object.values(pre).every((v) => v === null || typeof v === "string");
+    if (!ok) {
+      throw ApiError.badRequest(
+        `preconditions must be an object of strings {"uid": ..., "resourceVersion": ...}, not ${
+          JSON.stringify(pre)
+        }`,
+      );
+    }
+    options.preconditions = pre as DeleteOptions["preconditions"] & object;
+  }
+  return options;
+}
+
+function jsonKind(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  return `a ${typeof value}`;
+}
+
+function patchTypeOf(contentType: string | null): PatchType {
+  const type = (contentType ?? "").split(";")[0]!.trim();
+  switch (type) {
+    case "application/merge-patch+json":
+      return "merge";
+    case "application/json-patch+json":
+      return "json";
+    case "application/strategic-merge-patch+json":
+      return "strategic";
+    case "application/apply-patch+yaml":
+    case "application/apply-patch+cbor":
+      return "apply";
+  }
+  throw new ApiError(
+    415,
+    "UnsupportedMediaType",
+    `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json`,
+  );
+}
+
+/** The media types a resource's answer can be negotiated to, as kube-apiserver lists them. */
+const ACCEPTABLE = new Set([
+  "*/*",
+  "application/*",
+  "application/json",
+  "application/yaml",
+  PROTOBUF_CONTENT_TYPE,
+]);
+
+/**
+ * Refuses a resource request whose Accept header names no media type the server answers in,
+ * as kube-apiserver's negotiation does before it reads or writes anything (406, no details).
+ * No header at all means JSON; parameters (`as=Table`, `stream=watch`) are judged elsewhere.
+ *
+ * @throws {ApiError} 406 NotAcceptable.
+ */
+function refuseUnacceptable(accept: string | null): void {
+  if (accept === null || accept.trim() === "") return;
+  for (const range of accept.split(",")) {
+    if (ACCEPTABLE.has(range.split(";")[0]!.trim().toLowerCase())) return;
+  }
+  throw new ApiError(
+    406,
+    "NotAcceptable",
+    `only the following media types are accepted: ` +
+      `application/json, application/yaml, ${PROTOBUF_CONTENT_TYPE}`,
+  );
+}
+
+const UTF8 = new TextDecoder();
+
+/** A media type's `type/subtype` and a parameter, as Go's `mime.ParseMediaType` accepts them. */
+const MEDIA_TYPE = /^[!#$%&'*+\-.^_`|~0-9a-z]+\/[!#$%&'*+\-.^_`|~0-9a-z]+$/i;
+const MEDIA_PARAM =
+  /^\s*[!#$%&'*+\-.^_`|~0-9a-z]+\s*=\s*("(?:[^"\\]|\\.)*"|[!#$%&'*+\-.^_`|~0-9a-z]+)\s*$/i;
+
+/**
+ * Whether a body's Content-Type is one the server decodes, as kube-apiserver's negotiation
+ * judges it: none at all means the first type it serves (JSON; `kubectl create ns` sends
+ * none); otherwise the type, parsed as Go's `mime.ParseMediaType` parses it (parameters
+ * dropped, case ignored, a malformed one refused), must be JSON, YAML or protobuf exactly —
+ * `text/plain` (fetch's default for a string), `*\/*` and `+json` types are 415.
+ */
+function readableType(contentType: string): boolean {
+  if (contentType === "") return true;
+  const [type, ...params] = contentType.split(";");
+  const media = type!.trim().toLowerCase();
+  if (!MEDIA_TYPE.test(media) || !params.every((p) => MEDIA_PARAM.test(p))) return false;
+  return media === "application/json" || media === "application/yaml" ||
+    media === PROTOBUF_CONTENT_TYPE;
+}
+
+/** kube-apiserver's 415 for a body in a media type it does not decode. */
+function unsupportedBody(): ApiError {
+  return new ApiError(
+    415,
+    "UnsupportedMediaType",
+    `the body of the request was in an unknown format - accepted media types include: ` +
+      `application/json, application/yaml, application/vnd.kubernetes.protobuf`,
+  );
+}
+
+/** How a body that is not JSON is refused: Go's error for it and the body, to kube's 400. */
+type SyntaxWording = (goError: string, bytes: Uint8Array) => ApiError;
+
+/**
+ * The 400 of a create or update whose body is not JSON: kube-apiserver's decoder cannot read
+ * the kind, and names the kind it wanted and the start of the body.
+ */
+function unrecognized(kind: string): SyntaxWording {
+  return (goError, bytes) =>
+    ApiError.badRequest(
+      `the object provided is unrecognized (must be of type ${kind}): couldn't get ` +
+        `version/kind; json parse error: ${goError} (${summarizeBody(bytes)})`,
+    );
+}
+
+/**
+ * The 400 of a patch whose body is not JSON, in the words of the decoder kube-apiserver uses
+ * for that patch type and field validation (`Warn` when none is asked for).
+ */
+function patchWording(type: PatchType, validation: FieldValidation | undefined): SyntaxWording {
+  const strict = validation !== "Ignore";
+  return (goError) => {
+    if (type === "strategic") return ApiError.badRequest(goError);
+    if (strict) return ApiError.badRequest(`error decoding patch: ${goError}`);
+    return ApiError.badRequest(type === "merge" ? "Invalid JSON Patch" : goError);
+  };
+}
+
+/** A YAML body's keys sent twice, by line (`yaml_duplicates.ts`), kept where the write reads them. */
+function yamlDuplicatesOf(options: WriteOptions, text: string): void {
+  const yaml = yamlDuplicates(text);
+  if (yaml.length) options.duplicates = { found: [], order: new Map(), yaml };
+}
+
+/**
+ * Reads and decodes a write's body: at most the size limit, JSON held to the nesting limit
+ * before it is parsed, YAML (server-side apply) and protobuf checked once decoded. A body that
+ * is not JSON is worded by `syntax` from Go's error for it (found only then: a valid body costs
+ * nothing more).
+ */
+async function readBody(
+  req: Request,
+  limit: number,
+  { yaml = false, patch = false, syntax, duplicates }: {
+    yaml?: boolean;
+    /** A patch: its Content-Type, the patch type, is judged already. */
+    patch?: boolean;
+    syntax?: SyntaxWording;
+    /** Given the fields a JSON body sends twice (asked only when fields are validated). */
+    duplicates?: WriteOptions;
+  } = {},
+): Promise<unknown> {
+  const type = req.headers.get("content-type") ?? "";
+  const bytes = await readBodyLimited(req, limit);
+  if (!patch && !readableType(type)) throw unsupportedBody();
+  if (type.toLowerCase().startsWith(PROTOBUF_CONTENT_TYPE)) {
+    return checkDecoded(decodeProtobufObject(bytes), bytes.length);
+  }
+  const text = UTF8.decode(bytes);
+  const yamlBody = yaml || /yaml/i.test(type);
+  if ((yamlBody || !syntax) && !text.trim()) {
+    throw ApiError.badRequest("the request has no body: send the object as JSON");
+  }
+  const { depth, members } = depthAndMembers(text, MAX_JSON_DEPTH);
+  if (depth > MAX_JSON_DEPTH) throw tooDeep();
+  try {
+    const value = JSON.parse(text);
+    // More members in the text than keys in the value: some key came twice (rare; only then
+    // is the text walked to name them).
+    if (duplicates && members > 0 && members > countKeys(value)) {
+      // A YAML body (JSON is YAML) is decoded by go-yaml, which words its duplicates by line.
+      if (yamlBody) yamlDuplicatesOf(duplicates, text);
+      else duplicates.duplicates = findDuplicates(text);
+    }
+    return value;
+  } catch (e) {
+    if (yamlBody) {
+      let parsed: unknown;
+      try {
+        parsed = parseYamlLenient(text);
+      } catch (ye) {
+        throw ApiError.badRequest(
+          `the body is neither JSON nor YAML: ${(ye as Error).message.split("\n")[0]}`,
+        );
+      }
+      if (duplicates) yamlDuplicatesOf(duplicates, text);
+      return checkDecoded(parsed, text.length);
+    }
+    const goError = syntax && goJsonSyntaxError(bytes);
+    if (goError) throw syntax!(goError, bytes);
+    throw ApiError.badRequest(`the body is not valid JSON: ${(e as Error).message}`);
+  }
+}
+
+function withVersion(obj: KObject, def: ResourceDef): KObject {
+  const apiVersion = apiVersionOf(def);
+  return obj.apiVersion === apiVersion ? obj : { ...obj, apiVersion };
+}
+
+function json(body: unknown, status = 200): Response {
+  return new Response(jsonText(body), { status, headers: JSON_HEADERS });
+}
+
+/** The same answer, its JSON indented. */
+async function prettyResponse(res: Response): Promise<Response> {
+  const text = await res.text();
+  let body: string;
+  try {
+    body = jsonText(JSON.parse(text), true);
+  } catch {
+    body = text;
+  }
+  return new Response(body, {
+    status: res.status,
+    statusText: res.statusText,
+    headers: res.headers,
+  });
+}
+
+function errorResponse(e: unknown): Response {
+  if (e instanceof ApiError) return e.toResponse();
+  const message = e instanceof Error ? e.message : String(e);
+  return new Response(
+    jsonText(
+      statusObject(
+        500,
+        "InternalError",
+        `an error on the server prevented the request from succeeding: ${message}`,
+      ),
+    ),
+    {
+      status: 500,
+      headers: JSON_HEADERS,
+    },
+  );
+}

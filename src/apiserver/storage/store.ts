@@ -1,0 +1,355 @@
+/**
+ * The object store: every object of every resource, one cluster-wide
+ * monotonic resourceVersion, a bounded history of changes for watches that
+ * resume from a resourceVersion, and the live watchers of each resource.
+ *
+ * Stored objects are never mutated: a write stores a new object, so history
+ * entries, watchers and in-flight responses can share them without copies.
+ * JavaScript's single thread makes each commit atomic: a watch that starts
+ * replays history and registers itself within one synchronous step, so it can
+ * neither miss nor repeat a change.
+ *
+ * A commit is all or nothing: the new object is encoded (and its size held to
+ * etcd's limit) and every guard (the data directory's append) runs before the
+ * store, the history or any watcher sees it. A refused write leaves the
+ * resourceVersion, readers and watchers exactly as they were.
+ *
+ * @module
+ */
+
+import { ApiError } from "../shared/errors.ts";
+import type { Change, EventType, KObject } from "../shared/types.ts";
+import { utf8Length } from "../shared/utf8.ts";
+
+/** A live watch on one resource. */
+export interface Watcher {
+  /** The storage key it watches. */
+  key: string;
+  /** Called synchronously for every change of that resource, in order. */
+  deliver(change: Change): void;
+}
+
+/**
+ * A check that runs before a change is applied, with the object's JSON
+ * encoding; throwing refuses the change and nothing is applied.
+ */
+export type CommitGuard = (change: Change, encoded: string) => void;
+
+/** The options of a {@link Store}. */
+export interface StoreOptions {
+  /** How many changes to keep for watches that resume from a resourceVersion (default 20,000; at least 1). */
+  historySize?: number;
+  /**
+   * The largest stored object, in bytes of its JSON encoding (default
+   * {@link MAX_OBJECT_BYTES}, etcd's request limit); a larger write is 413.
+   */
+  maxObjectBytes?: number;
+}
+
+/** etcd's default request limit, 1.5 MiB: no stored object may be larger. */
+export const MAX_OBJECT_BYTES = 1_572_864;
+
+/**
+ * The in-memory object store with history and watchers.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { startApiServer } from "@kopf/kopf/testing";
+ * await using api = await startApiServer();
+ * const store = api.server.store;
+ * const obj = store.commit("ADDED", "configmaps", { metadata: { name: "a", namespace: "default" } });
+ * assert.deepEqual([Number(obj.metadata.resourceVersion) > 0, store.get("configmaps", "default", "a") === obj], [true, true]);
+ * ```
+ */
+export class Store {
+  #rv = 0;
+  #collections = new Map<string, Map<string, Map<string, KObject>>>();
+  #history: Change[] = [];
+  #historyStart = 0;
+  #historySize: number;
+  /** Changes with an RV at or below this are gone from history: watching from them is 410. */
+  #compactedRv = 0;
+  #watchers = new Map<string, Set<Watcher>>();
+  #listeners: Array<(change: Change) => void> = [];
+  #guards: CommitGuard[] = [];
+  #maxObjectBytes: number;
+  /** The last committed object and its JSON (the watch fan-out sends the same text). */
+  #lastObject: KObject | undefined;
+  #lastEncoded = "";
+
+  /**
+   * Creates an empty store.
+   *
+   * @param options History size.
+   */
+  constructor(options: StoreOptions = {}) {
+    this.#historySize = Math.max(1, options.historySize ?? 20_000);
+    this.#maxObjectBytes = options.maxObjectBytes ?? MAX_OBJECT_BYTES;
+  }
+
+  /** The last resourceVersion issued. */
+  get resourceVersion(): number {
+    return this.#rv;
+  }
+
+  /** The oldest resourceVersion from which a watch can still resume. */
+  get compactedResourceVersion(): number {
+    return this.#compactedRv;
+  }
+
+  /**
+   * Restores the counter on load (persistence): later writes continue from it.
+   *
+   * @param rv The last resourceVersion issued before the restart.
+   */
+  restoreResourceVersion(rv: number): void {
+    this.#rv = Math.max(this.#rv, rv);
+    this.#compactedRv = this.#rv;
+  }
+
+  /**
+   * Puts an object as-is (persistence load): no RV bump, no event.
+   *
+   * @param key The storage key.
+   * @param obj The object, with its resourceVersion.
+   */
+  load(key: string, obj: KObject): void {
+    this.#bucket(key, obj.metadata.namespace ?? "", true).set(obj.metadata.name!, obj);
+  }
+
+  /**
+   * One object, or undefined.
+   *
+   * @param key The storage key.
+   * @param namespace The namespace ("" for cluster-scoped).
+   * @param name The name.
+   * @returns The stored object.
+   */
+  get(key: string, namespace: string, name: string): KObject | undefined {
+    return this.#collections.get(key)?.get(namespace)?.get(name);
+  }
+
+  /**
+   * All objects of a resource, in one namespace or in all.
+   *
+   * @param key The storage key.
+   * @param namespace A namespace, or undefined for all.
+   * @returns The objects, namespace by namespace, in insertion order.
+   */
+  *list(key: string, namespace?: string): Generator<KObject> {
+    const byNs = this.#collections.get(key);
+    if (!byNs) return;
+    if (namespace !== undefined) {
+      const names = byNs.get(namespace);
+      if (names) yield* names.values();
+      return;
+    }
+    for (const names of byNs.values()) yield* names.values();
+  }
+
+  /**
+   * How many objects a resource has (in a namespace, or in all).
+   *
+   * @param key The storage key.
+   * @param namespace A namespace, or undefined for all.
+   * @returns The count.
+   */
+  count(key: string, namespace?: string): number {
+    const byNs = this.#collections.get(key);
+    if (!byNs) return 0;
+    if (namespace !== undefined) return byNs.get(namespace)?.size ?? 0;
+    let n = 0;
+    for (const names of byNs.values()) n += names.size;
+    return n;
+  }
+
+  /** The storage keys that have (or had) objects. */
+  keys(): IterableIterator<string> {
+    return this.#collections.keys();
+  }
+
+  /**
+   * Commits a change: assigns the next resourceVersion, stores (or removes)
+   * the object, records it in history, and delivers it to every watcher.
+   * The object is encoded and every guard run first: when either throws,
+   * nothing has changed.
+   *
+   * @param type ADDED, MODIFIED or DELETED.
+   * @param key The storage key.
+   * @param draft The new object (not yet stored; its resourceVersion is set here).
+   * @returns The stored object.
+   * @throws {ApiError} 413 when the encoded object is over the size limit, 500
+   *   when it cannot be encoded; whatever a guard throws.
+   */
+  commit(type: EventType, key: string, draft: KObject): KObject {
+    const rv = this.#rv + 1;
+    const object: KObject = {
+      ...draft,
+      metadata: { ...draft.metadata, resourceVersion: String(rv) },
+    };
+    const ns = object.metadata.namespace ?? "";
+    const name = object.metadata.name!;
+    const previous = this.#collections.get(key)?.get(ns)?.get(name);
+    const change: Change = { type, key, object, previous, rv };
+    const encoded = this.#encode(object, type);
+    for (const guard of this.#guards) guard(change, encoded);
+    this.#rv = rv;
+    this.#lastObject = object;
+    this.#lastEncoded = encoded;
+    const bucket = this.#bucket(key, ns, type !== "DELETED");
+    if (type === "DELETED") bucket?.delete(name);
+    else bucket!.set(name, object);
+    this.#remember(change);
+    for (const listener of this.#listeners) listener(change);
+    const watchers = this.#watchers.get(key);
+    if (watchers) { for (const w of watchers) w.deliver(change); }
+    return object;
+  }
+
+  /**
+   * The JSON of the object of the latest commit, as encoded for it (watchers
+   * of that change send the same text instead of encoding it again).
+   *
+   * @param object A stored object.
+   * @returns Its JSON if it is the latest committed object, else undefined.
+   */
+  encodingOf(object: KObject): string | undefined {
+    return object === this.#lastObject ? this.#lastEncoded : undefined;
+  }
+
+  /**
+   * Adds a check run before every change is applied (the data directory's
+   * append): it gets the change and the object's JSON; throwing refuses the
+   * change, which then leaves no trace.
+   *
+   * @param guard The check.
+   */
+  guard(guard: CommitGuard): void {
+    this.#guards.push(guard);
+  }
+
+  #encode(object: KObject, type: EventType): string {
+    let encoded: string;
+    try {
+      encoded = JSON.stringify(object);
+    } catch (e) {
+      throw new ApiError(
+        500,
+        "InternalError",
+        `the object cannot be stored: ${(e as Error).message}`,
+      );
+    }
+    // A deletion stores nothing new: the object was within the limit when written.
+    if (
+      type !== "DELETED" && encoded.length > this.#maxObjectBytes / 3 &&
+      utf8Length(encoded) > this.#maxObjectBytes
+    ) {
+      throw new ApiError(
+        413,
+        "RequestEntityTooLarge",
+        `etcdserver: request is too large: the object is ${utf8Length(encoded)} bytes, ` +
+          `the limit is ${this.#maxObjectBytes}`,
+      );
+    }
+    return encoded;
+  }
+
+  /**
+   * Subscribes to every committed change of every resource (persistence,
+   * garbage collection); called synchronously after the commit.
+   *
+   * @param listener The callback.
+   */
+  onCommit(listener: (change: Change) => void): void {
+    this.#listeners.push(listener);
+  }
+
+  /**
+   * The changes of a resource after a resourceVersion, from history.
+   *
+   * @param key The storage key.
+   * @param afterRv Changes with a greater RV are returned.
+   * @returns The changes in order, or `undefined` if history no longer reaches back that far (410).
+   */
+  changesSince(key: string, afterRv: number): Change[] | undefined {
+    if (afterRv < this.#compactedRv) return undefined;
+    const out: Change[] = [];
+    const h = this.#history;
+    // Binary search the first change with rv > afterRv in the live part of the ring.
+    let lo = this.#historyStart, hi = h.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (h[mid]!.rv <= afterRv) lo = mid + 1;
+      else hi = mid;
+    }
+    for (let i = lo; i < h.length; i++) {
+      const c = h[i]!;
+      if (c.key === key) out.push(c);
+    }
+    return out;
+  }
+
+  /**
+   * Forgets all history: any watch resuming from an older resourceVersion gets 410 Gone.
+   */
+  compact(): void {
+    this.#history = [];
+    this.#historyStart = 0;
+    this.#compactedRv = this.#rv;
+  }
+
+  /**
+   * Registers a watcher; it gets every later change of its resource.
+   *
+   * @param watcher The watcher.
+   * @returns A function that unregisters it.
+   */
+  watch(watcher: Watcher): () => void {
+    let set = this.#watchers.get(watcher.key);
+    if (!set) this.#watchers.set(watcher.key, set = new Set());
+    set.add(watcher);
+    return () => {
+      set.delete(watcher);
+    };
+  }
+
+  /** How many watchers are registered, over all resources. */
+  get watcherCount(): number {
+    let n = 0;
+    for (const set of this.#watchers.values()) n += set.size;
+    return n;
+  }
+
+  #bucket(key: string, ns: string, create: true): Map<string, KObject>;
+  #bucket(key: string, ns: string, create: boolean): Map<string, KObject> | undefined;
+  #bucket(key: string, ns: string, create: boolean): Map<string, KObject> | undefined {
+    let byNs = this.#collections.get(key);
+    if (!byNs) {
+      if (!create) return undefined;
+      this.#collections.set(key, byNs = new Map());
+    }
+    let names = byNs.get(ns);
+    if (!names) {
+      if (!create) return undefined;
+      byNs.set(ns, names = new Map());
+    }
+    return names;
+  }
+
+  #remember(change: Change): void {
+    const h = this.#history;
+    h.push(change);
+    if (h.length - this.#historyStart > this.#historySize) {
+      const dropped = h[this.#historyStart]!;
+      h[this.#historyStart] = undefined as unknown as Change;
+      this.#historyStart++;
+      this.#compactedRv = dropped.rv;
+      // Reclaim the dead prefix now and then, so the array does not grow forever.
+      if (this.#historyStart > 4096 && this.#historyStart * 2 > h.length) {
+        this.#history = h.slice(this.#historyStart);
+        this.#historyStart = 0;
+      }
+    }
+  }
+}
