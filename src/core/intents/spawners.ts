@@ -1,7 +1,7 @@
 /**
  * Registering daemons and timers (`kopf.daemon`, `kopf.timer`): the resource
  * and filters as for every resource handler, plus their schedule and
- * stopping options (checked against the options table, options.ts).
+ * stopping options (declared in option_specs.ts, checked by options.ts).
  *
  * @module
  */
