@@ -75,7 +75,31 @@ export type {
   WatchingHandler,
   WhenFilter,
 } from "./src/core/intents/handlers.ts";
-export type { BaseHandler, BaseOptions } from "./src/core/actions/invocation.ts";
+export type { BaseHandler } from "./src/core/actions/invocation.ts";
+export type { BaseOptions } from "./src/core/intents/handlers.ts";
+// The handler options, each declared once (a member and a row): the options types derive from it.
+export type {
+  HandlerKind,
+  HandlerKindGroups,
+  HandlerOptionSpecs,
+  KindSet,
+  OptionCheck,
+  OptionSpec,
+} from "./src/core/intents/option_specs.ts";
+export type {
+  FieldsOf,
+  GivenOptions,
+  KindsOf,
+  OptionName,
+  OptionsOf,
+  OptionTypes,
+  StoredOptions,
+  TakenByAll,
+  TakenByAny,
+  TakenByExactly,
+  TakenOnlyBy,
+} from "./src/core/intents/option_types.ts";
+export type { RegistryOption } from "./src/core/intents/options.ts";
 export { Memo } from "./src/core/intents/handlers.ts";
 
 // Lifecycles and loggers.

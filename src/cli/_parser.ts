@@ -29,6 +29,8 @@
  * @module
  */
 
+import { suggestion } from "./_suggest.ts";
+
 /** How an option takes a value: never (a flag), always (`<value>`), or optionally (`[value]`). */
 export type Arity = "none" | "required" | "optional";
 
@@ -467,50 +469,4 @@ function flagName(o: OptionSpec): string {
 function unknownOption(flag: string, options: readonly OptionSpec[]): ParseError {
   const near = flag.startsWith("--") ? suggestion(flag, options.map((o) => o.long)) : "";
   return new ParseError(`unknown option '${flag}'${near}`, true);
-}
-
-/**
- * The closest candidates to a mistyped word, as ` (did you mean X?)`, or nothing: those fewest
- * edits away (at most 3, an adjacent swap counting as one), and alike in more than 40% of their
- * length. Flags are compared without their leading `--`.
- */
-function suggestion(word: string, candidates: readonly string[]): string {
-  const dashes = word.startsWith("--") ? "--" : "";
-  const bare = word.slice(dashes.length);
-  let best = 3;
-  let near: string[] = [];
-  for (const candidate of new Set(candidates.map((c) => c.slice(dashes.length)))) {
-    if (candidate.length <= 1) continue;
-    const d = editDistance(bare, candidate);
-    const length = Math.max(bare.length, candidate.length);
-    if ((length - d) / length <= 0.4) continue;
-    if (d < best) {
-      best = d;
-      near = [candidate];
-    } else if (d === best) {
-      near.push(candidate);
-    }
-  }
-  near = near.sort((a, b) => a.localeCompare(b)).map((c) => dashes + c);
-  if (near.length > 1) return ` (did you mean one of ${near.join(", ")}?)`;
-  return near.length ? ` (did you mean ${near[0]}?)` : "";
-}
-
-/** Edits (insert, delete, replace, swap two neighbours) from `a` to `b`; far apart beyond 3. */
-function editDistance(a: string, b: string): number {
-  if (Math.abs(a.length - b.length) > 3) return Math.max(a.length, b.length);
-  // d[i][j]: the edits from a's first i characters to b's first j.
-  const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...new Array<number>(b.length)]);
-  for (let j = 0; j <= b.length; j++) d[0]![j] = j;
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      const same = a[i - 1] === b[j - 1];
-      let e = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + (same ? 0 : 1));
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
-        e = Math.min(e, d[i - 2]![j - 2]! + 1);
-      }
-      d[i]![j] = e;
-    }
-  }
-  return d[a.length]![b.length]!;
 }

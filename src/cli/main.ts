@@ -97,6 +97,7 @@ class UsageError extends Error {
  * ```
  */
 export async function cli(args: string[], controls: RunControls = {}): Promise<number> {
+  const writeError = controls.writeError ?? ((line: string) => console.error(line));
   let parsed;
   try {
     parsed = parseCommandLine(PROGRAM, args);
@@ -104,7 +105,7 @@ export async function cli(args: string[], controls: RunControls = {}): Promise<n
     if (!(e instanceof ParseError)) throw e;
     const command = PROGRAM.commands.find((c) => c.name === args[0]);
     const see = e.seeHelp ? `: see '${command ? `kopf ${command.name}` : "kopf"} --help'` : "";
-    console.error(`kopf: ${e.message}${see}`);
+    writeError(`kopf: ${e.message}${see}`);
     return 2;
   }
   if (parsed.kind === "version") {
@@ -120,11 +121,11 @@ export async function cli(args: string[], controls: RunControls = {}): Promise<n
     return await execute(parsed.command.name, [...parsed.paths], parsed.options, controls);
   } catch (e) {
     if (e instanceof UsageError || e instanceof FlagsError) {
-      console.error(`kopf: ${e.message}`);
+      writeError(`kopf: ${e.message}`);
       return 2;
     }
     if (controls.throwErrors) throw e;
-    console.error(`kopf: ${describe(e)}`);
+    writeError(`kopf: ${describe(e)}`);
     return 1;
   }
 }

@@ -54,6 +54,11 @@ export interface RunControls {
   signal?: AbortSignal;
   /** Where log lines go (default stderr). */
   write?: (line: string) => void;
+  /**
+   * Where the command line's own one-line errors go (`kopf: …`: bad usage, a failure), without
+   * their newline (default stderr).
+   */
+  writeError?: (line: string) => void;
   /** A sink for records instead of lines. */
   sink?: LogSink;
   /** Called once the operator is ready. */

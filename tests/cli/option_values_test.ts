@@ -12,13 +12,7 @@ import { cli } from "../../cli.ts";
 /** The exit code of `kopf <args>` and its lines on stderr (caught, not printed). */
 async function kopf(...args: string[]): Promise<{ code: number; lines: string[] }> {
   const lines: string[] = [];
-  const error = console.error;
-  console.error = (...data: unknown[]) => void lines.push(data.join(" "));
-  try {
-    return { code: await cli(args), lines };
-  } finally {
-    console.error = error;
-  }
+  return { code: await cli(args, { writeError: (line) => lines.push(line) }), lines };
 }
 
 type Loaded = { kopfOptionValuesOrder?: string[] };

@@ -1,5 +1,5 @@
 /**
- * Handler options, declared once per kind (src/core/intents/options.ts): each
+ * Handler options, declared once (src/core/intents/option_specs.ts, checked by options.ts): each
  * kind takes its own options; an option of another kind, an unknown one, or
  * a value of the wrong form is refused at registration with one line naming
  * the option (and the kinds that take it); sub-handlers inherit what the

@@ -17,22 +17,6 @@ export type ErrorsMode = "temporary" | "permanent" | "ignored";
 // deno-lint-ignore no-explicit-any
 export type HandlerFn<C = any> = (context: C) => unknown;
 
-/** Options shared by all handlers. */
-export interface BaseOptions {
-  /** The handler id; defaults to the function's name. */
-  id?: string;
-  /** Any value passed to the handler as `param`. */
-  param?: unknown;
-  /** What to do on arbitrary errors: retry (default), stop, or ignore. */
-  errors?: ErrorsMode;
-  /** Seconds after the first try when the handler is considered failed. */
-  timeout?: number;
-  /** How many retries before the handler is considered failed. */
-  retries?: number;
-  /** Seconds to wait before retrying after an arbitrary error (default 60). */
-  backoff?: number;
-}
-
 /** A registered handler: the parts every kind has. */
 export interface BaseHandler {
   /** The handler id, unique per resource and handler kind; the key of its progress record. */

@@ -24,7 +24,8 @@ import {
   RegistrationError,
   resourceHandlerBase,
 } from "./registration.ts";
-import type { OperatorRegistry } from "./registry.ts";
+import type { OptionsOf } from "./option_types.ts";
+import type { RegistryOption } from "./options.ts";
 
 import type { ConverterHandler } from "./kinds.ts";
 
@@ -32,19 +33,8 @@ export type { ConverterHandler } from "./kinds.ts";
 import type { MergePatchOf, ResourceArg, Retyped } from "./typing.ts";
 import { noteTypedResource } from "./typed_notes.ts";
 
-/** Options of `kopf.on.convert`. */
-export interface ConverterOptions {
-  /** The version the converter takes objects at (`"v1"`; `"kopf.dev/v1"` is accepted too). */
-  from: string;
-  /** The version the converter returns objects at (`"v2"`). */
-  to: string;
-  /** The handler id (for log lines and failure messages); defaults to the function's name. */
-  id?: string;
-  /** Any value passed to the converter as `param`. */
-  param?: unknown;
-  /** Register in this registry instead of the default one. */
-  registry?: OperatorRegistry;
-}
+/** Options of `kopf.on.convert` (option_specs.ts declares each). */
+export interface ConverterOptions extends OptionsOf<"convert">, RegistryOption {}
 
 /**
  * The context of converters: the object at `from` (a deep copy: change it freely), and the

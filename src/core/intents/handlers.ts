@@ -14,16 +14,18 @@ import type { Resource, Selector } from "../../cogs/structs/references.ts";
 import type { KubeClient } from "../../cogs/clients/kube_client.ts";
 import type { OperatorSettings } from "../../cogs/configs/settings.ts";
 import type { ObjectLogger, OperatorLogger } from "../actions/loggers.ts";
-import type { ABSENT, PRESENT } from "./markers.ts";
+import type { AnyObject, BaseHandler, ErrorsMode, HandlerFn } from "../actions/invocation.ts";
+import type { HandlerKindGroups } from "./option_specs.ts";
 import type {
-  AnyObject,
-  BaseHandler,
-  BaseOptions,
-  ErrorsMode,
-  HandlerFn,
-} from "../actions/invocation.ts";
+  FieldsOf,
+  GivenOptions,
+  StoredOptions,
+  TakenByAll,
+  TakenByExactly,
+} from "./option_types.ts";
 
-export type { AnyObject, BaseHandler, BaseOptions, ErrorsMode, HandlerFn };
+export type { AnyObject, BaseHandler, ErrorsMode, HandlerFn };
+export type { MetaFilter, ValueFilter, WhenFilter } from "./option_specs.ts";
 export { defaultId } from "../actions/invocation.ts";
 
 /** Why a resource-changing handler runs (Kopf's `kopf.Reason`). */
@@ -35,26 +37,6 @@ export class Memo {
   // deno-lint-ignore no-explicit-any
   [key: string]: any;
 }
-
-/** A value filter: an exact value, PRESENT/ABSENT, or a callback of the value. */
-export type ValueFilter =
-  | typeof PRESENT
-  | typeof ABSENT
-  | string
-  | number
-  | boolean
-  | null
-  | AnyObject
-  | unknown[]
-  // deno-lint-ignore no-explicit-any
-  | ((value: any, context: any) => boolean);
-
-/** Label or annotation filters: key → value filter. */
-export type MetaFilter = Record<string, ValueFilter>;
-
-/** A whole-object callback filter. */
-// deno-lint-ignore no-explicit-any
-export type WhenFilter = (context: any) => boolean;
 
 /** What every handler context has. */
 export interface BaseContext {
@@ -146,60 +128,35 @@ export interface ActivityContext extends BaseContext {
   logger: OperatorLogger;
 }
 
-/** Filters of resource handlers. */
-export interface FilterOptions {
-  /** Only objects whose labels match: label → value filter. */
-  labels?: MetaFilter;
-  /** Only objects whose annotations match: annotation → value filter. */
-  annotations?: MetaFilter;
-  /** Only objects for which this callback of the context returns true. */
-  when?: WhenFilter;
-  /** A dotted field path; restricts and scopes the handler to that field. */
-  field?: string | string[];
-  /** Only objects whose `field` has this value (for update and field handlers: the old or the new one). */
-  value?: ValueFilter;
-}
+/** Options every handler that runs again after a failure takes: its id, `param`, and the error options. */
+export interface BaseOptions extends GivenOptions<TakenByAll<HandlerKindGroups["retried"]>> {}
 
-/** Change filters of update and field handlers. */
-export interface ChangeFilterOptions {
-  /** Only changes whose old value (of the field, or the whole essence) matches. */
-  old?: ValueFilter;
-  /** Only changes whose new value (of the field, or the whole essence) matches. */
-  new?: ValueFilter;
-}
+/** Filters of resource handlers (the options all the kinds filtered by the object take). */
+export interface FilterOptions
+  extends GivenOptions<TakenByExactly<HandlerKindGroups["filtered"]>> {}
 
-/** A handler of one resource kind, with filters. */
-export interface ResourceHandler extends BaseHandler {
+/** Change filters of update and field handlers (and their sub-handlers). */
+export interface ChangeFilterOptions
+  extends GivenOptions<TakenByExactly<"update" | "field" | "subhandler">> {}
+
+/** A handler of one resource kind, with its filters (the field path parsed). */
+export interface ResourceHandler
+  extends BaseHandler, StoredOptions<TakenByExactly<HandlerKindGroups["filtered"]>> {
   /** The resource (or resources) the handler serves. */
   selector: Selector;
-  /** The label filters, if any. */
-  labels: MetaFilter | undefined;
-  /** The annotation filters, if any. */
-  annotations: MetaFilter | undefined;
-  /** The `when` callback, if any. */
-  when: WhenFilter | undefined;
-  /** The field path, parsed; undefined for the whole object. */
-  field: string[] | undefined;
-  /** The field's value filter, if any. */
-  value: ValueFilter | undefined;
 }
 
 /** A resource-changing handler (`on.resume/create/update/delete/field`, sub-handlers). */
-export interface ChangingHandler extends ResourceHandler {
+export interface ChangingHandler
+  extends ResourceHandler, FieldsOf<HandlerKindGroups["changing"] | "subhandler"> {
   /** Always `"changing"`. */
   kind: "changing";
   /** The cause it reacts to; undefined for any (field and resume handlers). */
   reason: Reason | undefined;
   /** Runs only in the first cycle of an object in this process (resume handlers). */
   initial: boolean;
-  /** Also runs for objects being deleted (resume handlers with `deleted: true`). */
-  deleted: boolean;
   /** Blocks deletion with a finalizer until it has run (non-optional delete handlers). */
   requiresFinalizer: boolean;
-  /** The old value filter (update and field handlers), if any. */
-  old: ValueFilter | undefined;
-  /** The new value filter (update and field handlers), if any. */
-  new: ValueFilter | undefined;
 }
 
 /** A raw event handler (`on.event`). */
@@ -256,23 +213,9 @@ export interface SpawningContext extends ObjectContext {
 }
 
 /** A daemon or a timer (`kopf.daemon`, `kopf.timer`): spawned per matching object. */
-export interface SpawningHandler extends ResourceHandler {
+export interface SpawningHandler extends ResourceHandler, FieldsOf<HandlerKindGroups["spawning"]> {
   /** Always `"spawning"`. */
   kind: "spawning";
   /** "daemon" runs once for long; "timer" runs on a schedule. */
   spawn: "daemon" | "timer";
-  /** Seconds before the first run after the object is seen. */
-  initialDelay: number | undefined;
-  /** Daemons: seconds of graceful waiting after the stop-flag is set. */
-  cancellationBackoff: number | undefined;
-  /** Daemons: seconds to wait more before abandoning a daemon that does not exit. */
-  cancellationTimeout: number | undefined;
-  /** Daemons: seconds between checks (and log lines) while a daemon is exiting. */
-  cancellationPolling: number | undefined;
-  /** Timers: seconds between runs. */
-  interval: number | undefined;
-  /** Timers: run on the interval grid, whatever each run takes. */
-  sharp: boolean;
-  /** Timers: run only when the object has not changed for so many seconds. */
-  idle: number | undefined;
 }

@@ -7,20 +7,15 @@
  * @module
  */
 
-import type {
-  BaseOptions,
-  FilterOptions,
-  HandlerFn,
-  IndexingHandler,
-  ObjectContext,
-} from "./handlers.ts";
+import type { HandlerFn, IndexingHandler, ObjectContext } from "./handlers.ts";
 import {
   getDefaultRegistry,
   parseResourceArgs,
   RegistrationError,
   resourceHandlerBase,
 } from "./registration.ts";
-import type { OperatorRegistry } from "./registry.ts";
+import type { OptionsOf } from "./option_types.ts";
+import type { RegistryOption } from "./options.ts";
 
 /**
  * The context of indexing handlers: the object, plus the raw event. `memo` is the operator's
@@ -34,11 +29,8 @@ export interface IndexingContext extends ObjectContext {
   event: { type: string | null; object: Record<string, unknown> };
 }
 
-/** Options of `kopf.index`. */
-export interface IndexingOptions extends BaseOptions, FilterOptions {
-  /** Register in this registry instead of the default one. */
-  registry?: OperatorRegistry;
-}
+/** Options of `kopf.index` (option_specs.ts declares each). */
+export interface IndexingOptions extends OptionsOf<"index">, RegistryOption {}
 
 /**
  * Registers an indexing handler: `(…resource, options?, fn)`. The function's

@@ -9,7 +9,6 @@
  * @module
  */
 
-import type { Selector } from "../../cogs/structs/references.ts";
 import type {
   ActivityHandler,
   ChangingHandler,
@@ -18,59 +17,32 @@ import type {
   SpawningHandler,
   WatchingHandler,
 } from "./handlers.ts";
+import type { HandlerKindGroups } from "./option_specs.ts";
+import type { FieldsOf } from "./option_types.ts";
 
-/** An admission operation, as Kubernetes names it. */
-export type AdmissionOperation = "CREATE" | "UPDATE" | "DELETE" | "CONNECT";
+export type { AdmissionOperation, OwnedResource } from "./option_specs.ts";
 
 /** Which admission webhooks a handler serves: validating or mutating. */
 export type WebhookType = "validating" | "mutating";
 
-/** A validating or mutating admission handler. */
-export interface WebhookHandler extends ResourceHandler {
+/** A validating or mutating admission handler (`operation` kept in `operations`). */
+export interface WebhookHandler extends ResourceHandler, FieldsOf<HandlerKindGroups["webhook"]> {
   /** Always `"webhook"`. */
   kind: "webhook";
   /** Validating or mutating. */
   reason: WebhookType;
-  /** The operations it serves; undefined for all. */
-  operations: AdmissionOperation[] | undefined;
-  /** The subresource it serves (`"*"` for all); undefined for the main body only. */
-  subresource: string | undefined;
-  /** Kept in the managed configurations at exit. */
-  persistent: boolean;
-  /** Has side effects outside of dry runs. */
-  sideEffects: boolean;
-  /** Failures let requests through (`failurePolicy: Ignore`). */
-  ignoreFailures: boolean;
 }
 
 /** A registered converter: one step from one version of a resource to another. */
-export interface ConverterHandler extends ResourceHandler {
+export interface ConverterHandler extends ResourceHandler, FieldsOf<"convert"> {
   /** Always `"converter"`. */
   kind: "converter";
-  /** The version it takes objects at (without the group). */
-  from: string;
-  /** The version it returns objects at (without the group). */
-  to: string;
-}
-
-/** One resource of owned children of a reconciler. */
-export interface OwnedResource {
-  /** The name of the children in the handler's `children`. */
-  key: string;
-  /** The children's resource. */
-  selector: Selector;
 }
 
 /** A reconciler (`kopf.on.reconcile`). */
-export interface ReconcilingHandler extends ResourceHandler {
+export interface ReconcilingHandler extends ResourceHandler, FieldsOf<"reconcile"> {
   /** Always `"reconciling"`. */
   kind: "reconciling";
-  /** The resources of the owned children. */
-  owns: OwnedResource[];
-  /** Seconds between calls without changes, if any. */
-  resync: number | undefined;
-  /** Seconds of quiet after a change before a call. */
-  debounce: number;
 }
 
 /**

@@ -15,51 +15,29 @@
 
 import { Selector } from "../../cogs/structs/references.ts";
 import { TypedResource } from "../../cogs/structs/typed_resources.ts";
-import type {
-  AnyObject,
-  BaseOptions,
-  FilterOptions,
-  HandlerFn,
-  ObjectContext,
-} from "./handlers.ts";
+import type { AnyObject, HandlerFn, ObjectContext } from "./handlers.ts";
 import {
   getDefaultRegistry,
   parseResourceArgs,
   RegistrationError,
   resourceHandlerBase,
 } from "./registration.ts";
-import type { OperatorRegistry } from "./registry.ts";
+import type { OwnedArg } from "./option_specs.ts";
+import type { OptionsOf } from "./option_types.ts";
+import type { RegistryOption } from "./options.ts";
 
 import type { OwnedResource, ReconcilingHandler } from "./kinds.ts";
 
 export type { OwnedResource, ReconcilingHandler } from "./kinds.ts";
+export type { OwnedArg } from "./option_specs.ts";
 import type { ResourceArg, Retyped, TypedBody } from "./typing.ts";
 import type { Everything } from "../../cogs/structs/references.ts";
 
 /** Seconds of quiet after a change before a call, unless `debounce` says otherwise. */
 export const DEFAULT_DEBOUNCE = 0.1;
 
-/** A resource of owned children: a name (`"pods"`, `"deployments.apps"`), an object, or a typed resource. */
-export type OwnedArg =
-  | string
-  // deno-lint-ignore no-explicit-any
-  | TypedResource<any, any>
-  | { group?: string; version?: string; plural?: string; kind?: string };
-
-/** Options of `kopf.on.reconcile`. */
-export interface ReconcileOptions extends BaseOptions, FilterOptions {
-  /** Register in this registry instead of the default one. */
-  registry?: OperatorRegistry;
-  /**
-   * The resources of the children: watched, matched to this parent by the parent's uid in their
-   * `metadata.ownerReferences`, given to the handler in `children` under the name given.
-   */
-  owns?: readonly OwnedArg[];
-  /** Seconds from the end of a call to the next one when nothing changes (default: none). */
-  resync?: number;
-  /** Seconds of quiet after a change before the call (default 0.1; at most 10× that in all). */
-  debounce?: number;
-}
+/** Options of `kopf.on.reconcile` (option_specs.ts declares each). */
+export interface ReconcileOptions extends OptionsOf<"reconcile">, RegistryOption {}
 
 /**
  * The context of reconcilers: the parent as it is now, and its owned children as they are now

@@ -14,7 +14,6 @@ import { handlerScope } from "../actions/execution.ts";
 import type {
   ActivityHandler,
   BaseOptions,
-  ChangeFilterOptions,
   ChangingHandler,
   FilterOptions,
   HandlerFn,
@@ -27,7 +26,15 @@ import { EVERYTHING } from "../../cogs/structs/references.ts";
 import { OperatorRegistry } from "./registry.ts";
 import { TypedResource, VersionedResource } from "../../cogs/structs/typed_resources.ts";
 import { noteTypedResource } from "./typed_notes.ts";
-import { checkOptions, type HandlerKind, hasOptionKeys, inheritedOptions } from "./options.ts";
+import {
+  checkOptions,
+  type HandlerKind,
+  hasOptionKeys,
+  inheritedOptions,
+  type RegistryOption,
+} from "./options.ts";
+import type { HandlerKindGroups } from "./option_specs.ts";
+import type { OptionsOf } from "./option_types.ts";
 
 /** A handler registration could not be understood. */
 export class RegistrationError extends TypeError {
@@ -35,21 +42,12 @@ export class RegistrationError extends TypeError {
   override name = "RegistrationError";
 }
 
-/** Options of `kopf.on.*` for resource handlers. */
-export interface ResourceOptions extends BaseOptions, FilterOptions, ChangeFilterOptions {
-  /** Register in this registry instead of the default one. */
-  registry?: OperatorRegistry;
-  /** Delete handlers: do not block deletion with a finalizer. */
-  optional?: boolean;
-  /** Resume handlers: also run for objects being deleted. */
-  deleted?: boolean;
-}
+/** Options of `kopf.on.*` for resource handlers (the changing ones and `kopf.on.event`). */
+export interface ResourceOptions
+  extends OptionsOf<HandlerKindGroups["changing"] | "event">, RegistryOption {}
 
 /** Options of activity handlers. */
-export interface ActivityOptions extends BaseOptions {
-  /** The registry to add the handler to (default: the global default registry). */
-  registry?: OperatorRegistry;
-}
+export interface ActivityOptions extends OptionsOf<HandlerKindGroups["activity"]>, RegistryOption {}
 
 const SELECTOR_KEYS = [
   "group",
@@ -319,7 +317,7 @@ export function registerActivity(
 }
 
 /** Options of sub-handlers. */
-export interface SubhandlerOptions extends BaseOptions, FilterOptions, ChangeFilterOptions {}
+export interface SubhandlerOptions extends OptionsOf<"subhandler"> {}
 
 /**
  * Registers a sub-handler of the handler that is running now (`kopf.register`,

@@ -1,39 +1,24 @@
 /**
  * Registering daemons and timers (`kopf.daemon`, `kopf.timer`): the resource
  * and filters as for every resource handler, plus their schedule and
- * stopping options (checked against the options table, options.ts).
+ * stopping options (declared in option_specs.ts, checked by options.ts).
  *
  * @module
  */
 
-import type { BaseOptions, FilterOptions, HandlerFn, SpawningHandler } from "./handlers.ts";
+import type { HandlerFn, SpawningHandler } from "./handlers.ts";
+import type { HandlerKindGroups } from "./option_specs.ts";
+import type { OptionsOf } from "./option_types.ts";
+import type { RegistryOption } from "./options.ts";
 import {
   getDefaultRegistry,
   parseResourceArgs,
   RegistrationError,
   resourceHandlerBase,
 } from "./registration.ts";
-import type { OperatorRegistry } from "./registry.ts";
 
-/** Options of `kopf.daemon` and `kopf.timer`. */
-export interface SpawningOptions extends BaseOptions, FilterOptions {
-  /** Register in this registry instead of the default one. */
-  registry?: OperatorRegistry;
-  /** Seconds before the first run after the object is seen (or the operator starts). */
-  initialDelay?: number;
-  /** Daemons: seconds of graceful waiting after the stop-flag is set. */
-  cancellationBackoff?: number;
-  /** Daemons: seconds to wait more before abandoning a daemon that does not exit. */
-  cancellationTimeout?: number;
-  /** Daemons: seconds between checks while a daemon is exiting (default 5). */
-  cancellationPolling?: number;
-  /** Timers: seconds between runs. */
-  interval?: number;
-  /** Timers: run on the interval grid, whatever each run takes. */
-  sharp?: boolean;
-  /** Timers: run only when the object has not changed for so many seconds. */
-  idle?: number;
-}
+/** Options of `kopf.daemon` and `kopf.timer` (option_specs.ts declares each). */
+export interface SpawningOptions extends OptionsOf<HandlerKindGroups["spawning"]>, RegistryOption {}
 
 /**
  * Registers a daemon or a timer (`kopf.daemon`, `kopf.timer`).

@@ -10,34 +10,17 @@
  */
 
 import type { UserInfo } from "../../cogs/structs/reviews.ts";
-import type { AnyObject, FilterOptions, HandlerFn, ObjectContext } from "./handlers.ts";
+import type { AnyObject, HandlerFn, ObjectContext } from "./handlers.ts";
 import { getDefaultRegistry, parseResourceArgs, resourceHandlerBase } from "./registration.ts";
-import type { OperatorRegistry } from "./registry.ts";
 import type { AdmissionOperation, WebhookHandler, WebhookType } from "./kinds.ts";
+import type { HandlerKindGroups } from "./option_specs.ts";
+import type { OptionsOf } from "./option_types.ts";
+import type { RegistryOption } from "./options.ts";
 
 export type { AdmissionOperation, WebhookHandler, WebhookType } from "./kinds.ts";
 
-/** Options of `kopf.on.validate` and `kopf.on.mutate`. */
-export interface WebhookOptions extends FilterOptions {
-  /** The handler id (and the webhook's endpoint path); defaults to the function's name. */
-  id?: string;
-  /** Any value passed to the handler as `param`. */
-  param?: unknown;
-  /** Only this operation (default: all). */
-  operation?: AdmissionOperation;
-  /** Only these operations (default: all). */
-  operations?: AdmissionOperation[];
-  /** Only this subresource (`"status"`, `"scale"`), or `"*"` for the body and every subresource; default: the body only. */
-  subresource?: string;
-  /** Keep the webhook in the managed configurations when the operator exits. */
-  persistent?: boolean;
-  /** The handler has side effects in non-dry-run requests (`sideEffects: NoneOnDryRun`). */
-  sideEffects?: boolean;
-  /** Kubernetes lets requests through when the webhook fails or cannot be reached (`failurePolicy: Ignore`). */
-  ignoreFailures?: boolean;
-  /** Register in this registry instead of the default one. */
-  registry?: OperatorRegistry;
-}
+/** Options of `kopf.on.validate` and `kopf.on.mutate` (option_specs.ts declares each). */
+export interface WebhookOptions extends OptionsOf<HandlerKindGroups["webhook"]>, RegistryOption {}
 
 /** The context of admission handlers: the object under admission, and the request's details. */
 export interface WebhookContext extends ObjectContext {
