@@ -683,7 +683,7 @@ export class Objects {
     let out = draft;
     const unknown = (pruned: string[]) => {
       const mode = options.fieldValidation ?? "Warn";
-      if (mode === "Ignore") return;
+      if (mode === "Ignore" || (!pruned.length && !options.duplicates?.found.length)) return;
       const list = strictErrors(options.duplicates, pruned, def.builtin === true);
       if (mode === "Strict" && list.length) {
         throw ApiError.badRequest(
@@ -699,6 +699,7 @@ export class Objects {
         def.group,
         def.kind,
         out as unknown as Record<string, unknown>,
+        current as unknown as Record<string, unknown> | undefined,
       );
       if (known?.pruned.length) out = known.value as unknown as KObject;
       unknown(known?.pruned ?? []);

@@ -43,7 +43,7 @@ import { healthAnswer, type HealthCheck } from "./health.ts";
 import { type RequestLabels, RequestMetrics } from "./request_metrics.ts";
 import { goJsonSyntaxError, summarizeBody } from "./go_json_error.ts";
 import { countKeys, depthAndMembers, findDuplicates } from "./json_duplicates.ts";
-import { jsonText } from "./json_body.ts";
+import { jsonLine, jsonText } from "./json_body.ts";
 import { noRoute, ownedByRestContainer, pageNotFound, unservedPath } from "./not_found.ts";
 import { ListSnapshots, parseListOptions, parseResourceVersion } from "./listing.ts";
 import {
@@ -594,7 +594,12 @@ export class ApiServer {
       const headers: Record<string, string> = {
         "content-type": table && req.method === "GET" ? TABLE_CONTENT_TYPE : "application/json",
       };
-      const res = new Response(jsonText(body), { status, headers });
+      // The object just stored is answered in the JSON the store encoded it in.
+      const encoded = body === obj ? this.store.encodingOf(obj) : undefined;
+      const res = new Response(encoded === undefined ? jsonText(body) : jsonLine(encoded), {
+        status,
+        headers,
+      });
       for (const w of warnings) res.headers.append("warning", `299 - ${JSON.stringify(w)}`);
       return res;
     };
