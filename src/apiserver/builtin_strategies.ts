@@ -25,7 +25,7 @@
  */
 
 import { ApiError } from "./errors.ts";
-import { type ResourceDef, storageKey } from "./resources.ts";
+import type { ResourceDef } from "./resources.ts";
 import type { KObject } from "./store.ts";
 
 /** Built-in kinds (storage keys) whose strategies set generation 1 and bump it on spec changes. */
@@ -64,8 +64,23 @@ const GENERATION_KEPT: ReadonlySet<string> = new Set([
  * ```
  */
 export function keepsGeneration(def: Pick<ResourceDef, "group" | "plural" | "builtin">): boolean {
-  return !def.builtin || GENERATION_KEPT.has(storageKey(def));
+  if (!def.builtin) return true;
+  // Asked on every write: by the def's own strings, no storage key built each time.
+  let kept = KEPT_BY_GROUP.get(def.group);
+  if (!kept) {
+    const plurals = new Set<string>();
+    for (const key of GENERATION_KEPT) {
+      const dot = key.indexOf(".");
+      if ((dot < 0 ? "" : key.slice(dot + 1)) === def.group) {
+        plurals.add(dot < 0 ? key : key.slice(0, dot));
+      }
+    }
+    KEPT_BY_GROUP.set(def.group, kept = plurals);
+  }
+  return kept.has(def.plural);
 }
+
+const KEPT_BY_GROUP = new Map<string, ReadonlySet<string>>();
 
 /** What the Service defaults need from the store. */
 export interface ServiceContext {

@@ -64,9 +64,9 @@ import {
 } from "./query_params.ts";
 import {
   checkDecoded,
-  jsonDepth,
   MAX_JSON_DEPTH,
   MAX_REQUEST_BODY_BYTES,
+  nestsDeeperThan,
   parseJsonBody,
   readBodyLimited,
   requestTooLarge,
@@ -236,7 +236,7 @@ export class ApiServer {
     // Whatever a write was made of (a body, patches on patches, YAML, protobuf), an object nested
     // too deeply never reaches the store: every reader and watcher would break on it.
     this.store.guard((change, encoded) => {
-      if (change.type !== "DELETED" && jsonDepth(encoded, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
+      if (change.type !== "DELETED" && nestsDeeperThan(encoded, MAX_JSON_DEPTH)) {
         throw tooDeep(MAX_JSON_DEPTH, "the object");
       }
     });
