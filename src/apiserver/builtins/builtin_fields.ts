@@ -139,6 +139,8 @@ export function kindsWithKnownFields(): string[] {
  * @param group The API group (`""` for core).
  * @param kindName The kind.
  * @param obj The object as sent; never mutated.
+ * @param stored The stored object on update: a subtree of `obj` that is the very subtree stored
+ * there (a patch leaves those shared) was pruned when it was written, and is not walked again.
  * @returns `value`: the object itself when nothing was unknown, otherwise a
  * copy without the unknown fields (unchanged subtrees shared); `pruned`: the
  * paths removed in document order, as kube names them
@@ -160,41 +162,91 @@ export function pruneBuiltinFields(
   group: string,
   kindName: string,
   obj: Record<string, unknown>,
+  stored?: Record<string, unknown>,
 ): { value: Record<string, unknown>; pruned: string[] } | undefined {
-  const fields = KINDS[`${group}/${kindName}`];
+  const fields = compiledKinds().get(group)?.get(kindName);
   if (!fields) return undefined;
   const pruned: string[] = [];
-  const value = walk(fields, obj, "", pruned) as Record<string, unknown>;
+  const value = walk(fields, obj, "", pruned, stored) as Record<string, unknown>;
   return { value, pruned };
 }
 
-function walk(fields: Fields, v: unknown, path: string, pruned: string[]): unknown {
+/** A type as the walk reads it: a field's type resolved, a list's item type in a one-item array. */
+type Node = 0 | Compiled | [Compiled];
+type Compiled = ReadonlyMap<string, Node>;
+
+let compiled: Map<string, Map<string, Compiled>> | undefined;
+
+/** The tables as maps (a lookup per field), by group, then kind; built on first use. */
+function compiledKinds(): Map<string, Map<string, Compiled>> {
+  if (compiled) return compiled;
+  const types = new Map<string, Map<string, Node>>();
+  const compile = (fields: Fields): Map<string, Node> => {
+    const out = new Map<string, Node>();
+    for (const [key, field] of Object.entries(fields)) {
+      if (field === 0) out.set(key, 0);
+      else if (typeof field === "string") out.set(key, type(field));
+      else out.set(key, [type(field[0])]);
+    }
+    return out;
+  };
+  const type = (name: string): Map<string, Node> => {
+    let t = types.get(name);
+    if (!t) {
+      t = new Map();
+      types.set(name, t);
+      for (const [key, node] of compile(TYPES[name]!)) t.set(key, node);
+    }
+    return t;
+  };
+  compiled = new Map();
+  for (const [key, fields] of Object.entries(KINDS)) {
+    const slash = key.indexOf("/");
+    const group = key.slice(0, slash);
+    let kinds = compiled.get(group);
+    if (!kinds) compiled.set(group, kinds = new Map());
+    kinds.set(key.slice(slash + 1), compile(fields));
+  }
+  return compiled;
+}
+
+function walk(fields: Compiled, v: unknown, path: string, pruned: string[], old: unknown): unknown {
   if (v === null || typeof v !== "object" || Array.isArray(v)) return v;
   const obj = v as Record<string, unknown>;
+  const before = old !== null && typeof old === "object" && !Array.isArray(old)
+    ? old as Record<string, unknown>
+    : undefined;
   let out: Record<string, unknown> | undefined;
   for (const key in obj) {
     if (!Object.hasOwn(obj, key)) continue;
-    const field = Object.hasOwn(fields, key) ? fields[key] : undefined;
+    const field = fields.get(key);
     if (field === undefined) {
       pruned.push(path ? `${path}.${key}` : key);
       out ??= copyUntil(obj, key);
       continue;
     }
     const child = obj[key];
-    if (child === null || typeof child !== "object") { // a leaf: nothing below to prune
+    if (field === 0 || child === null || typeof child !== "object") { // nothing below to prune
+      if (out) out[key] = child;
+      continue;
+    }
+    const was = before && Object.hasOwn(before, key) ? before[key] : undefined;
+    if (child === was) {
       if (out) out[key] = child;
       continue;
     }
     let next: unknown = child;
     const at = path ? `${path}.${key}` : key;
-    if (typeof field === "string") next = walk(TYPES[field]!, child, at, pruned);
-    else if (Array.isArray(field) && Array.isArray(child)) {
-      const item = TYPES[field[0]]!;
+    if (!Array.isArray(field)) next = walk(field, child, at, pruned, was);
+    else if (Array.isArray(child)) {
+      const item = field[0];
+      const wasItems = Array.isArray(was) ? was : undefined;
       let items: unknown[] | undefined;
-      child.forEach((c, i) => {
-        const n = walk(item, c, `${at}[${i}]`, pruned);
+      for (let i = 0; i < child.length; i++) {
+        const c = child[i];
+        const n = walk(item, c, `${at}[${i}]`, pruned, wasItems?.[i]);
         if (n !== c) (items ??= child.slice())[i] = n;
-      });
+      }
       if (items) next = items;
     }
     if (next !== child) out ??= copyUntil(obj, key);

@@ -25,7 +25,7 @@
  */
 
 import { ApiError } from "../shared/errors.ts";
-import { type ResourceDef, storageKey } from "../shared/resources.ts";
+import type { ResourceDef } from "../shared/resources.ts";
 import type { KObject } from "../shared/types.ts";
 
 /** Built-in kinds (storage keys) whose strategies set generation 1 and bump it on spec changes. */
@@ -64,8 +64,23 @@ const GENERATION_KEPT: ReadonlySet<string> = new Set([
  * ```
  */
 export function keepsGeneration(def: Pick<ResourceDef, "group" | "plural" | "builtin">): boolean {
-  return !def.builtin || GENERATION_KEPT.has(storageKey(def));
+  if (!def.builtin) return true;
+  // Asked on every write: by the def's own strings, no storage key built each time.
+  let kept = KEPT_BY_GROUP.get(def.group);
+  if (!kept) {
+    const plurals = new Set<string>();
+    for (const key of GENERATION_KEPT) {
+      const dot = key.indexOf(".");
+      if ((dot < 0 ? "" : key.slice(dot + 1)) === def.group) {
+        plurals.add(dot < 0 ? key : key.slice(0, dot));
+      }
+    }
+    KEPT_BY_GROUP.set(def.group, kept = plurals);
+  }
+  return kept.has(def.plural);
 }
+
+const KEPT_BY_GROUP = new Map<string, ReadonlySet<string>>();
 
 /** What the Service defaults need from the store. */
 export interface ServiceContext {
@@ -161,36 +176,38 @@ const QOS_RESOURCES = ["cpu", "memory"];
  * pod's summed requests equal its summed limits; Burstable otherwise.
  */
 function qosClass(spec: PodSpec): string {
-  const requests = new Map<string, number>();
-  const limits = new Map<string, number>();
+  // Summed per resource of QOS_RESOURCES (cpu, memory); undefined until one is set.
+  const requests: Array<number | undefined> = [undefined, undefined];
+  const limits: Array<number | undefined> = [undefined, undefined];
   let guaranteed = true;
-  const containers = [
-    ...(Array.isArray(spec.containers) ? spec.containers : []),
-    ...(Array.isArray(spec.initContainers) ? spec.initContainers : []),
-  ];
-  for (const c of containers) {
-    const res = c && typeof c === "object" ? c.resources : undefined;
-    for (const name of QOS_RESOURCES) {
-      const req = quantity(res?.requests?.[name]);
-      if (req !== undefined && req !== 0) requests.set(name, (requests.get(name) ?? 0) + req);
-    }
-    const found = new Set<string>();
-    for (const name of QOS_RESOURCES) {
-      const lim = quantity(res?.limits?.[name]);
-      if (lim !== undefined && lim !== 0) {
-        found.add(name);
-        limits.set(name, (limits.get(name) ?? 0) + lim);
+  for (const list of [spec.containers, spec.initContainers]) {
+    if (!Array.isArray(list)) continue;
+    for (const c of list) {
+      const res = c && typeof c === "object" ? c.resources : undefined;
+      let found = 0;
+      for (let r = 0; r < QOS_RESOURCES.length; r++) {
+        const name = QOS_RESOURCES[r]!;
+        const req = quantity(res?.requests?.[name]);
+        if (req !== undefined && req !== 0) requests[r] = (requests[r] ?? 0) + req;
+        const lim = quantity(res?.limits?.[name]);
+        if (lim !== undefined && lim !== 0) {
+          found++;
+          limits[r] = (limits[r] ?? 0) + lim;
+        }
       }
+      if (found !== QOS_RESOURCES.length) guaranteed = false;
     }
-    if (found.size !== QOS_RESOURCES.length) guaranteed = false;
   }
-  if (requests.size === 0 && limits.size === 0) return "BestEffort";
+  const requested = requests.filter((q) => q !== undefined).length;
+  const limited = limits.filter((q) => q !== undefined).length;
+  if (requested === 0 && limited === 0) return "BestEffort";
   if (guaranteed) {
-    for (const [name, req] of requests) {
-      if (!sameQuantity(limits.get(name), req)) guaranteed = false;
+    for (let r = 0; r < QOS_RESOURCES.length; r++) {
+      const req = requests[r];
+      if (req !== undefined && !sameQuantity(limits[r], req)) guaranteed = false;
     }
   }
-  return guaranteed && requests.size === limits.size ? "Guaranteed" : "Burstable";
+  return guaranteed && requested === limited ? "Guaranteed" : "Burstable";
 }
 
 function sameQuantity(a: number | undefined, b: number): boolean {
@@ -220,6 +237,18 @@ const SUFFIXES: Record<string, number> = {
 function quantity(value: unknown): number | undefined {
   if (typeof value === "number") return value;
   if (typeof value !== "string") return undefined;
+  // The same few quantities come in every pod: read once each (a bounded cache).
+  if (QUANTITIES.has(value)) return QUANTITIES.get(value);
+  if (QUANTITIES.size >= QUANTITIES_CAP) QUANTITIES.clear();
+  const n = readQuantity(value);
+  QUANTITIES.set(value, n);
+  return n;
+}
+
+const QUANTITIES_CAP = 1024;
+const QUANTITIES = new Map<string, number | undefined>();
+
+function readQuantity(value: string): number | undefined {
   const m = /^([+-]?(?:\d+\.?\d*|\.\d+))(?:([eE][+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?)$/.exec(
     value.trim(),
   );

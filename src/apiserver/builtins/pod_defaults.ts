@@ -155,27 +155,55 @@ function defaultedProbe(probe: Obj): Obj {
   return out;
 }
 
-/** A resource list in canonical form. */
+/** A resource list in canonical form (the list itself when it is already). */
 function canonicalList(list: unknown): unknown {
   if (!isObj(list)) return list;
-  const out: Obj = {};
-  for (const [name, value] of Object.entries(list)) {
-    const q = parseQuantity(value);
-    if (typeof q === "string") throw new QuantityError(q);
-    out[name] = canonicalQuantity(q);
+  let out: Obj | undefined;
+  for (const name in list) {
+    if (!Object.hasOwn(list, name)) continue;
+    const value = list[name];
+    const text = canonicalOf(value);
+    if (!out && text !== value) {
+      out = {};
+      for (const before in list) {
+        if (before === name) break;
+        if (Object.hasOwn(list, before)) out[before] = list[before];
+      }
+    }
+    if (out) out[name] = text;
   }
-  return out;
+  return out ?? list;
+}
+
+/** Canonical forms by the text sent: the same few ("100m", "64Mi") come in every pod spec. */
+const CANONICAL = new Map<string, string>();
+const CANONICAL_CAP = 1024;
+
+function canonicalOf(value: unknown): string {
+  const known = typeof value === "string" ? CANONICAL.get(value) : undefined;
+  if (known !== undefined) return known;
+  const q = parseQuantity(value);
+  if (typeof q === "string") throw new QuantityError(q);
+  const text = canonicalQuantity(q);
+  if (typeof value === "string") {
+    if (CANONICAL.size >= CANONICAL_CAP) CANONICAL.clear();
+    CANONICAL.set(value, text);
+  }
+  return text;
 }
 
 function defaultedResources(resources: Obj, pod: boolean): Obj {
   const out: Obj = { ...resources };
   if (out.limits !== undefined) out.limits = canonicalList(out.limits);
   if (out.requests !== undefined) out.requests = canonicalList(out.requests);
-  if (pod && isObj(out.limits)) {
+  const limits = out.limits;
+  if (pod && isObj(limits)) {
     // A Pod's requests default to its limits (kube's SetDefaults_Pod).
     const requests: Obj = isObj(out.requests) ? { ...out.requests } : {};
-    for (const [name, value] of Object.entries(out.limits)) {
-      if (!Object.hasOwn(requests, name)) requests[name] = value;
+    for (const name in limits) {
+      if (Object.hasOwn(limits, name) && !Object.hasOwn(requests, name)) {
+        requests[name] = limits[name];
+      }
     }
     out.requests = requests;
   }
@@ -251,10 +279,14 @@ export function admitPodSpec(
   }
   const tolerations = Array.isArray(spec.tolerations) ? spec.tolerations : [];
   let added: unknown[] | undefined;
-  for (const [key, effect] of DEFAULT_TOLERATIONS) {
-    const tolerated = tolerations.some((t) =>
-      isObj(t) && (t.key === key || unset(t.key)) && (t.effect === effect || unset(t.effect))
-    );
+  for (let d = 0; d < DEFAULT_TOLERATIONS.length; d++) {
+    const [key, effect] = DEFAULT_TOLERATIONS[d]!;
+    let tolerated = false;
+    for (let i = 0; i < tolerations.length && !tolerated; i++) {
+      const t = tolerations[i];
+      tolerated = isObj(t) && (t.key === key || unset(t.key)) &&
+        (t.effect === effect || unset(t.effect));
+    }
     if (!tolerated) {
       (added ??= [...tolerations]).push({
         key,

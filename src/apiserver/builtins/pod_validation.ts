@@ -174,7 +174,9 @@ function resourceCauses(resources: unknown, path: string): StatusCause[] {
     const values = resources[listName];
     const out = new Map<string, Quantity>();
     if (!isObj(values)) return out;
-    for (const [name, value] of Object.entries(values)) {
+    for (const name in values) {
+      if (!Object.hasOwn(values, name)) continue;
+      const value = values[name];
       const q = parseQuantity(value);
       if (typeof q === "string") continue; // refused when decoding (pod_defaults.ts)
       if (q.mantissa < 0n) {

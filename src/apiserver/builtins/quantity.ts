@@ -135,6 +135,9 @@ function scaled(q: Quantity, exponent: number): bigint {
  * ```
  */
 export function compareQuantities(a: Quantity, b: Quantity): number {
+  if (a.exponent === b.exponent) {
+    return a.mantissa < b.mantissa ? -1 : a.mantissa > b.mantissa ? 1 : 0;
+  }
   const e = Math.min(a.exponent, b.exponent);
   const x = scaled(a, e);
   const y = scaled(b, e);

@@ -216,9 +216,9 @@ function defaulted(
   }
   switch (key) {
     case "/Pod": {
-      const spec = specOf(obj);
-      if (!spec) return obj;
-      const out = defaultedPodSpec(spec, true) as Obj;
+      const spec = obj.spec;
+      if (spec !== undefined && !isObj(spec)) return obj;
+      const out = defaultedPodSpec(spec ?? {}, true) as Obj;
       const before = current && isObj(current.spec) ? current.spec : undefined;
       const classes = store && {
         get: (name: string) => store.get(PRIORITY_CLASSES, "", name),

@@ -150,14 +150,16 @@ export function builtinCauses(
       );
     }
   };
+  // The stored spec itself (a patch of metadata, a status write) was validated when stored.
+  const unchanged = old !== undefined && obj.spec === old.spec;
   switch (`${group}/${kind}`) {
     case "/Pod":
-      // The stored spec itself (a patch of metadata, a status write) was validated when stored.
-      if (old && obj.spec === old.spec) break;
+      if (unchanged) break;
       causes.push(...podSpecCauses(obj.spec, "spec"));
       if (old) causes.push(...podUpdateCauses(spec, oldSpec));
       break;
     case "/ReplicationController": {
+      if (unchanged) break;
       const template = isObj(spec.template) ? spec.template : undefined;
       if (template) {
         causes.push(...podSpecCauses(template.spec, "spec.template.spec"));
@@ -166,27 +168,33 @@ export function builtinCauses(
       break;
     }
     case "/PodTemplate": {
+      if (old && obj.template === old.template) break;
       const template = isObj(obj.template) ? obj.template : {};
       causes.push(...podSpecCauses(template.spec, "template.spec"));
       break;
     }
     case "apps/Deployment":
+      if (unchanged) break;
       causes.push(...workloadCauses(spec, "deployment", true));
       immutableSelector();
       break;
     case "apps/ReplicaSet":
+      if (unchanged) break;
       causes.push(...workloadCauses(spec, "deployment", true));
       immutableSelector();
       break;
     case "apps/StatefulSet":
+      if (unchanged) break;
       causes.push(...workloadCauses(spec, "statefulset", true));
       if (old) causes.push(...statefulSetUpdateCauses(spec, oldSpec));
       break;
     case "apps/DaemonSet":
+      if (unchanged) break;
       causes.push(...workloadCauses(spec, "daemonset", false));
       immutableSelector();
       break;
     case "batch/Job": {
+      if (unchanged) break;
       for (const f of ["parallelism", "completions", "backoffLimit", "activeDeadlineSeconds"]) {
         causes.push(...nonNegative(spec[f], `spec.${f}`));
       }
@@ -204,6 +212,7 @@ export function builtinCauses(
       break;
     }
     case "batch/CronJob": {
+      if (unchanged) break;
       const jobTemplate = isObj(spec.jobTemplate) ? spec.jobTemplate : {};
       const jobSpec = isObj(jobTemplate.spec) ? jobTemplate.spec : {};
       const template = isObj(jobSpec.template) ? jobSpec.template : {};

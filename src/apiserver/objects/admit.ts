@@ -126,6 +126,9 @@ export function admitObject(
   const unknown = (pruned: string[]) => {
     const mode = options.fieldValidation ?? "Warn";
     if (mode === "Ignore") return;
+    if (!pruned.length && !options.duplicates?.found.length && !options.duplicates?.yaml?.length) {
+      return;
+    }
     const list = strictErrors(
       options.duplicates,
       pruned,
@@ -146,6 +149,7 @@ export function admitObject(
       def.group,
       def.kind,
       out as unknown as Record<string, unknown>,
+      current as unknown as Record<string, unknown> | undefined,
     );
     if (known?.pruned.length) out = known.value as unknown as KObject;
     unknown(known?.pruned ?? []);

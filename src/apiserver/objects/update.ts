@@ -60,15 +60,25 @@ export function replaceObject(
     if (obj.status === undefined) delete draft.status;
     else draft.status = obj.status;
   } else {
-    const meta: Meta = {
-      ...incoming,
-      name: current.metadata.name,
-      uid: current.metadata.uid,
-      creationTimestamp: current.metadata.creationTimestamp,
-      generation: current.metadata.generation,
-      resourceVersion: current.metadata.resourceVersion,
-    };
-    if (meta.generation === undefined || !keepsGeneration(def)) delete meta.generation;
+    // Left out rather than deleted: a deleted key slows every later read of the object.
+    const generation = keepsGeneration(def) ? current.metadata.generation : undefined;
+    const meta: Meta = generation === undefined
+      ? {
+        ...incoming,
+        name: current.metadata.name,
+        uid: current.metadata.uid,
+        creationTimestamp: current.metadata.creationTimestamp,
+        resourceVersion: current.metadata.resourceVersion,
+      }
+      : {
+        ...incoming,
+        name: current.metadata.name,
+        uid: current.metadata.uid,
+        creationTimestamp: current.metadata.creationTimestamp,
+        generation,
+        resourceVersion: current.metadata.resourceVersion,
+      };
+    if (generation === undefined && Object.hasOwn(meta, "generation")) delete meta.generation;
     if (current.metadata.namespace !== undefined) meta.namespace = current.metadata.namespace;
     else delete meta.namespace;
     if (current.metadata.deletionTimestamp) {

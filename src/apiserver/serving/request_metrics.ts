@@ -89,6 +89,7 @@ interface Series {
 export class RequestMetrics {
   /** By a short key of the labels; the Prometheus text of the labels is made only when scraped. */
   #series = new Map<string, Series>();
+  #last: Series | undefined;
   #inflight = { mutating: 0, readOnly: 0 };
   #peak = { mutating: 0, readOnly: 0 };
   #peakSince = -Infinity;
@@ -101,18 +102,23 @@ export class RequestMetrics {
    * @param seconds How long it took (not observed for watches: theirs is the stream's life).
    */
   observe(labels: RequestLabels, code: number, seconds: number | undefined): void {
-    const key =
-      `${labels.verb} ${labels.group} ${labels.version} ${labels.resource} ${labels.subresource} ${labels.scope} ${labels.dryRun}`;
-    let series = this.#series.get(key);
+    // Requests come in runs of the same labels: the last series is tried before the key is built.
+    let series = this.#last && sameLabels(this.#last.labels, labels) ? this.#last : undefined;
     if (!series) {
-      series = {
-        labels: { ...labels },
-        codes: new Map(),
-        buckets: new Array(DURATION_BUCKETS.length).fill(0),
-        sum: 0,
-        count: 0,
-      };
-      this.#series.set(key, series);
+      const key =
+        `${labels.verb} ${labels.group} ${labels.version} ${labels.resource} ${labels.subresource} ${labels.scope} ${labels.dryRun}`;
+      series = this.#series.get(key);
+      if (!series) {
+        series = {
+          labels: { ...labels },
+          codes: new Map(),
+          buckets: new Array(DURATION_BUCKETS.length).fill(0),
+          sum: 0,
+          count: 0,
+        };
+        this.#series.set(key, series);
+      }
+      this.#last = series;
     }
     series.codes.set(code, (series.codes.get(code) ?? 0) + 1);
     if (seconds === undefined) return;
@@ -204,6 +210,12 @@ export class RequestMetrics {
     }
     return lines.join("\n") + "\n";
   }
+}
+
+function sameLabels(a: RequestLabels, b: RequestLabels): boolean {
+  return a.resource === b.resource && a.verb === b.verb && a.group === b.group &&
+    a.version === b.version && a.subresource === b.subresource && a.scope === b.scope &&
+    a.dryRun === b.dryRun;
 }
 
 function compare(a: string, b: string): number {

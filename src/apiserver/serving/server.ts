@@ -45,7 +45,7 @@ import { type RequestLabels, RequestMetrics } from "./request_metrics.ts";
 import { goJsonSyntaxError, summarizeBody } from "../wire/go_json_error.ts";
 import { countKeys, depthAndMembers, findDuplicates } from "../wire/json_duplicates.ts";
 import { parseYamlLenient, yamlDuplicates } from "../wire/yaml_duplicates.ts";
-import { jsonText } from "../shared/json_body.ts";
+import { jsonLine, jsonText } from "../shared/json_body.ts";
 import { noRoute, ownedByRestContainer, pageNotFound, unservedPath } from "./not_found.ts";
 import { ListSnapshots, parseListOptions, parseResourceVersion } from "../storage/listing.ts";
 import { Objects } from "../objects/objects.ts";
@@ -66,9 +66,9 @@ import {
 } from "../wire/query_params.ts";
 import {
   checkDecoded,
-  jsonDepth,
   MAX_JSON_DEPTH,
   MAX_REQUEST_BODY_BYTES,
+  nestsDeeperThan,
   parseJsonBody,
   readBodyLimited,
   requestTooLarge,
@@ -233,7 +233,7 @@ export class ApiServer {
     // Whatever a write was made of (a body, patches on patches, YAML, protobuf), an object nested
     // too deeply never reaches the store: every reader and watcher would break on it.
     this.store.guard((change, encoded) => {
-      if (change.type !== "DELETED" && jsonDepth(encoded, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
+      if (change.type !== "DELETED" && nestsDeeperThan(encoded, MAX_JSON_DEPTH)) {
         throw tooDeep(MAX_JSON_DEPTH, "the object");
       }
     });
@@ -592,7 +592,12 @@ export class ApiServer {
       const headers: Record<string, string> = {
         "content-type": table && req.method === "GET" ? TABLE_CONTENT_TYPE : "application/json",
       };
-      const res = new Response(jsonText(body), { status, headers });
+      // The object just stored is answered in the JSON the store encoded it in.
+      const encoded = body === obj ? this.store.encodingOf(obj) : undefined;
+      const res = new Response(encoded === undefined ? jsonText(body) : jsonLine(encoded), {
+        status,
+        headers,
+      });
       for (const w of warnings) res.headers.append("warning", `299 - ${JSON.stringify(w)}`);
       return res;
     };

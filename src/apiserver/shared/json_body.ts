@@ -34,7 +34,28 @@ const ESCAPES: Record<string, string> = {
  * ```
  */
 export function jsonText(body: unknown, pretty = false): string {
-  const text = pretty ? JSON.stringify(body, null, 2) : JSON.stringify(body) + "\n";
+  return pretty ? htmlSafe(JSON.stringify(body, null, 2)) : jsonLine(JSON.stringify(body));
+}
+
+/**
+ * A compact body from JSON text already encoded (the store's own encoding of the object written),
+ * as {@linkcode jsonText} would write the value: HTML-safe, ended by a newline.
+ *
+ * @param json The compact JSON text of the value (`JSON.stringify`'s).
+ * @returns The text.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { jsonLine, jsonText } from "./json_body.ts";
+ * assert.equal(jsonLine(JSON.stringify({ a: "<b>" })), jsonText({ a: "<b>" }));
+ * ```
+ */
+export function jsonLine(json: string): string {
+  return htmlSafe(json) + "\n";
+}
+
+function htmlSafe(text: string): string {
   // Outside strings JSON has none of these characters: escaping the whole text is escaping
   // the strings.
   // (includes() is a fast scan; a regular expression over every body cost as much as half a
