@@ -240,8 +240,10 @@ Deno.test("WebhookNgrokTunnel: an agent that dies while serving ends the tunnel 
 });
 
 Deno.test("WebhookNgrokTunnel: the operator's managed webhooks get the tunnel's URL; the API server's admission goes through it", async () => {
-  await using c = await cluster();
-  await using ngrok = await fakeNgrok("http");
+  // ngrok's public URL is https under a publicly trusted certificate; the fake's test CA stands
+  // in for the system's roots (a real kube-apiserver refuses http webhook URLs).
+  await using ngrok = await fakeNgrok("https");
+  await using c = await cluster({ webhookTrustedCAs: [ngrok.ca!] });
   const registry = new kopf.OperatorRegistry();
   kopf.on.startup({ registry }, ({ settings }) => {
     settings.admission.server = new kopf.WebhookNgrokTunnel({
@@ -267,7 +269,7 @@ Deno.test("WebhookNgrokTunnel: the operator's managed webhooks get the tunnel's 
   const publicUrl = lines.find((l) => l.includes("Accessing the webhooks at"));
   assert.ok(publicUrl, "the tunnel's URL is logged");
   const url = webhooks[0]!.clientConfig.url as string;
-  assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/r4nd\/no_bad$/);
+  assert.match(url, /^https:\/\/127\.0\.0\.1:\d+\/r4nd\/no_bad$/);
   assert.equal(webhooks[0]!.clientConfig.caBundle, undefined);
   assert.ok(publicUrl.includes(url.replace(/\/no_bad$/, "")));
 

@@ -197,16 +197,18 @@ export class Admission {
    * @param objects The write path whose writes are admitted.
    * @param convert Objects to the version of a webhook matched at an equivalent version (the CRD's conversion: `Conversion.toVersion`); the default answers them as they are (their apiVersion is rewritten here, as strategy None does).
    * @param identity The client certificate presented to webhooks, if any.
+   * @param roots PEM certificates webhook calls trust besides the system's roots.
    */
   constructor(
     objects: Objects,
     convert: (def: ResourceDef, objects: KObject[]) => Promise<KObject[]> = (_, o) =>
       Promise.resolve(o),
     identity?: WebhookClientCertificate,
+    roots: string[] = [],
   ) {
     this.#objects = objects;
     this.#convert = convert;
-    this.#clients = new WebhookClients(identity);
+    this.#clients = new WebhookClients(identity, roots);
   }
 
   get #store(): Store {

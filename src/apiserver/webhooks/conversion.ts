@@ -97,11 +97,17 @@ export class Conversion {
    * @param store The objects (and the CRDs with their conversion settings).
    * @param registry The served resources (for the storage version).
    * @param identity The client certificate presented to webhooks, if any.
+   * @param roots PEM certificates webhook calls trust besides the system's roots.
    */
-  constructor(store: Store, registry: ResourceRegistry, identity?: WebhookClientCertificate) {
+  constructor(
+    store: Store,
+    registry: ResourceRegistry,
+    identity?: WebhookClientCertificate,
+    roots: string[] = [],
+  ) {
     this.#store = store;
     this.#registry = registry;
-    this.#clients = new WebhookClients(identity);
+    this.#clients = new WebhookClients(identity, roots);
   }
 
   /** Closes the cached HTTP clients. */

@@ -36,14 +36,17 @@ import { GoVerifyError } from "./webhook_tls.ts";
 export class WebhookClients {
   readonly #clients = new Map<string, Deno.HttpClient>();
   readonly #identity: WebhookClientCertificate | undefined;
+  readonly #roots: string[];
   /** Bundles whose webhooks serve a CA certificate (rustls refuses it): called as Go judges. */
   readonly #goVerified = new Set<string>();
 
   /**
    * @param identity The client certificate to present, if any.
+   * @param roots PEM certificates trusted besides the system's roots (the host's trust store).
    */
-  constructor(identity?: WebhookClientCertificate) {
+  constructor(identity?: WebhookClientCertificate, roots: string[] = []) {
     this.#identity = identity;
+    this.#roots = roots;
   }
 
   /**
@@ -54,13 +57,14 @@ export class WebhookClients {
    * @throws {Error} A bundle that is not base64 PEM, or a bad client certificate or key.
    */
   get(caBundle: string | undefined): Deno.HttpClient | undefined {
-    if (!caBundle && !this.#identity) return undefined;
+    if (!caBundle && !this.#identity && !this.#roots.length) return undefined;
     const key = caBundle ?? "";
     let client = this.#clients.get(key);
     if (!client) {
       const pem = caBundle ? new TextDecoder().decode(decodeBase64(caBundle)) : undefined;
+      const caCerts = pem ? [...this.#roots, pem] : this.#roots;
       client = Deno.createHttpClient({
-        ...(pem ? { caCerts: [pem] } : {}),
+        ...(caCerts.length ? { caCerts } : {}),
         ...(this.#identity ? { cert: this.#identity.cert, key: this.#identity.key } : {}),
       });
       this.#clients.set(key, client);
