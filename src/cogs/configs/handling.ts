@@ -6,7 +6,7 @@
  * @module
  */
 
-import { bool, fail, integer, optionalSeconds, seconds, text } from "./_checks.ts";
+import { fail, integer, optionalSeconds, seconds, text } from "./_checks.ts";
 
 /**
  * Settings of admission webhooks.

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { bool, delays, integer, optionalSeconds, seconds } from "./_checks.ts";
+import { bool, delays, integer, optionalSeconds } from "./_checks.ts";
 
 /**
  * Settings of requests to the Kubernetes API.

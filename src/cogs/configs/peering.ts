@@ -5,7 +5,7 @@
  * @module
  */
 
-import { bool, fail, integer, seconds, text } from "./_checks.ts";
+import { bool, fail, integer, text } from "./_checks.ts";
 
 /**
  * Settings of peering: how replicas of operators find each other and who pauses.
