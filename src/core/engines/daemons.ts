@@ -27,7 +27,7 @@
 import { type Clock, realClock } from "../../cogs/aio/clock.ts";
 import { StopFlag } from "../../cogs/aio/stop_flag.ts";
 import type { ToggleSet } from "../../cogs/aio/toggles.ts";
-import type { Resource } from "../../cogs/structs/references.ts";
+import type { Resource } from "../../cogs/structs/resource.ts";
 import type { OperatorSettings } from "../../cogs/configs/settings.ts";
 import type { ObjectApi } from "../actions/application.ts";
 import type { HandlerMetrics } from "../actions/execution.ts";

@@ -37,7 +37,7 @@ import type { Toggle } from "../../cogs/aio/toggles.ts";
 import type { ApiClient } from "../../cogs/clients/api.ts";
 import { patchObject } from "../../cogs/clients/patching.ts";
 import type { PeeringSettings } from "../../cogs/configs/peering.ts";
-import type { Resource } from "../../cogs/structs/references.ts";
+import type { Resource } from "../../cogs/structs/resource.ts";
 import type { OperatorLogger } from "../actions/loggers.ts";
 import type { AnyObject } from "../intents/handlers.ts";
 import { type CappedLastseen, type Peer, peerEntry, reprPeers, viewPeers } from "./peers.ts";

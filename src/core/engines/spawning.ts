@@ -29,7 +29,7 @@
 
 import { Patch } from "../../cogs/structs/patches.ts";
 import { trimBody } from "../../cogs/structs/trimming.ts";
-import type { Resource } from "../../cogs/structs/references.ts";
+import type { Resource } from "../../cogs/structs/resource.ts";
 import type { Clock } from "../../cogs/aio/clock.ts";
 import type { StopFlag } from "../../cogs/aio/stop_flag.ts";
 import type { OperatorSettings } from "../../cogs/configs/settings.ts";

@@ -9,7 +9,7 @@
  * @module
  */
 
-import type { Selector } from "../../cogs/structs/references.ts";
+import type { Selector } from "../../cogs/structs/selector.ts";
 import type {
   ActivityHandler,
   ChangingHandler,

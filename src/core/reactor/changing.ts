@@ -23,7 +23,7 @@
 import { realClock } from "../../cogs/aio/clock.ts";
 import { diff as computeDiff, reduceDiff } from "../../cogs/structs/diffs.ts";
 import { Patch } from "../../cogs/structs/patches.ts";
-import type { Resource } from "../../cogs/structs/references.ts";
+import type { Resource } from "../../cogs/structs/resource.ts";
 import {
   addFinalizer,
   applyCycleWrite,
