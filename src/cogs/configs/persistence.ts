@@ -8,7 +8,8 @@
 
 import { fail, integer, seconds, text } from "./_checks.ts";
 import { AnnotationsDiffBaseStorage, DiffBaseStorage } from "./diffbase.ts";
-import { ProgressStorage, SmartProgressStorage } from "./progress.ts";
+import { SmartProgressStorage } from "./progress_multi.ts";
+import { ProgressStorage } from "./progress_storage.ts";
 
 /**
  * Settings of what the operator keeps on objects.

@@ -37,6 +37,7 @@ export {
   type SelectorSpec,
 } from "./selector_specs.ts";
 
+/** Custom resource definitions (any served version). */
 export const CRDS: Selector = new Selector("apiextensions.k8s.io", "customresourcedefinitions");
 /** Core v1 events. */
 export const EVENTS: Selector = new Selector("v1", "events");
