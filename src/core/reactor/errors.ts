@@ -8,7 +8,7 @@
  */
 
 import { ApiError, ForbiddenError, TlsVerificationError } from "../../cogs/clients/errors.ts";
-import { LoginError } from "../../cogs/structs/credentials.ts";
+import { LoginError } from "../../cogs/structs/login_errors.ts";
 import { ActivityError } from "../engines/activities.ts";
 
 /**
