@@ -150,8 +150,7 @@ export class Vault implements AsyncIterable<VaultEntry>, Disposable {
 
   /**
    * The credentials {@link Vault.select} would give now, if it would give them without
-   * waiting: for callers on a hot path, which call `select()` when this gives nothing
-   * (no promise then).
+   * waiting; callers call `select()` when this gives nothing.
    *
    * @returns The key and the credentials; undefined while a re-login is pending or when
    *   no valid credentials are left (`select()` then waits or throws).

@@ -128,7 +128,7 @@ export interface DaemonsContext {
 export class Daemons {
   readonly #op: DaemonsContext;
   readonly #objects = new Set<SpawnedObject>();
-  /** The posting level of all objects' loggers: one closure, not one per object. */
+  /** The posting level of all objects' loggers (one for all). */
   readonly #level: () => Level | undefined;
   /** What the daemons' and timers' loops need (one record for all). */
   readonly #env: SpawningEnv;

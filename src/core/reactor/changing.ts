@@ -286,7 +286,7 @@ const NO_RESULTS: ReadonlyMap<string, unknown> = new Map();
 
 /**
  * The object as our last write returned it: the write's result when it changed the object
- * (a new resourceVersion), else the one kept so far. A function, not a closure per cycle.
+ * (a new resourceVersion), else the one kept so far.
  */
 function newer(
   body: AnyObject,

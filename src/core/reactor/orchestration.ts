@@ -218,8 +218,7 @@ export class Orchestrator {
         },
         // No limit set: none, unless the API is backlogged (requests wait for a slot). Then
         // cycles beyond the API's own concurrency would only stall on it, each holding its
-        // whole in-flight state (contexts, patches, suspended frames; ~10 KB per object in a
-        // 10,000-object burst): they wait as queued events instead, their latest body batched.
+        // whole in-flight state: they wait as queued events instead, their latest body batched.
         // The limit lifts when the backlog is gone (onCalm below), slow handlers or not.
         get workerLimit() {
           const limit = settings.batching.workerLimit;
