@@ -69,15 +69,7 @@ import {
 
 export type { NestedFieldPath } from "./_objects.ts";
 export type { ObjectReference, OwnerReferenceOptions } from "../cogs/structs/bodies.ts";
-export type {
-  AdoptOptions,
-  KubernetesObjects,
-  LabelOptions,
-  NamespaceOptions,
-  NamingOptions,
-  OwnerBody,
-  OwnerReference,
-} from "./hierarchy_types.ts";
+export type * from "./hierarchy_types.ts";
 export {
   appendOwnerReference,
   buildObjectReference,

@@ -43,14 +43,7 @@ import type {
   VersionedDefinition,
 } from "./typed_definitions.ts";
 
-export type {
-  PrinterColumn,
-  ResourceDefinition,
-  Schema,
-  Static,
-  VersionDefinition,
-  VersionedDefinition,
-} from "./typed_definitions.ts";
+export type * from "./typed_definitions.ts";
 
 /** The typed resource of each version of a definition, by version name. */
 export type VersionsOf<V extends Record<string, VersionDefinition>> = {
