@@ -36,298 +36,46 @@
  * - `removeOwnerReference()` creates no empty `metadata.ownerReferences` on
  *   objects that had none.
  *
+ * Where the pieces live: the types in `hierarchy_types.ts`, owner references in
+ * `owner_references.ts`, the checks and steps they share in `_hierarchy_steps.ts`;
+ * naming, namespaces, labels and `adopt()` here.
+ *
  * @module
  */
 
-import { isObject, type JsonObject } from "../cogs/structs/_json.ts";
-import {
-  type Body,
-  buildOwnerReference as buildMetaOwnerReference,
-  type ObjectReference,
-  type OwnerReference as MetaOwnerReference,
-  type OwnerReferenceOptions,
-} from "../cogs/structs/bodies.ts";
+import type { JsonObject } from "../cogs/structs/_json.ts";
 import { handledBody, splitOptions } from "./_handled.ts";
+import { checkMetadata, collectObjects, peekMeta } from "./_objects.ts";
+import type {
+  AdoptOptions,
+  KubernetesObjects,
+  LabelOptions,
+  NamespaceOptions,
+  NamingOptions,
+  OwnerBody,
+} from "./hierarchy_types.ts";
 import {
-  checkMetadata,
-  collectObjects,
-  describe,
-  ensureMetaArray,
-  ensureMetadata,
-  ensureMetaObject,
-  isSet,
-  type NestedFieldPath,
-  parseNested,
-  peekMeta,
-  resolveNested,
-  type Target,
-} from "./_objects.ts";
+  applyLabels,
+  applyNamespace,
+  applyNaming,
+  applyOwnerReference,
+  checkLabels,
+  checkName,
+  checkNamespace,
+  labelTargets,
+  makeOwnerReference,
+  ownerLabels,
+} from "./_hierarchy_steps.ts";
 
 export type { NestedFieldPath } from "./_objects.ts";
-export type { ObjectReference, OwnerReferenceOptions };
-
-/**
- * One Kubernetes object, or any nesting of arrays/iterables of them: plain
- * objects (`{ kind: "Job", spec: {…} }`) or client-node models (`new V1Pod()`).
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { type KubernetesObjects, label } from "@kopf/kopf";
- *
- * // A stand-in for a client-node model class such as `V1Pod`.
- * class Pod {
- *   metadata?: { labels?: Record<string, string> };
- * }
- * const pod = new Pod();
- * const job = { kind: "Job" };
- * const objs: KubernetesObjects = [pod, [job]];
- * label(objs, { app: "web" });
- * assert.ok(pod instanceof Pod);
- * assert.deepEqual(pod.metadata?.labels, { app: "web" });
- * assert.deepEqual(job, { kind: "Job", metadata: { labels: { app: "web" } } });
- * ```
- */
-export type KubernetesObjects = object | Iterable<KubernetesObjects>;
-
-/**
- * The owner (parent) object, as a handler's `body` or a client-node model read
- * from the API. Only these fields are read.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { type OwnerBody, buildObjectReference } from "@kopf/kopf";
- *
- * const owner: OwnerBody = { apiVersion: "v1", kind: "Namespace", metadata: { name: "ns", uid: "u" } };
- * assert.deepEqual(buildObjectReference(owner), { apiVersion: "v1", kind: "Namespace", name: "ns", uid: "u" });
- * ```
- */
-export type OwnerBody = {
-  apiVersion?: string | undefined;
-  kind?: string | undefined;
-  metadata?: {
-    name?: string | undefined;
-    uid?: string | undefined;
-    namespace?: string | undefined;
-    labels?: { [key: string]: string } | undefined;
-  } | undefined;
-} | Readonly<Record<string, unknown>>;
-
-/**
- * An owner reference as this kit builds it: the one Kubernetes stores in a
- * child's `metadata.ownerReferences` ({@link MetaOwnerReference}), with the
- * four identifying fields always present (the kit refuses owners without them).
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { buildOwnerReference, type OwnerReference } from "@kopf/kopf";
- *
- * const owner = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "cm", uid: "u1" } };
- * const ref: OwnerReference = buildOwnerReference(owner, { blockOwnerDeletion: null });
- * assert.equal(ref.uid, "u1"); // a string, never undefined
- * assert.equal(ref.blockOwnerDeletion, undefined);
- * ```
- */
-export type OwnerReference =
-  & MetaOwnerReference
-  & Required<Pick<MetaOwnerReference, "apiVersion" | "kind" | "name" | "uid">>;
-
-/** Options of {@link harmonizeNaming}. */
-export interface NamingOptions {
-  /** Rename children that already have a `name` or `generateName`. Default: `false`. */
-  forced?: boolean;
-  /** Use the name as is (`metadata.name`), not as a prefix (`metadata.generateName`). Default: `false`. */
-  strict?: boolean;
-}
-
-/** Options of {@link adjustNamespace}. */
-export interface NamespaceOptions {
-  /** Overwrite a namespace that the children already have. Default: `false`. */
-  forced?: boolean;
-}
-
-/** Options of {@link label}. */
-export interface LabelOptions {
-  /** Overwrite labels that the children already have. Default: `false`. */
-  forced?: boolean;
-  /**
-   * Fields inside each child that are labelled too, as if they were objects
-   * of their own (e.g. `"spec.template"` for the pods of a Job/Deployment):
-   * one path, or a list of paths; a path is dotted or an array of keys.
-   * Paths absent in a child are skipped.
-   */
-  nested?: NestedFieldPath | Iterable<NestedFieldPath>;
-}
-
-/** Options of {@link adopt}: `forced`, `strict` and `nested` are passed on to every step. */
-export interface AdoptOptions extends NamingOptions, LabelOptions {}
-
-// ---------------------------------------------------------------------------
-// Reading the owner.
-
-function ownerString(fn: string, owner: JsonObject, field: "apiVersion" | "kind"): string {
-  const value = owner[field];
-  if (!isSet(value)) {
-    throw new TypeError(
-      `${fn}(): the owner has no ${field}; set owner.apiVersion and owner.kind ` +
-        `(items of a list response from the API omit them).`,
-    );
-  }
-  return value as string;
-}
-
-function ownerMeta(fn: string, owner: JsonObject, field: "name" | "uid"): string {
-  const value = peekMeta(owner, field);
-  if (!isSet(value)) {
-    throw new TypeError(
-      `${fn}(): the owner has no metadata.${field}; pass the owner as read from the API ` +
-        `(e.g. the handler's body), not a manifest that was never created.`,
-    );
-  }
-  return value as string;
-}
-
-function checkOwner(fn: string, owner: unknown): JsonObject {
-  if (!isObject(owner)) {
-    throw new TypeError(
-      `${fn}(): the owner is ${describe(owner)}; pass the parent object (e.g. the handler's body).`,
-    );
-  }
-  const meta = owner.metadata;
-  if (meta !== undefined && meta !== null && !isObject(meta)) {
-    throw new TypeError(
-      `${fn}(): the owner's metadata is ${
-        describe(meta)
-      }; pass the parent object as read from the API.`,
-    );
-  }
-  return owner;
-}
-
-function makeOwnerReference(
-  fn: string,
-  owner: unknown,
-  options: OwnerReferenceOptions = {},
-): OwnerReference {
-  const body = checkOwner(fn, owner) as Body; // an object, with metadata that is an object or absent
-  // The structs build the reference (options, Kopf's key order); the kit insists on the four fields.
-  return {
-    ...buildMetaOwnerReference(body, options),
-    apiVersion: ownerString(fn, body, "apiVersion"),
-    kind: ownerString(fn, body, "kind"),
-    name: ownerMeta(fn, body, "name"),
-    uid: ownerMeta(fn, body, "uid"),
-  };
-}
-
-function ownerLabels(fn: string, owner: JsonObject): Record<string, string> {
-  const labels = peekMeta(owner, "labels");
-  if (labels === undefined || labels === null) return {};
-  return checkLabels(fn, labels, "the owner's metadata.labels");
-}
-
-function checkLabels(fn: string, labels: unknown, what: string): Record<string, string> {
-  if (!isObject(labels)) {
-    throw new TypeError(
-      `${fn}(): ${what} is ${describe(labels)}; pass labels as an object of strings.`,
-    );
-  }
-  for (const [key, value] of Object.entries(labels)) {
-    if (typeof value !== "string") {
-      throw new TypeError(
-        `${fn}(): ${what} has ${describe(value)} for "${key}"; label values must be strings.`,
-      );
-    }
-  }
-  return labels as Record<string, string>;
-}
-
-// ---------------------------------------------------------------------------
-// The steps, on already collected and validated targets.
-
-function applyOwnerReference(targets: Target[], ref: OwnerReference): void {
-  for (const { obj } of targets) {
-    const refs = ensureMetaArray(obj, "ownerReferences");
-    if (!refs.some((r) => isObject(r) && r.uid === ref.uid)) refs.push({ ...ref });
-  }
-}
-
-function applyNaming(targets: Target[], name: string, forced: boolean, strict: boolean): void {
-  for (const { obj } of targets) {
-    const meta = isObject(obj.metadata) ? obj.metadata : undefined;
-    const named = meta !== undefined && (isSet(meta.name) || isSet(meta.generateName));
-    if (named && !forced) continue;
-    const target = ensureMetadata(obj);
-    if (strict) {
-      target.name = name;
-      delete target.generateName;
-    } else {
-      target.generateName = `${name}-`;
-      delete target.name;
-    }
-  }
-}
-
-function applyNamespace(targets: Target[], namespace: string | undefined, forced: boolean): void {
-  for (const { obj } of targets) {
-    if (!forced && isSet(peekMeta(obj, "namespace"))) continue;
-    if (namespace !== undefined) {
-      ensureMetadata(obj).namespace = namespace;
-    } else if (forced && isObject(obj.metadata)) {
-      delete obj.metadata.namespace;
-    }
-  }
-}
-
-function applyLabels(targets: Target[], labels: Record<string, string>, forced: boolean): void {
-  for (const { obj } of targets) {
-    const existing = ensureMetaObject(obj, "labels");
-    for (const [key, value] of Object.entries(labels)) {
-      if (forced || existing[key] === undefined || existing[key] === null) existing[key] = value;
-    }
-  }
-}
-
-/** The objects plus their nested sub-objects, validated for labelling. */
-function labelTargets(
-  fn: string,
-  targets: Target[],
-  nested: NestedFieldPath | Iterable<NestedFieldPath> | undefined,
-): Target[] {
-  const paths = parseNested(fn, nested);
-  const all: Target[] = [];
-  for (const target of targets) {
-    all.push(target);
-    for (const path of paths) {
-      const sub = resolveNested(fn, target, path);
-      if (sub !== undefined) all.push(sub);
-    }
-  }
-  for (const target of all) checkMetadata(fn, target, ["labels", "object"]);
-  return all;
-}
-
-function checkName(fn: string, name: unknown): string {
-  if (!isSet(name)) {
-    throw new TypeError(
-      `${fn}(): the name is ${describe(name)}${name === "" ? " (empty)" : ""}; ` +
-        `pass a non-empty string (e.g. the owner's metadata.name).`,
-    );
-  }
-  return name as string;
-}
-
-function checkNamespace(fn: string, namespace: unknown): string | undefined {
-  if (namespace === undefined || namespace === null || namespace === "") return undefined;
-  if (typeof namespace !== "string") {
-    throw new TypeError(
-      `${fn}(): the namespace is ${describe(namespace)}; pass a string, or null for none.`,
-    );
-  }
-  return namespace;
-}
+export type { ObjectReference, OwnerReferenceOptions } from "../cogs/structs/bodies.ts";
+export type * from "./hierarchy_types.ts";
+export {
+  appendOwnerReference,
+  buildObjectReference,
+  buildOwnerReference,
+  removeOwnerReference,
+} from "./owner_references.ts";
 
 // ---------------------------------------------------------------------------
 // The public functions.
@@ -335,179 +83,9 @@ function checkNamespace(fn: string, namespace: unknown): string | undefined {
 // The owner (or name/namespace/labels) defaults to the object being handled
 // (_handled.ts); options may then come second.
 
-const OWNER_REFERENCE_KEYS = ["controller", "blockOwnerDeletion"] as const;
 const NAMING_KEYS = ["forced", "strict"] as const;
 const LABEL_KEYS = ["forced", "nested"] as const;
 const ADOPT_KEYS = ["forced", "strict", "nested"] as const;
-
-/**
- * Builds an owner reference to `owner`, to put into a child's
- * `metadata.ownerReferences` — what makes Kubernetes delete the child
- * together with its owner.
- *
- * @param owner The parent object: a handler's body or a client-node model read from the API.
- * @param options `controller` and `blockOwnerDeletion`, both `true` by default.
- * @returns A new owner reference object.
- * @throws {TypeError} If the owner lacks `apiVersion`, `kind`, `metadata.name` or `metadata.uid`.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { buildOwnerReference } from "@kopf/kopf";
- *
- * const owner = {
- *   apiVersion: "kopf.dev/v1",
- *   kind: "KopfExample",
- *   metadata: { name: "kopf-example-1", uid: "6b931859", namespace: "default" },
- * };
- * assert.deepEqual(buildOwnerReference(owner), {
- *   apiVersion: "kopf.dev/v1",
- *   kind: "KopfExample",
- *   name: "kopf-example-1",
- *   uid: "6b931859",
- *   controller: true,
- *   blockOwnerDeletion: true,
- * });
- * assert.equal(buildOwnerReference(owner, { controller: false }).controller, false);
- * assert.throws(() => buildOwnerReference({ kind: "X" }), TypeError);
- * ```
- */
-export function buildOwnerReference(
-  owner: OwnerBody,
-  options: OwnerReferenceOptions = {},
-): OwnerReference {
-  return makeOwnerReference("buildOwnerReference", owner, options);
-}
-
-/**
- * Builds a reference to an object, as used for the `involvedObject` of
- * events. Fields that the object does not have (e.g. the namespace of a
- * cluster-scoped object) are left out rather than set empty.
- *
- * @param body The object: a handler's body or a client-node model.
- * @returns A new object reference with `apiVersion`, `kind`, `name`, `uid`, `namespace` where known.
- * @throws {TypeError} If `body` is not an object.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { buildObjectReference } from "@kopf/kopf";
- *
- * const node = { apiVersion: "v1", kind: "Node", metadata: { name: "n1", uid: "u1" } };
- * assert.deepEqual(buildObjectReference(node), {
- *   apiVersion: "v1",
- *   kind: "Node",
- *   name: "n1",
- *   uid: "u1",
- * });
- * ```
- */
-export function buildObjectReference(body: OwnerBody): ObjectReference {
-  const obj = checkOwner("buildObjectReference", body);
-  const ref: ObjectReference = {};
-  const fields = {
-    apiVersion: obj.apiVersion,
-    kind: obj.kind,
-    name: peekMeta(obj, "name"),
-    uid: peekMeta(obj, "uid"),
-    namespace: peekMeta(obj, "namespace"),
-  };
-  for (const [key, value] of Object.entries(fields)) {
-    if (isSet(value)) ref[key as keyof ObjectReference] = value as string;
-  }
-  return ref;
-}
-
-/**
- * Appends an owner reference to `owner` to each object, unless the object
- * already has a reference with the owner's uid. The objects are edited in
- * place (they are usually children about to be created, so no patch is
- * needed).
- *
- * @param objs An object, or an array/iterable of objects (plain or client-node models).
- * @param owner The parent object; omitted (or `undefined`) inside a handler: the handled object.
- *   Options may come second when it is omitted.
- * @param options `controller` and `blockOwnerDeletion`, both `true` by default.
- * @throws {TypeError} If the owner is incomplete (see {@link buildOwnerReference}), omitted
- *   outside of a handler, or `objs` holds something that is not an object.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { appendOwnerReference } from "@kopf/kopf";
- *
- * const owner = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "cm", uid: "u1" } };
- * const objs = [{ kind: "Job" }, { kind: "Deployment" }];
- * appendOwnerReference(objs, owner);
- * appendOwnerReference(objs, owner); // no duplicates
- * assert.deepEqual(objs[0], {
- *   kind: "Job",
- *   metadata: {
- *     ownerReferences: [{
- *       apiVersion: "v1",
- *       kind: "ConfigMap",
- *       name: "cm",
- *       uid: "u1",
- *       controller: true,
- *       blockOwnerDeletion: true,
- *     }],
- *   },
- * });
- * ```
- */
-export function appendOwnerReference(
-  objs: KubernetesObjects,
-  owner?: OwnerBody | OwnerReferenceOptions,
-  options?: OwnerReferenceOptions,
-): void {
-  const fn = "appendOwnerReference";
-  const [given, opts] = splitOptions(owner, options, OWNER_REFERENCE_KEYS);
-  const parent = given ?? handledBody(fn, "the owner", "appendOwnerReference(objs, owner)");
-  const ref = makeOwnerReference(fn, parent, opts);
-  const targets = collectObjects(fn, objs);
-  for (const target of targets) checkMetadata(fn, target, ["ownerReferences", "array"]);
-  applyOwnerReference(targets, ref);
-}
-
-/**
- * Removes the owner references to `owner` (matched by its uid) from each
- * object, if there are any. Objects without owner references are left as they
- * are.
- *
- * @param objs An object, or an array/iterable of objects (plain or client-node models).
- * @param owner The former parent object; only its `metadata.uid` is needed. Omitted inside a
- *   handler: the handled object.
- * @throws {TypeError} If the owner has no `metadata.uid` or is omitted outside of a handler, or
- *   `objs` holds something that is not an object.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { appendOwnerReference, removeOwnerReference } from "@kopf/kopf";
- *
- * const owner = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "cm", uid: "u1" } };
- * const job = { kind: "Job", metadata: { name: "job" } };
- * appendOwnerReference(job, owner);
- * removeOwnerReference(job, owner);
- * assert.deepEqual(job, { kind: "Job", metadata: { name: "job", ownerReferences: [] } });
- * ```
- */
-export function removeOwnerReference(objs: KubernetesObjects, owner?: OwnerBody): void {
-  const fn = "removeOwnerReference";
-  const parent = owner ?? handledBody(fn, "the owner", "removeOwnerReference(objs, owner)");
-  const uid = ownerMeta(fn, checkOwner(fn, parent), "uid");
-  const targets = collectObjects(fn, objs);
-  for (const target of targets) checkMetadata(fn, target, ["ownerReferences", "array"]);
-  for (const { obj } of targets) {
-    const refs = peekMeta(obj, "ownerReferences");
-    if (!Array.isArray(refs)) continue;
-    // In place, so that anyone holding the array sees the change.
-    for (let i = refs.length - 1; i >= 0; i--) {
-      const ref: unknown = refs[i];
-      if (isObject(ref) && ref.uid === uid) refs.splice(i, 1);
-    }
-  }
-}
 
 /**
  * Names the objects after `name`: by default as a prefix, with Kubernetes

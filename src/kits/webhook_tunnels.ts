@@ -24,13 +24,9 @@
 
 import type { WebhookClientConfig, WebhookFn } from "../core/engines/admission.ts";
 import { NgrokAgentError, startNgrokAgent } from "./_ngrok_agent.ts";
-import {
-  WebhookAutoServer,
-  type WebhookServeOptions,
-  WebhookServer,
-  WebhookServerError,
-  type WebhookServerObject,
-} from "./webhooks.ts";
+import type { WebhookServeOptions, WebhookServerObject } from "./webhook_protocol.ts";
+import { WebhookServerError } from "./webhook_server_options.ts";
+import { WebhookAutoServer, WebhookServer } from "./webhooks.ts";
 
 /** Options of {@link WebhookNgrokTunnel} (Kopf's keyword arguments). */
 export interface WebhookNgrokTunnelOptions {

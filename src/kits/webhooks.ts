@@ -31,6 +31,10 @@
  * client gave none. The embedded API server presents one when started with
  * `webhookClientCert`.
  *
+ * Where the pieces live: the protocol and `serveWebhooks()` in `webhook_protocol.ts`;
+ * the servers' options, what is read from them (CAs, keys) and their error in
+ * `webhook_server_options.ts`; the servers and the request handling here.
+ *
  * @module
  */
 
@@ -40,120 +44,27 @@ import {
   WebhookError,
   type WebhookFn,
 } from "../core/engines/admission.ts";
+import type { WebhookServeOptions, WebhookServerObject } from "./webhook_protocol.ts";
+import {
+  decryptKey,
+  encodeBase64,
+  readCa,
+  readVerifyCa,
+  verifyModeOf,
+  WebhookServerError,
+  type WebhookServerOptions,
+} from "./webhook_server_options.ts";
 
-/** What servers may ask the Kubernetes API (the operator's API client has this method). */
-export interface WebhookApi {
-  /**
-   * Makes one request.
-   *
-   * @param method The HTTP method.
-   * @param path The API path, e.g. `/version`.
-   * @param options The signal and the query.
-   * @returns The parsed JSON answer.
-   */
-  request<T = unknown>(
-    method: string,
-    path: string,
-    options?: { signal?: AbortSignal; query?: Record<string, string | number> },
-  ): Promise<T>;
-}
-
-/** Where servers and tunnels log (the operator gives its `kopf.admission` logger). */
-export interface WebhookLogger {
-  /**
-   * Logs a routine line.
-   *
-   * @param message The line.
-   */
-  debug(message: string): void;
-  /**
-   * Logs a line worth seeing (e.g. the public URL of a tunnel).
-   *
-   * @param message The line.
-   */
-  info(message: string): void;
-  /**
-   * Logs a problem that does not stop the server.
-   *
-   * @param message The line.
-   */
-  warning(message: string): void;
-}
-
-/** What the operator gives a webhook server besides the webhook function. */
-export interface WebhookServeOptions {
-  /** Aborted when the operator exits: the server stops and its iterable ends. */
-  signal: AbortSignal;
-  /** The operator's API client (for cluster detection); absent in bare use. */
-  api?: WebhookApi | undefined;
-  /** The operator's logger for servers and tunnels; absent in bare use (nothing is logged). */
-  logger?: WebhookLogger | undefined;
-}
-
-/** A webhook server or tunnel as a function (Kopf's simple coroutine form). */
-export type WebhookServerFn = (
-  fn: WebhookFn,
-  options: WebhookServeOptions,
-) => AsyncIterable<WebhookClientConfig>;
-
-/** A webhook server or tunnel as an object (Kopf's configurable class form). */
-export interface WebhookServerObject {
-  /** Serves until the signal aborts, yielding the client configs. */
-  serve(fn: WebhookFn, options: WebhookServeOptions): AsyncIterable<WebhookClientConfig>;
-  /** Frees what the server holds (called once the operator is done with it). */
-  [Symbol.asyncDispose]?(): Promise<void>;
-}
-
-/** Anything `settings.admission.server` may be. */
-export type WebhookServerProtocol = WebhookServerFn | WebhookServerObject;
-
-/** Options of {@link WebhookServer} (Kopf's keyword arguments, camelCase). */
-export interface WebhookServerOptions {
-  /** Where to listen (default: all interfaces for the K3d/Minikube servers, else 127.0.0.1). */
-  addr?: string;
-  /** The port (default 9443; 0 for a free one). */
-  port?: number;
-  /** The root path (default none): handlers are served at `<path>/<handler-id>`. */
-  path?: string;
-  /** The host in the webhook URLs (default: the class's host, else `addr`, else `localhost`). */
-  host?: string;
-  /** The CA bundle (PEM) for the client config; not used by the server itself. */
-  cadata?: string | Uint8Array;
-  /** A file with the CA bundle (PEM) for the client config. */
-  cafile?: string;
-  /** A directory of CA certificates (PEM files) for the client config. */
-  capath?: string;
-  /** A file to write the resulting CA bundle to (e.g. for `curl --cacert`). */
-  cadump?: string;
-  /** The server certificate (PEM file); without it, a self-signed CA and certificate are made. */
-  certfile?: string;
-  /** The server certificate's private key (PEM file). */
-  pkeyfile?: string;
-  /** The password of an encrypted private key (PKCS#8 or OpenSSL's legacy PEM encryption). */
-  password?: string;
-  /** More SANs (DNS names, IP addresses) for the self-signed certificate. */
-  extraSans?: string[];
-  /** Plain HTTP (for tunnels and curl; Kubernetes itself needs HTTPS). */
-  insecure?: boolean;
-  /**
-   * Whether clients (API servers) must present a certificate, as Python's `ssl.VerifyMode`:
-   * `"none"` (not asked), `"optional"` (asked; one that is given must be valid), `"required"`
-   * (refused at the handshake without a valid one). Default: `"optional"` when a `verifyCa*`
-   * option is given (also instead of `"none"`), else `"none"`.
-   */
-  verifyMode?: "none" | "optional" | "required";
-  /** A file of CA certificates (PEM) that client certificates must chain to. */
-  verifyCafile?: string;
-  /** A directory of CA certificates (PEM files) that client certificates must chain to. */
-  verifyCapath?: string;
-  /** CA certificates (PEM) that client certificates must chain to. */
-  verifyCadata?: string | Uint8Array;
-}
-
-/** Client-certificate verification modes (Python's `ssl.CERT_NONE`, `CERT_OPTIONAL`, `CERT_REQUIRED`). */
-type VerifyMode = NonNullable<WebhookServerOptions["verifyMode"]>;
-
-const VERIFY_MODES: readonly string[] = ["none", "optional", "required"];
+export {
+  serveWebhooks,
+  type WebhookApi,
+  type WebhookLogger,
+  type WebhookServeOptions,
+  type WebhookServerFn,
+  type WebhookServerObject,
+  type WebhookServerProtocol,
+} from "./webhook_protocol.ts";
+export { WebhookServerError, type WebhookServerOptions } from "./webhook_server_options.ts";
 
 /**
  * A local HTTPS (or, with `insecure`, HTTP) endpoint for admission requests.
@@ -408,36 +319,6 @@ export class WebhookAutoServer extends WebhookServer {
   }
 }
 
-/** A webhook server cannot start with the options it was given. */
-export class WebhookServerError extends Error {
-  /** Always `"WebhookServerError"`. */
-  override name = "WebhookServerError";
-}
-
-/**
- * Iterates a server or tunnel in either form of the protocol.
- *
- * @param server A function or an object with `serve`.
- * @param fn The webhook function.
- * @param options The signal (and API client).
- * @returns The client configs.
- * @throws {TypeError} For something that is neither.
- */
-export function serveWebhooks(
-  server: unknown,
-  fn: WebhookFn,
-  options: WebhookServeOptions,
-): AsyncIterable<WebhookClientConfig> {
-  if (typeof server === "function") return (server as WebhookServerFn)(fn, options);
-  if (server && typeof (server as WebhookServerObject).serve === "function") {
-    return (server as WebhookServerObject).serve(fn, options);
-  }
-  throw new TypeError(
-    "settings.admission.server must be a webhook server (e.g. new kopf.WebhookServer()) or a " +
-      "function (fn, { signal }) => AsyncIterable<WebhookClientConfig>.",
-  );
-}
-
 async function handle(
   request: Request,
   fn: WebhookFn,
@@ -476,80 +357,4 @@ async function handle(
 
 function text(status: number, body: string): Response {
   return new Response(body, { status, headers: { "content-type": "text/plain" } });
-}
-
-function readCa(o: WebhookServerOptions): Promise<string | undefined> {
-  return readPems(o.cadata, o.cafile, o.capath).then((parts) =>
-    parts.length ? parts.map((p) => p.trimEnd() + "\n").join("") : undefined
-  );
-}
-
-/** The CAs for client certificates, one PEM text per source (undefined: none given). */
-async function readVerifyCa(o: WebhookServerOptions): Promise<string[] | undefined> {
-  const parts = await readPems(o.verifyCadata, o.verifyCafile, o.verifyCapath);
-  return parts.length ? parts : undefined;
-}
-
-async function readPems(
-  data: string | Uint8Array | undefined,
-  file: string | undefined,
-  dir: string | undefined,
-): Promise<string[]> {
-  const parts: string[] = [];
-  if (data !== undefined) {
-    parts.push(typeof data === "string" ? data : new TextDecoder().decode(data));
-  }
-  if (file) parts.push(await Deno.readTextFile(file));
-  if (dir) {
-    const names: string[] = [];
-    for await (const entry of Deno.readDir(dir)) if (entry.isFile) names.push(entry.name);
-    for (const name of names.sort()) {
-      const content = await Deno.readTextFile(`${dir}/${name}`);
-      if (content.includes("-----BEGIN CERTIFICATE-----")) parts.push(content);
-    }
-  }
-  return parts;
-}
-
-/** The effective mode, as Kopf sets Python's context: a CA without a mode (or with none) is optional. */
-function verifyModeOf(mode: unknown, haveCa: boolean): VerifyMode {
-  if (mode !== undefined && (typeof mode !== "string" || !VERIFY_MODES.includes(mode))) {
-    throw new WebhookServerError(
-      `verifyMode must be "none", "optional" or "required", not ${JSON.stringify(mode)}.`,
-    );
-  }
-  const given = (mode ?? "none") as VerifyMode;
-  return given === "none" && haveCa ? "optional" : given;
-}
-
-function encodeBase64(text: string): string {
-  let binary = "";
-  for (const b of new TextEncoder().encode(text)) binary += String.fromCharCode(b);
-  return btoa(binary);
-}
-
-/**
- * The private key as the TLS server takes it: decrypted in memory when it is encrypted (Deno's
- * TLS reads plain PEM only); a wrong or missing password is one line naming the file.
- */
-async function decryptKey(
-  pem: string,
-  file: string,
-  password: string | undefined,
-): Promise<string> {
-  const encrypted = pem.includes("ENCRYPTED");
-  if (!encrypted) return pem;
-  if (password === undefined) {
-    throw new WebhookServerError(`The private key ${file} is encrypted: give its password.`);
-  }
-  const { createPrivateKey } = await import("node:crypto"); // only for an encrypted key
-  try {
-    return String(
-      createPrivateKey({ key: pem, passphrase: password }).export({ format: "pem", type: "pkcs8" }),
-    );
-  } catch {
-    throw new WebhookServerError(
-      `The private key ${file} cannot be decrypted with the given password.`,
-    );
-  }
 }

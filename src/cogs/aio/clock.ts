@@ -94,7 +94,7 @@ export function sleepOn(clock: Clock, seconds: number, signal?: AbortSignal): Pr
 /** The longest delay `setTimeout` takes (about 24.8 days); longer timers re-arm. */
 const MAX_TIMEOUT = 2 ** 31 - 1;
 
-/** What a {@link realTimerOf} timer calls when it is due: an object, so no closure per timer. */
+/** What a {@link realTimerOf} timer calls when it is due. */
 export interface TimerTarget {
   /** The timer is due. */
   onTimer(): void;
@@ -102,7 +102,7 @@ export interface TimerTarget {
 
 /**
  * A pending timer of the real clock for a {@link TimerTarget} ({@link realTimerOf}): the entry of
- * its list itself, no cancel closure.
+ * its list itself.
  */
 export interface TargetTimer {
   /** When it is due (`performance.now()` milliseconds). */
@@ -252,9 +252,8 @@ class RealClock implements Clock {
 const REAL_CLOCK = new RealClock();
 
 /**
- * A timer of {@link realClock} that calls an object instead of a function: one object per timer
- * (the list's entry), where {@link Clock.timer} makes the entry, the callback's closure and the
- * cancel function (for the many short-lived timers of a client, e.g. one per HTTP request).
+ * A timer of {@link realClock} that calls an object instead of a function, for the many
+ * short-lived timers of a client (e.g. one per HTTP request).
  * Referenced, as {@link Clock.timer} without `unref`; due as late as it would be.
  *
  * @param ms The delay in milliseconds.

@@ -2,8 +2,8 @@
  * Idle expiry on one timer: many items (e.g. the per-object queues of a
  * watcher, 100,000 of them after a start-up) each wait out an idle timeout,
  * and each is expired when its time has passed unless it was taken back
- * first. One timer per item would cost a timer, a promise and closures each;
- * here the items sit in one insertion-ordered map with their due times, and
+ * first. Not a timer per item: the items sit in one insertion-ordered map with
+ * their due times, and
  * one timer is armed for the earliest. Items are expected in order of their
  * due times (one timeout for all, as with the queues); one added out of order
  * waits for those before it. On a {@link Clock}, so it is tested on a fake one.

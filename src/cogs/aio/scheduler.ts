@@ -1,8 +1,8 @@
 /**
  * One armed timer for many sleepers. At 10,000 objects with a timer and a
- * daemon each, a timer of the runtime (≈1.3 KB in Deno) and an abort listener
- * (≈1 KB) per sleeping object add up; a binary heap of small entries with a
- * single timer armed for the earliest does not. The daemons' and timers' stop
+ * daemon each, a runtime timer and an abort listener per sleeping object add
+ * up; a binary heap of small entries with a single timer armed for the
+ * earliest does not. The daemons' and timers' stop
  * flags ({@link StopFlag}, ./stop_flag.ts) sleep here.
  *
  * The heap works on a {@link Clock}: it reads the time with `clock.now()` and
@@ -55,7 +55,7 @@ export class Scheduler {
   /** Entries neither cancelled nor fired: when none is left, no timer stays armed. */
   #live = 0;
   #seq = 0;
-  /** The one callback of every armed timer (not a closure per arming). */
+  /** The one callback of every armed timer. */
   readonly #onTimer = () => this.#run();
 
   /**

@@ -5,7 +5,7 @@
  *
  * Why not just an `AbortController`: an operator holds one flag per daemon and
  * timer of every object, and most of them are never read as a signal. So the
- * controller is made on the first read of `signal` (≈0.3 KB saved per flag),
+ * controller is made on the first read of `signal`,
  * and `wait(seconds)` sleeps on the clock's shared {@link Scheduler} (one
  * armed timer for all flags) instead of a timer and an abort listener each.
  *
@@ -31,7 +31,7 @@ import { type ScheduledEntry, type Scheduler, schedulerFor } from "./scheduler.t
  * ```
  */
 export class StopFlag<R extends string = string> {
-  /** Made on the first read of `signal` (an `AbortSignal` costs ≈0.3 KB, most flags never need one). */
+  /** Made on the first read of `signal` (most flags never need one). */
   #controller: AbortController | undefined;
   readonly #reasons: R[] = [];
   #wakers: Array<() => void> | undefined;

@@ -38,7 +38,7 @@ import {
   removeEmptyStanzas,
   storeMarker,
 } from "./conventions.ts";
-import type { MaybePromise } from "./progress.ts";
+import type { MaybePromise } from "./progress_records.ts";
 
 /** Options common to all diff-base storages. */
 export interface DiffBaseStorageOptions {

@@ -2,10 +2,9 @@
  * The metric types behind `MetricsRegistry`: a family of series per metric,
  * one series per label set, and the lines each type writes.
  *
- * Why it is lean the way it is: a counter is incremented on the hot path (each
- * handler run, each API request), so a seen label set costs one Map lookup per
- * label by its value, and an addition — nothing is allocated; the escaped
- * label text is made once, when the series is new, and reused at every scrape.
+ * A counter is incremented at each handler run and each API request, so a seen
+ * label set is found by one Map lookup per label value; the escaped label text
+ * is made once, when the series is new, and reused at every scrape.
  *
  * @module
  */

@@ -359,8 +359,7 @@ export function deepCopy<T>(value: T): T {
   }
   if (isObject(value)) {
     const copy: JsonObject = {};
-    // for-in, not Object.keys() or entries: no array of keys (nor [key, value] pairs) allocated
-    // per copied object; the own-key check keeps Object.keys()' set and order.
+    // The own-key check keeps Object.keys()' set and order.
     for (const key in value) {
       if (!Object.hasOwn(value, key)) continue;
       const item = value[key];

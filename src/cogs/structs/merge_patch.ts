@@ -11,7 +11,7 @@
  * patch.
  *
  * Why ours and not a library: the rule itself is a dozen lines, and what the
- * server's hot path needs around it — this sharing, and `__proto__` kept as a
+ * API server needs around it — this sharing, and `__proto__` kept as a
  * plain key so that a patch can never reach a prototype — is not what general
  * merge-patch packages promise.
  *

@@ -231,8 +231,7 @@ export async function executeHandlers<H extends BaseHandler>(
  * records it in the state and the metrics.
  *
  * One async frame from the call to the outcome, on purpose: a daemon waits inside its handler
- * for as long as its object lives, and every frame it waits under (a generator, its registers,
- * a promise and the await's closures: ≈0.5 KB) is held that long, at 10,000 objects too.
+ * for as long as its object lives, and every frame it waits under is held that long.
  *
  * @param handler The handler.
  * @param ex How this kind executes.
@@ -283,8 +282,7 @@ export async function executeHandler<H extends BaseHandler>(
   return outcome;
 }
 
-// The closures of an attempt are made in these helpers, not in executeHandler(): a function
-// with closures keeps its variables in a context object, held for as long as it awaits.
+// An attempt's callbacks are made in these helpers, so executeHandler() holds none while it waits.
 
 /** Adds an attempt to the operator's attempts in progress. */
 function track(
@@ -305,7 +303,6 @@ function inScope<H extends BaseHandler>(
   context: AnyObject,
 ): unknown {
   if (scope instanceof AttemptScope) scope.context = context;
-  // The handler and its context as run()'s arguments: no closure per call.
   return handlerScope.run(scope, callHandler, handler, context);
 }
 
@@ -403,9 +400,8 @@ function success<H extends BaseHandler>(
 }
 
 /**
- * One attempt as its context builder sees it. A class, so that the `signal` getter is shared:
- * an object literal with a getter is a dictionary of ≈0.5 KB, held for as long as the attempt
- * runs (a daemon's runs for as long as its object lives).
+ * One attempt as its context builder sees it: the retry, its times, and the signal, made on
+ * first read.
  */
 class AttemptInfo implements Attempt {
   readonly retry: number;
@@ -425,7 +421,7 @@ class AttemptInfo implements Attempt {
   }
 }
 
-/** What `kopf.register`/`kopf.execute` see while a handler runs (a class: no closures). */
+/** What `kopf.register`/`kopf.execute` see while a handler runs. */
 class AttemptScope<H extends BaseHandler> implements SubhandlerScope, HandlerScope {
   context: AnyObject | undefined;
   readonly parent: H;

@@ -16,7 +16,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { ApiClient } from "../../cogs/clients/api.ts";
 import { KubeClient } from "../../cogs/clients/kube_client.ts";
-import { LoginError } from "../../cogs/structs/credentials.ts";
+import { LoginError } from "../../cogs/structs/login_errors.ts";
 
 /** The client of the operator that the current code runs in. */
 export const apiScope: AsyncLocalStorage<KubeClient> = new AsyncLocalStorage<KubeClient>();

@@ -20,8 +20,8 @@ import {
   type MaybePromise,
   parseTimestamp,
   type ProgressRecord,
-  type ProgressStorage,
-} from "../../cogs/configs/progress.ts";
+} from "../../cogs/configs/progress_records.ts";
+import type { ProgressStorage } from "../../cogs/configs/progress_storage.ts";
 import type { AnyObject } from "./invocation.ts";
 
 /** The outcome of one handler run. */

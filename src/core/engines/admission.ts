@@ -16,7 +16,7 @@
  * @module
  */
 
-import { Resource } from "../../cogs/structs/references.ts";
+import { Resource } from "../../cogs/structs/resource.ts";
 import { Patch } from "../../cogs/structs/patches.ts";
 import type { JsonObject } from "../../cogs/structs/_json.ts";
 import type { UserInfo, WebhookClientConfig } from "../../cogs/structs/reviews.ts";

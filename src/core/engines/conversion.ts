@@ -21,7 +21,7 @@
 import { deepCopy } from "../../cogs/structs/dicts.ts";
 import { applyMergePatch } from "../../cogs/structs/merge_patch.ts";
 import { Patch } from "../../cogs/structs/patches.ts";
-import { Resource } from "../../cogs/structs/references.ts";
+import { Resource } from "../../cogs/structs/resource.ts";
 import { executeHandlers, withAttempt } from "../actions/execution.ts";
 import { allAtOnce } from "../actions/lifecycles.ts";
 import { ObjectLogger } from "../actions/loggers.ts";

@@ -27,7 +27,7 @@
 import { type Clock, realClock } from "../../cogs/aio/clock.ts";
 import { StopFlag } from "../../cogs/aio/stop_flag.ts";
 import type { ToggleSet } from "../../cogs/aio/toggles.ts";
-import type { Resource } from "../../cogs/structs/references.ts";
+import type { Resource } from "../../cogs/structs/resource.ts";
 import type { OperatorSettings } from "../../cogs/configs/settings.ts";
 import type { ObjectApi } from "../actions/application.ts";
 import type { HandlerMetrics } from "../actions/execution.ts";
@@ -128,7 +128,7 @@ export interface DaemonsContext {
 export class Daemons {
   readonly #op: DaemonsContext;
   readonly #objects = new Set<SpawnedObject>();
-  /** The posting level of all objects' loggers: one closure, not one per object. */
+  /** The posting level of all objects' loggers (one for all). */
   readonly #level: () => Level | undefined;
   /** What the daemons' and timers' loops need (one record for all). */
   readonly #env: SpawningEnv;

@@ -42,7 +42,7 @@ import { type Clock, realClock } from "../../cogs/aio/clock.ts";
 import { within } from "../../cogs/aio/within.ts";
 import type { ApiClient } from "../../cogs/clients/api.ts";
 import { cutMessage, patchEvent, postEvent } from "../../cogs/clients/events.ts";
-import { PostingSettings } from "../../cogs/configs/settings.ts";
+import { PostingSettings } from "../../cogs/configs/posting.ts";
 import type { ObjectReference } from "../../cogs/structs/bodies.ts";
 import { EventCorrelator, type EventLogEntry } from "./event_correlator.ts";
 

@@ -62,7 +62,7 @@
  */
 
 import { Patch } from "../../cogs/structs/patches.ts";
-import type { Resource } from "../../cogs/structs/references.ts";
+import type { Resource } from "../../cogs/structs/resource.ts";
 import type { OperatorSettings } from "../../cogs/configs/settings.ts";
 import { type CancelTimer, type Clock, realClock } from "../../cogs/aio/clock.ts";
 import { executeHandler, withAttempt } from "../actions/execution.ts";

@@ -4,9 +4,7 @@
  * Why a module and a class of its own: a daemon runs for as long as its
  * object exists, so, as in Kopf, its `body`, `spec`, `labels`… must read the
  * latest object, not the one it was started with — they are getters over the
- * object's record, which the engine updates on every event. A class keeps
- * those getters on the prototype: at 10,000 objects, a context per daemon
- * holds its fields only, not a dozen closures.
+ * object's record, which the engine updates on every event.
  *
  * @module
  */

@@ -36,8 +36,8 @@ import { type Clock, realClock } from "../../cogs/aio/clock.ts";
 import type { Toggle } from "../../cogs/aio/toggles.ts";
 import type { ApiClient } from "../../cogs/clients/api.ts";
 import { patchObject } from "../../cogs/clients/patching.ts";
-import type { PeeringSettings } from "../../cogs/configs/settings.ts";
-import type { Resource } from "../../cogs/structs/references.ts";
+import type { PeeringSettings } from "../../cogs/configs/peering.ts";
+import type { Resource } from "../../cogs/structs/resource.ts";
 import type { OperatorLogger } from "../actions/loggers.ts";
 import type { AnyObject } from "../intents/handlers.ts";
 import { type CappedLastseen, type Peer, peerEntry, reprPeers, viewPeers } from "./peers.ts";
@@ -260,7 +260,7 @@ export interface PeeringMonitorOptions {
  * import assert from "node:assert/strict";
  * import { FakeClock } from "@kopf/kopf/testing";
  * import { ToggleSet } from "../../cogs/aio/toggles.ts";
- * import { PeeringSettings } from "../../cogs/configs/settings.ts";
+ * import { PeeringSettings } from "../../cogs/configs/peering.ts";
  * import { OperatorLogger } from "@kopf/kopf";
  * import { PeeringMonitor } from "./peering.ts";
  *

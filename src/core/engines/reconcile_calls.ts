@@ -17,7 +17,7 @@ import type { Clock } from "../../cogs/aio/clock.ts";
 import type { KubeClient } from "../../cogs/clients/kube_client.ts";
 import type { OperatorSettings } from "../../cogs/configs/settings.ts";
 import { Patch } from "../../cogs/structs/patches.ts";
-import type { Resource } from "../../cogs/structs/references.ts";
+import type { Resource } from "../../cogs/structs/resource.ts";
 import { applyPatch, type ObjectApi, type PatchMemory } from "../actions/application.ts";
 import { executeHandler, type HandlerMetrics, withAttempt } from "../actions/execution.ts";
 import type { ObjectLogger } from "../actions/loggers.ts";

@@ -38,7 +38,7 @@ import { Coalescer } from "../../cogs/aio/coalescer.ts";
 import { Limiter } from "../../cogs/aio/limiter.ts";
 import type { ToggleSet } from "../../cogs/aio/toggles.ts";
 import type { OperatorSettings } from "../../cogs/configs/settings.ts";
-import type { Resource } from "../../cogs/structs/references.ts";
+import type { Resource } from "../../cogs/structs/resource.ts";
 import type { ObjectApi } from "../actions/application.ts";
 import type { HandlerMetrics } from "../actions/execution.ts";
 import { currentApi } from "../actions/handler_api.ts";

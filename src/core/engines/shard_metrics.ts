@@ -10,7 +10,7 @@
  *
  * Why a module of its own and not more methods of `OperatorMetrics`: the
  * gauges exist only in operators that shard, and they are read from the gate
- * at each scrape (a source function), so nothing is recorded on the hot path.
+ * at each scrape (a source function), so processing an object records nothing.
  *
  * @module
  */

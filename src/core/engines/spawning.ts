@@ -29,7 +29,7 @@
 
 import { Patch } from "../../cogs/structs/patches.ts";
 import { trimBody } from "../../cogs/structs/trimming.ts";
-import type { Resource } from "../../cogs/structs/references.ts";
+import type { Resource } from "../../cogs/structs/resource.ts";
 import type { Clock } from "../../cogs/aio/clock.ts";
 import type { StopFlag } from "../../cogs/aio/stop_flag.ts";
 import type { OperatorSettings } from "../../cogs/configs/settings.ts";
@@ -105,7 +105,7 @@ export async function runDaemon(
 ): Promise<void> {
   if (handler.initialDelay && await flag.wait(handler.initialDelay)) return;
   // The loop of runToEnd(), written out here: a daemon waits inside its function for as long as
-  // its object lives, and each async frame it waits under holds ≈0.5 KB for that long.
+  // its object lives, and each async frame it waits under is held that long.
   const run = new SpawnedRun(env, object, handler, flag);
   let end: End = "stopped";
   while (!flag.isSet()) {
@@ -237,8 +237,8 @@ function rerunDelay(outcome: Outcome): number {
 /**
  * How a daemon or timer is executed by the one protocol: errors "temporary" by default,
  * results stored in `status.<id>` (checked against the settings' size limit), the attempt's
- * signal following the stop-flag (read only if a handler reads its signal).
- * One per run of the loop: a class, so that its methods are shared, not closures per run.
+ * signal following the stop-flag (read only if a handler reads its signal). One per run of the
+ * loop.
  */
 class SpawnedRun implements Execution<SpawningHandler> {
   /** The handler's progress in this run of the loop. */

@@ -10,7 +10,7 @@
 import type { Clock } from "../../cogs/aio/clock.ts";
 import { currentClock } from "../../cogs/aio/clock_scope.ts";
 import type { Patch } from "../../cogs/structs/patches.ts";
-import type { Resource } from "../../cogs/structs/references.ts";
+import type { Resource } from "../../cogs/structs/resource.ts";
 import { currentApi } from "../actions/handler_api.ts";
 import type { ObjectLogger } from "../actions/loggers.ts";
 import type { AnyObject, ObjectContext } from "./handlers.ts";

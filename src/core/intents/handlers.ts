@@ -10,7 +10,8 @@
 import type { Clock } from "../../cogs/aio/clock.ts";
 import type { Diff } from "../../cogs/structs/diffs.ts";
 import type { Patch } from "../../cogs/structs/patches.ts";
-import type { Resource, Selector } from "../../cogs/structs/references.ts";
+import type { Resource } from "../../cogs/structs/resource.ts";
+import type { Selector } from "../../cogs/structs/selector.ts";
 import type { KubeClient } from "../../cogs/clients/kube_client.ts";
 import type { OperatorSettings } from "../../cogs/configs/settings.ts";
 import type { ObjectLogger, OperatorLogger } from "../actions/loggers.ts";

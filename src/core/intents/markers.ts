@@ -11,7 +11,7 @@
 export const PRESENT: unique symbol = Symbol.for("kopf.PRESENT");
 /** Matches when a label, annotation or field is absent. */
 export const ABSENT: unique symbol = Symbol.for("kopf.ABSENT");
-export { EVERYTHING } from "../../cogs/structs/references.ts";
+export { EVERYTHING } from "../../cogs/structs/selector_specs.ts";
 
 /** A callback filter over any arguments. */
 // deno-lint-ignore no-explicit-any

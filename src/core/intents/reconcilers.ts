@@ -13,7 +13,7 @@
  * @module
  */
 
-import { Selector } from "../../cogs/structs/references.ts";
+import { Selector } from "../../cogs/structs/selector.ts";
 import { TypedResource } from "../../cogs/structs/typed_resources.ts";
 import type { AnyObject, HandlerFn, ObjectContext } from "./handlers.ts";
 import {
@@ -31,7 +31,7 @@ import type { OwnedResource, ReconcilingHandler } from "./kinds.ts";
 export type { OwnedResource, ReconcilingHandler } from "./kinds.ts";
 export type { OwnedArg } from "./option_specs.ts";
 import type { ResourceArg, Retyped, TypedBody } from "./typing.ts";
-import type { Everything } from "../../cogs/structs/references.ts";
+import type { Everything } from "../../cogs/structs/selector_specs.ts";
 
 /** Seconds of quiet after a change before a call, unless `debounce` says otherwise. */
 export const DEFAULT_DEBOUNCE = 0.1;

@@ -9,7 +9,8 @@
  */
 
 import { parseField } from "../../cogs/structs/dicts.ts";
-import { Selector, type SelectorSpec } from "../../cogs/structs/references.ts";
+import { Selector } from "../../cogs/structs/selector.ts";
+import type { SelectorSpec } from "../../cogs/structs/selector_specs.ts";
 import { handlerScope } from "../actions/execution.ts";
 import type {
   ActivityHandler,
@@ -22,7 +23,7 @@ import type {
   WatchingHandler,
 } from "./handlers.ts";
 import { defaultId } from "./handlers.ts";
-import { EVERYTHING } from "../../cogs/structs/references.ts";
+import { EVERYTHING } from "../../cogs/structs/selector_specs.ts";
 import { OperatorRegistry } from "./registry.ts";
 import { TypedResource, VersionedResource } from "../../cogs/structs/typed_resources.ts";
 import { noteTypedResource } from "./typed_notes.ts";

@@ -7,7 +7,8 @@
  * @module
  */
 
-import type { Resource, Selector } from "../../cogs/structs/references.ts";
+import type { Resource } from "../../cogs/structs/resource.ts";
+import type { Selector } from "../../cogs/structs/selector.ts";
 import type { Diff } from "../../cogs/structs/diffs.ts";
 import { hasCallbacks, matchesObject, prematches } from "./filters.ts";
 import type {

@@ -18,7 +18,7 @@
  */
 
 import type { Patch } from "../../cogs/structs/patches.ts";
-import type { Everything } from "../../cogs/structs/references.ts";
+import type { Everything } from "../../cogs/structs/selector_specs.ts";
 import type { TypedResource } from "../../cogs/structs/typed_resources.ts";
 import type {
   AnyObject,

@@ -17,7 +17,8 @@
  * @module
  */
 
-import { Selector, type SelectorSpec } from "../../cogs/structs/references.ts";
+import { Selector } from "../../cogs/structs/selector.ts";
+import type { SelectorSpec } from "../../cogs/structs/selector_specs.ts";
 import { TypedResource } from "../../cogs/structs/typed_resources.ts";
 import { getDefaultRegistry, RegistrationError } from "./registration.ts";
 import type { OperatorRegistry } from "./registry.ts";

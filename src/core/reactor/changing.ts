@@ -23,7 +23,7 @@
 import { realClock } from "../../cogs/aio/clock.ts";
 import { diff as computeDiff, reduceDiff } from "../../cogs/structs/diffs.ts";
 import { Patch } from "../../cogs/structs/patches.ts";
-import type { Resource } from "../../cogs/structs/references.ts";
+import type { Resource } from "../../cogs/structs/resource.ts";
 import {
   addFinalizer,
   applyCycleWrite,
@@ -286,7 +286,7 @@ const NO_RESULTS: ReadonlyMap<string, unknown> = new Map();
 
 /**
  * The object as our last write returned it: the write's result when it changed the object
- * (a new resourceVersion), else the one kept so far. A function, not a closure per cycle.
+ * (a new resourceVersion), else the one kept so far.
  */
 function newer(
   body: AnyObject,

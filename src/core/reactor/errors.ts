@@ -9,7 +9,7 @@
 
 import { TlsVerificationError } from "../../cogs/clients/connection_errors.ts";
 import { ApiError, ForbiddenError } from "../../cogs/clients/errors.ts";
-import { LoginError } from "../../cogs/structs/credentials.ts";
+import { LoginError } from "../../cogs/structs/login_errors.ts";
 import { ActivityError } from "../engines/activities.ts";
 
 /**

@@ -35,7 +35,7 @@ import { ToggleSet } from "../../cogs/aio/toggles.ts";
 import type { ApiClient } from "../../cogs/clients/api.ts";
 import { LeaseLock } from "../../cogs/clients/lease_lock.ts";
 import type { OperatorSettings } from "../../cogs/configs/settings.ts";
-import { selectSpecificNamespaces } from "../../cogs/structs/references.ts";
+import { selectSpecificNamespaces } from "../../cogs/structs/namespace_patterns.ts";
 import { OperatorLogger } from "../actions/loggers.ts";
 import { LeaderElector } from "../engines/leader_election.ts";
 import { detectOwnId } from "../engines/peers.ts";

@@ -13,13 +13,9 @@ import type { ApiClient } from "../../cogs/clients/api.ts";
 import { scanResources } from "../../cogs/clients/scanning.ts";
 import { infiniteWatch } from "../../cogs/clients/watching.ts";
 import { ForbiddenError } from "../../cogs/clients/errors.ts";
-import {
-  matchNamespace,
-  type Resource,
-  Resource as ResourceClass,
-  type Selector,
-  selectSpecificNamespaces,
-} from "../../cogs/structs/references.ts";
+import { matchNamespace, selectSpecificNamespaces } from "../../cogs/structs/namespace_patterns.ts";
+import { type Resource, Resource as ResourceClass } from "../../cogs/structs/resource.ts";
+import type { Selector } from "../../cogs/structs/selector.ts";
 
 const NAMESPACES = new ResourceClass({
   group: "",

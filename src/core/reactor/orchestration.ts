@@ -16,7 +16,8 @@ import { readObject } from "../../cogs/clients/fetching.ts";
 import { patchObject } from "../../cogs/clients/patching.ts";
 import { infiniteWatch } from "../../cogs/clients/watching.ts";
 import type { OperatorSettings } from "../../cogs/configs/settings.ts";
-import type { Resource, Selector } from "../../cogs/structs/references.ts";
+import type { Resource } from "../../cogs/structs/resource.ts";
+import type { Selector } from "../../cogs/structs/selector.ts";
 import type { ObjectApi } from "../actions/application.ts";
 import type { AnyObject } from "../actions/invocation.ts";
 import { ObjectLogger, type OperatorLogger } from "../actions/loggers.ts";
@@ -217,8 +218,7 @@ export class Orchestrator {
         },
         // No limit set: none, unless the API is backlogged (requests wait for a slot). Then
         // cycles beyond the API's own concurrency would only stall on it, each holding its
-        // whole in-flight state (contexts, patches, suspended frames; ~10 KB per object in a
-        // 10,000-object burst): they wait as queued events instead, their latest body batched.
+        // whole in-flight state: they wait as queued events instead, their latest body batched.
         // The limit lifts when the backlog is gone (onCalm below), slow handlers or not.
         get workerLimit() {
           const limit = settings.batching.workerLimit;

@@ -293,8 +293,6 @@ export function isGone(body: AnyObject): boolean {
   return !!meta?.deletionTimestamp && !meta.finalizers?.length;
 }
 
-// Plain loops over a batch, run on every cycle: no closure per search.
-
 /** The index of the last event of a batch with this resourceVersion; -1 if none. */
 function lastAtVersion(batch: readonly RawEvent[], version: unknown): number {
   for (let i = batch.length - 1; i >= 0; i--) {

@@ -28,7 +28,7 @@ import type { Clock } from "../../cogs/aio/clock.ts";
 import type { ToggleSet } from "../../cogs/aio/toggles.ts";
 import type { ApiClient } from "../../cogs/clients/api.ts";
 import type { OperatorSettings } from "../../cogs/configs/settings.ts";
-import type { Vault } from "../../cogs/structs/credentials.ts";
+import type { Vault } from "../../cogs/structs/vault.ts";
 import type { ActivityEnvironment } from "../engines/activities.ts";
 import type { EventRecorder } from "../engines/event_recorder.ts";
 import type { OperatorIndexers } from "../engines/indexing.ts";

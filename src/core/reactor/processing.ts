@@ -16,7 +16,7 @@
 
 import { Patch } from "../../cogs/structs/patches.ts";
 import { trimBody } from "../../cogs/structs/trimming.ts";
-import type { Resource } from "../../cogs/structs/references.ts";
+import type { Resource } from "../../cogs/structs/resource.ts";
 import type { OperatorSettings } from "../../cogs/configs/settings.ts";
 import { applyPatch, changed, type ObjectApi } from "../actions/application.ts";
 import { executeHandlers, withAttempt } from "../actions/execution.ts";

@@ -32,7 +32,7 @@
  * to remember (no own write pending, no handler sleeping, no error streak) — every object of a
  * start-up over already handled objects — ends at once and leaves its queue parked on one shared
  * timer ({@link Reaper}) for the idle timeout: an event starts a worker on it as it would have
- * woken the old one, and no object holds a timer, promise and closures of its own while it waits.
+ * woken the old one, and no object holds a timer of its own while it waits.
  *
  * One inventory: what the operator knows of an object of this watcher is one entry under one key
  * (the uid): its memory (handled-once flags, memo, the daemons' and timers' record with the live
@@ -145,7 +145,7 @@ export class ObjectQueues implements Releaser {
   #reader: Reader | undefined;
   /**
    * Parked queues: idle with nothing to remember, no worker running; destroyed on one shared
-   * timer when their idle timeout has passed — not a timer, promise and closures per object.
+   * timer when their idle timeout has passed, not one timer per object.
    */
   #parked: Reaper<ObjectEntry>;
 
@@ -485,8 +485,6 @@ export class ObjectQueues implements Releaser {
 }
 
 const RESOLVED: Promise<void> = Promise.resolve();
-
-// Plain loops over a batch, run on every cycle: no closure per search.
 
 /** The index of the first DELETED event of a batch; -1 if none. */
 function deletedAt(batch: readonly RawEvent[]): number {

@@ -42,7 +42,7 @@ import { ConflictError, NotFoundError } from "../../cogs/clients/errors.ts";
 import { LEASES, readLease } from "../../cogs/clients/lease_records.ts";
 import { infiniteWatch } from "../../cogs/clients/watching.ts";
 import type { OperatorSettings } from "../../cogs/configs/settings.ts";
-import { selectSpecificNamespaces } from "../../cogs/structs/references.ts";
+import { selectSpecificNamespaces } from "../../cogs/structs/namespace_patterns.ts";
 import { OperatorLogger } from "../actions/loggers.ts";
 import { detectOwnId } from "../engines/peers.ts";
 import { OperatorError } from "./errors.ts";

@@ -21,7 +21,8 @@ import {
   runAuthenticator,
   withDefaultKubeconfig,
 } from "../../cogs/clients/auth.ts";
-import { ConnectionInfo, Vault, type VaultSource } from "../../cogs/structs/credentials.ts";
+import { ConnectionInfo } from "../../cogs/structs/connection_info.ts";
+import { Vault, type VaultSource } from "../../cogs/structs/vault.ts";
 import { runActivity } from "../engines/activities.ts";
 import { Daemons } from "../engines/daemons.ts";
 import { apiEventWriter, EventRecorder } from "../engines/event_recorder.ts";

@@ -39,7 +39,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import type { ApiClient } from "../../cogs/clients/api.ts";
 import { ConflictError } from "../../cogs/clients/errors.ts";
 import type { OperatorSettings } from "../../cogs/configs/settings.ts";
-import type { Resource } from "../../cogs/structs/references.ts";
+import type { Resource } from "../../cogs/structs/resource.ts";
 import { OperatorLogger } from "../actions/loggers.ts";
 import { Debouncer } from "../../cogs/aio/debounce.ts";
 import { deepEqual } from "../../cogs/structs/deep_equal.ts";
