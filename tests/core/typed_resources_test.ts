@@ -1,11 +1,6 @@
 import assert from "node:assert/strict";
 import * as kopf from "../../mod.ts";
 import { validateCrdSchemas } from "../../src/apiserver/crd_schema.ts";
-import { sharedCheck, strayErrors } from "./_type_check.ts";
-
-/** The fixtures meant to fail; checked in one process with the good one. */
-const BAD = ["typo.ts", "typo_field.ts", "typo_patch.ts"];
-const check = sharedCheck(...["ok.ts", ...BAD].map((f) => `tests/fixtures/typed/${f}`));
 
 const Evc = kopf.resource({
   group: "kopf.dev",
@@ -161,20 +156,4 @@ Deno.test("handlers on a typed resource register on its group/version/plural; ko
     () => kopf.on.create("kopf.dev", Evc as never, () => {}),
     /give a typed resource alone/,
   );
-});
-
-Deno.test("type level: a typo of spec.size fails deno check (in spec, in the field option, in patch.status)", async () => {
-  const bad = await check();
-  assert.notEqual(bad.code, 0, bad.output);
-  assert.match(bad.output, /Property 'sise' does not exist/);
-  assert.match(bad.output, /"spec\.sise"/);
-  assert.match(bad.output, /pvcname/);
-  assert.match(bad.output, /typo\.ts/);
-  assert.match(bad.output, /typo_field\.ts/);
-  assert.match(bad.output, /typo_patch\.ts/);
-});
-
-Deno.test("type level: correct use of a typed resource passes deno check", async () => {
-  const { output } = await check();
-  assert.deepEqual(strayErrors(output, BAD), [], output);
 });

@@ -12,26 +12,13 @@ import * as kopf from "../../mod.ts";
 import { KopfRunner, startApiServer } from "../../testing.ts";
 import { validateCrdSchemas } from "../../src/apiserver/crd_schema.ts";
 import { findKubectls, Kubectl, testWithKubectl } from "../apiserver/_kubectl.ts";
-import { errorsByFile, ROOT, sharedCheck, strayErrors } from "./_type_check.ts";
+import { ROOT } from "./_type_check.ts";
 
 // deno-lint-ignore no-explicit-any
 type Obj = any;
 
 const T = kopf.Type;
 const OPERATOR = `${ROOT}tests/core/_versioned_operator.ts`;
-
-/** The fixtures meant to fail; checked in one process with the good one. */
-const BAD = [
-  "convert_bad_body.ts",
-  "convert_bad_result.ts",
-  "convert_bad_version.ts",
-  "versions_bad_field.ts",
-  "versions_bad_storage.ts",
-  "versions_bad_whole.ts",
-];
-const check = sharedCheck(
-  ...["versions_ok.ts", ...BAD].map((f) => `tests/fixtures/typed/${f}`),
-);
 
 function evc(registry?: kopf.OperatorRegistry) {
   const Evc = kopf.resource({
@@ -223,32 +210,6 @@ Deno.test("handlers register on a version; converters on the resource (from/to i
     () => kopf.crds(registry),
     /two kopf\.resource\(\) definitions of the CRD ephemeralvolumeclaims\.kopf\.dev: define all its versions in one/,
   );
-});
-
-Deno.test("type level: versions are typed resources; converters are typed from one version to another", async () => {
-  const { output } = await check();
-  assert.deepEqual(strayErrors(output, BAD), [], output);
-});
-
-Deno.test("type level: a wrong storage, handlers on all versions, a field of another version, a wrong conversion fail deno check", async () => {
-  const files = BAD;
-  const bad = await check();
-  assert.notEqual(bad.code, 0, bad.output);
-  const errors = errorsByFile(bad.output);
-  assert.deepEqual([...errors.keys()].sort(), files, bad.output);
-  assert.deepEqual(errors.get("versions_bad_field.ts"), [
-    "TS2339 [ERROR]: Property 'size' does not exist on type '{ storage: { class?: string | undefined; size: string; }; }'.",
-  ]);
-  assert.deepEqual(errors.get("convert_bad_body.ts"), [
-    "TS2339 [ERROR]: Property 'storage' does not exist on type '{ size: string; }'.",
-  ]);
-  for (
-    const file of files.filter((f) => !["versions_bad_field.ts", "convert_bad_body.ts"].includes(f))
-  ) {
-    assert.deepEqual(errors.get(file), ["TS2769 [ERROR]: No overload matches this call."], file);
-  }
-  assert.match(bad.output, /Type '"v3"' is not assignable to type '"v[12]" \| "v[12]"'/);
-  assert.match(bad.output, /Property 'storage' is missing in type '\{ size: string; \}'/);
 });
 
 /** Runs the CLI and returns its code and output. */
