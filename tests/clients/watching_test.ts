@@ -49,11 +49,17 @@ Deno.test("iterJsonLines() stays linear for a huge line in many small chunks", a
   const line = new TextEncoder().encode(JSON.stringify({ data: "y".repeat(4_000_000) }) + "\n");
   const chunks: Uint8Array[] = [];
   for (let i = 0; i < line.length; i += 1024) chunks.push(line.subarray(i, i + 1024));
-  const started = performance.now();
-  let count = 0;
-  for await (const _ of iterJsonLines(chunks)) count++;
-  assert.equal(count, 1);
-  assert.ok(performance.now() - started < 1000);
+  // The best of three tries: a loaded machine may stall one (a quadratic splitter takes seconds
+  // every time; a linear one, tens of milliseconds).
+  const times: number[] = [];
+  for (let i = 0; i < 3 && !times.some((t) => t < 1000); i++) {
+    const started = performance.now();
+    let count = 0;
+    for await (const _ of iterJsonLines(chunks)) count++;
+    assert.equal(count, 1);
+    times.push(performance.now() - started);
+  }
+  assert.ok(times.some((t) => t < 1000), `ms per try: ${times.map(Math.round).join(", ")}`);
 });
 
 Deno.test("watchObjects() yields ADDED, MODIFIED, DELETED in order from a resourceVersion", async () => {

@@ -9,8 +9,13 @@
  * @module
  */
 
-import { KopfRunner, type RunningApiServer, startApiServer } from "../../testing.ts";
-import type { OperatorRegistry, OperatorSettings } from "../../mod.ts";
+import {
+  type FakeClock,
+  KopfRunner,
+  type RunningApiServer,
+  startApiServer,
+} from "../../testing.ts";
+import type { Clock, OperatorRegistry, OperatorSettings } from "../../mod.ts";
 import { crd } from "../reactor/_setup.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -48,8 +53,15 @@ export interface Env extends AsyncDisposable {
   waitGone(name: string, seconds?: number): Promise<void>;
   /** The operator's PATCH requests to KopfExamples so far (main and /status; not the test's own). */
   patches(): number;
-  /** Runs an operator with this registry (and settings) against the server, cluster-wide, verbose. */
-  operator(registry: OperatorRegistry, settings?: OperatorSettings): Promise<KopfRunner>;
+  /**
+   * Runs an operator with this registry (and settings) against the server, cluster-wide, verbose;
+   * on `clock` if given (see {@link pumped}).
+   */
+  operator(
+    registry: OperatorRegistry,
+    settings?: OperatorSettings,
+    options?: { clock?: Clock },
+  ): Promise<KopfRunner>;
 }
 
 async function call(api: RunningApiServer, method: string, path: string, body?: unknown) {
@@ -147,11 +159,12 @@ export async function setup(): Promise<Env> {
       throw new Error(`${name} is still there after ${seconds}s: ${JSON.stringify(last)}`);
     },
     patches: () => api.countRequests({ verb: "patch", resource: KEX }) - own,
-    async operator(registry, settings) {
+    async operator(registry, settings, options = {}) {
       const runner = await KopfRunner.start(["run", "-A", "--verbose"], {
         registry,
         kubeconfig: api.kubeconfig.path,
         ...(settings ? { settings } : {}),
+        ...(options.clock ? { clock: options.clock } : {}),
         ...(Deno.env.get("KOPF_TEST_ECHO") ? { echo: true } : {}),
       });
       runners.push(runner);
@@ -202,4 +215,29 @@ export function sleep(seconds: number): Promise<void> {
 /** Counts the occurrences of a substring. */
 export function count(text: string, needle: string): number {
   return text.split(needle).length - 1;
+}
+
+/**
+ * Moves a fake clock along at about the wall clock's pace (10 ms steps) until disposed, so that an
+ * operator on it handles real I/O as usual (batch windows, consistency waits); a test stops the
+ * pump and `advance()`s the clock itself to jump over a long quiet time ("nothing runs again in
+ * ten minutes") in a moment.
+ *
+ * @param clock The operator's clock.
+ * @returns The running pump; `await using` stops it (after its current step).
+ */
+export function pumped(clock: FakeClock): AsyncDisposable {
+  let running = true;
+  const pumping = (async () => {
+    while (running) {
+      await clock.advance(0.01);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  })();
+  return {
+    async [Symbol.asyncDispose]() {
+      running = false;
+      await pumping;
+    },
+  };
 }

@@ -3,6 +3,11 @@
  * `deno task check` excludes: some of them must fail), with the repository's imports and
  * compiler options. One process checks several files; the output names each failing file.
  *
+ * A check costs seconds of CPU (the module's whole graph is type-checked each time, and a
+ * fixture that fails is never in Deno's check cache), so a test file checks its good and bad
+ * fixtures in one process ({@link sharedCheck}): the bad ones must fail with their errors, the
+ * good ones must have none ({@link strayErrors}).
+ *
  * @module
  */
 
@@ -51,4 +56,39 @@ export function errorsByFile(output: string): Map<string, string[]> {
     byFile.set(file, [...(byFile.get(file) ?? []), error]);
   }
   return byFile;
+}
+
+/**
+ * One `deno check` of `files`, run at the first call and shared by every later one (by the tests
+ * of one file).
+ *
+ * @param files Paths relative to the repository root.
+ * @returns A function that returns the one check's result.
+ */
+export function sharedCheck(...files: string[]): () => Promise<{ code: number; output: string }> {
+  let result: Promise<{ code: number; output: string }> | undefined;
+  return () => result ??= denoCheck(...files);
+}
+
+/**
+ * What in a check's output is not an error of the fixtures meant to fail: a TS error in any
+ * other file (a good fixture, a shared one, the module) or in none named, and any `error:` line
+ * but the closing "Type checking failed.".
+ *
+ * @param output deno check's output.
+ * @param bad The fixtures that are meant to fail (file names, e.g. `typo.ts`).
+ * @returns The stray errors' lines; empty when the other files type-check.
+ */
+export function strayErrors(output: string, bad: string[]): string[] {
+  const stray: string[] = [];
+  for (const block of output.split(/\n(?=TS\d+ \[ERROR\])/)) {
+    const error = /^TS\d+ \[ERROR\]: .*$/m.exec(block)?.[0];
+    if (!error) continue;
+    const file = /at file:\/\/\S*\/([^/\s]+\.ts):\d+:\d+/.exec(block)?.[1];
+    if (!file || !bad.includes(file)) stray.push(`${file ?? "?"}: ${error}`);
+  }
+  for (const line of output.split("\n")) {
+    if (/^error: /.test(line) && line !== "error: Type checking failed.") stray.push(line);
+  }
+  return stray;
 }

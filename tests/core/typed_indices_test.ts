@@ -2,12 +2,11 @@
  * Typed indices: `kopf.index(...)` returns the index's handle — the function (still callable),
  * its id, and `of(indices)`, the index in any handler's `indices`, typed by what the function
  * returns. Untyped access by id (`indices.byApp`) stays as in Kopf. The type level is proven by
- * fixtures that must pass or fail `deno check`.
+ * fixtures that must pass or fail `deno check` (type_level_test.ts).
  */
 import assert from "node:assert/strict";
 import * as kopf from "../../mod.ts";
 import { OperatorIndexers } from "../../src/core/engines/indexing.ts";
-import { denoCheck, errorsByFile } from "./_type_check.ts";
 
 const pods = new kopf.Resource({ group: "", version: "v1", plural: "pods", kind: "Pod" });
 
@@ -67,26 +66,4 @@ Deno.test("IndexHandle.of() on indices without its index says which registry to 
         "No index 'byApp' in these indices: register kopf.index(...) in the registry the " +
           "operator runs (indices: other)",
   );
-});
-
-Deno.test("type level: index handles are typed by the function's result (dict, Map, other values, async; typed resources)", async () => {
-  const good = await denoCheck("tests/fixtures/typed/indices_ok.ts");
-  assert.equal(good.code, 0, good.output);
-});
-
-Deno.test("type level: a wrong key, a wrong value type, a typo in a typed indexer's spec fail deno check", async () => {
-  const files = ["indices_bad_key.ts", "indices_bad_value.ts", "indices_typo.ts"];
-  const bad = await denoCheck(...files.map((f) => `tests/fixtures/typed/${f}`));
-  assert.notEqual(bad.code, 0, bad.output);
-  const errors = errorsByFile(bad.output);
-  assert.deepEqual([...errors.keys()].sort(), files, bad.output);
-  assert.deepEqual(errors.get("indices_bad_key.ts"), [
-    "TS2345 [ERROR]: Argument of type 'number' is not assignable to parameter of type 'string'.",
-  ]);
-  assert.deepEqual(errors.get("indices_bad_value.ts"), [
-    "TS2322 [ERROR]: Type 'string[]' is not assignable to type 'number[]'.",
-  ]);
-  assert.deepEqual(errors.get("indices_typo.ts"), [
-    "TS2339 [ERROR]: Property 'sise' does not exist on type '{ size: string; }'.",
-  ]);
 });

@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import * as kopf from "../../mod.ts";
 import { validateCrdSchemas } from "../../src/apiserver/schemas/crd_schema.ts";
-import { denoCheck } from "./_type_check.ts";
 
 const Evc = kopf.resource({
   group: "kopf.dev",
@@ -157,24 +156,4 @@ Deno.test("handlers on a typed resource register on its group/version/plural; ko
     () => kopf.on.create("kopf.dev", Evc as never, () => {}),
     /give a typed resource alone/,
   );
-});
-
-Deno.test("type level: a typo of spec.size fails deno check (in spec, in the field option, in patch.status)", async () => {
-  const bad = await denoCheck(
-    "tests/fixtures/typed/typo.ts",
-    "tests/fixtures/typed/typo_field.ts",
-    "tests/fixtures/typed/typo_patch.ts",
-  );
-  assert.notEqual(bad.code, 0, bad.output);
-  assert.match(bad.output, /Property 'sise' does not exist/);
-  assert.match(bad.output, /"spec\.sise"/);
-  assert.match(bad.output, /pvcname/);
-  assert.match(bad.output, /typo\.ts/);
-  assert.match(bad.output, /typo_field\.ts/);
-  assert.match(bad.output, /typo_patch\.ts/);
-});
-
-Deno.test("type level: correct use of a typed resource passes deno check", async () => {
-  const good = await denoCheck("tests/fixtures/typed/ok.ts");
-  assert.equal(good.code, 0, good.output);
 });

@@ -12,7 +12,7 @@ import * as kopf from "../../mod.ts";
 import { KopfRunner, startApiServer } from "../../testing.ts";
 import { validateCrdSchemas } from "../../src/apiserver/schemas/crd_schema.ts";
 import { findKubectls, Kubectl, testWithKubectl } from "../apiserver/_kubectl.ts";
-import { denoCheck, errorsByFile, ROOT } from "./_type_check.ts";
+import { ROOT } from "./_type_check.ts";
 
 // deno-lint-ignore no-explicit-any
 type Obj = any;
@@ -210,39 +210,6 @@ Deno.test("handlers register on a version; converters on the resource (from/to i
     () => kopf.crds(registry),
     /two kopf\.resource\(\) definitions of the CRD ephemeralvolumeclaims\.kopf\.dev: define all its versions in one/,
   );
-});
-
-Deno.test("type level: versions are typed resources; converters are typed from one version to another", async () => {
-  const good = await denoCheck("tests/fixtures/typed/versions_ok.ts");
-  assert.equal(good.code, 0, good.output);
-});
-
-Deno.test("type level: a wrong storage, handlers on all versions, a field of another version, a wrong conversion fail deno check", async () => {
-  const files = [
-    "convert_bad_body.ts",
-    "convert_bad_result.ts",
-    "convert_bad_version.ts",
-    "versions_bad_field.ts",
-    "versions_bad_storage.ts",
-    "versions_bad_whole.ts",
-  ];
-  const bad = await denoCheck(...files.map((f) => `tests/fixtures/typed/${f}`));
-  assert.notEqual(bad.code, 0, bad.output);
-  const errors = errorsByFile(bad.output);
-  assert.deepEqual([...errors.keys()].sort(), files, bad.output);
-  assert.deepEqual(errors.get("versions_bad_field.ts"), [
-    "TS2339 [ERROR]: Property 'size' does not exist on type '{ storage: { class?: string | undefined; size: string; }; }'.",
-  ]);
-  assert.deepEqual(errors.get("convert_bad_body.ts"), [
-    "TS2339 [ERROR]: Property 'storage' does not exist on type '{ size: string; }'.",
-  ]);
-  for (
-    const file of files.filter((f) => !["versions_bad_field.ts", "convert_bad_body.ts"].includes(f))
-  ) {
-    assert.deepEqual(errors.get(file), ["TS2769 [ERROR]: No overload matches this call."], file);
-  }
-  assert.match(bad.output, /Type '"v3"' is not assignable to type '"v[12]" \| "v[12]"'/);
-  assert.match(bad.output, /Property 'storage' is missing in type '\{ size: string; \}'/);
 });
 
 /** Runs the CLI and returns its code and output. */
