@@ -143,6 +143,12 @@ export interface ApiServerOptions {
    * (here: one for all). Without it, webhook calls present none.
    */
   webhookClientCert?: WebhookClientCertificate;
+  /**
+   * PEM certificates that admission and conversion webhook calls trust besides the system's
+   * roots, as if added to the trust store of kube-apiserver's host: for a webhook served with a
+   * test CA and no `caBundle` (a tunnel's public URL). A webhook's own `caBundle` still applies.
+   */
+  webhookTrustedCAs?: string[];
 }
 
 const JSON_HEADERS = { "content-type": "application/json" };
@@ -240,11 +246,13 @@ export class ApiServer {
     this.registry = new ResourceRegistry();
     this.objects = new Objects(this.store, this.registry);
     const identity = options.webhookClientCert;
-    this.#conversion = new Conversion(this.store, this.registry, identity);
+    const roots = options.webhookTrustedCAs ?? [];
+    this.#conversion = new Conversion(this.store, this.registry, identity, roots);
     this.#admission = new Admission(
       this.objects,
       (def, objects) => this.#conversion.toVersion(def, objects),
       identity,
+      roots,
     );
     for (const crd of this.store.list("customresourcedefinitions.apiextensions.k8s.io")) {
       if (!crd.metadata.deletionTimestamp) this.registry.applyCrd(crd);
