@@ -12,7 +12,8 @@ import { type ResourceDef, storageKey } from "../shared/resources.ts";
 import type { KObject } from "../shared/types.ts";
 import type { Writer } from "./write_types.ts";
 import { deepEqual } from "../../cogs/structs/deep_equal.ts";
-import { createdPod, defaultedService, updatedPod } from "../builtins/builtin_strategies.ts";
+import { defaultedService } from "../builtins/builtin_strategies.ts";
+import { createdPod, updatedPod } from "../builtins/pod_strategy.ts";
 import { createdWorkload } from "../builtins/workload_defaults.ts";
 import { crdStatus, validateStoredVersions } from "./crd_strategy.ts";
 
