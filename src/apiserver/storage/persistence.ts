@@ -67,15 +67,27 @@
  * @module
  */
 
-import { jsonProblem } from "./_json_problem.ts";
 import { ApiError } from "../shared/errors.ts";
 import { Store } from "./store.ts";
 import type { Change, KObject } from "../shared/types.ts";
+import {
+  exists,
+  firstLine,
+  parseLine,
+  readLines,
+  removeIfExists,
+  syncDir,
+  tighten,
+} from "./data_files.ts";
+import {
+  LEGACY_SNAPSHOT,
+  readLegacySnapshot,
+  readSnapshot,
+  SNAPSHOT,
+  writeSnapshot,
+} from "./snapshots.ts";
 
-const SNAPSHOT = "snapshot.jsonl";
-const LEGACY_SNAPSHOT = "snapshot.json";
 const LOG = "changes.jsonl";
-const NL = 10;
 
 /** How the change log is made durable; see the module doc. */
 export type FsyncMode = "group" | "write" | "off";
@@ -185,14 +197,16 @@ export class DataDir {
     if (exists(snapshotPath)) {
       tighten(snapshotPath);
       this.#snapshotBytes = Deno.statSync(snapshotPath).size;
-      snapshotRv = this.#readSnapshot(snapshotPath, (entry) => {
+      snapshotRv = readSnapshot(snapshotPath, (entry) => {
         objects.set(id(entry.key, entry.object), entry);
       });
     } else if (exists(`${this.path}/${LEGACY_SNAPSHOT}`)) {
-      tighten(`${this.path}/${LEGACY_SNAPSHOT}`);
-      snapshotRv = this.#readLegacySnapshot((entry) => {
+      const legacyPath = `${this.path}/${LEGACY_SNAPSHOT}`;
+      tighten(legacyPath);
+      snapshotRv = readLegacySnapshot(legacyPath, (entry) => {
         objects.set(id(entry.key, entry.object), entry);
       });
+      this.#snapshotBytes = Deno.statSync(legacyPath).size;
     }
     let rv = snapshotRv;
     const logPath = `${this.path}/${LOG}`;
@@ -283,7 +297,7 @@ export class DataDir {
   close(store: Store): void {
     try {
       if (!this.#broken) {
-        this.#writeSnapshot(store);
+        this.#snapshotBytes = writeSnapshot(this.path, store);
         this.#log?.truncateSync(0);
         this.#logBytes = 0;
       }
@@ -392,7 +406,7 @@ export class DataDir {
   /** Snapshot and truncate while running; a failure is a notice, and the log keeps growing. */
   #compact(): void {
     try {
-      this.#writeSnapshot(this.#store!);
+      this.#snapshotBytes = writeSnapshot(this.path, this.#store!);
       this.#log!.truncateSync(0);
       this.#logBytes = 0;
       this.compactions++;
@@ -406,218 +420,4 @@ export class DataDir {
       );
     }
   }
-
-  /** Writes the snapshot: a temp file, fsynced, renamed, the directory fsynced. */
-  #writeSnapshot(store: Store): void {
-    const tmp = `${this.path}/${SNAPSHOT}.tmp`;
-    const file = Deno.openSync(tmp, { write: true, create: true, truncate: true, mode: 0o600 });
-    let size = 0;
-    try {
-      const chunks: string[] = [];
-      let pending = 0;
-      const flush = () => {
-        const bytes = this.#encoder.encode(chunks.join(""));
-        let written = 0;
-        while (written < bytes.length) written += file.writeSync(bytes.subarray(written));
-        size += bytes.length;
-        chunks.length = 0;
-        pending = 0;
-      };
-      const put = (line: string) => {
-        chunks.push(line);
-        pending += line.length;
-        if (pending > 1 << 20) flush();
-      };
-      put(`{"format":2,"resourceVersion":${store.resourceVersion}}\n`);
-      let n = 0;
-      for (const key of store.keys()) {
-        const k = JSON.stringify(key);
-        for (const object of store.list(key)) {
-          put(`{"key":${k},"object":${JSON.stringify(object)}}\n`);
-          n++;
-        }
-      }
-      put(`{"end":true,"objects":${n}}\n`);
-      flush();
-      file.syncSync();
-    } catch (e) {
-      file.close();
-      removeIfExists(tmp);
-      throw e;
-    }
-    file.close();
-    Deno.renameSync(tmp, `${this.path}/${SNAPSHOT}`);
-    syncDir(this.path);
-    this.#snapshotBytes = size;
-    if (removeIfExists(`${this.path}/${LEGACY_SNAPSHOT}`)) syncDir(this.path);
-  }
-
-  #readSnapshot(
-    path: string,
-    put: (entry: { key: string; object: KObject }) => void,
-  ): number {
-    let rv: number | undefined;
-    let ended = false;
-    let count = 0;
-    const damaged = (line: number) =>
-      new Error(
-        `${path}:${line} is damaged: restore the file from a backup, or move the data directory away to start empty`,
-      );
-    readLines(path, (bytes, line) => {
-      const entry = parseLine(bytes) as
-        | { format?: number; resourceVersion?: number; end?: boolean; objects?: number }
-        | { key: string; object: KObject }
-        | undefined;
-      if (!entry || ended) throw damaged(line);
-      if (line === 1) {
-        if (!("format" in entry) || entry.format !== 2) throw damaged(line);
-        rv = entry.resourceVersion ?? 0;
-      } else if ("end" in entry) {
-        if (entry.objects !== count) throw damaged(line);
-        ended = true;
-      } else if ("key" in entry && entry.object?.metadata) {
-        put(entry);
-        count++;
-      } else throw damaged(line);
-    });
-    if (rv === undefined || !ended) {
-      throw new Error(
-        `${path} is incomplete (no end line): restore the file from a backup, or move the data directory away to start empty`,
-      );
-    }
-    return rv;
-  }
-
-  #readLegacySnapshot(put: (entry: { key: string; object: KObject }) => void): number {
-    const path = `${this.path}/${LEGACY_SNAPSHOT}`;
-    let snap: { resourceVersion: number; objects: Array<{ key: string; object: KObject }> };
-    const fix = "restore it from a backup, or move the data directory away to start empty";
-    const text = Deno.readTextFileSync(path);
-    try {
-      snap = JSON.parse(text);
-    } catch (e) {
-      // JSON.parse's message quotes the text (new lines, binary): the position and words instead.
-      throw new Error(`${path} is not valid JSON (${jsonProblem(text, e)}): ${fix}`, { cause: e });
-    }
-    const entries: unknown = (snap as { objects?: unknown } | null)?.objects;
-    const broken = Array.isArray(entries)
-      ? entries.findIndex((e) => typeof e?.key !== "string" || !e?.object?.metadata)
-      : -1;
-    const bad = !Array.isArray(entries)
-      ? 'no "objects" list'
-      : broken >= 0
-      ? `objects[${broken}] is not a key and an object`
-      : typeof snap.resourceVersion !== "number"
-      ? 'no "resourceVersion" number'
-      : undefined;
-    if (bad) throw new Error(`${path} is not a snapshot of the API server (${bad}): ${fix}`);
-    for (const entry of snap.objects) put(entry);
-    this.#snapshotBytes = Deno.statSync(path).size;
-    return snap.resourceVersion;
-  }
-}
-
-/**
- * Calls `each` for every `\n`-terminated line of a file, reading it in chunks.
- * Returns the file's size and the length of its complete lines (an
- * unterminated tail is not passed to `each`).
- */
-function readLines(
-  path: string,
-  each: (line: Uint8Array, lineNo: number, offset: number) => void,
-): { size: number; complete: number } {
-  const file = Deno.openSync(path, { read: true });
-  try {
-    const chunk = new Uint8Array(1 << 20);
-    let pieces: Uint8Array[] = [];
-    let pieceBytes = 0;
-    let offset = 0; // of the line being gathered
-    let size = 0;
-    let lineNo = 0;
-    for (;;) {
-      const n = file.readSync(chunk);
-      if (n === null || n === 0) break;
-      size += n;
-      const view = chunk.subarray(0, n);
-      let from = 0;
-      while (from < n) {
-        const nl = view.indexOf(NL, from);
-        if (nl < 0) {
-          pieces.push(chunk.slice(from, n));
-          pieceBytes += n - from;
-          break;
-        }
-        let line = chunk.subarray(from, nl);
-        if (pieces.length) {
-          pieces.push(line);
-          const joined = new Uint8Array(pieceBytes + line.length);
-          let at = 0;
-          for (const p of pieces) joined.set(p, at), at += p.length;
-          line = joined;
-          pieces = [];
-          pieceBytes = 0;
-        }
-        lineNo++;
-        each(line, lineNo, offset);
-        offset += line.length + 1;
-        from = nl + 1;
-      }
-    }
-    return { size, complete: offset };
-  } finally {
-    file.close();
-  }
-}
-
-const decoder = new TextDecoder();
-
-function parseLine(bytes: Uint8Array): unknown {
-  try {
-    const value = JSON.parse(decoder.decode(bytes));
-    return value && typeof value === "object" ? value : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function exists(path: string): boolean {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return false;
-    throw e;
-  }
-}
-
-function removeIfExists(path: string): boolean {
-  try {
-    Deno.removeSync(path);
-    return true;
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return false;
-    throw e;
-  }
-}
-
-/** Our files hold Secrets: owner-only, whatever an earlier version left. */
-function tighten(path: string): void {
-  try {
-    if ((Deno.statSync(path).mode ?? 0) & 0o077) Deno.chmodSync(path, 0o600);
-  } catch {
-    // Not ours to change (another owner): left as it is.
-  }
-}
-
-function syncDir(path: string): void {
-  const dir = Deno.openSync(path, { read: true });
-  try {
-    dir.syncSync();
-  } finally {
-    dir.close();
-  }
-}
-
-function firstLine(e: unknown): string {
-  return String(e instanceof Error ? e.message : e).split("\n")[0]!;
 }
