@@ -47,7 +47,8 @@ import { countKeys, depthAndMembers, findDuplicates } from "../wire/json_duplica
 import { parseYamlLenient, yamlDuplicates } from "../wire/yaml_duplicates.ts";
 import { jsonLine, jsonText } from "../shared/json_body.ts";
 import { noRoute, ownedByRestContainer, pageNotFound, unservedPath } from "./not_found.ts";
-import { ListSnapshots, parseListOptions, parseResourceVersion } from "../storage/listing.ts";
+import { ListSnapshots } from "../storage/listing.ts";
+import { parseListOptions, parseResourceVersion } from "../storage/list_options.ts";
 import { Objects } from "../objects/objects.ts";
 import type {
   DeleteOptions,

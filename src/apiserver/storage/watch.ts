@@ -29,7 +29,7 @@
 import { type LabelSelector, matchesLabels } from "../../cogs/structs/label_selector.ts";
 import { type FieldRequirement, matchesFields } from "../../cogs/structs/field_selector.ts";
 import { ApiError, type StatusDetails, statusObject } from "../shared/errors.ts";
-import { tooLargeResourceVersion, waitForResourceVersion } from "./listing.ts";
+import { tooLargeResourceVersion, waitForResourceVersion } from "./list_options.ts";
 import type { Faults } from "../shared/faults.ts";
 import { apiVersionOf, type ResourceDef, storageKey } from "../shared/resources.ts";
 import type { Store } from "./store.ts";
