@@ -17,12 +17,8 @@
 
 import type { StatusCause } from "../shared/errors.ts";
 import { forbidden, invalid, required } from "../schemas/field_errors.ts";
-import {
-  podSpecCauses,
-  podUpdateCauses,
-  statefulSetUpdateCauses,
-  templateRestartCauses,
-} from "./pod_validation.ts";
+import { podSpecCauses, templateRestartCauses } from "./pod_validation.ts";
+import { podUpdateCauses, statefulSetUpdateCauses } from "./pod_update_validation.ts";
 
 type Obj = Record<string, unknown>;
 
