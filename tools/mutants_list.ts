@@ -58,7 +58,7 @@ export const MUTANTS: readonly Mutant[] = [
   },
   {
     id: "server-ignores-grace",
-    file: "src/apiserver/serving/server.ts",
+    file: "src/apiserver/serving/request_bodies.ts",
     original: "grace = body.gracePeriodSeconds ?? undefined;",
     mutant: "grace = undefined;",
     tests: ["tests/apiserver/delete_options_test.ts"],
