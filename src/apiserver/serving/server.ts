@@ -11,22 +11,10 @@
  */
 
 import { deepEqual } from "../../cogs/structs/deep_equal.ts";
-import {
-  type FieldRequirement,
-  matchesFields,
-  parseFieldSelector,
-} from "../../cogs/structs/field_selector.ts";
-import {
-  type LabelSelector,
-  matchesLabels,
-  parseLabelSelector,
-} from "../../cogs/structs/label_selector.ts";
-import { SelectorError } from "../../cogs/structs/selector_error.ts";
 import { AccessReviews } from "../auth/access_review.ts";
 import { isReview } from "../builtins/review_resources.ts";
 import { Admission } from "../webhooks/admission.ts";
-import type { AdmissionRequestInfo } from "../webhooks/admission_types.ts";
-import { Authenticator, type StaticToken, type UserInfo } from "../auth/authentication.ts";
+import { Authenticator, type StaticToken } from "../auth/authentication.ts";
 import { Controllers } from "../controllers/controllers.ts";
 import { Conversion } from "../webhooks/conversion.ts";
 import {
@@ -39,16 +27,13 @@ import {
 } from "./discovery.ts";
 import { ApiError, statusObject } from "../shared/errors.ts";
 import { Faults, type FaultSettings } from "../shared/faults.ts";
-import { fieldGetter } from "../storage/fields.ts";
 import { healthAnswer, type HealthCheck } from "./health.ts";
 import { type RequestLabels, RequestMetrics } from "./request_metrics.ts";
-import { jsonLine, jsonText } from "../shared/json_body.ts";
+import { jsonText } from "../shared/json_body.ts";
 import { noRoute, ownedByRestContainer, pageNotFound, unservedPath } from "./not_found.ts";
 import { ListSnapshots } from "../storage/listing.ts";
-import { parseListOptions, parseResourceVersion } from "../storage/list_options.ts";
 import { Objects } from "../objects/objects.ts";
-import { PROTOBUF_CONTENT_TYPE } from "../wire/protobuf.ts";
-import { decodeQuery, isPretty, queryBool } from "../wire/query_params.ts";
+import { isPretty, queryBool } from "../wire/query_params.ts";
 import {
   MAX_JSON_DEPTH,
   MAX_REQUEST_BODY_BYTES,
@@ -59,32 +44,16 @@ import {
 import { impersonate } from "../auth/impersonation.ts";
 import { forbidden, RbacAuthorizer } from "../auth/rbac.ts";
 import { bootstrapRbac } from "../auth/rbac_bootstrap.ts";
-import { refuseSystemPriorityClassDelete } from "../builtins/priority_classes.ts";
 import { bootstrapPriorityClasses } from "../objects/priority_bootstrap.ts";
 import { ResourceRegistry } from "../objects/registry.ts";
 import { requestAttributes } from "../auth/request_attributes.ts";
-import { apiVersionOf, type ResourceDef, storageKey } from "../shared/resources.ts";
+import { storageKey } from "../shared/resources.ts";
 import { Store } from "../storage/store.ts";
-import type { ClientIdentity, KObject } from "../shared/types.ts";
-import { renderTable, TABLE_CONTENT_TYPE, wantsTable } from "../wire/table.ts";
-import {
-  asPartialObjectMetadata,
-  asPartialObjectMetadataList,
-  type PartialTarget,
-  wantsPartialMetadata,
-} from "../wire/partial_metadata.ts";
+import type { ClientIdentity } from "../shared/types.ts";
 import { WatchHub } from "../storage/watch.ts";
 import type { WebhookClientCertificate } from "../webhooks/webhook_client.ts";
-import {
-  applyDuplicates,
-  deleteOptions,
-  patchTypeOf,
-  patchWording,
-  readBody,
-  strictDecoding,
-  unrecognized,
-  writeOptions,
-} from "./request_bodies.ts";
+import { readBody, unrecognized } from "./request_bodies.ts";
+import { json, JSON_HEADERS, type ResourceServing, serveResource } from "./resource_handlers.ts";
 
 /** Options of the API server core. */
 export interface ApiServerOptions {
@@ -143,7 +112,6 @@ export interface ApiServerOptions {
   webhookTrustedCAs?: string[];
 }
 
-const JSON_HEADERS = { "content-type": "application/json" };
 const CRDS = "customresourcedefinitions.apiextensions.k8s.io";
 
 /**
@@ -191,6 +159,7 @@ export class ApiServer {
   readonly #reviews: AccessReviews;
   /** The states that paginated lists are served from (see `listing.ts`). */
   readonly #snapshots: ListSnapshots;
+  readonly #serving: ResourceServing;
   #options: ApiServerOptions;
   /** The request body limit in bytes. */
   readonly #bodyLimit: number;
@@ -279,6 +248,16 @@ export class ApiServer {
     this.#reviews = new AccessReviews(this.authenticator, this.authorizer);
     this.controllers = new Controllers(this.store, this.objects);
     this.controllers.resync();
+    this.#serving = {
+      store: this.store,
+      objects: this.objects,
+      watches: this.watches,
+      admission: this.#admission,
+      conversion: this.#conversion,
+      snapshots: this.#snapshots,
+      bodyLimit: this.#bodyLimit,
+      watchList: () => this.#options.watchList ?? true,
+    };
   }
 
   /** Stops watches and controllers (the listener is stopped by its owner). */
@@ -532,7 +511,17 @@ export class ApiServer {
       scope: name || ctx.verb === "create" ? "resource" : namespace ? "namespace" : "cluster",
     };
     await this.#injectFaults(req);
-    return await this.#serve(req, url, def, namespace, name, subresource, ctx, user);
+    return await serveResource(
+      this.#serving,
+      req,
+      url,
+      def,
+      namespace,
+      name,
+      subresource,
+      ctx.verb,
+      user,
+    );
   }
 
   async #injectFaults(req: Request): Promise<void> {
@@ -553,260 +542,6 @@ export class ApiServer {
     } as const;
     const details = err.code === 500 ? undefined : { retryAfterSeconds: err.retryAfter };
     throw new ApiError(err.code, reasons[err.code], messages[err.code], details);
-  }
-
-  async #serve(
-    req: Request,
-    url: URL,
-    def: ResourceDef,
-    namespace: string | undefined,
-    name: string | undefined,
-    subresource: string | undefined,
-    ctx: RequestInfo,
-    user: UserInfo,
-  ): Promise<Response> {
-    const q = url.searchParams;
-    const admitting = (objName = name ?? ""): AdmissionRequestInfo => ({
-      def,
-      namespace: ns ?? "",
-      name: objName,
-      ...(subresource ? { subresource } : {}),
-      userInfo: {
-        username: user.username,
-        ...(user.uid ? { uid: user.uid } : {}),
-        groups: user.groups,
-      },
-    });
-    const ns = def.namespaced ? namespace : undefined;
-    refuseUnacceptable(req.headers.get("accept"));
-    const partial = wantsPartialMetadata(req.headers.get("accept"));
-    const table = !partial && wantsTable(req.headers.get("accept"));
-    const out = (obj: KObject, status = 200, warnings: string[] = []) => {
-      const body = partial
-        ? asPartialObjectMetadata(def, obj, partial)
-        : table && req.method === "GET"
-        ? renderTable(def, [obj], obj.metadata.resourceVersion ?? "", {
-          includeObject: q.get("includeObject") ?? undefined,
-        })
-        : withVersion(obj, def);
-      const headers: Record<string, string> = {
-        "content-type": table && req.method === "GET" ? TABLE_CONTENT_TYPE : "application/json",
-      };
-      // The object just stored is answered in the JSON the store encoded it in.
-      const encoded = body === obj ? this.store.encodingOf(obj) : undefined;
-      const res = new Response(encoded === undefined ? jsonText(body) : jsonLine(encoded), {
-        status,
-        headers,
-      });
-      for (const w of warnings) res.headers.append("warning", `299 - ${JSON.stringify(w)}`);
-      return res;
-    };
-    switch (ctx.verb) {
-      case "get": {
-        const rv = decodeQuery("get", q).resourceVersion;
-        if (rv) parseResourceVersion(rv);
-        const obj = this.store.get(storageKey(def), ns ?? "", name!);
-        if (!obj) throw ApiError.notFound(def.plural, def.group, name!);
-        return out((await this.#conversion.toVersion(def, [obj]))[0]!);
-      }
-      case "list":
-        return await this.#list(q, def, ns, table, partial);
-      case "watch": {
-        const p = decodeQuery("watch", q);
-        const listOptions = parseListOptions(p, {
-          watch: true,
-          watchList: this.#options.watchList ?? true,
-        });
-        const { labels, fields, fieldOf } = selectors(def, q);
-        // kube-apiserver: a watch ends after timeoutSeconds; 0 or none, its own limit; a
-        // negative one, at once.
-        const timeout = p.timeoutSeconds;
-        const rv = p.resourceVersion;
-        if (rv) parseResourceVersion(rv);
-        const convert = this.#conversion.watchConverter(def);
-        return this.watches.open({
-          def,
-          namespace: ns,
-          resourceVersion: p.resourceVersion,
-          sendInitialEvents: listOptions.sendInitialEvents,
-          labels,
-          fields,
-          fieldOf,
-          bookmarks: p.allowWatchBookmarks === true,
-          timeoutSeconds: timeout === undefined || timeout === 0
-            ? undefined
-            : Math.max(timeout, 0.001),
-          table,
-          ...(partial ? { partial: partial.apiVersion } : {}),
-          ...(convert ? { convert } : {}),
-        });
-      }
-      case "create": {
-        const options = writeOptions(q, "create");
-        const body = await readBody(req, this.#bodyLimit, {
-          syntax: unrecognized(def.kind),
-          ...strictDecoding(options),
-        });
-        const result = await this.#conversion.write(
-          def,
-          ns ?? "",
-          "",
-          options,
-          (o) =>
-            this.#admission.write(
-              admitting(),
-              o,
-              (o) => this.objects.create(def, ns ?? "", body, o),
-            ),
-        );
-        return out(result.object, 201, result.warnings);
-      }
-      case "update": {
-        const options = writeOptions(q, "update");
-        const body = await readBody(req, this.#bodyLimit, {
-          syntax: unrecognized(def.kind),
-          ...strictDecoding(options),
-        });
-        if (subresource === "finalize") {
-          const current = this.store.get("namespaces", "", name!);
-          if (!current) throw ApiError.notFound("namespaces", "", name!);
-          const spec = (body as { spec?: { finalizers?: string[] } })?.spec;
-          const result = await this.#admission.write(
-            admitting(),
-            writeOptions(q, ctx.verb as "create" | "update"),
-            (o) =>
-              this.objects.update(def, "", name!, {
-                ...current,
-                spec: { ...(current.spec as object), finalizers: spec?.finalizers ?? [] },
-              }, o),
-          );
-          return out(result.object, 200, result.warnings);
-        }
-        const result = await this.#conversion.write(
-          def,
-          ns ?? "",
-          name!,
-          options,
-          (o) =>
-            this.#admission.write(
-              admitting(),
-              o,
-              (o) => this.objects.update(def, ns ?? "", name!, body, o, subresource),
-            ),
-        );
-        return out(result.object, 200, result.warnings);
-      }
-      case "patch": {
-        const type = patchTypeOf(req.headers.get("content-type"));
-        const options = writeOptions(q, "patch", type === "apply");
-        const body = await readBody(req, this.#bodyLimit, {
-          yaml: type === "apply",
-          patch: true,
-          syntax: patchWording(type, options.fieldValidation),
-          // A JSON patch's duplicates (in its operations) are not looked for.
-          ...(type === "json" ? {} : strictDecoding(options)),
-        });
-        const applyWarnings = type === "apply" ? applyDuplicates(options) : [];
-        const result = await this.#conversion.write(
-          def,
-          ns ?? "",
-          name!,
-          options,
-          (o) =>
-            this.#admission.write(
-              admitting(),
-              o,
-              (o) => this.objects.patch(def, ns ?? "", name!, type, body, o, subresource),
-            ),
-        );
-        return out(result.object, result.created ? 201 : 200, [
-          ...result.warnings,
-          ...applyWarnings,
-        ]);
-      }
-      case "delete": {
-        refuseSystemPriorityClassDelete(def.plural, def.group, name!);
-        const options = await deleteOptions(req, q, this.#bodyLimit, "delete");
-        const { object, warnings } = await this.#admission.delete(
-          admitting(),
-          options,
-          () => this.objects.delete(def, ns ?? "", name!, options),
-        );
-        return out((await this.#conversion.toVersion(def, [object]))[0]!, 200, warnings);
-      }
-      case "deletecollection": {
-        decodeQuery("deletecollection", q);
-        const options = await deleteOptions(req, q, this.#bodyLimit, "deletecollection");
-        const { labels, fields, fieldOf } = selectors(def, q);
-        const items: KObject[] = [];
-        for (const obj of [...this.store.list(storageKey(def), ns)]) {
-          if (!matches(obj, labels, fields, fieldOf)) continue;
-          const { object } = await this.#admission.delete(
-            admitting(obj.metadata.name!),
-            options,
-            () =>
-              this.objects.delete(def, obj.metadata.namespace ?? "", obj.metadata.name!, options),
-          );
-          items.push(object);
-        }
-        const converted = await this.#conversion.toVersion(def, items, true);
-        const listMeta = { resourceVersion: String(this.store.resourceVersion) };
-        if (partial) return json(asPartialObjectMetadataList(def, converted, listMeta, partial));
-        return json({
-          kind: `${def.kind}List`,
-          apiVersion: apiVersionOf(def),
-          metadata: listMeta,
-          items: converted.map((o) => withVersion(o, def)),
-        });
-      }
-    }
-    throw ApiError.methodNotAllowed();
-  }
-
-  async #list(
-    q: URLSearchParams,
-    def: ResourceDef,
-    ns: string | undefined,
-    table: boolean,
-    partial?: PartialTarget,
-  ): Promise<Response> {
-    const options = parseListOptions(decodeQuery("list", q), {
-      watch: false,
-      watchList: this.#options.watchList ?? true,
-    });
-    const { labels, fields, fieldOf } = selectors(def, q);
-    const page = await this.#snapshots.page(
-      storageKey(def),
-      ns,
-      def.namespaced,
-      options,
-      (o) => matches(o, labels, fields, fieldOf),
-      labels.length > 0 || fields.length > 0,
-    );
-    const rv = page.resourceVersion;
-    const metadata: Record<string, unknown> = { resourceVersion: rv };
-    if (page.continueToken !== undefined) metadata.continue = page.continueToken;
-    if (page.remainingItemCount !== undefined) {
-      metadata.remainingItemCount = page.remainingItemCount;
-    }
-    let items = page.items;
-    items = await this.#conversion.toVersion(def, items, true);
-    if (partial) return json(asPartialObjectMetadataList(def, items, metadata, partial));
-    if (table) {
-      const t = renderTable(def, items, rv, {
-        includeObject: q.get("includeObject") ?? undefined,
-        continueToken: metadata.continue as string | undefined,
-      });
-      return new Response(jsonText(t), { headers: { "content-type": TABLE_CONTENT_TYPE } });
-    }
-    const version = apiVersionOf(def);
-    const body = {
-      kind: `${def.kind}List`,
-      apiVersion: version,
-      metadata,
-      items: items.map((o) => withVersion(o, def)),
-    };
-    return json(body);
   }
 
   async #admin(req: Request, path: string, ctx: RequestInfo): Promise<Response> {
@@ -914,70 +649,6 @@ function verbOf(method: string, name: string | undefined, url: URL): string {
       return name ? "delete" : "deletecollection";
   }
   return "unsupported";
-}
-
-function selectors(def: ResourceDef, q: URLSearchParams): {
-  labels: LabelSelector;
-  fields: FieldRequirement[];
-  fieldOf: (o: KObject, f: string) => string | undefined;
-} {
-  try {
-    const labels = parseLabelSelector(q.get("labelSelector") ?? "");
-    const fields = parseFieldSelector(q.get("fieldSelector") ?? "");
-    return { labels, fields, fieldOf: fieldGetter(def, fields) };
-  } catch (e) {
-    if (e instanceof SelectorError) throw ApiError.badRequest(e.message);
-    throw e;
-  }
-}
-
-function matches(
-  obj: KObject,
-  labels: LabelSelector,
-  fields: FieldRequirement[],
-  fieldOf: (o: KObject, f: string) => string | undefined,
-): boolean {
-  if (labels.length && !matchesLabels(labels, obj.metadata.labels)) return false;
-  if (fields.length && !matchesFields(fields, (f) => fieldOf(obj, f))) return false;
-  return true;
-}
-
-/** The media types a resource's answer can be negotiated to, as kube-apiserver lists them. */
-const ACCEPTABLE = new Set([
-  "*/*",
-  "application/*",
-  "application/json",
-  "application/yaml",
-  PROTOBUF_CONTENT_TYPE,
-]);
-
-/**
- * Refuses a resource request whose Accept header names no media type the server answers in,
- * as kube-apiserver's negotiation does before it reads or writes anything (406, no details).
- * No header at all means JSON; parameters (`as=Table`, `stream=watch`) are judged elsewhere.
- *
- * @throws {ApiError} 406 NotAcceptable.
- */
-function refuseUnacceptable(accept: string | null): void {
-  if (accept === null || accept.trim() === "") return;
-  for (const range of accept.split(",")) {
-    if (ACCEPTABLE.has(range.split(";")[0]!.trim().toLowerCase())) return;
-  }
-  throw new ApiError(
-    406,
-    "NotAcceptable",
-    `only the following media types are accepted: ` +
-      `application/json, application/yaml, ${PROTOBUF_CONTENT_TYPE}`,
-  );
-}
-
-function withVersion(obj: KObject, def: ResourceDef): KObject {
-  const apiVersion = apiVersionOf(def);
-  return obj.apiVersion === apiVersion ? obj : { ...obj, apiVersion };
-}
-
-function json(body: unknown, status = 200): Response {
-  return new Response(jsonText(body), { status, headers: JSON_HEADERS });
 }
 
 /** The same answer, its JSON indented. */
