@@ -14,7 +14,7 @@ import { deepEqual } from "../../cogs/structs/deep_equal.ts";
 import { AccessReviews } from "../auth/access_review.ts";
 import { isReview } from "../builtins/review_resources.ts";
 import { Admission } from "../webhooks/admission.ts";
-import { Authenticator, type StaticToken } from "../auth/authentication.ts";
+import { Authenticator } from "../auth/authentication.ts";
 import { Controllers } from "../controllers/controllers.ts";
 import { Conversion } from "../webhooks/conversion.ts";
 import {
@@ -25,10 +25,10 @@ import {
   rootPaths,
   versionInfo,
 } from "./discovery.ts";
-import { ApiError, statusObject } from "../shared/errors.ts";
-import { Faults, type FaultSettings } from "../shared/faults.ts";
+import { ApiError } from "../shared/errors.ts";
+import { Faults } from "../shared/faults.ts";
 import { healthAnswer, type HealthCheck } from "./health.ts";
-import { type RequestLabels, RequestMetrics } from "./request_metrics.ts";
+import { RequestMetrics } from "./request_metrics.ts";
 import { jsonText } from "../shared/json_body.ts";
 import { noRoute, ownedByRestContainer, pageNotFound, unservedPath } from "./not_found.ts";
 import { ListSnapshots } from "../storage/listing.ts";
@@ -51,66 +51,21 @@ import { storageKey } from "../shared/resources.ts";
 import { Store } from "../storage/store.ts";
 import type { ClientIdentity } from "../shared/types.ts";
 import { WatchHub } from "../storage/watch.ts";
-import type { WebhookClientCertificate } from "../webhooks/webhook_client.ts";
 import { readBody, unrecognized } from "./request_bodies.ts";
 import { json, JSON_HEADERS, type ResourceServing, serveResource } from "./resource_handlers.ts";
+import type { ApiServerOptions } from "./server_options.ts";
+import { type AdminParts, injectFaults, serveAdmin } from "./admin.ts";
+import {
+  decodeSegment,
+  dryRunLabel,
+  errorResponse,
+  metricVerb,
+  prettyResponse,
+  type RequestInfo,
+  verbOf,
+} from "./request_info.ts";
 
-/** Options of the API server core. */
-export interface ApiServerOptions {
-  /** Require `Authorization: Bearer <token>` on every API request. */
-  token?: string;
-  /** Accept requests that present a verified client certificate (TLS only). */
-  clientCertificates?: boolean;
-  /**
-   * `"rbac"`: every request names its user (client certificate, the server's token, a static
-   * token or a service account's token; else 401) and Roles, ClusterRoles and their bindings
-   * decide what it may do (else 403), as kube-apiserver with `--authorization-mode=RBAC`.
-   * Without it: the access check of `token` / `clientCertificates` only, and anyone who passes
-   * may do anything. (kubectl sends bearer tokens only over HTTPS: serve TLS for kubectl.)
-   */
-  authorization?: "rbac";
-  /** Users known by bearer token (kube-apiserver's `--token-auth-file`); with `authorization` only. */
-  staticTokens?: StaticToken[];
-  /** Fault switches at start. */
-  faults?: FaultSettings;
-  /** How many changes history keeps for resuming watches. */
-  historySize?: number;
-  /** Seconds between bookmarks to watches that asked for them (default 10). */
-  bookmarkSeconds?: number;
-  /** The Kubernetes minor version `/version` reports (default 33). */
-  kubernetesMinor?: number;
-  /**
-   * Serve watches with `sendInitialEvents` (the WatchList feature gate, KEP-3157; default true).
-   * false: such watches are refused with kube-apiserver's 422, as by a server without the gate.
-   */
-  watchList?: boolean;
-  /** Log one line per request to this function. */
-  log?: (line: string) => void;
-  /** A store to start from (persistence). */
-  store?: Store;
-  /**
-   * The largest request body accepted, in bytes (default 3 MiB, kube-apiserver's
-   * `MaxRequestBodyBytes`); a larger one is refused with 413 before it is read.
-   */
-  maxRequestBodyBytes?: number;
-  /**
-   * The largest object stored, in bytes of JSON (default 1.5 MiB, etcd's request limit); a
-   * larger write is refused with 413. Only for a store the server makes (not `store`).
-   */
-  maxObjectBytes?: number;
-  /**
-   * The client certificate (PEM `cert` and `key`) presented to admission and conversion
-   * webhooks, as kube-apiserver's admission-configuration kubeconfig gives one per webhook host
-   * (here: one for all). Without it, webhook calls present none.
-   */
-  webhookClientCert?: WebhookClientCertificate;
-  /**
-   * PEM certificates that admission and conversion webhook calls trust besides the system's
-   * roots, as if added to the trust store of kube-apiserver's host: for a webhook served with a
-   * test CA and no `caBundle` (a tunnel's public URL). A webhook's own `caBundle` still applies.
-   */
-  webhookTrustedCAs?: string[];
-}
+export type { ApiServerOptions } from "./server_options.ts";
 
 const CRDS = "customresourcedefinitions.apiextensions.k8s.io";
 
@@ -160,6 +115,7 @@ export class ApiServer {
   /** The states that paginated lists are served from (see `listing.ts`). */
   readonly #snapshots: ListSnapshots;
   readonly #serving: ResourceServing;
+  readonly #admin: AdminParts;
   #options: ApiServerOptions;
   /** The request body limit in bytes. */
   readonly #bodyLimit: number;
@@ -257,6 +213,13 @@ export class ApiServer {
       snapshots: this.#snapshots,
       bodyLimit: this.#bodyLimit,
       watchList: () => this.#options.watchList ?? true,
+    };
+    this.#admin = {
+      faults: this.faults,
+      bodyLimit: this.#bodyLimit,
+      requestCounts: this.requestCounts,
+      store: this.store,
+      watches: this.watches,
     };
   }
 
@@ -384,7 +347,7 @@ export class ApiServer {
         throw forbidden(user, attrs, decision.reason);
       }
     }
-    if (path.startsWith("/admin/")) return await this.#admin(req, path, ctx);
+    if (path.startsWith("/admin/")) return await serveAdmin(this.#admin, req, path, ctx);
     if (path === "/") {
       ctx.verb = "discovery";
       const health = Object.entries(this.#healthChecks).flatMap(([endpoint, checks]) => [
@@ -510,7 +473,7 @@ export class ApiServer {
       subresource: subresource ?? "",
       scope: name || ctx.verb === "create" ? "resource" : namespace ? "namespace" : "cluster",
     };
-    await this.#injectFaults(req);
+    await injectFaults(this.faults, req);
     return await serveResource(
       this.#serving,
       req,
@@ -523,164 +486,4 @@ export class ApiServer {
       user,
     );
   }
-
-  async #injectFaults(req: Request): Promise<void> {
-    const latency = this.faults.pickLatency();
-    if (latency > 0) await new Promise((r) => setTimeout(r, latency));
-    const err = this.faults.pickError(req.method);
-    if (!err) return;
-    const reasons = {
-      429: "TooManyRequests",
-      500: "InternalError",
-      503: "ServiceUnavailable",
-    } as const;
-    const messages = {
-      429:
-        "the server has received too many requests and has asked us to try again later (injected fault)",
-      500: "an error on the server has prevented the request from succeeding (injected fault)",
-      503: "the server is currently unable to handle the request (injected fault)",
-    } as const;
-    const details = err.code === 500 ? undefined : { retryAfterSeconds: err.retryAfter };
-    throw new ApiError(err.code, reasons[err.code], messages[err.code], details);
-  }
-
-  async #admin(req: Request, path: string, ctx: RequestInfo): Promise<Response> {
-    ctx.verb = "admin";
-    if (path === "/admin/faults") {
-      if (req.method === "GET") {
-        return json({ settings: this.faults.settings, counts: this.faults.counts });
-      }
-      if (req.method === "PUT" || req.method === "PATCH" || req.method === "POST") {
-        const body = await readBody(req, this.#bodyLimit);
-        try {
-          if (req.method === "PUT") this.faults.reset();
-          this.faults.update(body as Record<string, unknown>);
-        } catch (e) {
-          throw ApiError.badRequest((e as Error).message);
-        }
-        return json({ settings: this.faults.settings, counts: this.faults.counts });
-      }
-    }
-    if (path === "/admin/faults/expire" && req.method === "POST") {
-      this.faults.expire(true);
-      return json({ settings: this.faults.settings, counts: this.faults.counts });
-    }
-    if (path === "/admin/stats" && req.method === "GET") {
-      return json({
-        requests: Object.fromEntries(this.requestCounts),
-        resourceVersion: this.store.resourceVersion,
-        watches: this.watches.size,
-        faults: this.faults.counts,
-      });
-    }
-    throw new ApiError(
-      404,
-      "NotFound",
-      `no admin endpoint ${req.method} ${path}: use /admin/faults, /admin/faults/expire, /admin/stats`,
-    );
-  }
-}
-
-interface RequestInfo {
-  verb: string;
-  resource: string;
-  code: number;
-  /** Set once the request reaches a resource's handler: what `/metrics` counts it by. */
-  labels?: RequestLabels;
-}
-
-/** kube's metric verb: the method, GET split into GET/LIST/WATCH, an apply patch APPLY. */
-function metricVerb(verb: string, req: Request): string {
-  switch (verb) {
-    case "get":
-    case "list":
-    case "watch":
-      return verb.toUpperCase();
-    case "deletecollection":
-      return "DELETE";
-  }
-  if (
-    req.method === "PATCH" && req.headers.get("content-type") === "application/apply-patch+yaml"
-  ) {
-    return "APPLY";
-  }
-  return ["POST", "PUT", "PATCH", "DELETE"].includes(req.method) ? req.method : "other";
-}
-
-/** kube's `dry_run` label: the distinct `dryRun` values, sorted, joined; "invalid" for any but All. */
-function dryRunLabel(url: URL): string {
-  const q = url.searchParams;
-  if (q.size === 0) return "";
-  const values = q.getAll("dryRun");
-  if (!values.length) return "";
-  if (values.some((v) => v !== "All")) return "invalid";
-  return [...new Set(values)].sort().join(",");
-}
-
-/** A path segment, percent-decoded; 400 when the encoding is broken. */
-function decodeSegment(segment: string): string {
-  if (!segment.includes("%")) return segment;
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    throw ApiError.badRequest(
-      `the path segment ${JSON.stringify(segment)} is not valid percent-encoding (a % must be ` +
-        `followed by two hex digits of UTF-8)`,
-    );
-  }
-}
-
-function verbOf(method: string, name: string | undefined, url: URL): string {
-  switch (method) {
-    case "GET":
-    case "HEAD": {
-      // kube-apiserver's booleans: anything but "0" and "false" (any case) is true.
-      const w = url.searchParams.get("watch");
-      if (!name) return w !== null && queryBool(w) ? "watch" : "list";
-      return "get";
-    }
-    case "POST":
-      return name ? "unsupported" : "create";
-    case "PUT":
-      return name ? "update" : "unsupported";
-    case "PATCH":
-      return name ? "patch" : "unsupported";
-    case "DELETE":
-      return name ? "delete" : "deletecollection";
-  }
-  return "unsupported";
-}
-
-/** The same answer, its JSON indented. */
-async function prettyResponse(res: Response): Promise<Response> {
-  const text = await res.text();
-  let body: string;
-  try {
-    body = jsonText(JSON.parse(text), true);
-  } catch {
-    body = text;
-  }
-  return new Response(body, {
-    status: res.status,
-    statusText: res.statusText,
-    headers: res.headers,
-  });
-}
-
-function errorResponse(e: unknown): Response {
-  if (e instanceof ApiError) return e.toResponse();
-  const message = e instanceof Error ? e.message : String(e);
-  return new Response(
-    jsonText(
-      statusObject(
-        500,
-        "InternalError",
-        `an error on the server prevented the request from succeeding: ${message}`,
-      ),
-    ),
-    {
-      status: 500,
-      headers: JSON_HEADERS,
-    },
-  );
 }
