@@ -8,8 +8,7 @@
  * early 413 while the body is being sent.
  *
  * Under `KOPF_HTTP_CLIENT=fetch` (as when the whole folder runs so; `fetch_suite_test.ts` lists
- * this file as not run on fetch) these
- * tests are skipped: they pick each transport themselves, so that run would repeat them.
+ * this file as not run on fetch) these tests are skipped: they pick each transport themselves.
  */
 
 import assert from "node:assert/strict";

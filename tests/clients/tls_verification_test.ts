@@ -7,8 +7,7 @@
  * catch good TLS.
  *
  * Under `KOPF_HTTP_CLIENT=fetch` (as when the whole folder runs so; `fetch_suite_test.ts` lists
- * this file as not run on fetch) these
- * tests are skipped: they pick each transport themselves.
+ * this file as not run on fetch) these tests are skipped: they pick each transport themselves.
  */
 
 import assert from "node:assert/strict";
