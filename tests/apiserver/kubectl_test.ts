@@ -3,9 +3,10 @@
  * and the newest client on our machines (1.27 and 1.33), which differ in
  * discovery, OpenAPI and wire encoding (1.33 creates built-ins as protobuf).
  *
- * Each test starts its own server and gives kubectl a fresh `HOME`, so no
- * discovery cache is shared. Assertions look at kubectl's exact output and
- * at the stored objects through the API.
+ * Each scenario starts its own server and gives kubectl a fresh `HOME`, so no
+ * discovery cache is shared; a few scenarios run at once, as steps of one test
+ * per version. Assertions look at kubectl's exact output and at the stored
+ * objects through the API.
  *
  * @module
  */
@@ -778,10 +779,34 @@ scenario("strict schema: unknown fields and invalid values are refused", async (
 
 const WANTED = ["1.27", "1.33"];
 
-for (const [name, fn] of SCENARIOS) {
-  testEachKubectl(WANTED, name, async (bin) => {
-    await using api = await startApiServer({ bookmarkSeconds: 1 });
-    await using k = await Kubectl.create(bin, api.kubeconfig.path);
-    await fn(k, api, bin);
-  });
-}
+/**
+ * How many scenarios run at once, each with its own server and kubectl `HOME`: they mostly wait
+ * on kubectl's processes and on watches, so a few at a time leave the machine less idle.
+ */
+const AT_ONCE = 3;
+
+// Per version, one test whose steps are the scenarios, named as they are (steps that overlap
+// cannot have the sanitizers, which watch the whole test). A longer limit than the default: it
+// is the sum of ten scenarios on a machine the suite loads.
+testEachKubectl(WANTED, `the scenarios (${AT_ONCE} at a time)`, async (bin, t) => {
+  const queue = [...SCENARIOS];
+  const passed = await Promise.all(Array.from({ length: AT_ONCE }, async () => {
+    let all = true;
+    for (let next = queue.shift(); next; next = queue.shift()) {
+      const [name, fn] = next;
+      all = await t.step({
+        name,
+        fn: async () => {
+          await using api = await startApiServer({ bookmarkSeconds: 1 });
+          await using k = await Kubectl.create(bin, api.kubeconfig.path);
+          await fn(k, api, bin);
+        },
+        sanitizeOps: false,
+        sanitizeResources: false,
+        sanitizeExit: false,
+      }) && all;
+    }
+    return all;
+  }));
+  assert(passed.every(Boolean), "a scenario failed: see its step");
+}, { timeout: 300_000 });

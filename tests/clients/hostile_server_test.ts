@@ -7,8 +7,8 @@
  * than one request: a stray answer on an idle connection, a stale connection under a POST, an
  * early 413 while the body is being sent.
  *
- * Under `KOPF_HTTP_CLIENT=fetch` (`fetch_suite_test.ts` runs this folder once more so) these
- * tests are skipped: they pick each transport themselves, so that run would repeat them.
+ * Under `KOPF_HTTP_CLIENT=fetch` (as when the whole folder runs so; `fetch_suite_test.ts` lists
+ * this file as not run on fetch) these tests are skipped: they pick each transport themselves.
  */
 
 import assert from "node:assert/strict";

@@ -6,8 +6,8 @@
  * client and Deno's `fetch`). The same server with the right CA answers, so the rule does not
  * catch good TLS.
  *
- * Under `KOPF_HTTP_CLIENT=fetch` (`fetch_suite_test.ts` runs this folder once more so) these
- * tests are skipped: they pick each transport themselves.
+ * Under `KOPF_HTTP_CLIENT=fetch` (as when the whole folder runs so; `fetch_suite_test.ts` lists
+ * this file as not run on fetch) these tests are skipped: they pick each transport themselves.
  */
 
 import assert from "node:assert/strict";

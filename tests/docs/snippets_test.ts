@@ -14,6 +14,9 @@
  * fails the first test until it is put in one of them, and a listed snippet that is gone fails it
  * too. A snippet is named `<page>#<section's anchor>/<n>`, the n-th `ts` block of that section.
  *
+ * The snippets run a few at a time, each a step of one test (the scripts without a cluster in one,
+ * the rest in another), named as the snippet.
+ *
  * A snippet's relative imports (`../mod.ts`, `./testing.ts`, `../examples/…`) are resolved from
  * its page, so the copy that runs (in a temporary folder) imports the very files the page means.
  *
@@ -410,22 +413,74 @@ Deno.test("docs snippets: every ts snippet is run or listed as type-checked only
   assert.deepEqual(both, []);
 });
 
-for (const snippet of ALL) {
-  const run = RUN[snippet.name];
-  if (!run) continue;
-  // An operator snippet, or a script given a cluster, is driven with kubectl (cluster()).
-  const register = run.kind === "script" && !run.cluster ? Deno.test : testWithKubectl;
-  register(`docs snippet ${snippet.name} runs as written`, async () => {
-    const dir = await Deno.makeTempDir({ prefix: "kopf-snippet-" });
-    try {
-      const file = join(dir, "snippet.ts");
-      await Deno.writeTextFile(file, resolved(snippet));
-      if (run.kind === "script") await runScript(file, run);
-      else await runOperator(file, run);
-    } finally {
-      await Deno.remove(dir, { recursive: true });
+/**
+ * How many snippets run at once. Each has its own API server, temporary folder, kubectl `HOME`
+ * and operator process (its own environment), and mostly waits — on its operator, on kubectl, on
+ * a timer — so a few at a time leave the machine less idle than one after another.
+ */
+const AT_ONCE = 3;
+
+/**
+ * Runs the snippets as steps of one test, `AT_ONCE` at a time; each step fails by the
+ * snippet's name (steps that overlap cannot have the sanitizers, which watch the whole test).
+ */
+async function runAll(t: Deno.TestContext, snippets: Snippet[]): Promise<void> {
+  const queue = [...snippets];
+  const passed = await Promise.all(Array.from({ length: AT_ONCE }, async () => {
+    let all = true;
+    for (let snippet = queue.shift(); snippet; snippet = queue.shift()) {
+      const one = snippet;
+      all = await t.step({
+        name: `${one.name} runs as written`,
+        fn: () => runSnippet(one, RUN[one.name]!),
+        sanitizeOps: false,
+        sanitizeResources: false,
+        sanitizeExit: false,
+      }) && all;
     }
-  });
+    return all;
+  }));
+  assert.ok(passed.every(Boolean), "a snippet failed: see its step");
+}
+
+// Scripts without a cluster need nothing more; operator snippets, and scripts given a cluster,
+// are driven with kubectl (cluster()).
+const runnable = ALL.filter((s) => RUN[s.name]);
+const plain = runnable.filter((s) => {
+  const run = RUN[s.name]!;
+  return run.kind === "script" && !run.cluster;
+});
+// The slow ones (a timer's 10 s) first, so that they do not end the run alone.
+const waits = (s: Snippet) => {
+  const run = RUN[s.name]!;
+  return run.kind === "operator" ? run.timeout ?? 0 : 0;
+};
+const driven = runnable.filter((s) => !plain.includes(s)).sort((a, b) => waits(b) - waits(a));
+// A longer limit than the default: it is the sum of many snippets' runs (the timers' alone
+// waits 10 s), on a machine the suite loads.
+Deno.test({
+  name: `docs snippets: the scripts run as written (${AT_ONCE} at a time)`,
+  timeout: 300_000,
+  fn: (t) => runAll(t, plain),
+});
+testWithKubectl({
+  name:
+    `docs snippets: the operators (and scripts given a cluster) run as written (${AT_ONCE} at a time)`,
+  timeout: 300_000,
+  fn: (t) => runAll(t, driven),
+});
+
+/** Runs one snippet from a temporary folder, as its entry in `RUN` says. */
+async function runSnippet(snippet: Snippet, run: OperatorRun | ScriptRun): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "kopf-snippet-" });
+  try {
+    const file = join(dir, "snippet.ts");
+    await Deno.writeTextFile(file, resolved(snippet));
+    if (run.kind === "script") await runScript(file, run);
+    else await runOperator(file, run);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 }
 
 /** Runs a script snippet from the root; it must exit with 0. */

@@ -116,7 +116,11 @@ Deno.test("publishable: a project with an empty deno.json imports the module by 
 });
 
 Deno.test("publishable: `deno publish --dry-run` exits 0, ships no tests, tools or workspace members, warns only of the handler files' import", async () => {
-  const out = await deno(["publish", "--dry-run", "--allow-dirty"], { cwd: ROOT });
+  // Without the type check: it is the one `deno task check` runs (`deno check mod.ts on.ts …`
+  // with this deno.json, before the tests in `deno task ci`), and the consumer's check is the
+  // first test's. The slow-types check of the public API still runs (tried: a planted
+  // function without a return type fails this dry run).
+  const out = await deno(["publish", "--dry-run", "--allow-dirty", "--no-check"], { cwd: ROOT });
   assert.equal(out.code, 0, out.stderr);
   const text = out.stdout + out.stderr;
   assert.match(text, /Success Dry run complete/);
