@@ -16,7 +16,7 @@ import {
   OPERATOR_OPTIONS,
   parseInteger,
   parseLiveness,
-} from "./_operator_flags.ts";
+} from "./_options.ts";
 import {
   type CommandSpec,
   InvalidValueError,

@@ -13,26 +13,16 @@ import {
 import { validateFaults } from "../apiserver/shared/faults.ts";
 import { parseTokenAuthFile } from "../apiserver/auth/authentication.ts";
 import { permissionError, permissionHint } from "../cogs/clients/_permissions.ts";
+import type { ApiServerValues } from "./_commands.ts";
 
-/** The parsed flags of `kopf apiserver`. */
-export interface ApiServerFlags {
-  host: string;
-  port: number;
-  kubeconfig?: string;
-  dataDir?: string;
-  /** When a write is on disk: `group` (default), `write` or `off`. */
-  dataDirFsync?: string;
-  token?: string;
-  tls: boolean;
-  /** `"rbac"` turns authorization on. */
-  authorization?: string;
-  /** Users by bearer token (CSV), with `authorization`. */
-  tokenAuthFile?: string;
-  verbose: boolean;
-  faults?: string;
-  webhookClientCert?: string;
-  webhookClientKey?: string;
-}
+/**
+ * The flags of `kopf apiserver`: the values of its options, derived from their specs
+ * (`_commands.ts`), each optional for a caller in code (one with a default gets the server's own)
+ * but the address to listen on, which the messages name.
+ */
+export type ApiServerFlags =
+  & Partial<Omit<ApiServerValues, "host" | "port">>
+  & Pick<ApiServerValues, "host" | "port">;
 
 /**
  * Runs the server until a signal, printing readiness lines to stdout.

@@ -140,17 +140,16 @@ async function execute(
   switch (command) {
     case "apiserver": {
       const { runApiServer } = await import("./apiserver.ts");
-      const opts = values as ApiServerValues;
-      const flags: ApiServerFlags = { ...opts, tls: !!opts.tls, verbose: !!opts.verbose };
+      const flags: ApiServerFlags = values as ApiServerValues;
       return await runApiServer(flags);
     }
     case "run":
       return await run(paths, values as RunValues, controls);
     case "freeze":
     case "resume": {
-      // The values of the command that was parsed: its options' (`_commands.ts`).
-      const opts = values as ResumeValues;
-      const freeze = command === "freeze" ? values as FreezeValues : undefined;
+      // The values of the command that was parsed: its options' (`_commands.ts`); resume's are
+      // a part of freeze's.
+      const opts = values as ResumeValues & Partial<FreezeValues>;
       if (opts.allNamespaces && opts.namespace?.length) {
         throw new UsageError(
           "The peering can be either cluster-wide or namespaced, not both: " +
@@ -159,15 +158,11 @@ async function execute(
       }
       const env = command === "freeze" ? "KOPF_FREEZE_PEERING" : "KOPF_RESUME_PEERING";
       const { peeringCommand } = await import("./peering.ts");
+      const { namespace, peering, ...rest } = opts;
       return await peeringCommand(command, {
-        id: opts.id,
-        peering: opts.peering !== "default" ? opts.peering : envValue(env) ?? opts.peering,
-        namespaces: opts.namespace ?? [],
-        allNamespaces: !!opts.allNamespaces,
-        priority: freeze?.priority,
-        dev: !!freeze?.dev,
-        lifetime: freeze?.lifetime,
-        message: freeze?.message,
+        ...rest,
+        peering: peering !== "default" ? peering : envValue(env) ?? peering,
+        namespaces: namespace ?? [],
         ...loggingFlags(opts),
       }, { kubeconfig: controls.kubeconfig, write: controls.write });
     }
@@ -216,8 +211,7 @@ async function run(paths: string[], opts: RunValues, controls: RunControls): Pro
     );
   }
   // `--shards handlers.ts`: the parser leaves a path after an optional value where it stands.
-  const { leaderElection, shards } = opts;
-  if (shards && leaderElection) {
+  if (opts.shards && opts.leaderElection) {
     throw new UsageError(
       "Sharding and leader election exclude each other (all replicas active vs. one): " +
         "use --shards or --leader-election, not both",
@@ -229,23 +223,15 @@ async function run(paths: string[], opts: RunValues, controls: RunControls): Pro
   const listeners = signals.map((s) => [s, onProcessSignal(stop, s)] as const);
   for (const [s, fn] of listeners) Deno.addSignalListener(s, fn);
   try {
+    // The options' values as they are (`_commands.ts`), -m and -n under their plural names.
+    const { module, namespace, peering, ...rest } = opts;
     return await runOperator({
+      ...rest,
       paths,
-      modules: opts.module ?? [],
-      namespaces: opts.namespace ?? [],
-      allNamespaces: !!opts.allNamespaces,
-      standalone: !!opts.standalone,
-      peering: opts.peering ?? envValue("KOPF_RUN_PEERING"),
-      priority: opts.priority,
-      dev: !!opts.dev,
-      leaderElection,
-      leaderElectionNamespace: opts.leaderElectionNamespace,
-      shards,
-      shardsNamespace: opts.shardsNamespace,
-      liveness: opts.liveness,
+      modules: module ?? [],
+      namespaces: namespace ?? [],
+      peering: peering ?? envValue("KOPF_RUN_PEERING"),
       ...loggingFlags(opts),
-      logPrefix: opts.logPrefix,
-      logRefkey: opts.logRefkey,
     }, { ...controls, signal });
   } finally {
     for (const [s, fn] of listeners) Deno.removeSignalListener(s, fn);

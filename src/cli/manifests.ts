@@ -20,23 +20,19 @@
 
 import { crds } from "../kits/crds.ts";
 import type { OperatorFlags } from "./_operator_flags.ts";
+import type { ManifestsOptionValues } from "./_options.ts";
 import { loadOperator } from "./_operator_flags.ts";
 import { resolver } from "./_catalog.ts";
 import { operatorAccess } from "../core/reactor/access.ts";
 import { type ManifestObject, manifestYaml, rbacObjects } from "./rbac.ts";
 
-/** The flags of `kopf manifests` beyond the operator's. */
-export interface ManifestsFlags {
-  /** The image. */
+/**
+ * The flags of `kopf manifests` beyond the operator's: the values of `MANIFESTS_OPTIONS`,
+ * derived from their specs, each optional for a caller in code but the mandatory `--image`.
+ */
+export interface ManifestsFlags extends Partial<ManifestsOptionValues> {
+  /** `--image`: the operator's image. */
   image: string;
-  /** The replicas (default 1). */
-  replicas?: number;
-  /** The probes' URL in the pod (default `http://0.0.0.0:8080/healthz`). */
-  liveness?: string;
-  /** The handlers file in the image (default `handlers.ts`). */
-  entry?: string;
-  /** Include the Namespace. */
-  createNamespace?: boolean;
 }
 
 /**

@@ -28,37 +28,20 @@ import { ForbiddenError } from "../cogs/clients/errors.ts";
 import { listObjects, readObject } from "../cogs/clients/fetching.ts";
 import { Vault } from "../cogs/structs/credentials.ts";
 import { matchNamespace, Resource, selectSpecificNamespaces } from "../cogs/structs/references.ts";
-import { type Level, lineSink, type LogFormat, OperatorLogger } from "../core/actions/loggers.ts";
+import { type Level, lineSink, OperatorLogger } from "../core/actions/loggers.ts";
 import { touchPeering, whereOf } from "../core/engines/peering.ts";
 import { detectOwnId } from "../core/engines/peers.ts";
 import { peeringResources } from "../core/reactor/peering.ts";
+import type { FreezeValues } from "./_commands.ts";
 
-/** The flags of `kopf freeze` and `kopf resume`. */
-export interface PeeringFlags {
-  /** The peer's identity (default `user@host`, or `$POD_ID`). */
-  id?: string | undefined;
-  /** The peering object's name (default `default`). */
-  peering?: string | undefined;
-  /** `-n` patterns: the `KopfPeering` of each matching namespace. */
+/**
+ * The flags of `kopf freeze` and `kopf resume`: the values of their options, derived from their
+ * specs (`_commands.ts`; resume's are a part of freeze's), each optional for a caller in code;
+ * `-n` is a list under a plural name.
+ */
+export interface PeeringFlags extends Partial<Omit<FreezeValues, "namespace">> {
+  /** `-n, --namespace`: the `KopfPeering` of each matching namespace (none: the cluster's). */
   namespaces: string[];
-  /** `-A`: the `ClusterKopfPeering` (also when no `-n` is given). */
-  allNamespaces: boolean;
-  /** freeze: the priority (default 100). */
-  priority?: number | undefined;
-  /** freeze: `--dev`, the priority 666. */
-  dev?: boolean | undefined;
-  /** freeze: seconds the freeze lasts unless resumed. */
-  lifetime?: number | undefined;
-  /** freeze: why (stored with the entry; Kopf's readers ignore it). */
-  message?: string | undefined;
-  /** Log output. */
-  verbose?: boolean | undefined;
-  /** Log output. */
-  debug?: boolean | undefined;
-  /** Log output. */
-  quiet?: boolean | undefined;
-  /** Log output. */
-  logFormat?: LogFormat | undefined;
 }
 
 /** What an embedding caller controls. */

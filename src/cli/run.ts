@@ -18,30 +18,20 @@ import type { Level, LogFormat, LogSink } from "../core/actions/loggers.ts";
 import { getDefaultRegistry, setDefaultRegistry } from "../core/intents/registration.ts";
 import { OperatorRegistry } from "../core/intents/registry.ts";
 import { operator } from "../core/reactor/running.ts";
+import type { RunValues } from "./_commands.ts";
 
-/** The flags of `kopf run`. */
-export interface RunFlags {
+/**
+ * The flags of `kopf run`: the values of its options, derived from their specs (`_commands.ts`),
+ * so an option added there is here too. Each is optional for a caller in code (one with a default
+ * gets it where it is used); `-m` and `-n` are lists under plural names, with the files.
+ */
+export interface RunFlags extends Partial<Omit<RunValues, "module" | "namespace">> {
+  /** Handler files. */
   paths: string[];
+  /** `-m, --module`: handler modules. */
   modules: string[];
+  /** `-n, --namespace`: the patterns of the served namespaces. */
   namespaces: string[];
-  allNamespaces: boolean;
-  standalone: boolean;
-  peering?: string;
-  priority?: number;
-  dev: boolean;
-  /** `--leader-election[=NAME]`: true for the default Lease name. */
-  leaderElection?: boolean | string | undefined;
-  leaderElectionNamespace?: string | undefined;
-  /** `--shards[=GROUP]`: true for the default group. */
-  shards?: boolean | string | undefined;
-  shardsNamespace?: string | undefined;
-  liveness?: string;
-  verbose: boolean;
-  debug: boolean;
-  quiet: boolean;
-  logFormat: LogFormat;
-  logPrefix?: boolean;
-  logRefkey?: string;
 }
 
 /** What an embedding caller (the test runner, `kopf.main()`) controls. */
@@ -164,19 +154,18 @@ async function importOne(specifier: string, shown: string): Promise<void> {
 }
 
 /** The flags of `kopf run` that go into the settings (`kopf rbac` and `kopf manifests` too). */
-export type SettingsFlags =
-  & Pick<
-    RunFlags,
-    | "priority"
-    | "dev"
-    | "peering"
-    | "standalone"
-    | "leaderElection"
-    | "leaderElectionNamespace"
-    | "shards"
-    | "shardsNamespace"
-  >
-  & { debug?: boolean };
+export type SettingsFlags = Pick<
+  RunFlags,
+  | "priority"
+  | "dev"
+  | "peering"
+  | "standalone"
+  | "leaderElection"
+  | "leaderElectionNamespace"
+  | "shards"
+  | "shardsNamespace"
+  | "debug"
+>;
 
 /**
  * Writes the flags of `kopf run` into the settings, before the startup handlers (which may
@@ -225,7 +214,7 @@ export async function runOperator(flags: RunFlags, controls: RunControls = {}): 
   const level: Level = flags.debug || flags.verbose ? "debug" : flags.quiet ? "warning" : "info";
   const logging: {
     level: Level;
-    format: LogFormat;
+    format?: LogFormat | undefined;
     prefix?: boolean;
     refkey?: string;
     write?: (l: string) => void;
