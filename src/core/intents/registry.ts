@@ -9,6 +9,7 @@
 
 import type { Resource } from "../../cogs/structs/resource.ts";
 import type { Selector } from "../../cogs/structs/selector.ts";
+import type { Diff } from "../../cogs/structs/diffs.ts";
 import { hasCallbacks, matchesObject, prematches } from "./filters.ts";
 import type {
   ActivityHandler,
@@ -29,7 +30,7 @@ import type {
   WebhookType,
 } from "./kinds.ts";
 import { type ClashRules, KindRegistry } from "./kind_registry.ts";
-import { type CauseView, selectForCause } from "./selection.ts";
+import { selectForCause } from "./selection.ts";
 
 export { DuplicateHandlerError } from "./kind_registry.ts";
 export { selectForCause } from "./selection.ts";
@@ -243,7 +244,14 @@ export class OperatorRegistry {
    */
   causeHandlers(
     resource: Resource,
-    cause: CauseView,
+    cause: {
+      reason: string;
+      initial: boolean;
+      body: AnyObject;
+      old: unknown;
+      new: unknown;
+      diff: Diff;
+    },
     context: unknown,
   ): ChangingHandler[] {
     return selectForCause(this.changingHandlers(resource), cause, context);

@@ -11,22 +11,6 @@ import type { Diff } from "../../cogs/structs/diffs.ts";
 import { matchesChange } from "./filters.ts";
 import type { AnyObject, ChangingHandler } from "./handlers.ts";
 
-/** What handler selection reads of a change: its reason, whether initial, the body and its diff. */
-export interface CauseView {
-  /** The change's reason (create, update, delete, resume). */
-  reason: string;
-  /** Whether it is the first sight of the object after a start. */
-  initial: boolean;
-  /** The object's body. */
-  body: AnyObject;
-  /** The essence before the change. */
-  old: unknown;
-  /** The essence after the change. */
-  new: unknown;
-  /** The diff between them. */
-  diff: Diff;
-}
-
 /**
  * Selects, from a list of changing handlers, those that apply to a cause:
  * the cause's own handlers, resume handlers in the first cycle of an object
@@ -42,9 +26,17 @@ export interface CauseView {
  */
 export function selectForCause(
   handlers: readonly ChangingHandler[],
-  cause: CauseView,
+  cause: {
+    reason: string;
+    initial: boolean;
+    body: AnyObject;
+    old: unknown;
+    new: unknown;
+    diff: Diff;
+  },
   context: unknown,
 ): ChangingHandler[] {
+  // A plain loop (this runs on every cycle): no filtered arrays, no maps or sets of seen ids.
   const selected: ChangingHandler[] = [];
   for (let i = 0; i < handlers.length; i++) {
     const h = handlers[i]!;
