@@ -17,6 +17,7 @@ import {
 
 const HANDLERS = `
 import * as kopf from "KOPF";
+kopf.on.startup(function warmUp({ logger }) { logger.info("warming up"); });
 kopf.on.create("kopfexamples", { labels: { scenario: "create" } }, function createFn({ logger, patch }) {
   logger.info("creating in a span");
   patch.status.touched = true;
@@ -141,7 +142,7 @@ for (const transport of ["http1", "fetch"] as const) {
   });
 }
 
-Deno.test("tracing: a temporary failure and its retry, a permanent failure, a daemon's iterations and a timer's runs", async () => {
+Deno.test("tracing: a temporary failure and its retry, a permanent failure, a daemon's iterations, a timer's runs, a startup activity", async () => {
   await using c = await cluster();
   await using receiver = otlpReceiver();
   const dir = await Deno.makeTempDir({ prefix: "kopf-trace-kc-" });
@@ -205,6 +206,19 @@ Deno.test("tracing: a temporary failure and its retry, a permanent failure, a da
     assert.equal(second.attributes["kopf.object.name"] ?? "kex-daemon", "kex-daemon");
     const tick = jsonLines(op.stderr).find((l) => l.message === "tick 1");
     assert.deepEqual([tick?.trace_id, tick?.span_id], [second.traceId, second.spanId]);
+
+    // The startup activity: a trace of its own; its log line carries its ids.
+    const startup = await receiver.waitFor(
+      "the startup activity",
+      (s) => s.name === "kopf.activity warmUp",
+    );
+    assert.equal(startup.parentSpanId, "");
+    assert.deepEqual(
+      [startup.attributes["kopf.handler.kind"], startup.attributes["kopf.handler.outcome"]],
+      ["activity", "success"],
+    );
+    const warming = jsonLines(op.stderr).find((l) => l.message === "warming up");
+    assert.deepEqual([warming?.trace_id, warming?.span_id], [startup.traceId, startup.spanId]);
 
     // The timer: a span per run, each a trace of its own.
     const run = await receiver.waitFor("a timer run", (s) => s.name === "kopf.timer tock");
