@@ -16,7 +16,7 @@ import {
   TRACING,
 } from "../../src/cogs/tracing/tracing.ts";
 import { traceHandler } from "../../src/core/actions/handler_tracing.ts";
-import { formatRecord } from "../../src/core/actions/loggers.ts";
+import { formatRecord, OperatorLogger } from "../../src/core/actions/loggers.ts";
 
 Deno.test("tracing off: no span, no context, no ids in log lines; functions run as they are", () => {
   assert.equal(Deno.env.get("OTEL_DENO"), undefined, "the tests run without OTEL_DENO");
@@ -39,10 +39,12 @@ Deno.test("tracing off: no span, no context, no ids in log lines; functions run 
 });
 
 Deno.test("tracing off: the handler hooks are not made (execution.ts tests TRACING first); when called, index handlers have none", () => {
-  assert.equal(traceHandler("idx", "index", 0), undefined);
+  assert.equal(traceHandler("idx", "index", 0, new OperatorLogger(() => {})), undefined);
 });
 
 Deno.test("otelWanted(): OTEL_DENO=true or 1 turns tracing on, anything else leaves it off", () => {
   for (const v of ["true", "TRUE", "1", " true "]) assert.equal(otelWanted(v), true, v);
-  for (const v of [undefined, "", "false", "0", "yes"]) assert.equal(otelWanted(v), false, String(v));
+  for (const v of [undefined, "", "false", "0", "yes"]) {
+    assert.equal(otelWanted(v), false, String(v));
+  }
 });

@@ -203,7 +203,10 @@ Deno.test("tracing: a temporary failure and its retry, a permanent failure, a da
     assert.notEqual(one.traceId, second.traceId);
     assert.deepEqual([one.parentSpanId, second.parentSpanId], ["", ""]);
     assert.equal(second.attributes["kopf.handler.kind"], "daemon");
-    assert.equal(second.attributes["kopf.object.name"] ?? "kex-daemon", "kex-daemon");
+    assert.deepEqual(
+      [second.attributes["kopf.object.name"], second.attributes["k8s.namespace.name"]],
+      ["kex-daemon", "default"],
+    );
     const tick = jsonLines(op.stderr).find((l) => l.message === "tick 1");
     assert.deepEqual([tick?.trace_id, tick?.span_id], [second.traceId, second.spanId]);
 
@@ -224,6 +227,7 @@ Deno.test("tracing: a temporary failure and its retry, a permanent failure, a da
     const run = await receiver.waitFor("a timer run", (s) => s.name === "kopf.timer tock");
     assert.equal(run.parentSpanId, "");
     assert.equal(run.attributes["kopf.handler.outcome"], "success");
+    assert.equal(run.attributes["kopf.object.name"], "kex-daemon");
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

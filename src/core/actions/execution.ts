@@ -251,7 +251,7 @@ export async function executeHandler<H extends BaseHandler>(
   const now = clock.date();
   const hs = ex.state.ensure(id, now);
   const runtime = hs.runtime(now);
-  const trace = TRACING ? traceHandler(id, ex.kind, hs.retries) : undefined;
+  const trace = TRACING ? traceHandler(id, ex.kind, hs.retries, logger) : undefined;
   let caught: unknown;
   let outcome = exhausted(handler, hs.retries, runtime, logger, noun);
   if (!outcome) {

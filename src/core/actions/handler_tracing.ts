@@ -28,6 +28,7 @@ import {
   type Span,
   startSpan,
 } from "../../cogs/tracing/tracing.ts";
+import { ObjectLogger, type OperatorLogger } from "./loggers.ts";
 import type { Outcome } from "./progression.ts";
 
 /** The spans of one handler run: the function called in them, and their end with the outcome. */
@@ -55,15 +56,28 @@ export interface HandlerTrace {
  * @param id The handler's id.
  * @param kind Its kind (`changing`, `event`, `daemon`, `timer`, `activity`, `admission`, …).
  * @param retry How many attempts were made before this one.
+ * @param logger The logger of the run (an object's logger names the object of timers and daemons).
  * @returns The run's trace, or undefined for kinds that have none (index handlers).
  */
-export function traceHandler(id: string, kind: string, retry: number): HandlerTrace | undefined {
+export function traceHandler(
+  id: string,
+  kind: string,
+  retry: number,
+  logger: OperatorLogger,
+): HandlerTrace | undefined {
   if (kind === "index") return undefined;
   const attributes: Attributes = {
     "kopf.handler.id": id,
     "kopf.handler.kind": kind,
     "kopf.handler.retry": retry,
   };
+  // Timers and daemons start traces of their own: they say which object they run for.
+  if ((kind === "daemon" || kind === "timer") && logger instanceof ObjectLogger) {
+    const ref = logger.ref;
+    if (ref.namespace) attributes["k8s.namespace.name"] = ref.namespace;
+    if (ref.name) attributes["kopf.object.name"] = ref.name;
+    if (ref.uid) attributes["kopf.object.uid"] = ref.uid;
+  }
   if (kind === "daemon") return new DaemonTrace(new Iterations(`kopf.daemon ${id}`, attributes));
   const root = kind === "timer" || kind === "activity";
   const name = root ? `kopf.${kind} ${id}` : `kopf.handler ${id}`;
