@@ -239,3 +239,38 @@ export function names(spans: ExportedSpan[]): string[] {
     `${s.name}@${s.traceId.slice(0, 6)}/${s.spanId.slice(0, 6)}<-${s.parentSpanId.slice(0, 6)}`
   );
 }
+
+Deno.test("tracing: leadership and shard membership transitions are spans of their own (acquired, holder, released; joined, members, left)", async () => {
+  await using c = await cluster();
+  await using receiver = otlpReceiver();
+  const env = { ...receiver.env("kopf-test"), KUBECONFIG: c.api.kubeconfig.path };
+  {
+    await using op = await runOperator(HANDLERS, env, ["--leader-election", "trace-leader", "-v"]);
+    await op.waitFor(/successfully acquired lease/);
+    const acquired = await receiver.waitFor(
+      "the leadership acquired",
+      (s) => s.name === "kopf.leadership acquired",
+    );
+    assert.match(String(acquired.attributes["kopf.lease"]), /trace-leader/);
+    assert.equal(acquired.parentSpanId, "");
+    await receiver.waitFor(
+      "the holder seen",
+      (s) =>
+        s.name === "kopf.leadership holder" &&
+        typeof s.attributes["kopf.leadership.holder"] === "string",
+    );
+  }
+  // Stopped: the release is exported at the exit.
+  await receiver.waitFor("the leadership released", (s) => s.name === "kopf.leadership released");
+  {
+    await using op = await runOperator(HANDLERS, env, ["--shards", "-v"]);
+    await op.waitFor(/Joined the /);
+    await receiver.waitFor("the shard joined", (s) => s.name === "kopf.sharding joined");
+    const members = await receiver.waitFor(
+      "the shard members",
+      (s) => s.name === "kopf.sharding members",
+    );
+    assert.equal(members.attributes["kopf.sharding.members"], 1);
+  }
+  await receiver.waitFor("the shard left", (s) => s.name === "kopf.sharding left");
+});

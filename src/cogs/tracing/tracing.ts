@@ -192,6 +192,19 @@ export function spanEvent(name: string, attributes?: Attributes): void {
   otel.trace.getSpan(current())?.addEvent(name, attributes);
 }
 
+/**
+ * Records a transition of the operator as a whole — peering's pause and resume, leadership
+ * gained and lost, a shard membership change — as a span of no duration, a trace of its own
+ * (they happen in background loops, inside no span), so that a backend shows when they
+ * happened beside the cycles around them.
+ *
+ * @param name The span's name (e.g. `kopf.peering pause`).
+ * @param attributes What changed.
+ */
+export function traceTransition(name: string, attributes?: Attributes): void {
+  startSpan(name, attributes, { root: true })?.end();
+}
+
 /** The trace context of a log line, by the names of OpenTelemetry's non-OTLP log formats. */
 export interface LogTraceFields {
   /** The trace id: 32 lower-case hex digits. */
