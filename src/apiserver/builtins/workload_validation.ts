@@ -75,8 +75,12 @@ const nonNegative = (value: unknown, field: string): StatusCause[] =>
     : [];
 
 /** `spec.replicas`, `spec.selector` and `spec.template` of an apps/v1 workload. */
-function workloadCauses(spec: Obj, what: string, replicas: boolean): StatusCause[] {
-  const causes: StatusCause[] = [];
+function workloadCauses(
+  spec: Obj,
+  what: string,
+  replicas: boolean,
+  causes: StatusCause[],
+): void {
   if (replicas) causes.push(...nonNegative(spec.replicas, "spec.replicas"));
   const selector = spec.selector;
   let everything = false;
@@ -99,9 +103,8 @@ function workloadCauses(spec: Obj, what: string, replicas: boolean): StatusCause
       ),
     );
   }
-  causes.push(...podSpecCauses(template.spec, "spec.template.spec"));
+  podSpecCauses(template.spec, "spec.template.spec", causes);
   causes.push(...templateRestartCauses(template.spec, "spec.template.spec", ["Always"]));
-  return causes;
 }
 
 /**
@@ -151,14 +154,14 @@ export function builtinCauses(
   switch (`${group}/${kind}`) {
     case "/Pod":
       if (unchanged) break;
-      causes.push(...podSpecCauses(obj.spec, "spec"));
+      podSpecCauses(obj.spec, "spec", causes);
       if (old) causes.push(...podUpdateCauses(spec, oldSpec));
       break;
     case "/ReplicationController": {
       if (unchanged) break;
       const template = isObj(spec.template) ? spec.template : undefined;
       if (template) {
-        causes.push(...podSpecCauses(template.spec, "spec.template.spec"));
+        podSpecCauses(template.spec, "spec.template.spec", causes);
         causes.push(...templateRestartCauses(template.spec, "spec.template.spec", ["Always"]));
       }
       break;
@@ -166,27 +169,27 @@ export function builtinCauses(
     case "/PodTemplate": {
       if (old && obj.template === old.template) break;
       const template = isObj(obj.template) ? obj.template : {};
-      causes.push(...podSpecCauses(template.spec, "template.spec"));
+      podSpecCauses(template.spec, "template.spec", causes);
       break;
     }
     case "apps/Deployment":
       if (unchanged) break;
-      causes.push(...workloadCauses(spec, "deployment", true));
+      workloadCauses(spec, "deployment", true, causes);
       immutableSelector();
       break;
     case "apps/ReplicaSet":
       if (unchanged) break;
-      causes.push(...workloadCauses(spec, "deployment", true));
+      workloadCauses(spec, "deployment", true, causes);
       immutableSelector();
       break;
     case "apps/StatefulSet":
       if (unchanged) break;
-      causes.push(...workloadCauses(spec, "statefulset", true));
+      workloadCauses(spec, "statefulset", true, causes);
       if (old) causes.push(...statefulSetUpdateCauses(spec, oldSpec));
       break;
     case "apps/DaemonSet":
       if (unchanged) break;
-      causes.push(...workloadCauses(spec, "daemonset", false));
+      workloadCauses(spec, "daemonset", false, causes);
       immutableSelector();
       break;
     case "batch/Job": {
@@ -195,7 +198,7 @@ export function builtinCauses(
         causes.push(...nonNegative(spec[f], `spec.${f}`));
       }
       const template = isObj(spec.template) ? spec.template : {};
-      causes.push(...podSpecCauses(template.spec, "spec.template.spec"));
+      podSpecCauses(template.spec, "spec.template.spec", causes);
       causes.push(
         ...templateRestartCauses(template.spec, "spec.template.spec", ["OnFailure", "Never"]),
       );
@@ -213,7 +216,7 @@ export function builtinCauses(
       const jobSpec = isObj(jobTemplate.spec) ? jobTemplate.spec : {};
       const template = isObj(jobSpec.template) ? jobSpec.template : {};
       const at = "spec.jobTemplate.spec.template.spec";
-      causes.push(...podSpecCauses(template.spec, at));
+      podSpecCauses(template.spec, at, causes);
       causes.push(...templateRestartCauses(template.spec, at, ["OnFailure", "Never"]));
       break;
     }

@@ -77,6 +77,9 @@ export class Store {
   /** The last committed object and its JSON (the watch fan-out sends the same text). */
   #lastObject: KObject | undefined;
   #lastEncoded = "";
+  /** By storage key: the count of changes (commits and loads) at that key's latest one. */
+  #revisions = new Map<string, number>();
+  #changes = 0;
 
   /**
    * Creates an empty store.
@@ -116,6 +119,19 @@ export class Store {
    */
   load(key: string, obj: KObject): void {
     this.#bucket(key, obj.metadata.namespace ?? "", true).set(obj.metadata.name!, obj);
+    this.#revisions.set(key, ++this.#changes);
+  }
+
+  /**
+   * A number that changes whenever an object of a resource is stored, changed or removed, for
+   * what is derived from a resource's objects and kept between writes (a Pod's default
+   * PriorityClass): while it stays the same, so do the objects.
+   *
+   * @param key The storage key.
+   * @returns The resource's revision (0 before its first object).
+   */
+  revisionOf(key: string): number {
+    return this.#revisions.get(key) ?? 0;
   }
 
   /**
@@ -195,6 +211,7 @@ export class Store {
     const encoded = this.#encode(object, type);
     for (const guard of this.#guards) guard(change, encoded);
     this.#rv = rv;
+    this.#revisions.set(key, ++this.#changes);
     this.#lastObject = object;
     this.#lastEncoded = encoded;
     const bucket = this.#bucket(key, ns, type !== "DELETED");
