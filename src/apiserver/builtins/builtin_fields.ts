@@ -167,7 +167,7 @@ export function pruneBuiltinFields(
   const fields = compiledKinds().get(group)?.get(kindName);
   if (!fields) return undefined;
   const pruned: string[] = [];
-  const value = walk(fields, obj, "", pruned, stored) as Record<string, unknown>;
+  const value = walk(fields, obj, [], pruned, stored) as Record<string, unknown>;
   return { value, pruned };
 }
 
@@ -210,7 +210,20 @@ function compiledKinds(): Map<string, Map<string, Compiled>> {
   return compiled;
 }
 
-function walk(fields: Compiled, v: unknown, path: string, pruned: string[], old: unknown): unknown {
+/**
+ * Where the walk is: the keys (and item indices) from the object down to the field walked,
+ * pushed and popped as it goes. A path (`spec.containers[0].foo`) is built from it only for a
+ * field that is pruned — most writes have none, and a valid write builds no string.
+ */
+type Trail = Array<string | number>;
+
+function pathOf(trail: Trail, key: string): string {
+  let path = "";
+  for (const k of trail) path = typeof k === "number" ? `${path}[${k}]` : path ? `${path}.${k}` : k;
+  return path ? `${path}.${key}` : key;
+}
+
+function walk(fields: Compiled, v: unknown, trail: Trail, pruned: string[], old: unknown): unknown {
   if (v === null || typeof v !== "object" || Array.isArray(v)) return v;
   const obj = v as Record<string, unknown>;
   const before = old !== null && typeof old === "object" && !Array.isArray(old)
@@ -221,7 +234,7 @@ function walk(fields: Compiled, v: unknown, path: string, pruned: string[], old:
     if (!Object.hasOwn(obj, key)) continue;
     const field = fields.get(key);
     if (field === undefined) {
-      pruned.push(path ? `${path}.${key}` : key);
+      pruned.push(pathOf(trail, key));
       out ??= copyUntil(obj, key);
       continue;
     }
@@ -236,19 +249,22 @@ function walk(fields: Compiled, v: unknown, path: string, pruned: string[], old:
       continue;
     }
     let next: unknown = child;
-    const at = path ? `${path}.${key}` : key;
-    if (!Array.isArray(field)) next = walk(field, child, at, pruned, was);
+    trail.push(key);
+    if (!Array.isArray(field)) next = walk(field, child, trail, pruned, was);
     else if (Array.isArray(child)) {
       const item = field[0];
       const wasItems = Array.isArray(was) ? was : undefined;
       let items: unknown[] | undefined;
       for (let i = 0; i < child.length; i++) {
         const c = child[i];
-        const n = walk(item, c, `${at}[${i}]`, pruned, wasItems?.[i]);
+        trail.push(i);
+        const n = walk(item, c, trail, pruned, wasItems?.[i]);
+        trail.pop();
         if (n !== c) (items ??= child.slice())[i] = n;
       }
       if (items) next = items;
     }
+    trail.pop();
     if (next !== child) out ??= copyUntil(obj, key);
     if (out) out[key] = next;
   }
