@@ -28,6 +28,7 @@ import {
 } from "../schemas/field_errors.ts";
 import { validateName } from "../schemas/metadata_validation.ts";
 import { compareQuantities, parseQuantity, type Quantity } from "./quantity.ts";
+import { keptCauses } from "./pod_spec_memo.ts";
 
 /** A JSON object of a spec. */
 export type Obj = Record<string, unknown>;
@@ -358,6 +359,12 @@ export function podSpecCauses(
   path: string,
   causes: StatusCause[] = [],
 ): StatusCause[] {
+  // A spec kept defaulted (`pod_spec_memo.ts`, frozen) is validated once at each path.
+  for (const c of keptCauses(spec, path, () => specCauses(spec, path, []))) causes.push(c);
+  return causes;
+}
+
+function specCauses(spec: unknown, path: string, causes: StatusCause[]): StatusCause[] {
   const s = isObj(spec) ? spec : {};
   const volumes = new Set<string>();
   if (Array.isArray(s.volumes)) volumeCauses(s.volumes, `${path}.volumes`, volumes, causes);

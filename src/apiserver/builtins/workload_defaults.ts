@@ -32,6 +32,7 @@
 import { ApiError } from "../shared/errors.ts";
 import { createdStatus, defaultedKind } from "./kind_defaults.ts";
 import { admitPodSpec, defaultedPodSpec, QuantityError } from "./pod_defaults.ts";
+import { admittedPodSpec, defaultedTemplateSpec } from "./pod_spec_memo.ts";
 import { globalDefaultOf, type PriorityClasses } from "./priority_admission.ts";
 import type { Store } from "../storage/store.ts";
 import type { KObject } from "../shared/types.ts";
@@ -42,10 +43,10 @@ const PRIORITY_CLASSES = "priorityclasses.scheduling.k8s.io";
 
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === "object" && !Array.isArray(v);
 
-/** A pod template (`{metadata, spec}`) with its spec defaulted. */
+/** A pod template (`{metadata, spec}`) with its spec defaulted (`pod_spec_memo.ts`). */
 function template(t: unknown): unknown {
   if (!isObj(t) || t.spec === undefined) return t;
-  return { ...t, spec: defaultedPodSpec(t.spec, false) };
+  return { ...t, spec: defaultedTemplateSpec(t.spec) };
 }
 
 /** A spec (the object's `spec` or `{}`), copied, or undefined when it is not an object. */
@@ -255,10 +256,15 @@ function defaulted(
     case "/Pod": {
       const spec = obj.spec;
       if (spec !== undefined && !isObj(spec)) return obj;
-      const out = defaultedPodSpec(spec ?? {}, true) as Obj;
       const before = current && isObj(current.spec) ? current.spec : undefined;
       const classes = store && priorityClasses(store);
-      admitPodSpec(out, before, obj.metadata.name ?? obj.metadata.generateName ?? "", classes);
+      const name = obj.metadata.name ?? obj.metadata.generateName ?? "";
+      if (!before) {
+        const revision = store?.revisionOf ? store.revisionOf(PRIORITY_CLASSES) : undefined;
+        return { ...obj, spec: admittedPodSpec(spec ?? {}, name, classes, revision) };
+      }
+      const out = defaultedPodSpec(spec ?? {}, true) as Obj;
+      admitPodSpec(out, before, name, classes);
       return { ...obj, spec: out };
     }
     case "/PodTemplate":
