@@ -15,6 +15,8 @@
  * @module
  */
 
+import { MEMO_SIZE, specKey } from "./pod_spec_memo.ts";
+
 /** One field: `0` a leaf, a type name, or `[type name]` for a list of that type. */
 type Field = 0 | string | [string];
 type Fields = Readonly<Record<string, Field>>;
@@ -176,6 +178,15 @@ type Node = 0 | Compiled | [Compiled];
 type Compiled = ReadonlyMap<string, Node>;
 
 let compiled: Map<string, Map<string, Compiled>> | undefined;
+/** The compiled `PodSpec`: a pod spec's walk is skipped when its text was walked clean before. */
+let podSpecType: Compiled | undefined;
+
+/**
+ * The JSON texts of pod specs walked with nothing pruned (their text is `specKey()`'s: plain
+ * JSON only). A spec of one of these texts has no unknown field either; at most
+ * {@link MEMO_SIZE}, then the set starts over.
+ */
+const CLEAN_POD_SPECS = new Set<string>();
 
 /** The tables as maps (a lookup per field), by group, then kind; built on first use. */
 function compiledKinds(): Map<string, Map<string, Compiled>> {
@@ -199,6 +210,7 @@ function compiledKinds(): Map<string, Map<string, Compiled>> {
     }
     return t;
   };
+  podSpecType = type("PodSpec");
   compiled = new Map();
   for (const [key, fields] of Object.entries(KINDS)) {
     const slash = key.indexOf("/");
@@ -250,7 +262,8 @@ function walk(fields: Compiled, v: unknown, trail: Trail, pruned: string[], old:
     }
     let next: unknown = child;
     trail.push(key);
-    if (!Array.isArray(field)) next = walk(field, child, trail, pruned, was);
+    if (field === podSpecType) next = walkPodSpec(field, child, trail, pruned, was);
+    else if (!Array.isArray(field)) next = walk(field, child, trail, pruned, was);
     else if (Array.isArray(child)) {
       const item = field[0];
       const wasItems = Array.isArray(was) ? was : undefined;
@@ -269,6 +282,25 @@ function walk(fields: Compiled, v: unknown, trail: Trail, pruned: string[], old:
     if (out) out[key] = next;
   }
   return out ?? obj;
+}
+
+/** A pod spec's walk, skipped for a spec of a text walked clean before (the usual template). */
+function walkPodSpec(
+  fields: Compiled,
+  spec: unknown,
+  trail: Trail,
+  pruned: string[],
+  old: unknown,
+): unknown {
+  const key = specKey(spec);
+  if (key !== undefined && CLEAN_POD_SPECS.has(key)) return spec;
+  const before = pruned.length;
+  const out = walk(fields, spec, trail, pruned, old);
+  if (key !== undefined && pruned.length === before) {
+    if (CLEAN_POD_SPECS.size >= MEMO_SIZE) CLEAN_POD_SPECS.clear();
+    CLEAN_POD_SPECS.add(key);
+  }
+  return out;
 }
 
 /** A copy of the keys before `stop`. */

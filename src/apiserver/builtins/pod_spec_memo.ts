@@ -69,7 +69,7 @@ export function defaultedTemplateSpec(spec: unknown): unknown {
   }
   // A template spec kept here is defaulted already: its defaults are itself.
   if (KEPT.get(spec) === "template") return spec;
-  const key = jsonKey(spec);
+  const key = specKey(spec);
   if (key === undefined) return defaultedPodSpec(spec, false);
   const kept = TEMPLATES.get(key);
   if (kept) return kept;
@@ -107,7 +107,7 @@ export function admittedPodSpec(
   classes: PriorityClasses | undefined,
   revision: number | undefined,
 ): Obj {
-  const key = revision === undefined ? undefined : jsonKey(spec);
+  const key = revision === undefined ? undefined : specKey(spec);
   const kept = key === undefined ? undefined : PODS.get(key);
   if (kept && kept.revision === revision) return kept.spec;
   const out = defaultedPodSpec(spec, true) as Obj;
@@ -173,9 +173,62 @@ function deepFreeze(v: unknown): void {
   else for (const k in v) deepFreeze((v as Obj)[k]);
 }
 
-/** The JSON text of a spec that is plain JSON (see the module doc), else undefined. */
-function jsonKey(spec: object): string | undefined {
-  return plainJson(spec) ? JSON.stringify(spec) : undefined;
+/**
+ * The texts found during one write (`oneWrite`): its prune walk and its defaults both ask for
+ * its spec's. Only within a write — an object can change between writes (one made in-process and
+ * sent again), its text with it.
+ */
+let keys: WeakMap<object, string | null> | undefined;
+
+/**
+ * Runs one write's built-in steps (prune, defaults, validation) remembering each spec's text
+ * ({@linkcode specKey}) for their length.
+ *
+ * @param run The steps.
+ * @returns What they return.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { oneWrite, specKey } from "./pod_spec_memo.ts";
+ * const spec = { containers: [{ name: "c" }] };
+ * assert.equal(oneWrite(() => specKey(spec) === specKey(spec)), true);
+ * ```
+ */
+export function oneWrite<T>(run: () => T): T {
+  const outer = keys;
+  keys = new WeakMap();
+  try {
+    return run();
+  } finally {
+    keys = outer;
+  }
+}
+
+/**
+ * The JSON text of a spec that is plain JSON (see the module doc): two specs of one text are one
+ * value. Within {@linkcode oneWrite}, found once per object.
+ *
+ * @param spec The spec.
+ * @returns The text, or undefined when the spec is not plain JSON (or not an object).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { specKey } from "./pod_spec_memo.ts";
+ * assert.equal(specKey({ containers: [{ name: "c" }] }), '{"containers":[{"name":"c"}]}');
+ * assert.equal(specKey({ containers: [], when: new Date(0) }), undefined);
+ * assert.equal(specKey({ terminationGracePeriodSeconds: NaN }), undefined);
+ * ```
+ */
+export function specKey(spec: unknown): string | undefined {
+  if (spec === null || typeof spec !== "object" || Array.isArray(spec)) return undefined;
+  let key = keys?.get(spec);
+  if (key === undefined) {
+    key = plainJson(spec) ? JSON.stringify(spec) : null;
+    keys?.set(spec, key);
+  }
+  return key ?? undefined;
 }
 
 function plainJson(v: unknown): boolean {

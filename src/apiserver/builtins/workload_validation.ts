@@ -26,8 +26,10 @@ const isObj = (v: unknown): v is Obj => v !== null && typeof v === "object" && !
 
 /** Whether a label selector (`matchLabels`, `matchExpressions`) selects these labels. */
 function selects(selector: Obj, labels: Record<string, unknown>): boolean {
-  const match = isObj(selector.matchLabels) ? selector.matchLabels : {};
-  for (const [k, v] of Object.entries(match)) if (labels[k] !== v) return false;
+  const match = selector.matchLabels;
+  if (isObj(match)) {
+    for (const k in match) if (Object.hasOwn(match, k) && labels[k] !== match[k]) return false;
+  }
   const exprs = Array.isArray(selector.matchExpressions) ? selector.matchExpressions : [];
   for (const e of exprs) {
     if (!isObj(e)) continue;
@@ -52,8 +54,14 @@ function selects(selector: Obj, labels: Record<string, unknown>): boolean {
   return true;
 }
 
+/** Whether an object has an own key (`Object.keys(o).length > 0`, without the array). */
+function hasKeys(o: Obj): boolean {
+  for (const k in o) if (Object.hasOwn(o, k)) return true;
+  return false;
+}
+
 const emptySelector = (s: Obj) =>
-  !(isObj(s.matchLabels) && Object.keys(s.matchLabels).length) &&
+  !(isObj(s.matchLabels) && hasKeys(s.matchLabels)) &&
   !(Array.isArray(s.matchExpressions) && s.matchExpressions.length);
 
 /** A `LabelSelector` as Go's encoder writes it (fields in declaration order, empty ones left out). */
@@ -81,7 +89,9 @@ function workloadCauses(
   replicas: boolean,
   causes: StatusCause[],
 ): void {
-  if (replicas) causes.push(...nonNegative(spec.replicas, "spec.replicas"));
+  if (replicas && typeof spec.replicas === "number" && spec.replicas < 0) {
+    causes.push(...nonNegative(spec.replicas, "spec.replicas"));
+  }
   const selector = spec.selector;
   let everything = false;
   if (!isObj(selector)) causes.push(required("spec.selector"));
@@ -104,8 +114,12 @@ function workloadCauses(
     );
   }
   podSpecCauses(template.spec, "spec.template.spec", causes);
-  causes.push(...templateRestartCauses(template.spec, "spec.template.spec", ["Always"]));
+  for (const c of templateRestartCauses(template.spec, "spec.template.spec", ALWAYS)) {
+    causes.push(c);
+  }
 }
+
+const ALWAYS = ["Always"];
 
 /**
  * The causes of a built-in object's 422, or none.
