@@ -1,9 +1,10 @@
 /**
  * Pod specs defaulted and validated once per distinct spec (`pod_spec_memo.ts`): the same
- * answers as defaulting each time — specs of one JSON text share one frozen result, values JSON
- * cannot tell apart (YAML's `.nan`, timestamps) are never taken for one another, a created Pod's
- * kept spec follows the PriorityClasses, validation causes are kept per path, and a spec object
- * changed between two in-process writes is read again.
+ * answers as defaulting each time — specs of one JSON text share one result (made from a copy of
+ * its own, not from the request's objects), values JSON cannot tell apart (YAML's `.nan`,
+ * timestamps) are never taken for one another, a created Pod's kept spec follows the
+ * PriorityClasses, validation causes are kept per path, and a spec object changed between two
+ * in-process writes is read again.
  *
  * @module
  */
@@ -27,13 +28,16 @@ type Obj = Record<string, unknown>;
 
 const container = (image: string) => ({ name: "main", image, ports: [{ containerPort: 80 }] });
 
-Deno.test("specs of one JSON text share one frozen defaulted spec; another text gets its own", () => {
+Deno.test("specs of one JSON text share one defaulted spec, made from a copy; another text gets its own", () => {
   const a = defaultedTemplateSpec({ containers: [container("memo-a:1")] }) as Obj;
   const again = defaultedTemplateSpec({ containers: [container("memo-a:1")] });
   const b = defaultedTemplateSpec({ containers: [container("memo-b:1")] }) as Obj;
   assert.equal(again, a);
   assert.notEqual(b, a);
-  assert.ok(Object.isFrozen(a) && Object.isFrozen((a.containers as Obj[])[0]));
+  // Made from a copy: the request's objects are not part of it (their sender may change them).
+  const sent = { containers: [container("memo-copy:1")] };
+  const kept = defaultedTemplateSpec(sent) as { containers: Obj[] };
+  assert.notEqual(kept.containers[0]!.ports, sent.containers[0]!.ports);
   assert.deepEqual((a.containers as Obj[])[0]?.imagePullPolicy, "IfNotPresent");
   // Defaulting a kept template spec again gives itself.
   assert.equal(defaultedTemplateSpec(a), a);

@@ -17,8 +17,11 @@
  *   two specs of one text are one value. (YAML's timestamps or `.nan` are not: those specs are
  *   defaulted each time.) A spec that fails to default (a quantity that is none, the Priority
  *   plugin's 403) is not kept.
- * - Kept objects are deep-frozen and shared by every object stored with them. Stored objects are
- *   never mutated (`storage/store.ts`); a kept one cannot be, even by mistake.
+ * - A kept spec is made from a copy of its own (parsed from the text), not from the request's
+ *   objects, and is shared by every object stored with it: stored objects are never mutated
+ *   (`storage/store.ts`), the same rule that lets a patched object share what it did not change
+ *   with the version before. (Kept specs are not frozen: V8 encodes frozen objects to JSON
+ *   several times slower, and every write and watch event encodes them.)
  *
  * Memory: at most {@link MEMO_SIZE} specs of each kind (templates, created Pods); a full table
  * starts over. Validation causes live as long as their spec (a `WeakMap`).
@@ -39,7 +42,7 @@ export const MEMO_SIZE = 256;
 const TEMPLATES = new Map<string, Obj>();
 /** Created Pods' specs, defaulted and admitted, by the text sent, with the classes' revision. */
 const PODS = new Map<string, { revision: number; spec: Obj }>();
-/** Every spec kept here (frozen), and whether it is a template's (defaulting it again is a no-op). */
+/** Every spec kept here, and whether it is a template's (defaulting it again is a no-op). */
 const KEPT = new WeakMap<object, "template" | "pod">();
 /** The validation causes of kept specs, by the path they were validated at. */
 const CAUSES = new WeakMap<object, Map<string, readonly StatusCause[]>>();
@@ -49,7 +52,8 @@ const CAUSES = new WeakMap<object, Map<string, readonly StatusCause[]>>();
  * same object for every spec of the same text.
  *
  * @param spec The spec as sent; never mutated.
- * @returns The defaulted spec (frozen when kept), or the value itself when it is not an object.
+ * @returns The defaulted spec (shared when kept: never change it), or the value itself when it is
+ *   not an object.
  * @throws {QuantityError} When a request or limit is not a quantity.
  *
  * @example
@@ -60,7 +64,6 @@ const CAUSES = new WeakMap<object, Map<string, readonly StatusCause[]>>();
  * const b = defaultedTemplateSpec({ containers: [{ name: "c", image: "nginx" }] });
  * assert.equal(a, b);
  * assert.equal((a as { dnsPolicy: string }).dnsPolicy, "ClusterFirst");
- * assert.ok(Object.isFrozen(a));
  * ```
  */
 export function defaultedTemplateSpec(spec: unknown): unknown {
@@ -73,7 +76,7 @@ export function defaultedTemplateSpec(spec: unknown): unknown {
   if (key === undefined) return defaultedPodSpec(spec, false);
   const kept = TEMPLATES.get(key);
   if (kept) return kept;
-  const out = defaultedPodSpec(spec, false) as Obj;
+  const out = defaultedPodSpec(JSON.parse(key), false) as Obj;
   keep(TEMPLATES, key, out, "template");
   return out;
 }
@@ -87,7 +90,7 @@ export function defaultedTemplateSpec(spec: unknown): unknown {
  * @param podName The pod's name (or `generateName`), for the Priority plugin's 403.
  * @param classes The stored PriorityClasses.
  * @param revision Their revision (`Store.revisionOf`); none: the spec is not kept.
- * @returns The spec to store (frozen when kept).
+ * @returns The spec to store (shared when kept: never change it).
  * @throws {QuantityError} When a request or limit is not a quantity.
  * @throws {ApiError} 403 from the Priority plugin.
  *
@@ -110,7 +113,7 @@ export function admittedPodSpec(
   const key = revision === undefined ? undefined : specKey(spec);
   const kept = key === undefined ? undefined : PODS.get(key);
   if (kept && kept.revision === revision) return kept.spec;
-  const out = defaultedPodSpec(spec, true) as Obj;
+  const out = defaultedPodSpec(key === undefined ? spec : JSON.parse(key), true) as Obj;
   admitPodSpec(out, undefined, podName, classes);
   if (key !== undefined) keep(PODS, key, { revision: revision!, spec: out }, "pod", out);
   return out;
@@ -123,7 +126,7 @@ export function admittedPodSpec(
  * @param spec The spec, defaulted.
  * @param path Where it is (`spec`, `spec.template.spec`, …).
  * @param validate The validation.
- * @returns The causes (frozen when kept: do not change them).
+ * @returns The causes (shared when kept: do not change them).
  *
  * @example
  * ```ts
@@ -147,7 +150,7 @@ export function keptCauses(
   if (!byPath) CAUSES.set(spec, byPath = new Map());
   let causes = byPath.get(path);
   if (!causes) {
-    causes = Object.freeze(validate().map((c) => Object.freeze(c)));
+    causes = validate();
     byPath.set(path, causes);
   }
   return causes;
@@ -160,17 +163,9 @@ function keep<V>(
   kind: "template" | "pod",
   spec: Obj = value as Obj,
 ): void {
-  deepFreeze(spec);
   KEPT.set(spec, kind);
   if (table.size >= MEMO_SIZE) table.clear();
   table.set(key, value);
-}
-
-function deepFreeze(v: unknown): void {
-  if (v === null || typeof v !== "object" || Object.isFrozen(v)) return;
-  Object.freeze(v);
-  if (Array.isArray(v)) { for (const x of v) deepFreeze(x); }
-  else for (const k in v) deepFreeze((v as Obj)[k]);
 }
 
 /**

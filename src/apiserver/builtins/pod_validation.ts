@@ -359,7 +359,8 @@ export function podSpecCauses(
   path: string,
   causes: StatusCause[] = [],
 ): StatusCause[] {
-  // A spec kept defaulted (`pod_spec_memo.ts`, frozen) is validated once at each path.
+  // A spec kept defaulted (`pod_spec_memo.ts`, shared by the objects stored with it) is
+  // validated once at each path.
   for (const c of keptCauses(spec, path, () => specCauses(spec, path, []))) causes.push(c);
   return causes;
 }
