@@ -169,14 +169,16 @@ function keep<V>(
 }
 
 /**
- * The texts found during one write (`oneWrite`): its prune walk and its defaults both ask for
- * its spec's. Only within a write — an object can change between writes (one made in-process and
- * sent again), its text with it.
+ * The text found during one write (`oneWrite`): its prune walk and its defaults both ask for its
+ * spec's (a write has one pod spec). Only within a write — an object can change between writes
+ * (one made in-process and sent again), its text with it.
  */
-let keys: WeakMap<object, string | null> | undefined;
+let writing = false;
+let lastSpec: object | undefined;
+let lastKey: string | undefined;
 
 /**
- * Runs one write's built-in steps (prune, defaults, validation) remembering each spec's text
+ * Runs one write's built-in steps (prune, defaults, validation) remembering its spec's text
  * ({@linkcode specKey}) for their length.
  *
  * @param run The steps.
@@ -191,18 +193,20 @@ let keys: WeakMap<object, string | null> | undefined;
  * ```
  */
 export function oneWrite<T>(run: () => T): T {
-  const outer = keys;
-  keys = new WeakMap();
+  const outer = writing;
+  writing = true;
+  lastSpec = lastKey = undefined;
   try {
     return run();
   } finally {
-    keys = outer;
+    writing = outer;
+    lastSpec = lastKey = undefined;
   }
 }
 
 /**
  * The JSON text of a spec that is plain JSON (see the module doc): two specs of one text are one
- * value. Within {@linkcode oneWrite}, found once per object.
+ * value. Within {@linkcode oneWrite}, found once for the write's spec.
  *
  * @param spec The spec.
  * @returns The text, or undefined when the spec is not plain JSON (or not an object).
@@ -218,12 +222,13 @@ export function oneWrite<T>(run: () => T): T {
  */
 export function specKey(spec: unknown): string | undefined {
   if (spec === null || typeof spec !== "object" || Array.isArray(spec)) return undefined;
-  let key = keys?.get(spec);
-  if (key === undefined) {
-    key = plainJson(spec) ? JSON.stringify(spec) : null;
-    keys?.set(spec, key);
+  if (writing && spec === lastSpec) return lastKey;
+  const key = plainJson(spec) ? JSON.stringify(spec) : undefined;
+  if (writing) {
+    lastSpec = spec;
+    lastKey = key;
   }
-  return key ?? undefined;
+  return key;
 }
 
 function plainJson(v: unknown): boolean {

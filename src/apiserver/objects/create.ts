@@ -121,6 +121,9 @@ function requireNamespace(w: Writer, namespace: string): void {
 }
 
 const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
+/** Random bytes drawn 4 KiB at a time (256 uids): one call into the runtime, not one per uid. */
+let random = new Uint8Array(0);
+let used = 0;
 
 /**
  * A random (version 4) UUID, as `crypto.randomUUID()` makes one — but a string of V8's own
@@ -129,12 +132,17 @@ const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"
  * on each write and watch event (a Deployment: 5.2 µs, 2.0 µs with this uid).
  */
 function newUid(): string {
-  const b = crypto.getRandomValues(new Uint8Array(16));
-  b[6] = (b[6]! & 0x0f) | 0x40;
-  b[8] = (b[8]! & 0x3f) | 0x80;
+  if (used + 16 > random.length) {
+    random = crypto.getRandomValues(new Uint8Array(4096));
+    used = 0;
+  }
+  const at = used;
+  used += 16;
+  random[at + 6] = (random[at + 6]! & 0x0f) | 0x40;
+  random[at + 8] = (random[at + 8]! & 0x3f) | 0x80;
   let uid = "";
   for (let i = 0; i < 16; i++) {
-    uid += HEX[b[i]!];
+    uid += HEX[random[at + i]!];
     if (i === 3 || i === 5 || i === 7 || i === 9) uid += "-";
   }
   return uid;
