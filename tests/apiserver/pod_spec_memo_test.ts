@@ -168,3 +168,30 @@ Deno.test("a template kept clean still has its unknown fields pruned when one is
     (api.server.store.get("deployments.apps", "default", name)!.spec as Obj).template as Obj;
   assert.equal(stored("a").spec, stored("b").spec);
 });
+
+Deno.test("two servers in one process: a Pod's kept spec never carries the other server's default PriorityClass", async () => {
+  // The same writes on both servers except the class's globalDefault, so that a revision counted
+  // per store would be the same number on both: the kept spec must still follow its own store.
+  await using a = await startApiServer();
+  await using b = await startApiServer();
+  const klass = (globalDefault: boolean) => ({
+    apiVersion: "scheduling.k8s.io/v1",
+    kind: "PriorityClass",
+    metadata: { name: "memo-two-servers" },
+    value: 4242,
+    globalDefault,
+  });
+  const classes = "/apis/scheduling.k8s.io/v1/priorityclasses";
+  assert.equal((await call(a.url, "POST", classes, klass(true))).status, 201);
+  assert.equal((await call(b.url, "POST", classes, klass(false))).status, 201);
+  const pod = { metadata: { name: "p" }, spec: { containers: [container("memo-two-servers:1")] } };
+  const onA = await call(a.url, "POST", "/api/v1/namespaces/default/pods", pod);
+  const onB = await call(b.url, "POST", "/api/v1/namespaces/default/pods", pod);
+  assert.equal(onA.status, 201);
+  assert.equal(onB.status, 201);
+  assert.deepEqual([onA.body.spec.priorityClassName, onA.body.spec.priority], [
+    "memo-two-servers",
+    4242,
+  ]);
+  assert.deepEqual([onB.body.spec.priorityClassName, onB.body.spec.priority], [undefined, 0]);
+});
