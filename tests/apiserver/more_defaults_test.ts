@@ -444,6 +444,9 @@ Deno.test("a pod's priorityClassName resolves against the stored classes; unknow
     'pods "odd" is forbidden: the integer value of priority (5) must not be provided in pod spec; priority admission controller computed 1000 from the given PriorityClass name',
   );
 
+  // Before any global default class, a pod that names none gets priority 0.
+  const early = created(await call(api.url, "POST", `${NS}/pods`, pod("early")), "pod");
+  assert.deepEqual([early.spec.priorityClassName, early.spec.priority], [undefined, 0]);
   // A global default class (the lowest of several) applies to a pod that names none.
   for (const [name, value] of [["default-b", 20], ["default-a", 10]] as const) {
     created(
@@ -462,4 +465,8 @@ Deno.test("a pod's priorityClassName resolves against the stored classes; unknow
   }, "application/merge-patch+json");
   assert.equal(relabeled.status, 200, JSON.stringify(relabeled.body));
   assert.equal(relabeled.body.spec.priority, 10);
+  // The default follows the classes as they change: another once the lowest is gone.
+  assert.equal((await call(api.url, "DELETE", `${pcs}/default-a`)).status, 200);
+  const later = created(await call(api.url, "POST", `${NS}/pods`, pod("later")), "pod");
+  assert.deepEqual([later.spec.priorityClassName, later.spec.priority], ["default-b", 20]);
 });

@@ -101,7 +101,11 @@ Deno.test("objects get uid, creationTimestamp, generateName and one cluster-wide
   });
   assert.equal(a.status, 201);
   assert.match(a.body.metadata.name, /^cm-[a-z0-9]{5}$/);
-  assert.match(a.body.metadata.uid, /^[0-9a-f-]{36}$/);
+  // A random (version 4) UUID, as kube-apiserver gives one; each object its own.
+  const V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+  assert.match(a.body.metadata.uid, V4);
+  assert.match(b.body.metadata.uid, V4);
+  assert.notEqual(a.body.metadata.uid, b.body.metadata.uid);
   assert.match(a.body.metadata.creationTimestamp, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
   assert.equal(
     Number(b.body.metadata.resourceVersion),

@@ -17,6 +17,33 @@ Deno.test("`Store.commit()` issues one monotonic resourceVersion across resource
   assert.equal(store.count("configmaps"), 1);
 });
 
+Deno.test("`Store.revisionOf()` changes with every commit and load of its resource, not others", () => {
+  const store = new Store();
+  assert.equal(store.revisionOf("configmaps"), 0);
+  store.commit("ADDED", "configmaps", obj("a"));
+  const first = store.revisionOf("configmaps");
+  store.commit("ADDED", "secrets", obj("s"));
+  assert.equal(store.revisionOf("configmaps"), first);
+  for (
+    const step of [
+      () => store.commit("MODIFIED", "configmaps", obj("a", { data: {} })),
+      () => store.commit("DELETED", "configmaps", obj("a")),
+      () => store.load("configmaps", obj("b", { metadata: { name: "b", resourceVersion: "9" } })),
+    ]
+  ) {
+    const before = store.revisionOf("configmaps");
+    step();
+    assert.notEqual(store.revisionOf("configmaps"), before);
+  }
+  // A refused commit (a guard throws) changes nothing.
+  store.guard(() => {
+    throw new Error("refused");
+  });
+  const before = store.revisionOf("configmaps");
+  assert.throws(() => store.commit("ADDED", "configmaps", obj("c")), /refused/);
+  assert.equal(store.revisionOf("configmaps"), before);
+});
+
 Deno.test("`Store.changesSince()` returns the changes of one resource after an RV, in order", () => {
   const store = new Store();
   store.commit("ADDED", "configmaps", obj("a"));

@@ -15,6 +15,8 @@
  * @module
  */
 
+import { MEMO_SIZE, specKey } from "./pod_spec_memo.ts";
+
 /** One field: `0` a leaf, a type name, or `[type name]` for a list of that type. */
 type Field = 0 | string | [string];
 type Fields = Readonly<Record<string, Field>>;
@@ -167,7 +169,7 @@ export function pruneBuiltinFields(
   const fields = compiledKinds().get(group)?.get(kindName);
   if (!fields) return undefined;
   const pruned: string[] = [];
-  const value = walk(fields, obj, "", pruned, stored) as Record<string, unknown>;
+  const value = walk(fields, obj, [], pruned, stored) as Record<string, unknown>;
   return { value, pruned };
 }
 
@@ -176,6 +178,15 @@ type Node = 0 | Compiled | [Compiled];
 type Compiled = ReadonlyMap<string, Node>;
 
 let compiled: Map<string, Map<string, Compiled>> | undefined;
+/** The compiled `PodSpec`: a pod spec's walk is skipped when its text was walked clean before. */
+let podSpecType: Compiled | undefined;
+
+/**
+ * The JSON texts of pod specs walked with nothing pruned (their text is `specKey()`'s: plain
+ * JSON only). A spec of one of these texts has no unknown field either; at most
+ * {@link MEMO_SIZE}, then the set starts over.
+ */
+const CLEAN_POD_SPECS = new Set<string>();
 
 /** The tables as maps (a lookup per field), by group, then kind; built on first use. */
 function compiledKinds(): Map<string, Map<string, Compiled>> {
@@ -199,6 +210,7 @@ function compiledKinds(): Map<string, Map<string, Compiled>> {
     }
     return t;
   };
+  podSpecType = type("PodSpec");
   compiled = new Map();
   for (const [key, fields] of Object.entries(KINDS)) {
     const slash = key.indexOf("/");
@@ -210,7 +222,20 @@ function compiledKinds(): Map<string, Map<string, Compiled>> {
   return compiled;
 }
 
-function walk(fields: Compiled, v: unknown, path: string, pruned: string[], old: unknown): unknown {
+/**
+ * Where the walk is: the keys (and item indices) from the object down to the field walked,
+ * pushed and popped as it goes. A path (`spec.containers[0].foo`) is built from it only for a
+ * field that is pruned — most writes have none, and a valid write builds no string.
+ */
+type Trail = Array<string | number>;
+
+function pathOf(trail: Trail, key: string): string {
+  let path = "";
+  for (const k of trail) path = typeof k === "number" ? `${path}[${k}]` : path ? `${path}.${k}` : k;
+  return path ? `${path}.${key}` : key;
+}
+
+function walk(fields: Compiled, v: unknown, trail: Trail, pruned: string[], old: unknown): unknown {
   if (v === null || typeof v !== "object" || Array.isArray(v)) return v;
   const obj = v as Record<string, unknown>;
   const before = old !== null && typeof old === "object" && !Array.isArray(old)
@@ -221,7 +246,7 @@ function walk(fields: Compiled, v: unknown, path: string, pruned: string[], old:
     if (!Object.hasOwn(obj, key)) continue;
     const field = fields.get(key);
     if (field === undefined) {
-      pruned.push(path ? `${path}.${key}` : key);
+      pruned.push(pathOf(trail, key));
       out ??= copyUntil(obj, key);
       continue;
     }
@@ -236,23 +261,46 @@ function walk(fields: Compiled, v: unknown, path: string, pruned: string[], old:
       continue;
     }
     let next: unknown = child;
-    const at = path ? `${path}.${key}` : key;
-    if (!Array.isArray(field)) next = walk(field, child, at, pruned, was);
+    trail.push(key);
+    if (field === podSpecType) next = walkPodSpec(field, child, trail, pruned, was);
+    else if (!Array.isArray(field)) next = walk(field, child, trail, pruned, was);
     else if (Array.isArray(child)) {
       const item = field[0];
       const wasItems = Array.isArray(was) ? was : undefined;
       let items: unknown[] | undefined;
       for (let i = 0; i < child.length; i++) {
         const c = child[i];
-        const n = walk(item, c, `${at}[${i}]`, pruned, wasItems?.[i]);
+        trail.push(i);
+        const n = walk(item, c, trail, pruned, wasItems?.[i]);
+        trail.pop();
         if (n !== c) (items ??= child.slice())[i] = n;
       }
       if (items) next = items;
     }
+    trail.pop();
     if (next !== child) out ??= copyUntil(obj, key);
     if (out) out[key] = next;
   }
   return out ?? obj;
+}
+
+/** A pod spec's walk, skipped for a spec of a text walked clean before (the usual template). */
+function walkPodSpec(
+  fields: Compiled,
+  spec: unknown,
+  trail: Trail,
+  pruned: string[],
+  old: unknown,
+): unknown {
+  const key = specKey(spec);
+  if (key !== undefined && CLEAN_POD_SPECS.has(key)) return spec;
+  const before = pruned.length;
+  const out = walk(fields, spec, trail, pruned, old);
+  if (key !== undefined && pruned.length === before) {
+    if (CLEAN_POD_SPECS.size >= MEMO_SIZE) CLEAN_POD_SPECS.clear();
+    CLEAN_POD_SPECS.add(key);
+  }
+  return out;
 }
 
 /** A copy of the keys before `stop`. */

@@ -69,7 +69,7 @@ export function defaultedPodSpec(spec: unknown, pod: boolean): unknown {
   }
   if (unset(out.schedulerName)) out.schedulerName = "default-scheduler";
   const hostNetwork = pod && out.hostNetwork === true;
-  for (const key of ["containers", "initContainers", "ephemeralContainers"]) {
+  for (const key of CONTAINER_LISTS) {
     const list = out[key];
     if (Array.isArray(list)) out[key] = list.map((c) => defaultedContainer(c, pod, hostNetwork));
   }
@@ -79,6 +79,10 @@ export function defaultedPodSpec(spec: unknown, pod: boolean): unknown {
   }
   return out;
 }
+
+const CONTAINER_LISTS = ["containers", "initContainers", "ephemeralContainers"];
+const PROBES = ["livenessProbe", "readinessProbe", "startupProbe"];
+const HOOKS = ["postStart", "preStop"];
 
 /** The image's tag as kube's `ParseImageName` finds it (`latest` when neither tag nor digest). */
 function imageTag(image: unknown): string {
@@ -121,12 +125,12 @@ function defaultedContainer(c: unknown, pod: boolean, hostNetwork: boolean): unk
     });
   }
   if (isObj(out.resources)) out.resources = defaultedResources(out.resources, pod);
-  for (const probe of ["livenessProbe", "readinessProbe", "startupProbe"]) {
+  for (const probe of PROBES) {
     if (isObj(out[probe])) out[probe] = defaultedProbe(out[probe] as Obj);
   }
   if (isObj(out.lifecycle)) {
     const lifecycle: Obj = { ...out.lifecycle };
-    for (const hook of ["postStart", "preStop"]) {
+    for (const hook of HOOKS) {
       const h = lifecycle[hook];
       if (isObj(h) && isObj(h.httpGet)) {
         lifecycle[hook] = { ...h, httpGet: defaultedHttpGet(h.httpGet) };

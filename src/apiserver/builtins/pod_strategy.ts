@@ -89,43 +89,47 @@ interface PodSpec {
   schedulingGates?: unknown[];
 }
 
-const QOS_RESOURCES = ["cpu", "memory"];
-
 /**
  * A pod's QoS class by kube's rules: BestEffort without CPU or memory
  * requests and limits; Guaranteed when every container limits both and the
  * pod's summed requests equal its summed limits; Burstable otherwise.
  */
 function qosClass(spec: PodSpec): string {
-  // Summed per resource of QOS_RESOURCES (cpu, memory); undefined until one is set.
-  const requests: Array<number | undefined> = [undefined, undefined];
-  const limits: Array<number | undefined> = [undefined, undefined];
+  // Summed per resource (cpu, memory) over the containers; undefined until one is set.
+  let cpuRequests: number | undefined, memoryRequests: number | undefined;
+  let cpuLimits: number | undefined, memoryLimits: number | undefined;
   let guaranteed = true;
-  for (const list of [spec.containers, spec.initContainers]) {
+  for (let l = 0; l < 2; l++) {
+    const list = l === 0 ? spec.containers : spec.initContainers;
     if (!Array.isArray(list)) continue;
     for (const c of list) {
       const res = c && typeof c === "object" ? c.resources : undefined;
-      let found = 0;
-      for (let r = 0; r < QOS_RESOURCES.length; r++) {
-        const name = QOS_RESOURCES[r]!;
-        const req = quantity(res?.requests?.[name]);
-        if (req !== undefined && req !== 0) requests[r] = (requests[r] ?? 0) + req;
-        const lim = quantity(res?.limits?.[name]);
-        if (lim !== undefined && lim !== 0) {
-          found++;
-          limits[r] = (limits[r] ?? 0) + lim;
-        }
+      const requests = res?.requests;
+      const limits = res?.limits;
+      const cpuRequest = quantity(requests?.cpu);
+      if (cpuRequest !== undefined && cpuRequest !== 0) {
+        cpuRequests = (cpuRequests ?? 0) + cpuRequest;
       }
-      if (found !== QOS_RESOURCES.length) guaranteed = false;
+      const memoryRequest = quantity(requests?.memory);
+      if (memoryRequest !== undefined && memoryRequest !== 0) {
+        memoryRequests = (memoryRequests ?? 0) + memoryRequest;
+      }
+      const cpuLimit = quantity(limits?.cpu);
+      const cpuLimited = cpuLimit !== undefined && cpuLimit !== 0;
+      if (cpuLimited) cpuLimits = (cpuLimits ?? 0) + cpuLimit;
+      const memoryLimit = quantity(limits?.memory);
+      const memoryLimited = memoryLimit !== undefined && memoryLimit !== 0;
+      if (memoryLimited) memoryLimits = (memoryLimits ?? 0) + memoryLimit;
+      if (!cpuLimited || !memoryLimited) guaranteed = false;
     }
   }
-  const requested = requests.filter((q) => q !== undefined).length;
-  const limited = limits.filter((q) => q !== undefined).length;
+  const requested = (cpuRequests !== undefined ? 1 : 0) + (memoryRequests !== undefined ? 1 : 0);
+  const limited = (cpuLimits !== undefined ? 1 : 0) + (memoryLimits !== undefined ? 1 : 0);
   if (requested === 0 && limited === 0) return "BestEffort";
   if (guaranteed) {
-    for (let r = 0; r < QOS_RESOURCES.length; r++) {
-      const req = requests[r];
-      if (req !== undefined && !sameQuantity(limits[r], req)) guaranteed = false;
+    if (cpuRequests !== undefined && !sameQuantity(cpuLimits, cpuRequests)) guaranteed = false;
+    if (memoryRequests !== undefined && !sameQuantity(memoryLimits, memoryRequests)) {
+      guaranteed = false;
     }
   }
   return guaranteed && requested === limited ? "Guaranteed" : "Burstable";

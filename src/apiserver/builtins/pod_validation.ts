@@ -28,6 +28,7 @@ import {
 } from "../schemas/field_errors.ts";
 import { validateName } from "../schemas/metadata_validation.ts";
 import { compareQuantities, parseQuantity, type Quantity } from "./quantity.ts";
+import { keptCauses } from "./pod_spec_memo.ts";
 
 /** A JSON object of a spec. */
 export type Obj = Record<string, unknown>;
@@ -77,29 +78,49 @@ const VOLUME_SOURCES: Array<[string, string]> = [
 const PROBE_HANDLERS = ["exec", "httpGet", "tcpSocket", "grpc"];
 const LIFECYCLE_HANDLERS = ["exec", "httpGet", "tcpSocket", "sleep"];
 const PORT_RANGE = "must be between 1 and 65535, inclusive";
+const PROTOCOLS = ["SCTP", "TCP", "UDP"];
+const PULL_POLICIES = ["Always", "IfNotPresent", "Never"];
+const RESTART_POLICIES = ["Always", "OnFailure", "Never"];
+const DNS_POLICIES = ["ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"];
+const PROBES = ["livenessProbe", "readinessProbe", "startupProbe"];
+const HOOKS = ["postStart", "preStop"];
 
-function volumeCauses(volumes: unknown[], path: string, names: Set<string>): StatusCause[] {
-  const causes: StatusCause[] = [];
-  volumes.forEach((v, i) => {
-    const at = `${path}[${i}]`;
+/** A DNS-1123 label, checked the way `validateName` checks one (the common, valid case at once). */
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/**
+ * A name that must be a DNS-1123 label: nothing when it is one (most are: no cause, no path
+ * built), else `validateName`'s causes.
+ */
+function labelNameCauses(name: string, field: () => string, causes: StatusCause[]): void {
+  if (name.length <= 63 && DNS1123_LABEL.test(name)) return;
+  for (const c of validateName(name, { field: field(), dns1123Label: true })) causes.push(c);
+}
+
+// The walk below pushes every cause into one array and builds a field's path only when it
+// reports one: a valid spec (the usual case) costs no strings and no arrays but the sets of
+// names it checks for duplicates.
+
+function volumeCauses(volumes: unknown[], path: string, names: Set<string>, causes: StatusCause[]) {
+  for (let i = 0; i < volumes.length; i++) {
+    const v = volumes[i];
+    const at = () => `${path}[${i}]`;
     const vol = isObj(v) ? v : {};
-    const el: StatusCause[] = [];
+    const before = causes.length;
     let sources = 0;
     for (const [key, named] of VOLUME_SOURCES) {
       if (vol[key] === undefined || vol[key] === null) continue;
       if (sources > 0) {
-        el.push(forbidden(`${at}.${named}`, "may not specify more than 1 volume type"));
+        causes.push(forbidden(`${at()}.${named}`, "may not specify more than 1 volume type"));
       } else sources++;
     }
-    if (sources === 0) el.push(required(at, "must specify a volume type"));
+    if (sources === 0) causes.push(required(at(), "must specify a volume type"));
     const name = text(vol.name);
-    if (!name) el.push(required(`${at}.name`));
-    else el.push(...validateName(name, { field: `${at}.name`, dns1123Label: true }));
-    if (names.has(name)) el.push(duplicate(`${at}.name`, name));
-    if (el.length === 0) names.add(name);
-    causes.push(...el);
-  });
-  return causes;
+    if (!name) causes.push(required(`${at()}.name`));
+    else labelNameCauses(name, () => `${at()}.name`, causes);
+    if (names.has(name)) causes.push(duplicate(`${at()}.name`, name));
+    if (causes.length === before) names.add(name);
+  }
 }
 
 /**
@@ -131,37 +152,39 @@ export function portNameCauses(name: string, field: string): StatusCause[] {
   return details.map((d) => invalid(field, name, d));
 }
 
+/** A port name kube accepts (the rules of {@linkcode portNameCauses}, in one test). */
+const PORT_NAME = /^(?=.{1,15}$)(?=[^a-z]*[a-z])(?!-)(?!.*--)[-a-z0-9]*[a-z0-9]$/;
+
 const validPort = (p: unknown) =>
   typeof p === "number" && Number.isInteger(p) && p >= 1 && p <= 65535;
 
-function portCauses(ports: unknown[], path: string): StatusCause[] {
-  const causes: StatusCause[] = [];
-  const names = new Set<string>();
-  ports.forEach((p, i) => {
-    const at = `${path}[${i}]`;
+function portCauses(ports: unknown[], path: () => string, causes: StatusCause[]): void {
+  let names: Set<string> | undefined;
+  for (let i = 0; i < ports.length; i++) {
+    const p = ports[i];
+    const at = () => `${path()}[${i}]`;
     const port = isObj(p) ? p : {};
     const name = text(port.name);
     if (name) {
-      const bad = portNameCauses(name, `${at}.name`);
-      if (bad.length) causes.push(...bad);
-      else if (names.has(name)) causes.push(duplicate(`${at}.name`, name));
+      const bad = PORT_NAME.test(name) ? undefined : portNameCauses(name, `${at()}.name`);
+      if (bad?.length) { for (const c of bad) causes.push(c); }
+      else if ((names ??= new Set()).has(name)) causes.push(duplicate(`${at()}.name`, name));
       else names.add(name);
     }
     if (port.containerPort === undefined || port.containerPort === 0) {
-      causes.push(required(`${at}.containerPort`));
+      causes.push(required(`${at()}.containerPort`));
     } else if (!validPort(port.containerPort)) {
-      causes.push(invalid(`${at}.containerPort`, port.containerPort, PORT_RANGE));
+      causes.push(invalid(`${at()}.containerPort`, port.containerPort, PORT_RANGE));
     }
     if (port.hostPort !== undefined && port.hostPort !== 0 && !validPort(port.hostPort)) {
-      causes.push(invalid(`${at}.hostPort`, port.hostPort, PORT_RANGE));
+      causes.push(invalid(`${at()}.hostPort`, port.hostPort, PORT_RANGE));
     }
     const protocol = text(port.protocol);
-    if (!protocol) causes.push(required(`${at}.protocol`));
-    else if (!["SCTP", "TCP", "UDP"].includes(protocol)) {
-      causes.push(notSupported(`${at}.protocol`, protocol, ["SCTP", "TCP", "UDP"]));
+    if (!protocol) causes.push(required(`${at()}.protocol`));
+    else if (!PROTOCOLS.includes(protocol)) {
+      causes.push(notSupported(`${at()}.protocol`, protocol, PROTOCOLS));
     }
-  });
-  return causes;
+  }
 }
 
 /** Whether requests may be below limits (kube's `IsOvercommitAllowed`: native, not hugepages). */
@@ -170,128 +193,149 @@ function overcommitAllowed(name: string): boolean {
   return native && !name.startsWith("hugepages-");
 }
 
-function resourceCauses(resources: unknown, path: string): StatusCause[] {
-  if (!isObj(resources)) return [];
-  const causes: StatusCause[] = [];
-  const limits = new Map<string, Quantity>();
-  const read = (listName: string, into?: Map<string, Quantity>) => {
-    const values = resources[listName];
-    const out = new Map<string, Quantity>();
-    if (!isObj(values)) return out;
-    for (const name in values) {
-      if (!Object.hasOwn(values, name)) continue;
-      const value = values[name];
-      const q = parseQuantity(value);
-      if (typeof q === "string") continue; // refused when decoding (pod_defaults.ts)
-      if (q.mantissa < 0n) {
-        causes.push(
-          invalid(`${path}.${listName}[${name}]`, value, "must be greater than or equal to 0"),
-        );
-      }
-      out.set(name, q);
-      into?.set(name, q);
+/** A request or limit as a quantity; undefined when it is not one (refused when decoding). */
+function quantityOf(value: unknown): Quantity | undefined {
+  const q = parseQuantity(value);
+  return typeof q === "string" ? undefined : q;
+}
+
+/** Negative quantities in a list of requests or limits. */
+function negativeCauses(
+  values: Obj,
+  path: () => string,
+  listName: string,
+  causes: StatusCause[],
+): void {
+  for (const name in values) {
+    if (!Object.hasOwn(values, name)) continue;
+    const q = quantityOf(values[name]);
+    if (q && q.mantissa < 0n) {
+      causes.push(
+        invalid(
+          `${path()}.${listName}[${name}]`,
+          values[name],
+          "must be greater than or equal to 0",
+        ),
+      );
     }
-    return out;
-  };
-  read("limits", limits);
-  const requests = read("requests");
-  const shownOf = (listName: string, name: string) => (resources[listName] as Obj)[name] as string;
-  for (const [name, q] of requests) {
-    const limit = limits.get(name);
-    const at = `${path}.requests`;
+  }
+}
+
+function resourceCauses(resources: unknown, path: () => string, causes: StatusCause[]): void {
+  if (!isObj(resources)) return;
+  const limits = isObj(resources.limits) ? resources.limits : undefined;
+  const requests = isObj(resources.requests) ? resources.requests : undefined;
+  if (limits) negativeCauses(limits, path, "limits", causes);
+  if (!requests) return;
+  negativeCauses(requests, path, "requests", causes);
+  for (const name in requests) {
+    if (!Object.hasOwn(requests, name)) continue;
+    const q = quantityOf(requests[name]);
+    if (!q) continue;
+    const limit = limits && Object.hasOwn(limits, name) ? quantityOf(limits[name]) : undefined;
     if (limit) {
       const cmp = compareQuantities(q, limit);
+      const shown = requests[name] as string;
       if (cmp !== 0 && !overcommitAllowed(name)) {
         causes.push(
           invalid(
-            at,
-            shownOf("requests", name),
-            `must be equal to ${name} limit of ${shownOf("limits", name)}`,
+            `${path()}.requests`,
+            shown,
+            `must be equal to ${name} limit of ${limits![name]}`,
           ),
         );
       } else if (cmp > 0) {
         causes.push(
           invalid(
-            at,
-            shownOf("requests", name),
-            `must be less than or equal to ${name} limit of ${shownOf("limits", name)}`,
+            `${path()}.requests`,
+            shown,
+            `must be less than or equal to ${name} limit of ${limits![name]}`,
           ),
         );
       }
     } else if (!overcommitAllowed(name)) {
-      causes.push(required(`${path}.limits`, "Limit must be set for non overcommitable resources"));
+      causes.push(
+        required(`${path()}.limits`, "Limit must be set for non overcommitable resources"),
+      );
     }
   }
-  return causes;
 }
 
-function handlerCauses(handler: Obj, path: string, kinds: string[]): StatusCause[] {
-  const causes: StatusCause[] = [];
+function handlerCauses(
+  handler: Obj,
+  path: () => string,
+  kinds: string[],
+  causes: StatusCause[],
+): void {
   let found = 0;
   for (const key of kinds) {
     if (handler[key] === undefined || handler[key] === null) continue;
     if (found > 0) {
-      causes.push(forbidden(`${path}.${key}`, "may not specify more than 1 handler type"));
+      causes.push(forbidden(`${path()}.${key}`, "may not specify more than 1 handler type"));
     } else found++;
   }
-  if (found === 0) causes.push(required(path, "must specify a handler type"));
-  return causes;
+  if (found === 0) causes.push(required(path(), "must specify a handler type"));
 }
 
-function probeCauses(c: Obj, at: string): StatusCause[] {
-  const causes: StatusCause[] = [];
+function probeCauses(c: Obj, at: () => string, causes: StatusCause[]): void {
   if (isObj(c.lifecycle)) {
-    for (const hook of ["postStart", "preStop"]) {
+    for (const hook of HOOKS) {
       const h = c.lifecycle[hook];
-      if (isObj(h)) causes.push(...handlerCauses(h, `${at}.lifecycle.${hook}`, LIFECYCLE_HANDLERS));
+      if (isObj(h)) handlerCauses(h, () => `${at()}.lifecycle.${hook}`, LIFECYCLE_HANDLERS, causes);
     }
   }
-  for (const probe of ["livenessProbe", "readinessProbe", "startupProbe"]) {
+  for (const probe of PROBES) {
     const p = c[probe];
     if (!isObj(p)) continue;
-    causes.push(...handlerCauses(p, `${at}.${probe}`, PROBE_HANDLERS));
+    handlerCauses(p, () => `${at()}.${probe}`, PROBE_HANDLERS, causes);
     if (
       probe !== "readinessProbe" && p.successThreshold !== undefined && p.successThreshold !== 1
     ) {
-      causes.push(invalid(`${at}.${probe}.successThreshold`, p.successThreshold, "must be 1"));
+      causes.push(invalid(`${at()}.${probe}.successThreshold`, p.successThreshold, "must be 1"));
     }
   }
-  return causes;
 }
 
 /** kube's `validateContainerCommon`: what every container needs. */
-function containerCauses(c: Obj, at: string, volumes: Set<string>): StatusCause[] {
-  const causes: StatusCause[] = [];
+function containerCauses(
+  c: Obj,
+  at: () => string,
+  volumes: Set<string>,
+  causes: StatusCause[],
+): void {
   const name = text(c.name);
-  if (!name) causes.push(required(`${at}.name`));
-  else causes.push(...validateName(name, { field: `${at}.name`, dns1123Label: true }));
-  if (!text(c.image)) causes.push(required(`${at}.image`));
+  if (!name) causes.push(required(`${at()}.name`));
+  else labelNameCauses(name, () => `${at()}.name`, causes);
+  if (!text(c.image)) causes.push(required(`${at()}.image`));
   const policy = c.terminationMessagePolicy;
   if (policy !== undefined && policy !== "File" && policy !== "FallbackToLogsOnError") {
     causes.push(
-      notSupported(`${at}.terminationMessagePolicy`, policy, ["File", "FallbackToLogsOnError"]),
+      notSupported(`${at()}.terminationMessagePolicy`, policy, ["File", "FallbackToLogsOnError"]),
     );
   }
-  causes.push(...portCauses(list(c.ports), `${at}.ports`));
-  const mountPaths = new Set<string>();
-  list(c.volumeMounts).forEach((m, i) => {
-    const mount = isObj(m) ? m : {};
-    const mat = `${at}.volumeMounts[${i}]`;
-    if (!text(mount.name)) causes.push(required(`${mat}.name`));
-    if (!volumes.has(text(mount.name))) causes.push(notFound(`${mat}.name`, text(mount.name)));
-    const mountPath = text(mount.mountPath);
-    if (!mountPath) causes.push(required(`${mat}.mountPath`));
-    if (mountPaths.has(mountPath)) {
-      causes.push(invalid(`${mat}.mountPath`, mountPath, "must be unique"));
+  if (Array.isArray(c.ports)) portCauses(c.ports, () => `${at()}.ports`, causes);
+  if (Array.isArray(c.volumeMounts)) {
+    const mountPaths = new Set<string>();
+    const mounts = c.volumeMounts;
+    for (let i = 0; i < mounts.length; i++) {
+      const m = mounts[i];
+      const mount = isObj(m) ? m : {};
+      const mat = () => `${at()}.volumeMounts[${i}]`;
+      if (!text(mount.name)) causes.push(required(`${mat()}.name`));
+      if (!volumes.has(text(mount.name))) causes.push(notFound(`${mat()}.name`, text(mount.name)));
+      const mountPath = text(mount.mountPath);
+      if (!mountPath) causes.push(required(`${mat()}.mountPath`));
+      if (mountPaths.has(mountPath)) {
+        causes.push(invalid(`${mat()}.mountPath`, mountPath, "must be unique"));
+      }
+      mountPaths.add(mountPath);
     }
-    mountPaths.add(mountPath);
-  });
-  const pull = c.imagePullPolicy;
-  if (pull !== undefined && !["Always", "IfNotPresent", "Never"].includes(pull as string)) {
-    causes.push(notSupported(`${at}.imagePullPolicy`, pull, ["Always", "IfNotPresent", "Never"]));
   }
-  causes.push(...resourceCauses(c.resources, `${at}.resources`));
-  return causes;
+  const pull = c.imagePullPolicy;
+  if (pull !== undefined && !PULL_POLICIES.includes(pull as string)) {
+    causes.push(notSupported(`${at()}.imagePullPolicy`, pull, PULL_POLICIES));
+  }
+  resourceCauses(c.resources, () => `${at()}.resources`, causes);
 }
 
 /**
@@ -299,7 +343,8 @@ function containerCauses(c: Obj, at: string, volumes: Set<string>): StatusCause[
  *
  * @param spec The spec, defaulted.
  * @param path Where it is: `spec`, `spec.template.spec`, `template.spec`, ….
- * @returns kube's causes, in kube's order.
+ * @param causes Where to add them (a new array when omitted).
+ * @returns `causes`, with kube's causes added in kube's order.
  *
  * @example
  * ```ts
@@ -309,49 +354,61 @@ function containerCauses(c: Obj, at: string, volumes: Set<string>): StatusCause[
  * assert.deepEqual(causes.map((c) => c.message), ["Invalid value: 70000: must be between 1 and 65535, inclusive"]);
  * ```
  */
-export function podSpecCauses(spec: unknown, path: string): StatusCause[] {
+export function podSpecCauses(
+  spec: unknown,
+  path: string,
+  causes: StatusCause[] = [],
+): StatusCause[] {
+  // A spec kept defaulted (`pod_spec_memo.ts`, shared by the objects stored with it) is
+  // validated once at each path.
+  for (const c of keptCauses(spec, path, () => specCauses(spec, path, []))) causes.push(c);
+  return causes;
+}
+
+function specCauses(spec: unknown, path: string, causes: StatusCause[]): StatusCause[] {
   const s = isObj(spec) ? spec : {};
-  const causes: StatusCause[] = [];
   const volumes = new Set<string>();
-  causes.push(...volumeCauses(list(s.volumes), `${path}.volumes`, volumes));
+  if (Array.isArray(s.volumes)) volumeCauses(s.volumes, `${path}.volumes`, volumes, causes);
   const containers = list(s.containers);
   const names = new Set<string>();
   if (containers.length === 0) causes.push(required(`${path}.containers`));
-  containers.forEach((c, i) => {
-    const at = `${path}.containers[${i}]`;
+  for (let i = 0; i < containers.length; i++) {
+    const c = containers[i];
+    const at = () => `${path}.containers[${i}]`;
     const ctr = isObj(c) ? c : {};
-    causes.push(...containerCauses(ctr, at, volumes));
+    containerCauses(ctr, at, volumes, causes);
     const name = text(ctr.name);
-    if (names.has(name)) causes.push(duplicate(`${at}.name`, name));
+    if (names.has(name)) causes.push(duplicate(`${at()}.name`, name));
     else names.add(name);
-    causes.push(...probeCauses(ctr, at));
+    probeCauses(ctr, at, causes);
     if (ctr.restartPolicy !== undefined) {
-      causes.push(forbidden(`${at}.restartPolicy`, "may not be set for non-init containers"));
+      causes.push(forbidden(`${at()}.restartPolicy`, "may not be set for non-init containers"));
     }
-  });
-  list(s.initContainers).forEach((c, i) => {
-    const at = `${path}.initContainers[${i}]`;
+  }
+  const inits = list(s.initContainers);
+  for (let i = 0; i < inits.length; i++) {
+    const c = inits[i];
+    const at = () => `${path}.initContainers[${i}]`;
     const ctr = isObj(c) ? c : {};
-    causes.push(...containerCauses(ctr, at, volumes));
+    containerCauses(ctr, at, volumes, causes);
     const name = text(ctr.name);
-    if (names.has(name)) causes.push(duplicate(`${at}.name`, name));
+    if (names.has(name)) causes.push(duplicate(`${at()}.name`, name));
     else if (name) names.add(name);
-    if (ctr.restartPolicy === "Always") causes.push(...probeCauses(ctr, at));
+    if (ctr.restartPolicy === "Always") probeCauses(ctr, at, causes);
     else {
       const detail = "may not be set for init containers without restartPolicy=Always";
       for (const f of ["lifecycle", "livenessProbe", "readinessProbe", "startupProbe"]) {
-        if (ctr[f] !== undefined && ctr[f] !== null) causes.push(forbidden(`${at}.${f}`, detail));
+        if (ctr[f] !== undefined && ctr[f] !== null) causes.push(forbidden(`${at()}.${f}`, detail));
       }
     }
-  });
+  }
   const restart = s.restartPolicy;
-  if (restart !== undefined && !["Always", "OnFailure", "Never"].includes(restart as string)) {
-    causes.push(notSupported(`${path}.restartPolicy`, restart, ["Always", "OnFailure", "Never"]));
+  if (restart !== undefined && !RESTART_POLICIES.includes(restart as string)) {
+    causes.push(notSupported(`${path}.restartPolicy`, restart, RESTART_POLICIES));
   }
   const dns = s.dnsPolicy;
-  const dnsValues = ["ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"];
-  if (dns !== undefined && !dnsValues.includes(dns as string)) {
-    causes.push(notSupported(`${path}.dnsPolicy`, dns, dnsValues));
+  if (dns !== undefined && !DNS_POLICIES.includes(dns as string)) {
+    causes.push(notSupported(`${path}.dnsPolicy`, dns, DNS_POLICIES));
   }
   return causes;
 }

@@ -23,6 +23,32 @@ export interface PriorityClasses {
   get(name: string): KObject | undefined;
   /** Every stored class. */
   list(): Iterable<KObject>;
+  /** The global default class ({@linkcode globalDefaultOf} the list), when the caller keeps it. */
+  globalDefault?(): KObject | undefined;
+}
+
+/**
+ * The global default PriorityClass as the plugin picks it: of the classes with `globalDefault`,
+ * the one of the lowest value.
+ *
+ * @param classes The stored classes.
+ * @returns The class, if any is a global default.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { globalDefaultOf } from "./priority_admission.ts";
+ * const pc = (name: string, value: number, globalDefault: boolean) => ({ metadata: { name }, value, globalDefault });
+ * assert.equal(globalDefaultOf([pc("a", 5, true), pc("b", 1, true), pc("c", 0, false)])?.metadata.name, "b");
+ * ```
+ */
+export function globalDefaultOf(classes: Iterable<KObject>): KObject | undefined {
+  let chosen: KObject | undefined;
+  for (const pc of classes) {
+    if (pc.globalDefault !== true) continue;
+    if (!chosen || Number(chosen.value) > Number(pc.value)) chosen = pc;
+  }
+  return chosen;
 }
 
 /** The classes kube-apiserver creates at start. */
@@ -61,11 +87,9 @@ export function admitPriority(spec: Obj, podName: string, classes = NO_CLASSES):
   let priority = 0;
   let policy: unknown = "PreemptLowerPriority";
   if (!named) {
-    let chosen: KObject | undefined;
-    for (const pc of classes.list()) {
-      if (pc.globalDefault !== true) continue;
-      if (!chosen || Number(chosen.value) > Number(pc.value)) chosen = pc;
-    }
+    const chosen = classes.globalDefault
+      ? classes.globalDefault()
+      : globalDefaultOf(classes.list());
     if (chosen) {
       spec.priorityClassName = chosen.metadata.name;
       priority = Number(chosen.value ?? 0);

@@ -59,5 +59,7 @@ export function reviewResources(): ResourceDef[] {
  * @returns True for the review kinds.
  */
 export function isReview(def: ResourceDef): boolean {
+  // Every review's plural ends so: most requests are answered without the list.
+  if (!def.plural.endsWith("reviews")) return false;
   return REVIEWS.some(([group, plural]) => def.group === group && def.plural === plural);
 }

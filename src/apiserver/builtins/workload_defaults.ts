@@ -32,6 +32,8 @@
 import { ApiError } from "../shared/errors.ts";
 import { createdStatus, defaultedKind } from "./kind_defaults.ts";
 import { admitPodSpec, defaultedPodSpec, QuantityError } from "./pod_defaults.ts";
+import { admittedPodSpec, defaultedTemplateSpec } from "./pod_spec_memo.ts";
+import { globalDefaultOf, type PriorityClasses } from "./priority_admission.ts";
 import type { Store } from "../storage/store.ts";
 import type { KObject } from "../shared/types.ts";
 
@@ -41,10 +43,10 @@ const PRIORITY_CLASSES = "priorityclasses.scheduling.k8s.io";
 
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === "object" && !Array.isArray(v);
 
-/** A pod template (`{metadata, spec}`) with its spec defaulted. */
+/** A pod template (`{metadata, spec}`) with its spec defaulted (`pod_spec_memo.ts`). */
 function template(t: unknown): unknown {
   if (!isObj(t) || t.spec === undefined) return t;
-  return { ...t, spec: defaultedPodSpec(t.spec, false) };
+  return { ...t, spec: defaultedTemplateSpec(t.spec) };
 }
 
 /** A spec (the object's `spec` or `{}`), copied, or undefined when it is not an object. */
@@ -187,7 +189,7 @@ export function defaultedWorkload(
   kind: string,
   obj: KObject,
   current: KObject | undefined,
-  store?: Pick<Store, "get" | "list">,
+  store?: DefaultsStore,
 ): KObject {
   try {
     return defaulted(`${group}/${kind}`, obj, current, store);
@@ -200,11 +202,47 @@ export function defaultedWorkload(
   }
 }
 
+/** A store's PriorityClasses as the Priority plugin reads them, one view per store. */
+const CLASSES = new WeakMap<object, PriorityClasses>();
+
+/**
+ * The PriorityClasses of a store; its global default class is found again only when a
+ * PriorityClass was written since (`Store.revisionOf`), not for every Pod.
+ */
+function priorityClasses(store: DefaultsStore): PriorityClasses {
+  let classes = CLASSES.get(store);
+  if (classes) return classes;
+  const revisionOf = store.revisionOf?.bind(store);
+  let revision = -1;
+  let chosen: KObject | undefined;
+  classes = {
+    get: (name) => store.get(PRIORITY_CLASSES, "", name),
+    list: () => store.list(PRIORITY_CLASSES),
+    ...(revisionOf
+      ? {
+        globalDefault: () => {
+          const now = revisionOf(PRIORITY_CLASSES);
+          if (now !== revision) {
+            chosen = globalDefaultOf(store.list(PRIORITY_CLASSES));
+            revision = now;
+          }
+          return chosen;
+        },
+      }
+      : {}),
+  };
+  CLASSES.set(store, classes);
+  return classes;
+}
+
+/** What the defaults read from the store: PriorityClasses (and their revision, to keep one). */
+type DefaultsStore = Pick<Store, "get" | "list"> & Partial<Pick<Store, "revisionOf">>;
+
 function defaulted(
   key: string,
   obj: KObject,
   current: KObject | undefined,
-  store: Pick<Store, "get" | "list"> | undefined,
+  store: DefaultsStore | undefined,
 ): KObject {
   // A write that leaves the stored spec as it is (a patch of labels, a status write) has nothing
   // to default: the stored spec was defaulted when it was written.
@@ -218,13 +256,15 @@ function defaulted(
     case "/Pod": {
       const spec = obj.spec;
       if (spec !== undefined && !isObj(spec)) return obj;
-      const out = defaultedPodSpec(spec ?? {}, true) as Obj;
       const before = current && isObj(current.spec) ? current.spec : undefined;
-      const classes = store && {
-        get: (name: string) => store.get(PRIORITY_CLASSES, "", name),
-        list: () => store.list(PRIORITY_CLASSES),
-      };
-      admitPodSpec(out, before, obj.metadata.name ?? obj.metadata.generateName ?? "", classes);
+      const classes = store && priorityClasses(store);
+      const name = obj.metadata.name ?? obj.metadata.generateName ?? "";
+      if (!before) {
+        const revision = store?.revisionOf ? store.revisionOf(PRIORITY_CLASSES) : undefined;
+        return { ...obj, spec: admittedPodSpec(spec ?? {}, name, classes, revision) };
+      }
+      const out = defaultedPodSpec(spec ?? {}, true) as Obj;
+      admitPodSpec(out, before, name, classes);
       return { ...obj, spec: out };
     }
     case "/PodTemplate":

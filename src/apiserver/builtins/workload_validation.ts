@@ -26,8 +26,10 @@ const isObj = (v: unknown): v is Obj => v !== null && typeof v === "object" && !
 
 /** Whether a label selector (`matchLabels`, `matchExpressions`) selects these labels. */
 function selects(selector: Obj, labels: Record<string, unknown>): boolean {
-  const match = isObj(selector.matchLabels) ? selector.matchLabels : {};
-  for (const [k, v] of Object.entries(match)) if (labels[k] !== v) return false;
+  const match = selector.matchLabels;
+  if (isObj(match)) {
+    for (const k in match) if (Object.hasOwn(match, k) && labels[k] !== match[k]) return false;
+  }
   const exprs = Array.isArray(selector.matchExpressions) ? selector.matchExpressions : [];
   for (const e of exprs) {
     if (!isObj(e)) continue;
@@ -52,8 +54,14 @@ function selects(selector: Obj, labels: Record<string, unknown>): boolean {
   return true;
 }
 
+/** Whether an object has an own key (`Object.keys(o).length > 0`, without the array). */
+function hasKeys(o: Obj): boolean {
+  for (const k in o) if (Object.hasOwn(o, k)) return true;
+  return false;
+}
+
 const emptySelector = (s: Obj) =>
-  !(isObj(s.matchLabels) && Object.keys(s.matchLabels).length) &&
+  !(isObj(s.matchLabels) && hasKeys(s.matchLabels)) &&
   !(Array.isArray(s.matchExpressions) && s.matchExpressions.length);
 
 /** A `LabelSelector` as Go's encoder writes it (fields in declaration order, empty ones left out). */
@@ -75,9 +83,15 @@ const nonNegative = (value: unknown, field: string): StatusCause[] =>
     : [];
 
 /** `spec.replicas`, `spec.selector` and `spec.template` of an apps/v1 workload. */
-function workloadCauses(spec: Obj, what: string, replicas: boolean): StatusCause[] {
-  const causes: StatusCause[] = [];
-  if (replicas) causes.push(...nonNegative(spec.replicas, "spec.replicas"));
+function workloadCauses(
+  spec: Obj,
+  what: string,
+  replicas: boolean,
+  causes: StatusCause[],
+): void {
+  if (replicas && typeof spec.replicas === "number" && spec.replicas < 0) {
+    causes.push(...nonNegative(spec.replicas, "spec.replicas"));
+  }
   const selector = spec.selector;
   let everything = false;
   if (!isObj(selector)) causes.push(required("spec.selector"));
@@ -99,10 +113,13 @@ function workloadCauses(spec: Obj, what: string, replicas: boolean): StatusCause
       ),
     );
   }
-  causes.push(...podSpecCauses(template.spec, "spec.template.spec"));
-  causes.push(...templateRestartCauses(template.spec, "spec.template.spec", ["Always"]));
-  return causes;
+  podSpecCauses(template.spec, "spec.template.spec", causes);
+  for (const c of templateRestartCauses(template.spec, "spec.template.spec", ALWAYS)) {
+    causes.push(c);
+  }
 }
+
+const ALWAYS = ["Always"];
 
 /**
  * The causes of a built-in object's 422, or none.
@@ -151,14 +168,14 @@ export function builtinCauses(
   switch (`${group}/${kind}`) {
     case "/Pod":
       if (unchanged) break;
-      causes.push(...podSpecCauses(obj.spec, "spec"));
+      podSpecCauses(obj.spec, "spec", causes);
       if (old) causes.push(...podUpdateCauses(spec, oldSpec));
       break;
     case "/ReplicationController": {
       if (unchanged) break;
       const template = isObj(spec.template) ? spec.template : undefined;
       if (template) {
-        causes.push(...podSpecCauses(template.spec, "spec.template.spec"));
+        podSpecCauses(template.spec, "spec.template.spec", causes);
         causes.push(...templateRestartCauses(template.spec, "spec.template.spec", ["Always"]));
       }
       break;
@@ -166,27 +183,27 @@ export function builtinCauses(
     case "/PodTemplate": {
       if (old && obj.template === old.template) break;
       const template = isObj(obj.template) ? obj.template : {};
-      causes.push(...podSpecCauses(template.spec, "template.spec"));
+      podSpecCauses(template.spec, "template.spec", causes);
       break;
     }
     case "apps/Deployment":
       if (unchanged) break;
-      causes.push(...workloadCauses(spec, "deployment", true));
+      workloadCauses(spec, "deployment", true, causes);
       immutableSelector();
       break;
     case "apps/ReplicaSet":
       if (unchanged) break;
-      causes.push(...workloadCauses(spec, "deployment", true));
+      workloadCauses(spec, "deployment", true, causes);
       immutableSelector();
       break;
     case "apps/StatefulSet":
       if (unchanged) break;
-      causes.push(...workloadCauses(spec, "statefulset", true));
+      workloadCauses(spec, "statefulset", true, causes);
       if (old) causes.push(...statefulSetUpdateCauses(spec, oldSpec));
       break;
     case "apps/DaemonSet":
       if (unchanged) break;
-      causes.push(...workloadCauses(spec, "daemonset", false));
+      workloadCauses(spec, "daemonset", false, causes);
       immutableSelector();
       break;
     case "batch/Job": {
@@ -195,7 +212,7 @@ export function builtinCauses(
         causes.push(...nonNegative(spec[f], `spec.${f}`));
       }
       const template = isObj(spec.template) ? spec.template : {};
-      causes.push(...podSpecCauses(template.spec, "spec.template.spec"));
+      podSpecCauses(template.spec, "spec.template.spec", causes);
       causes.push(
         ...templateRestartCauses(template.spec, "spec.template.spec", ["OnFailure", "Never"]),
       );
@@ -213,7 +230,7 @@ export function builtinCauses(
       const jobSpec = isObj(jobTemplate.spec) ? jobTemplate.spec : {};
       const template = isObj(jobSpec.template) ? jobSpec.template : {};
       const at = "spec.jobTemplate.spec.template.spec";
-      causes.push(...podSpecCauses(template.spec, at));
+      podSpecCauses(template.spec, at, causes);
       causes.push(...templateRestartCauses(template.spec, at, ["OnFailure", "Never"]));
       break;
     }

@@ -28,6 +28,7 @@ import { builtinCauses } from "../builtins/workload_validation.ts";
 import { kindCauses } from "../builtins/kind_validation.ts";
 import { applyDefaults, pruneUnknownFields, validateAgainstSchema } from "../schemas/schema.ts";
 import { defaultedWorkload } from "../builtins/workload_defaults.ts";
+import { oneWrite } from "../builtins/pod_spec_memo.ts";
 import { validateCrd } from "./crd_strategy.ts";
 
 export function asObject(body: unknown, def: ResourceDef): KObject {
@@ -145,26 +146,31 @@ export function admitObject(
     warnings.push(...list);
   };
   if (def.builtin) {
-    const known = pruneBuiltinFields(
-      def.group,
-      def.kind,
-      out as unknown as Record<string, unknown>,
-      current as unknown as Record<string, unknown> | undefined,
-    );
-    if (known?.pruned.length) out = known.value as unknown as KObject;
-    unknown(known?.pruned ?? []);
-  }
-  if (def.builtin) {
-    out = defaultedWorkload(def.group, def.kind, out, current, w.store);
-    causes.push(
-      ...builtinCauses(
+    // One write's built-in steps: they find its pod spec's text once (pod_spec_memo.ts).
+    out = oneWrite(() => {
+      let value = out;
+      const known = pruneBuiltinFields(
         def.group,
         def.kind,
-        out as unknown as Record<string, unknown>,
+        value as unknown as Record<string, unknown>,
         current as unknown as Record<string, unknown> | undefined,
-      ),
-    );
-    causes.push(...kindCauses(def.group, def.kind, out as never, current as never));
+      );
+      if (known?.pruned.length) value = known.value as unknown as KObject;
+      unknown(known?.pruned ?? []);
+      value = defaultedWorkload(def.group, def.kind, value, current, w.store);
+      for (
+        const c of builtinCauses(
+          def.group,
+          def.kind,
+          value as unknown as Record<string, unknown>,
+          current as unknown as Record<string, unknown> | undefined,
+        )
+      ) causes.push(c);
+      for (const c of kindCauses(def.group, def.kind, value as never, current as never)) {
+        causes.push(c);
+      }
+      return value;
+    });
   }
   if (def.schema) {
     const { value, pruned } = pruneUnknownFields(def.schema, out);

@@ -78,7 +78,7 @@ function createAdmitted(
   if (w.store.get(storageKey(def), meta.namespace ?? "", meta.name)) {
     throw ApiError.alreadyExists(def.plural, def.group, meta.name);
   }
-  meta.uid = crypto.randomUUID();
+  meta.uid = newUid();
   meta.creationTimestamp = w.now();
   if (keepsGeneration(def)) meta.generation = 1;
   else delete meta.generation;
@@ -118,6 +118,34 @@ function requireNamespace(w: Writer, namespace: string): void {
       { name: namespace, kind: "namespaces" },
     );
   }
+}
+
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
+/** Random bytes drawn 4 KiB at a time (256 uids): one call into the runtime, not one per uid. */
+let random = new Uint8Array(0);
+let used = 0;
+
+/**
+ * A random (version 4) UUID, as `crypto.randomUUID()` makes one — but a string of V8's own
+ * making: the one `crypto.randomUUID()` returns sends V8's `JSON.stringify` down its slow path
+ * for every object that holds it, and every version of an object keeps its uid and is encoded
+ * on each write and watch event (a Deployment: 5.2 µs, 2.0 µs with this uid).
+ */
+function newUid(): string {
+  if (used + 16 > random.length) {
+    random = crypto.getRandomValues(new Uint8Array(4096));
+    used = 0;
+  }
+  const at = used;
+  used += 16;
+  random[at + 6] = (random[at + 6]! & 0x0f) | 0x40;
+  random[at + 8] = (random[at + 8]! & 0x3f) | 0x80;
+  let uid = "";
+  for (let i = 0; i < 16; i++) {
+    uid += HEX[random[at + i]!];
+    if (i === 3 || i === 5 || i === 7 || i === 9) uid += "-";
+  }
+  return uid;
 }
 
 function randomSuffix(): string {

@@ -165,11 +165,14 @@ export function requireSameVersion(def: ResourceDef, current: KObject, obj: KObj
 /** Whether anything but metadata (and status, where it is a subresource) changed. */
 function changedBeyondMetadata(current: KObject, draft: KObject, def: ResourceDef): boolean {
   const skipStatus = def.statusSubresource || def.builtin;
-  const keys = new Set([...Object.keys(current), ...Object.keys(draft)]);
-  for (const k of keys) {
-    if (k === "metadata" || k === "apiVersion" || k === "kind") continue;
-    if (k === "status" && skipStatus) continue;
-    if (!deepEqual(current[k], draft[k])) return true;
+  const skipped = (k: string) =>
+    k === "metadata" || k === "apiVersion" || k === "kind" || (k === "status" && skipStatus);
+  // Every key of either (a key of both compared once).
+  for (const k of Object.keys(current)) {
+    if (!skipped(k) && !deepEqual(current[k], draft[k])) return true;
+  }
+  for (const k of Object.keys(draft)) {
+    if (!Object.hasOwn(current, k) && !skipped(k) && !deepEqual(current[k], draft[k])) return true;
   }
   return false;
 }

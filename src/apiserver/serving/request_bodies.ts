@@ -40,6 +40,8 @@ export function writeOptions(
   verb: "create" | "update" | "patch",
   apply = false,
 ): WriteOptions {
+  // No query: nothing to decode or refuse (an apply, which needs a field manager, is refused below).
+  if (q.size === 0 && !apply) return {};
   const checked = checkWriteOptions(verb, decodeQuery("patch", q) as Decoded<"patch">, apply);
   if (verb !== "patch") delete checked.force;
   const options: WriteOptions = {};
@@ -201,7 +203,7 @@ const MEDIA_PARAM =
  * `text/plain` (fetch's default for a string), `*\/*` and `+json` types are 415.
  */
 function readableType(contentType: string): boolean {
-  if (contentType === "") return true;
+  if (contentType === "" || contentType === "application/json") return true;
   const [type, ...params] = contentType.split(";");
   const media = type!.trim().toLowerCase();
   if (!MEDIA_TYPE.test(media) || !params.every((p) => MEDIA_PARAM.test(p))) return false;
@@ -277,11 +279,12 @@ export async function readBody(
   const type = req.headers.get("content-type") ?? "";
   const bytes = await readBodyLimited(req, limit);
   if (!patch && !readableType(type)) throw unsupportedBody();
-  if (type.toLowerCase().startsWith(PROTOBUF_CONTENT_TYPE)) {
+  const json = type === "application/json"; // the usual type, and no other to look for
+  if (!json && type.toLowerCase().startsWith(PROTOBUF_CONTENT_TYPE)) {
     return checkDecoded(decodeProtobufObject(bytes), bytes.length);
   }
   const text = UTF8.decode(bytes);
-  const yamlBody = yaml || /yaml/i.test(type);
+  const yamlBody = yaml || (!json && /yaml/i.test(type));
   if ((yamlBody || !syntax) && !text.trim()) {
     throw ApiError.badRequest("the request has no body: send the object as JSON");
   }

@@ -156,9 +156,14 @@ export class ApiServer {
       });
     this.#bodyLimit = options.maxRequestBodyBytes ?? MAX_REQUEST_BODY_BYTES;
     // Whatever a write was made of (a body, patches on patches, YAML, protobuf), an object nested
-    // too deeply never reaches the store: every reader and watcher would break on it.
+    // too deeply never reaches the store: every reader and watcher would break on it. (The
+    // encoding is JSON.stringify's: each level opens and closes, so text shorter than twice the
+    // limit cannot nest past it — most objects are not scanned.)
     this.store.guard((change, encoded) => {
-      if (change.type !== "DELETED" && nestsDeeperThan(encoded, MAX_JSON_DEPTH)) {
+      if (
+        change.type !== "DELETED" && encoded.length > 2 * MAX_JSON_DEPTH &&
+        nestsDeeperThan(encoded, MAX_JSON_DEPTH)
+      ) {
         throw tooDeep(MAX_JSON_DEPTH, "the object");
       }
     });

@@ -196,6 +196,7 @@ export class Faults {
    */
   pickError(method: string): { code: 429 | 500 | 503; retryAfter: number } | undefined {
     const s = this.settings;
+    if (!s.rate429 && !s.rate500 && !s.rate503) return undefined; // off: the usual case
     if (s.errorScope === "writes" && (method === "GET" || method === "HEAD")) return undefined;
     const retryAfter = s.retryAfterSeconds ?? 1;
     for (const code of [429, 500, 503] as const) {

@@ -49,6 +49,9 @@ export interface StoreOptions {
 /** etcd's default request limit, 1.5 MiB: no stored object may be larger. */
 export const MAX_OBJECT_BYTES = 1_572_864;
 
+/** Changes (commits and loads) counted over every store of the process ({@link Store.revisionOf}). */
+let changes = 0;
+
 /**
  * The in-memory object store with history and watchers.
  *
@@ -77,6 +80,8 @@ export class Store {
   /** The last committed object and its JSON (the watch fan-out sends the same text). */
   #lastObject: KObject | undefined;
   #lastEncoded = "";
+  /** By storage key: the process-wide count of changes ({@link changes}) at that key's latest one. */
+  #revisions = new Map<string, number>();
 
   /**
    * Creates an empty store.
@@ -116,6 +121,21 @@ export class Store {
    */
   load(key: string, obj: KObject): void {
     this.#bucket(key, obj.metadata.namespace ?? "", true).set(obj.metadata.name!, obj);
+    this.#revisions.set(key, ++changes);
+  }
+
+  /**
+   * A number that changes whenever an object of a resource is stored, changed or removed, for
+   * what is derived from a resource's objects and kept between writes (a Pod's default
+   * PriorityClass): while it stays the same, so do the objects. Counted over every store of
+   * the process, so that two stores never share a non-zero revision of different objects (what
+   * is kept by revision may be kept process-wide, as `builtins/pod_spec_memo.ts` does).
+   *
+   * @param key The storage key.
+   * @returns The resource's revision (0 before its first object).
+   */
+  revisionOf(key: string): number {
+    return this.#revisions.get(key) ?? 0;
   }
 
   /**
@@ -195,6 +215,7 @@ export class Store {
     const encoded = this.#encode(object, type);
     for (const guard of this.#guards) guard(change, encoded);
     this.#rv = rv;
+    this.#revisions.set(key, ++changes);
     this.#lastObject = object;
     this.#lastEncoded = encoded;
     const bucket = this.#bucket(key, ns, type !== "DELETED");
