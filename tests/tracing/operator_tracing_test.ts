@@ -1,7 +1,8 @@
 /**
  * Traces of a real operator process with `OTEL_DENO=true`, exported over OTLP/HTTP to a
  * receiver in the test (no mocked tracer): a create (the cycle → the handler → the PATCH, one
- * trace, its `traceparent` seen by the API server) on both transports, a temporary failure and
+ * trace, its `traceparent` seen by the API server) and a daemon's API request under its
+ * iteration's span on both transports, a temporary failure and
  * its retry, a permanent failure, a daemon's iterations and a timer's runs, and `--log-format
  * json` lines that carry the trace and span ids of the span they were written in.
  */
@@ -37,6 +38,12 @@ kopf.daemon("kopfexamples", { labels: { scenario: "daemon" } }, async function t
   }
 });
 kopf.timer("kopfexamples", { labels: { scenario: "daemon" }, interval: 0.3 }, function tock() {});
+kopf.daemon("kopfexamples", { labels: { scenario: "daemon-api" } }, async function reader({ api, name, namespace, signal }) {
+  while (!signal.aborted) {
+    await api.get("kopfexamples", name, { namespace, signal });
+    await kopf.sleep(0.3, signal);
+  }
+});
 `;
 
 const INTERNAL = 0, SERVER = 1, CLIENT = 2; // OTLP's kinds are 1 more than the API's enum
@@ -53,7 +60,7 @@ function jsonLines(stderr: string): any[] {
 }
 
 for (const transport of ["http1", "fetch"] as const) {
-  Deno.test(`tracing (${transport}): a create is one trace — cycle, handler, PATCH with traceparent; json logs carry the ids`, async () => {
+  Deno.test(`tracing (${transport}): a create is one trace — cycle, handler, PATCH with traceparent; json logs carry the ids; a daemon's GET is under its iteration`, async () => {
     await using c = await cluster();
     await using receiver = otlpReceiver();
     await using proxy = recordingProxy(c.api.url);
@@ -136,6 +143,34 @@ for (const transport of ["http1", "fetch"] as const) {
       // Lines outside of any span have no ids.
       const outside = lines.find((l) => /Initial authentication has finished/.test(l.message));
       assert.ok(outside && !("trace_id" in outside), JSON.stringify(outside));
+
+      // A daemon's API requests are children of its iteration's span — on both transports (with
+      // fetch, the runtime's own span finds the iteration active in the daemon's context).
+      await c.createKex("default", "kex-daemon-api", kex("kex-daemon-api", "daemon-api"));
+      const isGet = (s: ExportedSpan) =>
+        s.kind === CLIENT + 1 && s.attributes["http.request.method"] === "GET" &&
+        /\/namespaces\/default\/kopfexamples\/kex-daemon-api$/.test(
+          String(s.attributes["url.full"]),
+        );
+      const iteration = await receiver.waitFor(
+        "a daemon iteration with a GET under it",
+        (s) =>
+          s.name === "kopf.daemon reader" &&
+          receiver.spans.some((g) => isGet(g) && g.parentSpanId === s.spanId),
+      );
+      const get = receiver.spans.find((g) => isGet(g) && g.parentSpanId === iteration.spanId)!;
+      assert.equal(get.traceId, iteration.traceId);
+      assert.equal(Number(get.attributes["http.response.status_code"]), 200);
+      const gets = receiver.spans.filter(isGet);
+      assert.ok(
+        gets.every((g) => g.parentSpanId !== ""),
+        `no GET of the daemon is a trace of its own: ${names(gets)}`,
+      );
+      const sent = proxy.requests.find((r) =>
+        r.method === "GET" && r.target.endsWith("/kopfexamples/kex-daemon-api") &&
+        r.traceparent?.includes(get.spanId)
+      );
+      assert.equal(sent?.traceparent, `00-${iteration.traceId}-${get.spanId}-01`);
     } finally {
       await Deno.remove(dir, { recursive: true });
     }
