@@ -2,12 +2,14 @@
  * Traces of a real operator process with `OTEL_DENO=true`, exported over OTLP/HTTP to a
  * receiver in the test (no mocked tracer): a create (the cycle → the handler → the PATCH, one
  * trace, its `traceparent` seen by the API server) and a daemon's API request under its
- * iteration's span on both transports, a temporary failure and
- * its retry, a permanent failure, a daemon's iterations and a timer's runs, and `--log-format
- * json` lines that carry the trace and span ids of the span they were written in.
+ * iteration's span, on both transports; a temporary failure and its retry, a permanent failure,
+ * a daemon's iterations and a timer's runs; `--log-format json` lines that carry the trace and
+ * span ids of the span they were written in; and the transitions of the operator as a whole
+ * (leadership, shard membership, peering's pause and resume between two operators).
  */
 import assert from "node:assert/strict";
 import { cluster } from "../reactor/_setup.ts";
+import { applyPeering } from "../reactor/_peering.ts";
 import {
   type ExportedSpan,
   kubeconfigFor,
@@ -308,4 +310,56 @@ Deno.test("tracing: leadership and shard membership transitions are spans of the
     assert.equal(members.attributes["kopf.sharding.members"], 1);
   }
   await receiver.waitFor("the shard left", (s) => s.name === "kopf.sharding left");
+});
+
+Deno.test("tracing: peering's pause and resume are spans of their own (two operators of the same priority, then a higher one)", async () => {
+  await using c = await cluster();
+  await applyPeering(c);
+  await using receiver = otlpReceiver();
+  const env = (id: string) => ({
+    ...receiver.env(id),
+    KUBECONFIG: c.api.kubeconfig.path,
+    POD_ID: id,
+  });
+  const peered = { peered: true };
+  const spans = (name: string, service: string) =>
+    receiver.spans.filter((s) => s.name === name && s.service === service);
+  await using a = await runOperator(HANDLERS, env("peer-a"), ["-v"], peered);
+  await a.waitFor(/Keep-alive in 'default' cluster-wide: ok/);
+  {
+    // The same priority: both pause, and say why.
+    await using b = await runOperator(HANDLERS, env("peer-b"), ["-v"], peered);
+    for (const service of ["peer-a", "peer-b"]) {
+      const pause = await receiver.waitFor(
+        `the pause of ${service}`,
+        (s) => s.name === "kopf.peering pause" && s.service === service,
+      );
+      assert.equal(pause.attributes["kopf.peering.reason"], "same");
+      assert.equal(pause.parentSpanId, "", "a trace of its own");
+    }
+    assert.deepEqual(spans("kopf.peering resume", "peer-a"), [], "no resume while B runs");
+    void b;
+  }
+  // B gone: A resumes.
+  await receiver.waitFor(
+    "the resume of peer-a",
+    (s) => s.name === "kopf.peering resume" && s.service === "peer-a",
+  );
+  {
+    // A higher priority: A pauses in its favour; B runs.
+    await using b = await runOperator(HANDLERS, env("peer-b"), ["-v", "--priority", "100"], peered);
+    const pause = await receiver.waitFor(
+      "the pause of peer-a for a higher priority",
+      (s) =>
+        s.name === "kopf.peering pause" && s.service === "peer-a" &&
+        s.attributes["kopf.peering.reason"] === "higher",
+    );
+    assert.equal(pause.parentSpanId, "");
+    await b.waitFor(/Keep-alive in 'default' cluster-wide: ok/);
+  }
+  await receiver.waitFor(
+    "the second resume of peer-a",
+    () => spans("kopf.peering resume", "peer-a").length === 2,
+  );
+  assert.equal(spans("kopf.peering pause", "peer-a").length, 2);
 });
