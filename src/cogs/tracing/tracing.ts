@@ -30,6 +30,7 @@ import type {
   Link,
   Span,
   SpanContext,
+  SpanOptions as ApiSpanOptions,
   Tracer,
 } from "npm:@opentelemetry/api@^1";
 
@@ -111,13 +112,12 @@ export function startSpan(
   options?: SpanOptions,
 ): Span | undefined {
   if (!tracer) return undefined;
-  const ctx = options?.parent ?? (options?.root ? otel!.ROOT_CONTEXT : otel!.context.active());
-  return tracer.startSpan(name, {
-    kind: options?.kind ?? 0,
-    ...(attributes ? { attributes } : {}),
-    ...(options?.links?.length ? { links: options.links } : {}),
-    ...(options?.root && !options.parent ? { root: true } : {}),
-  }, ctx);
+  const spanOptions: ApiSpanOptions = { kind: options?.kind ?? 0 };
+  if (attributes) spanOptions.attributes = attributes;
+  if (options?.links?.length) spanOptions.links = options.links;
+  if (options?.parent) return tracer.startSpan(name, spanOptions, options.parent);
+  if (options?.root) spanOptions.root = true;
+  return tracer.startSpan(name, spanOptions); // the active context's span is the parent
 }
 
 /**
@@ -242,8 +242,17 @@ export function logTraceFields(): LogTraceFields | undefined {
  */
 export function injectTraceContext(span: Span | undefined, headers: Record<string, string>): void {
   if (!span) return;
-  otel!.propagation.inject(otel!.trace.setSpan(otel!.ROOT_CONTEXT, span), headers);
+  // Written here as the W3C propagator writes it (version 00, the ids, the flags), without the
+  // context objects a call of the propagator needs: this runs for every API request.
+  const sc = span.spanContext();
+  if (sc.traceId === INVALID_TRACE_ID || sc.spanId === INVALID_SPAN_ID) return;
+  headers.traceparent = `00-${sc.traceId}-${sc.spanId}-${sc.traceFlags & 1 ? "01" : "00"}`;
+  const state = sc.traceState?.serialize();
+  if (state) headers.tracestate = state;
 }
+
+const INVALID_TRACE_ID = "00000000000000000000000000000000";
+const INVALID_SPAN_ID = "0000000000000000";
 
 /**
  * The context of an incoming request's W3C trace context (`traceparent`, `tracestate`): the
