@@ -207,12 +207,14 @@ export interface OperatorProcess extends AsyncDisposable {
  * @param handlers The handlers' code (imports `mod.ts` as `KOPF`).
  * @param env The process's environment (the receiver's, the kubeconfig…).
  * @param flags More flags of `kopf run`.
+ * @param options `peered`: without `--standalone` (the `default` peering, or `--peering`).
  * @returns The process.
  */
 export async function runOperator(
   handlers: string,
   env: Record<string, string>,
   flags: string[] = [],
+  options: { peered?: boolean } = {},
 ): Promise<OperatorProcess> {
   const dir = await Deno.makeTempDir({ prefix: "kopf-tracing-" });
   const file = `${dir}/handlers.ts`;
@@ -225,7 +227,7 @@ export async function runOperator(
       `${ROOT}deno.json`,
       `${ROOT}cli.ts`,
       "run",
-      "--standalone",
+      ...(options.peered ? [] : ["--standalone"]),
       "-A",
       ...flags,
       file,

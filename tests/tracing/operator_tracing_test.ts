@@ -1,12 +1,15 @@
 /**
  * Traces of a real operator process with `OTEL_DENO=true`, exported over OTLP/HTTP to a
  * receiver in the test (no mocked tracer): a create (the cycle → the handler → the PATCH, one
- * trace, its `traceparent` seen by the API server) on both transports, a temporary failure and
- * its retry, a permanent failure, a daemon's iterations and a timer's runs, and `--log-format
- * json` lines that carry the trace and span ids of the span they were written in.
+ * trace, its `traceparent` seen by the API server) and a daemon's API request under its
+ * iteration's span, on both transports; a temporary failure and its retry, a permanent failure,
+ * a daemon's iterations and a timer's runs; `--log-format json` lines that carry the trace and
+ * span ids of the span they were written in; and the transitions of the operator as a whole
+ * (leadership, shard membership, peering's pause and resume between two operators).
  */
 import assert from "node:assert/strict";
 import { cluster } from "../reactor/_setup.ts";
+import { applyPeering } from "../reactor/_peering.ts";
 import {
   type ExportedSpan,
   kubeconfigFor,
@@ -37,6 +40,12 @@ kopf.daemon("kopfexamples", { labels: { scenario: "daemon" } }, async function t
   }
 });
 kopf.timer("kopfexamples", { labels: { scenario: "daemon" }, interval: 0.3 }, function tock() {});
+kopf.daemon("kopfexamples", { labels: { scenario: "daemon-api" } }, async function reader({ api, name, namespace, signal }) {
+  while (!signal.aborted) {
+    await api.get("kopfexamples", name, { namespace, signal });
+    await kopf.sleep(0.3, signal);
+  }
+});
 `;
 
 const INTERNAL = 0, SERVER = 1, CLIENT = 2; // OTLP's kinds are 1 more than the API's enum
@@ -53,7 +62,7 @@ function jsonLines(stderr: string): any[] {
 }
 
 for (const transport of ["http1", "fetch"] as const) {
-  Deno.test(`tracing (${transport}): a create is one trace — cycle, handler, PATCH with traceparent; json logs carry the ids`, async () => {
+  Deno.test(`tracing (${transport}): a create is one trace — cycle, handler, PATCH with traceparent; json logs carry the ids; a daemon's GET is under its iteration`, async () => {
     await using c = await cluster();
     await using receiver = otlpReceiver();
     await using proxy = recordingProxy(c.api.url);
@@ -136,6 +145,34 @@ for (const transport of ["http1", "fetch"] as const) {
       // Lines outside of any span have no ids.
       const outside = lines.find((l) => /Initial authentication has finished/.test(l.message));
       assert.ok(outside && !("trace_id" in outside), JSON.stringify(outside));
+
+      // A daemon's API requests are children of its iteration's span — on both transports (with
+      // fetch, the runtime's own span finds the iteration active in the daemon's context).
+      await c.createKex("default", "kex-daemon-api", kex("kex-daemon-api", "daemon-api"));
+      const isGet = (s: ExportedSpan) =>
+        s.kind === CLIENT + 1 && s.attributes["http.request.method"] === "GET" &&
+        /\/namespaces\/default\/kopfexamples\/kex-daemon-api$/.test(
+          String(s.attributes["url.full"]),
+        );
+      const iteration = await receiver.waitFor(
+        "a daemon iteration with a GET under it",
+        (s) =>
+          s.name === "kopf.daemon reader" &&
+          receiver.spans.some((g) => isGet(g) && g.parentSpanId === s.spanId),
+      );
+      const get = receiver.spans.find((g) => isGet(g) && g.parentSpanId === iteration.spanId)!;
+      assert.equal(get.traceId, iteration.traceId);
+      assert.equal(Number(get.attributes["http.response.status_code"]), 200);
+      const gets = receiver.spans.filter(isGet);
+      assert.ok(
+        gets.every((g) => g.parentSpanId !== ""),
+        `no GET of the daemon is a trace of its own: ${names(gets)}`,
+      );
+      const sent = proxy.requests.find((r) =>
+        r.method === "GET" && r.target.endsWith("/kopfexamples/kex-daemon-api") &&
+        r.traceparent?.includes(get.spanId)
+      );
+      assert.equal(sent?.traceparent, `00-${iteration.traceId}-${get.spanId}-01`);
     } finally {
       await Deno.remove(dir, { recursive: true });
     }
@@ -273,4 +310,56 @@ Deno.test("tracing: leadership and shard membership transitions are spans of the
     assert.equal(members.attributes["kopf.sharding.members"], 1);
   }
   await receiver.waitFor("the shard left", (s) => s.name === "kopf.sharding left");
+});
+
+Deno.test("tracing: peering's pause and resume are spans of their own (two operators of the same priority, then a higher one)", async () => {
+  await using c = await cluster();
+  await applyPeering(c);
+  await using receiver = otlpReceiver();
+  const env = (id: string) => ({
+    ...receiver.env(id),
+    KUBECONFIG: c.api.kubeconfig.path,
+    POD_ID: id,
+  });
+  const peered = { peered: true };
+  const spans = (name: string, service: string) =>
+    receiver.spans.filter((s) => s.name === name && s.service === service);
+  await using a = await runOperator(HANDLERS, env("peer-a"), ["-v"], peered);
+  await a.waitFor(/Keep-alive in 'default' cluster-wide: ok/);
+  {
+    // The same priority: both pause, and say why.
+    await using b = await runOperator(HANDLERS, env("peer-b"), ["-v"], peered);
+    for (const service of ["peer-a", "peer-b"]) {
+      const pause = await receiver.waitFor(
+        `the pause of ${service}`,
+        (s) => s.name === "kopf.peering pause" && s.service === service,
+      );
+      assert.equal(pause.attributes["kopf.peering.reason"], "same");
+      assert.equal(pause.parentSpanId, "", "a trace of its own");
+    }
+    assert.deepEqual(spans("kopf.peering resume", "peer-a"), [], "no resume while B runs");
+    void b;
+  }
+  // B gone: A resumes.
+  await receiver.waitFor(
+    "the resume of peer-a",
+    (s) => s.name === "kopf.peering resume" && s.service === "peer-a",
+  );
+  {
+    // A higher priority: A pauses in its favour; B runs.
+    await using b = await runOperator(HANDLERS, env("peer-b"), ["-v", "--priority", "100"], peered);
+    const pause = await receiver.waitFor(
+      "the pause of peer-a for a higher priority",
+      (s) =>
+        s.name === "kopf.peering pause" && s.service === "peer-a" &&
+        s.attributes["kopf.peering.reason"] === "higher",
+    );
+    assert.equal(pause.parentSpanId, "");
+    await b.waitFor(/Keep-alive in 'default' cluster-wide: ok/);
+  }
+  await receiver.waitFor(
+    "the second resume of peer-a",
+    () => spans("kopf.peering resume", "peer-a").length === 2,
+  );
+  assert.equal(spans("kopf.peering pause", "peer-a").length, 2);
 });

@@ -3,11 +3,15 @@
  * webhooks: the API server and the operator run as processes with `OTEL_DENO=true`, both
  * exporting to a receiver in the test; a create sent with a `traceparent` (as kubectl with
  * tracing, or any instrumented client, sends it) is continued by the server's span, its calls to
- * the mutating and validating webhooks, the operator's review spans and their handlers' spans.
+ * the mutating and validating webhooks, the operator's review spans and their handlers' spans;
+ * the server's `node:https` webhook call (webhook_tls.ts) carries the request's trace too; and a
+ * read at a version other than the stored one continues the client's trace to the operator's
+ * conversion review and its converter's span.
  */
 import assert from "node:assert/strict";
 import { KEX_CRD } from "../reactor/_setup.ts";
 import { type ExportedSpan, otlpReceiver, runOperator } from "./_otlp.ts";
+import { kopfLikeCertificate } from "../apiserver/_kopf_certificate.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
@@ -180,6 +184,218 @@ Deno.test("tracing: a create continues the client's trace through the API server
       assert.equal(run.attributes["kopf.handler.kind"], "admission");
       assert.equal(run.attributes["kopf.handler.outcome"], "success");
     }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("tracing: the API server's node:https webhook call (a CA:true certificate that is its own caBundle) carries the request's trace to the webhook", async () => {
+  await using receiver = otlpReceiver();
+  const dir = await Deno.makeTempDir({ prefix: "kopf-trace-tls-" });
+  // Python Kopf's kind of certificate: rustls refuses it (CaUsedAsEndEntity), Go accepts it, so
+  // the API server calls this webhook over node:https (webhook_tls.ts), not fetch.
+  const tls = await kopfLikeCertificate(["127.0.0.1"]);
+  const seen: Array<string | null> = [];
+  await using webhook = Deno.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    cert: tls.cert,
+    key: tls.key,
+    onListen: () => {},
+  }, async (req) => {
+    seen.push(req.headers.get("traceparent"));
+    const review = await req.json();
+    return Response.json({
+      apiVersion: "admission.k8s.io/v1",
+      kind: "AdmissionReview",
+      response: { uid: review.request.uid, allowed: true },
+    });
+  });
+  try {
+    await using api = await apiServerProcess(receiver.env("kopf-apiserver"), dir);
+    const configured = await send(
+      api.url,
+      "POST",
+      "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
+      {
+        apiVersion: "admissionregistration.k8s.io/v1",
+        kind: "ValidatingWebhookConfiguration",
+        metadata: { name: "tls-trace" },
+        webhooks: [{
+          name: "tls-trace.kopf.dev",
+          clientConfig: {
+            url: `https://127.0.0.1:${webhook.addr.port}/validate`,
+            caBundle: btoa(tls.cert),
+          },
+          rules: [{
+            operations: ["CREATE"],
+            apiGroups: [""],
+            apiVersions: ["v1"],
+            resources: ["configmaps"],
+          }],
+          sideEffects: "None",
+          admissionReviewVersions: ["v1"],
+        }],
+      },
+    );
+    assert.equal(configured.status, 201, JSON.stringify(configured.body));
+
+    const traceId = "5bf92f3577b34da6a3ce929d0e0e4737";
+    const parentId = "10f067aa0ba902b8";
+    const created = await send(
+      api.url,
+      "POST",
+      "/api/v1/namespaces/default/configmaps",
+      { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "cm-traced" } },
+      { traceparent: `00-${traceId}-${parentId}-01` },
+    );
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    assert.equal(seen.length, 1, "the webhook was called once");
+
+    // The webhook saw the request's trace, its parent a client span of the API server's, under
+    // the server span of the create.
+    const m = /^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/.exec(seen[0] ?? "");
+    assert.ok(m, `the webhook's traceparent: ${seen[0]}`);
+    assert.equal(m[1], traceId);
+    const server = await receiver.waitFor(
+      "the server's span",
+      (s) =>
+        s.service === "kopf-apiserver" && s.traceId === traceId &&
+        s.name === "POST /api/v1/namespaces/{namespace}/configmaps",
+    );
+    assert.equal(server.parentSpanId, parentId);
+    const call = await receiver.waitFor("the webhook call's span", (s) => s.spanId === m[2]);
+    assert.equal(call.service, "kopf-apiserver");
+    assert.equal(call.kind, 3, "a client span");
+    assert.equal(call.traceId, traceId);
+    assert.equal(call.parentSpanId, server.spanId);
+    assert.equal(call.attributes["http.request.method"], "POST");
+    assert.match(String(call.attributes["url.full"]), /^https:\/\/127\.0\.0\.1:\d+\/validate/);
+    assert.equal(Number(call.attributes["http.response.status_code"]), 200);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+const CONVERTERS = `
+import * as kopf from "KOPF";
+kopf.on.startup(({ settings }) => {
+  settings.admission.server = new kopf.WebhookServer({ port: 0 });
+  settings.admission.managed = "trace-conversion.kopf.dev";
+});
+kopf.on.convert("kopfexamples", { from: "v1", to: "v2" }, function upgrade({ body }) {
+  const { field, ...spec } = body.spec ?? {};
+  return { ...body, spec: { ...spec, message: field } };
+});
+kopf.on.convert("kopfexamples", { from: "v2", to: "v1" }, function downgrade({ body }) {
+  const { message, ...spec } = body.spec ?? {};
+  return { ...body, spec: { ...spec, field: message } };
+});
+`;
+
+/** KopfExample served at v1 (stored) and v2. */
+function twoVersions() {
+  // deno-lint-ignore no-explicit-any
+  const crd = structuredClone(KEX_CRD) as any;
+  const v1 = crd.spec.versions[0];
+  crd.spec.versions = [v1, { ...structuredClone(v1), name: "v2", storage: false }];
+  return crd;
+}
+
+Deno.test("tracing: a read at another version continues the client's trace through the API server to the operator's conversion review and its converter", async () => {
+  await using receiver = otlpReceiver();
+  const dir = await Deno.makeTempDir({ prefix: "kopf-trace-conv-" });
+  try {
+    await using api = await apiServerProcess(receiver.env("kopf-apiserver"), dir);
+    const crd = await send(
+      api.url,
+      "POST",
+      "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+      twoVersions(),
+    );
+    assert.equal(crd.status, 201, JSON.stringify(crd.body));
+    await until(
+      "the CRD served at v2",
+      async () => (await send(api.url, "GET", "/apis/kopf.dev/v2")).status === 200,
+    );
+    await using op = await runOperator(CONVERTERS, {
+      ...receiver.env("kopf-operator"),
+      KUBECONFIG: api.kubeconfig,
+    });
+    await until("the CRD's conversion set to the operator's webhook", async () => {
+      const got = await send(
+        api.url,
+        "GET",
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/kopfexamples.kopf.dev",
+      );
+      return got.body?.spec?.conversion?.strategy === "Webhook";
+    });
+    void op;
+    const created = await send(
+      api.url,
+      "POST",
+      "/apis/kopf.dev/v1/namespaces/default/kopfexamples",
+      {
+        apiVersion: "kopf.dev/v1",
+        kind: "KopfExample",
+        metadata: { name: "kex-conv" },
+        spec: { field: "hi" },
+      },
+    );
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+
+    // Stored at v1, read at v2: the API server converts it through the operator's webhook,
+    // inside the traced read.
+    const traceId = "6bf92f3577b34da6a3ce929d0e0e4738";
+    const parentId = "20f067aa0ba902b9";
+    const read = await send(
+      api.url,
+      "GET",
+      "/apis/kopf.dev/v2/namespaces/default/kopfexamples/kex-conv",
+      undefined,
+      { traceparent: `00-${traceId}-${parentId}-01` },
+    );
+    assert.equal(read.status, 200, JSON.stringify(read.body));
+    assert.deepEqual(read.body.spec, { message: "hi" }, "converted by the operator");
+
+    const server = await receiver.waitFor(
+      "the server's span of the read",
+      (s) =>
+        s.service === "kopf-apiserver" && s.traceId === traceId &&
+        s.name === "GET /apis/kopf.dev/v2/namespaces/{namespace}/kopfexamples/{name}",
+    );
+    assert.equal(server.parentSpanId, parentId);
+    const review = await receiver.waitFor(
+      "the conversion review",
+      (s) =>
+        s.service === "kopf-operator" && s.name === "kopf.conversion kopf.dev/v2" &&
+        s.traceId === traceId,
+    );
+    assert.equal(review.kind, 2, "a server span");
+    assert.equal(review.attributes["kopf.review.kind"], "ConversionReview");
+    assert.equal(review.attributes["kopf.conversion.desired_api_version"], "kopf.dev/v2");
+    assert.equal(review.attributes["kopf.conversion.objects"], 1);
+    // Its parent: the API server's call (a client span) under the read's server span.
+    const caller = await receiver.waitFor(
+      "the API server's call of the webhook",
+      (s) => s.spanId === review.parentSpanId,
+    );
+    assert.equal(caller.service, "kopf-apiserver");
+    assert.equal(caller.kind, 3, "a client span");
+    const byId = (id: string) => receiver.spans.find((s) => s.spanId === id);
+    let up = byId(caller.parentSpanId);
+    while (up && up.spanId !== server.spanId) up = byId(up.parentSpanId);
+    assert.ok(up, "the call is under the read's server span");
+    // The converter's span under the review.
+    const run = await receiver.waitFor(
+      "the converter's span",
+      (s) => s.name === "kopf.handler upgrade" && s.parentSpanId === review.spanId,
+    );
+    assert.equal(run.traceId, traceId);
+    assert.deepEqual(
+      [run.attributes["kopf.handler.kind"], run.attributes["kopf.handler.outcome"]],
+      ["conversion", "success"],
+    );
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -3,8 +3,9 @@
  * span per request (`<METHOD> <route>`, e.g. `POST /apis/kopf.dev/v1/namespaces/{namespace}/kopfexamples`),
  * continuing the request's `traceparent`, with the HTTP semantic conventions' attributes and the
  * answer's status; the admission and conversion webhooks the request calls out to are called
- * inside it, so they carry its trace on (the `fetch` of the webhook client sends `traceparent`
- * itself; the `node:https` call of webhook_tls.ts is given it).
+ * inside it, so they carry its trace on (the runtime traces the webhook client's calls —
+ * `fetch`, and the `node:https` of webhook_tls.ts, written in the caller's async context — and
+ * sends their `traceparent`).
  *
  * Watches have no span: they last as long as their client keeps them, and belong to no one
  * request's work.

@@ -32,6 +32,7 @@
  * @module
  */
 
+import { AsyncLocalStorage } from "node:async_hooks";
 import { request as httpsRequest } from "node:https";
 import type { IncomingMessage } from "node:http";
 import type { TLSSocket } from "node:tls";
@@ -245,8 +246,6 @@ export interface GoVerifiedPost {
   identity?: { cert: string; key: string } | undefined;
   /** Aborts the call (the webhook's timeout). */
   signal: AbortSignal;
-  /** More request headers (the trace context). */
-  headers?: Record<string, string> | undefined;
 }
 
 /**
@@ -278,8 +277,12 @@ export interface GoVerifiedPost {
 export function postVerifyingAsGo(
   call: GoVerifiedPost,
 ): Promise<{ status: number; text: string }> {
-  const { url, body, rootsPem, identity, signal, headers } = call;
+  const { url, body, rootsPem, identity, signal } = call;
   const host = url.hostname.replace(/^\[|\]$/g, "");
+  // The request is written from a TLS event, whose async context is not the caller's: written
+  // in the caller's, the runtime's client span (OTEL_DENO) and its `traceparent` continue the
+  // caller's trace.
+  const inCallersContext = AsyncLocalStorage.snapshot();
   return new Promise((resolve, reject) => {
     if (signal.aborted) return reject(signal.reason);
     const req = httpsRequest({
@@ -288,7 +291,6 @@ export function postVerifyingAsGo(
       path: url.pathname + url.search,
       method: "POST",
       headers: {
-        ...headers,
         "content-type": "application/json",
         accept: "application/json, */*",
         "content-length": String(new TextEncoder().encode(body).length),
@@ -308,7 +310,7 @@ export function postVerifyingAsGo(
     req.once("socket", (socket) => {
       (socket as TLSSocket).once("secureConnect", () => {
         verifyAsGo(peerChain(socket as TLSSocket), rootsPem, host, new Date()).then(
-          () => req.end(body),
+          () => inCallersContext(() => req.end(body)),
           (e) => req.destroy(e),
         );
       });

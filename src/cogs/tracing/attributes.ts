@@ -56,7 +56,8 @@ export function resourceName(resource: ResourceNames): string {
  * `kopf.object.name`, `kopf.object.uid`, `kopf.object.resource_version` (the absent ones left
  * out).
  *
- * @param resource The object's resource.
+ * @param resource The object's resource (or its name as {@link resourceName} makes it, made once
+ *   per resource by a caller on a hot path).
  * @param meta Its metadata.
  * @returns The attributes.
  *
@@ -72,13 +73,16 @@ export function resourceName(resource: ResourceNames): string {
  *   "kopf.object.uid": "u1",
  *   "kopf.object.resource_version": "7",
  * });
+ * assert.deepEqual(objectAttributes("pods/v1", { name: "p" }), { "kopf.resource": "pods/v1", "kopf.object.name": "p" });
  * ```
  */
 export function objectAttributes(
-  resource: ResourceNames,
+  resource: ResourceNames | string,
   meta: ObjectMeta | undefined,
 ): Attributes {
-  const out: Attributes = { "kopf.resource": resourceName(resource) };
+  const out: Attributes = {
+    "kopf.resource": typeof resource === "string" ? resource : resourceName(resource),
+  };
   if (meta?.namespace) out["k8s.namespace.name"] = meta.namespace;
   if (meta?.name) out["kopf.object.name"] = meta.name;
   if (meta?.uid) out["kopf.object.uid"] = meta.uid;

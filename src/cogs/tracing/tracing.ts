@@ -16,7 +16,8 @@
  *
  * Context: the active span follows async calls through Deno's context manager, so a span made
  * while another is active is its child, and the spans of `fetch` land under it too. A span is
- * made active only for the call given to {@link inSpan}.
+ * made active only for the call given to {@link inSpan} (and a daemon's iterations for the
+ * daemon's call: {@link Iterations}).
  *
  * Names and attributes: see `docs/tracing.md` and `attributes.ts` beside this file.
  *
@@ -29,6 +30,7 @@ import type {
   Link,
   Span,
   SpanContext,
+  SpanOptions as ApiSpanOptions,
   Tracer,
 } from "npm:@opentelemetry/api@^1";
 
@@ -110,13 +112,12 @@ export function startSpan(
   options?: SpanOptions,
 ): Span | undefined {
   if (!tracer) return undefined;
-  const ctx = options?.parent ?? (options?.root ? otel!.ROOT_CONTEXT : current());
-  return tracer.startSpan(name, {
-    kind: options?.kind ?? 0,
-    ...(attributes ? { attributes } : {}),
-    ...(options?.links?.length ? { links: options.links } : {}),
-    ...(options?.root && !options.parent ? { root: true } : {}),
-  }, ctx);
+  const spanOptions: ApiSpanOptions = { kind: options?.kind ?? 0 };
+  if (attributes) spanOptions.attributes = attributes;
+  if (options?.links?.length) spanOptions.links = options.links;
+  if (options?.parent) return tracer.startSpan(name, spanOptions, options.parent);
+  if (options?.root) spanOptions.root = true;
+  return tracer.startSpan(name, spanOptions); // the active context's span is the parent
 }
 
 /**
@@ -167,7 +168,7 @@ export function endSpan(span: Span | undefined, error?: unknown, failed?: boolea
  * @returns The span, or undefined.
  */
 export function activeSpan(): Span | undefined {
-  return otel ? otel.trace.getSpan(current()) : undefined;
+  return otel ? otel.trace.getSpan(otel.context.active()) : undefined;
 }
 
 /**
@@ -178,7 +179,7 @@ export function activeSpan(): Span | undefined {
  */
 export function spanAttribute(key: string, value: string | number | boolean): void {
   if (!otel) return;
-  otel.trace.getSpan(current())?.setAttribute(key, value);
+  otel.trace.getSpan(otel.context.active())?.setAttribute(key, value);
 }
 
 /**
@@ -189,7 +190,7 @@ export function spanAttribute(key: string, value: string | number | boolean): vo
  */
 export function spanEvent(name: string, attributes?: Attributes): void {
   if (!otel) return;
-  otel.trace.getSpan(current())?.addEvent(name, attributes);
+  otel.trace.getSpan(otel.context.active())?.addEvent(name, attributes);
 }
 
 /**
@@ -223,7 +224,7 @@ export interface LogTraceFields {
  */
 export function logTraceFields(): LogTraceFields | undefined {
   if (!otel) return undefined;
-  const sc = otel.trace.getSpan(current())?.spanContext();
+  const sc = otel.trace.getSpan(otel.context.active())?.spanContext();
   if (!sc || !otel.isSpanContextValid(sc)) return undefined;
   return {
     trace_id: sc.traceId,
@@ -241,8 +242,17 @@ export function logTraceFields(): LogTraceFields | undefined {
  */
 export function injectTraceContext(span: Span | undefined, headers: Record<string, string>): void {
   if (!span) return;
-  otel!.propagation.inject(otel!.trace.setSpan(otel!.ROOT_CONTEXT, span), headers);
+  // Written here as the W3C propagator writes it (version 00, the ids, the flags), without the
+  // context objects a call of the propagator needs: this runs for every API request.
+  const sc = span.spanContext();
+  if (sc.traceId === INVALID_TRACE_ID || sc.spanId === INVALID_SPAN_ID) return;
+  headers.traceparent = `00-${sc.traceId}-${sc.spanId}-${sc.traceFlags & 1 ? "01" : "00"}`;
+  const state = sc.traceState?.serialize();
+  if (state) headers.tracestate = state;
 }
+
+const INVALID_TRACE_ID = "00000000000000000000000000000000";
+const INVALID_SPAN_ID = "0000000000000000";
 
 /**
  * The context of an incoming request's W3C trace context (`traceparent`, `tracestate`): the
@@ -274,7 +284,15 @@ export function spanContextOf(span: Span | undefined): SpanContext | undefined {
 /**
  * Iterations of a long-running function (a daemon): one span at a time, ended and started anew
  * at each `kopf.sleep()` the function awaits ({@link iterationBoundary}). While it runs, the
- * current iteration's span is the parent of the spans its calls make, as an active span is.
+ * current iteration's span is the active span of its async context — for our spans and for the
+ * runtime's own (`fetch`), and for the ids of its log lines.
+ *
+ * Why a stand-in span: the function's async context is fixed when it is called (a context entered
+ * inside `kopf.sleep()` is gone when the function's `await` resumes: that is what async context
+ * means), so the iteration's span cannot be re-entered at each boundary. What the context holds
+ * instead is a span of ours that stands in for the current iteration's: its `spanContext()` is
+ * that iteration's, and the runtime parents a span on any span by its context. Between an
+ * iteration's end and the next one's start, it stands in for the last one.
  */
 export class Iterations {
   /** The current iteration's span (none between an iteration's end and the next one's start). */
@@ -283,6 +301,10 @@ export class Iterations {
   count = 0;
   readonly #name: string;
   readonly #attributes: Attributes;
+  /** The context of the last iteration's span (it stands in between two iterations). */
+  #last: SpanContext | undefined;
+  /** The active span of the function's context: the current iteration's, by delegation. */
+  readonly #standIn: Span;
 
   /**
    * Starts the first iteration (a new trace).
@@ -293,6 +315,7 @@ export class Iterations {
   constructor(name: string, attributes: Attributes) {
     this.#name = name;
     this.#attributes = attributes;
+    this.#standIn = standIn(this);
     this.next();
   }
 
@@ -301,11 +324,17 @@ export class Iterations {
     this.count++;
     const attributes = { ...this.#attributes, "kopf.daemon.iteration": this.count };
     this.span = startSpan(this.#name, attributes, { root: true });
+    this.#last = this.span?.spanContext();
+  }
+
+  /** The context of the current iteration's span, or of the last one between two. */
+  spanContext(): SpanContext {
+    return this.span?.spanContext() ?? this.#last ?? otel!.INVALID_SPAN_CONTEXT;
   }
 
   /**
-   * Calls a function with these iterations as its context (and no active span: the spans its
-   * calls make are children of the current iteration's).
+   * Calls a function with these iterations as its context: the current iteration's span is the
+   * active one (through the stand-in), and {@link iterationBoundary} finds them.
    *
    * @param fn The function.
    * @param args Its arguments.
@@ -313,8 +342,30 @@ export class Iterations {
    */
   run<A extends unknown[], R>(fn: (...args: A) => R, ...args: A): R {
     if (!otel) return fn(...args);
-    return otel.context.with(otel.ROOT_CONTEXT.setValue(ITERATIONS, this), fn, undefined, ...args);
+    const ctx = otel.trace.setSpan(otel.ROOT_CONTEXT, this.#standIn).setValue(ITERATIONS, this);
+    return otel.context.with(ctx, fn, undefined, ...args);
   }
+}
+
+/**
+ * The span that stands in for the current iteration's (see {@link Iterations}): its context and
+ * what is recorded on it go to that iteration's span; it is never ended itself.
+ */
+function standIn(iterations: Iterations): Span {
+  const span: Span = {
+    spanContext: () => iterations.spanContext(),
+    isRecording: () => iterations.span?.isRecording() ?? false,
+    setAttribute: (key, value) => (iterations.span?.setAttribute(key, value), span),
+    setAttributes: (attributes) => (iterations.span?.setAttributes(attributes), span),
+    addEvent: (name, attributes, time) => (iterations.span?.addEvent(name, attributes, time), span),
+    addLink: (link) => (iterations.span?.addLink(link), span),
+    addLinks: (links) => (iterations.span?.addLinks(links), span),
+    setStatus: (status) => (iterations.span?.setStatus(status), span),
+    updateName: (name) => (iterations.span?.updateName(name), span),
+    recordException: (exception, time) => iterations.span?.recordException(exception, time),
+    end: () => {}, // the iterations end their spans
+  };
+  return span;
 }
 
 /** The context key of the {@link Iterations} a function runs in. */
@@ -334,12 +385,4 @@ export function iterationBoundary(): (() => void) | undefined {
   iterations.span?.end();
   iterations.span = undefined;
   return () => iterations.next();
-}
-
-/** The active context, with the current iteration's span as its span when there is no other. */
-function current(): Context {
-  const ctx = otel!.context.active();
-  if (otel!.trace.getSpan(ctx)) return ctx;
-  const span = (ctx.getValue(ITERATIONS) as Iterations | undefined)?.span;
-  return span ? otel!.trace.setSpan(ctx, span) : ctx;
 }

@@ -17,7 +17,7 @@
  * @module
  */
 
-import { objectAttributes } from "../../cogs/tracing/attributes.ts";
+import { objectAttributes, resourceName } from "../../cogs/tracing/attributes.ts";
 import {
   endSpan,
   inSpan,
@@ -36,8 +36,30 @@ interface LastWrite {
   resourceVersion: string;
 }
 
+/** The attributes of a link to the cycle whose write this cycle's event echoes. */
+const OWN_WRITE = { "kopf.link.reason": "own-write" } as const;
+
 /** Per object (its memory, dropped with it): the span of the cycle that last wrote it. */
 const lastWrites = new WeakMap<ObjectMemory, LastWrite>();
+
+/** A resource's names in its cycles' spans, made once per resource. */
+interface CycleNames {
+  /** The span's name: `kopf.cycle <plural>`. */
+  span: string;
+  /** `kopf.resource`. */
+  resource: string;
+}
+
+const cycleNames = new WeakMap<Resource, CycleNames>();
+
+function namesOf(resource: Resource): CycleNames {
+  let names = cycleNames.get(resource);
+  if (!names) {
+    names = { span: `kopf.cycle ${resource.plural}`, resource: resourceName(resource) };
+    cycleNames.set(resource, names);
+  }
+  return names;
+}
 
 /**
  * Processes one event of one object in a cycle span (see the module doc).
@@ -59,14 +81,14 @@ export async function tracedCycle(
   signal?: AbortSignal,
 ): Promise<CycleResult> {
   const meta = event.object.metadata;
-  const attributes = objectAttributes(resource, meta);
+  const names = namesOf(resource);
+  const attributes = objectAttributes(names.resource, meta);
   attributes["kopf.event.type"] = event.type ?? "LISTED";
   const last = lastWrites.get(memory);
-  const links: Link[] = [];
-  if (last && last.resourceVersion === meta?.resourceVersion) {
-    links.push({ context: last.span, attributes: { "kopf.link.reason": "own-write" } });
-  }
-  const span = startSpan(`kopf.cycle ${resource.plural}`, attributes, { root: true, links });
+  const links: Link[] | undefined = last && last.resourceVersion === meta?.resourceVersion
+    ? [{ context: last.span, attributes: OWN_WRITE }]
+    : undefined;
+  const span = startSpan(names.span, attributes, { root: true, links });
   try {
     const result = await inSpan(span, processEvent, op, resource, api, event, memory, signal);
     const written = result.patched?.metadata?.resourceVersion;
