@@ -1,8 +1,8 @@
 /**
  * One trace from a client through the embedded API server to the operator's admission
  * webhooks: the API server and the operator run as processes with `OTEL_DENO=true`, both
- * exporting to a receiver in the test; a create sent with a `traceparent` (as kubectl with
- * tracing, or any instrumented client, sends it) is continued by the server's span, its calls to
+ * exporting to a receiver in the test; a create sent with a `traceparent` (as a client
+ * instrumented with OpenTelemetry sends it) is continued by the server's span, its calls to
  * the mutating and validating webhooks, the operator's review spans and their handlers' spans;
  * the server's `node:https` webhook call (webhook_tls.ts) carries the request's trace too; and a
  * read at a version other than the stored one continues the client's trace to the operator's
@@ -12,6 +12,7 @@ import assert from "node:assert/strict";
 import { KEX_CRD } from "../reactor/_setup.ts";
 import { type ExportedSpan, otlpReceiver, runOperator } from "./_otlp.ts";
 import { kopfLikeCertificate } from "../apiserver/_kopf_certificate.ts";
+import { findKubectls, Kubectl, testWithKubectl } from "../apiserver/_kubectl.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
@@ -93,101 +94,137 @@ async function until(what: string, check: () => Promise<boolean>, seconds = 30):
   throw new Error(`Timed out waiting for ${what}`);
 }
 
-Deno.test("tracing: a create continues the client's trace through the API server to the operator's webhooks and their handlers", async () => {
-  await using receiver = otlpReceiver();
-  const dir = await Deno.makeTempDir({ prefix: "kopf-trace-hooks-" });
-  try {
-    await using api = await apiServerProcess(receiver.env("kopf-apiserver"), dir);
-    await send(api.url, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", KEX_CRD);
-    await until(
-      "the CRD served",
-      async () => (await send(api.url, "GET", "/apis/kopf.dev/v1")).status === 200,
-    );
-    await using op = await runOperator(HANDLERS, {
-      ...receiver.env("kopf-operator"),
-      KUBECONFIG: api.kubeconfig,
-    });
-    await until("the webhook configurations", async () => {
-      const v = await send(
+testWithKubectl(
+  "tracing: a create continues the client's trace through the API server to the operator's webhooks and their handlers; kubectl's create (no traceparent) starts one there",
+  async () => {
+    await using receiver = otlpReceiver();
+    const dir = await Deno.makeTempDir({ prefix: "kopf-trace-hooks-" });
+    try {
+      await using api = await apiServerProcess(receiver.env("kopf-apiserver"), dir);
+      await send(
         api.url,
-        "GET",
-        "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/trace.kopf.dev",
+        "POST",
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+        KEX_CRD,
       );
-      const m = await send(
+      await until(
+        "the CRD served",
+        async () => (await send(api.url, "GET", "/apis/kopf.dev/v1")).status === 200,
+      );
+      await using op = await runOperator(HANDLERS, {
+        ...receiver.env("kopf-operator"),
+        KUBECONFIG: api.kubeconfig,
+      });
+      await until("the webhook configurations", async () => {
+        const v = await send(
+          api.url,
+          "GET",
+          "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/trace.kopf.dev",
+        );
+        const m = await send(
+          api.url,
+          "GET",
+          "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/trace.kopf.dev",
+        );
+        // deno-lint-ignore no-explicit-any
+        const serves = (c: any) =>
+          c.body?.webhooks?.[0]?.rules?.[0]?.resources?.[0] === "kopfexamples";
+        return v.status === 200 && m.status === 200 && serves(v) && serves(m);
+      });
+      void op;
+
+      const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
+      const parentId = "00f067aa0ba902b7";
+      const created = await send(
         api.url,
-        "GET",
-        "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/trace.kopf.dev",
+        "POST",
+        "/apis/kopf.dev/v1/namespaces/default/kopfexamples",
+        {
+          apiVersion: "kopf.dev/v1",
+          kind: "KopfExample",
+          metadata: { name: "kex-traced" },
+          spec: { field: 1 },
+        },
+        { traceparent: `00-${traceId}-${parentId}-01` },
       );
-      // deno-lint-ignore no-explicit-any
-      const serves = (c: any) =>
-        c.body?.webhooks?.[0]?.rules?.[0]?.resources?.[0] === "kopfexamples";
-      return v.status === 200 && m.status === 200 && serves(v) && serves(m);
-    });
-    void op;
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      assert.equal(created.body.spec.defaulted, true, "the mutating webhook ran");
 
-    const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
-    const parentId = "00f067aa0ba902b7";
-    const created = await send(
-      api.url,
-      "POST",
-      "/apis/kopf.dev/v1/namespaces/default/kopfexamples",
-      {
-        apiVersion: "kopf.dev/v1",
-        kind: "KopfExample",
-        metadata: { name: "kex-traced" },
-        spec: { field: 1 },
-      },
-      { traceparent: `00-${traceId}-${parentId}-01` },
-    );
-    assert.equal(created.status, 201, JSON.stringify(created.body));
-    assert.equal(created.body.spec.defaulted, true, "the mutating webhook ran");
+      // The API server's span continues the client's trace.
+      const server = await receiver.waitFor(
+        "the server's span",
+        (s) =>
+          s.service === "kopf-apiserver" && s.traceId === traceId && s.kind === 2 &&
+          s.name === "POST /apis/kopf.dev/v1/namespaces/{namespace}/kopfexamples",
+      );
+      assert.equal(server.parentSpanId, parentId);
+      assert.equal(server.attributes["http.request.method"], "POST");
+      assert.equal(server.attributes["http.response.status_code"], 201);
 
-    // The API server's span continues the client's trace.
-    const server = await receiver.waitFor(
-      "the server's span",
-      (s) =>
-        s.service === "kopf-apiserver" && s.traceId === traceId && s.kind === 2 &&
-        s.name === "POST /apis/kopf.dev/v1/namespaces/{namespace}/kopfexamples",
-    );
-    assert.equal(server.parentSpanId, parentId);
-    assert.equal(server.attributes["http.request.method"], "POST");
-    assert.equal(server.attributes["http.response.status_code"], 201);
+      // The operator's review spans: servers in the same trace, children of the API server's
+      // calls (client spans of the server's process), each with its handler's span below it.
+      const byId = (id: string) => receiver.spans.find((s) => s.spanId === id);
+      const ancestors = (s: ExportedSpan): string[] => {
+        const out: string[] = [];
+        for (let p = byId(s.parentSpanId); p; p = byId(p.parentSpanId)) out.push(p.spanId);
+        return out;
+      };
+      for (const [webhook, handler] of [["defaults", "defaults"], ["checkSpec", "checkSpec"]]) {
+        const review = await receiver.waitFor(
+          `the review of ${webhook}`,
+          (s) => s.service === "kopf-operator" && s.name === `kopf.admission ${webhook}`,
+        );
+        assert.equal(review.traceId, traceId);
+        assert.equal(review.kind, 2, "a server span");
+        const caller = await receiver.waitFor(
+          `the call of ${webhook}`,
+          (s) => s.spanId === review.parentSpanId,
+        );
+        assert.equal(caller.service, "kopf-apiserver");
+        assert.equal(caller.kind, 3, "a client span");
+        assert.ok(ancestors(caller).includes(server.spanId), "the call is under the server's span");
+        assert.equal(review.attributes["kopf.admission.operation"], "CREATE");
+        assert.equal(review.attributes["kopf.admission.allowed"], true);
+        const run = await receiver.waitFor(
+          `the handler ${handler}`,
+          (s) => s.name === `kopf.handler ${handler}` && s.parentSpanId === review.spanId,
+        );
+        assert.equal(run.attributes["kopf.handler.kind"], "admission");
+        assert.equal(run.attributes["kopf.handler.outcome"], "success");
+      }
 
-    // The operator's review spans: servers in the same trace, children of the API server's
-    // calls (client spans of the server's process), each with its handler's span below it.
-    const byId = (id: string) => receiver.spans.find((s) => s.spanId === id);
-    const ancestors = (s: ExportedSpan): string[] => {
-      const out: string[] = [];
-      for (let p = byId(s.parentSpanId); p; p = byId(p.parentSpanId)) out.push(p.spanId);
-      return out;
-    };
-    for (const [webhook, handler] of [["defaults", "defaults"], ["checkSpec", "checkSpec"]]) {
-      const review = await receiver.waitFor(
-        `the review of ${webhook}`,
-        (s) => s.service === "kopf-operator" && s.name === `kopf.admission ${webhook}`,
+      // kubectl sends no traceparent (it has no tracing of its own): as kube-apiserver does, the
+      // server's span of its request starts a trace, and the webhooks' reviews join that one.
+      await using kubectl = await Kubectl.create(findKubectls(["1.33"])[0]!, api.kubeconfig);
+      await kubectl.ok(["create", "-f", "-"], {
+        stdin: JSON.stringify({
+          apiVersion: "kopf.dev/v1",
+          kind: "KopfExample",
+          metadata: { name: "kex-kubectl", namespace: "default" },
+          spec: { field: 2 },
+        }),
+      });
+      const fromKubectl = await receiver.waitFor(
+        "the server's span of kubectl's create",
+        (s) =>
+          s.service === "kopf-apiserver" && s.kind === 2 && s.traceId !== traceId &&
+          s.name === "POST /apis/kopf.dev/v1/namespaces/{namespace}/kopfexamples",
       );
-      assert.equal(review.traceId, traceId);
-      assert.equal(review.kind, 2, "a server span");
-      const caller = await receiver.waitFor(
-        `the call of ${webhook}`,
-        (s) => s.spanId === review.parentSpanId,
-      );
-      assert.equal(caller.service, "kopf-apiserver");
-      assert.equal(caller.kind, 3, "a client span");
-      assert.ok(ancestors(caller).includes(server.spanId), "the call is under the server's span");
-      assert.equal(review.attributes["kopf.admission.operation"], "CREATE");
-      assert.equal(review.attributes["kopf.admission.allowed"], true);
-      const run = await receiver.waitFor(
-        `the handler ${handler}`,
-        (s) => s.name === `kopf.handler ${handler}` && s.parentSpanId === review.spanId,
-      );
-      assert.equal(run.attributes["kopf.handler.kind"], "admission");
-      assert.equal(run.attributes["kopf.handler.outcome"], "success");
+      assert.equal(fromKubectl.parentSpanId, "", "a root span: kubectl sent no trace");
+      assert.match(String(fromKubectl.attributes["user_agent.original"]), /^kubectl/);
+      for (const webhook of ["defaults", "checkSpec"]) {
+        await receiver.waitFor(
+          `the review of ${webhook} in kubectl's trace`,
+          (s) =>
+            s.service === "kopf-operator" && s.name === `kopf.admission ${webhook}` &&
+            s.traceId === fromKubectl.traceId,
+        );
+      }
+    } finally {
+      await Deno.remove(dir, { recursive: true });
     }
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  },
+);
 
 Deno.test("tracing: the API server's node:https webhook call (a CA:true certificate that is its own caBundle) carries the request's trace to the webhook", async () => {
   await using receiver = otlpReceiver();
