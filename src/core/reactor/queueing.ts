@@ -313,8 +313,15 @@ export class ObjectQueues implements Releaser {
           }
         }
         // Batch: when events of this object come in a burst (the last two within the window),
-        // wait the window for more; only the latest matters. A lone event is processed at once.
-        if (s.batchWindow > 0 && queue.burst(s.batchWindow) && !this.#context.closing) {
+        // wait the window for more; only the latest matters. A lone event is processed at once,
+        // and so is a burst of our own making — the echoes of a cycle's writes, up to our own
+        // last write: nothing newer is queued (our write's own event is awaited below, not for a
+        // window), and a trickle of objects would otherwise wait out a window — a timer, a
+        // wake-up, 0.1 s more of a live worker — per object.
+        if (
+          s.batchWindow > 0 && queue.burst(s.batchWindow) && !writes.onlyOwn(queue.events) &&
+          !this.#context.closing
+        ) {
           await queue.wait(s.batchWindow, false);
         }
         const deleted = deletedAt(queue.events) >= 0;
