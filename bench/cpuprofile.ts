@@ -45,6 +45,8 @@ export interface ProfileSummary {
   busyMs: number;
   /** By function (`name file:line`), self time, largest first. */
   functions: ProfileRow[];
+  /** By function, total time (samples with the function on their stack, each once), largest first. */
+  functionsTotal: ProfileRow[];
   /** By file (or V8's own `(program)`, `(garbage collector)`), self time, largest first. */
   filesSelf: ProfileRow[];
   /** By file, total time (samples with the file on their stack), largest first. */
@@ -105,8 +107,12 @@ export function summarize(profile: CpuProfile): ProfileSummary {
   const functions = new Map<string, number>();
   const filesSelf = new Map<string, number>();
   const filesTotal = new Map<string, number>();
-  /** The files on each node's stack (itself and its ancestors), each once. */
+  const functionsTotal = new Map<string, number>();
+  const nameOf = (frame: ProfileNode["callFrame"]) =>
+    `${frame.functionName || "(anonymous)"} ${fileOf(frame)}:${frame.lineNumber + 1}`;
+  /** The files (and the functions) on each node's stack (itself and its ancestors), each once. */
   const stackFiles = new Map<number, Set<string>>();
+  const stackFunctions = new Map<number, Set<string>>();
   const filesOn = (id: number): Set<string> => {
     let set = stackFiles.get(id);
     if (set) return set;
@@ -117,14 +123,25 @@ export function summarize(profile: CpuProfile): ProfileSummary {
     stackFiles.set(id, set);
     return set;
   };
+  const functionsOn = (id: number): Set<string> => {
+    let set = stackFunctions.get(id);
+    if (set) return set;
+    const node = byId.get(id)!;
+    const up = parent.get(id);
+    set = new Set(up === undefined ? [] : functionsOn(up));
+    if (node.callFrame.functionName !== "(root)") set.add(nameOf(node.callFrame));
+    stackFunctions.set(id, set);
+    return set;
+  };
   for (const [id, ms] of selfByNode) {
     const node = byId.get(id)!;
     const frame = node.callFrame;
     if (frame.functionName === "(idle)") continue;
     const file = fileOf(frame);
-    add(functions, `${frame.functionName || "(anonymous)"} ${file}:${frame.lineNumber + 1}`, ms);
+    add(functions, nameOf(frame), ms);
     add(filesSelf, file, ms);
     for (const f of filesOn(id)) add(filesTotal, f, ms);
+    for (const f of functionsOn(id)) add(functionsTotal, f, ms);
   }
   const rows = (m: Map<string, number>): ProfileRow[] =>
     [...m].map(([name, ms]) => ({ name, ms, share: busy > 0 ? ms / busy : 0 }))
@@ -133,6 +150,7 @@ export function summarize(profile: CpuProfile): ProfileSummary {
     totalMs: total,
     busyMs: busy,
     functions: rows(functions),
+    functionsTotal: rows(functionsTotal),
     filesSelf: rows(filesSelf),
     filesTotal: rows(filesTotal),
   };
@@ -155,6 +173,7 @@ if (import.meta.main) {
     `${path}: ${s.totalMs.toFixed(0)} ms sampled, ${s.busyMs.toFixed(0)} ms busy (not idle)`,
   );
   table("self time by function", s.functions);
+  table("total time by function (on the stack)", s.functionsTotal);
   table("self time by file", s.filesSelf);
   table("total time by file (on the stack)", s.filesTotal);
 }
