@@ -39,7 +39,12 @@ export class OperatorProcess implements AsyncDisposable {
   #final: ChildReport | undefined;
   #stopped: Promise<ChildReport> | undefined;
 
-  private constructor(kubeconfig: string, options: ChildOptions, script: string) {
+  private constructor(
+    kubeconfig: string,
+    options: ChildOptions,
+    script: string,
+    env: Record<string, string>,
+  ) {
     this.#child = new Deno.Command(Deno.execPath(), {
       args: [
         "run",
@@ -50,6 +55,7 @@ export class OperatorProcess implements AsyncDisposable {
         kubeconfig,
         JSON.stringify(options),
       ],
+      env,
       stdin: "piped",
       stdout: "piped",
       stderr: "inherit",
@@ -65,6 +71,7 @@ export class OperatorProcess implements AsyncDisposable {
    * @param options What the phase needs of it.
    * @param script The child to run, relative to this file: the operator, or the floor
    *   (`./_floor_operator.ts`, which takes no options).
+   * @param env More environment variables of the process (e.g. `OTEL_DENO`).
    * @returns The running operator.
    * @throws {Error} If it exits or stays silent before it is ready.
    */
@@ -72,8 +79,9 @@ export class OperatorProcess implements AsyncDisposable {
     kubeconfig: string,
     options: ChildOptions = {},
     script = "./_bench_operator.ts",
+    env: Record<string, string> = {},
   ): Promise<OperatorProcess> {
-    const op = new OperatorProcess(kubeconfig, options, script);
+    const op = new OperatorProcess(kubeconfig, options, script, env);
     let timer: ReturnType<typeof setTimeout> | undefined;
     try {
       await Promise.race([

@@ -53,6 +53,10 @@
  *    operator's CPU per object up to that moment with and without posting,
  *    and after the operator's exit (its last report line) how many were
  *    written, dropped and counted, or lost uncounted.
+ * 7. tracing (`tracing`): a 2,000 burst with `OTEL_DENO=true` (spans exported
+ *    over OTLP/HTTP JSON to a receiver in this process that discards them) and
+ *    without, interleaved, two runs each: the operator's CPU per object of the
+ *    creations, and the difference — tracing's overhead.
  *
  * Except in the events phase, event posting is off and logs go nowhere at
  * level warning, so what is measured is the handling. Every operator process
@@ -62,7 +66,7 @@
  *
  * Run alone: `deno run -A bench/operator_bench.ts`; only some phases:
  * `KOPF_BENCH_PHASES=tuned,bursts deno run -A bench/operator_bench.ts` (phases:
- * `accounting`, `tuned`, `bursts`, `floor`, `latency`, `trickle`, `events`; the idle and
+ * `accounting`, `tuned`, `bursts`, `floor`, `latency`, `trickle`, `events`, `tracing`; the idle and
  * accounting runs always run first); only some bursts: `KOPF_BENCH_BURSTS=2000,10000`. The operator's processes use only the
  * public `mod.ts`, so that `compare.ts` can run this benchmark on earlier
  * commits.
@@ -110,7 +114,7 @@ const PHASES = Deno.env.get("KOPF_BENCH_PHASES")?.split(",").map((p) => p.trim()
 
 /** Whether a phase runs. */
 function phase(
-  name: "tuned" | "bursts" | "floor" | "latency" | "trickle" | "events",
+  name: "tuned" | "bursts" | "floor" | "latency" | "trickle" | "events" | "tracing",
 ): boolean {
   return !PHASES || PHASES.includes(name);
 }
@@ -1025,10 +1029,83 @@ export async function measureOperator(
         }).line,
       );
     }
+    // Tracing: the same burst with OTEL_DENO=true (spans exported over OTLP/HTTP to a receiver
+    // in this process that discards them) and without, alternately; the difference of the
+    // operator's CPU per object is tracing's overhead.
+    if (phase("tracing")) {
+      const objects = 2_000;
+      await using sink = discardingReceiver();
+      const cpu: Record<"off" | "on", number[]> = { off: [], on: [] };
+      const exported = { spans: 0 };
+      for (let run = 0; run < TRACING_ROUNDS; run++) {
+        for (const mode of ["off", "on"] as const) {
+          const env = mode === "on" ? sink.env : {};
+          await using op = await OperatorProcess.start(
+            server.kubeconfig,
+            {},
+            "./_bench_operator.ts",
+            env,
+          );
+          const r = await burst(api, server, load, op, `tracing-${mode}-${run}`, objects);
+          cpu[mode].push(r.createCpu.operator / objects);
+        }
+      }
+      exported.spans = sink.requests;
+      const least = (xs: number[]) => Math.min(...xs);
+      const overhead = least(cpu.on) - least(cpu.off);
+      console.log(
+        figure(
+          `operator: tracing overhead per object fully handled, ${fmt(objects)} burst`,
+          overhead * 1e6,
+          "µs operator process CPU (OTEL_DENO=true)",
+          {
+            note:
+              `[least of ${TRACING_ROUNDS} interleaved runs each: on ${
+                fmt(least(cpu.on) * 1e6)
+              } µs, off ${fmt(least(cpu.off) * 1e6)} µs per object (${
+                fmt((100 * overhead) / least(cpu.off))
+              }%); all runs on ${cpu.on.map((x) => fmt(x * 1e6)).join(", ")}, off ${
+                cpu.off.map((x) => fmt(x * 1e6)).join(", ")
+              } µs; creations only; spans exported over OTLP/HTTP (JSON) to a local receiver ` +
+              `that discards them (${fmt(exported.spans)} export requests)]`,
+          },
+        ).line,
+      );
+    }
   } catch (e) {
     outcome.broken.push(`operator benchmark: ${e instanceof Error ? e.message : String(e)}`);
   }
   return outcome;
+}
+
+/** Runs of the tracing phase, each with tracing off and on. */
+const TRACING_ROUNDS = 2;
+
+/** An OTLP/HTTP receiver that discards what it is sent, and the env that exports to it. */
+function discardingReceiver(): AsyncDisposable & {
+  env: Record<string, string>;
+  readonly requests: number;
+} {
+  let requests = 0;
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    requests++;
+    await req.arrayBuffer();
+    return new Response("{}", { headers: { "content-type": "application/json" } });
+  });
+  return {
+    env: {
+      OTEL_DENO: "true",
+      OTEL_SERVICE_NAME: "kopf-bench",
+      OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${server.addr.port}`,
+    },
+    get requests() {
+      return requests;
+    },
+    async [Symbol.asyncDispose]() {
+      await server.shutdown();
+    },
+  };
 }
 
 if (import.meta.main) {

@@ -31,6 +31,7 @@ const root = fromFileUrl(new URL("..", import.meta.url));
 const RANKS: ReadonlyArray<[prefix: string, rank: number]> = [
   ["src/cogs/aio/", 0],
   ["src/cogs/metrics/", 0],
+  ["src/cogs/tracing/", 0],
   ["src/cogs/structs/", 1],
   ["src/cogs/configs/", 2],
   ["src/cogs/clients/", 3],
@@ -43,7 +44,12 @@ const RANKS: ReadonlyArray<[prefix: string, rank: number]> = [
 ];
 
 /** The API server is its own subsystem: it may use the plain utilities only. */
-const APISERVER_MAY_IMPORT = ["src/apiserver/", "src/cogs/aio/", "src/cogs/structs/"];
+const APISERVER_MAY_IMPORT = [
+  "src/apiserver/",
+  "src/cogs/aio/",
+  "src/cogs/structs/",
+  "src/cogs/tracing/",
+];
 
 /**
  * The API server's rooms (folders under `src/apiserver/`), from the bottom. A
@@ -109,7 +115,7 @@ export function judge(from: string, to: string): string | undefined {
   }
   if (from.startsWith("src/apiserver/")) {
     if (!APISERVER_MAY_IMPORT.some((p) => to.startsWith(p))) {
-      return "the embedded API server may import only src/apiserver, src/cogs/aio and src/cogs/structs";
+      return "the embedded API server may import only src/apiserver, src/cogs/aio, src/cogs/structs and src/cogs/tracing";
     }
     return to.startsWith("src/apiserver/") ? judgeRooms(from, to) : undefined;
   }

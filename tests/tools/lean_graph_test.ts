@@ -25,9 +25,17 @@ const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
 /**
  * Packages that must never be in the operator's static graph, CommonJS or not; js-yaml loads when
- * a kubeconfig is read (an operator in a pod reads none); commander was the command line's parser.
+ * a kubeconfig is read (an operator in a pod reads none); commander was the command line's parser;
+ * @opentelemetry/api loads only with `OTEL_DENO=true` (cogs/tracing/tracing.ts: off means free).
  */
-const FORBIDDEN = ["yaml", "commander", "prom-client", "@kubernetes/client-node", "js-yaml"];
+const FORBIDDEN = [
+  "yaml",
+  "commander",
+  "prom-client",
+  "@kubernetes/client-node",
+  "js-yaml",
+  "@opentelemetry/api",
+];
 
 interface InfoModule {
   specifier: string;

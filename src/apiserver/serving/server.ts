@@ -10,6 +10,8 @@
  * @module
  */
 
+import { TRACING } from "../../cogs/tracing/tracing.ts";
+import { traceRequest } from "./request_tracing.ts";
 import { deepEqual } from "../../cogs/structs/deep_equal.ts";
 import { AccessReviews } from "../auth/access_review.ts";
 import { isReview } from "../builtins/review_resources.ts";
@@ -243,6 +245,10 @@ export class ApiServer {
   async handle(req: Request, identity?: ClientIdentity): Promise<Response> {
     const started = performance.now();
     const url = new URL(req.url);
+    if (TRACING) { // a server span, continuing the request's traceparent (request_tracing.ts)
+      const traced = traceRequest(req, url, (r) => this.handle(r, identity));
+      if (traced) return traced;
+    }
     const ctx: RequestInfo = { verb: "other", resource: "", code: 0 };
     // Long-running requests (watches) are not in flight for kube's inflight gauge.
     const watching = url.searchParams.get("watch");

@@ -19,6 +19,14 @@
  * @module
  */
 
+import { httpClientAttributes } from "../../cogs/tracing/attributes.ts";
+import {
+  endSpan,
+  injectTraceContext,
+  SpanKinds,
+  startSpan,
+  TRACING,
+} from "../../cogs/tracing/tracing.ts";
 import { GoVerifyError } from "./webhook_tls.ts";
 
 /**
@@ -161,13 +169,28 @@ export class WebhookClients {
     signal: AbortSignal,
   ): Promise<{ status: number; text: string }> {
     const { postVerifyingAsGo } = await import("./webhook_tls.ts");
-    return await postVerifyingAsGo({
-      url,
-      body,
-      rootsPem: new TextDecoder().decode(decodeBase64(caBundle)),
-      identity: this.#identity,
-      signal,
-    });
+    // Not Deno's fetch: the trace goes on through a client span of our own (fetch makes its own).
+    const span = TRACING
+      ? startSpan("POST", httpClientAttributes("POST", url.toString()), { kind: SpanKinds.CLIENT })
+      : undefined;
+    const headers: Record<string, string> = {};
+    injectTraceContext(span, headers);
+    try {
+      const answer = await postVerifyingAsGo({
+        url,
+        body,
+        rootsPem: new TextDecoder().decode(decodeBase64(caBundle)),
+        identity: this.#identity,
+        signal,
+        headers,
+      });
+      span?.setAttribute("http.response.status_code", answer.status);
+      endSpan(span);
+      return answer;
+    } catch (e) {
+      endSpan(span, e);
+      throw e;
+    }
   }
 
   /** Closes the cached clients. */

@@ -245,6 +245,8 @@ export interface GoVerifiedPost {
   identity?: { cert: string; key: string } | undefined;
   /** Aborts the call (the webhook's timeout). */
   signal: AbortSignal;
+  /** More request headers (the trace context). */
+  headers?: Record<string, string> | undefined;
 }
 
 /**
@@ -276,7 +278,7 @@ export interface GoVerifiedPost {
 export function postVerifyingAsGo(
   call: GoVerifiedPost,
 ): Promise<{ status: number; text: string }> {
-  const { url, body, rootsPem, identity, signal } = call;
+  const { url, body, rootsPem, identity, signal, headers } = call;
   const host = url.hostname.replace(/^\[|\]$/g, "");
   return new Promise((resolve, reject) => {
     if (signal.aborted) return reject(signal.reason);
@@ -286,6 +288,7 @@ export function postVerifyingAsGo(
       path: url.pathname + url.search,
       method: "POST",
       headers: {
+        ...headers,
         "content-type": "application/json",
         accept: "application/json, */*",
         "content-length": String(new TextEncoder().encode(body).length),

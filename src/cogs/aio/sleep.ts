@@ -8,6 +8,7 @@
  */
 
 import { currentClock } from "./clock_scope.ts";
+import { iterationBoundary, TRACING } from "../tracing/tracing.ts";
 
 /**
  * Sleeps for `seconds`, or until `signal` aborts, whichever comes first.
@@ -35,5 +36,8 @@ import { currentClock } from "./clock_scope.ts";
  * ```
  */
 export function sleep(seconds: number, signal?: AbortSignal): Promise<boolean> {
-  return currentClock().sleep(seconds, signal);
+  // With tracing on, a daemon's sleep ends its iteration's span; waking starts the next one.
+  const next = TRACING ? iterationBoundary() : undefined;
+  if (!next) return currentClock().sleep(seconds, signal);
+  return currentClock().sleep(seconds, signal).then((slept) => (next(), slept));
 }

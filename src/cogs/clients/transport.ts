@@ -55,6 +55,8 @@ import { permissionError, permissionHint } from "./_permissions.ts";
 import { Http1Client, type Http1Response } from "./http1.ts";
 import { fetchTransport, merged } from "./_fetch_transport.ts";
 import { boundedText } from "./_bounded.ts";
+import { TRACING } from "../tracing/tracing.ts";
+import { tracedRequest } from "./_request_tracing.ts";
 
 export { RequestTimeoutError } from "./http1.ts";
 
@@ -309,20 +311,24 @@ function leanTransport(
       connectTimeout: init.connectTimeout,
       maxBodySize: init.maxBodySize,
     });
+  const request = (method: string, url: string, init: TransportRequest) => {
+    // No async frame: the answer's text is usually all buffered when its head is read.
+    let sent;
+    try {
+      sent = send(method, url, init);
+    } catch (error) { // a URL not on the server: a rejection, as from an async function
+      return Promise.reject(error);
+    }
+    return sent.then((answer) => leanAnswerOf(answer, init));
+  };
   return {
     server,
     headers,
     client: "http1",
-    request(method, url, init) {
-      // No async frame: the answer's text is usually all buffered when its head is read.
-      let sent;
-      try {
-        sent = send(method, url, init);
-      } catch (error) { // a URL not on the server: a rejection, as from an async function
-        return Promise.reject(error);
-      }
-      return sent.then((answer) => leanAnswerOf(answer, init));
-    },
+    // With tracing on, a client span per request (fetch's are the runtime's own).
+    request: TRACING
+      ? (method, url, init) => tracedRequest(request, method, url, init)
+      : (request as Transport["request"]),
     async stream(method, url, init) {
       const answer = await send(method, url, init);
       const chunks: AsyncIterable<Uint8Array> = {

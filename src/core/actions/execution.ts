@@ -38,6 +38,8 @@ import type { OperatorLogger } from "./loggers.ts";
 import type { Outcome, State } from "./progression.ts";
 import { checkResult } from "./results.ts";
 import { exhausted, failure, permanently, seconds } from "./outcomes.ts";
+import { TRACING } from "../../cogs/tracing/tracing.ts";
+import { traceHandler } from "./handler_tracing.ts";
 
 export { allAtOnce, asap, type Lifecycle, oneByOne, shuffled } from "./lifecycles.ts";
 export { ChildrenRetry, ResultError } from "./errors.ts";
@@ -249,6 +251,8 @@ export async function executeHandler<H extends BaseHandler>(
   const now = clock.date();
   const hs = ex.state.ensure(id, now);
   const runtime = hs.runtime(now);
+  const trace = TRACING ? traceHandler(id, ex.kind, hs.retries, logger) : undefined;
+  let caught: unknown;
   let outcome = exhausted(handler, hs.retries, runtime, logger, noun);
   if (!outcome) {
     const scope = ex.subhandlers ? new AttemptScope(handler, ex, clock) : undefined;
@@ -258,7 +262,9 @@ export async function executeHandler<H extends BaseHandler>(
     let context: AnyObject | undefined;
     try {
       context = ex.context(handler, new AttemptInfo(hs.retries, hs.started, runtime, signals));
-      const call = inScope(scope ?? { context }, handler, context);
+      const call = trace
+        ? trace.run(inScope, scope ?? { context }, handler, context)
+        : inScope(scope ?? { context }, handler, context);
       result = handler.timeout === undefined || !isPromise(call)
         ? await call
         : await timed(call, handler, runtime, signals, ex, clock);
@@ -266,6 +272,7 @@ export async function executeHandler<H extends BaseHandler>(
         outcome = childrenOutcome(await runChildren(scope.registered, ex, id, clock), scope, ex);
       }
     } catch (e) {
+      caught = e;
       // Without the handler's own `backoff`: the operator's settings.execution.defaultBackoff.
       const backoff = handler.backoff ?? ex.defaultBackoff ??
         context?.settings?.execution?.defaultBackoff ?? DEFAULT_BACKOFF;
@@ -277,6 +284,7 @@ export async function executeHandler<H extends BaseHandler>(
     }
     outcome ??= success(handler, ex, result, scope);
   }
+  trace?.end(outcome, caught);
   ex.metrics?.handlerRun(id, ex.kind, (clock.now() - began) / 1000, outcome.error !== undefined);
   ex.state.get(id)!.apply(outcome, clock.date());
   return outcome;

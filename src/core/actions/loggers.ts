@@ -8,6 +8,7 @@
  * @module
  */
 
+import { logTraceFields, TRACING } from "../../cogs/tracing/tracing.ts";
 import { buildObjectReference, type ObjectReference } from "../../cogs/structs/bodies.ts";
 
 /** Log levels, lowest first. */
@@ -114,6 +115,8 @@ export function formatRecord(record: LogRecord, options: LogOutputOptions = {}):
     if (record.object) out[options.refkey ?? "object"] = record.object;
     out.severity = record.level;
     out.timestamp = record.time.toISOString().replace("Z", "");
+    // Inside a span: its trace_id, span_id and trace_flags (OpenTelemetry's names for logs).
+    if (TRACING) Object.assign(out, logTraceFields());
     return JSON.stringify(out);
   }
   const text = withError(message, record.error, true);

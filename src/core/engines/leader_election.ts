@@ -35,6 +35,7 @@
  * @module
  */
 
+import { traceTransition, TRACING } from "../../cogs/tracing/tracing.ts";
 import { type Clock, realClock } from "../../cogs/aio/clock.ts";
 import type { Toggle } from "../../cogs/aio/toggles.ts";
 import type { LeaseLock } from "../../cogs/clients/lease_lock.ts";
@@ -187,6 +188,9 @@ export class LeaderElector {
     try {
       if (await this.#lock.release({ signal: timeout.signal })) {
         if (wasLeading) this.#logger.info(`released lease ${this.#lock.key}`);
+        if (wasLeading && TRACING) {
+          traceTransition("kopf.leadership released", { "kopf.lease": this.#lock.key });
+        }
       } else {
         this.#logger.error(`Failed to release lock ${this.#lock.key}: ${this.#why()}`);
       }
@@ -208,6 +212,7 @@ export class LeaderElector {
       // A success that took longer than the deadline is not a safe start: renew first.
       if (ok && this.#clock.now() - sent < renewDeadline * 1000) {
         this.#logger.info(`successfully acquired lease ${this.#lock.key}`);
+        if (TRACING) traceTransition("kopf.leadership acquired", { "kopf.lease": this.#lock.key });
         return sent;
       }
       if (!ok) this.#failed("acquire");
@@ -292,6 +297,12 @@ export class LeaderElector {
     this.#reported = holder;
     this.#options.onNewLeader?.(holder);
     if (holder !== this.#lock.identity) this.#logger.info(`new leader elected: ${holder}`);
+    if (TRACING) {
+      traceTransition("kopf.leadership holder", {
+        "kopf.lease": this.#lock.key,
+        "kopf.leadership.holder": holder,
+      });
+    }
   }
 
   /**

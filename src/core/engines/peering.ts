@@ -32,6 +32,7 @@
  * @module
  */
 
+import { traceTransition, TRACING } from "../../cogs/tracing/tracing.ts";
 import { type Clock, realClock } from "../../cogs/aio/clock.ts";
 import type { Toggle } from "../../cogs/aio/toggles.ts";
 import type { ApiClient } from "../../cogs/clients/api.ts";
@@ -363,6 +364,7 @@ export class PeeringMonitor {
           logger.info(
             "Resuming operations after the pause. Conflicting operators with the same priority are gone.",
           );
+          if (TRACING) traceTransition("kopf.peering resume");
         }
         this.#conflicts = false;
         this.#warnedSame = "";
@@ -392,6 +394,7 @@ export class PeeringMonitor {
     if (view.higher.length) {
       if (!this.#conflicts || !toggle.on) {
         logger.info(`Pausing operations in favour of ${reprPeers(view.higher)}.`);
+        if (TRACING) traceTransition("kopf.peering pause", { "kopf.peering.reason": "higher" });
       }
       this.#conflicts = true;
       toggle.turnTo(true);
@@ -405,6 +408,7 @@ export class PeeringMonitor {
       this.#warnedSame = same;
       if (!this.#conflicts || !toggle.on) {
         logger.warning(`Pausing all operators, including self: ${reprPeers(view.peers)}`);
+        if (TRACING) traceTransition("kopf.peering pause", { "kopf.peering.reason": "same" });
       }
       this.#conflicts = true;
       toggle.turnTo(true);
@@ -413,6 +417,7 @@ export class PeeringMonitor {
         logger.info(
           "Resuming operations after the pause. Conflicting operators with the same priority are gone.",
         );
+        if (TRACING) traceTransition("kopf.peering resume");
       }
       this.#conflicts = false;
       toggle.turnTo(false);

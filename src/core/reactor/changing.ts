@@ -49,6 +49,7 @@ import type {
   ObjectContext,
 } from "../intents/handlers.ts";
 import type { CycleResult, ObjectMemory, OperatorContext, RawEvent } from "./cycle_types.ts";
+import { spanAttribute, TRACING } from "../../cogs/tracing/tracing.ts";
 
 /** Everything the changing part of one cycle works with. */
 export interface ChangingCycle {
@@ -99,6 +100,7 @@ export async function processChanging(cycle: ChangingCycle): Promise<CycleResult
       diff,
       initial: memory.noticedByListing === true && !memory.fullyHandledOnce,
     });
+    if (TRACING) spanAttribute("kopf.cause", cause.reason); // the cycle's span (cycle_tracing.ts)
     // The cause's context, for the filters' callbacks (the handlers get their own, below).
     const causeContext: ChangingContext | undefined = callbacks
       ? {

@@ -32,6 +32,8 @@ import {
 } from "./observation.ts";
 import { type ObjectMemory, type OperatorContext, processEvent } from "./processing.ts";
 import { ObjectQueues } from "./queueing.ts";
+import { TRACING } from "../../cogs/tracing/tracing.ts";
+import { tracedCycle } from "./cycle_tracing.ts";
 
 /**
  * Cycles in processing per API request slot while the API is backlogged and no worker limit is
@@ -208,7 +210,8 @@ export class Orchestrator {
     const objectApi = this.#objectApi(resource);
     const api = this.#api;
     const queues = new ObjectQueues(
-      (event, memory, s) => processEvent(this.#op, resource, objectApi, event, memory, s),
+      (event, memory, s) =>
+        (TRACING ? tracedCycle : processEvent)(this.#op, resource, objectApi, event, memory, s),
       {
         get batchWindow() {
           return settings.batching.batchWindow;

@@ -35,6 +35,7 @@
  * @module
  */
 
+import { traceTransition, TRACING } from "../../cogs/tracing/tracing.ts";
 import { type CancelTimer, realClock } from "../../cogs/aio/clock.ts";
 import { ApiClient } from "../../cogs/clients/api.ts";
 import { deleteObject } from "../../cogs/clients/deleting.ts";
@@ -194,6 +195,7 @@ export function startSharding(parts: ShardingParts): ShardingTasks {
     incarnation = token();
     if (!gate.member) return;
     logger.warning(`${why}: stopping all objects of the ${where} until it is renewed.`);
+    if (TRACING) traceTransition("kopf.sharding fenced", { "kopf.sharding.reason": why });
     gate.fence();
   };
   const unchange = gate.onChange(() => {
@@ -218,6 +220,7 @@ export function startSharding(parts: ShardingParts): ShardingTasks {
           logger.info(
             `Joined the ${where} as '${identity}' (Lease '${lease.name}' in '${namespace}').`,
           );
+          if (TRACING) traceTransition("kopf.sharding joined", { "kopf.lease": lease.name });
         }
       } else if (outcome === "lost") {
         fence(`The member Lease '${lease.name}' was deleted or taken by another replica`);
@@ -262,6 +265,12 @@ export function startSharding(parts: ShardingParts): ShardingTasks {
       logger.info(
         `The ${where} has ${ids.length} member${ids.length === 1 ? "" : "s"}: ${ids.join(", ")}.`,
       );
+      if (TRACING) {
+        traceTransition("kopf.sharding members", {
+          "kopf.sharding.members": ids.length,
+          "kopf.sharding.member_ids": ids.join(","),
+        });
+      }
     }
     expiry?.();
     const next = table.nextExpiry();
@@ -282,6 +291,7 @@ export function startSharding(parts: ShardingParts): ShardingTasks {
       });
       table.remove(name);
       logger.info(`The member Lease '${name}' has expired: its objects go to the others.`);
+      if (TRACING) traceTransition("kopf.sharding expired", { "kopf.lease": name });
     } catch (e) {
       if (stop.signal.aborted) return;
       if (e instanceof ConflictError) {
@@ -339,6 +349,7 @@ export function startSharding(parts: ShardingParts): ShardingTasks {
       unchange();
       if (await lease.delete()) {
         logger.info(`Left the ${where}: the member Lease '${lease.name}' is deleted.`);
+        if (TRACING) traceTransition("kopf.sharding left", { "kopf.lease": lease.name });
       }
       stop.abort();
       await observer;

@@ -45,6 +45,8 @@ import { Debouncer } from "../../cogs/aio/debounce.ts";
 import { deepEqual } from "../../cogs/structs/deep_equal.ts";
 import { type WebhookClientConfig, type WebhookFn, webhookFn } from "../engines/admission.ts";
 import { CONVERSION_PREFIX, serveConversion } from "../engines/conversion.ts";
+import { tracedReviews } from "../engines/review_tracing.ts";
+import { TRACING } from "../../cogs/tracing/tracing.ts";
 import type { ConverterHandler } from "../intents/converters.ts";
 import type { AnyObject } from "../intents/handlers.ts";
 import { ABSENT, PRESENT } from "../intents/markers.ts";
@@ -122,7 +124,7 @@ export function startAdmission(
   // Bound to the operator's async scope: a server's request callbacks lose it (kopf.api(), kopf.event()).
   // A request the operator cannot serve is answered 4xx/5xx by the server, and kube-apiserver
   // only tells its client "failed calling webhook": the operator says which one and why.
-  const fn: WebhookFn = AsyncLocalStorage.bind(async (review, request) => {
+  const serve: WebhookFn = async (review, request) => {
     try {
       return await (review?.kind === "ConversionReview"
         ? serveConversion(review, parts, request)
@@ -131,7 +133,9 @@ export function startAdmission(
       logger.error(unservedLine(review, request?.webhook, e));
       throw e;
     }
-  });
+  };
+  // With tracing on, a server span per review, continuing the caller's traceparent.
+  const fn: WebhookFn = AsyncLocalStorage.bind(TRACING ? tracedReviews(serve) : serve);
   const selectors = [...new Set([...handlers, ...converters].map((h) => h.selector))];
   const resolve = async () => {
     if (selectors.length) {
