@@ -64,10 +64,11 @@ export type { Processor } from "./throttling.ts";
 export interface QueueSettings {
   /**
    * Seconds to wait for more events of the same object before processing, when its events
-   * come in a burst (default 0.1); a lone event is processed at once.
+   * come in a burst (default 0.1); a lone event is processed at once, and so are the echoes of
+   * our own writes.
    */
   batchWindow: number;
-  /** Seconds an idle worker lives before it is destroyed (default 5). */
+  /** Seconds an idle worker lives before it is destroyed (default 5; in groups, up to 1 s later). */
   idleTimeout: number;
   /** How many objects may be processed at once (null: unlimited). */
   workerLimit: number | null;
