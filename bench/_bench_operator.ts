@@ -43,6 +43,12 @@ export interface ChildOptions {
   starts?: boolean;
   /** Post events: the create handler logs a line; log records with an object are counted. */
   events?: boolean;
+  /**
+   * Post events as the default settings do (the framework's own lines at `info` and above,
+   * e.g. "Handler 'create_fn' succeeded."), the create handler logging nothing: the operator
+   * as shipped. Without it (and without `events`), posting is off.
+   */
+  posting?: boolean;
 }
 
 /** One report of the child (a `report` or `stopped` line). */
@@ -111,7 +117,7 @@ if (import.meta.main) {
     });
   }
   const settings = new kopf.OperatorSettings();
-  settings.posting.enabled = chatty;
+  settings.posting.enabled = chatty || !!options.posting;
   if (options.batchWindow !== undefined) settings.batching.batchWindow = options.batchWindow;
   if (options.workerLimit !== undefined) settings.batching.workerLimit = options.workerLimit;
 

@@ -14,7 +14,11 @@
  * 2. the create handler's result in `status` and the diff-base annotation, as
  *    one merge patch (split by the client into the main endpoint and
  *    `/status`, as the operator's is);
- * 3. when the object is being deleted, the finalizer's removal.
+ * 3. when the object is being deleted, the finalizer's removal;
+ * 4. with `events` (the options' JSON), after the create handler's result, the
+ *    two Events the operator as shipped posts about it (`Handler 'create_fn'
+ *    succeeded.`, `All handlers succeeded for creation.`), one POST each, as
+ *    the operator's default settings post its info lines.
  * Every watch event is parsed (by the client) and looked at; an object whose
  * write is in flight is skipped, as the operator's queue skips the echoes of
  * its own writes.
@@ -22,21 +26,23 @@
  * It speaks the line protocol of `_bench_operator.ts` on stdout (`ready`,
  * `report`, `stopped`), so that `_operator_process.ts` drives it the same way.
  *
- * Usage: `deno run -A bench/_floor_operator.ts <kubeconfig>`.
+ * Usage: `deno run -A bench/_floor_operator.ts <kubeconfig> [options as JSON]`
+ * (options: `{"events": true}` or none).
  *
  * @module
  */
 
 import * as kopf from "../mod.ts";
-import { answerReports, type ChildReport } from "./_bench_operator.ts";
+import { answerReports, type ChildOptions, type ChildReport } from "./_bench_operator.ts";
 
 /** The operator's finalizer and diff-base annotation (Kopf's names). */
 const FINALIZER = "kopf.zalando.org/KopfFinalizerMarker";
 const LAST_HANDLED = "kopf.zalando.org/last-handled-configuration";
 
 if (import.meta.main) {
-  const [kubeconfig] = Deno.args;
-  if (!kubeconfig) throw new Error("usage: _floor_operator.ts <kubeconfig>");
+  const [kubeconfig, json = "{}"] = Deno.args;
+  if (!kubeconfig) throw new Error("usage: _floor_operator.ts <kubeconfig> [options as JSON]");
+  const posting = !!(JSON.parse(json) as ChildOptions).events;
   const encoder = new TextEncoder();
   const out = (line: Record<string, unknown>) =>
     Deno.stdout.writeSync(encoder.encode(JSON.stringify(line) + "\n"));
@@ -46,6 +52,7 @@ if (import.meta.main) {
   using vault = new kopf.Vault({ login });
   const api = kopf.KubeClient.fromVault(vault);
   const resource = await api.resolve("kopfexamples.v1.kopf.dev");
+  const events = posting ? await api.resolve("events.v1") : undefined;
   const stop = new AbortController();
   Deno.addSignalListener("SIGTERM", () => stop.abort());
   const signal = stop.signal;
@@ -65,6 +72,37 @@ if (import.meta.main) {
       status: { create_fn: { message: "created" } },
       metadata: { annotations: { [LAST_HANDLED]: essence } },
     }, { namespace, signal });
+    if (events) {
+      const ref = {
+        apiVersion: object.apiVersion,
+        kind: object.kind,
+        name,
+        uid: object.metadata.uid,
+        namespace,
+      };
+      await Promise.all([
+        post(events, ref, "Handler 'create_fn' succeeded."),
+        post(events, ref, "All handlers succeeded for creation."),
+      ]);
+    }
+  };
+  /** An Event as the operator posts it (`cogs/clients/events.ts`). */
+  const post = async (events: kopf.Resource, ref: Record<string, unknown>, message: string) => {
+    const time = new Date().toISOString();
+    await api.create(events, {
+      metadata: { namespace: ref.namespace, generateName: "kopf-event-" },
+      action: "Action?",
+      type: "Normal",
+      reason: "Logging",
+      message,
+      reportingComponent: "kopf",
+      reportingInstance: "dev",
+      source: { component: "kopf" },
+      involvedObject: ref,
+      firstTimestamp: time,
+      lastTimestamp: time,
+      eventTime: `${time.slice(0, -1)}000Z`,
+    }, { namespace: ref.namespace as string, signal });
   };
   const release = async (object: kopf.KubeObject) => {
     const { name, namespace, resourceVersion, finalizers = [] } = object.metadata;

@@ -12,7 +12,9 @@
  *    in bursts of 1,000, 2,000 and 10,000, creation-to-handler latency at 100
  *    objects/s, API requests per object lifecycle, the operator's CPU per
  *    object next to the server's and the load generator's, its idle and peak
- *    RSS (on a fresh server), and the operator's CPU overhead per object with
+ *    RSS (on a fresh server), a steady trickle of 100 creations/s for 20 s (CPU
+ *    per object as shipped and with events off, and over its floor under the
+ *    same load), and the operator's CPU overhead per object with
  *    tracing on (`OTEL_DENO=true`, spans exported to a local receiver that
  *    discards them) next to the same burst with it off;
  * 6. the server per kind (`apiserver_bench.ts`, a process of its own with its

@@ -35,7 +35,17 @@
  * 4. creation-to-handler latency at a steady 100 objects/s for 10 s, with
  *    the default batching window and with a short one (the create handler's
  *    start times come from the operator's report over its stdin);
- * 5. events: a burst of 10,000 creations whose create handler logs one line,
+ * 5. the trickle (`trickle`): a steady 100 creations/s for 20 s (open loop), each
+ *    operator a fresh process — as shipped (the default settings: the
+ *    framework's own lines posted as Events), with event posting off, and its
+ *    floor (`_floor_operator.ts` under the same load: the same API calls, the
+ *    Events' POSTs included, with no framework) — the operator's CPU per object
+ *    from the first POST until the last object was handled (all threads; a
+ *    trickle pays in full what a burst shares: wake-ups, timers, one request
+ *    per write), its CPU per second idle just before, its peak RSS, its
+ *    create→handler p50/p99, its API requests per object, and its CPU over the
+ *    floor's;
+ * 6. events: a burst of 10,000 creations whose create handler logs one line,
  *    with event posting on (the default settings) and, for comparison, off:
  *    the share of the events (per-object log lines at `info` and above)
  *    posted or folded 0, 1, 3 and 5 s after the last object was handled (the
@@ -43,7 +53,7 @@
  *    operator's CPU per object up to that moment with and without posting,
  *    and after the operator's exit (its last report line) how many were
  *    written, dropped and counted, or lost uncounted.
- * 6. tracing (`tracing`): a 2,000 burst with `OTEL_DENO=true` (spans exported
+ * 7. tracing (`tracing`): a 2,000 burst with `OTEL_DENO=true` (spans exported
  *    over OTLP/HTTP JSON to a receiver in this process that discards them) and
  *    without, interleaved, two runs each: the operator's CPU per object of the
  *    creations, and the difference — tracing's overhead.
@@ -56,7 +66,7 @@
  *
  * Run alone: `deno run -A bench/operator_bench.ts`; only some phases:
  * `KOPF_BENCH_PHASES=tuned,bursts deno run -A bench/operator_bench.ts` (phases:
- * `accounting`, `tuned`, `bursts`, `floor`, `latency`, `events`, `tracing`; the idle and
+ * `accounting`, `tuned`, `bursts`, `floor`, `latency`, `trickle`, `events`, `tracing`; the idle and
  * accounting runs always run first); only some bursts: `KOPF_BENCH_BURSTS=2000,10000`. The operator's processes use only the
  * public `mod.ts`, so that `compare.ts` can run this benchmark on earlier
  * commits.
@@ -90,13 +100,21 @@ const PEAK_RSS_TARGETS = new Map([[2_000, 100], [10_000, 150]]);
 const SETTLE_SECONDS = 6;
 /** How long after it is ready the idle operator's RSS is read. */
 const IDLE_SECONDS = 3;
+/** The trickle: objects created per second, for how many seconds. */
+const TRICKLE_RATE = 100;
+const TRICKLE_SECONDS = 20;
+/** How long the idle CPU is measured before the trickle (after a second to settle). */
+const TRICKLE_IDLE_SECONDS = 3;
+/** The trickle's targets: CPU per object as shipped (ms), and over the floor at the same rate. */
+const TRICKLE_CPU_TARGET = 0.45;
+const TRICKLE_FLOOR_TARGET = 1.3;
 
 /** The phases to run (`KOPF_BENCH_PHASES`, comma-separated; all by default). */
 const PHASES = Deno.env.get("KOPF_BENCH_PHASES")?.split(",").map((p) => p.trim());
 
 /** Whether a phase runs. */
 function phase(
-  name: "tuned" | "bursts" | "floor" | "latency" | "events" | "tracing",
+  name: "tuned" | "bursts" | "floor" | "latency" | "trickle" | "events" | "tracing",
 ): boolean {
   return !PHASES || PHASES.includes(name);
 }
@@ -367,6 +385,87 @@ async function steady(
     p99: percentile(latencies, 99),
     max: latencies[latencies.length - 1]!,
     maxSendDelay,
+  };
+}
+
+/** The figures of a trickle (see the module doc, phase 5). */
+interface TrickleResult {
+  objects: number;
+  /** CPU seconds from the first POST until the last object was handled. */
+  cpu: Cpu;
+  /** Wall seconds of that span. */
+  seconds: number;
+  /** The operator's CPU seconds per second, idle just before the trickle. */
+  idle: number;
+  /** Its peak RSS (`VmHWM`) up to the last object handled, in bytes. */
+  peakRss: number;
+  requests: RequestDiff;
+  /** Event POSTs (and PATCHes) per object, from the server's counts. */
+  eventWrites: number;
+  /** Create→handler latencies (ms), if the operator reports its handler's starts. */
+  latency: LatencyResult | undefined;
+}
+
+/**
+ * A steady trickle of creations at `rate` per second for `seconds`, open loop, then the
+ * deletions (not measured).
+ */
+async function trickle(
+  api: BenchClient,
+  server: ServerProcess,
+  load: LoadGenerator,
+  op: OperatorProcess,
+  prefix: string,
+  options: { latency: boolean },
+): Promise<TrickleResult> {
+  const objects = TRICKLE_RATE * TRICKLE_SECONDS;
+  const names = Array.from({ length: objects }, (_, i) => `${prefix}-${i}`);
+  await load.reset();
+  await sleep(1000);
+  const idle0 = await op.cpuSeconds();
+  const idleStart = now();
+  await sleep(TRICKLE_IDLE_SECONDS * 1000);
+  const idle = ((await op.cpuSeconds()) - idle0) / ((now() - idleStart) / 1000);
+  const counts0 = await requestCounts(api);
+  const cpu0 = await cpuNow(op, server);
+  const { sent, maxSendDelay } = await load.steady(names, TRICKLE_RATE);
+  const created = await load.awaitAll(names, "handled", 60_000);
+  const cpu = cpuSince(cpu0, await cpuNow(op, server));
+  const peakRss = await op.peakRss();
+  const after = await requestCounts(api);
+  const requests = diffCounts(counts0, after);
+  let eventWrites = 0;
+  for (const [key, n] of after) {
+    if (/^(create|patch) events 2\d\d$/.test(key)) eventWrites += n - (counts0.get(key) ?? 0);
+  }
+  let latency: LatencyResult | undefined;
+  if (options.latency) {
+    const { starts } = await op.report();
+    const latencies = names.map((n, i) => {
+      const start = starts[n];
+      if (start === undefined) throw new Error(`the operator reported no create handler for ${n}`);
+      return start - sent[i]!;
+    }).sort((a, b) => a - b);
+    latency = {
+      objects,
+      p50: percentile(latencies, 50),
+      p90: percentile(latencies, 90),
+      p99: percentile(latencies, 99),
+      max: latencies[latencies.length - 1]!,
+      maxSendDelay,
+    };
+  }
+  await load.remove(names, CONCURRENCY);
+  await load.awaitAll(names, "gone", 60_000);
+  return {
+    objects,
+    cpu,
+    seconds: (created.last - sent[0]!) / 1000,
+    idle,
+    peakRss,
+    requests,
+    eventWrites: eventWrites / objects,
+    latency,
   };
 }
 
@@ -753,6 +852,114 @@ export async function measureOperator(
                 : ""
             }; ` +
             `generator sent up to ${fmt(r.maxSendDelay, 1)} ms late]`,
+        },
+      ));
+    }
+
+    // The trickle: a steady 100 creations/s for 20 s — as shipped, events off, and the floor.
+    if (phase("trickle")) {
+      const run = async (
+        prefix: string,
+        start: () => Promise<OperatorProcess>,
+        latency: boolean,
+      ): Promise<TrickleResult> => {
+        await using op = await start();
+        const r = await trickle(api, server, load, op, prefix, { latency });
+        const failures = (await op.report()).messages.failures;
+        if (failures) throw new Error(`the floor's writes failed ${failures} times`);
+        return r;
+      };
+      const shipped = await run(
+        "trickle",
+        () => startOperator(server.kubeconfig, { posting: true, starts: true }),
+        true,
+      );
+      const quiet = await run(
+        "trickleq",
+        () => startOperator(server.kubeconfig, { starts: true }),
+        true,
+      );
+      const floor = await run(
+        "tricklef",
+        () => OperatorProcess.start(server.kubeconfig, { events: true }, "./_floor_operator.ts"),
+        false,
+      );
+      const floorQuiet = await run(
+        "tricklefq",
+        () => OperatorProcess.start(server.kubeconfig, {}, "./_floor_operator.ts"),
+        false,
+      );
+      const ms = (r: TrickleResult) => (r.cpu.operator / r.objects) * 1e3;
+      const at = `at a steady ${TRICKLE_RATE} objects/s for ${TRICKLE_SECONDS} s`;
+      const about = (r: TrickleResult) =>
+        `main thread ${fmt((r.cpu.operatorThread / r.objects) * 1e3, 3)} ms, idle before ` +
+        `${fmt(r.idle * 100, 2)}% of a CPU (${fmt((r.idle / TRICKLE_RATE) * 1e3, 3)} ms per ` +
+        `object at this rate); API requests per object: ${perObject(r.requests, r.objects)}; ` +
+        `event writes ${fmt(r.eventWrites, 2)}/object; peak RSS (VmHWM) ${
+          fmt(r.peakRss / MB)
+        } MiB` +
+        (r.latency
+          ? `; create→handler p50 ${fmt(r.latency.p50, 1)} ms, p99 ${fmt(r.latency.p99, 1)} ms, ` +
+            `max ${fmt(r.latency.max, 1)} ms (generator up to ${
+              fmt(r.latency.maxSendDelay, 1)
+            } ms late)`
+          : "");
+      report(figure(
+        `operator: CPU per object ${at}, as shipped (events posted)`,
+        ms(shipped),
+        "ms operator process (all threads)",
+        {
+          decimals: 3,
+          target: { below: TRICKLE_CPU_TARGET },
+          note: `[from the first POST until the last object handled (${
+            fmt(shipped.seconds, 2)
+          } s), creations only; ${about(shipped)}]`,
+        },
+      ));
+      console.log(
+        figure(`operator: CPU per object ${at}, events off`, ms(quiet), "ms operator process", {
+          decimals: 3,
+          note: `[${about(quiet)}]`,
+        }).line,
+      );
+      console.log(
+        figure(
+          `operator: create→handler p99 ${at}, as shipped`,
+          shipped.latency!.p99,
+          "ms",
+          {
+            decimals: 1,
+            note: `[p50 ${fmt(shipped.latency!.p50, 1)} ms; events off: p50 ${
+              fmt(quiet.latency!.p50, 1)
+            } ms, p99 ${fmt(quiet.latency!.p99, 1)} ms]`,
+          },
+        ).line,
+      );
+      console.log(
+        figure(`operator: peak RSS ${at}, as shipped`, shipped.peakRss / MB, "MiB", {
+          note: `[VmHWM of a fresh operator process up to the last object handled; events off ` +
+            `${fmt(quiet.peakRss / MB)} MiB]`,
+        }).line,
+      );
+      console.log(
+        figure(`operator: the floor ${at}: CPU per object`, ms(floor), "ms process (all threads)", {
+          decimals: 3,
+          note: `[_floor_operator.ts: the operator's API calls as shipped (its Event POSTs ` +
+            `included) through kopf.KubeClient, no framework; ${about(floor)}; without the ` +
+            `Events: ${fmt(ms(floorQuiet), 3)} ms (${about(floorQuiet)})]`,
+        }).line,
+      );
+      report(figure(
+        `operator: CPU per object ${at} ÷ the floor's, as shipped`,
+        ms(shipped) / ms(floor),
+        "",
+        {
+          decimals: 2,
+          target: { below: TRICKLE_FLOOR_TARGET },
+          note: `[${fmt(ms(shipped), 3)} ms over ${fmt(ms(floor), 3)} ms; events off over the ` +
+            `floor without Events: ${fmt(ms(quiet) / ms(floorQuiet), 2)} (${
+              fmt(ms(quiet), 3)
+            } ms over ${fmt(ms(floorQuiet), 3)} ms)]`,
         },
       ));
     }

@@ -1,8 +1,8 @@
 /**
  * The real clock's timers: timers of one duration share one `setTimeout` (see clock.ts), so
  * what is checked is what a caller relies on — each fires once, never before its delay, in the
- * order added; a cancelled one never fires; the rest of its list still does; a list emptied by
- * cancelling leaves no timer behind (the test's sanitizer fails on a leaked one).
+ * order added; a cancelled one never fires; the rest of its list still does; cancelled timers
+ * hold no process alive (a long list's timer lingers unreferenced), a pending one does.
  */
 import assert from "node:assert/strict";
 import { realClock, realTimerOf } from "../../src/cogs/aio/clock.ts";
@@ -35,10 +35,44 @@ Deno.test("real clock: a cancelled timer never fires; the others of its list sti
   assert.deepEqual(fired, ["b", "d"]);
 });
 
-Deno.test("real clock: cancelling every timer of a list leaves no timer running", () => {
-  // No await: if a setTimeout were left armed, Deno's op sanitizer would fail this test.
-  const cancels = Array.from({ length: 100 }, () => realClock.timer(60_000, () => {}));
-  for (const cancel of cancels) cancel();
+Deno.test("real clock: cancelled timers hold no process alive; a pending one does, in a list that lingered", async () => {
+  // In a process of its own: what keeps a process alive is only seen at its exit. A long list
+  // emptied by cancelling keeps its timer unreferenced; a timer added to it references it again.
+  const clock = new URL("../../src/cogs/aio/clock.ts", import.meta.url).href;
+  const script = `
+    import { realClock } from "${clock}";
+    for (const cancel of Array.from({ length: 100 }, () => realClock.timer(60_000, () => {}))) cancel();
+    realClock.timer(10, () => {})();
+    realClock.timer(1_000, () => {})();
+    realClock.timer(1_000, () => console.log("fired"));
+  `;
+  const started = performance.now();
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["eval", "--no-check", script],
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const kill = setTimeout(() => child.kill("SIGKILL"), 20_000);
+  const out = await child.output();
+  clearTimeout(kill);
+  const seconds = (performance.now() - started) / 1000;
+  assert.equal(
+    new TextDecoder().decode(out.stdout).trim(),
+    "fired",
+    new TextDecoder().decode(out.stderr),
+  );
+  assert.ok(seconds < 20, `the process lived ${seconds} s: a cancelled 60 s timer held it`);
+});
+
+Deno.test("real clock: a long list emptied and used again fires its new timer on time, once", async () => {
+  const fired: number[] = [];
+  realClock.timer(1_000, () => fired.push(-1))(); // cancelled: the list lingers
+  await wait(300);
+  const added = performance.now();
+  realClock.timer(1_000, () => fired.push(performance.now() - added));
+  await wait(1_500);
+  assert.equal(fired.length, 1);
+  assert.ok(fired[0]! >= 1_000, `fired after ${fired[0]} ms`);
 });
 
 Deno.test("real clock: a timer added while its list fires is kept for its own time", async () => {

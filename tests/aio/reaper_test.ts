@@ -1,7 +1,8 @@
 /**
  * The reaper on a fake clock: items expire exactly after their idle timeout, on one timer for
  * all of them; an item taken back never expires; one added again starts its timeout afresh;
- * `expireAll()` expires what waits and leaves no timer.
+ * `expireAll()` expires what waits and leaves no timer; with `coalesce`, a steady trickle of
+ * items expires in groups, none early, none later than `coalesce` after its time.
  */
 
 import assert from "node:assert/strict";
@@ -57,4 +58,29 @@ Deno.test("Reaper: expireAll() expires everything at once and stops the timer", 
   assert.equal(clock.pending, 0);
   await clock.advance(20);
   assert.deepEqual(expired, ["a", "b"]);
+});
+
+Deno.test("Reaper: with coalesce, a trickle expires in groups — never early, at most that late; the first one on time", async () => {
+  const clock = new FakeClock();
+  const expired: Array<[number, number]> = [];
+  const dueAt = new Map<number, number>();
+  const reaper = new Reaper<number>(
+    (item) => void expired.push([item, clock.now()]),
+    clock,
+    { coalesce: 1 },
+  );
+  for (let i = 0; i < 300; i++) {
+    dueAt.set(i, clock.now() + 5000);
+    reaper.add(i, 5);
+    await clock.advance(0.01); // 100 items a second, for 3 s
+  }
+  await clock.advance(10);
+  assert.equal(expired.length, 300);
+  assert.deepEqual(expired[0], [0, 5000], "the first one exactly on time");
+  for (const [item, at] of expired) {
+    assert.ok(at >= dueAt.get(item)!, `item ${item} early`);
+    assert.ok(at <= dueAt.get(item)! + 1000, `item ${item} ${at - dueAt.get(item)!} ms late`);
+  }
+  const sweeps = new Set(expired.map(([, at]) => at)).size;
+  assert.ok(sweeps <= 5, `${sweeps} sweeps for 300 items over 3 s`);
 });

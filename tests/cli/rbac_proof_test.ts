@@ -249,8 +249,15 @@ Deno.test("rbac proof: cluster-wide, every handler kind, automatic peering — n
     drive: async (admin, runner) => {
       await admin("POST", `${KEX}/default/kopfexamples`, example("e1"));
       await runner.waitFor("Handler 'create_fn' succeeded.", WAIT_S);
+      // The reconciler (debounced after the parent's changes) runs before the next change, and
+      // again after it: its line posted twice is an Event posted, then patched (its count).
+      await runner.waitFor("Reconciler 'keep' succeeded.", WAIT_S);
       await admin("PATCH", `${KEX}/default/kopfexamples/e1`, { spec: { field: "changed" } });
       await runner.waitFor("Handler 'update_fn' succeeded.", WAIT_S);
+      await runner.waitFor(
+        /Reconciler 'keep' succeeded\.[\s\S]*Reconciler 'keep' succeeded\./,
+        WAIT_S,
+      );
       await admin("DELETE", `${KEX}/default/kopfexamples/e1`);
       await runner.waitFor("Handler 'delete_fn' succeeded.", WAIT_S);
       await runner.waitFor("Deleted, really deleted", WAIT_S);

@@ -95,6 +95,28 @@ Deno.test("ObjectQueue.waitFor: until the events hold what is looked for, up to 
   assert.equal(found, false, "the deadline");
 });
 
+Deno.test("ObjectQueue.waitFor: other events do not wake the waiter — one wait, one timer", async () => {
+  const fake = new FakeClock();
+  let timers = 0;
+  const clock = {
+    now: () => fake.now(),
+    date: () => fake.date(),
+    sleep: (seconds: number, signal?: AbortSignal) => fake.sleep(seconds, signal),
+    timer: (ms: number, fn: () => void) => (timers++, fake.timer(ms, fn)),
+  };
+  const queue = new ObjectQueue({ clock, closing: false }, ev(1));
+  let found: boolean | undefined;
+  queue.waitFor((events) => events.some((e) => e.object.metadata?.resourceVersion === "5"), 5)
+    .then((f) => (found = f));
+  for (const rv of [2, 3, 4, 5]) {
+    await fake.advance(0.01);
+    queue.add(ev(rv));
+    queue.wake();
+  }
+  await fake.advance(0);
+  assert.deepEqual([found, timers], [true, 1]);
+});
+
 Deno.test("ObjectQueue.waitResumed: events do not end it; closing does", async () => {
   const { clock, context, queue } = rig();
   let signal: AbortSignal | undefined;

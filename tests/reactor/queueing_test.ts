@@ -203,6 +203,33 @@ Deno.test("queues: events older than our own write are skipped until its version
   await queues.close();
 });
 
+Deno.test("queues: the echoes of our own writes are no burst to batch: our write's event is processed as it comes; others' bursts still wait the window", async () => {
+  const clock = new FakeClock();
+  const r = recorder(
+    clock,
+    (e) => (e.object.metadata.resourceVersion === "1" ? { patched: obj("a", 4) } : {}),
+  );
+  const queues = new ObjectQueues(r.processor, SETTINGS, { clock });
+  queues.push(ev("a", 1, "ADDED"));
+  await clock.advance(0.01);
+  // The cycle's writes come back one after another: 2 and 3 (older than ours), then 4 (ours).
+  queues.push(ev("a", 2));
+  queues.push(ev("a", 3));
+  await clock.advance(0.01);
+  assert.deepEqual(r.calls.map((c) => c.rv), ["1"], "older than our write: not processed");
+  queues.push(ev("a", 4));
+  await clock.advance(0);
+  assert.deepEqual(r.calls.map((c) => [c.rv, c.at]), [["1", 0], ["4", 20]], "at once, no window");
+  // Someone else's burst right after: batched for the window as before.
+  queues.push(ev("a", 5));
+  queues.push(ev("a", 6));
+  await clock.advance(0.099);
+  assert.equal(r.calls.length, 2, "not before the window ends");
+  await clock.advance(0.001);
+  assert.deepEqual(r.calls.map((c) => [c.rv, c.at]).slice(2), [["6", 120]]);
+  await queues.close();
+});
+
 Deno.test("queues: sleeping handlers wake after exactly the delay, continuing from our own write's body", async () => {
   const clock = new FakeClock();
   const r = recorder(clock, (_e, n) => (n === 1 ? { delay: 2, patched: obj("a", 7) } : {}));

@@ -94,6 +94,13 @@ export function sleepOn(clock: Clock, seconds: number, signal?: AbortSignal): Pr
 /** The longest delay `setTimeout` takes (about 24.8 days); longer timers re-arm. */
 const MAX_TIMEOUT = 2 ** 31 - 1;
 
+/**
+ * Timer lists of this duration and longer keep their `setTimeout`, unreferenced, when they empty
+ * (see {@link TimerList}): one wasted wake-up per duration at most, against a `setTimeout` and a
+ * `clearTimeout` per timer when one is pending at a time.
+ */
+const LINGER_MS = 1000;
+
 /** What a {@link realTimerOf} timer calls when it is due. */
 export interface TimerTarget {
   /** The timer is due. */
@@ -134,13 +141,19 @@ class Pending implements TargetTimer {
 /**
  * The pending timers of one duration, in the order they are due (the same delay added later is
  * due later), with one `setTimeout` for the earliest: adding a timer to a busy list costs an
- * object and no `setTimeout`; cancelling one unlinks it. The list's timer is cleared only when
- * the list empties; when it fires early for a cancelled head, it re-arms for the current one.
+ * object and no `setTimeout`; cancelling one unlinks it. When it fires early for a cancelled
+ * head, it re-arms for the current one. When the list empties, a short one's timer is cleared;
+ * a long one's (at least {@link LINGER_MS}, e.g. the HTTP client's request timeouts) lingers
+ * unreferenced until it fires — it holds no process alive — so that a trickle of requests, each
+ * alone in its list, costs no `setTimeout` and `clearTimeout` per request: the next timer added
+ * references it again (and it re-arms when it fires early for it).
  */
 class TimerList {
   head: Pending | undefined;
   tail: Pending | undefined;
   handle: ReturnType<typeof setTimeout> | undefined;
+  /** Emptied with its timer kept, unreferenced (a long list's, see {@link LINGER_MS}). */
+  lingering = false;
 
   constructor(readonly ms: number, readonly lists: Map<number, TimerList>) {}
 
@@ -150,6 +163,11 @@ class TimerList {
     else this.head = entry;
     this.tail = entry;
     if (this.handle === undefined) this.#arm(this.ms);
+    else if (this.lingering) {
+      // Due no later than this entry (armed for an earlier one): it re-arms when it fires.
+      Deno.refTimer(this.handle);
+      this.lingering = false;
+    }
     return entry;
   }
 
@@ -161,7 +179,11 @@ class TimerList {
     if (entry.next) entry.next.prev = entry.prev;
     else this.tail = entry.prev;
     entry.prev = entry.next = undefined;
-    if (this.head === undefined) this.#drop();
+    if (this.head !== undefined) return;
+    if (this.ms >= LINGER_MS && this.handle !== undefined) {
+      Deno.unrefTimer(this.handle);
+      this.lingering = true;
+    } else this.#drop();
   }
 
   #drop(): void {
@@ -178,6 +200,12 @@ class TimerList {
   // `performance.now()`, so it may fire a fraction before the due time; it re-arms then.
   #fire = (): void => {
     this.handle = undefined;
+    if (this.lingering) {
+      // Empty since it lingered: it goes now.
+      this.lingering = false;
+      this.#drop();
+      return;
+    }
     const now = performance.now();
     const due: Array<(() => void) | TimerTarget> = [];
     while (this.head && this.head.due <= now) {

@@ -8,6 +8,13 @@
  * due times (one timeout for all, as with the queues); one added out of order
  * waits for those before it. On a {@link Clock}, so it is tested on a fake one.
  *
+ * Coalescing (`coalesce`): in a steady trickle every item is due a little after
+ * the one before, and a timer re-armed for the next one fires once per item — a
+ * wake-up each. With `coalesce` seconds, after a sweep the next one waits at
+ * least that long and expires together what fell due meanwhile: an item expires
+ * at most that much after its time (never before), the first one after a quiet
+ * spell exactly on time.
+ *
  * @module
  */
 
@@ -37,14 +44,23 @@ export class Reaper<T> {
   readonly #expire: (item: T) => void;
   readonly #clock: Clock;
   #timer: CancelTimer | undefined;
+  /** After a sweep, the least time until the next one, in ms (see the module doc). */
+  readonly #coalesce: number;
 
   /**
    * @param expire Called for each item whose time has passed (it is removed first).
    * @param clock The clock (default: the real one).
+   * @param options `coalesce`: seconds that items due close together may wait to expire
+   *   together (default 0: each exactly on time).
    */
-  constructor(expire: (item: T) => void, clock: Clock = realClock) {
+  constructor(
+    expire: (item: T) => void,
+    clock: Clock = realClock,
+    options: { coalesce?: number } = {},
+  ) {
     this.#expire = expire;
     this.#clock = clock;
+    this.#coalesce = Math.max(0, options.coalesce ?? 0) * 1000;
   }
 
   /** How many items wait. */
@@ -102,7 +118,8 @@ export class Reaper<T> {
     for (const [item, due] of this.#due) {
       // A microsecond of slack: a fake clock keeps due times to the microsecond.
       if (due > upTo + 1e-3) {
-        this.#timer ??= this.#clock.timer(due - this.#clock.now(), this.#fire);
+        const wait = Math.max(due - this.#clock.now(), this.#coalesce);
+        this.#timer ??= this.#clock.timer(wait, this.#fire);
         return;
       }
       this.#due.delete(item);

@@ -169,7 +169,10 @@ export class BatchingSettings {
     this.#workerLimit = value === null ? null : integer("batching.workerLimit", value, 1);
   }
 
-  /** How soon an idle per-object worker exits. Default 5. */
+  /**
+   * How soon an idle per-object worker exits. Default 5. (Idle queues are let go in groups: up to
+   * a fifth of this, at most 1 s, after their time.)
+   */
   get idleTimeout(): number {
     return this.#idleTimeout;
   }
@@ -177,7 +180,11 @@ export class BatchingSettings {
     this.#idleTimeout = seconds("batching.idleTimeout", value);
   }
 
-  /** Events arriving within this window after one are batched; only the last is processed. Default 0.1. */
+  /**
+   * Events arriving within this window after one are batched; only the last is processed. A lone
+   * event is processed at once, and so are the echoes of the operator's own writes (nothing else
+   * came between them). Default 0.1.
+   */
   get batchWindow(): number {
     return this.#batchWindow;
   }

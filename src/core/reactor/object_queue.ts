@@ -56,6 +56,8 @@ export class ObjectQueue {
   /** The current wait's settling: its promise's resolve, whether an event ends it, its timer. */
   #settle: ((woke: boolean) => void) | undefined;
   #wakeOnEvent = false;
+  /** With {@link waitFor}: the events it looks for; other events do not end its wait. */
+  #until: ((events: RawEvent[]) => boolean) | undefined;
   #cancel: (() => void) | undefined;
   #waker: (() => void) | undefined;
   #expire: (() => void) | undefined;
@@ -128,23 +130,30 @@ export class ObjectQueue {
         this.#expire ??= () => this.#end(false),
       );
       this.#wake = this.#waker ??= () => {
-        if (this.#wakeOnEvent || this.#context.closing) this.#end(true);
+        if (this.#context.closing) this.#end(true);
+        else if (this.#wakeOnEvent && (!this.#until || this.#until(this.events))) this.#end(true);
       };
     });
   }
 
   /**
-   * Waits until the events hold what `arrived` looks for, up to `seconds`, or the queues close.
+   * Waits until the events hold what `arrived` looks for, up to `seconds`, or the queues close:
+   * one wait, judged at every event — the others do not wake the worker (e.g. the echoes of a
+   * cycle's earlier writes, while its last write is awaited).
    *
    * @param arrived Judges the queued events.
    * @param seconds How long at most.
    * @returns Whether it arrived.
    */
   async waitFor(arrived: (events: RawEvent[]) => boolean, seconds: number): Promise<boolean> {
-    const clock = this.#context.clock;
-    const deadline = clock.now() + seconds * 1000;
-    while (!arrived(this.events) && clock.now() < deadline && !this.#context.closing) {
-      await this.wait((deadline - clock.now()) / 1000);
+    if (arrived(this.events) || this.#context.closing || !(seconds > 0)) {
+      return arrived(this.events);
+    }
+    this.#until = arrived;
+    try {
+      await this.wait(seconds);
+    } finally {
+      this.#until = undefined;
     }
     return arrived(this.events);
   }

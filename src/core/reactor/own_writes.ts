@@ -172,6 +172,36 @@ export class OwnWrites {
   }
 
   /**
+   * Whether nothing queued is newer than our own write, still awaited: the events are its
+   * echoes and what came before it — a burst of our own making (a cycle's writes coming back one
+   * after another), in which no change of anyone else waits to be batched. Our write's event, if
+   * not queued yet, is what comes next ({@link awaitWrite} waits for it).
+   *
+   * @param events The queued events, oldest first.
+   * @returns True if our write is awaited and no event after its version is queued (nor a
+   *   deletion).
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { OwnWrites } from "./own_writes.ts";
+   * const at = (rv: string) => ({ type: "MODIFIED" as const, object: { metadata: { resourceVersion: rv } } });
+   * const writes = new OwnWrites();
+   * writes.wrote({ metadata: { resourceVersion: "5" } });
+   * assert.deepEqual(writes.onlyOwn([at("3"), at("4")]), true); // older: our write comes next
+   * assert.deepEqual(writes.onlyOwn([at("4"), at("5")]), true);
+   * assert.deepEqual(writes.onlyOwn([at("5"), at("6")]), false); // 6 is someone else's
+   * ```
+   */
+  onlyOwn(events: readonly RawEvent[]): boolean {
+    if (this.#own === undefined) return false;
+    const at = lastAtVersion(events, this.#own.metadata?.resourceVersion);
+    if (at >= 0) return at === events.length - 1;
+    for (let i = 0; i < events.length; i++) if (events[i]!.type === "DELETED") return false;
+    return true;
+  }
+
+  /**
    * What is queued is older than our own write: waits for the write to come back, up to the
    * consistency timeout; when it does not (a stalled watch, or a newer write of someone else),
    * reads the object anew rather than act on a body older than our own write. A failed read

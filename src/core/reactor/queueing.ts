@@ -64,10 +64,11 @@ export type { Processor } from "./throttling.ts";
 export interface QueueSettings {
   /**
    * Seconds to wait for more events of the same object before processing, when its events
-   * come in a burst (default 0.1); a lone event is processed at once.
+   * come in a burst (default 0.1); a lone event is processed at once, and so are the echoes of
+   * our own writes.
    */
   batchWindow: number;
-  /** Seconds an idle worker lives before it is destroyed (default 5). */
+  /** Seconds an idle worker lives before it is destroyed (default 5; in groups, up to 1 s later). */
   idleTimeout: number;
   /** How many objects may be processed at once (null: unlimited). */
   workerLimit: number | null;
@@ -168,10 +169,16 @@ export class ObjectQueues implements Releaser {
     this.#clock = this.#options.clock ?? realClock;
     this.#context = { clock: this.#clock, closing: false };
     this.#limiter = new Limiter(() => settings.workerLimit);
-    this.#parked = new Reaper((entry) => {
-      entry.queue = undefined;
-      this.#workers--;
-    }, this.#clock);
+    // Expired in groups up to a fifth of the idle timeout (at most 1 s) late: a trickle of
+    // objects parks one queue after another, and would otherwise cost a timer's wake-up each.
+    this.#parked = new Reaper(
+      (entry) => {
+        entry.queue = undefined;
+        this.#workers--;
+      },
+      this.#clock,
+      { coalesce: Math.min(1, settings.idleTimeout / 5) },
+    );
     this.#gate = new QueueGate({
       paused: this.#options.paused,
       shards: this.#options.gate,
@@ -313,8 +320,15 @@ export class ObjectQueues implements Releaser {
           }
         }
         // Batch: when events of this object come in a burst (the last two within the window),
-        // wait the window for more; only the latest matters. A lone event is processed at once.
-        if (s.batchWindow > 0 && queue.burst(s.batchWindow) && !this.#context.closing) {
+        // wait the window for more; only the latest matters. A lone event is processed at once,
+        // and so is a burst of our own making — the echoes of a cycle's writes, up to our own
+        // last write: nothing newer is queued (our write's own event is awaited below, not for a
+        // window), and a trickle of objects would otherwise wait out a window — a timer, a
+        // wake-up, 0.1 s more of a live worker — per object.
+        if (
+          s.batchWindow > 0 && queue.burst(s.batchWindow) && !writes.onlyOwn(queue.events) &&
+          !this.#context.closing
+        ) {
           await queue.wait(s.batchWindow, false);
         }
         const deleted = deletedAt(queue.events) >= 0;

@@ -1,0 +1,236 @@
+/**
+ * What the operator pays per object in a trickle, counted: one operator process
+ * (as the operator bench's `trickle` phase runs it) under a steady 100
+ * creations/s, with `_probe_preload.ts` preloaded — it counts over a window
+ * opened and closed by this driver: 5 s idle (before any object), then the
+ * trickle (from the first POST until the last object is handled). Per object
+ * (per second, idle): CPU, timers set and cleared, promises (mode `promises`),
+ * bytes allocated on V8's heap, API requests by verb (the server's counts; each
+ * write of a KopfExample is one watch event the operator reads), and with mode
+ * `strace` the syscalls (`strace -c -f` attached to the process), with `cpu` a
+ * CPU profile of the window (summarised by `cpuprofile.ts`), with `heap` a
+ * sampling heap profile of the window's allocations (summarised here by file
+ * and function). Modes other than `counts` cost time of their own: their CPU
+ * figures are not the operator's.
+ *
+ * Run: `deno run -A bench/trickle_probe.ts [shipped|quiet|floor|floorq]
+ * [counts|promises|cpu|heap|strace] [SECONDS]` (default: shipped, counts, 20);
+ * the files go to `$KOPF_PROBE_DIR` (default a new temporary directory).
+ *
+ * @module
+ */
+
+import { BenchClient, expectOk, setUpKopfExamples } from "./_client.ts";
+import { LoadGenerator } from "./_load_generator.ts";
+import { type ChildOptions, OperatorProcess } from "./_operator_process.ts";
+import { startServerProcess } from "./_server_process.ts";
+import { summarize } from "./cpuprofile.ts";
+import { fmt } from "./_stats.ts";
+
+const NAMESPACE = "bench-operator";
+const COLLECTION = `/apis/kopf.dev/v1/namespaces/${NAMESPACE}/kopfexamples`;
+const RATE = 100;
+const IDLE_SECONDS = 5;
+
+/** The counters of one window (`_probe_preload.ts`). */
+interface Window {
+  seconds: number;
+  cpuSeconds: number;
+  systemSeconds: number;
+  voluntary: number;
+  involuntary: number;
+  allocatedBytes: number;
+  setTimeout: number;
+  setInterval: number;
+  clearTimeout: number;
+  promises: number;
+  resolved: number;
+}
+
+/** A node of a sampling heap profile. */
+interface HeapNode {
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  selfSize: number;
+  children: HeapNode[];
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function requestCounts(api: BenchClient): Promise<Map<string, number>> {
+  const answer = await api.send("GET", "/admin/stats", { parse: true });
+  expectOk(answer, "reading the server's request counts");
+  return new Map(Object.entries((answer.body as { requests: Record<string, number> }).requests));
+}
+
+if (import.meta.main) {
+  const [which = "shipped", mode = "counts", seconds = "20"] = Deno.args;
+  const dir = Deno.env.get("KOPF_PROBE_DIR") ?? await Deno.makeTempDir({ prefix: "kopf-probe-" });
+  Deno.env.set("KOPF_PROBE_DIR", dir);
+  Deno.env.set("KOPF_PROBE", mode);
+  const flags = Deno.env.get("KOPF_BENCH_OPERATOR_FLAGS") ?? "";
+  Deno.env.set(
+    "KOPF_BENCH_OPERATOR_FLAGS",
+    `${flags} --preload ${new URL("./_probe_preload.ts", import.meta.url).pathname}`,
+  );
+  const root = new URL("../", import.meta.url);
+  await using server = await startServerProcess({ root });
+  using api = new BenchClient(server.url);
+  await setUpKopfExamples(api, root, NAMESPACE);
+  await using load = await LoadGenerator.start(server.url, COLLECTION, "create_fn");
+  const options: Record<string, [ChildOptions, string]> = {
+    shipped: [{ posting: true }, "./_bench_operator.ts"],
+    quiet: [{}, "./_bench_operator.ts"],
+    floor: [{ events: true }, "./_floor_operator.ts"],
+    floorq: [{}, "./_floor_operator.ts"],
+  };
+  const [childOptions, script] = options[which] ?? options.shipped!;
+  await using op = await OperatorProcess.start(server.kubeconfig, childOptions, script);
+
+  let n = 0;
+  /** Opens a window, runs `body`, closes it; returns the counters and strace's table. */
+  const window = async (body: () => Promise<void>): Promise<[Window, string]> => {
+    Deno.kill(op.pid, "SIGUSR2");
+    await sleep(200); // the profilers start
+    const strace = mode === "strace"
+      ? new Deno.Command("strace", {
+        args: [
+          // KOPF_PROBE_STRACE: strace's options instead of the summary (`-c`), e.g. `-e trace=write`.
+          ...(Deno.env.get("KOPF_PROBE_STRACE")?.split(" ") ?? ["-c"]),
+          "-f",
+          "-p",
+          String(op.pid),
+          "-o",
+          `${dir}/${op.pid}-${n}.strace`,
+        ],
+        stdout: "null",
+        stderr: "null",
+      }).spawn()
+      : undefined;
+    if (strace) await sleep(500);
+    await body();
+    if (strace) {
+      strace.kill("SIGINT");
+      await strace.status;
+    }
+    const path = `${dir}/${op.pid}.json`;
+    await Deno.remove(path).catch(() => {});
+    Deno.kill(op.pid, "SIGUSR2");
+    for (let i = 0; i < 100; i++) {
+      try {
+        const w = JSON.parse(await Deno.readTextFile(path)) as Window;
+        await Deno.rename(path, `${dir}/${op.pid}-${n}.json`);
+        for (const ext of ["cpuprofile", "heapprofile"]) {
+          await Deno.rename(`${dir}/${op.pid}.${ext}`, `${dir}/${op.pid}-${n}.${ext}`)
+            .catch(() => {});
+        }
+        const table = strace
+          ? await Deno.readTextFile(`${dir}/${op.pid}-${n}.strace`).catch(() => "")
+          : "";
+        n++;
+        return [w, table];
+      } catch {
+        await sleep(100);
+      }
+    }
+    throw new Error("the probe wrote no counters");
+  };
+
+  const show = (title: string, w: Window, per: number, unit: string, table: string) => {
+    const f = (x: number, d = 2) => fmt(x / per, d);
+    console.log(
+      `${title}: ${fmt(w.seconds, 1)} s; per ${unit}: CPU ${f(w.cpuSeconds * 1e3, 3)} ms ` +
+        `(system ${f(w.systemSeconds * 1e3, 3)} ms), context switches ${f(w.voluntary)} ` +
+        `(preempted ${f(w.involuntary)}), ` +
+        `setTimeout ${f(w.setTimeout)}, setInterval ${f(w.setInterval)}, clearTimeout ${
+          f(w.clearTimeout)
+        }, ` +
+        (mode === "promises" ? `promises ${f(w.promises)} (settled ${f(w.resolved)}), ` : "") +
+        `allocated ${f(w.allocatedBytes / 1024, 1)} KiB`,
+    );
+    if (table) {
+      const rows = table.split("\n").filter((l) =>
+        /^\s*[\d.]+\s+[\d.]+\s+\d+\s+\d+/.test(l) && !/total$/.test(l)
+      );
+      const calls = rows.map((l) => {
+        const parts = l.trim().split(/\s+/);
+        return { name: parts[parts.length - 1]!, calls: Number(parts[3]) };
+      }).sort((a, b) => b.calls - a.calls);
+      const total = calls.reduce((s, c) => s + c.calls, 0);
+      console.log(
+        `  syscalls per ${unit}: ${f(total, 1)} — ` +
+          calls.slice(0, 12).map((c) => `${c.name} ${f(c.calls, 2)}`).join(", "),
+      );
+    }
+  };
+
+  await sleep(1000);
+  const [idle, idleTable] = await window(async () => {
+    await sleep(IDLE_SECONDS * 1000);
+  });
+  show("idle", idle, idle.seconds, "second", idleTable);
+
+  const objects = RATE * Number(seconds);
+  const names = Array.from({ length: objects }, (_, i) => `probe-${i}`);
+  await load.reset();
+  const counts0 = await requestCounts(api);
+  const [w, table] = await window(async () => {
+    await load.steady(names, RATE);
+    await load.awaitAll(names, "handled", 60_000);
+  });
+  const counts1 = await requestCounts(api);
+  show(`trickle of ${fmt(objects)} at ${RATE}/s (${which}, ${mode})`, w, objects, "object", table);
+  const requests: string[] = [];
+  for (const [key, count] of counts1) {
+    const d = count - (counts0.get(key) ?? 0);
+    if (d > 0 && !key.startsWith("admin")) requests.push(`${key} ${fmt(d / objects, 2)}`);
+  }
+  console.log(`  API requests per object (the server's counts): ${requests.join(", ")}`);
+
+  if (mode === "cpu") {
+    const s = summarize(JSON.parse(await Deno.readTextFile(`${dir}/${op.pid}-1.cpuprofile`)));
+    const rows = (title: string, list: { name: string; ms: number; share: number }[]) =>
+      console.log(
+        `  ${title}:\n` +
+          list.slice(0, 25).map((r) =>
+            `    ${fmt((r.ms / objects) * 1e3, 1).padStart(6)} µs ${
+              fmt(r.share * 100, 1).padStart(5)
+            }%  ${r.name}`
+          ).join("\n"),
+      );
+    console.log(`  profile: ${fmt((s.busyMs / objects) * 1e3)} µs busy per object`);
+    rows("self time by function, per object", s.functions);
+    rows("self time by file, per object", s.filesSelf);
+    rows("total time by file, per object", s.filesTotal);
+  }
+  if (mode === "heap") {
+    const { head } = JSON.parse(
+      await Deno.readTextFile(`${dir}/${op.pid}-1.heapprofile`),
+    ) as { head: HeapNode };
+    const byFunction = new Map<string, number>();
+    const byFile = new Map<string, number>();
+    let total = 0;
+    const walk = (node: HeapNode) => {
+      const { functionName, url, lineNumber } = node.callFrame;
+      const file = url.replace(/^.*\/(src|bench)\//, "$1/") || "(native)";
+      if (node.selfSize) {
+        total += node.selfSize;
+        const key = `${functionName || "(anonymous)"} ${file}:${lineNumber + 1}`;
+        byFunction.set(key, (byFunction.get(key) ?? 0) + node.selfSize);
+        byFile.set(file, (byFile.get(file) ?? 0) + node.selfSize);
+      }
+      for (const c of node.children) walk(c);
+    };
+    walk(head);
+    const top = (m: Map<string, number>) =>
+      [...m].sort((a, b) => b[1] - a[1]).slice(0, 25).map(([k, v]) =>
+        `    ${fmt(v / objects / 1024, 2).padStart(6)} KiB ${
+          fmt((100 * v) / total, 1).padStart(5)
+        }%  ${k}`
+      ).join("\n");
+    console.log(`  sampled allocations: ${fmt(total / objects / 1024, 1)} KiB per object`);
+    console.log(`  by function:\n${top(byFunction)}\n  by file:\n${top(byFile)}`);
+  }
+  console.log(`  files in ${dir}`);
+  await load.remove(names, 50);
+  await load.awaitAll(names, "gone", 60_000);
+}
