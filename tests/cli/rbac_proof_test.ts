@@ -316,7 +316,15 @@ Deno.test("rbac proof: sharded (--shards), lists always streamed (no list grante
     drive: async (admin, runner) => {
       await admin("POST", `${KEX}/default/kopfexamples`, example("e1"));
       await runner.waitFor("Handler 'create_fn' succeeded.", WAIT_S);
-      await new Promise((r) => setTimeout(r, 800)); // renewals (every 0.3 s)
+      // A renewal of the member Lease (every 0.3 s): awaited, not slept for, so that a loaded
+      // machine cannot end the scenario before the renewal's request.
+      await until(
+        "a renewal of the member Lease",
+        () =>
+          /API: PUT \/apis\/coordination\.k8s\.io\/v1\/namespaces\/default\/leases\//.test(
+            runner.output,
+          ),
+      );
     },
   });
 });
