@@ -340,7 +340,13 @@ Deno.test("rbac proof: managed admission webhooks and converters — nothing ref
         "Reconfiguring the conversion webhook of kopfexamples.kopf.dev.",
         WAIT_S,
       );
-      await new Promise((r) => setTimeout(r, 300));
+      // Its request (the CRD's patch): awaited, not slept for, as above.
+      await until(
+        "the CRD's conversion webhook, patched",
+        () =>
+          /API: PATCH \/apis\/apiextensions\.k8s\.io\/v1\/customresourcedefinitions\/kopfexamples\.kopf\.dev /
+            .test(runner.output),
+      );
     },
   });
 });
