@@ -275,7 +275,7 @@ export const MUTANTS: readonly Mutant[] = [
     file: "src/cogs/structs/diffs.ts",
     original: 'assert.deepEqual(opOf(diff({}, { a: 1 })[0]!), "add");',
     mutant: 'assert.deepEqual(opOf(diff({}, { a: 1 })[0]!), "remove");',
-    tests: ["src/cogs/structs/diffs.ts"],
+    tests: ["tests/docs/jsdoc_examples_cogs_data_test.ts"],
     why: "a JSDoc example states a wrong result",
   },
 ];

@@ -18,6 +18,7 @@ import { dirname } from "node:path";
 import { load as parseYaml, loadAll } from "js-yaml";
 import { startApiServer } from "../../testing.ts";
 import { servedAt } from "../engines/_metrics.ts";
+import { denoDir } from "../_deno_dir.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const HANDLERS = "examples/19-typed/example.ts";
@@ -45,9 +46,7 @@ Deno.test("image: deploy/Dockerfile's layout and entry point run the operator wi
   let entrypoint: string[] = [];
   let cmd: string[] = [];
   const layout = await Deno.makeTempDir({ prefix: "kopf-image-" });
-  const info = await output(Deno.execPath(), ["info", "--json"]);
-  const denoDir = JSON.parse(info.stdout).denoDir as string;
-  const env = { PATH: `${dirname(Deno.execPath())}:/usr/bin:/bin`, DENO_DIR: denoDir };
+  const env = { PATH: `${dirname(Deno.execPath())}:/usr/bin:/bin`, DENO_DIR: await denoDir() };
   try {
     for (const [op, rest] of steps) {
       if (op === "ARG") {
@@ -230,8 +229,7 @@ Deno.test("compile: the CI workflow's deno compile step, run with deno run (the 
     else flags.push(words[i]!);
   }
   assert.ok(flags.includes("--allow-net"));
-  const info = await output(Deno.execPath(), ["info", "--json"]);
-  const denoDir = JSON.parse(info.stdout).denoDir as string;
+  const cache = await denoDir();
   await using api = await startApiServer();
   const dir = await Deno.makeTempDir({ prefix: "kopf-compile-" });
   try {
@@ -258,7 +256,7 @@ Deno.test("compile: the CI workflow's deno compile step, run with deno run (the 
     const child = new Deno.Command(Deno.execPath(), {
       args: ["run", ...permissions, `${ROOT}deploy/main.ts`, "-A", "--standalone"],
       clearEnv: true,
-      env: { KUBECONFIG: kubeconfig, POD_ID: "evc-operator-0", NO_COLOR: "1", DENO_DIR: denoDir },
+      env: { KUBECONFIG: kubeconfig, POD_ID: "evc-operator-0", NO_COLOR: "1", DENO_DIR: cache },
       stdout: "null",
       stderr: "piped",
     }).spawn();

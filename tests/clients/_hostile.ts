@@ -108,6 +108,8 @@ export interface RawServer extends AsyncDisposable {
   readonly connections: number;
   /** The request lines in the order they came. */
   readonly requests: string[];
+  /** How many connections have ended (closed by the client, or by the script). */
+  readonly ended: number;
 }
 
 /**
@@ -123,6 +125,7 @@ export function rawServer(script: Script): RawServer {
   const requests: string[] = [];
   const tasks = new Set<Promise<void>>();
   let connections = 0;
+  let ended = 0;
   const serve = async (sock: RawSocket, connection: number) => {
     try {
       for (let index = 0;; index++) {
@@ -137,6 +140,7 @@ export function rawServer(script: Script): RawServer {
     } finally {
       sock.close();
       sockets.delete(sock);
+      ended++;
     }
   };
   const accepting = (async () => {
@@ -155,6 +159,9 @@ export function rawServer(script: Script): RawServer {
       return connections;
     },
     requests,
+    get ended() {
+      return ended;
+    },
     async [Symbol.asyncDispose]() {
       listener.close();
       for (const sock of sockets) sock.close();
@@ -183,6 +190,20 @@ export function jsonAnswer(body: unknown, status = "200 OK", extra = ""): string
   const text = JSON.stringify(body);
   return `HTTP/1.1 ${status}\r\ncontent-type: application/json\r\n${extra}` +
     `content-length: ${enc.encode(text).length}\r\n\r\n${text}`;
+}
+
+/**
+ * Waits until `check()` holds, for 10 s at most (then fails, saying what it waited for).
+ *
+ * @param check The condition.
+ * @param what What it waits for, for the failure.
+ */
+export async function until(check: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`not within 10 s: ${what}`);
+    await delay(5);
+  }
 }
 
 /** Waits until `ms` passed. */

@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import * as kopf from "../../mod.ts";
 import { KopfRunner, startApiServer } from "../../testing.ts";
 import { cluster, until } from "../reactor/_setup.ts";
+import { denoDir } from "../_deno_dir.ts";
 
 const VWC = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations";
 const PROBE = new URL("./_runner_env_probe.ts", import.meta.url).pathname;
@@ -19,16 +20,13 @@ Deno.test("a handler's api goes to the runner's API server and nowhere else", as
   await Deno.writeTextFile(`${home}/.kube/config`, elsewhere.kubeconfig.yaml);
   // The operator runs in a subprocess whose own environment points elsewhere (setting it in this
   // process would point every test running in parallel there too).
-  // Deno's cache stays where it is (it is under HOME by default: an empty one would mean
-  // downloading the npm packages again).
-  const info = await new Deno.Command(Deno.execPath(), { args: ["info", "--json"] }).output();
-  const { denoDir } = JSON.parse(new TextDecoder().decode(info.stdout)) as { denoDir: string };
+  // Deno's cache stays where it is (see _deno_dir.ts).
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", PROBE, runners.kubeconfig.path],
     env: {
       KUBECONFIG: elsewhere.kubeconfig.path,
       HOME: home,
-      DENO_DIR: denoDir,
+      DENO_DIR: await denoDir(),
       NO_COLOR: "1",
     },
     stdin: "piped",

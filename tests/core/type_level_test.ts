@@ -29,6 +29,13 @@ const GOOD = ["ok.ts", "versions_ok.ts", "indices_ok.ts"];
 const ALL = [...GOOD, ...Object.values(BAD).flat()];
 const check = sharedCheck(...ALL.map((f) => `tests/fixtures/typed/${f}`));
 
+/**
+ * The time limit of each test here: whichever runs first waits for the one `deno check` of the
+ * whole graph, which took ~57 s on a loaded two-core machine running four test files at once —
+ * too close to the default limit.
+ */
+const CHECK_LIMIT_MS = 300_000;
+
 /** Asserts that `file` type-checks: no error in it, or in what it imports. */
 async function passes(file: string): Promise<void> {
   const { output } = await check();
@@ -46,11 +53,18 @@ async function failures(
   return { errors, output };
 }
 
-Deno.test("type level: correct use of a typed resource passes deno check", async () => {
+Deno.test({
+  name: "type level: correct use of a typed resource passes deno check",
+  timeout: CHECK_LIMIT_MS,
+}, async () => {
   await passes("ok.ts");
 });
 
-Deno.test("type level: a typo of spec.size fails deno check (in spec, in the field option, in patch.status)", async () => {
+Deno.test({
+  name:
+    "type level: a typo of spec.size fails deno check (in spec, in the field option, in patch.status)",
+  timeout: CHECK_LIMIT_MS,
+}, async () => {
   const { errors, output } = await failures(BAD.resources);
   assert.match(errors.get("typo.ts")!.join("\n"), /Property 'sise' does not exist/);
   assert.match(output, /"spec\.sise"/);
@@ -60,11 +74,19 @@ Deno.test("type level: a typo of spec.size fails deno check (in spec, in the fie
   assert.match(output, /typo_patch\.ts/);
 });
 
-Deno.test("type level: versions are typed resources; converters are typed from one version to another", async () => {
+Deno.test({
+  name:
+    "type level: versions are typed resources; converters are typed from one version to another",
+  timeout: CHECK_LIMIT_MS,
+}, async () => {
   await passes("versions_ok.ts");
 });
 
-Deno.test("type level: a wrong storage, handlers on all versions, a field of another version, a wrong conversion fail deno check", async () => {
+Deno.test({
+  name:
+    "type level: a wrong storage, handlers on all versions, a field of another version, a wrong conversion fail deno check",
+  timeout: CHECK_LIMIT_MS,
+}, async () => {
   const { errors, output } = await failures(BAD.versions);
   assert.deepEqual(errors.get("versions_bad_field.ts"), [
     "TS2339 [ERROR]: Property 'size' does not exist on type '{ storage: { class?: string | undefined; size: string; }; }'.",
@@ -82,11 +104,19 @@ Deno.test("type level: a wrong storage, handlers on all versions, a field of ano
   assert.match(output, /Property 'storage' is missing in type '\{ size: string; \}'/);
 });
 
-Deno.test("type level: index handles are typed by the function's result (dict, Map, other values, async; typed resources)", async () => {
+Deno.test({
+  name:
+    "type level: index handles are typed by the function's result (dict, Map, other values, async; typed resources)",
+  timeout: CHECK_LIMIT_MS,
+}, async () => {
   await passes("indices_ok.ts");
 });
 
-Deno.test("type level: a wrong key, a wrong value type, a typo in a typed indexer's spec fail deno check", async () => {
+Deno.test({
+  name:
+    "type level: a wrong key, a wrong value type, a typo in a typed indexer's spec fail deno check",
+  timeout: CHECK_LIMIT_MS,
+}, async () => {
   const { errors } = await failures(BAD.indices);
   assert.deepEqual(errors.get("indices_bad_key.ts"), [
     "TS2345 [ERROR]: Argument of type 'number' is not assignable to parameter of type 'string'.",

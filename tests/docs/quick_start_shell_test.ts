@@ -18,6 +18,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ROOT } from "../examples/_setup.ts";
 import { testWithKubectl } from "../apiserver/_kubectl.ts";
+import { denoDir } from "../_deno_dir.ts";
 
 /** A process with its output collected. */
 class Shell {
@@ -99,7 +100,9 @@ testWithKubectl(
     try {
       // Shell 1 prints the line to paste into shell 2.
       const exported = await apiserver.waitFor(/^export KUBECONFIG=(\S+)$/m);
-      const env = { KUBECONFIG: exported[1]!, HOME: home };
+      // The second shell's HOME is its own (kubectl's discovery cache, no ~/.kube/config of the
+      // machine's); Deno's cache stays the one this run has filled (see _deno_dir.ts).
+      const env = { KUBECONFIG: exported[1]!, HOME: home, DENO_DIR: await denoDir() };
       const kubectl = async (...args: string[]) => {
         const out = await new Deno.Command("kubectl", {
           args,

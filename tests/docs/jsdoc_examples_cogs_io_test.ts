@@ -1,0 +1,5 @@
+/** The JSDoc examples of cogs_io's files, run as tests: see [_jsdoc_examples.ts](./_jsdoc_examples.ts). */
+
+import { testExamples } from "./_jsdoc_examples.ts";
+
+testExamples("cogs_io");
