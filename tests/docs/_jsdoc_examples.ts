@@ -56,7 +56,7 @@ export const GROUPS: Readonly<Record<string, readonly string[]>> = {
     "src/cli/",
     "src/kits/",
   ],
-  cogs_io: ["src/cogs/aio/", "src/cogs/clients/"],
+  cogs_io: ["src/cogs/aio/", "src/cogs/clients/", "src/cogs/tracing/"],
   cogs_data: ["src/cogs/configs/", "src/cogs/metrics/", "src/cogs/structs/"],
   core: ["src/core/"],
   apiserver: ["src/apiserver/"],
