@@ -42,7 +42,6 @@ import { readObject } from "../../cogs/clients/fetching.ts";
 import { patchObject } from "../../cogs/clients/patching.ts";
 import { scanResources } from "../../cogs/clients/scanning.ts";
 import { infiniteWatch } from "../../cogs/clients/watching.ts";
-import type { OperatorSettings } from "../../cogs/configs/settings.ts";
 import {
   CLUSTER_PEERINGS,
   CLUSTER_PEERINGS_LEGACY,
@@ -71,37 +70,6 @@ interface Joined {
   stop: AbortController;
   /** Ends when its watch and keep-alives have ended (not including the leaving). */
   done: Promise<void>;
-}
-
-/**
- * Applies the peering arguments of `kopf.operator()`/`kopf run` to the settings, as Kopf's
- * `spawn_tasks()` does: a peering name makes the peering mandatory; the scope makes it
- * cluster-wide or namespaced.
- *
- * @param settings The settings to change.
- * @param options `clusterwide` (the operator's scope), `peeringName`, `standalone`, `priority`.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { OperatorSettings } from "@kopf/kopf";
- * import { applyPeeringOptions } from "./peering.ts";
- * const settings = new OperatorSettings();
- * applyPeeringOptions(settings, { clusterwide: false, peeringName: "example" });
- * assert.deepEqual([settings.peering.name, settings.peering.mandatory, settings.peering.namespaced], ["example", true, true]);
- * ```
- */
-export function applyPeeringOptions(
-  settings: OperatorSettings,
-  options: { clusterwide: boolean; peeringName?: string; standalone?: boolean; priority?: number },
-): void {
-  settings.peering.clusterwide = options.clusterwide;
-  if (options.peeringName !== undefined) {
-    settings.peering.name = options.peeringName;
-    settings.peering.mandatory = true;
-  }
-  if (options.standalone !== undefined) settings.peering.standalone = options.standalone;
-  if (options.priority !== undefined) settings.peering.priority = options.priority;
 }
 
 /**
@@ -343,7 +311,7 @@ export function startPeering(parts: PeeringParts): PartTasks {
  * Peering as a part of a running operator (running.ts): started after the watchers and the
  * admission; left after the watchers and daemons have stopped, so that lower-priority peers
  * resume only then. (Its options are applied before the startup handlers: running.ts calls
- * {@link applyPeeringOptions}.)
+ * `applyPeeringOptions()` of optional_parts.ts.)
  *
  * @example
  * ```ts
