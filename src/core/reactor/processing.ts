@@ -78,8 +78,11 @@ export async function processEvent(
     return base;
   };
   if (op.indexers?.active) await op.indexers.whenReady();
-  // Daemons and timers: their engine is loaded by the first cycle that needs it.
-  if (!op.daemons && op.registry.spawningHandlers(resource).length) await loadDaemons(op);
+  // Daemons and timers: their engine is loaded by the first cycle that needs it (not once the
+  // operator exits: the exit has closed the daemons it had, and spawns none).
+  if (!op.daemons && !op.exiting?.aborted && op.registry.spawningHandlers(resource).length) {
+    await loadDaemons(op);
+  }
 
   // The context for the filters only when the resource has raw-event handlers at all.
   const watching = op.registry.watchingHandlers(resource).length

@@ -24,8 +24,8 @@ import {
 import { ConnectionInfo } from "../../cogs/structs/connection_info.ts";
 import { Vault, type VaultSource } from "../../cogs/structs/vault.ts";
 import { runActivity } from "../engines/activities.ts";
-import { serveProbes } from "../engines/probing.ts";
 import { apiEventWriter, EventRecorder } from "../engines/event_recorder.ts";
+import { serveProbes } from "../engines/probing.ts";
 import { apiFailure, fatal, OperatorError } from "./errors.ts";
 import { resolveResources } from "./observation.ts";
 import { Orchestrator } from "./orchestration.ts";
