@@ -259,22 +259,6 @@ for (const root of ["mod.ts", "cli.ts"]) {
   });
 }
 
-/**
- * The embedded API server is not even prepared with an operator's graph: Deno prepares every
- * string-literal import at the start, taken or not (its ≈1.1 MB of source cost an idle operator
- * 1.5 MiB), so `kopf apiserver` imports it by a specifier the graph does not follow
- * (cli/main.ts).
- */
-Deno.test("mod.ts and cli.ts: the embedded API server is out of the graph Deno prepares for them", async () => {
-  for (const root of ["mod.ts", "cli.ts"]) {
-    const prepared = [...preparedSpecifiers(await info(root))];
-    assert.ok(prepared.some((s) => s.endsWith("/src/cli/main.ts")), `${root}: the CLI is there`);
-    // (`kopf manifests` reads the built-in kinds' catalog, apiserver/builtins/builtins.ts.)
-    const server = prepared.filter((s) => /\/src\/apiserver\/(serving|storage|objects)\//.test(s));
-    assert.deepEqual(server, [], root);
-  }
-});
-
 Deno.test("on.ts's static graph has no CommonJS package either", async () => {
   assert.deepEqual(await problems("on.ts"), []);
 });
