@@ -148,7 +148,7 @@ const loadingDaemons = new WeakMap<OperatorContext, Promise<void>>();
  * import assert from "node:assert/strict";
  * import { OperatorRegistry, OperatorSettings } from "@kopf/kopf";
  * import { loadDaemons, type OperatorContext } from "./processing.ts";
- * const op = { registry: new OperatorRegistry(), settings: new OperatorSettings(), memo: {}, indices: {}, sink: () => {} } as OperatorContext;
+ * const op = { registry: new OperatorRegistry(), settings: new OperatorSettings(), memo: {}, indices: {}, sink: () => {} } as unknown as OperatorContext; // the fields loadDaemons reads
  * await loadDaemons(op);
  * const daemons = op.daemons;
  * await loadDaemons(op);
