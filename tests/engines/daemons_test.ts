@@ -46,6 +46,27 @@ Deno.test("daemons: spawned per object with a live body; stopped on deletion, wh
   assert.match(runner.output, /Removing the finalizer, thus allowing the actual deletion\./);
 });
 
+Deno.test("daemons: one registered after the operator started is spawned (its engine loads at the first cycle that needs it)", async () => {
+  await using env = await setup();
+  const registry = new kopf.OperatorRegistry();
+  kopf.on.create("kopfexamples", { registry }, function created() {});
+  const runner = await env.operator(registry); // no daemons or timers yet: no engine loaded
+  let started = 0;
+  kopf.daemon("kopfexamples", { registry }, async function late({ stopped }) {
+    started++;
+    await stopped.wait();
+  });
+  await env.create("kex");
+  await env.waitFor("kex", (o) => o.metadata.finalizers?.includes(FINALIZER));
+  const deadline = Date.now() + 5000;
+  while (!started && Date.now() < deadline) await sleep(0.02);
+  assert.equal(started, 1, runner.output);
+  await env.remove("kex");
+  await env.waitGone("kex");
+  await runner.stop();
+  assert.match(runner.output, /\[default\/kex\] Daemon 'late' has exited gracefully\./);
+});
+
 Deno.test("daemons alone: one write per object (the finalizer), no diff-base annotation (as in Kopf)", async () => {
   await using env = await setup();
   const registry = new kopf.OperatorRegistry();
