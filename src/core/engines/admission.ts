@@ -30,7 +30,12 @@ import { objectContext } from "../intents/contexts.ts";
 import { matchesObject } from "../intents/filters.ts";
 import type { AnyObject } from "../intents/handlers.ts";
 import type { OperatorRegistry } from "../intents/registry.ts";
-import type { AdmissionOperation, WebhookHandler, WebhookType } from "../intents/webhooks.ts";
+import {
+  type AdmissionOperation,
+  type WebhookHandler,
+  webhookSegment,
+  type WebhookType,
+} from "../intents/webhooks.ts";
 import { copyMemo, objectMemo } from "./memos.ts";
 
 export type { WebhookClientConfig };
@@ -155,8 +160,12 @@ export async function serveAdmission(
     reason: request.reason,
     webhook: request.webhook,
   };
-  const handlers = options.registry.webhookHandlers(request.reason).filter((h) =>
-    (request.webhook === undefined || h.id === request.webhook) &&
+  const candidates = options.registry.webhookHandlers(request.reason);
+  // The request's webhook is a handler's id, or its DNS-safe form (a service path's segment).
+  const byId = request.webhook === undefined || candidates.some((h) => h.id === request.webhook);
+  const handlers = candidates.filter((h) =>
+    (request.webhook === undefined ||
+      (byId ? h.id === request.webhook : webhookSegment(h.id) === request.webhook)) &&
     h.selector.check(resource) && matchesRequest(h, operation, subresource) &&
     matchesObject(h, raw, context)
   );
