@@ -8,7 +8,9 @@
  * so this is the figure to watch when those rules grow.
  *
  * Run alone: `deno run -A bench/apiserver_bench.ts`; before/after, side by side:
- * `KOPF_BENCHES=apiserver_bench.ts deno task bench:compare REF 3`.
+ * `KOPF_BENCHES=apiserver_bench.ts deno task bench:compare REF 3`. Objects per kind and round:
+ * `KOPF_BENCH_OBJECTS` (1,500 by default; more for a finer figure — both sides of a comparison
+ * run this tree's bench, so they count alike).
  *
  * @module
  */

@@ -195,3 +195,29 @@ Deno.test("two servers in one process: a Pod's kept spec never carries the other
   ]);
   assert.deepEqual([onB.body.spec.priorityClassName, onB.body.spec.priority], [undefined, 0]);
 });
+
+Deno.test("Pods created from one kept spec share a status within a second, not across seconds or specs", () => {
+  const store = new Store();
+  const objects = new Objects(store, new ResourceRegistry());
+  objects.bootstrap();
+  const def = objects.registry.find("", "v1", "pods")!;
+  const limits = { cpu: "1", memory: "1Gi" };
+  const guaranteed = { containers: [{ name: "c", image: "status:1", resources: { limits } }] };
+  const bestEffort = { containers: [{ name: "c", image: "status:1" }] };
+  const scheduled = { ...bestEffort, nodeName: "n1" };
+  const create = (name: string, spec: Obj, now: string) => {
+    objects.now = () => now;
+    return objects.create(def, "default", { metadata: { name }, spec: structuredClone(spec) })
+      .object.status as { qosClass: string; conditions?: Array<{ lastTransitionTime: string }> };
+  };
+  const a = create("a", guaranteed, "2026-01-01T00:00:00Z");
+  const b = create("b", guaranteed, "2026-01-01T00:00:00Z");
+  assert.equal(a, b); // one second, one kept spec: one status
+  const c = create("c", guaranteed, "2026-01-01T00:00:01Z");
+  assert.equal(c.conditions?.[0]?.lastTransitionTime, "2026-01-01T00:00:01Z");
+  assert.equal(a.conditions?.[0]?.lastTransitionTime, "2026-01-01T00:00:00Z");
+  const d = create("d", bestEffort, "2026-01-01T00:00:01Z");
+  assert.deepEqual([c.qosClass, d.qosClass], ["Guaranteed", "BestEffort"]);
+  const e = create("e", scheduled, "2026-01-01T00:00:01Z");
+  assert.deepEqual([e.qosClass, e.conditions], ["BestEffort", undefined]);
+});

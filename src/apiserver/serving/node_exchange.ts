@@ -195,9 +195,9 @@ async function writeResponse(
   signal: AbortSignal,
 ): Promise<void> {
   const headers: OutgoingHttpHeaders = {};
-  for (const [name, value] of response.headers) {
+  response.headers.forEach((value, name) => {
     if (name !== "set-cookie") headers[name] = value;
-  }
+  });
   const cookies = response.headers.getSetCookie();
   if (cookies.length > 0) headers["set-cookie"] = cookies;
   res.writeHead(response.status, response.statusText || undefined, headers);

@@ -372,7 +372,7 @@ export class Admission {
       equivalents ??= this.#objects.registry.versionsOf(storageKey(info.def))
         .filter((d) => d.version !== info.def.version);
     const of = (key: string) => {
-      if (isWebhookConfiguration(info.def)) return [];
+      if (isWebhookConfiguration(info.def) || !this.#store.count(key)) return [];
       const configs = [...this.#store.list(key)];
       if (!configs.length) return [];
       configs.sort((a, b) => (a.metadata.name ?? "") < (b.metadata.name ?? "") ? -1 : 1);

@@ -80,7 +80,7 @@ export async function readBodyLimited(
   // a body given whole (not chunked; in-process requests): read at once, natively. Touching
   // `req.body` or a reader loop costs several times as much per request.
   if (declared !== null || !req.headers.has("transfer-encoding")) {
-    const bytes = new Uint8Array(await req.arrayBuffer());
+    const bytes = await req.bytes(); // not arrayBuffer(): that copies the bytes once more
     if (bytes.length > limit) throw requestTooLarge(limit);
     return bytes;
   }
