@@ -337,7 +337,8 @@ export class ShardGate {
    * ```
    */
   foreign(uid: string): boolean {
-    if (!this.#view.size) return false;
+    // No view, or a view of this replica alone: nothing to hash.
+    if (this.#view.size < 2) return false;
     return this.#ring.ownerOfHash(this.#hashes.get(uid) ?? hash64(uid)) !== this.identity;
   }
 
