@@ -32,6 +32,8 @@ export class Replica {
       args: [
         "run",
         "-A",
+        // E.g. KOPF_BENCH_OPERATOR_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile them.
+        ...(Deno.env.get("KOPF_BENCH_OPERATOR_FLAGS")?.split(" ").filter(Boolean) ?? []),
         new URL("cli.ts", ROOT).pathname,
         "run",
         "-q",

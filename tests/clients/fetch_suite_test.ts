@@ -42,6 +42,7 @@ const NOT_ON_FETCH: Record<string, string> = {
   "settings_test.ts": "settings parsing: no requests",
   "vault_test.ts": "the vault's credentials: no requests",
   "watcher_test.ts": "the watcher's states on scripted I/O and a fake clock: no sockets",
+  "watch_skipping_test.ts": "the skipping of watch lines, on strings: no sockets",
   "http1_test.ts": "the lean client itself on fake connections: no transport is picked",
   "transport_test.ts": "picks each transport itself (both over real sockets)",
   "hostile_fuzz_test.ts": "runs every case on both transports itself (ignored under fetch)",

@@ -436,3 +436,53 @@ Deno.test("infiniteWatch(): the events of one chunk in order; a 410 ERROR after 
   ]);
   assert.equal(watches, 1);
 });
+
+Deno.test("infiniteWatch() with skip: the skipped objects are not in the state nor their changes yielded; a relist request brings their state at once (streamed and listed)", async () => {
+  for (const streamingLists of ["auto", "never"] as const) {
+    await using env = await setup();
+    const a = await createObject(env.api, CONFIGMAPS, "default", { metadata: { name: "a" } });
+    const b = await createObject(env.api, CONFIGMAPS, "default", { metadata: { name: "b" } });
+    const skipped = new Set([b!.metadata!.uid!]);
+    let request: (() => void) | undefined;
+    const watch = follow(env.api, {
+      streamingLists,
+      // No stream ends by itself meanwhile: only the request's cut ends it.
+      serverTimeout: 3600,
+      clientTimeout: null,
+      inactivityTimeout: null,
+      skip: (uid) => skipped.has(uid),
+      onRelist: (r) => {
+        request = r;
+        return () => (request = undefined);
+      },
+    });
+    try {
+      await eventually(() => watch.listings() === 1);
+      assert.deepEqual(
+        watch.events.map((e) =>
+          e.type === "LISTED" ? "LISTED" : `${e.type}:${e.object.metadata?.name}`
+        ),
+        ["null:a", "LISTED"],
+        `${streamingLists}: the skipped object is not in the state (streamed or listed)`,
+      );
+      const after = () =>
+        watch.events.slice(watch.events.findIndex((e) => e.type === "LISTED") + 1).map((e) =>
+          e.type === "LISTED" ? "LISTED" : `${e.type}:${e.object.metadata?.name}`
+        );
+      await patchObject(env.api, CONFIGMAPS, "default", "b", { data: { x: "1" } });
+      await patchObject(env.api, CONFIGMAPS, "default", "a", { data: { x: "1" } });
+      await eventually(() => after().length === 1);
+      assert.deepEqual(after(), ["MODIFIED:a"], `${streamingLists}: b's change is skipped`);
+      assert.equal(a!.metadata!.name, "a");
+      skipped.clear();
+      request!(); // the stream is silent now: the request cuts it
+      // At once (the stream would otherwise end only after seconds: the server closes it).
+      await eventually(() => watch.listings() === 2, 3, `${streamingLists}: a relist`);
+      assert.deepEqual(after().slice(1), ["null:a", "null:b", "LISTED"], streamingLists);
+      assert.ok(same(watch.state, await serverState(env)), "the exact state, b's change too");
+    } finally {
+      await watch.stop();
+    }
+    assert.equal(request, undefined, "unsubscribed when the watch stops");
+  }
+});

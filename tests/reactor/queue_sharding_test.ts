@@ -1,6 +1,7 @@
 /**
  * Per-object queues behind sharding's gate, on a fake clock: objects of other replicas get no
- * worker and no cycle (their latest body is kept); an object handed over to us goes through one
+ * worker, no cycle and no entry (nothing is kept of them; the watch reads the state anew when a
+ * view may give them to us); ours, not admitted yet, keep their latest body; an object handed over to us goes through one
  * cycle with its latest body (`type: null`, as after a listing); an object handed away finishes
  * its in-flight cycle before the release hook (daemons) runs, and its memory starts afresh; a
  * deleted object of another replica is forgotten.
@@ -93,7 +94,7 @@ function rig(refresh?: (body: Obj) => Promise<Obj | undefined>) {
   };
 }
 
-Deno.test("sharded queues: another replica's objects get no worker; ours, handed over, get one cycle with the latest body", async () => {
+Deno.test("sharded queues: another replica's objects get no worker and nothing kept; ours, handed over, get one cycle with the latest body", async () => {
   const { clock, gate, calls, queues } = rig();
   gate.join("a1");
   gate.observe([b()]); // b is there but has not acknowledged our view: nothing is ours to gain
@@ -103,7 +104,9 @@ Deno.test("sharded queues: another replica's objects get no worker; ours, handed
   await clock.advance(1);
   assert.deepEqual(calls, [], "not acknowledged yet: not even ours are started");
   assert.equal(queues.size, 0, "no workers for objects that are not admitted");
-  assert.equal(queues.known, 6, "but every object is known (its latest body kept)");
+  assert.equal(queues.known, 3, "ours are known (their latest body kept), theirs not at all");
+  assert.deepEqual(THEIRS.map((u) => queues.skips(u)), [true, true, true], "theirs: skipped");
+  assert.deepEqual(OURS.map((u) => queues.skips(u)), [false, false, false]);
 
   gate.observe([b(gate)]); // b publishes the same view: ours are admitted now
   await clock.advance(1);
@@ -113,10 +116,10 @@ Deno.test("sharded queues: another replica's objects get no worker; ours, handed
   await clock.advance(1);
   assert.deepEqual(calls.sort(), OURS.map((u) => `${u}@3`).sort(), "theirs stay theirs");
 
-  // A deleted object of b's: forgotten here (b handles its deletion).
+  // A deleted object of b's: nothing to forget here (b handles its deletion).
   queues.push(ev(THEIRS[0]!, 4, "DELETED"));
   await clock.advance(1);
-  assert.equal(queues.known, 5);
+  assert.equal(queues.known, 3);
   await queues.close();
 });
 
@@ -150,6 +153,23 @@ Deno.test("sharded queues: an object handed away finishes its cycle in flight, t
   assert.deepEqual(memories.get(leaving)!.memo, {}, "its memory starts afresh");
   assert.ok(!calls.includes(`${leaving}@3`), "no cycle after the hand-off");
   assert.equal(gate.sample().owned, 3);
+  assert.equal(queues.known, 3, "nothing is kept of the objects handed away");
+  assert.deepEqual(THEIRS.map((u) => queues.skips(u)), [true, true, true]);
+  await queues.close();
+});
+
+Deno.test("sharded queues: what was kept before the first view (every object) goes for others' objects once the view forms", async () => {
+  const { clock, gate, calls, queues } = rig();
+  gate.join("a1"); // no view until the Leases are listed: nothing is another's yet
+  for (const uid of [...OURS, ...THEIRS]) queues.push(ev(uid, 1, "ADDED"));
+  await clock.advance(1);
+  assert.deepEqual([calls, queues.known], [[], 6], "kept, not started (no view)");
+  assert.deepEqual([...OURS, ...THEIRS].map((u) => queues.skips(u)), Array(6).fill(false));
+  gate.observe([b()]); // {a, b}: THEIRS are b's
+  assert.equal(queues.known, 3, "b's objects are not kept");
+  gate.observe([b(gate)]);
+  await clock.advance(1);
+  assert.deepEqual(calls.sort(), OURS.map((u) => `${u}@1?`).sort());
   await queues.close();
 });
 

@@ -5,6 +5,7 @@
  */
 
 import assert from "node:assert/strict";
+import { sha256 } from "npm:@noble/hashes@^2/sha2.js";
 import { hash64, Rendezvous, weight } from "../../src/cogs/structs/rendezvous.ts";
 
 /** 100,000 uid-like keys, the same in every run (no randomness in a test of stability). */
@@ -31,6 +32,28 @@ Deno.test("hash64 and weight are fixed functions: the same owners in every proce
     ["replica-2", "replica-1", "replica-0", "replica-0", "replica-2"],
   );
   assert.equal(new Rendezvous([]).owner("a"), undefined);
+});
+
+Deno.test("hash64 of short ASCII keys (its own one-block SHA-256) gives the library's bits: every length 0-70, non-ASCII too", () => {
+  const library = (text: string) => {
+    const d = sha256(new TextEncoder().encode(text));
+    const hi = ((d[0]! << 24) | (d[1]! << 16) | (d[2]! << 8) | d[3]!) >>> 0;
+    const lo = ((d[4]! << 24) | (d[5]! << 16) | (d[6]! << 8) | d[7]!) >>> 0;
+    return { hi, lo };
+  };
+  let seed = 7;
+  const next = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) >>> 8;
+  for (let n = 0; n <= 70; n++) {
+    for (let k = 0; k < 20; k++) {
+      let text = "";
+      for (let i = 0; i < n; i++) text += String.fromCharCode(32 + (next() % 95));
+      assert.deepEqual(hash64(text), library(text), `length ${n}: ${JSON.stringify(text)}`);
+    }
+  }
+  for (const text of ["ü", "uid-ü-1", "\u0000", "\x7f\x80", "日本".repeat(10)]) {
+    assert.deepEqual(hash64(text), library(text), JSON.stringify(text));
+  }
+  for (const uid of UIDS.slice(0, 1000)) assert.deepEqual(hash64(uid), library(uid), uid);
 });
 
 Deno.test("10 members split 100,000 uids evenly (each within 3% of 10,000)", () => {

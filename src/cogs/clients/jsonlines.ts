@@ -116,16 +116,27 @@ export class JsonLineSplitter {
   #pendingSize = 0;
   #maxLine: number;
   #setting: string;
+  #prefilter: ((line: string) => unknown) | undefined;
 
   /**
    * Creates the splitter.
    *
    * @param options `maxLine`: the most characters a line may have (a longer one throws a
-   *   {@link ResponseTooLargeError} naming `setting`); default: no limit.
+   *   {@link ResponseTooLargeError} naming `setting`); default: no limit. `prefilter`: sees each
+   *   non-empty line before it is parsed; what it returns (other than undefined) is the line's
+   *   value instead, and the line is not parsed (a watch skips the events of objects another
+   *   replica owns so).
    */
-  constructor(options: { maxLine?: number | undefined; setting?: string | undefined } = {}) {
+  constructor(
+    options: {
+      maxLine?: number | undefined;
+      setting?: string | undefined;
+      prefilter?: ((line: string) => unknown) | undefined;
+    } = {},
+  ) {
     this.#maxLine = options.maxLine ?? Infinity;
     this.#setting = options.setting ?? "the line limit";
+    this.#prefilter = options.prefilter;
   }
 
   /**
@@ -150,7 +161,9 @@ export class JsonLineSplitter {
         this.#pendingSize = 0;
       }
       start = end + 1;
-      if (!isBlank(line)) values.push(JSON.parse(line));
+      if (isBlank(line)) continue;
+      const early = this.#prefilter?.(line);
+      values.push(early !== undefined ? early : JSON.parse(line));
     }
     if (start < text.length) {
       this.#pendingSize += text.length - start;
@@ -176,7 +189,9 @@ export class JsonLineSplitter {
     const rest = this.#pending.join("");
     this.#pending = [];
     this.#pendingSize = 0;
-    if (!isBlank(rest)) values.push(JSON.parse(rest));
+    if (isBlank(rest)) return;
+    const early = this.#prefilter?.(rest);
+    values.push(early !== undefined ? early : JSON.parse(rest));
   }
 }
 

@@ -36,8 +36,11 @@ export class WatchingError extends Error {
   }
 }
 
-/** The event types of a raw watch stream. */
-export type RawWatchType = "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" | "ERROR";
+/**
+ * The event types of a raw watch stream; `SKIPPED` is no server's: an event left undecoded (an
+ * object another replica owns, watch_skipping.ts), with only its resourceVersion, if any.
+ */
+export type RawWatchType = "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" | "ERROR" | "SKIPPED";
 
 /**
  * One line of a watch stream, as sent. For `ERROR`, the object is a Status;

@@ -38,9 +38,13 @@ export interface WatcherIo {
    * asked for). Ends when the stream ends; throws when it cannot be opened or read on.
    *
    * @param command The watch to open.
+   * @param cut Ends the stream early (quietly), when the state is to be read anew.
    * @returns The batches.
    */
-  watch(command: WatcherCommand & { do: "watch" }): AsyncIterable<readonly RawWatchEvent[]>;
+  watch(
+    command: WatcherCommand & { do: "watch" },
+    cut?: AbortSignal,
+  ): AsyncIterable<readonly RawWatchEvent[]>;
   /**
    * Sleeps (the backoff).
    *
@@ -55,6 +59,13 @@ export interface WatcherIo {
    * @param message The message.
    */
   log(level: "debug" | "warn", message: string): void;
+  /**
+   * Subscribes to requests to read the state anew (see `InfiniteWatchOptions.onRelist`).
+   *
+   * @param request Called for each request.
+   * @returns Unsubscribes.
+   */
+  onRelist?: ((request: () => void) => () => void) | undefined;
 }
 
 /**
@@ -95,6 +106,14 @@ export async function* runWatcher(
     stream = undefined;
     await open?.return?.();
   };
+  // A request to read the state anew cuts the open stream; it is carried out at the next step
+  // that can take it (a listing in progress is finished first).
+  let relist = false;
+  let cut: AbortController | undefined;
+  const unsubscribe = io.onRelist?.(() => {
+    relist = true;
+    cut?.abort();
+  });
   io.log("debug", `Starting the watch-stream for ${subject}.`);
   try {
     let step: WatcherStep = startWatcher(config);
@@ -103,12 +122,19 @@ export async function* runWatcher(
       const events = step.events;
       for (let i = 0; i < events.length; i++) yield events[i]!;
       if (signal?.aborted) return; // stopped while its events were consumed: quietly
+      if (relist && RELISTABLE.has(step.state.phase)) {
+        relist = false;
+        await drop();
+        step = stepWatcher(config, step.state, { type: "relist" });
+        continue;
+      }
       const command = step.command;
       let input: WatcherInput;
       if (command.do === "read" || command.do === "watch") {
         if (command.do === "watch") {
           await drop();
-          stream = io.watch(command)[Symbol.asyncIterator]();
+          cut = unsubscribe && new AbortController();
+          stream = io.watch(command, cut?.signal)[Symbol.asyncIterator]();
         }
         try {
           const next = await stream!.next();
@@ -135,7 +161,11 @@ export async function* runWatcher(
       step = stepWatcher(config, step.state, input);
     }
   } finally {
+    unsubscribe?.();
     await drop();
     io.log("debug", `Stopping the watch-stream for ${subject}.`);
   }
 }
+
+/** The phases a request to relist is carried out in (a listing finishes first). */
+const RELISTABLE: ReadonlySet<string> = new Set(["streaming", "watching", "backoff", "relisting"]);

@@ -111,6 +111,10 @@ export type WatcherInput =
   | {
     /** The backoff's time passed. */
     readonly type: "slept";
+  }
+  | {
+    /** The consumer asks for the state anew (it lets through objects it skipped before). */
+    readonly type: "relist";
   };
 
 /** What to do next ({@link WatcherStep.command}). */
@@ -268,6 +272,12 @@ export function stepWatcher(
       if (state.phase === "listing") return onListingFailure(config, state, input.error);
       if (state.phase !== "streaming" && state.phase !== "watching") break;
       return onStreamFailure(config, state, input.error);
+    case "relist":
+      if (state.phase === "listing" || state.phase === "failed") break;
+      return readState(config, common(state), [], [{
+        level: "debug",
+        message: `Reading the state of ${config.resource} ${config.where} anew (asked for).`,
+      }]);
     case "slept":
       if (state.phase === "backoff") {
         const next: WatcherState = { ...common(state), phase: "watching" };
@@ -456,6 +466,11 @@ function onEvents(
       return fail(now(), new WatchingError(message), events);
     }
     const version = object.metadata?.resourceVersion;
+    // An event left undecoded (another replica's object): only where the watch resumes.
+    if (type === "SKIPPED") {
+      if (version) resourceVersion = version;
+      continue;
+    }
     if (type === "BOOKMARK") {
       if (phase === "streaming") {
         const annotations = object.metadata?.annotations as Record<string, string> | undefined;

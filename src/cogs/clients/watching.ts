@@ -86,6 +86,7 @@ import type { TransportStream } from "./transport.ts";
 import { ApiConnectionError, ResponseTooLargeError } from "./connection_errors.ts";
 import { listPage } from "./fetching.ts";
 import { JsonLineSplitter } from "./jsonlines.ts";
+import { skippingLines } from "./watch_skipping.ts";
 import { type RawWatchEvent, type WatchEvent, WatchingError } from "./watch_events.ts";
 import type { WatcherConfig } from "./watcher.ts";
 import { runWatcher } from "./watch_loop.ts";
@@ -123,6 +124,12 @@ export interface WatchOptions {
   inactivityTimeout?: number | null | undefined;
   /** Ends the stream (quietly). */
   signal?: AbortSignal | undefined;
+  /**
+   * Objects (by uid) whose ADDED and MODIFIED events are not decoded: each comes as a `SKIPPED`
+   * event with only its resourceVersion (watch_skipping.ts). Sharding skips so the objects
+   * another replica owns.
+   */
+  skip?: ((uid: string) => boolean) | undefined;
 }
 
 /**
@@ -260,6 +267,7 @@ async function* watchBatches(
   const lines = new JsonLineSplitter({
     maxLine: setting(watching, DEFAULTS.watching, "maxLineSize"),
     setting: "watching.maxLineSize",
+    prefilter: options.skip && skippingLines(options.skip),
   });
   const batch: RawWatchEvent[] = [];
   try {
@@ -351,6 +359,20 @@ export interface InfiniteWatchOptions {
   streamingLists?: "auto" | "always" | "never" | undefined;
   /** Stops watching (quietly). */
   signal?: AbortSignal | undefined;
+  /**
+   * Objects (by uid) whose ADDED and MODIFIED events are neither decoded nor yielded (nor kept
+   * in the inventory); they only advance the resourceVersion (see {@link WatchOptions.skip}).
+   * Listed ones are left out of the listing. An object known from before that a relist skips
+   * comes as DELETED at the relist's end (its stub goes): for a consumer that keeps nothing of
+   * what it skips, that is nothing to do.
+   */
+  skip?: ((uid: string) => boolean) | undefined;
+  /**
+   * Subscribes the watcher to requests to read the state anew (relist): the open stream is cut
+   * and the state read at once (after a listing in progress, when it is over) — for a consumer
+   * whose `skip` now lets through objects it skipped before. Returns the unsubscription.
+   */
+  onRelist?: ((request: () => void) => () => void) | undefined;
 }
 
 /**
@@ -414,15 +436,21 @@ export function infiniteWatch(
   const { labelSelector, fieldSelector, signal } = options;
   // The loop's generator is the watcher's: no second generator to step through per event.
   return runWatcher(config, {
-    list: (command) =>
-      listPage(api, resource, namespace, {
+    list: async (command) => {
+      const page = await listPage(api, resource, namespace, {
         labelSelector,
         fieldSelector,
         limit: command.limit,
         continue: command.continue,
         signal,
-      }),
-    watch: (command) =>
+      });
+      // A listing's objects to skip are neither yielded nor kept (as their streamed events).
+      const skip = options.skip;
+      if (!skip) return page;
+      const items = page.items.filter((o) => !(o.metadata?.uid && skip(o.metadata.uid)));
+      return { ...page, items };
+    },
+    watch: (command, cut) =>
       watchBatches(api, resource, namespace, {
         resourceVersion: command.resourceVersion,
         sendInitialEvents: command.sendInitialEvents,
@@ -433,8 +461,10 @@ export function infiniteWatch(
         clientTimeout: options.clientTimeout,
         connectTimeout: options.connectTimeout,
         inactivityTimeout: options.inactivityTimeout,
-        signal,
+        skip: options.skip,
+        signal: cut && signal ? AbortSignal.any([signal, cut]) : cut ?? signal,
       }),
+    onRelist: options.onRelist,
     // Real time even in an operator on a fake clock: the backoffs wait for a server, not for logic.
     sleep: (seconds) => realClock.sleep(seconds, signal),
     log: (level, message) => api.logger[level](message),

@@ -196,6 +196,17 @@ export class Reconcilers {
   }
 
   /**
+   * Whether a resource is watched as owned children of some reconciler's parents (its events
+   * are observed whoever owns the child: they bring the parents).
+   *
+   * @param resource The resource.
+   * @returns True if so.
+   */
+  observes(resource: Resource): boolean {
+    return this.#ownersOf(resource).handlers.length > 0;
+  }
+
+  /**
    * Whether a resource's events go to the per-object queues: not for a resource watched only as
    * owned children (their events need no worker and no memory per object).
    *

@@ -210,6 +210,9 @@ export class ShardGate {
   readonly #hashes = new Map<string, Hash64>();
   readonly #admitListeners = new Set<() => void>();
   readonly #changeListeners = new Set<() => void>();
+  readonly #viewListeners = new Set<(gains: boolean) => void>();
+  /** The members of the last view that had any (a fence empties the view; the ring stays). */
+  #lastMembers: ReadonlySet<string> = new Set();
 
   /**
    * @param identity This replica's identity (its member Lease's holder).
@@ -314,6 +317,42 @@ export class ShardGate {
   }
 
   /**
+   * Whether the current view gives the object to another member (false with no view: while this
+   * replica is no member, every object may be its own). Nothing is kept for the question: the
+   * uid is hashed anew (watch events of others' objects are told apart so, undecoded).
+   *
+   * @param uid The object's uid.
+   * @returns True if another member owns it now.
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { ShardGate } from "./sharding.ts";
+   * const gate = new ShardGate("a");
+   * assert.deepEqual(gate.foreign("uid-1"), false); // — no view yet: nothing is another's
+   * gate.observe([{ id: "b", incarnation: "y1", view: new Map(), releasing: [] }]);
+   * gate.join("x1");
+   * const uids = Array.from({ length: 10 }, (_, i) => `uid-${i}`);
+   * assert.deepEqual(uids.filter((u) => gate.foreign(u)), uids.filter((u) => gate.ownerOf(u) === "b"));
+   * ```
+   */
+  foreign(uid: string): boolean {
+    // No view, or a view of this replica alone: nothing to hash.
+    if (this.#view.size < 2) return false;
+    return this.#ring.ownerOfHash(this.#hashes.get(uid) ?? hash64(uid)) !== this.identity;
+  }
+
+  /**
+   * Whether this replica holds the object or is releasing it (something of it may still run).
+   *
+   * @param uid The object's uid.
+   * @returns True if so.
+   */
+  keeps(uid: string): boolean {
+    return this.#held.has(uid) || this.#releasing.has(uid);
+  }
+
+  /**
    * Whether a cycle of the object may start now (see the module doc).
    *
    * @param uid The object's uid.
@@ -398,6 +437,35 @@ export class ShardGate {
     return () => this.#changeListeners.delete(listener);
   }
 
+  /**
+   * Calls `listener` when this replica adopts a new view with members (after it adopted it, before
+   * the admit listeners), with whether the view may give it objects that the last view with
+   * members gave to others — one of those members is gone — so that what was not kept of them
+   * is read anew.
+   *
+   * @param listener Called synchronously.
+   * @returns Unsubscribes.
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { ShardGate } from "./sharding.ts";
+   * const gate = new ShardGate("a");
+   * const gains: boolean[] = [];
+   * gate.onView((g) => gains.push(g));
+   * const b = { id: "b", incarnation: "y1", view: new Map(), releasing: [] };
+   * gate.observe([b]);
+   * gate.join("x1"); // {a, b}: the first view
+   * gate.observe([]); // b is gone: its objects may be ours now
+   * gate.observe([b]); // b is back: nothing to gain
+   * assert.deepEqual(gains, [false, true, false]);
+   * ```
+   */
+  onView(listener: (gains: boolean) => void): () => void {
+    this.#viewListeners.add(listener);
+    return () => this.#viewListeners.delete(listener);
+  }
+
   /** Waits until every release in progress has finished (for the exit and tests). */
   async settled(): Promise<void> {
     while (this.#releasing.size) await Promise.all([...this.#releasing.values()]);
@@ -435,6 +503,11 @@ export class ShardGate {
       this.#acked ? [...this.#others.values()].flatMap((m) => m.releasing) : [],
     );
     if (changed) this.#emit(this.#changeListeners);
+    if (changed && view.size) {
+      const gains = [...this.#lastMembers].some((id) => !view.has(id));
+      this.#lastMembers = new Set(view.keys());
+      for (const listener of [...this.#viewListeners]) listener(gains);
+    }
     const unblocked = [...wasBlocked].some((uid) => !this.#blocked.has(uid));
     if (this.#acked && (!wasAcked || changed || unblocked)) this.#emit(this.#admitListeners);
   }

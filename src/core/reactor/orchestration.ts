@@ -279,6 +279,15 @@ export class Orchestrator {
     const reconcilers = this.#op.reconcilers;
     reconcilers?.watching(resource, stream);
     const queued = reconcilers?.queued(resource) ?? true;
+    // Sharded: the events of objects another replica owns are left undecoded, unless an index or
+    // a reconciler's children need every object (asked per line: handlers may come later); a
+    // view that may give this replica objects it skipped reads the state anew.
+    const shards = this.#op.shards;
+    const indexers = this.#op.indexers;
+    const skip = shards && queued
+      ? (uid: string) =>
+        queues.skips(uid) && !indexers?.indexes(resource) && !reconcilers?.observes(resource)
+      : undefined;
     const done = (async () => {
       try {
         for await (
@@ -289,6 +298,8 @@ export class Orchestrator {
             connectTimeout: settings.watching.connectTimeout,
             inactivityTimeout: settings.watching.inactivityTimeout,
             reconnectBackoff: settings.watching.reconnectBackoff,
+            skip,
+            onRelist: shards && skip && ((request) => shards.onView((gains) => gains && request())),
           })
         ) {
           if (event.type === "LISTED") {

@@ -176,6 +176,36 @@ export class QueueGate {
   }
 
   /**
+   * Whether the shard view gives the object to another replica (false without sharding).
+   *
+   * @param uid The object's uid.
+   * @returns True if so.
+   */
+  foreign(uid: string): boolean {
+    return this.#shards?.foreign(uid) ?? false;
+  }
+
+  /**
+   * Whether sharding holds the object here or is releasing it.
+   *
+   * @param uid The object's uid.
+   * @returns True if so.
+   */
+  keeps(uid: string): boolean {
+    return this.#shards?.keeps(uid) ?? false;
+  }
+
+  /**
+   * Calls `listener` when the shard view changes (ShardGate.onView).
+   *
+   * @param listener Called synchronously, with whether objects may be gained.
+   * @returns Unsubscribes.
+   */
+  onView(listener: (gains: boolean) => void): () => void {
+    return this.#shards?.onView(listener) ?? NOOP;
+  }
+
+  /**
    * Calls `listener` when the shard gate may admit objects it did not before.
    *
    * @param listener Called synchronously.

@@ -142,6 +142,7 @@ export class ObjectQueues implements Releaser {
   #gate: QueueGate;
   #unsubscribe: () => void;
   #unadmit: () => void;
+  #unview: () => void;
   /** Reads objects anew (errors reported); none without `options.refresh`. */
   #reader: Reader | undefined;
   /**
@@ -187,6 +188,7 @@ export class ObjectQueues implements Releaser {
     });
     this.#unsubscribe = this.#gate.onResume(() => this.#resumed());
     this.#unadmit = this.#gate.onAdmit(() => this.#admitted());
+    this.#unview = this.#gate.onView(() => this.#prune());
   }
 
   /** How many objects have a live worker. */
@@ -236,18 +238,27 @@ export class ObjectQueues implements Releaser {
     if (this.#stop.signal.aborted) return;
     const key = keyOf(event.object);
     let entry = this.#objects.get(key);
-    if (!entry) this.#objects.set(key, entry = { memory: newMemory(), queue: undefined });
     // Deleted by our own write: what comes before its DELETED event is older than that write.
-    if (entry.gone && event.type !== "DELETED") return;
-    let queue = entry.queue;
-    if (this.#gate.sharded) {
-      entry.latest = event.object;
-      if (!queue && !this.#gate.admits(key)) {
-        // Not ours (or not handed over yet): kept, not processed; gone when deleted.
-        if (event.type === "DELETED") this.#forget(key, entry);
+    if (entry?.gone && event.type !== "DELETED") return;
+    let queue = entry?.queue;
+    if (this.#gate.sharded && !queue && !this.#gate.admits(key)) {
+      // Not ours (or not handed over yet): not processed; gone when deleted.
+      if (event.type === "DELETED") {
+        if (entry) this.#forget(key, entry);
         return;
       }
+      // Another replica's: nothing is kept (a view that gives it to us reads the state anew).
+      if (this.#gate.foreign(key) && !this.#gate.keeps(key)) {
+        if (entry) this.#drop(key, entry);
+        return;
+      }
+      // Ours, not handed over yet: its latest body waits for the gate.
+      if (!entry) this.#objects.set(key, entry = { memory: newMemory(), queue: undefined });
+      entry.latest = event.object;
+      return;
     }
+    if (!entry) this.#objects.set(key, entry = { memory: newMemory(), queue: undefined });
+    if (this.#gate.sharded) entry.latest = event.object;
     if (!queue) {
       queue = entry.queue = new ObjectQueue(this.#context, event);
       this.#workers++;
@@ -273,6 +284,7 @@ export class ObjectQueues implements Releaser {
     this.#context.closing = true;
     this.#unsubscribe();
     this.#unadmit();
+    this.#unview();
     this.#parked.expireAll();
     const queues = [...this.#objects.values()].flatMap((e) => e.queue ? [e.queue] : []);
     const workers = queues.map((q) => q.worker);
@@ -349,8 +361,10 @@ export class ObjectQueues implements Releaser {
             await queue.waitResumed((signal) => this.#gate.waitResumed(signal));
             continue;
           case "refused":
-            // Not ours any more (or not yet): the latest body waits in the entry for the gate.
+            // Not ours any more (or not yet): the latest body waits in the entry for the gate —
+            // unless another replica owns it now: then nothing is kept.
             if (deleted) this.#forget(key, entry);
+            else if (this.#gate.foreign(key) && !this.#gate.keeps(key)) this.#drop(key, entry);
             else entry.latest = batch[batch.length - 1]!.object;
             return;
           case "read":
@@ -454,6 +468,35 @@ export class ObjectQueues implements Releaser {
     await entry.busy;
     await this.#options.release?.(uid, entry.memory);
     Object.assign(entry.memory, newMemory(), { spawned: undefined });
+    // Another replica's now: nothing is kept (a view that gives it back reads the state anew). A
+    // worker still alive has no cycle to run (the gate refuses it) and ends at its next batch.
+    if (this.#gate.foreign(uid)) this.#drop(uid, entry);
+  }
+
+  /**
+   * Whether the watch may leave this object's ADDED and MODIFIED events undecoded: another
+   * replica owns it under the current shard view, and nothing of it is kept here (see
+   * cogs/clients/watch_skipping.ts).
+   *
+   * @param uid The object's uid.
+   * @returns True if so (never without sharding).
+   */
+  skips(uid: string): boolean {
+    return this.#gate.foreign(uid) && !this.#objects.has(uid);
+  }
+
+  /** A new shard view: what is kept of objects that are others' now, idle and released, goes. */
+  #prune(): void {
+    for (const [key, entry] of this.#objects) {
+      if (entry.queue || !this.#gate.foreign(key) || this.#gate.keeps(key)) continue;
+      this.#drop(key, entry);
+    }
+  }
+
+  /** Nothing is kept of an object another replica owns (its entry goes, if it is this one). */
+  #drop(key: string, entry: ObjectEntry): void {
+    if (this.#objects.get(key) === entry) this.#objects.delete(key);
+    this.#gate.forget(key);
   }
 
   /** The gate admits more objects: those kept without a worker start with their latest body. */
