@@ -67,3 +67,29 @@ Deno.test("ThrottledProcessor: a success gives the result and releases the throt
   assert.equal(throttle.engaged, false);
   assert.ok(signals.every((s) => s === stop.signal), "the queues' stop signal reaches the cycle");
 });
+
+Deno.test("ThrottledProcessor: a cycle that fails because the queues' grace ran out (aborted) is not reported as an unexpected error", async () => {
+  const stop = new AbortController();
+  const reported: unknown[] = [];
+  const processor = new ThrottledProcessor(
+    (_event, _memory, signal) =>
+      new Promise((_, reject) =>
+        signal.addEventListener("abort", () => reject(signal.reason), { once: true })
+      ),
+    stop.signal,
+    (e) => reported.push(e),
+  );
+  const throttle = new Throttle([1]);
+  const cycle = processor.run(event, newMemory(), throttle);
+  stop.abort(new DOMException("The queues closed.", "AbortError"));
+  assert.equal(await cycle, undefined);
+  assert.equal(reported.length, 0);
+  // Not aborted: the same failure is reported, with its delay.
+  const failing = new ThrottledProcessor(
+    () => Promise.reject(new Error("boom")),
+    new AbortController().signal,
+    (e) => reported.push(e),
+  );
+  assert.equal(await failing.run(event, newMemory(), throttle), undefined);
+  assert.equal(reported.length, 1);
+});

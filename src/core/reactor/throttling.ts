@@ -97,7 +97,8 @@ export class ThrottledProcessor {
 
   /**
    * @param processor Processes an object's event.
-   * @param signal Aborts the cycles' API calls (the queues close).
+   * @param signal Aborts the cycles' API calls (the queues close); a cycle that fails once it is
+   *   aborted is not reported.
    * @param onError Receives unexpected errors, the event and the delay.
    */
   constructor(processor: Processor, signal: AbortSignal, onError?: ErrorCallback | undefined) {
@@ -124,6 +125,9 @@ export class ThrottledProcessor {
       throttle.succeeded();
       return result;
     } catch (e) {
+      // The queues closed and their grace ran out: the cycle's API calls were aborted on purpose
+      // (the exit), not an unexpected error to report with its stack.
+      if (this.#signal.aborted) return undefined;
       this.#onError?.(e, event, throttle.failed());
       return undefined;
     }
