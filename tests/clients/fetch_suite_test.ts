@@ -43,6 +43,7 @@ const NOT_ON_FETCH: Record<string, string> = {
   "vault_test.ts": "the vault's credentials: no requests",
   "watcher_test.ts": "the watcher's states on scripted I/O and a fake clock: no sockets",
   "http1_test.ts": "the lean client itself on fake connections: no transport is picked",
+  "paths_test.ts": "the kubeconfig's path operations: no requests",
   "transport_test.ts": "picks each transport itself (both over real sockets)",
   "hostile_fuzz_test.ts": "runs every case on both transports itself (ignored under fetch)",
   "hostile_server_test.ts": "runs every row on both transports itself (ignored under fetch)",
