@@ -110,7 +110,7 @@ export type { HandlerState, Outcome, State } from "./src/core/actions/progressio
 export { ObjectLogger, OperatorLogger } from "./src/core/actions/loggers.ts";
 export { configure, LocalObjectLogger } from "./src/core/actions/logging.ts";
 export type { ConfigureOptions } from "./src/core/actions/logging.ts";
-export { logtapeSink } from "./src/core/actions/logtape.ts";
+export { type LogtapeSink, logtapeSink } from "./src/core/actions/logtape.ts";
 export type { LogtapeSinkOptions } from "./src/core/actions/logtape.ts";
 export type {
   Level,

@@ -44,6 +44,7 @@ const NOT_ON_FETCH: Record<string, string> = {
   "watcher_test.ts": "the watcher's states on scripted I/O and a fake clock: no sockets",
   "watch_skipping_test.ts": "the skipping of watch lines, on strings: no sockets",
   "http1_test.ts": "the lean client itself on fake connections: no transport is picked",
+  "paths_test.ts": "the kubeconfig's path operations: no requests",
   "transport_test.ts": "picks each transport itself (both over real sockets)",
   "hostile_fuzz_test.ts": "runs every case on both transports itself (ignored under fetch)",
   "hostile_server_test.ts": "runs every row on both transports itself (ignored under fetch)",

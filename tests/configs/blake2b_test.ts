@@ -1,6 +1,6 @@
 /**
- * The hash behind long annotation keys: `makeSuffix()` over `@noble/hashes`'
- * BLAKE2b must give the bytes CPython's `hashlib.blake2b(key, digest_size=4)`
+ * The hash behind long annotation keys: `makeSuffix()` over our BLAKE2b
+ * (src/cogs/configs/_blake2b.ts) must give the bytes CPython's `hashlib.blake2b(key, digest_size=4)`
  * gives Kopf. The digest size is a parameter of BLAKE2b (not a truncation of
  * the 64-byte digest), and block boundaries (127/128/129/512 bytes) exercise
  * the last-block rule; a library that got either wrong would rename every
@@ -10,7 +10,8 @@
  */
 
 import assert from "node:assert/strict";
-import { blake2b } from "@noble/hashes/blake2.js";
+import { blake2b as nobleBlake2b } from "@noble/hashes/blake2.js";
+import { blake2b } from "../../src/cogs/configs/_blake2b.ts";
 import { makeSuffix } from "../../src/cogs/configs/conventions.ts";
 
 const hex = (bytes: Uint8Array) =>
@@ -30,7 +31,7 @@ Deno.test("makeSuffix() hashes the key's UTF-8 bytes", () => {
   assert.equal(makeSuffix("ünïcødé/handler"), "-ooarUA");
 });
 
-Deno.test("@noble/hashes' blake2b() gives the RFC 7693 and hashlib digests we rely on", () => {
+Deno.test("blake2b() gives the RFC 7693 and hashlib digests we rely on", () => {
   const ascii = (s: string) => new TextEncoder().encode(s);
   assert.equal(
     hex(blake2b(ascii("abc"))),
@@ -43,6 +44,22 @@ Deno.test("@noble/hashes' blake2b() gives the RFC 7693 and hashlib digests we re
       "d25e1031afee585313896444934eb04b903a685b1448b755d56f701afe9be2ce",
   );
   const counting = Uint8Array.from({ length: 512 }, (_, i) => i % 256);
-  assert.equal(hex(blake2b(counting, { dkLen: 4 })), "2b95d5d7");
+  assert.equal(hex(blake2b(counting, 4)), "2b95d5d7");
   assert.equal(hex(blake2b(counting)).slice(0, 32), "c59ab1095ca4579525338b6b74689ff2");
+});
+
+Deno.test("blake2b() agrees with @noble/hashes on every length up to 5 blocks and every digest size", () => {
+  // Lengths 0..640 cross the 128-byte block boundaries and the counter's growth; digest sizes
+  // 1..64 the parameter block; the data is random, so the message schedule is exercised in full.
+  for (let length = 0; length <= 640; length++) {
+    const data = crypto.getRandomValues(new Uint8Array(length));
+    const size = 1 + (length % 64);
+    assert.equal(hex(blake2b(data, size)), hex(nobleBlake2b(data, { dkLen: size })), `${length}`);
+  }
+});
+
+Deno.test("blake2b() refuses a digest size outside 1..64", () => {
+  for (const size of [0, 65, 1.5]) {
+    assert.throws(() => blake2b(new Uint8Array(0), size), RangeError);
+  }
 });

@@ -85,11 +85,37 @@ Deno.test("logtapeSink(): critical becomes fatal; errors go to properties; the p
       prefix: "[ns/n] ",
       error,
     });
+    await sink.ready;
     assert.equal(seen.length, 1);
     assert.equal(seen[0]!.level, "fatal");
     assert.equal(seen[0]!.message[0], "Handler 'x' failed.");
     assert.equal(seen[0]!.timestamp, 1_000);
     assert.equal(seen[0]!.properties.error, error);
+  } finally {
+    await reset();
+  }
+});
+
+Deno.test("logtapeSink(): records that come before LogTape is loaded are held, then handed over in order", async () => {
+  const seen: LogRecord[] = [];
+  await configure({
+    sinks: { memory: (record) => seen.push(record) },
+    loggers: [
+      { category: ["kopf"], sinks: ["memory"], lowestLevel: "debug" },
+      { category: ["logtape", "meta"], sinks: [], lowestLevel: "warning" },
+    ],
+    reset: true,
+  });
+  try {
+    const sink = kopf.logtapeSink({ prefix: false });
+    const record = (message: string) =>
+      sink({ level: "info", message, time: new Date(), logger: "kopf.activities" });
+    record("first");
+    record("second");
+    assert.deepEqual(seen.length, 0, "LogTape's module is imported when the sink is made");
+    await sink.ready;
+    record("third");
+    assert.deepEqual(seen.map((r) => r.message[0]), ["first", "second", "third"]);
   } finally {
     await reset();
   }

@@ -7,7 +7,7 @@
  * @module
  */
 
-import { dirname } from "node:path";
+import { directoryOf } from "./_paths.ts";
 import { ConnectionInfo, LoginError } from "../structs/credentials.ts";
 import { oneLine } from "./kubeconfig.ts";
 import { permissionError, permissionHint } from "./_permissions.ts";
@@ -51,7 +51,7 @@ export async function viaClientLibrary(
     const kc = new KubeConfig();
     try {
       kc.loadFromString(text);
-      kc.makePathsAbsolute(dirname(path));
+      kc.makePathsAbsolute(directoryOf(path));
     } catch (error) {
       throw new LoginError(`The kubeconfig ${path} is not valid: ${oneLine(error)}`, {
         cause: error,

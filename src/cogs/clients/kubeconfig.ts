@@ -19,9 +19,9 @@
  * @module
  */
 
-import { dirname, isAbsolute, join, sep } from "node:path";
 import type * as JsYaml from "npm:js-yaml@^5";
 import { LoginError } from "../structs/credentials.ts";
+import { directoryOf, isAbsolutePath, joinPath, SEPARATOR } from "./_paths.ts";
 
 /** A cluster entry of a kubeconfig (the fields an operator uses). */
 export interface KubeconfigCluster {
@@ -129,7 +129,7 @@ export async function parseKubeconfigs(
       });
     }
     if (doc === null || doc === undefined) continue; // an empty file, as kubectl allows
-    const file = new FileReader(path, dirname(path));
+    const file = new FileReader(path, directoryOf(path));
     const root = file.mapping(doc, "the file");
     merged.currentContext ||= file.string(root, "current-context") || undefined;
     for (const [i, item] of file.list(root, "clusters").entries()) {
@@ -291,7 +291,7 @@ class FileReader {
   path(obj: Record<string, unknown>, key: string): string | undefined {
     const value = this.string(obj, key);
     if (!value) return undefined;
-    return isAbsolute(value) ? value : join(this.dir, value);
+    return isAbsolutePath(value) ? value : joinPath(this.dir, value);
   }
 
   named(
@@ -316,7 +316,9 @@ class FileReader {
     const apiVersion = this.string(e, "apiVersion");
     if (!apiVersion) this.#fail(`${what} has no apiVersion`);
     // kubectl: a relative command with a path separator is relative to the kubeconfig's directory.
-    if (!isAbsolute(command) && command.includes(sep)) command = join(this.dir, command);
+    if (!isAbsolutePath(command) && command.includes(SEPARATOR)) {
+      command = joinPath(this.dir, command);
+    }
     const args = this.list(e, "args").map((a) => {
       if (typeof a !== "string") this.#fail(`${what}: args must be strings`);
       return a;

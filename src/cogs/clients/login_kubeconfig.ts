@@ -8,11 +8,11 @@
  */
 
 import { AsyncLocalStorage } from "node:async_hooks";
-import { join } from "node:path";
 import { ConnectionInfo, LoginError } from "../structs/credentials.ts";
 import { viaClientLibrary } from "./client_library.ts";
 import { runExecPlugin } from "./exec_plugin.ts";
 import { oneLine, parseKubeconfigs, selectContext } from "./kubeconfig.ts";
+import { joinPath } from "./_paths.ts";
 import {
   type EnvReader,
   inClusterIntended,
@@ -202,7 +202,7 @@ function defaultKubeconfigPaths(
     return { paths: env.split(separator).map((p) => p.trim()).filter((p) => p), fromEnv: true };
   }
   if (!home) return undefined;
-  const path = join(home, ".kube", "config");
+  const path = joinPath(home, ".kube", "config");
   try {
     Deno.statSync(path);
     return { paths: [path], fromEnv: false };

@@ -7,10 +7,11 @@
  * characters of `[A-Za-z0-9._-]`. Handler ids are sanitised (`/` → `.`,
  * `<` and `>` → `_`), and ids that are too long are cut and suffixed with a
  * hash of the id: `-` plus the base64 (alphabet `+/` → `-.`) of a 4-byte
- * BLAKE2b digest, with trailing `=`, `-`, `.` stripped. The hash comes from
- * `@noble/hashes` (audited, dependency-free; Web Crypto has no BLAKE2): it
- * takes the digest size as a parameter of the hash, as CPython's
- * `hashlib.blake2b(..., digest_size=4)` does, so the keys match Kopf's bytes.
+ * BLAKE2b digest, with trailing `=`, `-`, `.` stripped. The hash is our own
+ * (`_blake2b.ts`; Web Crypto has no BLAKE2, and a package for it cost an idle
+ * operator ≈1 MiB): it takes the digest size as a parameter of the hash, as
+ * CPython's `hashlib.blake2b(..., digest_size=4)` does, so the keys match
+ * Kopf's bytes.
  *
  * There are two key forms, and by default both are written and read:
  * - **v2** (current): only the name counts towards 63 characters; an id over
@@ -29,8 +30,8 @@
  * @module
  */
 
-import { blake2b } from "npm:@noble/hashes@^2/blake2.js";
 import { isObject, type JsonObject } from "../structs/_json.ts";
+import { blake2b } from "./_blake2b.ts";
 import { annotationsOf, type Body, metaOf } from "../structs/bodies.ts";
 import type { Patch } from "../structs/patches.ts";
 
@@ -139,7 +140,7 @@ export function makeSafeKey(key: string): string {
  * ```
  */
 export function makeSuffix(key: string): string {
-  const digest = blake2b(new TextEncoder().encode(key), { dkLen: 4 });
+  const digest = blake2b(new TextEncoder().encode(key), 4);
   const b64 = btoa(String.fromCharCode(...digest)).replaceAll("+", "-").replaceAll("/", ".");
   return `-${b64}`.replace(/[=.-]+$/, "");
 }
