@@ -30,7 +30,12 @@ import {
   type Resolution,
   resolveResources,
 } from "./observation.ts";
-import { type ObjectMemory, type OperatorContext, processEvent } from "./processing.ts";
+import {
+  type ObjectMemory,
+  type OperatorContext,
+  processEvent,
+  type RawEvent,
+} from "./processing.ts";
 import { ObjectQueues } from "./queueing.ts";
 import { TRACING } from "../../cogs/tracing/tracing.ts";
 import { tracedCycle } from "./cycle_tracing.ts";
@@ -302,8 +307,9 @@ export class Orchestrator {
               continue;
             }
             // Indexed before any handler sees the event (the docs' readiness rule).
-            // One event object for the indexers, the reconcilers and the queue (none changes it).
-            const raw = { type: event.type, object: event.object as AnyObject };
+            // The watcher's event object itself (a fresh `{ type, object }` of its own, no copy)
+            // for the indexers, the reconcilers and the queue (none changes it).
+            const raw = event as RawEvent;
             // (Nothing to index while no index is registered: not even a resolved promise.)
             const indexers = this.#op.indexers;
             if (indexers?.active) await indexers.index(resource, stream, raw);
