@@ -8,7 +8,8 @@
  *   (with `KOPF_PROBE=timers`, by caller);
  * - promises made (V8's promise hook `init`, every promise: async functions',
  *   the runtime's, ours) and settled (`resolve`), with `KOPF_PROBE=promises`
- *   only (the hooks cost time of their own);
+ *   only (the hooks cost time of their own); with `KOPF_PROBE=promise-sites`, every 16th
+ *   promise's maker (the first frames of its stack), counted by caller;
  * - bytes allocated on V8's heap (`node:v8` `total_allocated_bytes`);
  * - with `KOPF_PROBE=cpu` a CPU profile of the window only (`<pid>.cpuprofile`,
  *   250 µs sampling), with `KOPF_PROBE=heap` a sampling heap profile of what was
@@ -145,6 +146,20 @@ Deno.addSignalListener("SIGUSR2", async () => {
         counts.resolved++;
       });
     }
+    if (mode === "promise-sites") {
+      // Every 16th promise's maker: the first frames of its stack, counted.
+      core.setPromiseHooks(
+        () => {
+          if ((++counts.promises & 15) !== 0) return;
+          const at = (new Error().stack ?? "").split("\n").slice(2, 6).map((l) => l.trim())
+            .join(" < ");
+          callers.set(at, (callers.get(at) ?? 0) + 16);
+        },
+        undefined,
+        undefined,
+        undefined,
+      );
+    }
     if (mode === "timers") {
       (globalThis as unknown as { __adds: Map<string, number> }).__adds = callers;
     }
@@ -153,7 +168,9 @@ Deno.addSignalListener("SIGUSR2", async () => {
     return;
   }
   open = false;
-  if (mode === "promises") core.setPromiseHooks(undefined, undefined, undefined, undefined);
+  if (mode === "promises" || mode === "promise-sites") {
+    core.setPromiseHooks(undefined, undefined, undefined, undefined);
+  }
   const out = {
     seconds: (performance.now() - start.t) / 1000,
     ...(() => {
@@ -168,7 +185,9 @@ Deno.addSignalListener("SIGUSR2", async () => {
     })(),
     allocatedBytes: allocated() - start.allocated,
     ...counts,
-    ...(mode === "timers" || mode === "now" ? { callers: Object.fromEntries(callers) } : {}),
+    ...(mode === "timers" || mode === "now" || mode === "promise-sites"
+      ? { callers: Object.fromEntries(callers) }
+      : {}),
     ...(mode === "writes" ? { writes: { ...writes } } : {}),
   };
   if (mode === "cpu") {

@@ -16,6 +16,8 @@
  * Run: `deno run -A bench/trickle_probe.ts [shipped|quiet|floor|floorq]
  * [counts|promises|cpu|heap|strace] [SECONDS]` (default: shipped, counts, 20);
  * the files go to `$KOPF_PROBE_DIR` (default a new temporary directory).
+ * With `KOPF_PROBE_BURST=N`, the window is a burst instead: N creations at once (50 in
+ * flight, as the operator bench's bursts), until all are handled.
  *
  * @module
  */
@@ -169,16 +171,19 @@ if (import.meta.main) {
   });
   show("idle", idle, idle.seconds, "second", idleTable);
 
-  const objects = RATE * Number(seconds);
+  const burst = Number(Deno.env.get("KOPF_PROBE_BURST") ?? 0);
+  const objects = burst || RATE * Number(seconds);
   const names = Array.from({ length: objects }, (_, i) => `probe-${i}`);
   await load.reset();
   const counts0 = await requestCounts(api);
   const [w, table] = await window(async () => {
-    await load.steady(names, RATE);
-    await load.awaitAll(names, "handled", 60_000);
+    if (burst) await load.create(names, 50);
+    else await load.steady(names, RATE);
+    await load.awaitAll(names, "handled", 120_000);
   });
   const counts1 = await requestCounts(api);
-  show(`trickle of ${fmt(objects)} at ${RATE}/s (${which}, ${mode})`, w, objects, "object", table);
+  const title = burst ? `burst of ${fmt(objects)}` : `trickle of ${fmt(objects)} at ${RATE}/s`;
+  show(`${title} (${which}, ${mode})`, w, objects, "object", table);
   const requests: string[] = [];
   for (const [key, count] of counts1) {
     const d = count - (counts0.get(key) ?? 0);

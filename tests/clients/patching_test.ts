@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import { patchObject } from "../../src/cogs/clients/patching.ts";
+import { ApiClient } from "../../src/cogs/clients/api.ts";
+import { ConnectionInfo, Vault } from "../../src/cogs/structs/credentials.ts";
 import { createObject } from "../../src/cogs/clients/creating.ts";
 import { deleteObject } from "../../src/cogs/clients/deleting.ts";
 import { readObject } from "../../src/cogs/clients/fetching.ts";
@@ -132,4 +134,35 @@ Deno.test("createObject() and deleteObject(): 409 for duplicates, undefined for 
   assert.ok(held.metadata?.uid);
   assert.ok(await deleteObject(env.api, CONFIGMAPS, "default", "cm"));
   assert.equal(await deleteObject(env.api, CONFIGMAPS, "default", "cm"), undefined);
+});
+
+Deno.test("a split patch parses the main answer only when the /status answer is not the whole object", async () => {
+  using vault = new Vault({ login: new ConnectionInfo({ server: "http://k8s.local" }) });
+  let whole = true;
+  const fetch = (input: Request | URL | string) => {
+    const url = new URL(input instanceof Request ? input.url : input);
+    if (!url.pathname.endsWith("/status")) {
+      // Not JSON: a parse of it would throw. Unread when the /status answer has metadata.
+      return Promise.resolve(new Response(whole ? "{not json" : '{"metadata":{"name":"kex"}}'));
+    }
+    const status = { create_fn: { message: "hello" } };
+    return Promise.resolve(
+      Response.json(whole ? { metadata: { name: "kex" }, status } : { status }),
+    );
+  };
+  const api = new ApiClient({ vault, fetch });
+  const patch = {
+    metadata: { annotations: { a: "b" } },
+    status: { create_fn: { message: "hello" } },
+  };
+  assert.deepEqual(await patchObject(api, KOPFEXAMPLES, "default", "kex", patch), {
+    metadata: { name: "kex" },
+    status: { create_fn: { message: "hello" } },
+  });
+  // A /status answer without metadata (not the whole object): the main answer's body with it.
+  whole = false;
+  assert.deepEqual(await patchObject(api, KOPFEXAMPLES, "default", "kex", patch), {
+    metadata: { name: "kex" },
+    status: { create_fn: { message: "hello" } },
+  });
 });

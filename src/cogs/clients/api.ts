@@ -163,7 +163,7 @@ export class ApiClient {
    * @param method The HTTP method.
    * @param path The path from the server root, e.g. `/api/v1/namespaces`.
    * @param options Query, body, content type, signal, timeout.
-   * @returns The parsed JSON (undefined for an empty body).
+   * @returns The parsed JSON (undefined for an empty body); with `expect: "text"`, the text.
    * @throws {ApiError} (a subclass per code) for an error answer that is not
    *   retried or whose retries ran out.
    * @throws {ApiConnectionError} When the server cannot be reached.
@@ -212,6 +212,7 @@ export class ApiClient {
       this.#slots.release(options.priority === "low");
     }
     const text = (sent as TransportAnswer).text;
+    if (options.expect === "text") return text as T;
     let parsed: unknown;
     try {
       parsed = isBlank(text) ? undefined : JSON.parse(text);

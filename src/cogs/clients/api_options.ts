@@ -127,10 +127,11 @@ export interface RequestOptions {
   priority?: "normal" | "low" | undefined;
   /**
    * `"object"`: the answer must be a JSON object (an empty body, `null`, a string, … is an
-   * {@link ApiError} naming the request and what came). Default: any JSON, or undefined for an
-   * empty body.
+   * {@link ApiError} naming the request and what came). `"text"`: the answer's text as it came,
+   * not parsed (for a caller that may not need it: parsing a body is most of what reading it
+   * costs). Default: any JSON, or undefined for an empty body.
    */
-  expect?: "object" | undefined;
+  expect?: "object" | "text" | undefined;
 }
 
 /** Options of {@link ApiClient.stream}. */

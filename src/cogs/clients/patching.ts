@@ -5,7 +5,9 @@
  * Why split status: with the status subresource on, the main endpoint ignores
  * `status` and `/status` ignores everything else. A merge patch that touches
  * both is therefore sent as two patches — the rest to the main endpoint, the
- * status to `/status` — and the two answers are merged (as Kopf does). A 404
+ * status to `/status` — and the `/status` answer, the whole object after both,
+ * is the result (the main one is not even parsed then); from a server whose
+ * `/status` answer is not the whole object, the two are merged. A 404
  * means the object is gone (deleted by a handler or by someone else): that is
  * normal for an operator and is returned as `undefined`, not thrown.
  *
@@ -92,11 +94,11 @@ export async function patchObject(
   const params = options.fieldManager !== undefined || options.force
     ? { fieldManager: options.fieldManager, force: options.force || undefined }
     : undefined;
-  const send = (body: unknown, subresource: string | undefined) =>
-    api.request<RawBody>(
+  const send = <T = RawBody>(body: unknown, subresource: string | undefined, text?: "text") =>
+    api.request<T>(
       "PATCH",
       resource.getUrl({ namespace, name, subresource, params }),
-      { body, contentType, signal: options.signal },
+      { body, contentType, signal: options.signal, expect: text },
     );
 
   const splittable = contentType === PATCH_CONTENT_TYPES.merge &&
@@ -106,16 +108,16 @@ export async function patchObject(
   try {
     if (!splittable) return await send(patch, options.subresource);
     const { status, ...rest } = patch as Record<string, unknown>;
-    let patched: RawBody = {};
-    if (hasKeys(rest)) patched = await send(rest, undefined);
     const empty = typeof status === "object" && status !== null && !hasKeys(status);
-    if (status !== undefined && !empty) {
-      const answer = await send({ status }, "status");
-      // The /status answer is the whole object after both writes (the newest resourceVersion);
-      // a status-only patch must not return a body without metadata (finalizers, version).
-      patched = answer.metadata ? answer : { ...patched, status: answer.status };
-    }
-    return patched;
+    if (status === undefined || empty) return hasKeys(rest) ? await send(rest, undefined) : {};
+    // The main answer is kept as text, parsed only if the /status answer is not the whole object.
+    const main = hasKeys(rest) ? await send<string>(rest, undefined, "text") : undefined;
+    const answer = await send({ status }, "status");
+    // The /status answer is the whole object after both writes (the newest resourceVersion);
+    // a status-only patch must not return a body without metadata (finalizers, version).
+    if (answer.metadata) return answer;
+    const patched = main === undefined || !main.trim() ? {} : JSON.parse(main) as RawBody;
+    return { ...patched, status: answer.status };
   } catch (error) {
     if (error instanceof NotFoundError && options.ignoreNotFound !== false) return undefined;
     throw error;

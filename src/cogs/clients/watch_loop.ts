@@ -70,6 +70,7 @@ export interface WatcherIo {
 
 /**
  * Runs a watcher: its events, until `signal` aborts (quietly) or a step fails (thrown).
+ * (One event per generator step; {@link runWatcherBatches} gives them a step's batch at a time.)
  *
  * @param config The watcher's configuration.
  * @param io The requests, sleeps and log.
@@ -99,6 +100,48 @@ export async function* runWatcher(
   io: WatcherIo,
   signal?: AbortSignal,
 ): AsyncGenerator<WatchEvent, void, undefined> {
+  for await (const events of runWatcherBatches(config, io, signal)) {
+    for (let i = 0; i < events.length; i++) yield events[i]!;
+  }
+}
+
+/**
+ * Runs a watcher as {@link runWatcher} does, but yields the events of each step at once (a
+ * page's objects, a chunk's events; never an empty batch): one generator step per batch, not
+ * per event — what a generator step costs (its promises, its resumptions) is paid once per
+ * chunk the connection read, which in a burst holds many events. The consumer takes the
+ * whole batch before asking for the next (the loop is suspended meanwhile, as per event).
+ *
+ * @param config The watcher's configuration.
+ * @param io The requests, sleeps and log.
+ * @param signal Stops the watcher; the I/O should stop on it too.
+ * @returns The batches of events, in order.
+ * @throws The error of a step that fails (e.g. a `WatchingError`, an `ApiError`).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { runWatcherBatches } from "./watch_loop.ts";
+ * const config = { streamingLists: "never", limit: 500, bookmarks: undefined, reconnectBackoff: 0, resource: "pods", where: "cluster-wide" } as const;
+ * const stop = new AbortController();
+ * const seen: unknown[] = [];
+ * const io = {
+ *   list: () => Promise.resolve({ items: [{ metadata: { name: "a" } }, { metadata: { name: "b" } }], resourceVersion: "1", continue: undefined }),
+ *   watch: async function* () { stop.abort(); },
+ *   sleep: () => Promise.resolve(),
+ *   log: () => {},
+ * };
+ * for await (const events of runWatcherBatches(config, io, stop.signal)) {
+ *   seen.push(events.map((event) => event.type));
+ * }
+ * assert.deepEqual(seen, [[null, null, "LISTED"]]);
+ * ```
+ */
+export async function* runWatcherBatches(
+  config: WatcherConfig,
+  io: WatcherIo,
+  signal?: AbortSignal,
+): AsyncGenerator<readonly WatchEvent[], void, undefined> {
   const subject = `${config.resource} ${config.where}`;
   let stream: AsyncIterator<readonly RawWatchEvent[]> | undefined;
   const drop = async () => {
@@ -119,8 +162,7 @@ export async function* runWatcher(
     let step: WatcherStep = startWatcher(config);
     while (!signal?.aborted) {
       for (const note of step.notes) io.log(note.level, note.message);
-      const events = step.events;
-      for (let i = 0; i < events.length; i++) yield events[i]!;
+      if (step.events.length) yield step.events;
       if (signal?.aborted) return; // stopped while its events were consumed: quietly
       if (relist && RELISTABLE.has(step.state.phase)) {
         relist = false;

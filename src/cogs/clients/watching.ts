@@ -89,7 +89,7 @@ import { JsonLineSplitter } from "./jsonlines.ts";
 import { skippingLines } from "./watch_skipping.ts";
 import { type RawWatchEvent, type WatchEvent, WatchingError } from "./watch_events.ts";
 import type { WatcherConfig } from "./watcher.ts";
-import { runWatcher } from "./watch_loop.ts";
+import { runWatcherBatches } from "./watch_loop.ts";
 import { DEFAULTS, setting } from "./_settings.ts";
 
 export {
@@ -409,12 +409,62 @@ export interface InfiniteWatchOptions {
  * assert.ok(seen.has("default"));
  * ```
  */
-export function infiniteWatch(
+export async function* infiniteWatch(
   api: ApiClient,
   resource: Resource,
   namespace?: string | null,
   options: InfiniteWatchOptions = {},
 ): AsyncGenerator<WatchEvent, void, undefined> {
+  for await (const events of infiniteWatchBatches(api, resource, namespace, options)) {
+    for (let i = 0; i < events.length; i++) yield events[i]!;
+  }
+}
+
+/**
+ * {@link infiniteWatch}'s events in the batches the watcher's steps make them (a page, a chunk
+ * of the stream; never empty): one generator step per batch, which the operator's watch loop
+ * takes whole (`core/reactor/orchestration.ts`) — in a burst, a chunk holds many events, and
+ * a generator step per event was a handful of promises each.
+ *
+ * @param api The API client.
+ * @param resource The resource.
+ * @param namespace A namespace, or null/undefined for cluster-wide.
+ * @param options Selectors, timeouts, backoff, signal.
+ * @returns The batches of events, until the signal aborts (each valid until the next is asked for).
+ * @throws {ApiError} When listing or opening a stream fails for good.
+ * @throws {WatchingError} For an in-stream error other than 410.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { startApiServer } from "@kopf/kopf/testing";
+ * import { ConnectionInfo, Vault } from "@kopf/kopf";
+ * import { Resource } from "@kopf/kopf";
+ * import { ApiClient } from "./api.ts";
+ * import { infiniteWatchBatches } from "./watching.ts";
+ *
+ * await using server = await startApiServer();
+ * using vault = new Vault({ login: new ConnectionInfo({ server: server.url }) });
+ * const api = new ApiClient({ vault });
+ * const namespaces = new Resource({ group: "", version: "v1", plural: "namespaces", namespaced: false });
+ * const stop = new AbortController();
+ * const seen = new Set<string>();
+ * for await (const events of infiniteWatchBatches(api, namespaces, null, { signal: stop.signal })) {
+ *   assert.ok(events.length > 0);
+ *   for (const event of events) {
+ *     if (event.type === null) seen.add(event.object.metadata?.name ?? "");
+ *     if (event.type === "LISTED") stop.abort(); // the initial state is complete
+ *   }
+ * }
+ * assert.ok(seen.has("default"));
+ * ```
+ */
+export function infiniteWatchBatches(
+  api: ApiClient,
+  resource: Resource,
+  namespace?: string | null,
+  options: InfiniteWatchOptions = {},
+): AsyncGenerator<readonly WatchEvent[], void, undefined> {
   const watching = api.settings.watching;
   const config: WatcherConfig = {
     streamingLists: pick(
@@ -435,7 +485,7 @@ export function infiniteWatch(
   };
   const { labelSelector, fieldSelector, signal } = options;
   // The loop's generator is the watcher's: no second generator to step through per event.
-  return runWatcher(config, {
+  return runWatcherBatches(config, {
     list: async (command) => {
       const page = await listPage(api, resource, namespace, {
         labelSelector,

@@ -14,7 +14,7 @@ import type { ApiClient } from "../../cogs/clients/api.ts";
 import { NotFoundError } from "../../cogs/clients/errors.ts";
 import { readObject } from "../../cogs/clients/fetching.ts";
 import { patchObject } from "../../cogs/clients/patching.ts";
-import { infiniteWatch } from "../../cogs/clients/watching.ts";
+import { infiniteWatchBatches } from "../../cogs/clients/watching.ts";
 import type { OperatorSettings } from "../../cogs/configs/settings.ts";
 import type { Resource } from "../../cogs/structs/resource.ts";
 import type { Selector } from "../../cogs/structs/selector.ts";
@@ -30,7 +30,12 @@ import {
   type Resolution,
   resolveResources,
 } from "./observation.ts";
-import { type ObjectMemory, type OperatorContext, processEvent } from "./processing.ts";
+import {
+  type ObjectMemory,
+  type OperatorContext,
+  processEvent,
+  type RawEvent,
+} from "./processing.ts";
 import { ObjectQueues } from "./queueing.ts";
 import { TRACING } from "../../cogs/tracing/tracing.ts";
 import { tracedCycle } from "./cycle_tracing.ts";
@@ -290,8 +295,10 @@ export class Orchestrator {
       : undefined;
     const done = (async () => {
       try {
+        // The events in the batches they came in (a chunk of the stream, a page): one generator
+        // step per batch, not per event; the batch is taken whole before the next is read.
         for await (
-          const event of infiniteWatch(this.#api, resource, namespace ?? null, {
+          const events of infiniteWatchBatches(this.#api, resource, namespace ?? null, {
             signal,
             serverTimeout: settings.watching.serverTimeout,
             clientTimeout: settings.watching.clientTimeout,
@@ -302,20 +309,24 @@ export class Orchestrator {
             onRelist: shards && skip && ((request) => shards.onView((gains) => gains && request())),
           })
         ) {
-          if (event.type === "LISTED") {
-            reconcilers?.listed(stream);
-            release();
-            listed();
-            continue;
+          for (let i = 0; i < events.length; i++) {
+            const event = events[i]!;
+            if (event.type === "LISTED") {
+              reconcilers?.listed(stream);
+              release();
+              listed();
+              continue;
+            }
+            // Indexed before any handler sees the event (the docs' readiness rule).
+            // The watcher's event object itself (a fresh `{ type, object }` of its own, no copy)
+            // for the indexers, the reconcilers and the queue (none changes it).
+            const raw = event as RawEvent;
+            // (Nothing to index while no index is registered: not even a resolved promise.)
+            const indexers = this.#op.indexers;
+            if (indexers?.active) await indexers.index(resource, stream, raw);
+            reconcilers?.observeChild(resource, stream, raw);
+            if (queued) queues.push(raw);
           }
-          // Indexed before any handler sees the event (the docs' readiness rule).
-          // One event object for the indexers, the reconcilers and the queue (none changes it).
-          const raw = { type: event.type, object: event.object as AnyObject };
-          // (Nothing to index while no index is registered: not even a resolved promise.)
-          const indexers = this.#op.indexers;
-          if (indexers?.active) await indexers.index(resource, stream, raw);
-          reconcilers?.observeChild(resource, stream, raw);
-          if (queued) queues.push(raw);
         }
       } catch (e) {
         if (e instanceof NotFoundError) {
