@@ -249,8 +249,11 @@ Deno.test("a refused connection is an ApiConnectionError on both clients", async
 Deno.test("a proxy in the environment is honoured: requests go through it (fetch), NO_PROXY bypasses it", async () => {
   await using server = await startApiServer();
   const seen: string[] = [];
-  // A forward proxy that answers by itself: it sees the absolute URL of the request.
+  // A forward proxy that answers by itself: it sees the absolute URL of the request. Only the
+  // requests for our server count: under --parallel, another file's client may still reach this
+  // port for a server of its own that had it before (seen twice on a loaded machine).
   await using proxy = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (req) => {
+    if (!req.url.startsWith(`${server.url}/`)) return new Response("not ours", { status: 502 });
     seen.push(req.url);
     return Response.json({ kind: "Status", proxied: true });
   });

@@ -198,3 +198,39 @@ for (
     );
   });
 }
+
+Deno.test("a server that waits for the abort without checking it first: an exit during a reconfiguration does not hang", async () => {
+  // The reconfiguration after the server's first config is slow (every request 0.3 s late), and
+  // the operator is stopped during it: the loop must not ask the server for its next config (its
+  // generator would add an abort listener to a signal already aborted, and wait for ever).
+  await using c = await cluster({ faults: { latencyMs: 300 } });
+  const registry = new kopf.OperatorRegistry();
+  async function* server(
+    _fn: kopf.WebhookFn,
+    { signal }: kopf.WebhookServeOptions,
+  ): AsyncGenerator<kopf.WebhookClientConfig> {
+    yield { url: "https://127.0.0.1:1/hooks", caBundle: "Q0E=" };
+    await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
+  }
+  kopf.on.startup({ registry }, ({ settings }) => {
+    settings.admission.server = server;
+    settings.admission.managed = "slow.kopf.dev";
+  });
+  kopf.on.validate("kopfexamples", { registry }, function check() {});
+  const operator = await startInProcess(c.api.kubeconfig.path, registry);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const exited = await Promise.race([
+    (async () => {
+      // The first config was taken, and the reconfiguration it started is under way.
+      await until(
+        () => operator.lines.some((l) => l.includes("Reconfiguring the validating webhook")),
+        "the reconfiguration",
+      );
+      await operator.stop();
+      return true;
+    })(),
+    new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), 30_000))),
+  ]);
+  clearTimeout(timer);
+  assert.ok(exited, `the operator did not exit:\n${operator.lines.join("\n")}`);
+});

@@ -237,6 +237,10 @@ export function startAdmission(
       for await (const config of iterate(server, fn, { signal, api, logger })) {
         lastConfig = config;
         await reconfigure();
+        // Stopped meanwhile: the server is not asked for its next config (a generator that
+        // waits for the abort would be resumed after it, and wait for ever); the loop's end
+        // returns it instead, as it is suspended at its `yield`.
+        if (signal.aborted) break;
       }
       if (!signal.aborted) {
         throw new OperatorError("The admission webhook server has exited; the operator stops.");
