@@ -7,52 +7,18 @@
  * The schedules are on the fake clock and asserted in its time; the I/O (the watch, the
  * patches, the test's own requests) stays real. The test drives the clock with
  * `advanceUntil` (10 ms steps, a few real timer turns each, so that a step's events are in
- * before the next) or with {@link drive} (a real request between steps); the bounds keep a
+ * before the next) or with `drive` (a real request between steps; both in `clocked()`); the bounds keep a
  * few steps of margin where a run follows I/O. timers_clock_test.ts asserts the same schedules
  * to the millisecond with no server at all.
  */
 
 import assert from "node:assert/strict";
 import * as kopf from "../../mod.ts";
-import { FakeClock, type KopfRunner } from "../../testing.ts";
-import { type Env, type Obj, setup } from "../core/_handling.ts";
+import { clocked, type Obj, removed, setup } from "../core/_handling.ts";
 
 /** Gaps between consecutive times, in seconds. */
 function gaps(times: number[]): number[] {
   return times.slice(1).map((t, i) => (t - times[i]!) / 1000);
-}
-
-/** The operator's fake clock, and the ways to move it. */
-function clocked() {
-  const clock = new FakeClock({ start: new Date() });
-  return {
-    clock,
-    /** Advances until `check()` holds, for `seconds` of fake time at most; fails if not. */
-    async until(check: () => boolean, what: string, seconds = 10): Promise<void> {
-      assert.ok(await clock.advanceUntil(check, seconds), `not within ${seconds} fake s: ${what}`);
-    },
-    /** Advances in 10 ms steps, with a real request between them, until `check()` holds. */
-    async drive(check: () => Promise<boolean>, what: string, seconds = 10): Promise<void> {
-      const end = clock.now() + seconds * 1000;
-      while (!(await check())) {
-        if (clock.now() >= end) assert.fail(`not within ${seconds} fake s: ${what}`);
-        await clock.advance(0.01);
-      }
-    },
-    /** Stops the operator, advancing the clock for the waits of its exit. */
-    async stop(runner: KopfRunner): Promise<void> {
-      let stopped = false;
-      const stopping = runner.stop().finally(() => (stopped = true));
-      await clock.advanceUntil(() => stopped, 60);
-      await stopping;
-    },
-  };
-}
-
-/** Deletes the object and drives the clock until it is gone. */
-async function removed(env: Env, t: ReturnType<typeof clocked>, name: string): Promise<void> {
-  await env.remove(name);
-  await t.drive(async () => (await env.get(name)) === undefined, `${name} gone`);
 }
 
 Deno.test("timers: interval runs repeatedly; no API writes for runs without results; stopped with the object", async () => {
