@@ -303,7 +303,8 @@ export type { RunControls } from "./src/cli/run.ts";
 // Daemons and timers (kopf.daemon, kopf.timer; also kopf.on.daemon, kopf.on.timer).
 export { daemon, timer } from "./on.ts";
 export type { SpawningHandlerArgs } from "./on.ts";
-export { DaemonStoppingReason, StopFlag } from "./src/core/engines/daemons.ts";
+export { StopFlag } from "./src/cogs/aio/stop_flag.ts";
+export { DaemonStoppingReason } from "./src/core/intents/daemon_stopping.ts";
 export type { DaemonStopped, SpawningContext } from "./src/core/intents/handlers.ts";
 export type { SpawningOptions } from "./src/core/intents/spawners.ts";
 
@@ -329,14 +330,14 @@ export {
   MissingDataError,
   UnknownResourceError,
   WebhookError,
-} from "./src/core/engines/admission.ts";
+} from "./src/core/engines/review_errors.ts";
 export type { WebhookFn, WebhookRequestOptions } from "./src/core/engines/admission.ts";
 export type {
   UserInfo,
   WebhookClientConfig,
   WebhookClientConfigService,
 } from "./src/cogs/structs/reviews.ts";
-export { ConversionError } from "./src/core/engines/conversion.ts";
+export { ConversionError } from "./src/core/engines/review_errors.ts";
 export type {
   ConversionContext,
   ConversionPatch,

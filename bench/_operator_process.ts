@@ -28,6 +28,26 @@ const READY_TIMEOUT_MS = 60_000;
 /** How long it may take to stop after SIGTERM (the events' flush has a deadline of its own). */
 const STOP_TIMEOUT_MS = 30_000;
 
+/**
+ * The V8 flags of the operator processes, as a `--v8-flags=…` argument (none for Deno's
+ * defaults): `KOPF_BENCH_V8_FLAGS` when set (`none` for Deno's defaults), else those `kopf run`
+ * ships with — the `--v8-flags=` of the image's entry point, `deploy/entrypoint.sh`, read from
+ * the tree under test — so that the figures are the deployed operator's, and `compare.ts`
+ * runs each commit with its own.
+ *
+ * @returns The arguments to put before the script.
+ */
+export function operatorV8Flags(): string[] {
+  const given = Deno.env.get("KOPF_BENCH_V8_FLAGS");
+  if (given !== undefined) return given === "none" || !given ? [] : [`--v8-flags=${given}`];
+  let script = "";
+  try {
+    script = Deno.readTextFileSync(new URL("../deploy/entrypoint.sh", import.meta.url));
+  } catch { /* an older tree without it: Deno's defaults */ }
+  const flags = script.match(/^\s*--v8-flags=(\S+)/m)?.[1];
+  return flags ? [`--v8-flags=${flags}`] : [];
+}
+
 /** The operator under test, running in a child process. */
 export class OperatorProcess implements AsyncDisposable {
   readonly #child: Deno.ChildProcess;
@@ -49,6 +69,7 @@ export class OperatorProcess implements AsyncDisposable {
       args: [
         "run",
         "-A",
+        ...operatorV8Flags(),
         // E.g. KOPF_BENCH_OPERATOR_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it.
         ...(Deno.env.get("KOPF_BENCH_OPERATOR_FLAGS")?.split(" ").filter(Boolean) ?? []),
         new URL(script, import.meta.url).pathname,

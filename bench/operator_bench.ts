@@ -64,6 +64,9 @@
  * one does. Rates depend on the CPU the three parties get; CPU per lifecycle
  * does not, and the load average is printed for that reason.
  *
+ * The operator processes run with the V8 flags of the image's `kopf run` (deploy/entrypoint.sh;
+ * `KOPF_BENCH_V8_FLAGS` sets others, `none` Deno's defaults: `_operator_process.ts`).
+ *
  * Run alone: `deno run -A bench/operator_bench.ts`; only some phases:
  * `KOPF_BENCH_PHASES=tuned,bursts deno run -A bench/operator_bench.ts` (phases:
  * `accounting`, `tuned`, `bursts`, `floor`, `latency`, `trickle`, `events`, `tracing`; the idle and
@@ -77,7 +80,12 @@
 import * as kopf from "../mod.ts";
 import { BenchClient, expectOk, setUpKopfExamples } from "./_client.ts";
 import { LoadGenerator } from "./_load_generator.ts";
-import { type ChildOptions, type ChildReport, OperatorProcess } from "./_operator_process.ts";
+import {
+  type ChildOptions,
+  type ChildReport,
+  OperatorProcess,
+  operatorV8Flags,
+} from "./_operator_process.ts";
 import {
   readCpuSeconds,
   readRss,
@@ -613,6 +621,10 @@ export async function measureOperator(
     if (f.met) outcome.met++;
     console.log(f.line);
   };
+  // As kopf run ships (deploy/entrypoint.sh), unless KOPF_BENCH_V8_FLAGS says otherwise.
+  console.log(
+    `operator processes: deno run ${operatorV8Flags().join(" ") || "(Deno's V8 defaults)"}`,
+  );
   try {
     using api = new BenchClient(server.url);
     await setUp(api, root);

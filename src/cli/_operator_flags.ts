@@ -21,9 +21,10 @@ import { Memo } from "../core/intents/handlers.ts";
 import type { OperatorRegistry } from "../core/intents/registry.ts";
 import { fatal } from "../core/reactor/errors.ts";
 import { checkLeaderElection } from "../core/reactor/leader_election.ts";
-import { applyPeeringOptions } from "../core/reactor/peering.ts";
+import { applyPeeringOptions } from "../core/reactor/optional_parts.ts";
 import { checkSharding } from "../core/reactor/sharding.ts";
 import { checkAdmission } from "../core/reactor/webhooking.ts";
+import { FlagsError } from "./_flags_error.ts";
 import type { OperatorValues } from "./_options.ts";
 import { applyRunFlags, loadHandlers, type SettingsFlags } from "./run.ts";
 
@@ -54,10 +55,7 @@ export interface OperatorFlags
 
 export type { OperatorValues };
 
-/** A usage mistake: one line, exit code 2. */
-export class FlagsError extends Error {
-  override name = "FlagsError";
-}
+export { FlagsError };
 
 /**
  * The flags of a parsed command line, checked as `kopf run` checks them.

@@ -19,7 +19,7 @@ import { Resource } from "../cogs/structs/references.ts";
 import { TypedResource } from "../cogs/structs/typed_resources.ts";
 import type { OperatorRegistry } from "../core/intents/registry.ts";
 import { type CrdDefinition as Definition, crdDefinitionsOf } from "../kits/crds.ts";
-import { FlagsError } from "./_operator_flags.ts";
+import { FlagsError } from "./_flags_error.ts";
 import { loadHandlers } from "./run.ts";
 import { yamlDocument } from "./_yaml.ts";
 

@@ -19,7 +19,7 @@ import {
   type RunValues,
 } from "./_commands.ts";
 import { helpText } from "./_help.ts";
-import { FlagsError, operatorFlags } from "./_operator_flags.ts";
+import { FlagsError } from "./_flags_error.ts";
 import { type OptionValues, parseCommandLine, ParseError } from "./_parser.ts";
 import type { ApiServerFlags } from "./apiserver.ts";
 import type { ManifestsFlags } from "./manifests.ts";
@@ -170,9 +170,12 @@ async function execute(
       const { runCrd } = await import("./crd.ts");
       return await runCrd(paths, (values as CrdValues).module ?? []);
     }
-    case "rbac":
+    case "rbac": {
+      const { operatorFlags } = await import("./_operator_flags.ts");
       return await (await import("./rbac.ts")).runRbac(operatorFlags(paths, values as RbacValues));
+    }
     case "manifests": {
+      const { operatorFlags } = await import("./_operator_flags.ts");
       const flags = operatorFlags(paths, values as ManifestsValues);
       const manifest: ManifestsFlags = values as ManifestsValues;
       return await (await import("./manifests.ts")).runManifests(flags, manifest);

@@ -23,7 +23,7 @@
  */
 
 import type { WebhookClientConfig, WebhookFn } from "../core/engines/admission.ts";
-import { NgrokAgentError, startNgrokAgent } from "./_ngrok_agent.ts";
+import type { NgrokAgent, NgrokAgentError } from "./_ngrok_agent.ts";
 import type { WebhookServeOptions, WebhookServerObject } from "./webhook_protocol.ts";
 import { WebhookServerError } from "./webhook_server_options.ts";
 import { WebhookAutoServer, WebhookServer } from "./webhooks.ts";
@@ -101,11 +101,13 @@ export class WebhookNgrokTunnel implements WebhookServerObject {
     const inner = new AbortController();
     const signal = AbortSignal.any([options.signal, inner.signal]);
     const served = local.serve(fn, { ...options, signal });
-    let agent: Awaited<ReturnType<typeof startNgrokAgent>> | undefined;
+    let agent: NgrokAgent | undefined;
     try {
       const first = await served.next();
       if (first.done) return;
       const target = targetOf(o.addr, new URL(first.value.url!).port);
+      // The agent's code (its process, its API) only for a tunnel that starts.
+      const { NgrokAgentError, startNgrokAgent } = await import("./_ngrok_agent.ts");
       try {
         agent = await startNgrokAgent({
           binary: o.binary ?? "ngrok",

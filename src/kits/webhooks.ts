@@ -38,12 +38,8 @@
  * @module
  */
 
-import {
-  UnknownResourceError,
-  type WebhookClientConfig,
-  WebhookError,
-  type WebhookFn,
-} from "../core/engines/admission.ts";
+import type { WebhookClientConfig, WebhookFn } from "../core/engines/admission.ts";
+import { UnknownResourceError, WebhookError } from "../core/engines/review_errors.ts";
 import type { WebhookServeOptions, WebhookServerObject } from "./webhook_protocol.ts";
 import {
   decryptKey,

@@ -307,3 +307,20 @@ Deno.test("compile: the CI workflow's deno compile step, run with deno run (the 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("V8 flags: the image's entry point, the compile step and docs/deployment.md give kopf run the same heap settings", async () => {
+  const flagsOf = (text: string, where: string) => {
+    const found = [...text.matchAll(/--v8-flags=(--[\w=,-]+)/g)].map((m) => m[1]!);
+    assert.ok(found.length, `no --v8-flags in ${where}`);
+    return [...new Set(found)];
+  };
+  const entry = flagsOf(await Deno.readTextFile(`${ROOT}deploy/entrypoint.sh`), "entrypoint.sh");
+  assert.equal(entry.length, 1, `one setting in entrypoint.sh: ${entry}`);
+  const compile = flagsOf(
+    await Deno.readTextFile(`${ROOT}.github/workflows/compile.yml`),
+    "compile.yml",
+  );
+  const docs = flagsOf(await Deno.readTextFile(`${ROOT}docs/deployment.md`), "deployment.md");
+  assert.deepEqual(compile, entry);
+  assert.deepEqual(docs, entry);
+});

@@ -256,3 +256,35 @@ Deno.test("registration: admission options are checked by the option table", () 
     ["mutating", ["CREATE", "UPDATE"], "status", true, true, true],
   );
 });
+
+Deno.test("a request for a handler's DNS segment (a service path's) reaches that handler; an exact id wins", async () => {
+  const { registry, options } = setup();
+  const called: string[] = [];
+  kopf.on.validate("kopfexamples", { registry }, function check_spec() {
+    called.push("check_spec");
+  });
+  kopf.on.validate("kopfexamples", { registry, id: "Other_One" }, () => {
+    called.push("Other_One");
+  });
+  kopf.on.validate("kopfexamples", { registry, id: "a_b" }, () => {
+    called.push("a_b");
+  });
+  kopf.on.validate("kopfexamples", { registry, id: "a-b" }, () => {
+    called.push("a-b");
+  });
+  for (
+    const [webhook, expected] of [
+      ["check-spec", ["check_spec"]],
+      ["check_spec", ["check_spec"]],
+      ["other-one", ["Other_One"]],
+      ["a-b", ["a-b"]], // the exact id, not a_b's segment
+      ["a_b", ["a_b"]],
+      ["nothing", []],
+    ] as const
+  ) {
+    called.length = 0;
+    const answer = await serveAdmission(review(), options, { webhook, reason: "validating" });
+    assert.equal(answer.response.allowed, true, webhook);
+    assert.deepEqual(called, expected, webhook);
+  }
+});

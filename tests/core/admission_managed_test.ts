@@ -121,7 +121,7 @@ Deno.test("admission handlers without a server: the start-up fails with one line
   );
 });
 
-Deno.test("managed configurations: a server's service client config gets the handler id appended to its path", async () => {
+Deno.test("managed configurations: a server's service client config gets the handler id appended to its path, as a DNS segment", async () => {
   await using c = await cluster();
   const registry = new kopf.OperatorRegistry();
   const service: kopf.WebhookClientConfigService = {
@@ -142,8 +142,9 @@ Deno.test("managed configurations: a server's service client config gets the han
     settings.admission.managed = "service.kopf.dev";
   });
   // The handler id becomes a segment of the service's path, which kube-apiserver holds to a DNS
-  // subdomain: `check_spec` (a function's name) would be refused there, as it is here.
-  kopf.on.validate("kopfexamples", { registry, id: "check-spec" }, function check_spec() {});
+  // subdomain: `check_spec` (a function's name) as it is would be refused there, as it is here,
+  // so the segment is its DNS form (the webhook's name's), `check-spec`.
+  kopf.on.validate("kopfexamples", { registry }, function check_spec() {});
   await using _operator = await startInProcess(c.api.kubeconfig.path, registry);
   let webhooks: kopf.AnyObject[] = [];
   await until(async () => {
@@ -161,3 +162,39 @@ Deno.test("managed configurations: a server's service client config gets the han
     caBundle: "Q0E=",
   });
 });
+
+for (
+  const [what, ids, message] of [
+    [
+      "the same webhook name twice",
+      ["check_spec", "check-spec"],
+      /^The validating handlers "check_spec" and "check-spec" make the same webhook name "check-spec" \(.*\): give one of them another id=\.$/,
+    ],
+    [
+      "an id that makes no DNS name",
+      ["_private"],
+      /^The validating handler "_private" makes no webhook name Kubernetes accepts \(.*\): give it an id= that does\.$/,
+    ],
+  ] as const
+) {
+  Deno.test(`managed configurations: ${what} is refused at the start with one line`, async () => {
+    await using c = await cluster();
+    const registry = new kopf.OperatorRegistry();
+    kopf.on.startup({ registry }, ({ settings }) => {
+      settings.admission.server = new kopf.WebhookServer({ port: 0 });
+      settings.admission.managed = "test.kopf.dev";
+    });
+    for (const id of ids) kopf.on.validate("kopfexamples", { registry, id }, () => {});
+    await assert.rejects(
+      () =>
+        kopf.operator({
+          kubeconfig: c.api.kubeconfig.path,
+          standalone: true,
+          clusterwide: true,
+          registry,
+          logging: { format: "plain", level: "info", write: () => {} },
+        }),
+      (e: Error) => e instanceof kopf.OperatorError && message.test(e.message),
+    );
+  });
+}

@@ -54,6 +54,30 @@ Deno.test("daemons: spawned per object with a live body; stopped on deletion, wh
   assert.match(runner.output, /Removing the finalizer, thus allowing the actual deletion\./);
 });
 
+Deno.test("daemons: one registered after the operator started is spawned (its engine loads at the first cycle that needs it)", async () => {
+  await using env = await setup();
+  const registry = new kopf.OperatorRegistry();
+  kopf.on.create("kopfexamples", { registry }, function created() {});
+  const t = clocked();
+  // No daemons or timers yet: no engine loaded.
+  const runner = await env.operator(registry, undefined, { clock: t.clock });
+  let started = 0;
+  kopf.daemon("kopfexamples", { registry }, async function late({ stopped }) {
+    started++;
+    await stopped.wait();
+  });
+  await env.create("kex");
+  await t.drive(
+    async () => (await env.get("kex"))?.metadata.finalizers?.includes(FINALIZER),
+    "the finalizer",
+  );
+  await t.until(() => started > 0, "the late daemon's start");
+  assert.equal(started, 1, runner.output);
+  await removed(env, t, "kex");
+  await t.stop(runner);
+  assert.match(runner.output, /\[default\/kex\] Daemon 'late' has exited gracefully\./);
+});
+
 Deno.test("daemons alone: one write per object (the finalizer), no diff-base annotation (as in Kopf)", async () => {
   await using env = await setup();
   const registry = new kopf.OperatorRegistry();

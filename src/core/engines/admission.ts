@@ -30,58 +30,22 @@ import { objectContext } from "../intents/contexts.ts";
 import { matchesObject } from "../intents/filters.ts";
 import type { AnyObject } from "../intents/handlers.ts";
 import type { OperatorRegistry } from "../intents/registry.ts";
-import type { AdmissionOperation, WebhookHandler, WebhookType } from "../intents/webhooks.ts";
+import {
+  type AdmissionOperation,
+  type WebhookHandler,
+  webhookSegment,
+  type WebhookType,
+} from "../intents/webhooks.ts";
 import { copyMemo, objectMemo } from "./memos.ts";
 
 export type { WebhookClientConfig };
-
-/**
- * Raised by admission handlers when the API operation under check is bad: the request is
- * refused with this message and code (default 500).
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import * as kopf from "@kopf/kopf";
- * const err = new kopf.AdmissionError("spec.size must be positive.", 422);
- * assert.deepEqual([err.code, err instanceof kopf.PermanentError], [422, true]);
- * ```
- */
-export class AdmissionError extends PermanentError {
-  /** Always `"AdmissionError"`. */
-  override name = "AdmissionError";
-  /** The HTTP code of the refusal (the response's `status.code`). */
-  readonly code: number;
-
-  /**
-   * Creates the error.
-   *
-   * @param message What is wrong, as the API client sees it.
-   * @param code The status code (default 500).
-   */
-  constructor(message = "", code: number | null = 500) {
-    super(message);
-    this.code = code ?? 500;
-  }
-}
-
-/** An admission request the webhook cannot serve (a server answers 400). */
-export class WebhookError extends Error {
-  /** Always `"WebhookError"`. */
-  override name = "WebhookError";
-}
-
-/** The request lacks what admission needs (the object, the user info). */
-export class MissingDataError extends WebhookError {
-  /** Always `"MissingDataError"`. */
-  override name = "MissingDataError";
-}
-
-/** The request is for a resource the operator does not know (a server answers 404). */
-export class UnknownResourceError extends WebhookError {
-  /** Always `"UnknownResourceError"`. */
-  override name = "UnknownResourceError";
-}
+import {
+  AdmissionError,
+  MissingDataError,
+  UnknownResourceError,
+  WebhookError,
+} from "./review_errors.ts";
+export { AdmissionError, MissingDataError, UnknownResourceError, WebhookError };
 
 /** How webhook servers call the operator with an admission request. */
 export interface WebhookRequestOptions {
@@ -196,8 +160,12 @@ export async function serveAdmission(
     reason: request.reason,
     webhook: request.webhook,
   };
-  const handlers = options.registry.webhookHandlers(request.reason).filter((h) =>
-    (request.webhook === undefined || h.id === request.webhook) &&
+  const candidates = options.registry.webhookHandlers(request.reason);
+  // The request's webhook is a handler's id, or its DNS-safe form (a service path's segment).
+  const byId = request.webhook === undefined || candidates.some((h) => h.id === request.webhook);
+  const handlers = candidates.filter((h) =>
+    (request.webhook === undefined ||
+      (byId ? h.id === request.webhook : webhookSegment(h.id) === request.webhook)) &&
     h.selector.check(resource) && matchesRequest(h, operation, subresource) &&
     matchesObject(h, raw, context)
   );

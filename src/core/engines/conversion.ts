@@ -32,19 +32,15 @@ import type { AnyObject } from "../intents/handlers.ts";
 import {
   type AdmissionOptions,
   MissingDataError,
-  WebhookError,
   type WebhookRequestOptions,
 } from "./admission.ts";
 import { copyMemo, objectMemo } from "./memos.ts";
+import { ConversionError } from "./review_errors.ts";
+
+export { ConversionError };
 
 /** The webhook (path under the server's root) of a CRD's conversion: `convert/<plural>.<group>`. */
 export const CONVERSION_PREFIX = "convert/";
-
-/** An object cannot be converted (no converter, a failing converter, a bad result). */
-export class ConversionError extends WebhookError {
-  /** Always `"ConversionError"`. */
-  override name = "ConversionError";
-}
 
 /** What the conversion engine needs from the operator: the admission engine's, and the resources. */
 export interface ConversionOptions extends AdmissionOptions {

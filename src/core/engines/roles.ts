@@ -111,3 +111,39 @@ export function observeRole(metrics: OperatorMetrics, role: () => OperatorRole):
   registered.set(metrics, entry);
   return entry.metrics;
 }
+
+/**
+ * Reports the role read from the pause gate on the metrics (see {@link observeRole}) and the
+ * health server, whichever the operator has: what every operator does, its leader election on
+ * or off (off, the role is `leader` or `paused`).
+ *
+ * @param paused The operator's pause gate.
+ * @param election The leader-election toggle of that gate, if the election is on.
+ * @param to The operator's metrics and health server, if any.
+ * @returns How to count leader transitions, when there are metrics.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { OperatorMetrics } from "@kopf/kopf";
+ * import { ToggleSet } from "../../cogs/aio/toggles.ts";
+ * import { reportRole } from "./roles.ts";
+ * const metrics = new OperatorMetrics();
+ * const paused = new ToggleSet();
+ * reportRole(paused, undefined, { metrics });
+ * paused.make("a peer of higher priority", true);
+ * assert.equal((await metrics.metrics()).includes('kopf_operator_role{role="paused"} 1'), true);
+ * ```
+ */
+export function reportRole(
+  paused: ToggleSet,
+  election: Toggle | undefined,
+  to: {
+    metrics?: OperatorMetrics | undefined;
+    probing?: { observeRole(role: () => OperatorRole): void } | undefined;
+  },
+): RoleMetrics | undefined {
+  const role = () => roleOf(paused, election);
+  to.probing?.observeRole(role);
+  return to.metrics ? observeRole(to.metrics, role) : undefined;
+}

@@ -91,3 +91,33 @@ export function registerWebhook(reason: WebhookType, args: unknown[]): HandlerFn
   (o.registry ?? getDefaultRegistry()).register(handler);
   return fn;
 }
+
+/** A DNS-1123 subdomain (what kube-apiserver wants of a webhook's name and of each segment of a service path). */
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/**
+ * A webhook handler's id as kube-apiserver accepts it in a webhook's name and in a service
+ * path's segment, both DNS-1123 subdomains: lowercase, `/` → `.`, `_` → `-`, any other character
+ * but letters, digits, `.` and `-` → `x<hex>` (Kopf's beautification of names, lowercased).
+ * Undefined when even that is not a DNS subdomain (a leading `_`, `..`, over 253 characters).
+ * The operator appends it to a *service* client config's path; a webhook server's request for it
+ * reaches the handler as its id would.
+ *
+ * @param id The handler's id.
+ * @returns The segment, or undefined.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { webhookSegment } from "./webhooks.ts";
+ * assert.equal(webhookSegment("check_spec"), "check-spec");
+ * assert.equal(webhookSegment("validateWhenAway"), "validatewhenaway");
+ * assert.equal(webhookSegment("create_fn/sub"), "create-fn.sub");
+ * assert.equal(webhookSegment("_private"), undefined);
+ * ```
+ */
+export function webhookSegment(id: string): string | undefined {
+  const segment = id.toLowerCase().replaceAll("/", ".").replaceAll("_", "-")
+    .replace(/[^a-z0-9.-]/g, (c) => `x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
+  return segment.length <= 253 && DNS_SUBDOMAIN.test(segment) ? segment : undefined;
+}

@@ -39,7 +39,7 @@ import { selectSpecificNamespaces } from "../../cogs/structs/namespace_patterns.
 import { OperatorLogger } from "../actions/loggers.ts";
 import { LeaderElector } from "../engines/leader_election.ts";
 import { detectOwnId } from "../engines/peers.ts";
-import { observeRole, roleOf } from "../engines/roles.ts";
+import { reportRole } from "../engines/roles.ts";
 import { OperatorError } from "./errors.ts";
 import { need, type Needs, type OperatorPart, type PartTasks } from "./parts.ts";
 
@@ -136,9 +136,7 @@ export function startLeaderElection(parts: LeaderElectionParts): PartTasks {
   const paused = parts.paused ?? new ToggleSet();
   // Made at once (not after the namespace is known): nothing is handled before the first try.
   const toggle = election.enabled ? paused.make(LEADER_ELECTION_TOGGLE, true) : undefined;
-  const role = () => roleOf(paused, toggle);
-  const roles = parts.metrics ? observeRole(parts.metrics, role) : undefined;
-  parts.probing?.observeRole(role);
+  const roles = reportRole(paused, toggle, parts);
   if (!toggle) return { tasks: [], leave: () => Promise.resolve() };
 
   const logger = new OperatorLogger(parts.sink, "kopf.leader_election");

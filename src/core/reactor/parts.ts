@@ -314,9 +314,53 @@ export interface OperatorPart {
    * Checks the part's settings after the startup handlers (which may change them), before the
    * login: a wrong setting fails the start before anything connects.
    */
-  check?(run: Startup): void;
+  check?(run: Startup): Promise<void> | void;
   /** Starts the part: reads from and adds to the startup; hands back its tasks and exit. */
   start(run: Startup): Promise<Started | void> | Started | void;
+}
+
+/**
+ * A part whose module is imported only when an operator needs it: `wanted` is asked at the check
+ * and again at the start (a part started earlier may change the settings it reads), and the part
+ * is loaded the first time it says yes. Why: most operators run no sharding, leader election or
+ * admission, and a module an operator imports costs its memory for as long as it runs (its
+ * source, its compiled code, the module graph), whether it is used or not. `load` imports a
+ * string literal, so that `deno compile`, `deno cache` and JSR still find the module.
+ *
+ * @param name The part's name.
+ * @param wanted Whether this operator needs the part now.
+ * @param load Imports the part's module and gives the part.
+ * @returns The part, loaded when wanted.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { loadedWhenWanted, type OperatorPart, type Startup } from "./parts.ts";
+ * let loads = 0;
+ * const hello: OperatorPart = { name: "hello", start: () => ({ tasks: [] }) };
+ * const lazy = loadedWhenWanted("hello", (run) => run.clusterwide, () => (loads++, Promise.resolve(hello)));
+ * assert.equal(await lazy.start({ clusterwide: false } as Startup), undefined);
+ * assert.equal(loads, 0);
+ * assert.deepEqual(await lazy.start({ clusterwide: true } as Startup), { tasks: [] });
+ * assert.equal(loads, 1);
+ * ```
+ */
+export function loadedWhenWanted(
+  name: string,
+  wanted: (run: Startup) => boolean,
+  load: () => Promise<OperatorPart>,
+): OperatorPart {
+  let loading: Promise<OperatorPart> | undefined;
+  const part = () => loading ??= load();
+  return {
+    name,
+    async check(run) {
+      if (wanted(run)) await (await part()).check?.(run);
+    },
+    async start(run) {
+      if (wanted(run)) return await (await part()).start(run);
+    },
+  };
 }
 
 /**

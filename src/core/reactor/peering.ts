@@ -29,8 +29,10 @@
  * finishes its handlers, so a lower-priority peer resumes only after that.
  *
  * The wiring only: the policy (keep-alive, monitor) is engines/peering.ts,
- * the same name one layer down; {@link peeringPart} is how a running operator
- * starts it (parts.ts, running.ts's list).
+ * the same name one layer down, imported at the first join (the automatic mode
+ * without a peering object — most operators — never loads it, nor makes the
+ * identity it would need); {@link peeringPart} is how a running operator starts
+ * it (parts.ts, running.ts's list, loaded when not standalone: optional_parts.ts).
  *
  * @module
  */
@@ -42,7 +44,6 @@ import { readObject } from "../../cogs/clients/fetching.ts";
 import { patchObject } from "../../cogs/clients/patching.ts";
 import { scanResources } from "../../cogs/clients/scanning.ts";
 import { infiniteWatch } from "../../cogs/clients/watching.ts";
-import type { OperatorSettings } from "../../cogs/configs/settings.ts";
 import {
   CLUSTER_PEERINGS,
   CLUSTER_PEERINGS_LEGACY,
@@ -51,8 +52,7 @@ import {
   type Resource,
 } from "../../cogs/structs/references.ts";
 import { OperatorLogger } from "../actions/loggers.ts";
-import { KeepAlive, PeeringMonitor, type PeeringTarget, whereOf } from "../engines/peering.ts";
-import { detectOwnId } from "../engines/peers.ts";
+import type { KeepAlive, PeeringMonitor, PeeringTarget } from "../engines/peering.ts";
 import { followCrds, followNamespaces, literalNamespaces } from "./observation.ts";
 import { need, type Needs, type OperatorPart, type PartTasks } from "./parts.ts";
 
@@ -71,37 +71,6 @@ interface Joined {
   stop: AbortController;
   /** Ends when its watch and keep-alives have ended (not including the leaving). */
   done: Promise<void>;
-}
-
-/**
- * Applies the peering arguments of `kopf.operator()`/`kopf run` to the settings, as Kopf's
- * `spawn_tasks()` does: a peering name makes the peering mandatory; the scope makes it
- * cluster-wide or namespaced.
- *
- * @param settings The settings to change.
- * @param options `clusterwide` (the operator's scope), `peeringName`, `standalone`, `priority`.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { OperatorSettings } from "@kopf/kopf";
- * import { applyPeeringOptions } from "./peering.ts";
- * const settings = new OperatorSettings();
- * applyPeeringOptions(settings, { clusterwide: false, peeringName: "example" });
- * assert.deepEqual([settings.peering.name, settings.peering.mandatory, settings.peering.namespaced], ["example", true, true]);
- * ```
- */
-export function applyPeeringOptions(
-  settings: OperatorSettings,
-  options: { clusterwide: boolean; peeringName?: string; standalone?: boolean; priority?: number },
-): void {
-  settings.peering.clusterwide = options.clusterwide;
-  if (options.peeringName !== undefined) {
-    settings.peering.name = options.peeringName;
-    settings.peering.mandatory = true;
-  }
-  if (options.standalone !== undefined) settings.peering.standalone = options.standalone;
-  if (options.priority !== undefined) settings.peering.priority = options.priority;
 }
 
 /**
@@ -124,6 +93,32 @@ export async function peeringResources(
   return selectors.flatMap((s) => s.select(all).slice(0, 1));
 }
 
+/** The keep-alive, the monitor and the identity (engines/peering.ts and peers.ts). */
+interface PeeringEngine {
+  KeepAlive: typeof KeepAlive;
+  PeeringMonitor: typeof PeeringMonitor;
+  whereOf: (namespace: string | null) => string;
+  detectOwnId: (manual: boolean) => string;
+}
+
+let loadingEngine: Promise<PeeringEngine> | undefined;
+
+/**
+ * The peering's engine, imported when a peering object is joined (or a read of one fails): in
+ * the automatic mode, an operator whose peering object does not exist — most — never loads it.
+ */
+function peeringEngine(): Promise<PeeringEngine> {
+  return loadingEngine ??= Promise.all([
+    import("../engines/peering.ts"),
+    import("../engines/peers.ts"),
+  ]).then(([{ KeepAlive, PeeringMonitor, whereOf }, { detectOwnId }]) => ({
+    KeepAlive,
+    PeeringMonitor,
+    whereOf,
+    detectOwnId,
+  }));
+}
+
 /**
  * Starts the peering of an operator (nothing in the standalone mode).
  *
@@ -136,7 +131,7 @@ export function startPeering(parts: PeeringParts): PartTasks {
   const { api, signal, clock } = parts;
   const paused = parts.paused ?? new ToggleSet();
   const logger = new OperatorLogger(parts.sink, "kopf.peering");
-  const identity = parts.identity ?? detectOwnId(false);
+  let identity = parts.identity; // Kopf's default identity, made at the first join
   const name = peering.name;
   const mandatory = peering.mandatory;
   const clusterwide = peering.clusterwide || parts.namespaces === undefined;
@@ -150,9 +145,14 @@ export function startPeering(parts: PeeringParts): PartTasks {
   const detecting = paused.make(`peering '${name}' detection`, true);
   let missingCrd: Toggle | undefined;
 
-  const join = (resource: Resource, namespace: string | null): Joined => {
+  const join = (
+    { KeepAlive, PeeringMonitor, whereOf, detectOwnId }: PeeringEngine,
+    resource: Resource,
+    namespace: string | null,
+  ): Joined => {
     const key = `${resource}@${namespace ?? "*"}`;
     const target: PeeringTarget = { resource, namespace, name };
+    identity ??= detectOwnId(false);
     const toggle = paused.make(`peering '${name}' ${whereOf(namespace)}`, true);
     const keepalive = new KeepAlive({ api, target, identity, settings: peering, logger, clock });
     const monitor = new PeeringMonitor({
@@ -230,7 +230,8 @@ export function startPeering(parts: PeeringParts): PartTasks {
       if (!mandatory) {
         if (checked.has(key)) return;
         checked.add(key);
-        const exists = await readObject(api, r, ns, name, { signal }).catch((e) => {
+        const exists = await readObject(api, r, ns, name, { signal }).catch(async (e) => {
+          const { whereOf } = await peeringEngine();
           logger.warning(
             `Cannot read the peering '${name}' ${whereOf(ns)}: ${
               e instanceof Error ? e.message : e
@@ -240,7 +241,9 @@ export function startPeering(parts: PeeringParts): PartTasks {
         });
         if (!exists || joined.has(key) || leaving || signal.aborted) return;
       }
-      join(r, ns);
+      const engine = await peeringEngine();
+      if (joined.has(key) || leaving || signal.aborted) return; // meanwhile
+      join(engine, r, ns);
       found++;
     }));
     return found;
@@ -343,7 +346,7 @@ export function startPeering(parts: PeeringParts): PartTasks {
  * Peering as a part of a running operator (running.ts): started after the watchers and the
  * admission; left after the watchers and daemons have stopped, so that lower-priority peers
  * resume only then. (Its options are applied before the startup handlers: running.ts calls
- * {@link applyPeeringOptions}.)
+ * `applyPeeringOptions()` of optional_parts.ts.)
  *
  * @example
  * ```ts

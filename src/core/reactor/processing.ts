@@ -25,7 +25,7 @@ import { State } from "../actions/progression.ts";
 import type { EventContext, ObjectContext, WatchingHandler } from "../intents/handlers.ts";
 import { objectContext } from "../intents/contexts.ts";
 import { objectMemo } from "../engines/memos.ts";
-import { DaemonStoppingReason } from "../engines/daemons.ts";
+import { DaemonStoppingReason } from "../intents/daemon_stopping.ts";
 import { processChanging } from "./changing.ts";
 import type { CycleResult, ObjectMemory, OperatorContext, RawEvent } from "./cycle_types.ts";
 
@@ -78,6 +78,11 @@ export async function processEvent(
     return base;
   };
   if (op.indexers?.active) await op.indexers.whenReady();
+  // Daemons and timers: their engine is loaded by the first cycle that needs it (not once the
+  // operator exits: the exit has closed the daemons it had, and spawns none).
+  if (!op.daemons && !op.exiting?.aborted && op.registry.spawningHandlers(resource).length) {
+    await loadDaemons(op);
+  }
 
   // The context for the filters only when the resource has raw-event handlers at all.
   const watching = op.registry.watchingHandlers(resource).length
@@ -127,6 +132,39 @@ export async function processEvent(
 }
 
 const NO_HANDLERS: readonly WatchingHandler[] = Object.freeze([]);
+
+const loadingDaemons = new WeakMap<OperatorContext, Promise<void>>();
+
+/**
+ * Gives an operator its daemons and timers (`op.daemons`, engines/daemons.ts), importing their
+ * engine the first time: at the start when the registry has daemons or timers (startup.ts), else
+ * at the first cycle of a resource that has some. An operator with none never loads the engine.
+ *
+ * @param op The operator's context.
+ * @returns When `op.daemons` is set.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { OperatorRegistry, OperatorSettings } from "@kopf/kopf";
+ * import { loadDaemons, type OperatorContext } from "./processing.ts";
+ * const op = { registry: new OperatorRegistry(), settings: new OperatorSettings(), memo: {}, indices: {}, sink: () => {} } as unknown as OperatorContext; // the fields loadDaemons reads
+ * await loadDaemons(op);
+ * const daemons = op.daemons;
+ * await loadDaemons(op);
+ * assert.ok(daemons !== undefined && op.daemons === daemons);
+ * ```
+ */
+export function loadDaemons(op: OperatorContext): Promise<void> {
+  let loading = loadingDaemons.get(op);
+  if (!loading) {
+    loading = import("../engines/daemons.ts").then(({ Daemons }) => {
+      op.daemons ??= new Daemons(op);
+    });
+    loadingDaemons.set(op, loading);
+  }
+  return loading;
+}
 
 /** The result of a cycle that wrote nothing and need not come back: shared, never changed. */
 const NOTHING_WRITTEN: CycleResult = Object.freeze({});

@@ -53,10 +53,13 @@ import {
   startupPart,
   watchersPart,
 } from "./startup.ts";
-import { applyPeeringOptions, peeringPart } from "./peering.ts";
-import { shardingPart } from "./sharding.ts";
-import { leaderElectionPart } from "./leader_election.ts";
-import { admissionPart } from "./webhooking.ts";
+import {
+  admissionPart,
+  applyPeeringOptions,
+  leaderElectionPart,
+  peeringPart,
+  shardingPart,
+} from "./optional_parts.ts";
 
 export { OperatorError } from "./errors.ts";
 export type { OperatorOptions, OperatorTask } from "./parts.ts";

@@ -24,15 +24,13 @@ import {
 import { ConnectionInfo } from "../../cogs/structs/connection_info.ts";
 import { Vault, type VaultSource } from "../../cogs/structs/vault.ts";
 import { runActivity } from "../engines/activities.ts";
-import { Daemons } from "../engines/daemons.ts";
 import { apiEventWriter, EventRecorder } from "../engines/event_recorder.ts";
 import { serveProbes } from "../engines/probing.ts";
-import { Reconcilers } from "../engines/reconciling.ts";
 import { apiFailure, fatal, OperatorError } from "./errors.ts";
 import { resolveResources } from "./observation.ts";
 import { Orchestrator } from "./orchestration.ts";
 import { need, type OperatorPart } from "./parts.ts";
-import type { OperatorContext } from "./processing.ts";
+import { loadDaemons, type OperatorContext } from "./processing.ts";
 
 /**
  * The health server (`--liveness`): liveness probes, `/readyz` and `/metrics`; started first,
@@ -110,8 +108,8 @@ export const startupPart: OperatorPart = {
  */
 export const checksPart: OperatorPart = {
   name: "checks",
-  start(run) {
-    for (const part of run.parts) part.check?.(run);
+  async start(run) {
+    for (const part of run.parts) await part.check?.(run);
   },
 };
 
@@ -258,7 +256,7 @@ export const eventsPart: OperatorPart = {
  */
 export const contextPart: OperatorPart = {
   name: "context",
-  start(run) {
+  async start(run) {
     const { registry, settings, memo, indexers, sink, lifecycle, metrics, signal } = run;
     const poster = need(run, "poster");
     const op: OperatorContext = {
@@ -277,8 +275,13 @@ export const contextPart: OperatorPart = {
       running: new Set(), // the handlers in progress: what the exit waits for
     };
     // Daemons and timers: spawned by the object cycles, all stopped at exit before the cleanup.
-    op.daemons = new Daemons(op);
-    op.reconcilers = new Reconcilers(op); // kopf.on.reconcile: parents and their owned children
+    // Their engine loads now if there are any (else at the first cycle that needs it), the
+    // reconcilers' (kopf.on.reconcile: parents and their owned children) only if there are any.
+    if (registry.handlers("spawning").length) await loadDaemons(op);
+    if (registry.handlers("reconciling").length) {
+      const { Reconcilers } = await import("../engines/reconciling.ts");
+      op.reconcilers = new Reconcilers(op);
+    }
     run.op = op;
     const handlers = async () => {
       await op.daemons?.close();

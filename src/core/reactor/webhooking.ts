@@ -51,7 +51,7 @@ import type { ConverterHandler } from "../intents/converters.ts";
 import type { AnyObject } from "../intents/handlers.ts";
 import { ABSENT, PRESENT } from "../intents/markers.ts";
 import type { OperatorRegistry } from "../intents/registry.ts";
-import type { WebhookHandler, WebhookType } from "../intents/webhooks.ts";
+import { type WebhookHandler, webhookSegment, type WebhookType } from "../intents/webhooks.ts";
 import { need, type OperatorPart } from "./parts.ts";
 import { OperatorError } from "./errors.ts";
 import { followCrds, resolveResources } from "./observation.ts";
@@ -64,14 +64,18 @@ const KINDS: Record<WebhookType, [plural: string, kind: string]> = {
 };
 
 /**
- * Fails the start-up when admission handlers or converters exist and no server is configured.
+ * Fails the start-up when admission handlers or converters exist and no server is configured, or
+ * when the managed configurations would hold a webhook name kube-apiserver refuses.
  *
  * @param registry The registry.
  * @param settings The settings (after the startup handlers).
  * @throws {OperatorError} With one line saying what to set.
  */
 export function checkAdmission(registry: OperatorRegistry, settings: OperatorSettings): void {
-  if (settings.admission.server !== null) return;
+  if (settings.admission.server !== null) {
+    if (settings.admission.managed) checkWebhookNames(registry.webhookHandlers());
+    return;
+  }
   const what = registry.webhookHandlers().length
     ? "Admission handlers exist"
     : registry.converterHandlers().length
@@ -82,6 +86,40 @@ export function checkAdmission(registry: OperatorRegistry, settings: OperatorSet
       `${what}, but no admission server/tunnel is configured in ` +
         "settings.admission.server (e.g. new kopf.WebhookAutoServer() in a startup handler).",
     );
+  }
+}
+
+/**
+ * Refuses handler ids that make no webhook name kube-apiserver accepts, or the same name twice
+ * in one configuration (validating or mutating): kube-apiserver would refuse the managed
+ * configuration with a 422 at every patch, and no handler of that type would be called.
+ */
+function checkWebhookNames(handlers: WebhookHandler[]): void {
+  const seen = new Map<string, string>();
+  for (const h of handlers) {
+    const segment = webhookSegment(h.id);
+    if (segment === undefined) {
+      throw new OperatorError(
+        `The ${h.reason} handler ${
+          JSON.stringify(h.id)
+        } makes no webhook name Kubernetes accepts ` +
+          "(a lowercase DNS name: letters, digits, '-' and '.', starting and ending with a letter or digit): " +
+          "give it an id= that does.",
+      );
+    }
+    const other = seen.get(`${h.reason} ${segment}`);
+    if (other !== undefined) {
+      throw new OperatorError(
+        `The ${h.reason} handlers ${JSON.stringify(other)} and ${
+          JSON.stringify(h.id)
+        } make the same ` +
+          `webhook name ${
+            JSON.stringify(segment)
+          } (Kubernetes names are lowercase, '_' becomes '-'): ` +
+          "give one of them another id=.",
+      );
+    }
+    seen.set(`${h.reason} ${segment}`, h.id);
   }
 }
 
@@ -277,12 +315,11 @@ export function buildWebhooks(
 
 /**
  * `create_fn/sub` → `create-fn.sub.<suffix>`, `checkSpec` → `checkspec.<suffix>` (kube-apiserver
- * wants a lowercase DNS subdomain); other characters as `x<hex>`.
+ * wants a lowercase DNS subdomain; {@link webhookSegment}). The start-up check
+ * ({@link checkAdmission}) has refused ids that make no such name, or the same name twice.
  */
 function webhookName(id: string, suffix: string): string {
-  const name = id.toLowerCase().replaceAll("/", ".").replaceAll("_", "-")
-    .replace(/[^\w.-]/g, (c) => `x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
-  return `${name}.${suffix}`;
+  return `${webhookSegment(id) ?? id}.${suffix}`;
 }
 
 /** Label filters that Kubernetes can evaluate (strings, PRESENT, ABSENT); callbacks are ours. */
@@ -308,9 +345,12 @@ function withHandlerId(
   const encoded = encode ? encodeURIComponent(id) : id;
   if (config.url !== undefined) out.url = `${config.url.replace(/\/+$/, "")}/${encoded}`;
   if (config.service) {
+    // Each segment of a service's path must be a DNS subdomain (kube-apiserver refuses the
+    // configuration otherwise): a handler's id as its segment (the admission engine takes it).
+    const segment = encode ? webhookSegment(id) ?? encoded : id;
     out.service = {
       ...config.service,
-      path: `${(config.service.path ?? "").replace(/\/+$/, "")}/${encoded}`,
+      path: `${(config.service.path ?? "").replace(/\/+$/, "")}/${segment}`,
     };
   }
   return out;
