@@ -192,6 +192,7 @@ export type {
   PeeringSettings,
   PersistenceSettings,
   PostingSettings,
+  ProbingSettings,
   ProcessSettings,
   ScanningSettings,
   WatchingSettings,

@@ -9,12 +9,8 @@
  * @module
  */
 
-import {
-  type FakeClock,
-  KopfRunner,
-  type RunningApiServer,
-  startApiServer,
-} from "../../testing.ts";
+import assert from "node:assert/strict";
+import { FakeClock, KopfRunner, type RunningApiServer, startApiServer } from "../../testing.ts";
 import type { Clock, OperatorRegistry, OperatorSettings } from "../../mod.ts";
 import { crd } from "../reactor/_setup.ts";
 
@@ -240,4 +236,53 @@ export function pumped(clock: FakeClock): AsyncDisposable {
       await pumping;
     },
   };
+}
+
+/** An operator's fake clock for a test against the real server, and the ways to move it. */
+export interface Clocked {
+  clock: FakeClock;
+  /** Advances until `check()` holds, for `seconds` of fake time at most; fails if not. */
+  until(check: () => boolean, what: string, seconds?: number): Promise<void>;
+  /** Advances in 10 ms steps, with a real request between them, until `check()` holds. */
+  drive(check: () => Promise<boolean>, what: string, seconds?: number): Promise<void>;
+  /** Stops the operator, advancing the clock for the waits of its exit. */
+  stop(runner: KopfRunner): Promise<void>;
+}
+
+/**
+ * A fake clock (started at the real now) for an operator against the embedded server: the
+ * operator's timing runs on it, the I/O stays real (see tests/engines/timers_test.ts).
+ *
+ * @returns The clock and its drivers.
+ */
+export function clocked(): Clocked {
+  const clock = new FakeClock({ start: new Date() });
+  return {
+    clock,
+    /** Advances until `check()` holds, for `seconds` of fake time at most; fails if not. */
+    async until(check: () => boolean, what: string, seconds = 10): Promise<void> {
+      assert.ok(await clock.advanceUntil(check, seconds), `not within ${seconds} fake s: ${what}`);
+    },
+    /** Advances in 10 ms steps, with a real request between them, until `check()` holds. */
+    async drive(check: () => Promise<boolean>, what: string, seconds = 10): Promise<void> {
+      const end = clock.now() + seconds * 1000;
+      while (!(await check())) {
+        if (clock.now() >= end) assert.fail(`not within ${seconds} fake s: ${what}`);
+        await clock.advance(0.01);
+      }
+    },
+    /** Stops the operator, advancing the clock for the waits of its exit. */
+    async stop(runner: KopfRunner): Promise<void> {
+      let stopped = false;
+      const stopping = runner.stop().finally(() => (stopped = true));
+      await clock.advanceUntil(() => stopped, 60);
+      await stopping;
+    },
+  };
+}
+
+/** Deletes the object and drives the clock until it is gone. */
+export async function removed(env: Env, t: Clocked, name: string): Promise<void> {
+  await env.remove(name);
+  await t.drive(async () => (await env.get(name)) === undefined, `${name} gone`);
 }

@@ -3,11 +3,25 @@
  * errors retried after `backoff` (60 s by default), `errors: "permanent"`
  * and `"ignored"`, PermanentError, `retries` and `timeout` limits — with
  * Kopf's log lines — and what happens on errors of the framework itself.
+ *
+ * The delays, backoffs and timeouts are on the operator's fake clock (`clocked()` in
+ * _handling.ts; the I/O stays real) and asserted in its time: each retry comes after its delay
+ * plus the few 10 ms steps its writes and their echoes take.
  */
 
 import assert from "node:assert/strict";
 import * as kopf from "../../mod.ts";
-import { annotations, count, kopfAnnotations, LAST_HANDLED, setup } from "./_handling.ts";
+import {
+  annotations,
+  clocked,
+  count,
+  kopfAnnotations,
+  LAST_HANDLED,
+  type Obj,
+  setup,
+} from "./_handling.ts";
+
+const SUCCEEDED = "[default/kex] All handlers succeeded for creation.";
 
 function gaps(times: number[]): number[] {
   return times.slice(1).map((t, i) => (t - times[i]!) / 1000);
@@ -18,24 +32,30 @@ Deno.test("errors: a TemporaryError retries the handler after its delay, countin
   const registry = new kopf.OperatorRegistry();
   const times: number[] = [];
   const retries: number[] = [];
+  const t = clocked();
   kopf.on.create("kopfexamples", { registry }, function create_fn({ retry }) {
-    times.push(Date.now());
+    times.push(t.clock.now());
     retries.push(retry);
     if (retry < 2) throw new kopf.TemporaryError("not yet", { delay: 0.5 });
     return "done";
   });
-  const runner = await env.operator(registry);
+  const runner = await env.operator(registry, undefined, { clock: t.clock });
   await env.create("kex");
-  await runner.waitFor("[default/kex] All handlers succeeded for creation.");
-  const obj = await env.waitFor("kex", (o) => !!annotations(o)[LAST_HANDLED]);
-  await runner.stop();
+  await t.until(() => runner.output.includes(SUCCEEDED), "the creation handled");
+  let obj: Obj | undefined;
+  // The outcome: the annotation (on the object) and the result (the status: another request).
+  await t.drive(async () => {
+    obj = await env.get("kex");
+    return !!annotations(obj)[LAST_HANDLED] && obj?.status?.create_fn !== undefined;
+  }, "the annotation and the result");
+  await t.stop(runner);
   assert.deepEqual(retries, [0, 1, 2]);
-  for (const gap of gaps(times)) assert.ok(gap >= 0.45 && gap < 2.5, `gap ${gap}s`);
+  for (const gap of gaps(times)) assert.ok(gap >= 0.5 && gap < 0.55, `gap ${gap}s`);
   assert.equal(
     count(runner.output, "[default/kex] Handler 'create_fn' failed temporarily: not yet"),
     2,
   );
-  assert.equal(obj.status.create_fn, "done");
+  assert.equal(obj!.status.create_fn, "done");
   assert.deepEqual(Object.keys(kopfAnnotations(obj)), ["last-handled-configuration"]);
 });
 
@@ -43,16 +63,17 @@ Deno.test("errors: arbitrary errors are retried after the handler's backoff ('fa
   await using env = await setup();
   const registry = new kopf.OperatorRegistry();
   const times: number[] = [];
+  const t = clocked();
   kopf.on.create("kopfexamples", { registry, backoff: 0.5 }, function create_fn({ retry }) {
-    times.push(Date.now());
+    times.push(t.clock.now());
     if (retry === 0) throw new Error("boom");
   });
-  const runner = await env.operator(registry);
+  const runner = await env.operator(registry, undefined, { clock: t.clock });
   await env.create("kex");
-  await runner.waitFor("[default/kex] All handlers succeeded for creation.");
-  await runner.stop();
+  await t.until(() => runner.output.includes(SUCCEEDED), "the creation handled");
+  await t.stop(runner);
   assert.equal(times.length, 2);
-  assert.ok(gaps(times)[0]! >= 0.45 && gaps(times)[0]! < 2.5, `gap ${gaps(times)[0]}s`);
+  assert.ok(gaps(times)[0]! >= 0.5 && gaps(times)[0]! < 0.55, `gap ${gaps(times)[0]}s`);
   assert.match(
     runner.output,
     /\[default\/kex\] Handler 'create_fn' failed with an exception\. Will retry\./,
@@ -93,18 +114,19 @@ Deno.test("errors: settings.execution.defaultBackoff replaces the 60 s for handl
   await using env = await setup();
   const registry = new kopf.OperatorRegistry();
   const times: number[] = [];
+  const t = clocked();
   kopf.on.create("kopfexamples", { registry }, function create_fn({ retry }) {
-    times.push(Date.now());
+    times.push(t.clock.now());
     if (retry === 0) throw new Error("boom");
   });
   const settings = new kopf.OperatorSettings();
   settings.execution.defaultBackoff = 0.4;
-  const runner = await env.operator(registry, settings);
+  const runner = await env.operator(registry, settings, { clock: t.clock });
   await env.create("kex");
-  await runner.waitFor("[default/kex] All handlers succeeded for creation.");
-  await runner.stop();
+  await t.until(() => runner.output.includes(SUCCEEDED), "the creation handled");
+  await t.stop(runner);
   assert.equal(times.length, 2);
-  assert.ok(gaps(times)[0]! >= 0.35 && gaps(times)[0]! < 2.5, `gap ${gaps(times)[0]}s`);
+  assert.ok(gaps(times)[0]! >= 0.4 && gaps(times)[0]! < 0.45, `gap ${gaps(times)[0]}s`);
 });
 
 Deno.test("errors: errors='permanent' and PermanentError stop the handler, errors='ignored' goes on; the cycle completes", async () => {
@@ -175,14 +197,16 @@ Deno.test("errors: timeout fails the handler with HandlerTimeoutError once its r
   await using env = await setup();
   const registry = new kopf.OperatorRegistry();
   const runtimes: number[] = [];
+  const t = clocked();
   kopf.on.create("kopfexamples", { registry, timeout: 0.6 }, function create_fn({ runtime }) {
     runtimes.push(runtime);
     throw new kopf.TemporaryError("slow", { delay: 0.25 });
   });
-  const runner = await env.operator(registry);
+  const runner = await env.operator(registry, undefined, { clock: t.clock });
   await env.create("kex");
-  await runner.waitFor("[default/kex] Creation is processed: 0 succeeded; 1 failed.");
-  await runner.stop();
+  const failed = "[default/kex] Creation is processed: 0 succeeded; 1 failed.";
+  await t.until(() => runner.output.includes(failed), "the creation failed");
+  await t.stop(runner);
   assert.ok(runtimes.length >= 2 && runtimes.length <= 4, `attempts: ${runtimes}`);
   assert.ok(runtimes.every((r) => r <= 0.6), `runtimes: ${runtimes}`);
   assert.match(
@@ -202,17 +226,25 @@ Deno.test("errors: unexpected errors of the framework throttle the object by set
   settings.batching.errorDelays = [0.3, 0.6];
   // A malformed progress record: the framework cannot read the state, the handler never runs.
   await env.create("bad", {}, { annotations: { "kopf.zalando.org/create_fn": "{not json" } });
-  const runner = await env.operator(registry, settings);
+  const t = clocked();
+  const runner = await env.operator(registry, settings, { clock: t.clock });
   const why =
     "due to an unexpected error: SyntaxError: The progress annotation kopf.zalando.org/create_fn is not valid JSON; fix or remove it.";
-  await runner.waitFor(`[default/bad] Throttling for 0.3 seconds ${why}`);
-  await runner.waitFor(`[default/bad] Throttling for 0.6 seconds ${why}`);
+  const said = (text: string) => () => runner.output.includes(text);
+  await t.until(said(`[default/bad] Throttling for 0.3 seconds ${why}`), "the first delay");
+  const first = t.clock.now();
+  await t.until(said(`[default/bad] Throttling for 0.6 seconds ${why}`), "the second delay");
+  const second = t.clock.now();
   // The sequence is exhausted: its last delay repeats.
-  await runner.waitFor(/(Throttling for 0\.6 seconds[^]*){2}/);
+  await t.until(() => /(Throttling for 0\.6 seconds[^]*){2}/.test(runner.output), "the last again");
+  const third = t.clock.now();
+  // Each next one after the delay before it (to within a few steps: the retry reads again).
+  assert.ok(second - first >= 300 && second - first < 350, `after ${second - first} ms`);
+  assert.ok(third - second >= 600 && third - second < 650, `after ${third - second} ms`);
   await env.create("good");
-  await runner.waitFor("[default/good] All handlers succeeded for creation.");
+  await t.until(said("[default/good] All handlers succeeded for creation."), "good handled");
   await env.patch("bad", { metadata: { annotations: { "kopf.zalando.org/create_fn": null } } });
-  await runner.waitFor("[default/bad] All handlers succeeded for creation.");
-  await runner.stop();
+  await t.until(said("[default/bad] All handlers succeeded for creation."), "bad handled");
+  await t.stop(runner);
   assert.deepEqual(handled, ["good", "bad"]);
 });

@@ -35,7 +35,20 @@ Deno.test("exactly once: a stalled watch while a handler waits out its delay re-
   await env.create("kex", {}, { finalizers: [FINALIZER] });
   await runner.waitFor("[default/kex] Handler 'first' succeeded.");
   env.api.setFaults({ stallWatches: true });
-  await sleep(5);
+  // Three more attempts (a second apart) while the watch is silent — a stalled stream reopened
+  // after its 2 s of inactivity, and stalled again, among them — then the stream heals.
+  const before = secondCalls.length;
+  const deadline = Date.now() + 15_000;
+  while (
+    !(secondCalls.length >= before + 3 && env.api.faultCounts.watchStalled >= 2) &&
+    Date.now() < deadline
+  ) await sleep(0.05);
+  assert.ok(
+    secondCalls.length >= before + 3 && env.api.faultCounts.watchStalled >= 2,
+    `three attempts and a reopened stall: ${JSON.stringify(secondCalls)} ${
+      JSON.stringify(env.api.faultCounts)
+    }`,
+  );
   env.api.setFaults({ stallWatches: null });
   healed = true;
   await runner.waitFor("[default/kex] All handlers succeeded for creation.", 10);

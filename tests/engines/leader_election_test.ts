@@ -3,6 +3,11 @@
  * renewing, take-over after the observed lease duration, abdication at the
  * renew deadline (before the lease can expire anywhere), release on leave,
  * transitions. A replica's connection is cut by a `fetch` that hangs.
+ *
+ * The elector's requests are real HTTP, which the fake clock does not wait for: the tests step
+ * the clock with {@link World.until}, which after each step waits for the replicas' requests in
+ * flight to finish (an event, not a real-time window), so a timer's request is answered at the
+ * fake time it was sent.
  */
 import assert from "node:assert/strict";
 import { FakeClock, type RunningApiServer, startApiServer } from "../../testing.ts";
@@ -33,12 +38,13 @@ class Replica {
     readonly vault: Vault,
     readonly clock: FakeClock,
     random = () => 0,
+    flights: Flights = new Flights(clock),
   ) {
     this.api = new ApiClient({
       vault,
       settings: { networking: { errorBackoffs: [] } },
       fetch: (url, init) => {
-        if (!this.cut) return fetch(url, init);
+        if (!this.cut) return flights.track(fetch(url, init));
         return new Promise((_, reject) => {
           init.signal?.addEventListener("abort", () => reject(init.signal?.reason), { once: true });
         });
@@ -83,15 +89,72 @@ class Replica {
   }
 }
 
-async function world(): Promise<
-  { server: RunningApiServer; vault: Vault; clock: FakeClock } & AsyncDisposable
-> {
+/** The replicas' real requests in flight (a cut connection's hanging ones not counted). */
+class Flights {
+  #count = 0;
+  #drained = Promise.withResolvers<void>();
+
+  constructor(readonly clock: FakeClock) {}
+
+  /** Counts a request until its answer's body has been read (handed on as a buffered copy). */
+  async track(answer: Promise<Response>): Promise<Response> {
+    this.#count++;
+    try {
+      const response = await answer;
+      const body = await response.arrayBuffer();
+      const { status, statusText, headers } = response;
+      return new Response(body, { status, statusText, headers });
+    } finally {
+      if (--this.#count === 0) this.#drained.resolve();
+    }
+  }
+
+  /** Resolves when no request is in flight and the code its answers woke has settled. */
+  async idle(): Promise<void> {
+    while (true) {
+      if (this.#count > 0) {
+        await this.#drained.promise;
+        this.#drained = Promise.withResolvers<void>();
+      }
+      await this.clock.advance(0); // settles what the answers woke (it may send again)
+      if (this.#count === 0) return;
+    }
+  }
+}
+
+interface World extends AsyncDisposable {
+  server: RunningApiServer;
+  vault: Vault;
+  clock: FakeClock;
+  flights: Flights;
+  /**
+   * Advances the fake clock in steps of 10 ms until `condition` holds (checked after each
+   * step), for `limit` fake seconds at most, waiting after each step for the replicas' requests
+   * in flight. Returns whether the condition holds.
+   */
+  until(condition: () => boolean, limit: number): Promise<boolean>;
+}
+
+async function world(): Promise<World> {
   const server = await startApiServer();
   const vault = new Vault({ login: new ConnectionInfo({ server: server.url }) });
+  const clock = new FakeClock();
+  const flights = new Flights(clock);
   return {
     server,
     vault,
-    clock: new FakeClock(),
+    clock,
+    flights,
+    async until(condition, limit) {
+      const end = clock.now() + limit * 1000;
+      await flights.idle();
+      while (!condition()) {
+        if (clock.now() >= end) return false;
+        await clock.advance(Math.min(0.01, (end - clock.now()) / 1000));
+        await flights.idle();
+      }
+      return true;
+    },
     async [Symbol.asyncDispose]() {
       vault.close();
       await server.stop();
@@ -110,14 +173,14 @@ function msOf(time: string | undefined, clock: FakeClock): number {
 
 Deno.test("LeaderElector: a lone candidate acquires at once, opens the gate, renews every retryPeriod", async () => {
   await using w = await world();
-  const a = new Replica("a", w.vault, w.clock);
+  const a = new Replica("a", w.vault, w.clock, undefined, w.flights);
   a.start();
-  assert.ok(await w.clock.advanceUntil(() => a.leading, 1));
+  assert.ok(await w.until(() => a.leading, 1));
   assert.ok(a.lines.includes("info: attempting to acquire leader lease default/op..."));
   assert.ok(a.lines.includes("info: successfully acquired lease default/op"));
   const first = await lease(w.vault);
   assert.equal(first.holderIdentity, "a");
-  await w.clock.advanceUntil(() => false, 1); // 1 s: renewals at 0.3, 0.6, 0.9
+  await w.until(() => false, 1); // 1 s: renewals at 0.3, 0.6, 0.9
   const renewed = await lease(w.vault);
   assert.equal(renewed.acquireTime, first.acquireTime);
   assert.ok(msOf(renewed.renewTime, w.clock) >= 900, `${renewed.renewTime}`);
@@ -128,18 +191,18 @@ Deno.test("LeaderElector: a lone candidate acquires at once, opens the gate, ren
 
 Deno.test("LeaderElector: a standby takes over only after the lease duration on its clock; the cut-off leader abdicated at its renew deadline, before that", async () => {
   await using w = await world();
-  const a = new Replica("a", w.vault, w.clock);
-  const b = new Replica("b", w.vault, w.clock);
+  const a = new Replica("a", w.vault, w.clock, undefined, w.flights);
+  const b = new Replica("b", w.vault, w.clock, undefined, w.flights);
   a.start();
-  assert.ok(await w.clock.advanceUntil(() => a.leading, 1));
+  assert.ok(await w.until(() => a.leading, 1));
   b.start();
-  await w.clock.advanceUntil(() => false, 1);
+  await w.until(() => false, 1);
   assert.ok(!b.leading);
   assert.ok(b.lines.includes("info: new leader elected: a"));
 
   a.cut = true; // a's connection hangs from now on: it can neither renew nor release
   const lastRenewal = msOf((await lease(w.vault)).renewTime, w.clock);
-  assert.ok(await w.clock.advanceUntil(() => b.leading, 5));
+  assert.ok(await w.until(() => b.leading, 5));
   const [[, aClosed]] = a.terms as [[number, number]];
   const [[bOpened]] = b.terms as [[number, number | undefined]];
   // a stopped exactly at its deadline, counted from when it sent its last successful renewal.
@@ -156,7 +219,7 @@ Deno.test("LeaderElector: a standby takes over only after the lease duration on 
   assert.ok(b.lines.includes("info: successfully acquired lease default/op"));
 
   a.cut = false; // the connection is back: a sees b and stays a standby
-  await w.clock.advanceUntil(() => false, 2);
+  await w.until(() => false, 2);
   assert.ok(!a.leading && b.leading);
   assert.ok(a.lines.includes("info: new leader elected: b"));
   await Promise.all([a.leave(), b.leave()]);
@@ -164,19 +227,19 @@ Deno.test("LeaderElector: a standby takes over only after the lease duration on 
 
 Deno.test("LeaderElector: leave() releases the Lease; the standby takes over at its next try", async () => {
   await using w = await world();
-  const a = new Replica("a", w.vault, w.clock);
-  const b = new Replica("b", w.vault, w.clock, () => 0.5); // retries every 0.3 × 1.6 = 0.48 s
+  const a = new Replica("a", w.vault, w.clock, undefined, w.flights);
+  const b = new Replica("b", w.vault, w.clock, () => 0.5, w.flights); // retries every 0.3 × 1.6 = 0.48 s
   a.start();
-  assert.ok(await w.clock.advanceUntil(() => a.leading, 1));
+  assert.ok(await w.until(() => a.leading, 1));
   b.start();
-  await w.clock.advanceUntil(() => false, 1);
+  await w.until(() => false, 1);
   const left = w.clock.now();
   await a.leave();
   assert.ok(a.lines.includes("info: released lease default/op"));
   const released = await lease(w.vault);
   assert.equal(released.holderIdentity, "");
   assert.equal(released.leaseDurationSeconds, 1);
-  assert.ok(await w.clock.advanceUntil(() => b.leading, 1));
+  assert.ok(await w.until(() => b.leading, 1));
   assert.ok(b.terms[0]![0] - left <= 480 + 20, `${b.terms[0]![0] - left}`);
   assert.equal((await lease(w.vault)).leaseTransitions, 1);
   await b.leave();
@@ -184,9 +247,9 @@ Deno.test("LeaderElector: leave() releases the Lease; the standby takes over at 
 
 Deno.test("LeaderElector: a leader that finds the Lease held by another abdicates at once", async () => {
   await using w = await world();
-  const a = new Replica("a", w.vault, w.clock);
+  const a = new Replica("a", w.vault, w.clock, undefined, w.flights);
   a.start();
-  assert.ok(await w.clock.advanceUntil(() => a.leading, 1));
+  assert.ok(await w.until(() => a.leading, 1));
   // Someone overwrites the Lease (e.g. an operator of the same name elsewhere).
   const api = new ApiClient({ vault: w.vault });
   const current = (await readLease(api, "default", "op"))!;
@@ -194,7 +257,7 @@ Deno.test("LeaderElector: a leader that finds the Lease held by another abdicate
     body: { ...current.body, spec: { ...current.record, holderIdentity: "intruder" } },
   });
   const at = w.clock.now();
-  assert.ok(await w.clock.advanceUntil(() => !a.leading, 1));
+  assert.ok(await w.until(() => !a.leading, 1));
   assert.ok(w.clock.now() - at <= 400);
   assert.ok(
     a.lines.includes("info: failed to renew lease default/op: the lease is held by intruder"),
@@ -207,14 +270,14 @@ Deno.test("LeaderElector: a leader that finds the Lease held by another abdicate
 Deno.test("LeaderElector: API errors are a warning once per distinct error; the gate stays closed", async () => {
   await using w = await world();
   w.server.setFaults({ rate500: 1 });
-  const a = new Replica("a", w.vault, w.clock);
+  const a = new Replica("a", w.vault, w.clock, undefined, w.flights);
   a.start();
-  await w.clock.advanceUntil(() => false, 3);
+  await w.until(() => false, 3);
   assert.ok(!a.leading);
   const warnings = a.lines.filter((l) => l.startsWith("warning: error trying to acquire lease"));
   assert.equal(warnings.length, 1, a.lines.join("\n"));
   w.server.setFaults({ rate500: 0 });
-  assert.ok(await w.clock.advanceUntil(() => a.leading, 2));
+  assert.ok(await w.until(() => a.leading, 2));
   await a.leave();
 });
 

@@ -53,6 +53,27 @@ Deno.test("`Prober` reuses probe results for the caching period (10 s, as in Kop
   assert.deepEqual(await get(), { calls: 2 }, "refreshed after the period");
 });
 
+Deno.test("`Prober` takes the caching period from settings.probing.cachePeriod, read at each request", async () => {
+  const clock = new FakeClock();
+  const settings = new kopf.OperatorSettings();
+  settings.probing.cachePeriod = 1;
+  let calls = 0;
+  const prober = new Prober({
+    probes: () => [probe("calls", () => ++calls)],
+    env: { ...env, settings },
+    clock,
+  });
+  prober.ready();
+  const get = async () => await (await prober.handle(new Request("http://x/healthz"))).json();
+  assert.deepEqual(await get(), { calls: 1 });
+  await clock.advance(0.9);
+  assert.deepEqual(await get(), { calls: 1 }, "cached within the period");
+  await clock.advance(0.2);
+  assert.deepEqual(await get(), { calls: 2 }, "refreshed after the period");
+  settings.probing.cachePeriod = 0; // e.g. by a startup handler, after the server started
+  assert.deepEqual(await get(), { calls: 3 }, "no caching now");
+});
+
 Deno.test("`Prober` runs the probes once for requests that come in parallel", async () => {
   let calls = 0;
   let release!: () => void;

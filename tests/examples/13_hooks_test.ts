@@ -6,6 +6,7 @@
  * @module
  */
 import assert from "node:assert/strict";
+import { OperatorSettings } from "../../mod.ts";
 import { KopfRunner } from "../../testing.ts";
 import { type Cluster, cluster, ROOT } from "./_setup.ts";
 import { servedAt } from "../engines/_metrics.ts";
@@ -31,8 +32,13 @@ testWithKubectl("13-hooks: startup, login, probes, and cleanup handlers", async 
   // The kubeconfig option: the example's login handler gets it from kopf.loginWithKubeconfig().
   // The liveness port is the system's pick, read back from the log.
   const liveness = "--liveness=http://127.0.0.1:0/healthz";
+  // The probe results are cached for 10 s by default (tests/engines/probing_test.ts): here for
+  // 0.2 s, so that the pod's task shows without waiting the default period out.
+  const settings = new OperatorSettings();
+  settings.probing.cachePeriod = 0.2;
   const runner = await KopfRunner.start(["run", "-A", "--verbose", liveness, EXAMPLE], {
     kubeconfig: c.api.kubeconfig.path,
+    settings,
   });
   const url = servedAt(runner.output)!;
   try {
@@ -64,7 +70,7 @@ testWithKubectl("13-hooks: startup, login, probes, and cleanup handlers", async 
     assert.equal(created.code, 0, created.stderr);
     await runner.waitFor("[default/pod1] A background task is started.");
     await runner.waitFor("[default/pod1] Served by the background task.", 10);
-    // The probe results are cached for 10 seconds (as in Kopf): poll until the new state shows.
+    // The probe results are cached (for 0.2 s here): poll until the new state shows.
     let health: { tasksCount: number; monitoredObjects: Record<string, string[]> } = empty;
     const deadline = Date.now() + 15_000;
     while (health.tasksCount !== 1 && Date.now() < deadline) {

@@ -10,8 +10,8 @@
  * startup with a one-line `TypeError` naming the setting, instead of as an
  * odd behaviour an hour later (the checks: `_checks.ts`).
  *
- * This file holds the whole ({@link OperatorSettings}) and the process's own
- * group; each other group lives in a module of its name — `posting.ts`,
+ * This file holds the whole ({@link OperatorSettings}), the process's own
+ * group and the probes'; each other group lives in a module of its name — `posting.ts`,
  * `peering.ts`, `sharding.ts`, `watching.ts` (also batching and scanning),
  * `handling.ts` (admission, execution, background), `networking.ts`,
  * `persistence.ts`, `leader_election.ts` — and is re-exported here.
@@ -19,7 +19,7 @@
  * @module
  */
 
-import { optionalSeconds } from "./_checks.ts";
+import { optionalSeconds, seconds } from "./_checks.ts";
 import { AdmissionSettings, BackgroundSettings, ExecutionSettings } from "./handling.ts";
 import { LeaderElectionSettings } from "./leader_election.ts";
 import { NetworkingSettings } from "./networking.ts";
@@ -57,6 +57,36 @@ export class ProcessSettings {
   }
   set ultimateExitingTimeout(value: number | null) {
     this.#ultimateExitingTimeout = optionalSeconds("process.ultimateExitingTimeout", value);
+  }
+}
+
+/**
+ * Settings of the liveness endpoint's probes (`--liveness`; not a Kopf group: Kopf fixes the
+ * period at 10 seconds).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { OperatorSettings } from "@kopf/kopf";
+ * const s = new OperatorSettings().probing;
+ * assert.deepEqual(s.cachePeriod, 10);
+ * s.cachePeriod = 0.5;
+ * assert.deepEqual(s.cachePeriod, 0.5);
+ * assert.throws(() => (s.cachePeriod = -1), /settings\.probing\.cachePeriod must be a non-negative number/);
+ * ```
+ */
+export class ProbingSettings {
+  #cachePeriod = 10;
+
+  /**
+   * How long the `kopf.on.probe` handlers' results are reused before a request runs them again
+   * (seconds; 0: every request runs them). Default 10, as in Kopf.
+   */
+  get cachePeriod(): number {
+    return this.#cachePeriod;
+  }
+  set cachePeriod(value: number) {
+    this.#cachePeriod = seconds("probing.cachePeriod", value);
   }
 }
 
@@ -105,6 +135,8 @@ export class OperatorSettings {
   readonly persistence: PersistenceSettings = new PersistenceSettings();
   /** Lease leader election of replicas. */
   readonly leaderElection: LeaderElectionSettings = new LeaderElectionSettings();
+  /** The liveness endpoint's probes. */
+  readonly probing: ProbingSettings = new ProbingSettings();
 
   /** The newer Kopf name of {@link OperatorSettings.batching} (the same object). */
   get queueing(): BatchingSettings {

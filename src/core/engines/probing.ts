@@ -7,8 +7,9 @@
  * operator is ready: a probe that gets 200 means the operator has finished its
  * startup, logged in and listed everything it serves; before that, Kubernetes
  * sees "not yet" rather than "nothing there". Why the probe results are cached
- * (10 seconds, as in Kopf) and computed by one request at a time: probes can
- * be heavy, and mass-requesting the status must not multiply that work.
+ * (10 seconds, as in Kopf; `settings.probing.cachePeriod`) and computed by one
+ * request at a time: probes can be heavy, and mass-requesting the status must
+ * not multiply that work.
  *
  * Readiness (`/readyz` on the same server) is not liveness: it answers 200
  * once the operator is ready, on every replica — leader, standby or paused —
@@ -34,7 +35,7 @@ import { type ActivityEnvironment, runActivity } from "./activities.ts";
 import type { OperatorMetrics } from "./metrics.ts";
 import type { OperatorRole } from "./roles.ts";
 
-/** How long probe results are reused, in seconds (Kopf's `probing_max_age`). */
+/** How long probe results are reused by default, in seconds (Kopf's `probing_max_age`). */
 export const PROBE_CACHE_PERIOD = 10;
 
 /** Options of {@link Prober}. */
@@ -47,7 +48,10 @@ export interface ProberOptions {
   path?: string;
   /** The metrics served on `/metrics` (absent: 404 there). */
   metrics?: OperatorMetrics | undefined;
-  /** Seconds to reuse probe results (default {@link PROBE_CACHE_PERIOD}). */
+  /**
+   * Seconds to reuse probe results (default: the environment's `settings.probing.cachePeriod`,
+   * read at each request, else {@link PROBE_CACHE_PERIOD}).
+   */
   cachePeriod?: number;
   /** The time source (default: the probes' environment's, else the real clock). */
   clock?: Clock | undefined;
@@ -144,7 +148,8 @@ export class Prober {
   #results(): Promise<{ at: number; body: string }> {
     const clock = this.#options.clock ?? this.#options.env.clock ?? realClock;
     const now = () => clock.now();
-    const period = (this.#options.cachePeriod ?? PROBE_CACHE_PERIOD) * 1000;
+    const period = (this.#options.cachePeriod ?? this.#options.env.settings?.probing?.cachePeriod ??
+      PROBE_CACHE_PERIOD) * 1000;
     const cached = this.#cached;
     if (cached && now() - cached.at < period) return Promise.resolve(cached);
     this.#refreshing ??= (async () => {
