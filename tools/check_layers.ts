@@ -188,6 +188,33 @@ export function judgeCycle(files: readonly string[]): string | undefined {
   return `an import circle of ${files.length} files: ${files.join(", ")}`;
 }
 
+/** The most lines a file under `src/` may have (issue 27: a file a reader takes in whole). */
+export const MAX_SRC_LINES = 500;
+
+/**
+ * Judges a file's length: under `src/`, at most {@link MAX_SRC_LINES} lines.
+ *
+ * @param file The file, relative to the root.
+ * @param text Its text.
+ * @returns Why it is too long, or undefined.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { judgeLength } from "./check_layers.ts";
+ * assert.equal(judgeLength("src/a.ts", "x\n".repeat(500)), undefined);
+ * assert.match(judgeLength("src/a.ts", "x\n".repeat(501))!, /501 lines/);
+ * assert.equal(judgeLength("tests/a_test.ts", "x\n".repeat(900)), undefined);
+ * ```
+ */
+export function judgeLength(file: string, text: string): string | undefined {
+  if (!file.startsWith("src/")) return undefined;
+  const lines = text.endsWith("\n") ? text.split("\n").length - 1 : text.split("\n").length;
+  return lines > MAX_SRC_LINES
+    ? `${file}: ${lines} lines (at most ${MAX_SRC_LINES} under src/): split it by concern`
+    : undefined;
+}
+
 async function walk(dir: string, out: string[]): Promise<void> {
   for await (const entry of Deno.readDir(dir)) {
     const path = `${dir}/${entry.name}`;
@@ -256,9 +283,18 @@ async function main(): Promise<number> {
       const why = judgeCycle(cycle);
       if (why) problems.push(why);
     }
+    for (const file of files) {
+      const path = relative(root, file);
+      if (!path.startsWith("src/")) continue;
+      const why = judgeLength(path, await Deno.readTextFile(file));
+      if (why) problems.push(why);
+    }
     for (const p of [...new Set(problems)]) console.error(`layer check: ${p}`);
     if (problems.length) return 1;
-    console.log(`layer check: ${graph.modules.length} modules, no forbidden imports, no circles`);
+    console.log(
+      `layer check: ${graph.modules.length} modules, no forbidden imports, no circles, ` +
+        `no src file over ${MAX_SRC_LINES} lines`,
+    );
     return 0;
   } finally {
     await Deno.remove(entry);

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { findCycles, judge, judgeCycle } from "../../tools/check_layers.ts";
+import { findCycles, judge, judgeCycle, judgeLength } from "../../tools/check_layers.ts";
 
 Deno.test("`judge()` allows imports down the layers and within a layer", () => {
   assert.equal(judge("src/core/reactor/x.ts", "src/core/actions/y.ts"), undefined);
@@ -93,4 +93,14 @@ Deno.test("`judgeCycle()` forbids circles under src/, the API server's too", () 
   );
   assert.match(judgeCycle(["src/apiserver/a.ts", "src/cogs/aio/b.ts"])!, /circle/);
   assert.equal(judgeCycle(["tests/a_test.ts", "tests/b_test.ts"]), undefined);
+});
+
+Deno.test("`judgeLength()`: a file under src/ over 500 lines is refused, with its count; others are not judged", () => {
+  assert.equal(judgeLength("src/core/a.ts", "line\n".repeat(500)), undefined);
+  assert.equal(judgeLength("src/core/a.ts", "line\n".repeat(499) + "last"), undefined);
+  assert.equal(
+    judgeLength("src/core/a.ts", "line\n".repeat(501)),
+    "src/core/a.ts: 501 lines (at most 500 under src/): split it by concern",
+  );
+  assert.equal(judgeLength("tests/core/a_test.ts", "line\n".repeat(2000)), undefined);
 });

@@ -48,66 +48,19 @@
 import { type Clock, realClock } from "../../cogs/aio/clock.ts";
 import { Limiter } from "../../cogs/aio/limiter.ts";
 import { Reaper } from "../../cogs/aio/reaper.ts";
-import type { ToggleSet } from "../../cogs/aio/toggles.ts";
 import type { AnyObject } from "../actions/invocation.ts";
-import type { Releaser, ShardGate } from "../engines/sharding.ts";
+import type { Releaser } from "../engines/sharding.ts";
 import type { ObjectMemory, RawEvent } from "./processing.ts";
 import { newMemory } from "./processing.ts";
 import { ObjectQueue } from "./object_queue.ts";
 import { type AfterRead, OwnWrites, type Reader } from "./own_writes.ts";
 import { QueueGate } from "./queue_gate.ts";
-import { type ErrorCallback, type Processor, Throttle, ThrottledProcessor } from "./throttling.ts";
+import { type Processor, Throttle, ThrottledProcessor } from "./throttling.ts";
+import { deletedAt, keyOf, type ObjectEntry, type QueueOptions } from "./queue_types.ts";
+import type { QueueSettings } from "./queue_types.ts";
 
 export type { Processor } from "./throttling.ts";
-
-/** Timing and limits of the queues. */
-export interface QueueSettings {
-  /**
-   * Seconds to wait for more events of the same object before processing, when its events
-   * come in a burst (default 0.1); a lone event is processed at once, and so are the echoes of
-   * our own writes.
-   */
-  batchWindow: number;
-  /** Seconds an idle worker lives before it is destroyed (default 5; in groups, up to 1 s later). */
-  idleTimeout: number;
-  /** How many objects may be processed at once (null: unlimited). */
-  workerLimit: number | null;
-  /** Seconds to wait for our own write to come back before re-reading the object (default 5). */
-  consistencyTimeout: number;
-  /** Delays after unexpected errors of a cycle, one per consecutive error; the last repeats. */
-  errorDelays: Iterable<number>;
-}
-
-/** The queues' collaborators besides the processor. */
-export interface QueueOptions {
-  /** The time source (default: the real clock). */
-  clock?: Clock | undefined;
-  /** Receives unexpected errors of a cycle, the event, and the throttling delay. */
-  onError?: ErrorCallback | undefined;
-  /**
-   * Reads the object anew when our own write does not come back through the watch in time;
-   * resolves to undefined when the object is gone. Without it, the latest event is processed.
-   */
-  refresh?: ((body: AnyObject, signal: AbortSignal) => Promise<AnyObject | undefined>) | undefined;
-  /** The operator's pause gate: while it is on, events wait in their queues unprocessed. */
-  paused?: ToggleSet | undefined;
-  /** Sharding's per-object gate: only the objects it admits are processed (see the module doc). */
-  gate?: ShardGate | undefined;
-  /** Stops what runs of an object besides its cycles (daemons, timers) when it is released. */
-  release?: ((uid: string, memory: ObjectMemory) => Promise<void>) | undefined;
-}
-
-/** What the operator knows of one object: its memory, and its queue while a worker lives. */
-interface ObjectEntry {
-  readonly memory: ObjectMemory;
-  queue: ObjectQueue | undefined;
-  /** With a gate: the latest body, for the cycle that starts the object when it is admitted. */
-  latest?: AnyObject | undefined;
-  /** With a gate: settles when the object's admitted cycle has ended. */
-  busy?: Promise<void> | undefined;
-  /** Our own write deleted it (its last finalizer went): only its DELETED event is processed. */
-  gone?: boolean;
-}
+export type { QueueOptions, QueueSettings } from "./queue_types.ts";
 
 /**
  * The per-object queues of one watched resource (and namespace).
@@ -542,14 +495,3 @@ export class ObjectQueues implements Releaser {
 }
 
 const RESOLVED: Promise<void> = Promise.resolve();
-
-/** The index of the first DELETED event of a batch; -1 if none. */
-function deletedAt(batch: readonly RawEvent[]): number {
-  for (let i = 0; i < batch.length; i++) if (batch[i]!.type === "DELETED") return i;
-  return -1;
-}
-
-function keyOf(body: { metadata?: { uid?: string; namespace?: string; name?: string } }): string {
-  const m = body.metadata ?? {};
-  return m.uid ?? `${m.namespace ?? ""}/${m.name ?? ""}`;
-}
