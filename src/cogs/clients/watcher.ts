@@ -45,14 +45,7 @@ import type {
   WatcherState,
   WatcherStep,
 } from "./watcher_types.ts";
-export type {
-  WatcherCommand,
-  WatcherConfig,
-  WatcherInput,
-  WatcherNote,
-  WatcherState,
-  WatcherStep,
-} from "./watcher_types.ts";
+export type * from "./watcher_types.ts";
 
 /** The annotation of the bookmark that ends the state of a streamed listing (KEP-3157). */
 const INITIAL_EVENTS_END = "k8s.io/initial-events-end";

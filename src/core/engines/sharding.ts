@@ -51,16 +51,7 @@
 
 import { type Hash64, hash64, Rendezvous } from "../../cogs/structs/rendezvous.ts";
 
-import {
-  INCARNATION_ANNOTATION,
-  memberAnnotations,
-  memberOf,
-  type MemberState,
-  RELEASING_ANNOTATION,
-  SHARD_GROUP_LABEL,
-  VIEW_ANNOTATION,
-  viewKey,
-} from "./shard_members.ts";
+import { type MemberState, viewKey } from "./shard_members.ts";
 export {
   INCARNATION_ANNOTATION,
   memberAnnotations,
@@ -70,7 +61,7 @@ export {
   SHARD_GROUP_LABEL,
   VIEW_ANNOTATION,
   viewKey,
-};
+} from "./shard_members.ts";
 
 /** Who can release an object this replica started: the per-object queues that hold it. */
 export interface Releaser {
