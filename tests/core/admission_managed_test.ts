@@ -100,19 +100,23 @@ Deno.test("managed configurations: one webhook per handler, as the handlers say;
   assert.ok(lines.some((l) => l.includes("Reconfiguring the validating webhook test.kopf.dev.")));
 });
 
+/** An operator of the registry, cluster-wide and standalone, its log nowhere (its start is tested). */
+function operatorOnce(kubeconfig: string, registry: kopf.OperatorRegistry): Promise<void> {
+  return kopf.operator({
+    kubeconfig,
+    standalone: true,
+    clusterwide: true,
+    registry,
+    logging: { format: "plain", level: "info", write: () => {} },
+  });
+}
+
 Deno.test("admission handlers without a server: the start-up fails with one line", async () => {
   await using c = await cluster();
   const registry = new kopf.OperatorRegistry();
   kopf.on.validate("kopfexamples", { registry }, function check() {});
   await assert.rejects(
-    () =>
-      kopf.operator({
-        kubeconfig: c.api.kubeconfig.path,
-        standalone: true,
-        clusterwide: true,
-        registry,
-        logging: { format: "plain", level: "info", write: () => {} },
-      }),
+    () => operatorOnce(c.api.kubeconfig.path, registry),
     (e: Error) =>
       e instanceof kopf.OperatorError &&
       /^Admission handlers exist, but no admission server\/tunnel is configured in settings\.admission\.server/
@@ -186,14 +190,7 @@ for (
     });
     for (const id of ids) kopf.on.validate("kopfexamples", { registry, id }, () => {});
     await assert.rejects(
-      () =>
-        kopf.operator({
-          kubeconfig: c.api.kubeconfig.path,
-          standalone: true,
-          clusterwide: true,
-          registry,
-          logging: { format: "plain", level: "info", write: () => {} },
-        }),
+      () => operatorOnce(c.api.kubeconfig.path, registry),
       (e: Error) => e instanceof kopf.OperatorError && message.test(e.message),
     );
   });
