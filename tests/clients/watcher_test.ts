@@ -13,7 +13,11 @@ import {
   type WatcherInput,
   type WatcherStep,
 } from "../../src/cogs/clients/watcher.ts";
-import { runWatcher, type WatcherIo } from "../../src/cogs/clients/watch_loop.ts";
+import {
+  runWatcher,
+  runWatcherBatches,
+  type WatcherIo,
+} from "../../src/cogs/clients/watch_loop.ts";
 import {
   type RawWatchEvent,
   type WatchEvent,
@@ -533,4 +537,74 @@ Deno.test("runWatcher(): a failure is thrown after the events before it; an abor
   await consumer.done;
   assert.deepEqual(consumer.got, ["LISTED:7/0", "ADDED:a"]);
   assert.equal(consumer.failure(), undefined);
+});
+
+Deno.test("runWatcherBatches(): a relist request's `listed` is called once a listing started after it is over and its events taken — not at the end of a listing already in progress", async () => {
+  const stop = new AbortController();
+  const log: string[] = [];
+  let request: ((listed?: () => void) => void) | undefined;
+  let lists = 0;
+  let firstPage: (() => void) | undefined;
+  const io: WatcherIo = {
+    async list() {
+      const n = ++lists;
+      log.push(`list ${n}`);
+      // The first listing is held: the request comes while it runs.
+      if (n === 1) await new Promise<void>((resolve) => (firstPage = resolve));
+      return { items: [cm(`o${n}`)], resourceVersion: String(n), continue: undefined };
+    },
+    watch: (_command, cut) =>
+      (async function* () {
+        log.push("watch");
+        await new Promise((resolve) => {
+          stop.signal.addEventListener("abort", resolve);
+          cut?.addEventListener("abort", resolve);
+        });
+        log.push(`cut: ${cut?.aborted}`);
+      })(),
+    sleep: () => Promise.resolve(),
+    log: () => {},
+    onRelist: (r) => {
+      request = r;
+      return () => (request = undefined);
+    },
+  };
+  const done = (async () => {
+    const watcher = runWatcherBatches(config({ streamingLists: "never" }), io, stop.signal);
+    for await (const batch of watcher) {
+      for (const event of batch) {
+        log.push(
+          event.type === "LISTED" ? "LISTED" : `${event.type}:${event.object.metadata?.name}`,
+        );
+      }
+    }
+  })();
+  while (!firstPage) await new Promise((resolve) => setTimeout(resolve, 1));
+  request!(() => log.push("listed 1")); // during the first listing
+  firstPage();
+  while (!log.includes("listed 1")) await new Promise((resolve) => setTimeout(resolve, 1));
+  while (!log.includes("watch")) await new Promise((resolve) => setTimeout(resolve, 1));
+  request!(() => { // while watching: the stream is cut
+    log.push("listed 2");
+    stop.abort();
+  });
+  await done;
+  assert.deepEqual(log, [
+    "list 1",
+    "null:o1",
+    "LISTED", // the listing in progress: not the request's
+    "list 2",
+    "null:o2",
+    "DELETED:o1",
+    "LISTED",
+    "listed 1", // after its listing's events were taken
+    "watch",
+    "cut: true",
+    "list 3",
+    "null:o3",
+    "DELETED:o2",
+    "LISTED",
+    "listed 2",
+  ]);
+  assert.equal(request, undefined, "unsubscribed at the end");
 });

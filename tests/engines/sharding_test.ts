@@ -103,6 +103,60 @@ Deno.test("ShardGate: a joining member takes its ~1/N only after the old owner r
   assert.equal(a.sample().owned, uids.length - moving.length);
 });
 
+Deno.test("ShardGate: fresh points — a replica that listed after one takes nothing over, but what others still released then", async () => {
+  const a = new ShardGate("a");
+  const handsA = new Hands();
+  const pointsA: number[] = [];
+  a.onFresh((p) => pointsA.push(p));
+  a.observe([]);
+  a.join("a1");
+  for (const uid of uids) assert.ok(a.enter(uid, handsA));
+  assert.equal(a.freshPoint, 0, "alone from the start: the start is fresh");
+
+  // b joins: a only loses objects (each it keeps was its own all along): no new point for a.
+  const b = new ShardGate("b");
+  const pointsB: number[] = [];
+  b.onFresh((p) => pointsB.push(p));
+  b.observe([published(a, "a1")]);
+  b.join("b1");
+  a.observe([published(b, "b1")]);
+  assert.deepEqual([pointsA, a.freshPoint], [[], 0]);
+  const created = Array.from({ length: 50 }, (_, i) => `new-${i}`);
+  const ofA = created.find((u) => a.ownerOf(u) === "a")!;
+  assert.equal(a.takesOver(ofA, 0), false, "a's stream listed at the start: still fresh");
+  // b's first view has others: stale until a acknowledged it (while a still releases).
+  assert.equal(b.freshPoint, undefined);
+  const moving = uids.filter((u) => b.ownerOf(u) === "b");
+  const slow = moving[0]!;
+  b.observe([published(a, "a1")]);
+  assert.deepEqual(pointsB, [1], "acknowledged by a: the first fresh point");
+  assert.equal(b.freshPoint, 1);
+  handsA.finish();
+  await settle();
+  b.observe([published(a, "a1")]);
+  const ofB = created.find((u) => b.ownerOf(u) === "b")!;
+  assert.equal(b.takesOver(ofB, 0), true, "listed before the point: read");
+  assert.equal(b.takesOver(ofB, undefined), true);
+  assert.equal(b.takesOver(ofB, 1), false, "listed after it: nobody else handled it since");
+  assert.equal(b.takesOver(slow, 1), true, "a still released it at the point: read");
+  assert.ok(b.enter(ofB, new Hands()));
+  assert.equal(b.takesOver(ofB, 0), false, "held: never read anew");
+
+  // a is gone: b may gain a's objects — stale, then (alone: acknowledged at once) point 2.
+  b.observe([]);
+  assert.deepEqual(pointsB, [1, 2]);
+  const gained = uids.find((u) => !moving.includes(u))!;
+  assert.equal(b.takesOver(gained, 1), true, "listed before a went: read");
+  assert.equal(b.takesOver(gained, 2), false);
+  // A fence: others may handle b's objects meanwhile; the rejoin is a change to list after.
+  b.fence();
+  assert.equal(b.freshPoint, undefined);
+  b.join("b2");
+  assert.deepEqual(pointsB, [1, 2, 3]);
+  assert.equal(b.takesOver(gained, 2), true);
+  assert.equal(b.takesOver(gained, 3), false);
+});
+
 Deno.test("ShardGate: a new incarnation of a member needs fresh acknowledgements", () => {
   const a = new ShardGate("a");
   const b = new ShardGate("b");

@@ -35,12 +35,14 @@ function b(view?: ShardGate): MemberState {
 }
 
 /** A gate of replica a in a group with b, the hand-over acknowledged by both. */
+/** Two replicas, a's view acknowledged by b; the gate made before (its stream listed before). */
 function shared(reads = true) {
   const shards = new ShardGate("a");
+  const gate = new QueueGate({ shards, releaser, reads });
   shards.join("a1");
   shards.observe([b()]);
   shards.observe([b(shards)]);
-  return { shards, gate: new QueueGate({ shards, releaser, reads }) };
+  return { shards, gate };
 }
 
 Deno.test("QueueGate: with neither pause nor shards every batch goes", () => {
@@ -91,6 +93,10 @@ Deno.test("QueueGate: sharded — another replica's object is refused; ours is h
   assert.ok(shards.held.has(OURS), "held as ours from now on");
   gate.read(OURS, true);
   assert.equal(gate.pass(OURS, false), "go", "held: read no more");
+  // A gate made after the fresh point: its stream lists after it — nothing of it is taken over.
+  const later = new QueueGate({ shards, releaser, reads: true });
+  shards.forget(OURS);
+  assert.equal(later.pass(OURS, false), "go");
 });
 
 Deno.test("QueueGate: a failed take-over read is read again at the next pass; forgetting the object forgets that", () => {

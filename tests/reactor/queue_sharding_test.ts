@@ -211,6 +211,32 @@ Deno.test("sharded queues: an object taken over from another replica is read ane
   await queues.close();
 });
 
+Deno.test("sharded queues: once the stream has read the state anew after the view was acknowledged, the objects it shows are not read anew — before that, they are", async () => {
+  const reads: string[] = [];
+  const { clock, gate, calls, queues } = rig(readsAt5(reads));
+  const listings: (() => void)[] = [];
+  const unsubscribe = queues.relists((listed) => listings.push(listed));
+  gate.join("a1");
+  gate.observe([b()]); // b is there: it may have handled objects ours now
+  assert.equal(listings.length, 0, "not acknowledged yet: no relist asked for");
+  gate.observe([b(gate)]); // acknowledged: a fresh point
+  assert.equal(listings.length, 1, "the stream is asked to read the state anew");
+  const [early, late, later] = OURS as [string, string, string];
+  queues.push(ev(early, 1, "ADDED")); // the relist is not over: the watch may still be behind
+  await clock.advance(1);
+  assert.deepEqual([reads, calls], [[early], [`${early}@5?`]]);
+  listings[0]!(); // the relist is over: every body from here on is newer than b's writes
+  queues.push(ev(late, 1, null));
+  queues.push(ev(later, 2, "ADDED"));
+  await clock.advance(1);
+  assert.deepEqual(reads, [early], "no read of what the relist and the watch after it bring");
+  assert.deepEqual(calls.slice(1).sort(), [`${late}@1?`, `${later}@2`].sort());
+  unsubscribe();
+  gate.observe([]); // b is gone: a new point, but this stream no longer listens
+  assert.equal(listings.length, 1);
+  await queues.close();
+});
+
 Deno.test("sharded queues: a replica alone all along reads nothing anew (nobody else handled its objects)", async () => {
   const reads: string[] = [];
   const { clock, gate, calls, queues } = rig(readsAt5(reads));

@@ -62,10 +62,10 @@ export interface WatcherIo {
   /**
    * Subscribes to requests to read the state anew (see `InfiniteWatchOptions.onRelist`).
    *
-   * @param request Called for each request.
+   * @param request Called for each request (with what to call once it is carried out).
    * @returns Unsubscribes.
    */
-  onRelist?: ((request: () => void) => () => void) | undefined;
+  onRelist?: ((request: (listed?: () => void) => void) => () => void) | undefined;
 }
 
 /**
@@ -153,8 +153,13 @@ export async function* runWatcherBatches(
   // that can take it (a listing in progress is finished first).
   let relist = false;
   let cut: AbortController | undefined;
-  const unsubscribe = io.onRelist?.(() => {
+  // What to call once the listing of a request is over (its events taken): the requests not
+  // carried out yet, and those whose listing runs.
+  let requested: (() => void)[] = [];
+  let listing: (() => void)[] = [];
+  const unsubscribe = io.onRelist?.((listed) => {
     relist = true;
+    if (listed) requested.push(listed);
     cut?.abort();
   });
   io.log("debug", `Starting the watch-stream for ${subject}.`);
@@ -162,10 +167,19 @@ export async function* runWatcherBatches(
     let step: WatcherStep = startWatcher(config);
     while (!signal?.aborted) {
       for (const note of step.notes) io.log(note.level, note.message);
-      if (step.events.length) yield step.events;
+      if (step.events.length) {
+        yield step.events;
+        if (listing.length && step.events.some((event) => event.type === "LISTED")) {
+          const done = listing;
+          listing = [];
+          for (const listed of done) listed();
+        }
+      }
       if (signal?.aborted) return; // stopped while its events were consumed: quietly
       if (relist && RELISTABLE.has(step.state.phase)) {
         relist = false;
+        listing = listing.concat(requested);
+        requested = [];
         await drop();
         step = stepWatcher(config, step.state, { type: "relist" });
         continue;

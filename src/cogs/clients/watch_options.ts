@@ -73,7 +73,9 @@ export interface InfiniteWatchOptions {
   /**
    * Subscribes the watcher to requests to read the state anew (relist): the open stream is cut
    * and the state read at once (after a listing in progress, when it is over) — for a consumer
-   * whose `skip` now lets through objects it skipped before. Returns the unsubscription.
+   * whose `skip` now lets through objects it skipped before. A request may say what to call once
+   * a listing that started after it is over (its events taken, LISTED included). Returns the
+   * unsubscription.
    */
-  onRelist?: ((request: () => void) => () => void) | undefined;
+  onRelist?: ((request: (listed?: () => void) => void) => () => void) | undefined;
 }

@@ -115,6 +115,12 @@ export class ShardGate {
   #acked = false;
   /** Whether a view of ours ever held other members: since then, they may have handled objects. */
   #shared = false;
+  /** Whether others may have handled objects ours now since the last fresh point (onFresh). */
+  #stale = false;
+  /** The last fresh point's number (0: none yet). */
+  #epoch = 0;
+  /** What others still released at the last fresh point: their writes may come after it. */
+  #lateReleases: ReadonlySet<string> = new Set();
   #blocked = new Set<string>();
   readonly #held = new Map<string, Set<Releaser>>();
   readonly #releasing = new Map<string, Promise<void>>();
@@ -122,6 +128,7 @@ export class ShardGate {
   readonly #admitListeners = new Set<() => void>();
   readonly #changeListeners = new Set<() => void>();
   readonly #viewListeners = new Set<(gains: boolean) => void>();
+  readonly #freshListeners = new Set<(point: number) => void>();
   /** The members of the last view that had any (a fence empties the view; the ring stays). */
   #lastMembers: ReadonlySet<string> = new Set();
 
@@ -142,6 +149,11 @@ export class ShardGate {
   /** How many members this replica's view has (0 while it is not a member). */
   get members(): number {
     return this.#view.size;
+  }
+
+  /** The last fresh point, or undefined while a change waits for one ({@link onFresh}). */
+  get freshPoint(): number | undefined {
+    return this.#stale ? undefined : this.#epoch;
   }
 
   /** Whether every other member of the view has published it (gains are possible). */
@@ -200,6 +212,7 @@ export class ShardGate {
   fence(): void {
     if (this.#incarnation === undefined) return;
     this.#incarnation = undefined;
+    this.#stale = true; // others may handle our objects meanwhile
     this.#recompute();
   }
 
@@ -283,7 +296,13 @@ export class ShardGate {
    * through the objects' watch). The queues read such an object anew before its first cycle
    * here, so that no change is handled twice on an older body.
    *
+   * A watch stream that read the state anew after the last fresh point ({@link onFresh}) has
+   * shown no body older than other members' writes, but of objects they were still releasing
+   * then: its objects are not taken over.
+   *
    * @param uid The object's uid.
+   * @param listed The last fresh point after which the object's watch stream read the state
+   *   anew, if any.
    * @returns True if so (false for an object held already, and for a group of one all along).
    *
    * @example
@@ -296,8 +315,41 @@ export class ShardGate {
    * assert.deepEqual(gate.takesOver("uid-1"), false); // — alone all along: nobody else handled it
    * ```
    */
-  takesOver(uid: string): boolean {
-    return this.#shared && !this.#held.has(uid);
+  takesOver(uid: string, listed?: number): boolean {
+    if (!this.#shared || this.#held.has(uid)) return false;
+    return this.#stale || listed !== this.#epoch || this.#lateReleases.has(uid);
+  }
+
+  /**
+   * Calls `listener` at each fresh point: the view is acknowledged by every other member after a
+   * change that may give this replica objects others handled (the first view with others, a
+   * member gone, a rejoin after a fence). Every other member's write to an object this view gives
+   * us was made before its Lease acknowledged the view — except the objects it still releases —
+   * so a listing that starts after this point is newer than all of them: a watch stream that
+   * reads the state anew then, and says so with the point's number ({@link takesOver}'s
+   * `listed`), shows no older body of any object but those, and objects it brings need no
+   * take-over read (a burst of objects created meanwhile needs no read each).
+   *
+   * @param listener Called synchronously, with the point's number.
+   * @returns Unsubscribes.
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { ShardGate } from "./sharding.ts";
+   * const gate = new ShardGate("a");
+   * const points: number[] = [];
+   * gate.onFresh((point) => points.push(point));
+   * gate.observe([{ id: "b", incarnation: "y1", view: new Map(), releasing: [] }]);
+   * gate.join("x1"); // {a, b}: b has not acknowledged it yet
+   * gate.observe([{ id: "b", incarnation: "y1", view: gate.state().view, releasing: [] }]);
+   * assert.deepEqual(points, [1]);
+   * assert.deepEqual([gate.takesOver("uid-1"), gate.takesOver("uid-1", 1)], [true, false]);
+   * ```
+   */
+  onFresh(listener: (point: number) => void): () => void {
+    this.#freshListeners.add(listener);
+    return () => this.#freshListeners.delete(listener);
   }
 
   /**
@@ -416,8 +468,16 @@ export class ShardGate {
     if (changed) this.#emit(this.#changeListeners);
     if (changed && view.size) {
       const gains = [...this.#lastMembers].some((id) => !view.has(id));
+      // The first view with others: they may have handled objects before we listed ours.
+      if (gains || (!this.#lastMembers.size && view.size > 1)) this.#stale = true;
       this.#lastMembers = new Set(view.keys());
       for (const listener of [...this.#viewListeners]) listener(gains);
+    }
+    if (this.#stale && this.#acked) {
+      this.#stale = false;
+      this.#lateReleases = this.#blocked;
+      const point = ++this.#epoch;
+      for (const listener of [...this.#freshListeners]) listener(point);
     }
     const unblocked = [...wasBlocked].some((uid) => !this.#blocked.has(uid));
     if (this.#acked && (!wasAcked || changed || unblocked)) this.#emit(this.#admitListeners);

@@ -306,7 +306,7 @@ export class Orchestrator {
             inactivityTimeout: settings.watching.inactivityTimeout,
             reconnectBackoff: settings.watching.reconnectBackoff,
             skip,
-            onRelist: shards && skip && ((request) => shards.onView((gains) => gains && request())),
+            onRelist: shards && skip && queues.relists.bind(queues),
           })
         ) {
           for (let i = 0; i < events.length; i++) {

@@ -13,8 +13,11 @@
  *   ({@link QueueGate.onAdmit}).
  * - **Take-over**: an object admitted that another replica may have handled last is read anew
  *   before its first cycle here — that replica's last write may still be on its way through our
- *   watch, while its release came through the Leases. A failed read is remembered, so that the
- *   next pass reads again (the object is held by then, and no longer looks taken over).
+ *   watch, while its release came through the Leases. Not once the watch stream has read the
+ *   state anew after sharding's last fresh point ({@link QueueGate.relists}): its bodies are newer
+ *   than every other replica's writes then, but of the objects they were still releasing. A failed
+ *   read is remembered, so that the next pass reads again (the object is held by then, and no
+ *   longer looks taken over).
  *
  * Pure state over the pause toggles and the shard gate: no clock, no I/O of its own; the queue
  * waits and reads.
@@ -71,6 +74,8 @@ export class QueueGate {
   readonly #reads: boolean;
   /** Objects taken over whose read failed: read again at their next pass. */
   readonly #unread = new Set<string>();
+  /** The last fresh point after which the watch stream read the state anew (ShardGate.onFresh). */
+  #listed: number | undefined;
 
   /** @param options The pause, the shard gate, the releaser, whether objects can be read. */
   constructor(options: QueueGateOptions) {
@@ -78,6 +83,8 @@ export class QueueGate {
     this.#shards = options.shards;
     this.#releaser = options.releaser;
     this.#reads = options.reads;
+    // The stream lists after this: after the last fresh point, if no change waits for another.
+    this.#listed = options.shards?.freshPoint;
   }
 
   /** Whether objects are sharded: the queues keep every object's latest body for the gate. */
@@ -126,7 +133,7 @@ export class QueueGate {
     if (this.#paused?.on) return "paused";
     const shards = this.#shards;
     if (!shards) return "go";
-    const taking = !deleted && (this.#unread.has(uid) || shards.takesOver(uid));
+    const taking = !deleted && (this.#unread.has(uid) || shards.takesOver(uid, this.#listed));
     if (!shards.enter(uid, this.#releaser)) {
       this.#unread.delete(uid);
       return "refused";
@@ -203,6 +210,35 @@ export class QueueGate {
    */
   onView(listener: (gains: boolean) => void): () => void {
     return this.#shards?.onView(listener) ?? NOOP;
+  }
+
+  /**
+   * Has the watch stream read the state anew at each of sharding's fresh points (ShardGate.onFresh:
+   * a member gone, the first view with others acknowledged): the listing brings the objects this
+   * replica gains, and once it is over, the objects it shows need no take-over read.
+   *
+   * @param request Asks the stream to read the state anew; calls `listed` once a listing that
+   *   started after the request is over and its events are queued.
+   * @returns Unsubscribes.
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { ShardGate } from "../engines/sharding.ts";
+   * import { QueueGate } from "./queue_gate.ts";
+   * const shards = new ShardGate("a");
+   * const gate = new QueueGate({ shards, releaser: { release: () => Promise.resolve() }, reads: true });
+   * gate.relists((listed) => listed()); // a stream that lists at once
+   * shards.observe([{ id: "b", incarnation: "y1", view: new Map([["a", "x1"], ["b", "y1"]]), releasing: [] }]);
+   * shards.join("x1"); // {a, b}, acknowledged by b: a fresh point
+   * const ours = ["u1", "u2", "u3", "u4"].find((uid) => shards.ownerOf(uid) === "a")!;
+   * assert.deepEqual(gate.pass(ours, false), "go"); // listed since: no take-over read
+   * ```
+   */
+  relists(request: (listed: () => void) => void): () => void {
+    return this.#shards?.onFresh((point) =>
+      request(() => (this.#listed = Math.max(this.#listed ?? 0, point)))
+    ) ?? NOOP;
   }
 
   /**

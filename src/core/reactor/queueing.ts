@@ -50,8 +50,7 @@ import { Limiter } from "../../cogs/aio/limiter.ts";
 import { Reaper } from "../../cogs/aio/reaper.ts";
 import type { AnyObject } from "../actions/invocation.ts";
 import type { Releaser } from "../engines/sharding.ts";
-import type { ObjectMemory, RawEvent } from "./processing.ts";
-import { newMemory } from "./processing.ts";
+import { newMemory, type ObjectMemory, type RawEvent } from "./processing.ts";
 import { ObjectQueue } from "./object_queue.ts";
 import { type AfterRead, OwnWrites, type Reader } from "./own_writes.ts";
 import { QueueGate } from "./queue_gate.ts";
@@ -93,9 +92,7 @@ export class ObjectQueues implements Releaser {
   #context: { clock: Clock; closing: boolean };
   /** The stage in front of the cycles: pause, shard ownership, take-over. */
   #gate: QueueGate;
-  #unsubscribe: () => void;
-  #unadmit: () => void;
-  #unview: () => void;
+  #unsubscribes: (() => void)[];
   /** Reads objects anew (errors reported); none without `options.refresh`. */
   #reader: Reader | undefined;
   /**
@@ -139,9 +136,11 @@ export class ObjectQueues implements Releaser {
       releaser: this,
       reads: this.#reader !== undefined,
     });
-    this.#unsubscribe = this.#gate.onResume(() => this.#resumed());
-    this.#unadmit = this.#gate.onAdmit(() => this.#admitted());
-    this.#unview = this.#gate.onView(() => this.#prune());
+    this.#unsubscribes = [
+      this.#gate.onResume(() => this.#resumed()),
+      this.#gate.onAdmit(() => this.#admitted()),
+      this.#gate.onView(() => this.#prune()),
+    ];
   }
 
   /** How many objects have a live worker. */
@@ -167,9 +166,7 @@ export class ObjectQueues implements Releaser {
 
   /** How many events wait in all queues (for metrics). */
   get depth(): number {
-    let n = 0;
-    for (const { queue } of this.#objects.values()) n += queue?.events.length ?? 0;
-    return n;
+    return this.#objects.values().reduce((n, { queue }) => n + (queue?.events.length ?? 0), 0);
   }
 
   /**
@@ -235,9 +232,7 @@ export class ObjectQueues implements Releaser {
    */
   async close(graceSeconds = 5): Promise<void> {
     this.#context.closing = true;
-    this.#unsubscribe();
-    this.#unadmit();
-    this.#unview();
+    for (const unsubscribe of this.#unsubscribes) unsubscribe();
     this.#parked.expireAll();
     const queues = [...this.#objects.values()].flatMap((e) => e.queue ? [e.queue] : []);
     const workers = queues.map((q) => q.worker);
@@ -386,14 +381,13 @@ export class ObjectQueues implements Releaser {
     const fresh = await this.#reader!(batch[batch.length - 1]!.object);
     if (this.#context.closing) return;
     this.#gate.read(key, fresh !== null);
+    queue.events.unshift(...batch);
     if (fresh === null) {
       // The read failed (and was reported): no cycle on the older body; read again after the
       // error delays, as a failed cycle would be retried.
-      queue.events.unshift(...batch);
       await queue.wait(throttle.failed() ?? 1, false);
       return;
     }
-    queue.events.unshift(...batch);
     this.#goOn(entry, queue, writes.afterRead(fresh, queue.events));
   }
 
@@ -436,6 +430,15 @@ export class ObjectQueues implements Releaser {
    */
   skips(uid: string): boolean {
     return this.#gate.foreign(uid) && !this.#objects.has(uid);
+  }
+
+  /**
+   * Has the watch stream read the state anew at sharding's fresh points (QueueGate.relists).
+   * @param request Asks the stream to read the state anew; `listed` once it has.
+   * @returns Unsubscribes.
+   */
+  relists(request: (listed: () => void) => void): () => void {
+    return this.#gate.relists(request);
   }
 
   /** A new shard view: what is kept of objects that are others' now, idle and released, goes. */
