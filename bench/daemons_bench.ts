@@ -19,6 +19,7 @@
  * @module
  */
 
+import v8 from "node:v8";
 import * as kopf from "../mod.ts";
 import { BenchClient, expectOk, runBounded, setUpKopfExamples } from "./_client.ts";
 import { readCpuSeconds, type ServerProcess, startServerProcess } from "./_server_process.ts";
@@ -163,12 +164,16 @@ export async function measureDaemons(
       lags.push(now - probed - 10);
       probed = now;
     }, 10);
+    const allocated = () =>
+      (v8.getHeapStatistics() as { total_allocated_bytes?: number }).total_allocated_bytes ?? NaN;
+    const allocated0 = allocated();
     const cpu0 = await readCpuSeconds(Deno.pid);
     const serverCpu0 = await server.cpuSeconds();
     const w0 = performance.now();
     await kopf.sleep(window);
     clearInterval(probe);
     const cpu = await readCpuSeconds(Deno.pid) - cpu0;
+    const bytes = allocated() - allocated0;
     const serverCpu = await server.cpuSeconds() - serverCpu0;
     const wall = (performance.now() - w0) / 1000;
     const samples = drifts;
@@ -189,7 +194,8 @@ export async function measureDaemons(
     const expected = objects * window / interval;
     const note = `[${fmt(objects)} objects × (1 timer every ${interval} s + 1 daemon); ` +
       `${fmt(samples.length)} timer runs in ${fmt(wall, 1)} s (≈${fmt(expected)} expected); ` +
-      `start-up ${fmt(startup, 1)} s]`;
+      `start-up ${fmt(startup, 1)} s; ${fmt(bytes / Math.max(1, samples.length) / 1024, 1)} KB ` +
+      `allocated per timer run]`;
     report(figure(`daemons: operator CPU while steady${tuned}`, (cpu / wall) * 100, "% of a core", {
       decimals: 1,
       target: { below: 15 },
@@ -198,9 +204,12 @@ export async function measureDaemons(
     report(figure(`daemons: timer drift p99${tuned}`, percentile(sorted, 99), "ms", {
       decimals: 1,
       target: { below: 100 },
-      note: `[p50 ${fmt(percentile(sorted, 50), 1)} ms, max ${
-        fmt(sorted[sorted.length - 1] ?? 0, 1)
-      } ms; at most ${fmt(bunch)} runs within 10 ms; the event loop's lag p99 ${fmt(percentile(lags.sort((a, b) => a - b), 99), 1)} ms, ` +
+      note:
+        `[p50 ${fmt(percentile(sorted, 50), 1)} ms, max ${
+          fmt(sorted[sorted.length - 1] ?? 0, 1)
+        } ms; at most ${fmt(bunch)} runs within 10 ms; the event loop's lag p99 ${
+          fmt(percentile(lags.sort((a, b) => a - b), 99), 1)
+        } ms, ` +
         `max ${fmt(lags[lags.length - 1] ?? 0, 1)} ms; the API server's CPU ` +
         `${fmt((serverCpu / wall) * 100, 1)} % of a core]`,
     }));
