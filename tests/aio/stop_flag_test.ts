@@ -38,6 +38,25 @@ Deno.test("`StopFlag.set()` wakes every waiter at once, with or without a time l
   assert.equal(await flag.wait(5), true, "set already: at once");
 });
 
+Deno.test("`StopFlag`: waits that ran out are gone from the flag; a later set() wakes the others in the order they began", async () => {
+  const clock = new FakeClock();
+  const flag = new StopFlag(clock);
+  const woke: Array<[string, boolean, number]> = [];
+  const wait = (name: string, seconds?: number) =>
+    void flag.wait(seconds).then((r) => woke.push([name, r, clock.now()]));
+  wait("1 s", 1);
+  wait("3 s", 3);
+  wait("forever");
+  wait("2 s", 2);
+  wait("again 1 s", 1);
+  await clock.advance(2.5);
+  assert.deepEqual(woke, [["1 s", false, 1000], ["again 1 s", false, 1000], ["2 s", false, 2000]]);
+  flag.set("operator exiting");
+  await clock.advance(0);
+  assert.deepEqual(woke.slice(3), [["3 s", true, 2500], ["forever", true, 2500]]);
+  assert.equal(clock.pending, 0);
+});
+
 Deno.test("`StopFlag`: reasons accumulate in order, without repeats; `reason` is the first", () => {
   const flag = new StopFlag();
   assert.equal(flag.isSet(), false);

@@ -22,8 +22,14 @@ export interface ScheduledEntry {
   readonly when: number;
   /** The order of scheduling: entries due at the same time fire in it. */
   readonly seq: number;
-  /** What to call; cleared when it fires or is cancelled. */
-  fire: (() => void) | undefined;
+  /** What to call (a function, or an object's `onScheduled()`); cleared when it fires or is cancelled. */
+  fire: (() => void) | ScheduledTarget | undefined;
+}
+
+/** What an entry may call instead of a function: an object that is its own entry, often. */
+export interface ScheduledTarget {
+  /** The entry is due. */
+  onScheduled(): void;
 }
 
 /**
@@ -81,6 +87,12 @@ export class Scheduler {
    */
   at(when: number, fire: () => void): ScheduledEntry {
     const entry: ScheduledEntry = { when, seq: this.#seq++, fire };
+    this.#push(entry);
+    return entry;
+  }
+
+  #push(entry: ScheduledEntry): void {
+    const when = entry.when;
     const heap = this.#heap;
     this.#live++;
     heap.push(entry);
@@ -93,7 +105,6 @@ export class Scheduler {
     }
     heap[i] = entry;
     if (when < this.#armedFor) this.#arm();
-    return entry;
   }
 
   /**
@@ -105,6 +116,35 @@ export class Scheduler {
    */
   after(seconds: number, fire: () => void): ScheduledEntry {
     return this.at(this.clock.now() + seconds * 1000, fire);
+  }
+
+  /**
+   * Schedules an entry made by the caller (one object that is the entry and what it calls: a
+   * sleeper that lives as long as it sleeps costs one object, not an entry and closures). Its
+   * `seq` is set here.
+   *
+   * @param entry The entry: its time, and what to call.
+   * @returns The entry.
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { Scheduler } from "./scheduler.ts";
+   * import { FakeClock } from "@kopf/kopf/testing";
+   * const clock = new FakeClock();
+   * const scheduler = new Scheduler(clock);
+   * const fired: number[] = [];
+   * const entry = { when: 1000, seq: 0, fire: undefined as undefined | { onScheduled(): void } };
+   * entry.fire = { onScheduled: () => fired.push(entry.when) };
+   * scheduler.add(entry);
+   * await clock.advance(1);
+   * assert.deepEqual(fired, [1000]);
+   * ```
+   */
+  add<E extends { when: number; seq: number; fire: ScheduledEntry["fire"] }>(entry: E): E {
+    entry.seq = this.#seq++;
+    this.#push(entry);
+    return entry;
   }
 
   /**
@@ -164,7 +204,8 @@ export class Scheduler {
       entry.fire = undefined;
       if (fire) {
         this.#live--;
-        fire();
+        if (typeof fire === "function") fire();
+        else fire.onScheduled();
       }
     }
     this.#arm();

@@ -8,12 +8,39 @@
  * controller is made on the first read of `signal`,
  * and `wait(seconds)` sleeps on the clock's shared {@link Scheduler} (one
  * armed timer for all flags) instead of a timer and an abort listener each.
+ * A sleep is one object — its scheduler entry and its waker at once — beside
+ * its promise: a timer's sleep lives its whole interval, so what it holds is
+ * what the old generation grows by, run after run.
  *
  * @module
  */
 
 import { type Clock, realClock } from "./clock.ts";
 import { type ScheduledEntry, type Scheduler, schedulerFor } from "./scheduler.ts";
+
+/** One sleep on a flag: its scheduler entry (if it has a time limit) and its waker. */
+class Sleep implements ScheduledEntry {
+  seq = 0;
+  fire: Sleep | undefined = this;
+  constructor(
+    readonly when: number,
+    readonly flag: { isSet(): boolean },
+    /** The flag's sleeps, this one among them until it ends. */
+    readonly sleeps: Sleep[],
+    readonly resolve: (set: boolean) => void,
+  ) {}
+
+  /** Its time has come: it is no waker of the flag any more. */
+  onScheduled(): void {
+    const sleeps = this.sleeps;
+    const i = sleeps.indexOf(this);
+    if (i >= 0) {
+      for (let j = i; j < sleeps.length - 1; j++) sleeps[j] = sleeps[j + 1]!;
+      sleeps.pop();
+    }
+    this.resolve(this.flag.isSet());
+  }
+}
 
 /**
  * A flag that is set once to stop something, with its reasons, a sleep cut short by it, and a
@@ -34,7 +61,8 @@ export class StopFlag<R extends string = string> {
   /** Made on the first read of `signal` (most flags never need one). */
   #controller: AbortController | undefined;
   readonly #reasons: R[] = [];
-  #wakers: Array<() => void> | undefined;
+  /** The sleeps now (kept once made: a flag slept on again and again reuses it). */
+  #sleeps: Sleep[] | undefined;
   readonly #scheduler: Scheduler;
 
   /**
@@ -83,9 +111,12 @@ export class StopFlag<R extends string = string> {
     if (!this.#reasons.includes(reason)) this.#reasons.push(reason);
     const controller = this.#controller;
     if (controller && !controller.signal.aborted) controller.abort(reason);
-    const wakers = this.#wakers;
-    this.#wakers = undefined;
-    if (wakers) { for (const wake of wakers) wake(); }
+    const sleeps = this.#sleeps;
+    if (!sleeps?.length) return;
+    for (const sleep of sleeps.splice(0)) {
+      if (sleep.fire) this.#scheduler.cancel(sleep);
+      sleep.resolve(true);
+    }
   }
 
   /**
@@ -99,23 +130,13 @@ export class StopFlag<R extends string = string> {
       return Promise.resolve(this.isSet());
     }
     return new Promise((resolve) => {
-      let entry: ScheduledEntry | undefined;
-      const wake = () => {
-        if (entry) this.#scheduler.cancel(entry);
-        resolve(true);
-      };
-      (this.#wakers ??= []).push(wake);
-      if (seconds !== undefined) {
-        entry = this.#scheduler.after(seconds, () => {
-          const wakers = this.#wakers;
-          if (wakers) {
-            const i = wakers.indexOf(wake);
-            if (i >= 0) wakers.splice(i, 1);
-            if (!wakers.length) this.#wakers = undefined;
-          }
-          resolve(this.isSet());
-        });
-      }
+      const scheduler = this.#scheduler;
+      const when = seconds === undefined ? Infinity : scheduler.clock.now() + seconds * 1000;
+      const sleeps = this.#sleeps ??= [];
+      const sleep = new Sleep(when, this, sleeps, resolve);
+      sleeps.push(sleep);
+      if (seconds === undefined) sleep.fire = undefined; // no time limit: woken by set() only
+      else scheduler.add(sleep);
     });
   }
 }
