@@ -22,6 +22,7 @@ import { annotationsOf, type Body, type BodyEssence } from "../structs/bodies.ts
 import {
   cherrypick,
   deepCopy,
+  ensure,
   type FieldPath,
   type FieldSpec,
   parseField,
@@ -75,11 +76,30 @@ function underPrefix(key: string, prefixes: ReadonlySet<string>): boolean {
 /** The top-level fields that are never part of an essence (labels and annotations come back picked). */
 const NOT_ESSENCE = new Set(["apiVersion", "kind", "metadata", "status"]);
 
-/** The metadata an essence keeps. */
-const PICKED_METADATA: readonly FieldSpec[] = Object.freeze([
-  "metadata.labels",
-  "metadata.annotations",
-]);
+/** The labels an essence keeps (and its annotations, see {@link keptAnnotations}). */
+const PICKED_LABELS: readonly FieldSpec[] = Object.freeze(["metadata.labels"]);
+const ANNOTATIONS: FieldPath = Object.freeze(["metadata", "annotations"]);
+/** What {@link keptAnnotations} returns when no annotation is kept: shared, never changed. */
+const EMPTY: JsonObject = Object.freeze({}) as JsonObject;
+
+/**
+ * The annotations an essence keeps: a copy of them without kubectl's last-applied one and those
+ * under a prefix of a Kopf-based operator, in their order; {@link EMPTY} when none is kept.
+ */
+function keptAnnotations(annotations: JsonObject): JsonObject {
+  const keys: string[] = [];
+  for (const key in annotations) {
+    if (Object.hasOwn(annotations, key) && annotations[key] !== undefined) keys.push(key);
+  }
+  const ignoredPrefixes = detectMarkedPrefixes(keys);
+  let kept: JsonObject | undefined;
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    if (key === KUBECTL_LAST_APPLIED || underPrefix(key, ignoredPrefixes)) continue;
+    setOwn(kept ??= {}, key, deepCopy(annotations[key]));
+  }
+  return kept ?? EMPTY;
+}
 
 /**
  * The interface of all diff-base storages, and the essence-building rule.
@@ -129,17 +149,15 @@ export abstract class DiffBaseStorage {
       setOwn(essence, key, deepCopy(value));
     }
 
-    cherrypick(body, essence, PICKED_METADATA, deepCopy);
-    const meta = essence.metadata;
-    if (isObject(meta) && isObject(meta.annotations)) {
+    cherrypick(body, essence, PICKED_LABELS, deepCopy);
+    const meta = Object.hasOwn(body, "metadata") ? (body as JsonObject).metadata : undefined;
+    if (isObject(meta) && Object.hasOwn(meta, "annotations")) {
+      // The annotations copied without the ones an essence leaves out (none deleted afterwards).
+      // Left out when none are kept and nothing else may come into the metadata after them:
+      // the empty stanza would be removed below anyway.
       const annotations = meta.annotations;
-      const keys = Object.keys(annotations);
-      const ignoredPrefixes = detectMarkedPrefixes(keys);
-      for (const key of keys) {
-        if (key === KUBECTL_LAST_APPLIED || underPrefix(key, ignoredPrefixes)) {
-          delete annotations[key];
-        }
-      }
+      const kept = isObject(annotations) ? keptAnnotations(annotations) : deepCopy(annotations);
+      if (kept !== EMPTY || extraFields) ensure(essence, ANNOTATIONS, kept === EMPTY ? {} : kept);
     }
 
     cherrypick(body, essence, extraFields, deepCopy);
