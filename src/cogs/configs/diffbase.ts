@@ -33,7 +33,7 @@ import type { Patch } from "../structs/patches.ts";
 import { dumpsCompact } from "./_pyjson.ts";
 import {
   AnnotationKeys,
-  detectMarkedPrefixes,
+  isMarkedKey,
   KUBECTL_LAST_APPLIED,
   removeAnnotations,
   removeEmptyStanzas,
@@ -62,13 +62,20 @@ function parseJsonEssence(encoded: string, where: string): BodyEssence {
   return decoded as BodyEssence;
 }
 
-/** Whether a key's prefix (before its first `/`) is one of these (compared without cutting it). */
-function underPrefix(key: string, prefixes: ReadonlySet<string>): boolean {
-  if (!prefixes.size) return false;
+/**
+ * Whether a key's prefix (before its first `/`) is the prefix of one of these keys (before
+ * their first `/`), compared in place.
+ */
+function underPrefixOf(key: string, keys: readonly string[]): boolean {
+  if (!keys.length) return false;
   const slash = key.indexOf("/");
   if (slash < 0) return false;
-  for (const prefix of prefixes) {
-    if (prefix.length === slash && key.startsWith(prefix)) return true;
+  for (let i = 0; i < keys.length; i++) {
+    const other = keys[i]!;
+    if (other.indexOf("/") !== slash) continue;
+    let at = 0;
+    while (at < slash && key.charCodeAt(at) === other.charCodeAt(at)) at++;
+    if (at === slash) return true;
   }
   return false;
 }
@@ -87,19 +94,31 @@ const EMPTY: JsonObject = Object.freeze({}) as JsonObject;
  * under a prefix of a Kopf-based operator, in their order; {@link EMPTY} when none is kept.
  */
 function keptAnnotations(annotations: JsonObject): JsonObject {
-  const keys: string[] = [];
-  for (const key in annotations) {
-    if (Object.hasOwn(annotations, key) && annotations[key] !== undefined) keys.push(key);
+  // The keys that mark their prefixes (detectMarkedPrefixes' rule, no prefix cut out): into a
+  // list kept for the next call, taken meanwhile.
+  const marked = markedKeys ?? [];
+  markedKeys = undefined;
+  try {
+    for (const key in annotations) {
+      if (Object.hasOwn(annotations, key) && annotations[key] !== undefined && isMarkedKey(key)) {
+        marked.push(key);
+      }
+    }
+    let kept: JsonObject | undefined;
+    for (const key in annotations) {
+      if (!Object.hasOwn(annotations, key) || annotations[key] === undefined) continue;
+      if (key === KUBECTL_LAST_APPLIED || underPrefixOf(key, marked)) continue;
+      setOwn(kept ??= {}, key, deepCopy(annotations[key]));
+    }
+    return kept ?? EMPTY;
+  } finally {
+    marked.length = 0;
+    markedKeys = marked;
   }
-  const ignoredPrefixes = detectMarkedPrefixes(keys);
-  let kept: JsonObject | undefined;
-  for (let i = 0; i < keys.length; i++) {
-    const key = keys[i]!;
-    if (key === KUBECTL_LAST_APPLIED || underPrefix(key, ignoredPrefixes)) continue;
-    setOwn(kept ??= {}, key, deepCopy(annotations[key]));
-  }
-  return kept ?? EMPTY;
 }
+
+/** The list of {@link keptAnnotations}, between its calls. */
+let markedKeys: string[] | undefined = [];
 
 /**
  * The interface of all diff-base storages, and the essence-building rule.
