@@ -561,6 +561,7 @@ Deno.test("runWatcherBatches(): a relist request's `listed` is called once a lis
           cut?.addEventListener("abort", resolve);
         });
         log.push(`cut: ${cut?.aborted}`);
+        yield* []; // a stream of no events
       })(),
     sleep: () => Promise.resolve(),
     log: () => {},
