@@ -14,6 +14,9 @@
  * @module
  */
 
+/** A character that {@link dumpsCompact} escapes. */
+const NON_ASCII = /[\u007f-\uffff]/;
+
 /**
  * Serialises a JSON value compactly with non-ASCII characters escaped.
  *
@@ -30,6 +33,8 @@
 export function dumpsCompact(value: unknown): string {
   const text = JSON.stringify(value);
   if (text === undefined) throw new TypeError("The value is not JSON-serialisable.");
+  // Mostly ASCII (an essence, a progress record): as it is, without a replacement's work.
+  if (!NON_ASCII.test(text)) return text;
   return text.replace(
     /[\u007f-\uffff]/g,
     (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`,

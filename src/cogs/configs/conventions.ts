@@ -317,6 +317,28 @@ export function detectMarkedPrefixes(keys: Iterable<string>): Set<string> {
 }
 
 /**
+ * Whether an annotation key marks its prefix (before its first `/`) as a Kopf-based
+ * operator's: {@link detectMarkedPrefixes} for one key, without cutting the prefix out.
+ *
+ * @param key An annotation key.
+ * @returns True when the key's prefix is one that {@link detectMarkedPrefixes} would find.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { isMarkedKey } from "./conventions.ts";
+ * assert.equal(isMarkedKey("team.kopf.zalando.org/y"), true);
+ * assert.equal(isMarkedKey("my-op.example.com/kopf-managed"), true);
+ * assert.equal(isMarkedKey("my-op.example.com/fn"), false); // marked by the other key only
+ * assert.equal(isMarkedKey("kopf.zalando.org"), false); // no prefix
+ * ```
+ */
+export function isMarkedKey(key: string): boolean {
+  const slash = key.indexOf("/");
+  return slash >= 0 && isMarked(key, slash);
+}
+
+/**
  * Whether an annotation key (its first `/` at `slash`) is the marker, or its prefix is a known
  * one or a subdomain of one — compared in place.
  */

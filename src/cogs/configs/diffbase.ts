@@ -22,6 +22,7 @@ import { annotationsOf, type Body, type BodyEssence } from "../structs/bodies.ts
 import {
   cherrypick,
   deepCopy,
+  ensure,
   type FieldPath,
   type FieldSpec,
   parseField,
@@ -32,7 +33,7 @@ import type { Patch } from "../structs/patches.ts";
 import { dumpsCompact } from "./_pyjson.ts";
 import {
   AnnotationKeys,
-  detectMarkedPrefixes,
+  isMarkedKey,
   KUBECTL_LAST_APPLIED,
   removeAnnotations,
   removeEmptyStanzas,
@@ -61,13 +62,20 @@ function parseJsonEssence(encoded: string, where: string): BodyEssence {
   return decoded as BodyEssence;
 }
 
-/** Whether a key's prefix (before its first `/`) is one of these (compared without cutting it). */
-function underPrefix(key: string, prefixes: ReadonlySet<string>): boolean {
-  if (!prefixes.size) return false;
+/**
+ * Whether a key's prefix (before its first `/`) is the prefix of one of these keys (before
+ * their first `/`), compared in place.
+ */
+function underPrefixOf(key: string, keys: readonly string[]): boolean {
+  if (!keys.length) return false;
   const slash = key.indexOf("/");
   if (slash < 0) return false;
-  for (const prefix of prefixes) {
-    if (prefix.length === slash && key.startsWith(prefix)) return true;
+  for (let i = 0; i < keys.length; i++) {
+    const other = keys[i]!;
+    if (other.indexOf("/") !== slash) continue;
+    let at = 0;
+    while (at < slash && key.charCodeAt(at) === other.charCodeAt(at)) at++;
+    if (at === slash) return true;
   }
   return false;
 }
@@ -75,11 +83,42 @@ function underPrefix(key: string, prefixes: ReadonlySet<string>): boolean {
 /** The top-level fields that are never part of an essence (labels and annotations come back picked). */
 const NOT_ESSENCE = new Set(["apiVersion", "kind", "metadata", "status"]);
 
-/** The metadata an essence keeps. */
-const PICKED_METADATA: readonly FieldSpec[] = Object.freeze([
-  "metadata.labels",
-  "metadata.annotations",
-]);
+/** The labels an essence keeps (and its annotations, see {@link keptAnnotations}). */
+const PICKED_LABELS: readonly FieldSpec[] = Object.freeze(["metadata.labels"]);
+const ANNOTATIONS: FieldPath = Object.freeze(["metadata", "annotations"]);
+/** What {@link keptAnnotations} returns when no annotation is kept: shared, never changed. */
+const EMPTY: JsonObject = Object.freeze({}) as JsonObject;
+
+/**
+ * The annotations an essence keeps: a copy of them without kubectl's last-applied one and those
+ * under a prefix of a Kopf-based operator, in their order; {@link EMPTY} when none is kept.
+ */
+function keptAnnotations(annotations: JsonObject): JsonObject {
+  // The keys that mark their prefixes (detectMarkedPrefixes' rule, no prefix cut out): into a
+  // list kept for the next call, taken meanwhile.
+  const marked = markedKeys ?? [];
+  markedKeys = undefined;
+  try {
+    for (const key in annotations) {
+      if (Object.hasOwn(annotations, key) && annotations[key] !== undefined && isMarkedKey(key)) {
+        marked.push(key);
+      }
+    }
+    let kept: JsonObject | undefined;
+    for (const key in annotations) {
+      if (!Object.hasOwn(annotations, key) || annotations[key] === undefined) continue;
+      if (key === KUBECTL_LAST_APPLIED || underPrefixOf(key, marked)) continue;
+      setOwn(kept ??= {}, key, deepCopy(annotations[key]));
+    }
+    return kept ?? EMPTY;
+  } finally {
+    marked.length = 0;
+    markedKeys = marked;
+  }
+}
+
+/** The list of {@link keptAnnotations}, between its calls. */
+let markedKeys: string[] | undefined = [];
 
 /**
  * The interface of all diff-base storages, and the essence-building rule.
@@ -129,17 +168,15 @@ export abstract class DiffBaseStorage {
       setOwn(essence, key, deepCopy(value));
     }
 
-    cherrypick(body, essence, PICKED_METADATA, deepCopy);
-    const meta = essence.metadata;
-    if (isObject(meta) && isObject(meta.annotations)) {
+    cherrypick(body, essence, PICKED_LABELS, deepCopy);
+    const meta = Object.hasOwn(body, "metadata") ? (body as JsonObject).metadata : undefined;
+    if (isObject(meta) && Object.hasOwn(meta, "annotations")) {
+      // The annotations copied without the ones an essence leaves out (none deleted afterwards).
+      // Left out when none are kept and nothing else may come into the metadata after them:
+      // the empty stanza would be removed below anyway.
       const annotations = meta.annotations;
-      const keys = Object.keys(annotations);
-      const ignoredPrefixes = detectMarkedPrefixes(keys);
-      for (const key of keys) {
-        if (key === KUBECTL_LAST_APPLIED || underPrefix(key, ignoredPrefixes)) {
-          delete annotations[key];
-        }
-      }
+      const kept = isObject(annotations) ? keptAnnotations(annotations) : deepCopy(annotations);
+      if (kept !== EMPTY || extraFields) ensure(essence, ANNOTATIONS, kept === EMPTY ? {} : kept);
     }
 
     cherrypick(body, essence, extraFields, deepCopy);

@@ -100,8 +100,13 @@ export class AnnotationsProgressStorage extends ProgressStorage {
 
   /** Reads the record from the first of its annotations (v2, then v1) that holds one; `null` if none. */
   override fetch(key: string, body: Body): ProgressRecord | null {
-    const annotations = annotationsOf(body);
-    for (const fullKey of this.#keys.keysOf(key, body)) {
+    // No annotations (a new object): nothing to read, and no empty object made to read it from.
+    const meta = body.metadata;
+    const annotations = isObject(meta) && isObject(meta.annotations) ? meta.annotations : undefined;
+    if (annotations === undefined) return null;
+    const keys = this.#keys.keysOf(key, body);
+    for (let i = 0; i < keys.length; i++) {
+      const fullKey = keys[i]!;
       const encoded = annotations[fullKey];
       if (encoded === undefined || encoded === null) continue;
       let decoded: unknown;

@@ -221,10 +221,39 @@ export function newOf(item: DiffItem): unknown {
  * ]);
  * ```
  */
-export function diff(a: unknown, b: unknown, options: DiffOptions = {}): Diff {
+export function diff(a: unknown, b: unknown, options?: DiffOptions): Diff {
   const items: DiffItem[] = [];
-  diffInto(items, a, b, parseField(options.path), options.scope ?? "full");
-  return Object.freeze(items);
+  const prefix = options?.path === undefined ? undefined : parseField(options.path);
+  // One path array for the walks, kept between them (taken meanwhile): a key is set at its
+  // depth around each step, and an item copies the path up to its depth — no path array per
+  // key, nor one per walk, for the usual empty diff of an echo.
+  const path = walkPath ?? [];
+  walkPath = undefined;
+  try {
+    const depth = prefix?.length ?? 0;
+    for (let i = 0; i < depth; i++) path[i] = prefix![i]!;
+    diffInto(items, a, b, path, depth, options?.scope ?? "full");
+  } finally {
+    walkPath = path;
+  }
+  // No change (an echo of our own write, mostly): the one frozen empty diff, not a new one.
+  return items.length ? Object.freeze(items) : EMPTY_DIFF;
+}
+
+/** The path array of {@link diff}'s walks (see there). */
+let walkPath: string[] | undefined = [];
+
+/** An item of a walk: the path up to `depth`, copied. */
+function itemAt(
+  operation: DiffOperation,
+  path: string[],
+  depth: number,
+  old: unknown,
+  now: unknown,
+): DiffItem {
+  return Object.freeze(
+    [operation, Object.freeze(path.slice(0, depth)), old ?? null, now ?? null] as const,
+  );
 }
 
 function diffInto(
@@ -232,47 +261,39 @@ function diffInto(
   a: unknown,
   b: unknown,
   path: string[],
+  depth: number,
   scope: DiffScope,
 ): void {
   const aAbsent = a === null || a === undefined;
   const bAbsent = b === null || b === undefined;
   if (aAbsent && bAbsent) return;
   if (aAbsent) {
-    out.push(diffItem("add", path, null, b));
+    out.push(itemAt("add", path, depth, null, b));
   } else if (bAbsent) {
-    out.push(diffItem("remove", path, a, null));
+    out.push(itemAt("remove", path, depth, a, null));
   } else if (isObject(a) && isObject(b)) {
-    // One path array for the whole walk, a key pushed and popped around each step (diffItem
-    // copies it into an item): no path array per key for the usual empty diff of an echo.
+    // The own keys by for-in and the own-key check: Object.keys()' order, without its arrays.
     if (scope !== "left") {
-      const keys = Object.keys(b);
-      for (let i = 0; i < keys.length; i++) {
-        const key = keys[i]!;
-        if (Object.hasOwn(a, key)) continue;
-        path.push(key);
-        diffInto(out, undefined, b[key], path, scope);
-        path.pop();
+      for (const key in b) {
+        if (!Object.hasOwn(b, key) || Object.hasOwn(a, key)) continue;
+        path[depth] = key;
+        diffInto(out, undefined, b[key], path, depth + 1, scope);
       }
     }
-    const keys = Object.keys(a);
     if (scope !== "right") {
-      for (let i = 0; i < keys.length; i++) {
-        const key = keys[i]!;
-        if (Object.hasOwn(b, key)) continue;
-        path.push(key);
-        diffInto(out, a[key], undefined, path, scope);
-        path.pop();
+      for (const key in a) {
+        if (!Object.hasOwn(a, key) || Object.hasOwn(b, key)) continue;
+        path[depth] = key;
+        diffInto(out, a[key], undefined, path, depth + 1, scope);
       }
     }
-    for (let i = 0; i < keys.length; i++) {
-      const key = keys[i]!;
-      if (!Object.hasOwn(b, key)) continue;
-      path.push(key);
-      diffInto(out, a[key], b[key], path, scope);
-      path.pop();
+    for (const key in a) {
+      if (!Object.hasOwn(a, key) || !Object.hasOwn(b, key)) continue;
+      path[depth] = key;
+      diffInto(out, a[key], b[key], path, depth + 1, scope);
     }
   } else if (!deepEqual(a, b)) {
-    out.push(diffItem("change", path, a, b));
+    out.push(itemAt("change", path, depth, a, b));
   }
 }
 
@@ -306,7 +327,7 @@ export function reduceDiff(d: Diff, field: FieldSpec): Diff {
       items.push(diffItem(op, itemField.slice(path.length), old, now));
     } else if (startsWith(path, itemField)) {
       const tail = path.slice(itemField.length);
-      diffInto(items, resolve(old, tail, null), resolve(now, tail, null), [], "full");
+      diffInto(items, resolve(old, tail, null), resolve(now, tail, null), [], 0, "full");
     }
   }
   return Object.freeze(items);

@@ -86,6 +86,8 @@ const SERVER_TOP = new Set(["apiVersion", "kind"]);
 export function findInconsistencies(patch: JsonObject, answer: unknown): Inconsistency[] {
   const out: Inconsistency[] = [];
   const root = isObject(answer) ? answer : undefined;
+  // The path of the field compared, one stack for the whole walk: copied for an inconsistency.
+  const path: (string | number)[] = [];
   for (const key in patch) {
     if (!Object.hasOwn(patch, key) || SERVER_TOP.has(key)) continue;
     const value = patch[key];
@@ -96,21 +98,30 @@ export function findInconsistencies(patch: JsonObject, answer: unknown): Inconsi
         if (!Object.hasOwn(value, sub) || (key === "metadata" && SERVER_METADATA.has(sub))) {
           continue;
         }
-        compare(value[sub], undefined, [key, sub], out);
+        path.push(key, sub);
+        compare(value[sub], undefined, path, out);
+        path.length = 0;
       }
     } else if (key === "metadata" && isObject(value) && isObject(stored)) {
       for (const sub in value) {
         if (!Object.hasOwn(value, sub) || SERVER_METADATA.has(sub)) continue;
-        compare(value[sub], stored[sub], [key, sub], out);
+        path.push(key, sub);
+        compare(value[sub], stored[sub], path, out);
+        path.length = 0;
       }
     } else {
-      compare(value, stored, [key], out);
+      path.push(key);
+      compare(value, stored, path, out);
+      path.length = 0;
     }
   }
   return out;
 }
 
-/** Compares one field of the patch with the answer's (merge-patch semantics: `null` deletes). */
+/**
+ * Compares one field of the patch with the answer's (merge-patch semantics: `null` deletes).
+ * `path` is the field's, as a stack that the comparison of a sub-field pushes to and pops.
+ */
 function compare(
   patched: unknown,
   stored: unknown,
@@ -118,23 +129,28 @@ function compare(
   out: Inconsistency[],
 ): void {
   if (patched === null) {
-    if (stored !== undefined && stored !== null) out.push({ path, kind: "kept", patched, stored });
+    if (stored !== undefined && stored !== null) {
+      out.push({ path: path.slice(), kind: "kept", patched, stored });
+    }
   } else if (isObject(patched)) {
     if (isObject(stored)) {
       for (const key in patched) {
-        if (Object.hasOwn(patched, key)) compare(patched[key], stored[key], [...path, key], out);
+        if (!Object.hasOwn(patched, key)) continue;
+        path.push(key);
+        compare(patched[key], stored[key], path, out);
+        path.pop();
       }
     } else if (stored === undefined || stored === null) {
-      if (carriesData(patched)) out.push({ path, kind: "lost", patched, stored });
+      if (carriesData(patched)) out.push({ path: path.slice(), kind: "lost", patched, stored });
     } else {
-      out.push({ path, kind: "changed", patched, stored });
+      out.push({ path: path.slice(), kind: "changed", patched, stored });
     }
   } else {
     compareValue(patched, stored, path, out);
   }
 }
 
-/** A list or a scalar (a value set as it is: list items are not merge patches). */
+/** A list or a scalar (a value set as it is: list items are not merge patches); `path` as in `compare`. */
 function compareValue(
   patched: unknown,
   stored: unknown,
@@ -142,10 +158,10 @@ function compareValue(
   out: Inconsistency[],
 ): void {
   if (stored === undefined || stored === null) {
-    if (carriesData(patched)) out.push({ path, kind: "lost", patched, stored });
+    if (carriesData(patched)) out.push({ path: path.slice(), kind: "lost", patched, stored });
   } else if (Array.isArray(patched)) {
     if (!Array.isArray(stored) || stored.length !== patched.length) {
-      out.push({ path, kind: "changed", patched, stored });
+      out.push({ path: path.slice(), kind: "changed", patched, stored });
       return;
     }
     for (let i = 0; i < patched.length; i++) {
@@ -154,7 +170,9 @@ function compareValue(
         // A list item's fields: those the server adds (defaults) are fine, lost ones are not.
         for (const key in item) {
           if (Object.hasOwn(item, key) && item[key] !== null) {
-            compareValue(item[key], stored[i][key], [...path, i, key], out);
+            path.push(i, key);
+            compareValue(item[key], stored[i][key], path, out);
+            path.length -= 2;
           }
         }
       } else if (!deepEqual(item, stored[i])) {
@@ -163,16 +181,18 @@ function compareValue(
     }
   } else if (isObject(patched)) {
     if (!isObject(stored)) {
-      out.push({ path, kind: "changed", patched, stored });
+      out.push({ path: path.slice(), kind: "changed", patched, stored });
       return;
     }
     for (const key in patched) {
       if (Object.hasOwn(patched, key) && patched[key] !== null) {
-        compareValue(patched[key], stored[key], [...path, key], out);
+        path.push(key);
+        compareValue(patched[key], stored[key], path, out);
+        path.pop();
       }
     }
   } else if (!deepEqual(patched, stored)) {
-    out.push({ path, kind: "changed", patched, stored });
+    out.push({ path: path.slice(), kind: "changed", patched, stored });
   }
 }
 

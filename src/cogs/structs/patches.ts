@@ -51,21 +51,24 @@ export interface JsonPatchOperation {
 
 const LAZY_META_KEYS = new Set(["labels", "annotations"]);
 const LAZY_ROOT_KEYS = new Set(["metadata", "spec", "status"]);
-const metaProxies = new WeakSet<object>();
+/** What a metadata proxy answers `true` for (and nothing else does): it is wrapped already. */
+const LAZY_META = Symbol("lazy metadata");
+
+/** The handler of every metadata proxy: reading an absent `labels`/`annotations` creates it. */
+const META_HANDLER: ProxyHandler<JsonObject> = {
+  get(obj, prop, receiver) {
+    if (prop === LAZY_META) return true;
+    if (typeof prop === "string" && LAZY_META_KEYS.has(prop) && !Object.hasOwn(obj, prop)) {
+      setOwn(obj, prop, {});
+    }
+    return Reflect.get(obj, prop, receiver);
+  },
+};
 
 /** Wraps a metadata object so that reading an absent `labels`/`annotations` creates it. */
 function lazyMeta(target: JsonObject): MetaPatch {
-  if (metaProxies.has(target)) return target as MetaPatch;
-  const proxy = new Proxy(target, {
-    get(obj, prop, receiver) {
-      if (typeof prop === "string" && LAZY_META_KEYS.has(prop) && !Object.hasOwn(obj, prop)) {
-        setOwn(obj, prop, {});
-      }
-      return Reflect.get(obj, prop, receiver);
-    },
-  });
-  metaProxies.add(proxy);
-  return proxy as MetaPatch;
+  if ((target as Record<symbol, unknown>)[LAZY_META] === true) return target as MetaPatch;
+  return new Proxy(target, META_HANDLER) as MetaPatch;
 }
 
 /** Deep-merges `src` into `dst` in place: objects into objects, anything else (null too) replaces. */

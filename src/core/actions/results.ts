@@ -54,13 +54,13 @@ export type CheckedResult =
  */
 export function checkResult(value: unknown, limit: number): CheckedResult {
   const dropped: string[] = [];
-  const problem = walk(value, "result", [], dropped);
+  const problem = walk(value, [], [], dropped);
   if (problem) return { ok: false, problem };
   const text = JSON.stringify(value);
   if (text === undefined) {
     return { ok: true, value: undefined, dropped: dropped.length ? dropped : ["result"], bytes: 0 };
   }
-  const bytes = new TextEncoder().encode(text).length;
+  const bytes = utf8Length(text);
   if (bytes > limit) {
     return {
       ok: false,
@@ -76,10 +76,43 @@ export function checkResult(value: unknown, limit: number): CheckedResult {
   return { ok: true, value: JSON.parse(text), dropped, bytes };
 }
 
-/** Finds the first value that JSON cannot store faithfully; collects what JSON drops. */
+/**
+ * The bytes of a text in UTF-8, as `TextEncoder` would write it (a lone surrogate as U+FFFD),
+ * counted without writing it.
+ */
+function utf8Length(text: string): number {
+  let bytes = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) continue;
+    if (c < 0x800) bytes += 1;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        bytes += 2; // the pair: 4 bytes for its 2 units
+        i++;
+      } else bytes += 2; // a lone high surrogate: U+FFFD, 3 bytes
+    } else bytes += 2; // 3 bytes: the BMP above U+07FF, a lone surrogate (U+FFFD)
+  }
+  return bytes;
+}
+
+/**
+ * The path of a value in the result, as the messages name it: `result`, `result.items[2].size`,
+ * `result["a-b"]` — made only for a problem or a dropped value (`at`: the keys and indices).
+ */
+function pathOf(at: readonly (string | number)[]): string {
+  let path = "result";
+  for (let i = 0; i < at.length; i++) {
+    const step = at[i]!;
+    path += typeof step === "number" ? `[${step}]` : pathKey(step);
+  }
+  return path;
+}
+
 function walk(
   value: unknown,
-  path: string,
+  at: (string | number)[],
   parents: object[],
   dropped: string[],
 ): ResultProblem | undefined {
@@ -88,21 +121,25 @@ function walk(
     case "boolean":
       return undefined;
     case "number":
-      return Number.isFinite(value)
-        ? undefined
-        : { path, reason: `a non-finite number (${value}), which JSON would store as null` };
+      return Number.isFinite(value) ? undefined : {
+        path: pathOf(at),
+        reason: `a non-finite number (${value}), which JSON would store as null`,
+      };
     case "bigint":
-      return { path, reason: "a BigInt, which JSON cannot store (return it as a string)" };
+      return {
+        path: pathOf(at),
+        reason: "a BigInt, which JSON cannot store (return it as a string)",
+      };
     case "function":
     case "symbol":
     case "undefined":
-      dropped.push(path);
+      dropped.push(pathOf(at));
       return undefined;
   }
   if (value === null) return undefined;
   const obj = value as Record<string, unknown>;
   if (parents.includes(obj)) {
-    return { path, reason: "a cycle: the value refers back to itself" };
+    return { path: pathOf(at), reason: "a cycle: the value refers back to itself" };
   }
   if (typeof (obj as { toJSON?: unknown }).toJSON === "function") {
     // Dates and the like: stored as what their toJSON() gives.
@@ -110,15 +147,18 @@ function walk(
     try {
       json = (obj as { toJSON: () => unknown }).toJSON();
     } catch (e) {
-      return { path, reason: `a value whose toJSON() fails: ${(e as Error)?.message ?? e}` };
+      return {
+        path: pathOf(at),
+        reason: `a value whose toJSON() fails: ${(e as Error)?.message ?? e}`,
+      };
     }
     if (json === obj) return undefined;
-    return walk(json, path, [...parents, obj], dropped);
+    return walk(json, at, [...parents, obj], dropped);
   }
   if (obj instanceof Map || obj instanceof Set) {
     const name = obj instanceof Map ? "Map" : "Set";
     const fix = obj instanceof Map ? "Object.fromEntries(map)" : "[...set]";
-    return { path, reason: `a ${name}, which JSON would store as {} (return ${fix})` };
+    return { path: pathOf(at), reason: `a ${name}, which JSON would store as {} (return ${fix})` };
   }
   parents.push(obj);
   try {
@@ -126,23 +166,29 @@ function walk(
       for (let i = 0; i < obj.length; i++) {
         const item = obj[i];
         const t = typeof item;
+        at.push(i);
         if (t === "function" || t === "symbol" || t === "undefined") {
           // JSON writes these as null inside arrays: a change of meaning, not a drop.
           return {
-            path: `${path}[${i}]`,
+            path: pathOf(at),
             reason: `${
               t === "undefined" ? "undefined" : `a ${t}`
             } in an array, which JSON would store as null`,
           };
         }
-        const problem = walk(item, `${path}[${i}]`, parents, dropped);
+        const problem = walk(item, at, parents, dropped);
         if (problem) return problem;
+        at.pop();
       }
       return undefined;
     }
-    for (const key of Object.keys(obj)) {
-      const problem = walk(obj[key], `${path}${pathKey(key)}`, parents, dropped);
+    // The own keys by for-in and the own-key check: Object.keys()' order, without its array.
+    for (const key in obj) {
+      if (!Object.hasOwn(obj, key)) continue;
+      at.push(key);
+      const problem = walk(obj[key], at, parents, dropped);
       if (problem) return problem;
+      at.pop();
     }
     return undefined;
   } finally {
