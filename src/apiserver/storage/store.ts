@@ -20,6 +20,7 @@
 import { ApiError } from "../shared/errors.ts";
 import type { Change, EventType, KObject } from "../shared/types.ts";
 import { utf8Length } from "../shared/utf8.ts";
+import { encodeObject } from "./known_json.ts";
 
 /** A live watch on one resource. */
 export interface Watcher {
@@ -287,7 +288,8 @@ export class Store {
   #encode(object: KObject, type: EventType): string {
     let encoded: string;
     try {
-      encoded = JSON.stringify(object);
+      // Kept parts (a Pod's defaulted spec and created status) copied as their text.
+      encoded = encodeObject(object as unknown as Record<string, unknown>);
     } catch (e) {
       throw new ApiError(
         500,
