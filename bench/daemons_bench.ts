@@ -186,9 +186,10 @@ export async function measureDaemons(
     report(figure(`daemons: timer drift p99${tuned}`, percentile(sorted, 99), "ms", {
       decimals: 1,
       target: { below: 100 },
-      note: `[p50 ${fmt(percentile(sorted, 50), 1)} ms, max ${
-        fmt(sorted[sorted.length - 1] ?? 0, 1)
-      } ms; the event loop's lag p99 ${fmt(percentile(lags.sort((a, b) => a - b), 99), 1)} ms, ` +
+      note:
+        `[p50 ${fmt(percentile(sorted, 50), 1)} ms, max ${
+          fmt(sorted[sorted.length - 1] ?? 0, 1)
+        } ms; the event loop's lag p99 ${fmt(percentile(lags.sort((a, b) => a - b), 99), 1)} ms, ` +
         `max ${fmt(lags[lags.length - 1] ?? 0, 1)} ms; the API server's CPU ` +
         `${fmt((serverCpu / wall) * 100, 1)} % of a core]`,
     }));
