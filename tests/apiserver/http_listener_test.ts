@@ -136,6 +136,39 @@ Deno.test("HEAD is answered with the length and no body", async () => {
   assert.equal(body, "");
 });
 
+Deno.test("a body given as a string is sent as its UTF-8 bytes, ASCII or not, with their length", async () => {
+  const bodies: Record<string, () => Response> = {
+    "/ascii": () => new Response('{"a":"b"}\n'),
+    "/utf8": () => new Response("héllo €\n"),
+    "/read": () => {
+      const res = new Response("unread?");
+      void res.clone().text(); // a clone read: this one still holds its text
+      return res;
+    },
+  };
+  await using server = disposable(
+    await serveHttp1({ handler: (req) => bodies[new URL(req.url).pathname]!() }),
+  );
+  for (
+    const [path, body, length] of [["/ascii", '{"a":"b"}\n', 10], ["/utf8", "héllo €\n", 11], [
+      "/read",
+      "unread?",
+      7,
+    ]] as const
+  ) {
+    const conn = await Deno.connect({ port: server.port });
+    await conn.write(enc.encode(`GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`));
+    const bytes = new Uint8Array(await new Response(conn.readable).arrayBuffer());
+    const at = bytes.findIndex((_, i) =>
+      bytes[i] === 13 && bytes[i + 1] === 10 && bytes[i + 2] === 13 && bytes[i + 3] === 10
+    );
+    const head = dec.decode(bytes.subarray(0, at));
+    assert.match(head, new RegExp(`content-length: ${length}(\r\n|$)`), path);
+    assert.equal(bytes.length - at - 4, length, path);
+    assert.equal(dec.decode(bytes.subarray(at + 4)), body, path);
+  }
+});
+
 Deno.test("a handler that throws is a 500 with a short text; the server serves on", async () => {
   await using server = disposable(
     await serve({

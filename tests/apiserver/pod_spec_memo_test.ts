@@ -13,6 +13,7 @@ import assert from "node:assert/strict";
 import {
   admittedPodSpec,
   defaultedTemplateSpec,
+  isKeptSpec,
   keptCauses,
   oneWrite,
   specKey,
@@ -220,4 +221,27 @@ Deno.test("Pods created from one kept spec share a status within a second, not a
   assert.deepEqual([c.qosClass, d.qosClass], ["Guaranteed", "BestEffort"]);
   const e = create("e", scheduled, "2026-01-01T00:00:01Z");
   assert.deepEqual([e.qosClass, e.conditions], ["BestEffort", undefined]);
+});
+
+Deno.test("a stored Pod's JSON copies its kept spec's and status's texts: exactly JSON.stringify's, created and patched", () => {
+  const store = new Store();
+  const objects = new Objects(store, new ResourceRegistry());
+  objects.bootstrap();
+  const def = objects.registry.find("", "v1", "pods")!;
+  const spec = {
+    containers: [{ name: "c", image: "text:1", resources: { requests: { cpu: "100m" } } }],
+  };
+  const stored: KObject[] = [];
+  for (const name of ["a", "b"]) {
+    stored.push(
+      objects.create(def, "default", { metadata: { name }, spec: structuredClone(spec) }).object,
+    );
+  }
+  stored.push(
+    objects.patch(def, "default", "a", "merge", { metadata: { annotations: { x: "<&>" } } }, {})
+      .object,
+  );
+  assert.equal(stored[0]!.spec, stored[2]!.spec); // one kept spec, shared
+  for (const obj of stored) assert.equal(store.encodingOf(obj), JSON.stringify(obj));
+  assert.equal(isKeptSpec(stored[0]!.spec), true);
 });

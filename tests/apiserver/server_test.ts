@@ -496,6 +496,28 @@ Deno.test("watch: from a resourceVersion replays history; too old is an in-strea
   assert.equal(gone[0].object.reason, "Expired");
 });
 
+Deno.test("watch: live events carry each object exactly as answered, ASCII text or not", async () => {
+  await using api = await startApiServer();
+  const watch = await fetch(`${api.url}${CM}?watch=true`);
+  const made = [];
+  for (const [name, x] of [["plain", "abc"], ["accents", "héllo €"], ["html", "<&>"]]) {
+    made.push((await call(api.url, "POST", CM, { metadata: { name }, data: { x } })).body);
+  }
+  made.push(
+    (await call(
+      api.url,
+      "PATCH",
+      `${CM}/accents`,
+      { data: { y: "ü" } },
+      "application/merge-patch+json",
+    ))
+      .body,
+  );
+  const events = await readEvents(watch, 4);
+  assert.deepEqual(events.map((e) => e.type), ["ADDED", "ADDED", "ADDED", "MODIFIED"]);
+  assert.deepEqual(events.map((e) => e.object), made);
+});
+
 Deno.test("watch: label selector transitions give ADDED and DELETED; bookmarks only when asked", async () => {
   await using api = await startApiServer({ bookmarkSeconds: 0.2 });
   const plain = await fetch(`${api.url}${CM}?watch=true&labelSelector=app%3Dx`);

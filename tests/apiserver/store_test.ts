@@ -168,12 +168,26 @@ Deno.test("`Store.guard()` runs before the change is applied; a throw refuses it
   assert.deepEqual(encodings.map((e) => JSON.parse(e).metadata.resourceVersion), ["1", "2"]);
 });
 
-Deno.test("`Store.encodingOf()` gives the JSON of the latest commit only, exactly as stored", () => {
+Deno.test("`Store.encodingOf()` gives the JSON of the latest commits, exactly as stored", () => {
   const store = new Store();
   const a = store.commit("ADDED", "configmaps", obj("a", { data: { x: "€" } }));
   assert.equal(store.encodingOf(a), JSON.stringify(a));
   const b = store.commit("ADDED", "configmaps", obj("b"));
-  assert.equal(store.encodingOf(a), undefined);
+  // A write's answer goes out after other writes have committed: it still finds its text.
+  assert.equal(store.encodingOf(a), JSON.stringify(a));
   assert.equal(store.encodingOf({ ...b }), undefined); // the same content, another object
   assert.equal(store.encodingOf(b), JSON.stringify(b));
+  const n0 = store.commit("ADDED", "configmaps", obj("n0"));
+  for (let i = 1; i < 62; i++) store.commit("ADDED", "configmaps", obj(`n${i}`));
+  assert.equal(store.encodingOf(a), JSON.stringify(a)); // the 64th latest
+  store.commit("ADDED", "configmaps", obj("last"));
+  assert.equal(store.encodingOf(a), undefined); // 64 kept, then forgotten
+  assert.equal(store.encodingOf(b), JSON.stringify(b));
+  // A large object's text is kept while it is the latest only (a few MiB kept at most).
+  const big = store.commit("ADDED", "configmaps", obj("big", { data: { x: "y".repeat(40_000) } }));
+  assert.equal(store.encodingOf(big), JSON.stringify(big));
+  store.commit("ADDED", "configmaps", obj("after-big"));
+  assert.equal(store.encodingOf(big), undefined);
+  assert.equal(store.encodingOf(b), undefined); // after-big took the oldest slot, big none
+  assert.equal(store.encodingOf(n0), JSON.stringify(n0));
 });

@@ -30,6 +30,7 @@
  */
 
 import type { StatusCause } from "../shared/errors.ts";
+import { keepJson } from "../storage/known_json.ts";
 import { admitPodSpec, defaultedPodSpec } from "./pod_defaults.ts";
 import type { PriorityClasses } from "./priority_admission.ts";
 
@@ -184,6 +185,8 @@ function keep<V>(
   spec: Obj = value as Obj,
 ): void {
   KEPT.set(spec, kind);
+  // Its text too: every object stored with it copies it when encoded (storage/known_json.ts).
+  keepJson(spec);
   if (table.size >= MEMO_SIZE) table.clear();
   table.set(key, value);
 }

@@ -9,6 +9,7 @@
 
 import type { KObject } from "../shared/types.ts";
 import { isKeptSpec } from "./pod_spec_memo.ts";
+import { keepJson } from "../storage/known_json.ts";
 
 /**
  * The created status of each kept spec (`pod_spec_memo.ts`: shared, never changed), with the
@@ -41,7 +42,8 @@ export function createdPod(
   const kept = isKeptSpec(spec) ? STATUSES.get(spec) : undefined;
   if (kept?.now === now) return { ...pod, status: kept.status };
   const status = createdStatus(spec, now);
-  if (isKeptSpec(spec)) STATUSES.set(spec, { now, status });
+  // Shared by the Pods of this spec and second: kept with its text (storage/known_json.ts).
+  if (isKeptSpec(spec)) STATUSES.set(spec, { now, status: keepJson(status) });
   return { ...pod, status };
 }
 

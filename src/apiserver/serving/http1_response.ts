@@ -29,25 +29,45 @@ const STATIC_BODY_MAX = 1024 * 1024;
 /**
  * Whether a response's body is a stream (it may stay open) rather than bytes or a string given
  * whole: read from Deno's body slot when it behaves as checked below, else undefined (unknown).
+ * And the string a body was given as, while unread (every JSON answer): encoded straight into
+ * the buffer written, after the head — not by `bytes()` into bytes of its own, then copied.
  */
-const isStreamBody: (response: Response) => boolean | undefined = (() => {
+const [isStreamBody, staticText]: [
+  (response: Response) => boolean | undefined,
+  (response: Response) => string | undefined,
+] = (() => {
   const slot = Object.getOwnPropertySymbols(Response.prototype).find((s) =>
     s.description === "body"
   );
+  type Inner = { streamOrStatic?: unknown } | null | undefined;
+  const inner = (response: Response): Inner =>
+    (response as unknown as Record<symbol, Inner>)[slot!];
   const probe = (response: Response): boolean | undefined => {
-    const inner = (response as unknown as Record<symbol, { streamOrStatic?: unknown } | null>)[
-      slot!
-    ];
-    if (!inner || !("streamOrStatic" in inner)) return undefined;
-    return inner.streamOrStatic instanceof ReadableStream;
+    const body = inner(response);
+    if (!body || !("streamOrStatic" in body)) return undefined;
+    return body.streamOrStatic instanceof ReadableStream;
+  };
+  const text = (response: Response): string | undefined => {
+    const body = inner(response)?.streamOrStatic as { body?: unknown; consumed?: unknown };
+    return body && body.consumed === false && typeof body.body === "string" ? body.body : undefined;
   };
   try {
     if (
       slot && probe(new Response("x")) === false &&
       probe(new Response(new ReadableStream())) === true
-    ) return probe;
+    ) {
+      const given = new Response("x");
+      const read = new Response("y");
+      void read.text();
+      // The text only where it reads as checked: given and unread, else unknown.
+      if (
+        text(given) === "x" && text(read) === undefined &&
+        text(new Response(new Uint8Array(1))) === undefined
+      ) return [probe, text];
+      return [probe, () => undefined];
+    }
   } catch { /* another Deno: no hint */ }
-  return () => undefined;
+  return [() => undefined, () => undefined];
 })();
 
 const LAST_CHUNK = encoder.encode("0\r\n\r\n");
@@ -144,6 +164,17 @@ export async function writeResponse(
   const noBody = head.method === "HEAD" || status === 204 || status === 304 || status < 200;
   if (isStreamBody(response) === false) {
     // Bytes or a string given whole: one write with the head.
+    const given = noBody ? undefined : staticText(response);
+    if (given !== undefined) {
+      // ASCII (a JSON answer's usual text): as many bytes as characters, encoded in place.
+      const out = encodeHead(text + `content-length: ${given.length}\r\n\r\n`, given.length);
+      const { read, written } = encoder.encodeInto(given, out.bytes.subarray(out.length));
+      if (read === given.length && written === given.length) {
+        const sent = await conn.write(out.bytes);
+        if (sent < out.bytes.length) await writeAll(conn, out.bytes.subarray(sent));
+        return keepAlive;
+      }
+    }
     const bytes = await response.bytes();
     if (noBody) {
       if (status !== 204 && status !== 304 && status >= 200) {

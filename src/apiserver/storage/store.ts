@@ -20,6 +20,7 @@
 import { ApiError } from "../shared/errors.ts";
 import type { Change, EventType, KObject } from "../shared/types.ts";
 import { utf8Length } from "../shared/utf8.ts";
+import { encodeObject } from "./known_json.ts";
 
 /** A live watch on one resource. */
 export interface Watcher {
@@ -53,6 +54,17 @@ export const MAX_OBJECT_BYTES = 1_572_864;
 let changes = 0;
 
 /**
+ * How many of the latest commits' encodings a store keeps ({@linkcode Store.encodingOf}): more
+ * than the writes in flight at once, so that a write's answer finds its own.
+ */
+const RECENT_ENCODINGS = 64;
+/**
+ * The longest encoding kept among the recent ones (characters): at most a few MiB kept in all;
+ * a larger object's answer encodes it again (its writer's answer is the only one that can miss).
+ */
+const RECENT_ENCODING_CHARS = 32_768;
+
+/**
  * The in-memory object store with history and watchers.
  *
  * @example
@@ -77,9 +89,18 @@ export class Store {
   #listeners: Array<(change: Change) => void> = [];
   #guards: CommitGuard[] = [];
   #maxObjectBytes: number;
-  /** The last committed object and its JSON (the watch fan-out sends the same text). */
+  /** The last committed object and its JSON, of any size (the watch fan-out sends the same text). */
   #lastObject: KObject | undefined;
   #lastEncoded = "";
+  /**
+   * The latest commits' objects and their JSON (those up to `RECENT_ENCODING_CHARS`), a ring of
+   * `RECENT_ENCODINGS` slots: a write's answer goes out after other writes have committed
+   * (concurrent clients, each waiting on its own admission and conversion turns), and still
+   * finds its object's text here.
+   */
+  #recentObjects: (KObject | undefined)[] = new Array(RECENT_ENCODINGS).fill(undefined);
+  #recentEncoded: string[] = new Array(RECENT_ENCODINGS).fill("");
+  #recentNext = 0;
   /** By storage key: the process-wide count of changes ({@link changes}) at that key's latest one. */
   #revisions = new Map<string, number>();
 
@@ -218,6 +239,12 @@ export class Store {
     this.#revisions.set(key, ++changes);
     this.#lastObject = object;
     this.#lastEncoded = encoded;
+    if (encoded.length <= RECENT_ENCODING_CHARS) {
+      const slot = this.#recentNext;
+      this.#recentObjects[slot] = object;
+      this.#recentEncoded[slot] = encoded;
+      this.#recentNext = (slot + 1) % RECENT_ENCODINGS;
+    }
     const bucket = this.#bucket(key, ns, type !== "DELETED");
     if (type === "DELETED") bucket?.delete(name);
     else bucket!.set(name, object);
@@ -229,14 +256,22 @@ export class Store {
   }
 
   /**
-   * The JSON of the object of the latest commit, as encoded for it (watchers
-   * of that change send the same text instead of encoding it again).
+   * The JSON of an object of the latest commits, as encoded for it (watchers of that change
+   * and the answer to its write send the same text instead of encoding it again).
    *
    * @param object A stored object.
-   * @returns Its JSON if it is the latest committed object, else undefined.
+   * @returns Its JSON if it is the latest committed object, or one of the last
+   *   `RECENT_ENCODINGS` of at most `RECENT_ENCODING_CHARS`; else undefined.
    */
   encodingOf(object: KObject): string | undefined {
-    return object === this.#lastObject ? this.#lastEncoded : undefined;
+    // The watchers of a change ask during its commit; its writer soon after, newest first.
+    if (object === this.#lastObject) return this.#lastEncoded;
+    const objects = this.#recentObjects;
+    for (let i = 0, slot = this.#recentNext; i < RECENT_ENCODINGS; i++) {
+      slot = slot === 0 ? RECENT_ENCODINGS - 1 : slot - 1;
+      if (objects[slot] === object) return this.#recentEncoded[slot];
+    }
+    return undefined;
   }
 
   /**
@@ -253,7 +288,8 @@ export class Store {
   #encode(object: KObject, type: EventType): string {
     let encoded: string;
     try {
-      encoded = JSON.stringify(object);
+      // Kept parts (a Pod's defaulted spec and created status) copied as their text.
+      encoded = encodeObject(object as unknown as Record<string, unknown>);
     } catch (e) {
       throw new ApiError(
         500,

@@ -371,7 +371,7 @@ export class WatchStream {
       // The store's own encoding of the commit, when the object goes out as stored.
       const json = (obj.apiVersion === apiVersion ? this.#store.encodingOf(obj) : undefined) ??
         JSON.stringify(withVersion(obj, apiVersion));
-      bytes = encoder.encode(`{"type":"${type}","object":${json}}\n`);
+      bytes = eventLine(type, json);
       cache.set(cacheKey, bytes);
     }
     this.#write(bytes);
@@ -405,6 +405,21 @@ export class WatchStream {
     }
     this.#onClose();
   }
+}
+
+/**
+ * A watch event's line, `{"type":…,"object":…}` and a newline, in UTF-8: an ASCII object's text
+ * (the usual) encoded in place into bytes of its exact length, no line string made first.
+ */
+function eventLine(type: string, json: string): Uint8Array {
+  const head = `{"type":"${type}","object":`;
+  const bytes = new Uint8Array(head.length + json.length + 2);
+  encoder.encodeInto(head, bytes);
+  const { read, written } = encoder.encodeInto(json, bytes.subarray(head.length));
+  if (read !== json.length || written !== json.length) return encoder.encode(`${head}${json}}\n`);
+  bytes[bytes.length - 2] = 0x7d; // }
+  bytes[bytes.length - 1] = 0x0a; // \n
+  return bytes;
 }
 
 function withVersion(obj: KObject, apiVersion: string): KObject {
