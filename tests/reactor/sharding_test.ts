@@ -64,3 +64,26 @@ Deno.test("sharding: a replica joins while the objects' watch lags behind the Le
   assert.deepEqual(report.stuck, [], "no finalizer stuck");
   assert.equal(report.handled, report.changes);
 });
+
+Deno.test("sharding: watches dropped at random and answered 410 Gone throughout, a kill -9 and a replica added — every change once", async () => {
+  const report = await runShardingSoak({
+    replicas: 3,
+    objects: 60,
+    kills: 1,
+    addReplica: true,
+    watchFaults: true,
+    leaseDuration: 4,
+  });
+  if (report.missing.length || report.repeats.length || report.daemonOverlaps.length) {
+    console.log(JSON.stringify(report, null, 1));
+  }
+  assert.ok(report.faults!.closedWatches > 0, "watch streams were closed");
+  assert.ok(report.faults!.expiredWatches > 0, "watches got 410 Gone");
+  assert.deepEqual(report.missing, [], "every change handled");
+  assert.deepEqual(report.unexpected, []);
+  assert.deepEqual(report.repeats, [], "no change handled by two replicas");
+  assert.deepEqual(report.daemonOverlaps, [], "no daemon on two replicas at once");
+  assert.deepEqual(report.stuck, [], "no finalizer stuck");
+  assert.equal(report.handled, report.changes);
+  for (const [id, code] of Object.entries(report.exitCodes)) assert.equal(code, 0, id);
+});

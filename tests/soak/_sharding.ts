@@ -42,6 +42,12 @@ export interface SoakOptions {
    * outruns the old owners' last writes (through the objects' watch).
    */
   laggingWatch?: number;
+  /**
+   * Watch faults from the start to the end: every watch stream closed at a random moment within
+   * 2 s of opening, and every 1.5 s the resourceVersions expired with the open streams closed
+   * (the replicas resume into 410 Gone and relist). The report counts what was injected.
+   */
+  watchFaults?: boolean;
   /** The member Leases' duration in seconds (renewDeadline is 2/3 of it). */
   leaseDuration: number;
   /** Where progress lines go. */
@@ -91,6 +97,8 @@ export interface SoakReport {
   phases: Record<string, number>;
   /** Exit codes of the replicas stopped at the end (SIGTERM). */
   exitCodes: Record<string, number>;
+  /** With `watchFaults`: the watch streams closed and the watches answered 410 Gone. */
+  faults?: { closedWatches: number; expiredWatches: number };
 }
 
 const NS = "default";
@@ -184,6 +192,7 @@ export async function runShardingSoak(o: SoakOptions): Promise<SoakReport> {
   await Deno.writeTextFile(ledger, "");
   const env = { KUBECONFIG: c.api.kubeconfig.path, KOPF_LEDGER: ledger };
   const replicas: Replica[] = [];
+  let expiring: ReturnType<typeof setInterval> | undefined;
   const kills = new Map<string, number>(); // "id/pid" of a killed process → when
   const report: SoakReport = {
     changes: 0,
@@ -274,6 +283,10 @@ export async function runShardingSoak(o: SoakOptions): Promise<SoakReport> {
   };
 
   try {
+    if (o.watchFaults) {
+      c.api.setFaults({ closeWatchesRandomly: 2 });
+      expiring = setInterval(() => c.api.expireResourceVersions(true), 1500);
+    }
     await phase("start", async () => {
       for (let i = 0; i < o.replicas; i++) {
         const r = new Replica(`replica-${i + 1}`, file, env);
@@ -372,6 +385,12 @@ export async function runShardingSoak(o: SoakOptions): Promise<SoakReport> {
       report.stuck = left.body.items.map((i: any) => i.metadata.name);
     });
   } finally {
+    clearInterval(expiring);
+    if (o.watchFaults) {
+      const counts = c.api.faultCounts;
+      report.faults = { closedWatches: counts.watchClosed, expiredWatches: counts.expiredWatches };
+      c.api.setFaults({ closeWatchesRandomly: null });
+    }
     for (const r of replicas) {
       if (r.proc) report.exitCodes[r.id] = await r.proc.stop();
     }
