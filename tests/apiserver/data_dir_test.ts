@@ -420,3 +420,49 @@ Deno.test("data dir: a snapshot is fsynced, then renamed into place, then the di
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("data directory: Pods written with their kept spec and status texts load back as served, a torn last line included", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "kopf-data-pods-" });
+  const PODS = "/api/v1/namespaces/default/pods";
+  const pod = (name: string) => ({
+    metadata: { name, labels: { app: "x" } },
+    spec: { containers: [{ name: "main", image: "nginx:1.27", ports: [{ containerPort: 80 }] }] },
+  });
+  let served: Record<string, unknown>[] = [];
+  let crashed = "";
+  try {
+    {
+      await using api = await startApiServer({ dataDir: dir, log: () => {} });
+      for (const name of ["a", "b", "c"]) {
+        assert.equal((await call(api.url, "POST", PODS, pod(name))).status, 201);
+      }
+      // The same spec for all three (one kept text), one Pod patched after.
+      const patch = { metadata: { labels: { app: "y" } } };
+      const res = await fetch(`${api.url}${PODS}/b`, {
+        method: "PATCH",
+        headers: { "content-type": "application/merge-patch+json" },
+        body: JSON.stringify(patch),
+      });
+      assert.equal(res.status, 200);
+      await res.body?.cancel();
+      served = (await call(api.url, "GET", PODS)).body.items as Record<string, unknown>[];
+      // What a kill -9 mid-append leaves: the files so far and half a line more.
+      crashed = crashCopy(dir);
+      const log = [...Deno.readDirSync(crashed)].find((e) => e.name.endsWith(".jsonl"));
+      assert.ok(log, "a log file in the data directory");
+      Deno.writeTextFileSync(`${crashed}/${log.name}`, '{"type":"ADDED","key":', { append: true });
+    }
+    for (const from of [dir, crashed]) {
+      await using api = await startApiServer({ dataDir: from, log: () => {} });
+      const items = (await call(api.url, "GET", PODS)).body.items as Record<string, unknown>[];
+      assert.deepEqual(
+        items,
+        served,
+        `${from === dir ? "the data directory" : "after a torn line"}`,
+      );
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+    if (crashed) await Deno.remove(crashed, { recursive: true }).catch(() => {});
+  }
+});
