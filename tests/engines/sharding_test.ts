@@ -110,8 +110,18 @@ Deno.test("ShardGate: fresh points — a replica that listed after one takes not
   a.onFresh((p) => pointsA.push(p));
   a.observe([]);
   a.join("a1");
+  assert.deepEqual(
+    [pointsA, a.freshPoint],
+    [[1], 1],
+    "the first view, alone: a fresh point at once",
+  );
+  assert.equal(
+    a.takesOver(uids[0]!),
+    true,
+    "listed before it: a member gone may have written since",
+  );
+  assert.equal(a.takesOver(uids[0]!, 1), false, "listed after it: nobody else handled it since");
   for (const uid of uids) assert.ok(a.enter(uid, handsA));
-  assert.equal(a.freshPoint, 0, "alone from the start: the start is fresh");
 
   // b joins: a only loses objects (each it keeps was its own all along): no new point for a.
   const b = new ShardGate("b");
@@ -120,10 +130,10 @@ Deno.test("ShardGate: fresh points — a replica that listed after one takes not
   b.observe([published(a, "a1")]);
   b.join("b1");
   a.observe([published(b, "b1")]);
-  assert.deepEqual([pointsA, a.freshPoint], [[], 0]);
+  assert.deepEqual([pointsA, a.freshPoint], [[1], 1]);
   const created = Array.from({ length: 50 }, (_, i) => `new-${i}`);
   const ofA = created.find((u) => a.ownerOf(u) === "a")!;
-  assert.equal(a.takesOver(ofA, 0), false, "a's stream listed at the start: still fresh");
+  assert.equal(a.takesOver(ofA, 1), false, "a's stream listed after its first view: still fresh");
   // b's first view has others: stale until a acknowledged it (while a still releases).
   assert.equal(b.freshPoint, undefined);
   const moving = uids.filter((u) => b.ownerOf(u) === "b");

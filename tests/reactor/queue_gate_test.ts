@@ -116,7 +116,7 @@ Deno.test("QueueGate: a deletion is never read anew; without a reader taken-over
   assert.equal(shared(false).gate.pass(OURS, false), "go");
 });
 
-Deno.test("QueueGate: a replica alone all along reads nothing anew; the admit listener hears the shard gate", () => {
+Deno.test("QueueGate: a replica alone reads anew what its stream listed before the first view, not what a stream started after it lists; the admit listener hears the shard gate", () => {
   const shards = new ShardGate("a");
   const gate = new QueueGate({ shards, releaser, reads: true });
   let admitted = 0;
@@ -125,6 +125,21 @@ Deno.test("QueueGate: a replica alone all along reads nothing anew; the admit li
   shards.observe([]);
   shards.join("a1");
   assert.ok(admitted > 0);
-  assert.deepEqual([gate.pass(OURS, false), gate.pass(THEIRS, false)], ["go", "go"]);
+  assert.deepEqual([gate.pass(OURS, false), gate.pass(THEIRS, false)], ["read", "read"]);
+  const after = new QueueGate({ shards, releaser, reads: true });
+  assert.deepEqual([after.pass(OURS, false), after.pass(THEIRS, false)], ["go", "go"]);
+  const early = new ShardGate("a");
+  const started = new QueueGate({ shards: early, releaser, reads: true });
+  const asked: (() => void)[] = [];
+  started.relists((listed) => asked.push(listed)); // its stream starts before any view
+  early.observe([]);
+  early.join("a1");
+  assert.deepEqual(
+    [asked.length, started.pass(OURS, false)],
+    [1, "read"],
+    "relist asked, not over",
+  );
+  asked[0]!();
+  assert.equal(started.pass(THEIRS, false), "go", "listed after the first view");
   unsubscribe();
 });

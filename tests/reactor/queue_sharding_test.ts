@@ -237,16 +237,32 @@ Deno.test("sharded queues: once the stream has read the state anew after the vie
   await queues.close();
 });
 
-Deno.test("sharded queues: a replica alone all along reads nothing anew (nobody else handled its objects)", async () => {
+Deno.test("sharded queues: a replica alone reads anew what its stream listed before its first view (a member gone just before may have written since), and nothing a stream started after it lists", async () => {
   const reads: string[] = [];
   const { clock, gate, calls, queues } = rig(readsAt5(reads));
-  gate.observe([]);
-  gate.join("a1");
-  for (const uid of OURS) queues.push(ev(uid, 1, "ADDED"));
+  for (const uid of OURS) queues.push(ev(uid, 1, "ADDED")); // listed before any view
   await clock.advance(1);
-  assert.deepEqual(calls.sort(), OURS.map((u) => `${u}@1`).sort());
-  assert.deepEqual(reads, []);
+  gate.observe([]); // the member that held them (a rolling update) left just before: alone
+  gate.join("a1");
+  await clock.advance(1);
+  assert.deepEqual(reads.sort(), [...OURS].sort(), "each read once");
+  assert.deepEqual(
+    calls.sort(),
+    OURS.map((u) => `${u}@5?`).sort(),
+    "the body read, not the listed one",
+  );
   await queues.close();
+
+  const later = rig(readsAt5(reads));
+  later.gate.observe([]);
+  later.gate.join("a1"); // the first view: a fresh point
+  const unsubscribe = later.queues.relists(() => {}); // the stream starts after it, and lists
+  for (const uid of OURS) later.queues.push(ev(uid, 1, "ADDED"));
+  await later.clock.advance(1);
+  assert.deepEqual(later.calls.sort(), OURS.map((u) => `${u}@1`).sort());
+  assert.equal(reads.length, OURS.length, "no read of what a listing after the first view shows");
+  unsubscribe();
+  await later.queues.close();
 });
 
 Deno.test("sharded queues: a failed read of a taken-over object runs no cycle on the older body; it is read again after the error delay", async () => {

@@ -47,6 +47,15 @@ Deno.test("sharding: 3 replicas, 60 objects, one kill -9 — every change once, 
     }
   }
   for (const [id, code] of Object.entries(report.exitCodes)) assert.equal(code, 0, id);
+  // Each replica's watch lists once, at its first fresh point: no second listing, and nothing
+  // of what it lists or watches afterwards is read anew.
+  // Each replica's watch lists once (a watch with initial events), at its first fresh point: no
+  // second listing; and nothing created afterwards is read anew.
+  const { start, create } = report.requests;
+  const listings = start!.list + start!.watch + create!.list + create!.watch;
+  assert.equal(listings, 3, `one listing per replica: ${JSON.stringify([start, create])}`);
+  assert.equal(create!.get, 0, "no take-over read of a created object");
+  assert.equal(report.requests["create"]!.get, 0, "no take-over read of a created object");
 });
 
 Deno.test("sharding: a replica joins while the objects' watch lags behind the Leases — what it takes over is not handled again", async () => {

@@ -97,6 +97,11 @@ export interface SoakReport {
   phases: Record<string, number>;
   /** Exit codes of the replicas stopped at the end (SIGTERM). */
   exitCodes: Record<string, number>;
+  /**
+   * The objects' LISTs, WATCHes (a watch with initial events is a listing too) and GETs, as the
+   * server counted them, in each phase.
+   */
+  requests: Record<string, { list: number; watch: number; get: number }>;
   /** With `watchFaults`: the watch streams closed and the watches answered 410 Gone. */
   faults?: { closedWatches: number; expiredWatches: number };
 }
@@ -208,6 +213,7 @@ export async function runShardingSoak(o: SoakOptions): Promise<SoakReport> {
     runsByReplica: {},
     takeovers: [],
     phases: {},
+    requests: {},
     exitCodes: {},
   };
   const expected = new Set<string>();
@@ -217,11 +223,21 @@ export async function runShardingSoak(o: SoakOptions): Promise<SoakReport> {
   /** The pid of an identity's latest process (from its startup line). */
   const pidOf = async (id: string): Promise<number> =>
     (await read()).findLast((e) => e.kind === "startup" && e.id === id)!.pid;
+  /** The server's count of the objects' requests of a verb (any status). */
+  const counted = (verb: string) =>
+    [...c.api.server.requestCounts].filter(([k]) => k.startsWith(`${verb} kopfexamples.`))
+      .reduce((sum, [, n]) => sum + n, 0);
   const phase = async (name: string, body: () => Promise<void>) => {
     const t0 = performance.now();
+    const [list, watch, get] = [counted("list"), counted("watch"), counted("get")];
     log(`phase: ${name}`);
     await body();
     report.phases[name] = (performance.now() - t0) / 1000;
+    report.requests[name] = {
+      list: counted("list") - list,
+      watch: counted("watch") - watch,
+      get: counted("get") - get,
+    };
   };
   /** Waits until the ledger has every expected change. */
   const handled = async (what: string) => {

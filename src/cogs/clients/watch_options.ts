@@ -74,8 +74,8 @@ export interface InfiniteWatchOptions {
    * Subscribes the watcher to requests to read the state anew (relist): the open stream is cut
    * and the state read at once (after a listing in progress, when it is over) — for a consumer
    * whose `skip` now lets through objects it skipped before. A request may say what to call once
-   * a listing that started after it is over (its events taken, LISTED included). Returns the
-   * unsubscription.
+   * a listing that started after it is over (its events taken, LISTED included). Called once,
+   * as the watcher starts, before its first listing begins. Returns the unsubscription.
    */
   onRelist?: ((request: (listed?: () => void) => void) => () => void) | undefined;
 }

@@ -50,7 +50,6 @@
  */
 
 import { type Hash64, hash64, Rendezvous } from "../../cogs/structs/rendezvous.ts";
-
 import { type MemberState, viewKey } from "./shard_members.ts";
 export {
   INCARNATION_ANNOTATION,
@@ -113,10 +112,12 @@ export class ShardGate {
   #viewKey = "{}";
   #ring = new Rendezvous([]);
   #acked = false;
-  /** Whether a view of ours ever held other members: since then, they may have handled objects. */
-  #shared = false;
-  /** Whether others may have handled objects ours now since the last fresh point (onFresh). */
-  #stale = false;
+  /**
+   * Whether others may have handled objects ours now since the last fresh point (onFresh). Stale
+   * until the first view: a member that left before we saw it may have written after our
+   * stream's listing (a rolling update of a group of one).
+   */
+  #stale = true;
   /** The last fresh point's number (0: none yet). */
   #epoch = 0;
   /** What others still released at the last fresh point: their writes may come after it. */
@@ -289,21 +290,19 @@ export class ShardGate {
   }
 
   /**
-   * Whether starting the object now takes it over from another member: this replica does not hold
-   * it, and other members have been in its views — one of them may have handled it last, and the
-   * watch here may not have delivered that member's last write yet (watches of different
-   * resources and replicas lag apart: the release reaches us through the Leases, the write
-   * through the objects' watch). The queues read such an object anew before its first cycle
-   * here, so that no change is handled twice on an older body.
-   *
-   * A watch stream that read the state anew after the last fresh point ({@link onFresh}) has
-   * shown no body older than other members' writes, but of objects they were still releasing
-   * then: its objects are not taken over.
+   * Whether starting the object now may take it over from another member: this replica does not
+   * hold it, and its watch stream has not read the state anew since the last fresh point
+   * ({@link onFresh}) — another member, also one gone before this replica's first view (a rolling
+   * update of a group of one), may have handled it last, and the watch here may not have delivered
+   * that write yet (the release reaches us through the Leases, the write through the objects'
+   * watch: they lag apart). The queues read such an object anew before its first cycle here. A
+   * stream that listed after the last fresh point shows no body older than the others' writes,
+   * but of the objects they still released then.
    *
    * @param uid The object's uid.
    * @param listed The last fresh point after which the object's watch stream read the state
    *   anew, if any.
-   * @returns True if so (false for an object held already, and for a group of one all along).
+   * @returns True if so (false for an object held already).
    *
    * @example
    * ```ts
@@ -311,12 +310,13 @@ export class ShardGate {
    * import { ShardGate } from "./sharding.ts";
    * const gate = new ShardGate("a");
    * gate.observe([]);
-   * gate.join("x1");
-   * assert.deepEqual(gate.takesOver("uid-1"), false); // — alone all along: nobody else handled it
+   * gate.join("x1"); // the first view, of a alone: fresh point 1 at once
+   * assert.deepEqual(gate.takesOver("uid-1"), true); // — listed before it: someone gone may have written since
+   * assert.deepEqual(gate.takesOver("uid-1", 1), false); // — listed after it: nobody else handled it since
    * ```
    */
   takesOver(uid: string, listed?: number): boolean {
-    if (!this.#shared || this.#held.has(uid)) return false;
+    if (this.#held.has(uid)) return false;
     return this.#stale || listed !== this.#epoch || this.#lateReleases.has(uid);
   }
 
@@ -451,7 +451,6 @@ export class ShardGate {
     if (changed) {
       this.#view = view;
       this.#viewKey = key;
-      if (view.size > 1) this.#shared = true;
       this.#ring = new Rendezvous(view.keys());
       // Adopted: no cycle starts for what is not ours any more; release what we hold of it.
       for (const uid of [...this.#held.keys()]) {
@@ -468,8 +467,8 @@ export class ShardGate {
     if (changed) this.#emit(this.#changeListeners);
     if (changed && view.size) {
       const gains = [...this.#lastMembers].some((id) => !view.has(id));
-      // The first view with others: they may have handled objects before we listed ours.
-      if (gains || (!this.#lastMembers.size && view.size > 1)) this.#stale = true;
+      // (The first view is stale from the start: see #stale.)
+      if (gains) this.#stale = true;
       this.#lastMembers = new Set(view.keys());
       for (const listener of [...this.#viewListeners]) listener(gains);
     }

@@ -22,6 +22,7 @@ import type { ObjectApi } from "../actions/application.ts";
 import type { AnyObject } from "../actions/invocation.ts";
 import { ObjectLogger, type OperatorLogger } from "../actions/loggers.ts";
 import type { QueueSample } from "../engines/metrics.ts";
+import type { ShardGate } from "../engines/sharding.ts";
 import { apiFailure } from "./errors.ts";
 import {
   followCrds,
@@ -46,6 +47,25 @@ import { tracedCycle } from "./cycle_tracing.ts";
  * work between them) without piling up stalled cycles.
  */
 const BACKLOG_CYCLES_PER_REQUEST = 2;
+
+/**
+ * Waits until the shard gate is at a fresh point (ShardGate.onFresh), or the signal aborts.
+ *
+ * @param shards The shard gate.
+ * @param signal Cuts the wait short.
+ */
+function freshPoint(shards: ShardGate, signal: AbortSignal): Promise<void> {
+  if (shards.freshPoint !== undefined || signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      unsubscribe();
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const unsubscribe = shards.onFresh(done);
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
 
 /** A running watcher: its stop, its end, its per-object queues, and what it watches. */
 interface Stream {
@@ -295,6 +315,9 @@ export class Orchestrator {
       : undefined;
     const done = (async () => {
       try {
+        // Sharded: the stream lists at a fresh point, so that what it lists needs no take-over
+        // read (the first view, too, may follow a member's last writes: a rolling update).
+        if (shards && skip) await freshPoint(shards, signal);
         // The events in the batches they came in (a chunk of the stream, a page): one generator
         // step per batch, not per event; the batch is taken whole before the next is read.
         for await (

@@ -125,8 +125,8 @@ export class QueueGate {
    * const gate = new QueueGate({ shards, releaser: { release: () => Promise.resolve() }, reads: true });
    * assert.deepEqual(gate.pass("uid-1", false), "refused"); // no view yet: nothing is ours
    * shards.observe([]);
-   * shards.join("a1");
-   * assert.deepEqual(gate.pass("uid-1", false), "go"); // alone all along: nobody else handled it
+   * shards.join("a1"); // the first view (fresh point 1): the stream listed before it
+   * assert.deepEqual(gate.pass("uid-1", false), "read"); // a member gone meanwhile may have written
    * ```
    */
   pass(uid: string, deleted: boolean): Passage {
@@ -214,8 +214,10 @@ export class QueueGate {
 
   /**
    * Has the watch stream read the state anew at each of sharding's fresh points (ShardGate.onFresh:
-   * a member gone, the first view with others acknowledged): the listing brings the objects this
-   * replica gains, and once it is over, the objects it shows need no take-over read.
+   * the first view, a member gone, a rejoin — each acknowledged by the others): the listing brings
+   * the objects this replica gains, and once it is over, the objects it shows need no take-over
+   * read. Subscribed as the stream starts, before its first listing: if a fresh point is there
+   * then, that listing is after it (a sharded operator's watchers wait for the first one).
    *
    * @param request Asks the stream to read the state anew; calls `listed` once a listing that
    *   started after the request is over and its events are queued.
@@ -236,9 +238,15 @@ export class QueueGate {
    * ```
    */
   relists(request: (listed: () => void) => void): () => void {
-    return this.#shards?.onFresh((point) =>
+    const shards = this.#shards;
+    if (!shards) return NOOP;
+    // Subscribed as the stream starts, before its first listing: that listing comes after the
+    // last fresh point, if one is there now (the watchers of a sharded operator wait for the first).
+    const point = shards.freshPoint;
+    if (point !== undefined) this.#listed = Math.max(this.#listed ?? 0, point);
+    return shards.onFresh((point) =>
       request(() => (this.#listed = Math.max(this.#listed ?? 0, point)))
-    ) ?? NOOP;
+    );
   }
 
   /**
