@@ -131,15 +131,20 @@ Deno.test("QueueGate: a replica alone reads anew what its stream listed before t
   const early = new ShardGate("a");
   const started = new QueueGate({ shards: early, releaser, reads: true });
   const asked: (() => void)[] = [];
+  let relisted = 0;
+  started.onAdmit(() => relisted++);
   started.relists((listed) => asked.push(listed)); // its stream starts before any view
   early.observe([]);
   early.join("a1");
   assert.deepEqual(
     [asked.length, started.pass(OURS, false)],
-    [1, "read"],
-    "relist asked, not over",
+    [1, "refused"],
+    "relist asked, not over: wait for it",
   );
+  assert.equal(started.pass(OURS, true), "go", "a deletion does not wait");
+  const admittedBefore = relisted;
   asked[0]!();
+  assert.equal(relisted, admittedBefore + 1, "the relist's end admits what waited");
   assert.equal(started.pass(THEIRS, false), "go", "listed after the first view");
   unsubscribe();
 });

@@ -55,6 +55,7 @@ Deno.test("sharding: 3 replicas, 60 objects, one kill -9 — every change once, 
   const listings = start!.list + start!.watch + create!.list + create!.watch;
   assert.equal(listings, 3, `one listing per replica: ${JSON.stringify([start, create])}`);
   assert.equal(create!.get, 0, "no take-over read of a created object");
+  reportFigure(`requests: ${JSON.stringify(report.requests)}`);
   assert.equal(report.requests["create"]!.get, 0, "no take-over read of a created object");
 });
 

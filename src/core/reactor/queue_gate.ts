@@ -15,9 +15,11 @@
  *   before its first cycle here — that replica's last write may still be on its way through our
  *   watch, while its release came through the Leases. Not once the watch stream has read the
  *   state anew after sharding's last fresh point ({@link QueueGate.relists}): its bodies are newer
- *   than every other replica's writes then, but of the objects they were still releasing. A failed
- *   read is remembered, so that the next pass reads again (the object is held by then, and no
- *   longer looks taken over).
+ *   than every other replica's writes then, but of the objects they were still releasing. While
+ *   that relist runs, such an object waits for it instead (refused: its latest body is kept, and
+ *   the relist's end admits it) — the relist brings every object anew anyway, one request for all
+ *   rather than one read each. A failed read is remembered, so that the next pass reads again
+ *   (the object is held by then, and no longer looks taken over).
  *
  * Pure state over the pause toggles and the shard gate: no clock, no I/O of its own; the queue
  * waits and reads.
@@ -76,6 +78,10 @@ export class QueueGate {
   readonly #unread = new Set<string>();
   /** The last fresh point after which the watch stream read the state anew (ShardGate.onFresh). */
   #listed: number | undefined;
+  /** The fresh point whose relist was asked for and is not over yet. */
+  #awaited: number | undefined;
+  /** The admit listeners: the end of a relist admits what waited for it. */
+  readonly #admits = new Set<() => void>();
 
   /** @param options The pause, the shard gate, the releaser, whether objects can be read. */
   constructor(options: QueueGateOptions) {
@@ -134,6 +140,11 @@ export class QueueGate {
     const shards = this.#shards;
     if (!shards) return "go";
     const taking = !deleted && (this.#unread.has(uid) || shards.takesOver(uid, this.#listed));
+    // The relist of the last fresh point runs: it brings the object anew (not held till then).
+    const awaited = this.#awaited;
+    if (taking && awaited !== undefined && !this.#unread.has(uid)) {
+      if (!shards.takesOver(uid, awaited)) return "refused";
+    }
     if (!shards.enter(uid, this.#releaser)) {
       this.#unread.delete(uid);
       return "refused";
@@ -244,19 +255,32 @@ export class QueueGate {
     // last fresh point, if one is there now (the watchers of a sharded operator wait for the first).
     const point = shards.freshPoint;
     if (point !== undefined) this.#listed = Math.max(this.#listed ?? 0, point);
-    return shards.onFresh((point) =>
-      request(() => (this.#listed = Math.max(this.#listed ?? 0, point)))
-    );
+    return shards.onFresh((point) => {
+      this.#awaited = point;
+      request(() => {
+        const listed = this.#listed = Math.max(this.#listed ?? 0, point);
+        if (this.#awaited === undefined || listed < this.#awaited) return;
+        this.#awaited = undefined;
+        for (const listener of [...this.#admits]) listener();
+      });
+    });
   }
 
   /**
-   * Calls `listener` when the shard gate may admit objects it did not before.
+   * Calls `listener` when the shard gate may admit objects it did not before, and when a relist
+   * that objects waited for is over.
    *
    * @param listener Called synchronously.
    * @returns Unsubscribes.
    */
   onAdmit(listener: () => void): () => void {
-    return this.#shards?.onAdmit(listener) ?? NOOP;
+    if (!this.#shards) return NOOP;
+    this.#admits.add(listener);
+    const unsubscribe = this.#shards.onAdmit(listener);
+    return () => {
+      unsubscribe();
+      this.#admits.delete(listener);
+    };
   }
 }
 
