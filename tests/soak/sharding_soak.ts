@@ -76,5 +76,12 @@ console.log(
     Object.entries(report.phases).map(([p, s]) => `${p} ${s.toFixed(1)} s`).join(", ")
   }; total ${((performance.now() - t0) / 1000).toFixed(0)} s`,
 );
+console.log(
+  `  objects' requests:       ${
+    Object.entries(report.requests).map(([p, r]) =>
+      `${p}: ${r.list} LIST, ${r.watch} WATCH, ${r.get} GET`
+    ).join("; ")
+  } (a WATCH with initial events is a listing; the deletions' LISTs are the soak's own)`,
+);
 for (const f of failures) console.error(`FAILED: ${f}`);
 Deno.exit(failures.length ? 1 : 0);
