@@ -141,30 +141,41 @@ Deno.test("ShardGate: fresh points — a replica that listed after one takes not
   b.observe([published(a, "a1")]);
   assert.deepEqual(pointsB, [1], "acknowledged by a: the first fresh point");
   assert.equal(b.freshPoint, 1);
-  handsA.finish();
-  await settle();
-  b.observe([published(a, "a1")]);
   const ofB = created.find((u) => b.ownerOf(u) === "b")!;
   assert.equal(b.takesOver(ofB, 0), true, "listed before the point: read");
   assert.equal(b.takesOver(ofB, undefined), true);
   assert.equal(b.takesOver(ofB, 1), false, "listed after it: nobody else handled it since");
-  assert.equal(b.takesOver(slow, 1), true, "a still released it at the point: read");
+  assert.equal(b.takesOver(slow, 1), true, "a still releases it at the point: read");
+  b.observe([published(a, "a1")]);
+  assert.deepEqual(pointsB, [1], "a's Lease again, the same releases: no new point");
+  handsA.finish();
+  await settle();
+  b.observe([published(a, "a1")]);
+  assert.deepEqual(pointsB, [1, 2], "a's releases are over: a fresh point for them");
+  assert.equal(b.takesOver(slow, 1), true);
+  assert.equal(
+    b.takesOver(slow, 2),
+    false,
+    "listed after a's release ended: newer than its writes",
+  );
   assert.ok(b.enter(ofB, new Hands()));
   assert.equal(b.takesOver(ofB, 0), false, "held: never read anew");
+  b.observe([published(a, "a1")]);
+  assert.deepEqual(pointsB, [1, 2], "nothing released: no new point");
 
-  // a is gone: b may gain a's objects — stale, then (alone: acknowledged at once) point 2.
+  // a is gone: b may gain a's objects — stale, then (alone: acknowledged at once) point 3.
   b.observe([]);
-  assert.deepEqual(pointsB, [1, 2]);
+  assert.deepEqual(pointsB, [1, 2, 3]);
   const gained = uids.find((u) => !moving.includes(u))!;
-  assert.equal(b.takesOver(gained, 1), true, "listed before a went: read");
-  assert.equal(b.takesOver(gained, 2), false);
+  assert.equal(b.takesOver(gained, 2), true, "listed before a went: read");
+  assert.equal(b.takesOver(gained, 3), false);
   // A fence: others may handle b's objects meanwhile; the rejoin is a change to list after.
   b.fence();
   assert.equal(b.freshPoint, undefined);
   b.join("b2");
-  assert.deepEqual(pointsB, [1, 2, 3]);
-  assert.equal(b.takesOver(gained, 2), true);
-  assert.equal(b.takesOver(gained, 3), false);
+  assert.deepEqual(pointsB, [1, 2, 3, 4]);
+  assert.equal(b.takesOver(gained, 3), true);
+  assert.equal(b.takesOver(gained, 4), false);
 });
 
 Deno.test("ShardGate: a new incarnation of a member needs fresh acknowledgements", () => {

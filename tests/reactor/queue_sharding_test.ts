@@ -250,6 +250,33 @@ Deno.test("sharded queues: an object gained while the stream reads the state ane
   await other.queues.close();
 });
 
+Deno.test("sharded queues: an object another replica still released at the fresh point waits, once released, for the relist that its release's end asks for — no read", async () => {
+  const reads: string[] = [];
+  const { clock, gate, calls, queues } = rig(readsAt5(reads));
+  const listings: (() => void)[] = [];
+  const unsubscribe = queues.relists((listed) => listings.push(listed));
+  const [slow, other] = OURS as [string, string];
+  gate.join("a1");
+  gate.observe([b()]);
+  gate.observe([b(gate, [slow])]); // acknowledged while b still releases slow: point 1
+  assert.equal(listings.length, 1);
+  listings[0]!();
+  queues.push(ev(slow, 1, "ADDED"));
+  queues.push(ev(other, 1, "ADDED"));
+  await clock.advance(1);
+  assert.deepEqual(calls, [`${other}@1`], "slow waits for b's release");
+  gate.observe([b(gate)]); // b released it: its writes are over — point 2, a relist
+  assert.equal(listings.length, 2, "the release's end asks for a relist");
+  await clock.advance(1);
+  assert.deepEqual([reads, calls.length], [[], 1], "slow waits for the relist, unread");
+  queues.push(ev(slow, 6, null)); // the relist brings it anew
+  listings[1]!();
+  await clock.advance(1);
+  assert.deepEqual([reads, calls], [[], [`${other}@1`, `${slow}@6?`]]);
+  unsubscribe();
+  await queues.close();
+});
+
 Deno.test("sharded queues: a replica alone reads anew what its stream listed before its first view (a member gone just before may have written since), and nothing a stream started after it lists", async () => {
   const reads: string[] = [];
   const { clock, gate, calls, queues } = rig(readsAt5(reads));

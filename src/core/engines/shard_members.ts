@@ -1,6 +1,7 @@
 /**
  * A shard group's member as its Lease publishes it (engines/sharding.ts has the protocol): the
- * label and annotations, the state they carry, and their reading and writing.
+ * label and annotations, the state they carry, and their reading and writing; and the reading of
+ * a replica's gate for the gauges (`ShardSample`).
  *
  * @module
  */
@@ -104,4 +105,16 @@ export function memberOf(
     }
   } catch { /* releases nothing known */ }
   return { id, incarnation, view, releasing };
+}
+
+/** A gauge's reading of a replica's shard gate (for `/metrics`). */
+export interface ShardSample {
+  /** The shard group. */
+  group: string;
+  /** Members in this replica's view (0 while it is not a member). */
+  members: number;
+  /** Objects this replica has taken on and not released. */
+  owned: number;
+  /** Objects this replica is releasing. */
+  releasing: number;
 }

@@ -50,7 +50,7 @@
  */
 
 import { type Hash64, hash64, Rendezvous } from "../../cogs/structs/rendezvous.ts";
-import { type MemberState, viewKey } from "./shard_members.ts";
+import { type MemberState, type ShardSample, viewKey } from "./shard_members.ts";
 export {
   INCARNATION_ANNOTATION,
   memberAnnotations,
@@ -58,6 +58,7 @@ export {
   type MemberState,
   RELEASING_ANNOTATION,
   SHARD_GROUP_LABEL,
+  type ShardSample,
   VIEW_ANNOTATION,
   viewKey,
 } from "./shard_members.ts";
@@ -71,18 +72,6 @@ export interface Releaser {
    * @returns When nothing of the object runs any more.
    */
   release(uid: string): Promise<void>;
-}
-
-/** A gauge's reading of the gate (for `/metrics`). */
-export interface ShardSample {
-  /** The shard group. */
-  group: string;
-  /** Members in this replica's view (0 while it is not a member). */
-  members: number;
-  /** Objects this replica has taken on and not released. */
-  owned: number;
-  /** Objects this replica is releasing. */
-  releasing: number;
 }
 
 /**
@@ -322,13 +311,13 @@ export class ShardGate {
 
   /**
    * Calls `listener` at each fresh point: the view is acknowledged by every other member after a
-   * change that may give this replica objects others handled (the first view with others, a
-   * member gone, a rejoin after a fence). Every other member's write to an object this view gives
-   * us was made before its Lease acknowledged the view — except the objects it still releases —
-   * so a listing that starts after this point is newer than all of them: a watch stream that
-   * reads the state anew then, and says so with the point's number ({@link takesOver}'s
-   * `listed`), shows no older body of any object but those, and objects it brings need no
-   * take-over read (a burst of objects created meanwhile needs no read each).
+   * change that may give this replica objects others handled (the first view, a member gone, a
+   * rejoin after a fence). Every other member's write to an object this view gives us was made
+   * before its Lease acknowledged the view — except the objects it still releases; the end of
+   * those releases is a fresh point too — so a listing that starts after this point is newer than
+   * all of them: a watch stream that reads the state anew then, and says so with the point's
+   * number ({@link takesOver}'s `listed`), shows no older body of any object but those, and
+   * objects it brings need no take-over read (a burst of objects created meanwhile needs none).
    *
    * @param listener Called synchronously, with the point's number.
    * @returns Unsubscribes.
@@ -472,9 +461,13 @@ export class ShardGate {
       this.#lastMembers = new Set(view.keys());
       for (const listener of [...this.#viewListeners]) listener(gains);
     }
-    if (this.#stale && this.#acked) {
+    // A fresh point: a change acknowledged, or releases the last point left out are over (the
+    // releasers wrote before: a listing from now on is newer than their writes too).
+    const ended = () => [...this.#lateReleases].some((uid) => !this.#blocked.has(uid));
+    if (this.#acked && (this.#stale || ended())) {
       this.#stale = false;
-      this.#lateReleases = this.#blocked;
+      const ours = (uid: string) => this.ownerOf(uid) === this.identity;
+      this.#lateReleases = new Set([...this.#blocked].filter(ours));
       const point = ++this.#epoch;
       for (const listener of [...this.#freshListeners]) listener(point);
     }

@@ -15,10 +15,11 @@
  *   before its first cycle here — that replica's last write may still be on its way through our
  *   watch, while its release came through the Leases. Not once the watch stream has read the
  *   state anew after sharding's last fresh point ({@link QueueGate.relists}): its bodies are newer
- *   than every other replica's writes then, but of the objects they were still releasing. While
- *   that relist runs, such an object waits for it instead (refused: its latest body is kept, and
- *   the relist's end admits it) — the relist brings every object anew anyway, one request for all
- *   rather than one read each. A failed read is remembered, so that the next pass reads again
+ *   than every other replica's writes then, but of the objects they were still releasing (the
+ *   end of those releases is a fresh point of its own). While that relist runs, such an object
+ *   waits for it instead (refused: its latest body is kept, and the relist's end admits it) — the
+ *   relist brings every object anew anyway, one request for all rather than one read each. A
+ *   failed read is remembered, so that the next pass reads again
  *   (the object is held by then, and no longer looks taken over).
  *
  * Pure state over the pause toggles and the shard gate: no clock, no I/O of its own; the queue
