@@ -250,29 +250,36 @@ Deno.test("sharded queues: an object gained while the stream reads the state ane
   await other.queues.close();
 });
 
-Deno.test("sharded queues: an object another replica still released at the fresh point waits, once released, for the relist that its release's end asks for — no read", async () => {
+Deno.test("sharded queues: objects another replica still released at the fresh point wait, once released at once, for the relist that their releases' end asks for — no read; one released alone is read", async () => {
   const reads: string[] = [];
   const { clock, gate, calls, queues } = rig(readsAt5(reads));
   const listings: (() => void)[] = [];
   const unsubscribe = queues.relists((listed) => listings.push(listed));
-  const [slow, other] = OURS as [string, string];
+  const many = Array.from({ length: 60 }, (_, i) => `late-${i}`)
+    .filter((u) => pair.owner(u) === "a").slice(0, 9);
+  const [alone, ...slow] = many as [string, ...string[]];
+  const [other] = OURS as [string];
   gate.join("a1");
   gate.observe([b()]);
-  gate.observe([b(gate, [slow])]); // acknowledged while b still releases slow: point 1
+  gate.observe([b(gate, many)]); // acknowledged while b still releases them: point 1
   assert.equal(listings.length, 1);
   listings[0]!();
-  queues.push(ev(slow, 1, "ADDED"));
-  queues.push(ev(other, 1, "ADDED"));
+  for (const uid of [...many, other]) queues.push(ev(uid, 1, "ADDED"));
   await clock.advance(1);
-  assert.deepEqual(calls, [`${other}@1`], "slow waits for b's release");
-  gate.observe([b(gate)]); // b released it: its writes are over — point 2, a relist
-  assert.equal(listings.length, 2, "the release's end asks for a relist");
+  assert.deepEqual(calls, [`${other}@1`], "the late ones wait for b's releases");
+  gate.observe([b(gate, slow)]); // one released alone: not worth a relist — read anew
+  assert.equal(listings.length, 1);
   await clock.advance(1);
-  assert.deepEqual([reads, calls.length], [[], 1], "slow waits for the relist, unread");
-  queues.push(ev(slow, 6, null)); // the relist brings it anew
+  assert.deepEqual([reads, calls.slice(1)], [[alone], [`${alone}@5?`]]);
+  gate.observe([b(gate)]); // the rest released at once (8 of them): point 2, a relist
+  assert.equal(listings.length, 2, "their releases' end asks for a relist");
+  await clock.advance(1);
+  assert.deepEqual([reads.length, calls.length], [1, 2], "they wait for the relist, unread");
+  for (const uid of slow) queues.push(ev(uid, 6, null)); // the relist brings them anew
   listings[1]!();
   await clock.advance(1);
-  assert.deepEqual([reads, calls], [[], [`${other}@1`, `${slow}@6?`]]);
+  assert.deepEqual(reads, [alone]);
+  assert.deepEqual(calls.slice(2).sort(), slow.map((u) => `${u}@6?`).sort());
   unsubscribe();
   await queues.close();
 });

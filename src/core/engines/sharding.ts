@@ -74,6 +74,9 @@ export interface Releaser {
   release(uid: string): Promise<void>;
 }
 
+/** The fewest late releases ended at once that make a fresh point (a relist) of their own. */
+const LATE_RELIST_MIN = 8;
+
 /**
  * The per-object ownership gate of one replica (see the module doc for the protocol).
  *
@@ -461,9 +464,12 @@ export class ShardGate {
       this.#lastMembers = new Set(view.keys());
       for (const listener of [...this.#viewListeners]) listener(gains);
     }
-    // A fresh point: a change acknowledged, or releases the last point left out are over (the
-    // releasers wrote before: a listing from now on is newer than their writes too).
-    const ended = () => [...this.#lateReleases].some((uid) => !this.#blocked.has(uid));
+    // A fresh point: a change acknowledged, or many releases the last point left out are over
+    // (the releasers wrote before: a listing from now on is newer than their writes too). A
+    // relist lists every object: worth it for a tenth of them at once; a trickle is read anew.
+    const ended = () =>
+      [...this.#lateReleases].filter((u) => !this.#blocked.has(u) && !this.#held.has(u)).length >=
+        Math.max(LATE_RELIST_MIN, this.#held.size * this.#view.size / 10);
     if (this.#acked && (this.#stale || ended())) {
       this.#stale = false;
       const ours = (uid: string) => this.ownerOf(uid) === this.identity;
