@@ -9,6 +9,7 @@
  * @module
  */
 
+import { type Clock, realClock } from "../../cogs/aio/clock.ts";
 import { Debouncer } from "../../cogs/aio/debounce.ts";
 import type { ApiClient } from "../../cogs/clients/api.ts";
 import { NotFoundError } from "../../cogs/clients/errors.ts";
@@ -49,20 +50,30 @@ import { tracedCycle } from "./cycle_tracing.ts";
 const BACKLOG_CYCLES_PER_REQUEST = 2;
 
 /**
- * Waits until the shard gate is at a fresh point (ShardGate.onFresh), or the signal aborts.
+ * Waits until the shard gate is at a fresh point (ShardGate.onFresh), the time is up, or the
+ * signal aborts.
  *
  * @param shards The shard gate.
  * @param signal Cuts the wait short.
+ * @param clock The operator's clock.
+ * @param seconds The longest wait.
  */
-function freshPoint(shards: ShardGate, signal: AbortSignal): Promise<void> {
+function freshPoint(
+  shards: ShardGate,
+  signal: AbortSignal,
+  clock: Clock,
+  seconds: number,
+): Promise<void> {
   if (shards.freshPoint !== undefined || signal.aborted) return Promise.resolve();
   return new Promise((resolve) => {
     const done = () => {
       unsubscribe();
+      cancel();
       signal.removeEventListener("abort", done);
       resolve();
     };
     const unsubscribe = shards.onFresh(done);
+    const cancel = clock.timer(seconds * 1000, done);
     signal.addEventListener("abort", done, { once: true });
   });
 }
@@ -316,8 +327,13 @@ export class Orchestrator {
     const done = (async () => {
       try {
         // Sharded: the stream lists at a fresh point, so that what it lists needs no take-over
-        // read (the first view, too, may follow a member's last writes: a rolling update).
-        if (shards && skip) await freshPoint(shards, signal);
+        // read (the first view, too, may follow a member's last writes: a rolling update) — but
+        // waits the renew deadline at most: a member that will never acknowledge (killed, its
+        // Lease not expired yet) must not hold the readiness; the stream relists at the point.
+        if (shards && skip) {
+          const clock = this.#op.clock ?? realClock;
+          await freshPoint(shards, signal, clock, settings.sharding.renewDeadline);
+        }
         // The events in the batches they came in (a chunk of the stream, a page): one generator
         // step per batch, not per event; the batch is taken whole before the next is read.
         for await (
