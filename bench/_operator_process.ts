@@ -48,6 +48,23 @@ export function operatorV8Flags(): string[] {
   return flags ? [`--v8-flags=${flags}`] : [];
 }
 
+/**
+ * The Deno flags of the operator processes: {@link operatorV8Flags}, and `--no-code-cache` when
+ * `kopf run` ships with it (the image's entry point, `deploy/entrypoint.sh`, of the tree under
+ * test) — unless `KOPF_BENCH_CODE_CACHE=1` asks for Deno's default (the code cache on).
+ *
+ * @returns The arguments to put before the script.
+ */
+export function operatorRunFlags(): string[] {
+  let script = "";
+  try {
+    script = Deno.readTextFileSync(new URL("../deploy/entrypoint.sh", import.meta.url));
+  } catch { /* an older tree without it: Deno's defaults */ }
+  const noCodeCache = /^exec deno run .*--no-code-cache/m.test(script) &&
+    Deno.env.get("KOPF_BENCH_CODE_CACHE") !== "1";
+  return [...operatorV8Flags(), ...(noCodeCache ? ["--no-code-cache"] : [])];
+}
+
 /** The operator under test, running in a child process. */
 export class OperatorProcess implements AsyncDisposable {
   readonly #child: Deno.ChildProcess;
@@ -69,7 +86,7 @@ export class OperatorProcess implements AsyncDisposable {
       args: [
         "run",
         "-A",
-        ...operatorV8Flags(),
+        ...operatorRunFlags(),
         // E.g. KOPF_BENCH_OPERATOR_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it.
         ...(Deno.env.get("KOPF_BENCH_OPERATOR_FLAGS")?.split(" ").filter(Boolean) ?? []),
         new URL(script, import.meta.url).pathname,

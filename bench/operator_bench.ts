@@ -64,8 +64,9 @@
  * one does. Rates depend on the CPU the three parties get; CPU per lifecycle
  * does not, and the load average is printed for that reason.
  *
- * The operator processes run with the V8 flags of the image's `kopf run` (deploy/entrypoint.sh;
- * `KOPF_BENCH_V8_FLAGS` sets others, `none` Deno's defaults: `_operator_process.ts`).
+ * The operator processes run with the V8 flags and the code cache setting of the image's
+ * `kopf run` (deploy/entrypoint.sh; `KOPF_BENCH_V8_FLAGS` sets other V8 flags, `none` Deno's
+ * defaults, and `KOPF_BENCH_CODE_CACHE=1` turns the code cache on: `_operator_process.ts`).
  *
  * Run alone: `deno run -A bench/operator_bench.ts`; only some phases:
  * `KOPF_BENCH_PHASES=tuned,bursts deno run -A bench/operator_bench.ts` (phases:
@@ -84,7 +85,7 @@ import {
   type ChildOptions,
   type ChildReport,
   OperatorProcess,
-  operatorV8Flags,
+  operatorRunFlags,
 } from "./_operator_process.ts";
 import {
   readCpuSeconds,
@@ -621,9 +622,9 @@ export async function measureOperator(
     if (f.met) outcome.met++;
     console.log(f.line);
   };
-  // As kopf run ships (deploy/entrypoint.sh), unless KOPF_BENCH_V8_FLAGS says otherwise.
+  // As kopf run ships (deploy/entrypoint.sh), unless KOPF_BENCH_V8_FLAGS/_CODE_CACHE say otherwise.
   console.log(
-    `operator processes: deno run ${operatorV8Flags().join(" ") || "(Deno's V8 defaults)"}`,
+    `operator processes: deno run ${operatorRunFlags().join(" ") || "(Deno's defaults)"}`,
   );
   try {
     using api = new BenchClient(server.url);

@@ -9,8 +9,6 @@
  * @module
  */
 
-import { isAbsolute, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
 import type { Clock } from "../cogs/aio/clock.ts";
 import { permissionError, permissionHint } from "../cogs/clients/_permissions.ts";
 import { OperatorSettings } from "../cogs/configs/settings.ts";
@@ -19,6 +17,7 @@ import { getDefaultRegistry, setDefaultRegistry } from "../core/intents/registra
 import { OperatorRegistry } from "../core/intents/registry.ts";
 import { operator } from "../core/reactor/running.ts";
 import type { RunValues } from "./_commands.ts";
+import { fileUrls } from "./_file_urls.ts";
 
 /**
  * The flags of `kopf run`: the values of its options, derived from their specs (`_commands.ts`),
@@ -88,6 +87,7 @@ export async function loadHandlers(paths: string[], modules: string[]): Promise<
   setDefaultRegistry(registry);
   try {
     const n = ++loads;
+    const { isAbsolute, resolve, fileUrl } = await fileUrls();
     for (const path of paths) {
       const full = isAbsolute(path) ? path : resolve(Deno.cwd(), path);
       try {
@@ -110,12 +110,12 @@ export async function loadHandlers(paths: string[], modules: string[]): Promise<
         );
       }
       // A query makes each load a fresh module instance, so handlers register again.
-      await importOne(`${pathToFileURL(full).href}?kopf-load=${n}`, path);
+      await importOne(`${fileUrl(full)}?kopf-load=${n}`, path);
     }
     for (const module of modules) {
       const spec = /^[a-z][a-z0-9+.-]*:/i.test(module)
         ? module
-        : pathToFileURL(resolve(Deno.cwd(), module)).href;
+        : fileUrl(resolve(Deno.cwd(), module));
       await importOne(spec, module);
     }
   } finally {

@@ -324,3 +324,12 @@ Deno.test("V8 flags: the image's entry point, the compile step and docs/deployme
   assert.deepEqual(compile, entry);
   assert.deepEqual(docs, entry);
 });
+
+Deno.test("code cache: the image's entry point, the compile step and docs/deployment.md run kopf run without it", async () => {
+  const entry = await Deno.readTextFile(`${ROOT}deploy/entrypoint.sh`);
+  assert.match(entry, /^exec deno run .*--no-code-cache/m);
+  const compile = await Deno.readTextFile(`${ROOT}.github/workflows/compile.yml`);
+  assert.match(compile, /^\s*--no-code-cache$/m);
+  const docs = await Deno.readTextFile(`${ROOT}docs/deployment.md`);
+  assert.match(docs, /deno run --no-code-cache --v8-flags=/);
+});

@@ -281,6 +281,12 @@ Deno.test("mod.ts's static graph has no LogTape, @noble/hashes, node:path or nod
   assert.ok(packages.has("@sinclair/typebox"), "the check sees npm packages (kopf.Type)");
   assert.deepEqual(IDLE_UNNEEDED_PACKAGES.filter((p) => packages.has(p)), [], "npm packages");
   assert.deepEqual(IDLE_UNNEEDED_NODE.filter((s) => reached.has(s)), [], "node: modules");
+  // TypedResource.validate() walks TypeBox's errors alone, not all of Value's modules (≈0.6 MiB).
+  assert.ok([...reached].some((s) => /^npm:\/@sinclair\/typebox@[^/]+\/errors$/.test(s)));
+  assert.deepEqual(
+    [...reached].filter((s) => /^npm:\/@sinclair\/typebox@[^/]+\/value$/.test(s)),
+    [],
+  );
   const prepared = [...preparedSpecifiers(graph)];
   assert.ok(prepared.some((s) => s.startsWith("npm:/@logtape/logtape@")), "LogTape not found");
 });
@@ -291,6 +297,13 @@ Deno.test("on.ts's static graph has no CommonJS package either", async () => {
 
 Deno.test("cli.ts's static graph has no CommonJS package either, and no commander", async () => {
   assert.deepEqual(await problems("cli.ts"), []);
+});
+
+Deno.test("cli.ts's static graph has no node:path or node:url (kopf run's file URLs are its own on POSIX systems)", async () => {
+  // Both cost every kopf run ≈2.5 MiB for as long as it runs (src/cli/_file_urls.ts).
+  const reached = staticSpecifiers(await info("cli.ts"));
+  assert.ok(reached.has("node:async_hooks"), "the check sees node: modules");
+  assert.deepEqual(["node:path", "node:url"].filter((s) => reached.has(s)), []);
 });
 
 Deno.test("the check tells CommonJS from ES modules (reflect-metadata in a fixture; js-yaml, CommonJS and ES both, in the CLI's YAML)", async () => {

@@ -31,7 +31,8 @@
  */
 
 import type { TSchema } from "npm:@sinclair/typebox@^0.34";
-import { Value } from "npm:@sinclair/typebox@^0.34/value";
+// TypeBox's error walk alone (what `Value.Errors` re-exports), not all of `Value`'s modules.
+import { Errors } from "npm:@sinclair/typebox@^0.34/errors";
 import { StructuralSchemaError } from "./structural.ts";
 import { crdOf, crdVersion } from "./typed_crds.ts";
 import type {
@@ -181,7 +182,7 @@ export class TypedResource<Spec = Record<string, unknown>, Status = Record<strin
     ];
     for (const [name, schema, value] of parts) {
       if (!schema || value === undefined) continue;
-      for (const e of Value.Errors(schema as TSchema, value)) {
+      for (const e of Errors(schema as TSchema, value)) {
         const sub = e.path.split("/").filter(Boolean).join(".");
         issues.push({ path: sub ? `${name}.${sub}` : name, message: e.message });
       }
