@@ -132,3 +132,89 @@ export async function converged(
   }
   throw new Error(`the shard group did not converge on ${want}`);
 }
+
+/**
+ * Members of a shard group that only stand in: their Leases, renewed every 0.3 s, publish the view
+ * of the one real replica (so that it is acknowledged) and release nothing. They own their share
+ * of the objects and never handle them — so the real replica's CPU for those objects' events is
+ * measured with no other replica's process beside it (`shard_cpu_bench.ts`).
+ */
+export class StandIns implements AsyncDisposable {
+  /** The stand-ins' identities. */
+  readonly ids: string[];
+  readonly #api: BenchClient;
+  readonly #path: string;
+  readonly #replica: string;
+  readonly #versions = new Map<string, string>();
+  #stopped = false;
+  readonly #loop: Promise<void>;
+
+  /**
+   * Starts renewing the stand-ins' Leases.
+   *
+   * @param api The client.
+   * @param namespace The namespace of the Leases.
+   * @param replica The real replica's identity (whose view they publish).
+   * @param ids The stand-ins' identities.
+   */
+  constructor(api: BenchClient, namespace: string, replica: string, ids: string[]) {
+    this.#api = api;
+    this.#path = `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases`;
+    this.#replica = replica;
+    this.ids = ids;
+    this.#loop = (async () => {
+      while (!this.#stopped) {
+        await this.#renew();
+        await new Promise((r) => setTimeout(r, 300));
+      }
+    })();
+  }
+
+  async #renew(): Promise<void> {
+    const real = await this.#api.send("GET", `${this.#path}/kopf-${this.#replica}`, {
+      parse: true,
+    });
+    // deno-lint-ignore no-explicit-any
+    const view = (real.body as any)?.metadata?.annotations?.["kopf.dev/shard-view"] ?? "{}";
+    const now = new Date().toISOString().replace(/Z$/, "000Z"); // a MicroTime
+    for (const id of this.ids) {
+      const name = `kopf-${id}`;
+      const rv = this.#versions.get(id);
+      const body = {
+        apiVersion: "coordination.k8s.io/v1",
+        kind: "Lease",
+        metadata: {
+          name,
+          labels: { "kopf.dev/shard-group": "kopf" },
+          annotations: {
+            "kopf.dev/shard-incarnation": `${id}-1`,
+            "kopf.dev/shard-view": view,
+            "kopf.dev/shard-releasing": "[]",
+          },
+          ...(rv ? { resourceVersion: rv } : {}),
+        },
+        spec: { holderIdentity: id, leaseDurationSeconds: 3, acquireTime: now, renewTime: now },
+      };
+      const r = rv
+        ? await this.#api.send("PUT", `${this.#path}/${name}`, { body, parse: true })
+        : await this.#api.send("POST", this.#path, { body, parse: true });
+      if (r.status >= 300) this.#versions.delete(id); // read anew (a conflict, a first write)
+      else {this.#versions.set(
+          id,
+          (r.body as { metadata: { resourceVersion: string } })
+            .metadata.resourceVersion,
+        );}
+      if (r.status === 409 && !rv) {
+        const got = await this.#api.send("GET", `${this.#path}/${name}`, { parse: true });
+        const v = (got.body as { metadata?: { resourceVersion?: string } })?.metadata
+          ?.resourceVersion;
+        if (v) this.#versions.set(id, v);
+      }
+    }
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    this.#stopped = true;
+    await this.#loop;
+  }
+}

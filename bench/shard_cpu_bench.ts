@@ -5,16 +5,22 @@
  * `/proc/<pid>/stat`), the three replicas' sum over the one replica's, and the CPU per event of
  * an object a replica owns next to one it does not own.
  *
- * How owned and not owned are told apart: the one replica owns every object, so its CPU for the
- * burst (less its idle CPU over as long) per event is the cost of an owned event. Each of the
- * three owns the objects whose create handler it ran (the handler writes its replica's name into
- * `status`), and receives every event of the others' objects too: what its CPU is beyond its
- * idle CPU and its owned objects at the one replica's cost is the cost of the events it does not
- * own. The events are counted by a referee watch of this process (every replica receives the
- * same events: ADDED, and the MODIFIED of each handler's write). The estimate is an upper bound:
- * an owned object costs a replica of a group of several more than the one replica — it is read
- * anew before its first cycle there (another replica may have handled it last: the take-over
- * read, queue_gate.ts) — and that extra counts as the not-owned events' here.
+ * How owned and not owned are told apart, two ways:
+ * - The three: the one replica owns every object, so its CPU for the burst (less its idle CPU
+ *   over as long) per event is the cost of an owned event. Each of the three owns the objects
+ *   whose create handler it ran (the handler writes its replica's name into `status`), and
+ *   receives every event of the others' objects too: what its CPU is beyond its idle CPU and its
+ *   owned objects at the one replica's cost is counted as the events' it does not own. The events
+ *   are counted by a referee watch of this process (every replica receives the same events:
+ *   ADDED, and the MODIFIED of each handler's write). This is an upper bound: three processes
+ *   contend for the cores, and each gets its own objects at a third of the pace — batched less,
+ *   they cost more each than in the one replica's burst — and all that counts as not owned.
+ * - Beside stand-ins (the figure with the target): one replica in a group with two stand-in
+ *   members (`StandIns`: Leases that acknowledge its view and handle nothing). It owns about a
+ *   third and receives the ADDED of every object; then the one replica gets just as many objects
+ *   as it owned, at the pace they came to it. The difference of the two replicas' CPU, over the
+ *   events of the stand-ins' objects, is a non-owned event's cost — the same owned work on both
+ *   sides, and no other replica's process on the cores. It is signed: noise may make it negative.
  *
  * The groups run side by side in namespaces of their own (a replica watches only its own), and
  * their bursts alternate, so that a change of the machine's load (it may be shared) hits both
@@ -28,7 +34,7 @@
 
 import { BenchClient, expectOk, runBounded, setUpKopfExamples } from "./_client.ts";
 import { type ServerProcess, startServerProcess } from "./_server_process.ts";
-import { converged, Replica } from "./_shard_replicas.ts";
+import { converged, Replica, StandIns } from "./_shard_replicas.ts";
 import { figure, fmt, RESULTS_ENV, writeResults } from "./_stats.ts";
 
 const ROOT = new URL("../", import.meta.url);
@@ -138,21 +144,34 @@ interface Burst {
   events: number;
   /** Seconds from the first creation to the last event. */
   seconds: number;
+  /** Seconds the creations took. */
+  posting: number;
 }
 
-/** N sharded replicas in a namespace of their own, with a referee watch. */
+/**
+ * N sharded replicas in a namespace of their own, with a referee watch — or one replica beside
+ * stand-ins (members that acknowledge its view and handle nothing: their objects stay unhandled).
+ */
 class Group implements AsyncDisposable {
   readonly replicas: Replica[];
   readonly #api: BenchClient;
   readonly #path: string;
   readonly #referee: Referee;
+  readonly #standIns: StandIns | undefined;
   #round = 0;
 
-  private constructor(api: BenchClient, path: string, replicas: Replica[], referee: Referee) {
+  private constructor(
+    api: BenchClient,
+    path: string,
+    replicas: Replica[],
+    referee: Referee,
+    standIns: StandIns | undefined,
+  ) {
     this.#api = api;
     this.#path = path;
     this.replicas = replicas;
     this.#referee = referee;
+    this.#standIns = standIns;
   }
 
   static async start(
@@ -161,23 +180,31 @@ class Group implements AsyncDisposable {
     file: string,
     n: number,
     ns: string,
+    standIns = 0,
   ): Promise<Group> {
     await setUpKopfExamples(api, ROOT, ns);
     const replicas = Array.from(
       { length: n },
       (_, i) => new Replica(`${ns}-${i + 1}`, file, ns, server.kubeconfig),
     );
+    const ids = Array.from({ length: standIns }, (_, i) => `${ns}-${n + i + 1}`);
+    const stand = standIns ? new StandIns(api, ns, replicas[0]!.id, ids) : undefined;
     try {
-      await converged(api, ns, replicas.map((r) => r.id));
+      await converged(api, ns, [...replicas.map((r) => r.id), ...ids]);
       const path = `/apis/kopf.dev/v1/namespaces/${ns}/kopfexamples`;
-      return new Group(api, path, replicas, await Referee.open(api, path));
+      return new Group(api, path, replicas, await Referee.open(api, path), stand);
     } catch (e) {
       for (const r of replicas) await r.stop();
+      await stand?.[Symbol.asyncDispose]();
       throw e;
     }
   }
 
-  async burst(count: number): Promise<Burst> {
+  /**
+   * Creates `count` objects (50 at a time, or one every `paced / count` seconds) and waits until
+   * they are handled (beside stand-ins: until the events stop).
+   */
+  async burst(count: number, paced?: number): Promise<Burst> {
     const referee = this.#referee;
     const prefix = `r${this.#round++}-`;
     const cpus = () => Promise.all(this.replicas.map((r) => r.cpuSeconds()));
@@ -189,6 +216,10 @@ class Group implements AsyncDisposable {
     referee.reset();
     const t0 = performance.now();
     await runBounded(count, CONCURRENCY, async (i) => {
+      if (paced) {
+        const due = t0 + (i * paced * 1000) / count;
+        await new Promise((r) => setTimeout(r, Math.max(0, due - performance.now())));
+      }
       expectOk(
         await this.#api.send("POST", this.#path, {
           body: {
@@ -201,9 +232,11 @@ class Group implements AsyncDisposable {
         "creating an object",
       );
     });
+    const posting = (performance.now() - t0) / 1000;
     const handled = () => [...referee.handledBy.keys()].filter((n) => n.startsWith(prefix));
+    // Beside stand-ins, only the replica's own share is ever handled: the quiet tells the end.
     await referee.until(
-      () => handled().length >= count,
+      () => this.#standIns !== undefined || handled().length >= count,
       600_000,
       () => `${count} objects handled (${handled().length} so far)`,
     );
@@ -227,12 +260,14 @@ class Group implements AsyncDisposable {
       })),
       events: referee.events,
       seconds,
+      posting,
     };
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
     await this.#referee[Symbol.asyncDispose]();
     for (const r of this.replicas) await r.stop();
+    await this.#standIns?.[Symbol.asyncDispose]();
   }
 }
 
@@ -266,17 +301,25 @@ export async function measureShardCpu(
     using api = new BenchClient(server.url);
     await using one = await Group.start(api, server, file, 1, "shardcpu-one");
     await using three = await Group.start(api, server, file, 3, "shardcpu-three");
+    await using beside = await Group.start(api, server, file, 1, "shardcpu-beside", 2);
     // Warm-up (not measured): the JIT of every replica and of the server.
     await one.burst(WARMUP);
     await three.burst(WARMUP);
+    await beside.burst(WARMUP);
     let best: { one: Burst; three: Burst } | undefined;
+    const pairs: Array<{ one: Burst; beside: Burst }> = [];
+    const total = (x: Burst) => sum(x.replicas.map((r) => r.cpu));
     for (let round = 0; round < rounds; round++) {
       const a = await one.burst(burst);
       const b = await three.burst(burst);
-      const total = (x: Burst) => sum(x.replicas.map((r) => r.cpu));
+      const c = await beside.burst(burst);
+      // The lone replica again, with only the share the replica beside the stand-ins owned, at
+      // the pace it came to that replica: the same owned work, without the others' events.
+      const d = await one.burst(c.replicas[0]!.owned, c.posting);
       if (!best || total(a) + total(b) < total(best.one) + total(best.three)) {
         best = { one: a, three: b };
       }
+      pairs.push({ one: d, beside: c });
     }
     const { one: a, three: b } = best!;
     const cpuOne = a.replicas[0]!.cpu;
@@ -330,6 +373,44 @@ export async function measureShardCpu(
       figure(
         `shard CPU: a non-owned event over an owned one, 3 replicas`,
         (perNonOwnedEvent / perOwnedEvent) * 100,
+        "%",
+        {
+          decimals: 1,
+          note: "[an upper bound: the three's contention for the cores, and the slower pace of " +
+            "each one's own objects (a third each: less batching), count as non-owned]",
+        },
+      ),
+      false,
+    );
+    // Beside stand-ins: the replica's CPU beyond the lone replica's for the same owned objects at
+    // the same pace (the same round) is its non-owned objects' events' — one each (ADDED: nobody
+    // handles them), with no other replica's process on the cores. Per round, then the mean:
+    // signed (noise can make a round's negative: those events cost less than the runs' spread).
+    const paired = pairs.map(({ one: lone, beside: c }) => ({
+      perEvent: (c.replicas[0]!.cpu - lone.replicas[0]!.cpu) / (c.events - lone.events),
+      perOwned: lone.replicas[0]!.cpu / lone.events,
+      text: `owns ${fmt(c.replicas[0]!.owned)}: ${fmt(c.replicas[0]!.cpu, 2)} vs ` +
+        `${fmt(lone.replicas[0]!.cpu, 2)} CPU s over ${fmt(c.events - lone.events)} events`,
+    }));
+    const perBeside = sum(paired.map((r) => r.perEvent)) / paired.length;
+    const perLoneEvent = sum(paired.map((r) => r.perOwned)) / paired.length;
+    report(
+      figure(
+        `shard CPU: per non-owned event, a replica beside 2 stand-ins`,
+        perBeside * 1e6,
+        "µs",
+        {
+          note: `[the mean of ${paired.length} rounds: ${
+            paired.map((r) => `${fmt(r.perEvent * 1e6)} µs (${r.text})`).join("; ")
+          } — the replica beside them, then the lone replica with as many objects at that pace]`,
+        },
+      ),
+      false,
+    );
+    report(
+      figure(
+        `shard CPU: a non-owned event over an owned one, a replica beside 2 stand-ins`,
+        (perBeside / perLoneEvent) * 100,
         "%",
         { decimals: 1, target: { below: 15 } },
       ),
