@@ -18,9 +18,10 @@
  * - Beside stand-ins (the figure with the target): one replica in a group with two stand-in
  *   members (`StandIns`: Leases that acknowledge its view and handle nothing). It owns about a
  *   third and receives the ADDED of every object; then the one replica gets just as many objects
- *   as it owned, at the pace they came to it. The difference of the two replicas' CPU, over the
- *   events of the stand-ins' objects, is a non-owned event's cost — the same owned work on both
- *   sides, and no other replica's process on the cores. It is signed: noise may make it negative.
+ *   as it owned, each created at the moment its counterpart was. The difference of the two
+ *   replicas' CPU, over the events of the stand-ins' objects, is a non-owned event's cost — the
+ *   same owned work, arriving alike, on both sides, and no other replica's process on the cores.
+ *   It is signed: noise may make it negative.
  *
  * The groups run side by side in namespaces of their own (a replica watches only its own), and
  * their bursts alternate, so that a change of the machine's load (it may be shared) hits both
@@ -146,6 +147,8 @@ interface Burst {
   seconds: number;
   /** Seconds the creations took. */
   posting: number;
+  /** When each object the first replica handled was created (ms after the first creation). */
+  createdOwned: number[];
 }
 
 /**
@@ -201,10 +204,10 @@ class Group implements AsyncDisposable {
   }
 
   /**
-   * Creates `count` objects (50 at a time, or one every `paced / count` seconds) and waits until
-   * they are handled (beside stand-ins: until the events stop).
+   * Creates `count` objects (50 at a time, or each at its moment of `schedule`, ms after the first)
+   * and waits until they are handled (beside stand-ins: until the events stop).
    */
-  async burst(count: number, paced?: number): Promise<Burst> {
+  async burst(count: number, schedule?: number[]): Promise<Burst> {
     const referee = this.#referee;
     const prefix = `r${this.#round++}-`;
     const cpus = () => Promise.all(this.replicas.map((r) => r.cpuSeconds()));
@@ -215,11 +218,13 @@ class Group implements AsyncDisposable {
     const idle = cpu0.map((c, i) => (c - idle0[i]!) / IDLE_SECONDS);
     referee.reset();
     const t0 = performance.now();
+    const created: number[] = [];
     await runBounded(count, CONCURRENCY, async (i) => {
-      if (paced) {
-        const due = t0 + (i * paced * 1000) / count;
+      if (schedule) {
+        const due = t0 + schedule[i]!;
         await new Promise((r) => setTimeout(r, Math.max(0, due - performance.now())));
       }
+      created[i] = performance.now() - t0;
       expectOk(
         await this.#api.send("POST", this.#path, {
           body: {
@@ -261,6 +266,9 @@ class Group implements AsyncDisposable {
       events: referee.events,
       seconds,
       posting,
+      createdOwned: created.filter((_, i) =>
+        referee.handledBy.get(`${prefix}${i}`) === this.replicas[0]!.id
+      ),
     };
   }
 
@@ -272,6 +280,10 @@ class Group implements AsyncDisposable {
 }
 
 const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
 
 /**
  * Runs the benchmark against a server and prints one line per figure.
@@ -313,9 +325,9 @@ export async function measureShardCpu(
       const a = await one.burst(burst);
       const b = await three.burst(burst);
       const c = await beside.burst(burst);
-      // The lone replica again, with only the share the replica beside the stand-ins owned, at
-      // the pace it came to that replica: the same owned work, without the others' events.
-      const d = await one.burst(c.replicas[0]!.owned, c.posting);
+      // The lone replica again, with only the objects the replica beside the stand-ins owned,
+      // each created when it was there: the same owned work, without the others' events.
+      const d = await one.burst(c.createdOwned.length, c.createdOwned);
       if (!best || total(a) + total(b) < total(best.one) + total(best.three)) {
         best = { one: a, three: b };
       }
@@ -384,7 +396,7 @@ export async function measureShardCpu(
     );
     // Beside stand-ins: the replica's CPU beyond the lone replica's for the same owned objects at
     // the same pace (the same round) is its non-owned objects' events' — one each (ADDED: nobody
-    // handles them), with no other replica's process on the cores. Per round, then the mean:
+    // handles them), with no other replica's process on the cores. Per round, then the median:
     // signed (noise can make a round's negative: those events cost less than the runs' spread).
     const paired = pairs.map(({ one: lone, beside: c }) => ({
       perEvent: (c.replicas[0]!.cpu - lone.replicas[0]!.cpu) / (c.events - lone.events),
@@ -392,7 +404,7 @@ export async function measureShardCpu(
       text: `owns ${fmt(c.replicas[0]!.owned)}: ${fmt(c.replicas[0]!.cpu, 2)} vs ` +
         `${fmt(lone.replicas[0]!.cpu, 2)} CPU s over ${fmt(c.events - lone.events)} events`,
     }));
-    const perBeside = sum(paired.map((r) => r.perEvent)) / paired.length;
+    const perBeside = median(paired.map((r) => r.perEvent));
     const perLoneEvent = sum(paired.map((r) => r.perOwned)) / paired.length;
     report(
       figure(
@@ -400,9 +412,9 @@ export async function measureShardCpu(
         perBeside * 1e6,
         "µs",
         {
-          note: `[the mean of ${paired.length} rounds: ${
+          note: `[the median of ${paired.length} rounds: ${
             paired.map((r) => `${fmt(r.perEvent * 1e6)} µs (${r.text})`).join("; ")
-          } — the replica beside them, then the lone replica with as many objects at that pace]`,
+          } — the replica beside them, then the lone replica with as many objects, created at the same moments]`,
         },
       ),
       false,
