@@ -321,6 +321,42 @@ Deno.test("the system PriorityClasses are there from the start, cannot be delete
   assert.equal(pod.body.spec.priority, 2000001000);
 });
 
+Deno.test("only one PriorityClass may be the global default: a second one, or another marked so, is the Priority plugin's 403", async () => {
+  await using api = await startApiServer();
+  const pc = (name: string, value: number, globalDefault: boolean) => ({
+    metadata: { name },
+    value,
+    globalDefault,
+  });
+  assert.equal((await call(api.url, "POST", PCS, pc("first", 10, true))).status, 201);
+  assert.equal((await call(api.url, "POST", PCS, pc("plain", 5, false))).status, 201);
+  const second = await call(api.url, "POST", PCS, pc("second", 20, true));
+  assert.equal(second.status, 403, JSON.stringify(second.body));
+  assert.equal(
+    second.body.message,
+    'priorityclasses.scheduling.k8s.io "second" is forbidden: PriorityClass first is already marked as default. Only one default can exist',
+  );
+  assert.deepEqual(second.body.details, {
+    name: "second",
+    group: "scheduling.k8s.io",
+    kind: "priorityclasses",
+  });
+  const marked = await call(api.url, "PATCH", `${PCS}/plain`, {
+    globalDefault: true,
+  }, "application/merge-patch+json");
+  assert.equal(marked.status, 403, JSON.stringify(marked.body));
+  assert.match(marked.body.message, /"plain" is forbidden: PriorityClass first is already marked/);
+  const again = await call(api.url, "PATCH", `${PCS}/first`, {
+    description: "the default",
+  }, "application/merge-patch+json");
+  assert.equal(again.status, 200, "the default itself may be written");
+  // The class's own 422 comes first, as kube validates the class before the plugin runs.
+  const both = await call(api.url, "POST", PCS, pc("third", 2000000001, true));
+  assert.equal(both.status, 422, JSON.stringify(both.body));
+  assert.equal((await call(api.url, "DELETE", `${PCS}/first`)).status, 200);
+  assert.equal((await call(api.url, "POST", PCS, pc("second", 20, true))).status, 201);
+});
+
 Deno.test("the system PriorityClasses are not stored twice when a data directory is loaded again", async () => {
   const dir = await Deno.makeTempDir();
   try {
@@ -368,6 +404,18 @@ testEachKubectl(
     assert.match(
       del.stderr,
       /Error from server \(Forbidden\): priorityclasses\.scheduling\.k8s\.io "system-node-critical" is forbidden: this is a system priority class and cannot be deleted/,
+    );
+    await k.ok(["create", "priorityclass", "first", "--value=10", "--global-default"]);
+    const second = await k.fails([
+      "create",
+      "priorityclass",
+      "second",
+      "--value=20",
+      "--global-default",
+    ]);
+    assert.match(
+      second.stderr,
+      /failed to create priorityclass: priorityclasses\.scheduling\.k8s\.io "second" is forbidden: PriorityClass first is already marked as default\. Only one default can exist/,
     );
     const ing = await k.fails(["apply", "-f", "-"], {
       stdin: `apiVersion: networking.k8s.io/v1

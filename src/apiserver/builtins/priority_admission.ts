@@ -6,7 +6,9 @@
  * exist, or a `priority` or `preemptionPolicy` sent that differs from the
  * class's, is the plugin's 403. The two classes every cluster has,
  * `system-cluster-critical` and `system-node-critical`, are stored at start
- * (`priority_classes.ts`) and resolve even when not stored.
+ * (`priority_classes.ts`) and resolve even when not stored. The plugin also keeps one global
+ * default: a second PriorityClass created with `globalDefault`, or another marked so, is its 403
+ * ({@link admitPriorityClass}).
  *
  * @module
  */
@@ -122,4 +124,43 @@ export function admitPriority(spec: Obj, podName: string, classes = NO_CLASSES):
     }
     spec.preemptionPolicy = policy;
   }
+}
+
+/**
+ * The `Priority` plugin's rule for PriorityClasses: one marked `globalDefault` may be written only
+ * while no other is — creating a second default, or marking another class as default, is its 403
+ * (the plugin validates after the class's own 422 checks).
+ *
+ * @param pc The class written, defaulted and valid.
+ * @param creating Whether it is created (else updated).
+ * @param classes The stored classes.
+ * @throws {ApiError} 403 when another class is the global default.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { admitPriorityClass } from "./priority_admission.ts";
+ * const first = { metadata: { name: "first" }, value: 10, globalDefault: true };
+ * admitPriorityClass({ ...first, description: "again" }, false, [first]); // the default itself
+ * assert.throws(
+ *   () => admitPriorityClass({ metadata: { name: "second" }, value: 5, globalDefault: true }, true, [first]),
+ *   /"second" is forbidden: PriorityClass first is already marked as default\. Only one default can exist/,
+ * );
+ * ```
+ */
+export function admitPriorityClass(
+  pc: KObject,
+  creating: boolean,
+  classes: Iterable<KObject>,
+): void {
+  if (pc.globalDefault !== true) return;
+  const current = globalDefaultOf(classes);
+  const name = pc.metadata.name;
+  if (!current || (!creating && current.metadata.name === name)) return;
+  throw new ApiError(
+    403,
+    "Forbidden",
+    `priorityclasses.scheduling.k8s.io "${name}" is forbidden: PriorityClass ${current.metadata.name} is already marked as default. Only one default can exist`,
+    { name, group: "scheduling.k8s.io", kind: "priorityclasses" },
+  );
 }

@@ -26,6 +26,7 @@ import { pruneBuiltinFields } from "../builtins/builtin_fields.ts";
 import { strictErrors } from "../wire/json_duplicates.ts";
 import { builtinCauses } from "../builtins/workload_validation.ts";
 import { kindCauses } from "../builtins/kind_validation.ts";
+import { admitPriorityClass } from "../builtins/priority_admission.ts";
 import { applyDefaults, pruneUnknownFields, validateAgainstSchema } from "../schemas/schema.ts";
 import { defaultedWorkload } from "../builtins/workload_defaults.ts";
 import { oneWrite } from "../builtins/pod_spec_memo.ts";
@@ -186,6 +187,10 @@ export function admitObject(
     w.rbacGuard(def.plural, out, current, options.user); // 403 before 422, as kube does.
   }
   if (causes.length) throw ApiError.invalid(def.kind, def.group, name, causes);
+  // The Priority admission plugin validates after the kind's own checks (403 after 422).
+  if (def.builtin && def.group === "scheduling.k8s.io" && def.kind === "PriorityClass") {
+    admitPriorityClass(out, !current, w.store.list(storageKey(def)));
+  }
   return out;
 }
 
