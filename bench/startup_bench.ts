@@ -79,18 +79,24 @@ interface StartupRun {
  * @param count How many objects.
  */
 async function seedSnapshot(dir: string, count: number): Promise<void> {
-  const path = `${dir}/snapshot.json`;
-  const snap = JSON.parse(await Deno.readTextFile(path)) as {
-    resourceVersion: number;
-    objects: Array<{ key: string; object: unknown }>;
-  };
-  let rv = snap.resourceVersion;
+  // The data directory's snapshot (storage/persistence.ts): a header line with the format and the
+  // resourceVersion, one `{"key","object"}` line per object, a trailer with the count. A clean
+  // stop left the change log empty.
+  const path = `${dir}/snapshot.jsonl`;
+  const lines = (await Deno.readTextFile(path)).split("\n").filter(Boolean);
+  const header = JSON.parse(lines[0]!) as { format: number; resourceVersion: number };
+  const trailer = JSON.parse(lines[lines.length - 1]!) as { end: boolean; objects: number };
+  if (header.format !== 2 || !trailer.end) {
+    throw new Error(`${path}: not a format-2 snapshot (the data directory's format changed?)`);
+  }
+  const out = lines.slice(1, -1);
+  let rv = header.resourceVersion;
   const created = new Date().toISOString().replace(/\.\d+Z$/, "Z");
   for (let i = 0; i < count; i++) {
     const spec = { field: "value", items: ["item1", "item2"], n: i };
     // Kopf's essence: the body without apiVersion, kind, metadata, status; no labels here.
     const essence = `${JSON.stringify({ spec })}\n`;
-    snap.objects.push({
+    out.push(JSON.stringify({
       key: KEY,
       object: {
         apiVersion: "kopf.dev/v1",
@@ -108,10 +114,14 @@ async function seedSnapshot(dir: string, count: number): Promise<void> {
         spec,
         status: { create_fn: { message: "created" } },
       },
-    });
+    }));
   }
-  snap.resourceVersion = rv;
-  await Deno.writeTextFile(path, JSON.stringify(snap));
+  const text = [
+    JSON.stringify({ ...header, resourceVersion: rv }),
+    ...out,
+    JSON.stringify({ ...trailer, objects: out.length }),
+  ].join("\n") + "\n";
+  await Deno.writeTextFile(path, text);
 }
 
 async function requestCounts(api: BenchClient): Promise<Map<string, number>> {
