@@ -42,6 +42,7 @@ import { type Clock, realClock } from "../../cogs/aio/clock.ts";
 import { within } from "../../cogs/aio/within.ts";
 import type { ApiClient } from "../../cogs/clients/api.ts";
 import { cutMessage, patchEvent, postEvent } from "../../cogs/clients/events.ts";
+import type { RawBody } from "../../cogs/clients/types.ts";
 import { PostingSettings } from "../../cogs/configs/posting.ts";
 import type { ObjectReference } from "../../cogs/structs/bodies.ts";
 import { EventCorrelator, type EventLogEntry } from "./event_correlator.ts";
@@ -160,18 +161,19 @@ export function apiEventWriter(
   posting: Pick<RecorderSettings, "reportingComponent" | "reportingInstance" | "eventNamePrefix">,
 ): EventWriter {
   return {
-    async create(draft, signal) {
-      const body = await postEvent(api, draft, { posting, signal, priority: "low" });
-      const meta = body?.metadata;
-      return meta?.name && meta.namespace
-        ? { name: meta.name, namespace: meta.namespace }
-        : undefined;
-    },
+    create: (draft, signal) =>
+      postEvent(api, draft, { posting, signal, priority: "low" }).then(createdAt),
     async patch(target, draft, signal) {
       const body = await patchEvent(api, target, draft, { signal, priority: "low" });
       return body === null ? "gone" : body ? "patched" : "failed";
     },
   };
+}
+
+/** Where a created Event is: its namespace and name, if the answer has them. */
+function createdAt(body: RawBody | undefined): { namespace: string; name: string } | undefined {
+  const meta = body?.metadata;
+  return meta?.name && meta.namespace ? { name: meta.name, namespace: meta.namespace } : undefined;
 }
 
 /**
@@ -347,10 +349,16 @@ export class EventRecorder {
     }
   }
 
-  /** A worker: one write of the next ready lane at a time, until no lane is ready. */
+  /**
+   * A worker: one write of the next ready lane at a time, until no lane is ready. A write is one
+   * request (two when a patched Event is gone): PATCH a known Event, else POST a new one — made
+   * here, in the worker's own loop, rather than in async helpers of their own (a trickle writes
+   * each Event alone: a helper is one more promise and frame per write).
+   */
   async #work(): Promise<void> {
+    const signal = this.#stop.signal;
     try {
-      while (this.#head < this.#ready.length && !this.#stop.signal.aborted) {
+      while (this.#head < this.#ready.length && !signal.aborted) {
         const lane = this.#ready[this.#head++]!;
         if (this.#head > 1024 && this.#head * 2 > this.#ready.length) {
           this.#ready = this.#ready.slice(this.#head); // drop the consumed part now and then
@@ -360,9 +368,46 @@ export class EventRecorder {
         lane.busy = true;
         const write = lane.writes.shift()!;
         write.queued = false;
-        await this.#write(write);
+        const taken = write.waiting;
+        write.waiting = 0;
+        write.inFlight = true;
+        const entry = write.entry;
+        const draft = { ...write.draft };
+        let outcome: "posted" | "folded" | "failed" = "failed";
+        try {
+          let gone = false;
+          if (entry.name && entry.namespace) {
+            const target = { namespace: entry.namespace, name: entry.name };
+            const result = await this.#writer.patch(target, draft, signal);
+            if (result === "patched") outcome = "folded";
+            else if (result === "gone") {
+              gone = true;
+              entry.name = entry.namespace = undefined; // deleted meanwhile: created anew, as client-go does
+            }
+          } else gone = true;
+          if (gone) {
+            const created = await this.#writer.create(draft, signal);
+            if (created) {
+              entry.name = created.name;
+              entry.namespace = created.namespace;
+              outcome = "posted";
+            }
+          }
+        } catch (error) {
+          if (!signal.aborted) this.#onError(error);
+          outcome = "failed";
+        }
+        write.inFlight = false;
+        if (outcome === "failed") this.#settle(taken, signal.aborted ? "unflushed" : "failed");
+        else if (outcome === "folded") this.#settle(taken, "folded");
+        else {
+          this.#settle(1, "posted");
+          this.#settle(taken - 1, "folded");
+        }
+        if (write.waiting && !signal.aborted) this.#enqueue(write);
+        else this.#writes.delete(write.entry);
         lane.busy = false;
-        if (this.#stop.signal.aborted) continue;
+        if (signal.aborted) continue;
         if (lane.writes.length) {
           lane.queued = true;
           this.#ready.push(lane); // to the back: other objects' events go first
@@ -372,47 +417,5 @@ export class EventRecorder {
       this.#workers--;
       if (!this.#workers) { for (const resolve of this.#idle.splice(0)) resolve(); }
     }
-  }
-
-  async #write(write: Write): Promise<void> {
-    const taken = write.waiting;
-    write.waiting = 0;
-    write.inFlight = true;
-    const signal = this.#stop.signal;
-    let outcome: "posted" | "folded" | "failed";
-    try {
-      outcome = await this.#send(write.entry, { ...write.draft }, signal);
-    } catch (error) {
-      if (!signal.aborted) this.#onError(error);
-      outcome = "failed";
-    }
-    write.inFlight = false;
-    if (outcome === "failed") this.#settle(taken, signal.aborted ? "unflushed" : "failed");
-    else if (outcome === "folded") this.#settle(taken, "folded");
-    else {
-      this.#settle(1, "posted");
-      this.#settle(taken - 1, "folded");
-    }
-    if (write.waiting && !signal.aborted) this.#enqueue(write);
-    else this.#writes.delete(write.entry);
-  }
-
-  /** One request (two when a patched Event is gone): PATCH a known Event, else POST a new one. */
-  async #send(
-    entry: EventLogEntry,
-    draft: EventDraft,
-    signal: AbortSignal,
-  ): Promise<"posted" | "folded" | "failed"> {
-    if (entry.name && entry.namespace) {
-      const target = { namespace: entry.namespace, name: entry.name };
-      const result = await this.#writer.patch(target, draft, signal);
-      if (result !== "gone") return result === "patched" ? "folded" : "failed";
-      entry.name = entry.namespace = undefined; // deleted meanwhile: created anew, as client-go does
-    }
-    const created = await this.#writer.create(draft, signal);
-    if (!created) return "failed";
-    entry.name = created.name;
-    entry.namespace = created.namespace;
-    return "posted";
   }
 }

@@ -115,21 +115,31 @@ export class ThrottledProcessor {
    * @param throttle The object's throttle: released by a success, engaged by a failure.
    * @returns The cycle's result; undefined when it failed (the delay is `throttle.delay`).
    */
-  async run(
+  run(
     event: RawEvent,
     memory: ObjectMemory,
     throttle: Throttle,
   ): Promise<CycleResult | undefined> {
+    // The cycle's own promise, continued — not awaited in an async frame of its own: one
+    // promise and frame fewer per cycle (two cycles per created object in a trickle).
+    let cycle: Promise<CycleResult>;
     try {
-      const result = await this.#processor(event, memory, this.#signal);
-      throttle.succeeded();
-      return result;
+      cycle = Promise.resolve(this.#processor(event, memory, this.#signal));
     } catch (e) {
-      // The queues closed and their grace ran out: the cycle's API calls were aborted on purpose
-      // (the exit), not an unexpected error to report with its stack.
-      if (this.#signal.aborted) return undefined;
-      this.#onError?.(e, event, throttle.failed());
-      return undefined;
+      cycle = Promise.reject(e);
     }
+    return cycle.then(
+      (result) => {
+        throttle.succeeded();
+        return result;
+      },
+      (e) => {
+        // The queues closed and their grace ran out: the cycle's API calls were aborted on
+        // purpose (the exit), not an unexpected error to report with its stack.
+        if (this.#signal.aborted) return undefined;
+        this.#onError?.(e, event, throttle.failed());
+        return undefined;
+      },
+    );
   }
 }
