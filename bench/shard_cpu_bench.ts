@@ -17,11 +17,12 @@
  *   they cost more each than in the one replica's burst — and all that counts as not owned.
  * - Beside stand-ins (the figure with the target): one replica in a group with two stand-in
  *   members (`StandIns`: Leases that acknowledge its view and handle nothing). It owns about a
- *   third and receives the ADDED of every object; then the one replica gets just as many objects
- *   as it owned, each created at the moment its counterpart was. The difference of the two
- *   replicas' CPU, over the events of the stand-ins' objects, is a non-owned event's cost — the
- *   same owned work, arriving alike, on both sides, and no other replica's process on the cores.
- *   It is signed: noise may make it negative.
+ *   third and receives the ADDED of every object; then its twin, a lone replica of its own that
+ *   is given only such objects (so that both hold as many), gets just as many as it owned, each
+ *   created at the moment its counterpart was. The difference of the two replicas' CPU, over the
+ *   events of the stand-ins' objects, is a non-owned event's cost — the same owned work,
+ *   arriving alike, on both sides, and no other replica's process on the cores. It is signed:
+ *   noise may make it negative.
  *
  * The groups run side by side in namespaces of their own (a replica watches only its own), and
  * their bursts alternate, so that a change of the machine's load (it may be shared) hits both
@@ -314,10 +315,14 @@ export async function measureShardCpu(
     await using one = await Group.start(api, server, file, 1, "shardcpu-one");
     await using three = await Group.start(api, server, file, 3, "shardcpu-three");
     await using beside = await Group.start(api, server, file, 1, "shardcpu-beside", 2);
+    // The beside replica's twin: a lone replica that gets only the objects the beside one owned,
+    // so that both hold as many objects (a replica's heap, and its GC, grow with what it holds).
+    await using twin = await Group.start(api, server, file, 1, "shardcpu-twin");
     // Warm-up (not measured): the JIT of every replica and of the server.
     await one.burst(WARMUP);
     await three.burst(WARMUP);
     await beside.burst(WARMUP);
+    await twin.burst(Math.round(WARMUP / 3));
     let best: { one: Burst; three: Burst } | undefined;
     const pairs: Array<{ one: Burst; beside: Burst }> = [];
     const total = (x: Burst) => sum(x.replicas.map((r) => r.cpu));
@@ -325,9 +330,9 @@ export async function measureShardCpu(
       const a = await one.burst(burst);
       const b = await three.burst(burst);
       const c = await beside.burst(burst);
-      // The lone replica again, with only the objects the replica beside the stand-ins owned,
-      // each created when it was there: the same owned work, without the others' events.
-      const d = await one.burst(c.createdOwned.length, c.createdOwned);
+      // The twin, with only the objects the replica beside the stand-ins owned, each created
+      // when it was there: the same owned work, without the others' events.
+      const d = await twin.burst(c.createdOwned.length, c.createdOwned);
       if (!best || total(a) + total(b) < total(best.one) + total(best.three)) {
         best = { one: a, three: b };
       }
@@ -414,7 +419,7 @@ export async function measureShardCpu(
         {
           note: `[the median of ${paired.length} rounds: ${
             paired.map((r) => `${fmt(r.perEvent * 1e6)} µs (${r.text})`).join("; ")
-          } — the replica beside them, then the lone replica with as many objects, created at the same moments]`,
+          } — the replica beside them, then its twin with as many objects, created at the same moments]`,
         },
       ),
       false,
