@@ -270,6 +270,22 @@ Deno.test("a webhook configuration stored without v1's required fields may still
   assert.equal(r.body.webhooks[0].timeoutSeconds, 5);
 });
 
+/** A PriorityClass write refused with kube's 403: its reason, message and details. */
+// deno-lint-ignore no-explicit-any
+function assertPcForbidden(answer: { status: number; body: any }, name: string, why: string) {
+  assert.equal(answer.status, 403, JSON.stringify(answer.body));
+  assert.equal(answer.body.reason, "Forbidden");
+  assert.equal(
+    answer.body.message,
+    `priorityclasses.scheduling.k8s.io "${name}" is forbidden: ${why}`,
+  );
+  assert.deepEqual(answer.body.details, {
+    name,
+    group: "scheduling.k8s.io",
+    kind: "priorityclasses",
+  });
+}
+
 Deno.test("the system PriorityClasses are there from the start, cannot be deleted by name or changed", async () => {
   await using api = await startApiServer();
   const list = await call(api.url, "GET", PCS);
@@ -286,17 +302,11 @@ Deno.test("the system PriorityClasses are there from the start, cannot be delete
     ],
   );
   const gone = await call(api.url, "DELETE", `${PCS}/system-node-critical`);
-  assert.equal(gone.status, 403);
-  assert.equal(gone.body.reason, "Forbidden");
-  assert.equal(
-    gone.body.message,
-    'priorityclasses.scheduling.k8s.io "system-node-critical" is forbidden: this is a system priority class and cannot be deleted',
+  assertPcForbidden(
+    gone,
+    "system-node-critical",
+    "this is a system priority class and cannot be deleted",
   );
-  assert.deepEqual(gone.body.details, {
-    name: "system-node-critical",
-    group: "scheduling.k8s.io",
-    kind: "priorityclasses",
-  });
   const changed = await call(api.url, "PATCH", `${PCS}/system-cluster-critical`, {
     value: 5,
     preemptionPolicy: "Never",
@@ -331,16 +341,11 @@ Deno.test("only one PriorityClass may be the global default: a second one, or an
   assert.equal((await call(api.url, "POST", PCS, pc("first", 10, true))).status, 201);
   assert.equal((await call(api.url, "POST", PCS, pc("plain", 5, false))).status, 201);
   const second = await call(api.url, "POST", PCS, pc("second", 20, true));
-  assert.equal(second.status, 403, JSON.stringify(second.body));
-  assert.equal(
-    second.body.message,
-    'priorityclasses.scheduling.k8s.io "second" is forbidden: PriorityClass first is already marked as default. Only one default can exist',
+  assertPcForbidden(
+    second,
+    "second",
+    "PriorityClass first is already marked as default. Only one default can exist",
   );
-  assert.deepEqual(second.body.details, {
-    name: "second",
-    group: "scheduling.k8s.io",
-    kind: "priorityclasses",
-  });
   const marked = await call(api.url, "PATCH", `${PCS}/plain`, {
     globalDefault: true,
   }, "application/merge-patch+json");
