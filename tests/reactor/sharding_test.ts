@@ -81,16 +81,21 @@ Deno.test("sharding: a replica joins while the objects' watch lags behind the Le
   assert.equal(report.handled, report.changes);
 });
 
-Deno.test("sharding: watches dropped at random and answered 410 Gone throughout, a kill -9 and a replica added — every change once", async () => {
+Deno.test("sharding: watches dropped at random and answered 410 Gone, 3 % of requests answered 429 throughout, a kill -9 and a replica added — every change once", async () => {
   const report = await runShardingSoak({
     replicas: 3,
     objects: 60,
     kills: 1,
     addReplica: true,
     watchFaults: true,
+    rate429: 0.03,
     leaseDuration: 4,
   });
   assert.ok(report.faults!.closedWatches > 0, "watch streams were closed");
   assert.ok(report.faults!.expiredWatches > 0, "watches got 410 Gone");
+  assert.ok(report.faults!.tooManyRequests > 0, "requests got 429");
+  reportFigure(
+    `faults: ${JSON.stringify(report.faults)}; requests: ${JSON.stringify(report.requests)}`,
+  );
   assertEveryChangeOnce(report);
 });

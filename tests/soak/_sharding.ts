@@ -48,6 +48,12 @@ export interface SoakOptions {
    * (the replicas resume into 410 Gone and relist). The report counts what was injected.
    */
   watchFaults?: boolean;
+  /**
+   * A share (0..1) of all API requests answered 429 Too Many Requests (Retry-After 1 s) from the
+   * start to the end: the replicas' client retries them — Lease renewals, listings and relists at
+   * the fresh points, handlers' patches alike.
+   */
+  rate429?: number;
   /** The member Leases' duration in seconds (renewDeadline is 2/3 of it). */
   leaseDuration: number;
   /** Where progress lines go. */
@@ -102,8 +108,8 @@ export interface SoakReport {
    * server counted them, in each phase.
    */
   requests: Record<string, { list: number; watch: number; get: number }>;
-  /** With `watchFaults`: the watch streams closed and the watches answered 410 Gone. */
-  faults?: { closedWatches: number; expiredWatches: number };
+  /** With `watchFaults` or `rate429`: the watch streams closed, the 410 Gone and 429 answers. */
+  faults?: { closedWatches: number; expiredWatches: number; tooManyRequests: number };
 }
 
 const NS = "default";
@@ -177,6 +183,21 @@ class Replica {
     const text = await (await fetch(new URL("/metrics", served))).text();
     const m = /^kopf_shard_owned_objects\{group="kopf"\} (\d+)$/m.exec(text);
     return m ? Number(m[1]) : NaN;
+  }
+}
+
+/**
+ * A request of the soak itself, sent again while the server answers 429 (the `rate429` fault:
+ * the request was not processed).
+ */
+async function retried<T>(send: () => Promise<T>): Promise<T> {
+  for (;;) {
+    try {
+      return await send();
+    } catch (e) {
+      if (!/ -> 429: /.test(String(e))) throw e;
+      await new Promise((r) => setTimeout(r, 20));
+    }
   }
 }
 
@@ -255,7 +276,9 @@ export async function runShardingSoak(o: SoakOptions): Promise<SoakReport> {
     const ids = replicas.filter((r) => r.proc).map((r) => r.id).sort();
     await until(
       async () => {
-        const r = await c.call("GET", `${LEASES}?labelSelector=kopf.dev%2Fshard-group%3Dkopf`);
+        const r = await retried(() =>
+          c.call("GET", `${LEASES}?labelSelector=kopf.dev%2Fshard-group%3Dkopf`)
+        );
         // deno-lint-ignore no-explicit-any
         const items: any[] = r.body.items;
         const holders = items.map((i) => i.spec.holderIdentity).sort();
@@ -287,9 +310,11 @@ export async function runShardingSoak(o: SoakOptions): Promise<SoakReport> {
   const patchAll = async (value: string, some = names) => {
     for (const name of some) expected.add(`${name} update ${value}`);
     await pool(some, 20, async (name) => {
-      await call(c.api, "PATCH", `${KEX}/${name}`, { spec: { field: value } }, {
-        contentType: "application/merge-patch+json",
-      });
+      await retried(() =>
+        call(c.api, "PATCH", `${KEX}/${name}`, { spec: { field: value } }, {
+          contentType: "application/merge-patch+json",
+        })
+      );
     });
   };
   const kill = async (r: Replica, pid: number) => {
@@ -299,6 +324,7 @@ export async function runShardingSoak(o: SoakOptions): Promise<SoakReport> {
   };
 
   try {
+    if (o.rate429) c.api.setFaults({ rate429: o.rate429, retryAfterSeconds: 1 });
     if (o.watchFaults) {
       c.api.setFaults({ closeWatchesRandomly: 2 });
       expiring = setInterval(() => c.api.expireResourceVersions(true), 1500);
@@ -318,7 +344,7 @@ export async function runShardingSoak(o: SoakOptions): Promise<SoakReport> {
       await pool(
         names,
         20,
-        (name) => c.createKex(NS, name, { spec: { field: "v0" } }).then(() => {}),
+        (name) => retried(() => c.createKex(NS, name, { spec: { field: "v0" } })).then(() => {}),
       );
       await handled("every creation handled");
       await owned();
@@ -386,26 +412,34 @@ export async function runShardingSoak(o: SoakOptions): Promise<SoakReport> {
 
     await phase("delete", async () => {
       for (const name of names) expected.add(`${name} delete -`);
-      await pool(names, 20, (name) => c.call("DELETE", `${KEX}/${name}`).then(() => {}));
+      await pool(
+        names,
+        20,
+        (name) => retried(() => c.call("DELETE", `${KEX}/${name}`)).then(() => {}),
+      );
       await handled("every deletion handled");
       await until(
         async () => {
-          const r = await c.call("GET", KEX);
+          const r = await retried(() => c.call("GET", KEX));
           return r.body.items.length === 0;
         },
         "every object gone (no finalizer stuck)",
         timeout,
       ).catch(() => {});
-      const left = await c.call("GET", KEX);
+      const left = await retried(() => c.call("GET", KEX));
       // deno-lint-ignore no-explicit-any
       report.stuck = left.body.items.map((i: any) => i.metadata.name);
     });
   } finally {
     clearInterval(expiring);
-    if (o.watchFaults) {
+    if (o.watchFaults || o.rate429) {
       const counts = c.api.faultCounts;
-      report.faults = { closedWatches: counts.watchClosed, expiredWatches: counts.expiredWatches };
-      c.api.setFaults({ closeWatchesRandomly: null });
+      report.faults = {
+        closedWatches: counts.watchClosed,
+        expiredWatches: counts.expiredWatches,
+        tooManyRequests: counts.error429,
+      };
+      c.api.setFaults({ closeWatchesRandomly: null, rate429: null });
     }
     for (const r of replicas) {
       if (r.proc) report.exitCodes[r.id] = await r.proc.stop();
