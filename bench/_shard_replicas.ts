@@ -9,6 +9,13 @@
 import type { BenchClient } from "./_client.ts";
 import { expectOk } from "./_client.ts";
 import { readCpuSeconds } from "./_server_process.ts";
+import { memberLeaseName } from "../src/core/engines/shard_leases.ts";
+import {
+  INCARNATION_ANNOTATION,
+  RELEASING_ANNOTATION,
+  SHARD_GROUP_LABEL,
+  VIEW_ANNOTATION,
+} from "../src/core/engines/shard_members.ts";
 
 const ROOT = new URL("../", import.meta.url);
 
@@ -171,25 +178,29 @@ export class StandIns implements AsyncDisposable {
   }
 
   async #renew(): Promise<void> {
-    const real = await this.#api.send("GET", `${this.#path}/kopf-${this.#replica}`, {
-      parse: true,
-    });
+    const real = await this.#api.send(
+      "GET",
+      `${this.#path}/${memberLeaseName("kopf", this.#replica)}`,
+      {
+        parse: true,
+      },
+    );
     // deno-lint-ignore no-explicit-any
-    const view = (real.body as any)?.metadata?.annotations?.["kopf.dev/shard-view"] ?? "{}";
+    const view = (real.body as any)?.metadata?.annotations?.[VIEW_ANNOTATION] ?? "{}";
     const now = new Date().toISOString().replace(/Z$/, "000Z"); // a MicroTime
     for (const id of this.ids) {
-      const name = `kopf-${id}`;
+      const name = memberLeaseName("kopf", id);
       const rv = this.#versions.get(id);
       const body = {
         apiVersion: "coordination.k8s.io/v1",
         kind: "Lease",
         metadata: {
           name,
-          labels: { "kopf.dev/shard-group": "kopf" },
+          labels: { [SHARD_GROUP_LABEL]: "kopf" },
           annotations: {
-            "kopf.dev/shard-incarnation": `${id}-1`,
-            "kopf.dev/shard-view": view,
-            "kopf.dev/shard-releasing": "[]",
+            [INCARNATION_ANNOTATION]: `${id}-1`,
+            [VIEW_ANNOTATION]: view,
+            [RELEASING_ANNOTATION]: "[]",
           },
           ...(rv ? { resourceVersion: rv } : {}),
         },
