@@ -13,7 +13,9 @@
  * - bytes allocated on V8's heap (`node:v8` `total_allocated_bytes`);
  * - with `KOPF_PROBE=cpu` a CPU profile of the window only (`<pid>.cpuprofile`,
  *   250 µs sampling), with `KOPF_PROBE=heap` a sampling heap profile of what was
- *   allocated in it, collected objects included (`<pid>.heapprofile`).
+ *   allocated in it, collected objects included (`<pid>.heapprofile`), with
+ *   `KOPF_PROBE=survivors` the same without what a young-generation collection freed;
+ * - CPU seconds by thread name (`/proc/self/task`).
  *
  * @module
  */
@@ -103,6 +105,7 @@ let start:
     allocated: number;
     cpu: ReturnType<typeof cpu>;
     switches: ReturnType<typeof switches>;
+    threads: ReturnType<typeof threads>;
   }
   | undefined;
 const allocated = () =>
@@ -111,6 +114,19 @@ const allocated = () =>
 const cpu = () => {
   const fields = Deno.readTextFileSync("/proc/self/stat").split(") ")[1]!.split(" ");
   return { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 };
+};
+/** CPU seconds by thread name (`/proc/self/task/<tid>/stat`: the comm, utime + stime). */
+const threads = () => {
+  const byName: Record<string, number> = {};
+  for (const task of Deno.readDirSync("/proc/self/task")) {
+    try {
+      const stat = Deno.readTextFileSync(`/proc/self/task/${task.name}/stat`);
+      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      const fields = stat.slice(stat.lastIndexOf(") ") + 2).split(" ");
+      byName[name] = (byName[name] ?? 0) + (Number(fields[11]) + Number(fields[12])) / 100;
+    } catch { /* the thread ended meanwhile */ }
+  }
+  return byName;
 };
 /** Context switches of all the process's threads, voluntary (it waited) and not (preempted). */
 const switches = () => {
@@ -125,7 +141,7 @@ const switches = () => {
 
 Deno.addSignalListener("SIGUSR2", async () => {
   if (!start) {
-    if ((mode === "cpu" || mode === "heap") && !connected) {
+    if ((mode === "cpu" || mode === "heap" || mode === "survivors") && !connected) {
       session.connect();
       connected = true;
     }
@@ -134,11 +150,13 @@ Deno.addSignalListener("SIGUSR2", async () => {
       await post("Profiler.setSamplingInterval", { interval: 250 });
       await post("Profiler.start");
     }
-    if (mode === "heap") {
+    if (mode === "heap" || mode === "survivors") {
+      // `survivors`: only what outlived a young-generation collection (what was promoted, or
+      // is live at the end): the allocations that cost the scavenges and the old generation.
       await post("HeapProfiler.startSampling", {
         samplingInterval: 4096,
         includeObjectsCollectedByMajorGC: true,
-        includeObjectsCollectedByMinorGC: true,
+        includeObjectsCollectedByMinorGC: mode === "heap",
       });
     }
     if (mode === "promises") {
@@ -164,7 +182,13 @@ Deno.addSignalListener("SIGUSR2", async () => {
       (globalThis as unknown as { __adds: Map<string, number> }).__adds = callers;
     }
     open = true;
-    start = { t: performance.now(), allocated: allocated(), cpu: cpu(), switches: switches() };
+    start = {
+      t: performance.now(),
+      allocated: allocated(),
+      cpu: cpu(),
+      switches: switches(),
+      threads: threads(),
+    };
     return;
   }
   open = false;
@@ -184,6 +208,9 @@ Deno.addSignalListener("SIGUSR2", async () => {
       };
     })(),
     allocatedBytes: allocated() - start.allocated,
+    threads: Object.fromEntries(
+      Object.entries(threads()).map(([name, s]) => [name, s - (start!.threads[name] ?? 0)]),
+    ),
     ...counts,
     ...(mode === "timers" || mode === "now" || mode === "promise-sites"
       ? { callers: Object.fromEntries(callers) }
@@ -194,7 +221,7 @@ Deno.addSignalListener("SIGUSR2", async () => {
     const { profile } = await post("Profiler.stop");
     await Deno.writeTextFile(`${dir}/${Deno.pid}.cpuprofile`, JSON.stringify(profile));
   }
-  if (mode === "heap") {
+  if (mode === "heap" || mode === "survivors") {
     const { profile } = await post("HeapProfiler.stopSampling");
     await Deno.writeTextFile(`${dir}/${Deno.pid}.heapprofile`, JSON.stringify(profile));
   }

@@ -10,11 +10,15 @@
  * `strace` the syscalls (`strace -c -f` attached to the process), with `cpu` a
  * CPU profile of the window (summarised by `cpuprofile.ts`), with `heap` a
  * sampling heap profile of the window's allocations (summarised here by file
- * and function). Modes other than `counts` cost time of their own: their CPU
+ * and function), with `survivors` the same of what outlived a young-generation
+ * collection only (promoted, or live at the end: what the scavenges copy and
+ * the old generation's collections mark). The CPU is also shown by thread
+ * (V8's workers run the GC's parallel and concurrent work and the optimising
+ * compiler). Modes other than `counts` cost time of their own: their CPU
  * figures are not the operator's.
  *
  * Run: `deno run -A bench/trickle_probe.ts [shipped|quiet|floor|floorq]
- * [counts|promises|cpu|heap|strace] [SECONDS]` (default: shipped, counts, 20);
+ * [counts|promises|cpu|heap|survivors|strace] [SECONDS]` (default: shipped, counts, 20);
  * the files go to `$KOPF_PROBE_DIR` (default a new temporary directory).
  * With `KOPF_PROBE_BURST=N`, the window is a burst instead: N creations at once (50 in
  * flight, as the operator bench's bursts), until all are handled.
@@ -47,6 +51,8 @@ interface Window {
   clearTimeout: number;
   promises: number;
   resolved: number;
+  /** CPU seconds by thread name (the main thread is the process's name, e.g. `deno`). */
+  threads?: Record<string, number>;
 }
 
 /** A node of a sampling heap profile. */
@@ -67,6 +73,7 @@ async function requestCounts(api: BenchClient): Promise<Map<string, number>> {
 if (import.meta.main) {
   const [which = "shipped", mode = "counts", seconds = "20"] = Deno.args;
   const dir = Deno.env.get("KOPF_PROBE_DIR") ?? await Deno.makeTempDir({ prefix: "kopf-probe-" });
+  await Deno.mkdir(dir, { recursive: true });
   Deno.env.set("KOPF_PROBE_DIR", dir);
   Deno.env.set("KOPF_PROBE", mode);
   const flags = Deno.env.get("KOPF_BENCH_OPERATOR_FLAGS") ?? "";
@@ -149,6 +156,14 @@ if (import.meta.main) {
         (mode === "promises" ? `promises ${f(w.promises)} (settled ${f(w.resolved)}), ` : "") +
         `allocated ${f(w.allocatedBytes / 1024, 1)} KiB`,
     );
+    const threads = Object.entries(w.threads ?? {}).filter(([, s]) => s > 0)
+      .sort((a, b) => b[1] - a[1]);
+    if (threads.length) {
+      console.log(
+        `  CPU per ${unit} by thread: ` +
+          threads.map(([name, s]) => `${name} ${f(s * 1e3, 3)} ms`).join(", "),
+      );
+    }
     if (table) {
       const rows = table.split("\n").filter((l) =>
         /^\s*[\d.]+\s+[\d.]+\s+\d+\s+\d+/.test(l) && !/total$/.test(l)
@@ -207,7 +222,7 @@ if (import.meta.main) {
     rows("self time by file, per object", s.filesSelf);
     rows("total time by file, per object", s.filesTotal);
   }
-  if (mode === "heap") {
+  if (mode === "heap" || mode === "survivors") {
     const { head } = JSON.parse(
       await Deno.readTextFile(`${dir}/${op.pid}-1.heapprofile`),
     ) as { head: HeapNode };
