@@ -92,7 +92,9 @@ if (import.meta.main) {
     floor: [{ events: true }, "./_floor_operator.ts"],
     floorq: [{}, "./_floor_operator.ts"],
   };
-  const [childOptions, script] = options[which] ?? options.shipped!;
+  const [preset, script] = options[which] ?? options.shipped!;
+  // KOPF_PROBE_OPTIONS: more of the child's options, as JSON (e.g. `{"workerLimit": 16}`).
+  const childOptions = { ...preset, ...JSON.parse(Deno.env.get("KOPF_PROBE_OPTIONS") ?? "{}") };
   await using op = await OperatorProcess.start(server.kubeconfig, childOptions, script);
 
   let n = 0;

@@ -52,3 +52,24 @@ Deno.test("Limiter.wake() lets in as many waiters as a raised or lifted limit al
   strictEqual(limiter.active, 4);
   strictEqual(limiter.waiting, 0);
 });
+
+Deno.test("Limiter.release() keeps a limit lowered below the slots taken: no waiter goes until the slots taken are below it", async () => {
+  let limit: number | null = null;
+  const limiter = new Limiter(() => limit);
+  for (let i = 0; i < 5; i++) strictEqual(limiter.tryAcquire(), true); // 5 taken while lifted
+  limit = 2; // set again (e.g. the API is backlogged once more)
+  const order: number[] = [];
+  const waiters = [1, 2].map((n) => limiter.acquire().then(() => order.push(n)));
+  for (const taken of [4, 3, 2]) {
+    limiter.release();
+    await Promise.resolve();
+    deepStrictEqual([order, limiter.active], [[], taken], `${taken} taken: nobody goes`);
+  }
+  limiter.release(); // 1 taken: one goes
+  await waiters[0];
+  deepStrictEqual([order, limiter.active, limiter.waiting], [[1], 2, 1]);
+  limit = null; // lifted: the next slot given back goes to the next waiter at once
+  limiter.release();
+  await waiters[1];
+  deepStrictEqual([order, limiter.active, limiter.waiting], [[1, 2], 2, 0]);
+});

@@ -110,9 +110,34 @@ export class Limiter {
     }
   }
 
-  /** Gives a slot back (to the longest waiter, if any). */
+  /**
+   * Gives a slot back: to the longest waiter, if any, while the limit, read anew, allows — a
+   * limit lowered below the slots taken (it was lifted, then set again) is kept from then on,
+   * not the slots taken meanwhile.
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { Limiter } from "./limiter.ts";
+   * let limit: number | null = null;
+   * const limiter = new Limiter(() => limit);
+   * limiter.tryAcquire();
+   * limiter.tryAcquire();
+   * limit = 1;
+   * let admitted = false;
+   * const waiting = limiter.acquire().then(() => (admitted = true));
+   * limiter.release(); // 1 taken: the limit is reached, the waiter waits on
+   * await Promise.resolve();
+   * assert.deepEqual([admitted, limiter.active, limiter.waiting], [false, 1, 1]);
+   * limiter.release();
+   * await waiting;
+   * assert.deepEqual([limiter.active, limiter.waiting], [1, 0]);
+   * ```
+   */
   release(): void {
     this.#active--;
-    this.#waiting.shift()?.();
+    if (!this.#waiting.size) return;
+    const limit = this.#limit();
+    if (limit === null || this.#active < limit) this.#waiting.shift()!();
   }
 }

@@ -39,15 +39,9 @@ import {
   type RawEvent,
 } from "./processing.ts";
 import { ObjectQueues } from "./queueing.ts";
+import { whenCalm, workerLimit } from "./backlog.ts";
 import { TRACING } from "../../cogs/tracing/tracing.ts";
 import { tracedCycle } from "./cycle_tracing.ts";
-
-/**
- * Cycles in processing per API request slot while the API is backlogged and no worker limit is
- * set: twice `maxConcurrentRequests` keeps every slot busy (a cycle has requests and handler
- * work between them) without piling up stalled cycles.
- */
-const BACKLOG_CYCLES_PER_REQUEST = 2;
 
 /**
  * Waits until the shard gate is at a fresh point (ShardGate.onFresh), the time is up, or the
@@ -255,15 +249,9 @@ export class Orchestrator {
         get idleTimeout() {
           return settings.batching.idleTimeout;
         },
-        // No limit set: none, unless the API is backlogged (requests wait for a slot). Then
-        // cycles beyond the API's own concurrency would only stall on it, each holding its
-        // whole in-flight state: they wait as queued events instead, their latest body batched.
-        // The limit lifts when the backlog is gone (onCalm below), slow handlers or not.
+        // No limit set: none, unless the API is backlogged (backlog.ts; lifted by whenCalm below).
         get workerLimit() {
-          const limit = settings.batching.workerLimit;
-          if (limit !== null || !api.backlog) return limit;
-          const requests = settings.networking.maxConcurrentRequests;
-          return requests === null ? null : BACKLOG_CYCLES_PER_REQUEST * requests;
+          return workerLimit(settings, api);
         },
         get consistencyTimeout() {
           return settings.persistence.consistencyTimeout;
@@ -297,7 +285,7 @@ export class Orchestrator {
         },
       },
     );
-    const calmed = api.onCalm(() => queues.admitWaiting());
+    const calmed = whenCalm(api, () => queues.admitWaiting(), this.#op.clock);
     let listed!: () => void;
     const ready = new Promise<void>((resolve) => (listed = resolve));
     // The readiness gate: a watcher of an indexed resource holds the handlers of the whole
