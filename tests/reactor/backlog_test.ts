@@ -1,7 +1,7 @@
 /**
  * The worker limit of a backlogged API, end to end: with no `batching.workerLimit` set, cycles
- * beyond twice `networking.maxConcurrentRequests` wait as queued events while requests queue for
- * a slot (orchestration.ts) — and the limit lifts when that queue is gone, so objects whose
+ * beyond `networking.maxConcurrentRequests` wait as queued events once requests queue for a slot
+ * (core/reactor/backlog.ts) — and the limit lifts when the API is calm again, so objects whose
  * handlers are slow do not hold up the others once the API keeps up again.
  */
 import assert from "node:assert/strict";
@@ -29,7 +29,7 @@ Deno.test("backlog: cycles wait while the API is backlogged and go on when it is
     return { done: true };
   });
   const settings = new kopf.OperatorSettings();
-  settings.networking.maxConcurrentRequests = 2; // a backlog admits 4 cycles
+  settings.networking.maxConcurrentRequests = 2; // a backlog admits 2 cycles
   const runner = await KopfRunner.start(["run", "--standalone", "-A"], {
     registry,
     settings,
@@ -45,7 +45,7 @@ Deno.test("backlog: cycles wait while the API is backlogged and go on when it is
   };
   try {
     // Six slow handlers, started one after another (no backlog): 6 cycles in processing, more
-    // than the 4 a backlog admits, none of them ending until the test says so.
+    // than the 2 a backlog admits, none of them ending until the test says so.
     for (const name of slowNames) {
       await c.createKex("default", name);
       await until(() => started.has(name), `the handler of ${name}`, 10);

@@ -252,6 +252,23 @@ export class ApiClient {
   }
 
   /**
+   * How many requests are in flight now (those of low priority included), each holding a slot
+   * of `maxConcurrentRequests` when it is set.
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { Vault } from "../structs/credentials.ts";
+   * import { ApiClient } from "./api.ts";
+   * using vault = new Vault();
+   * assert.deepEqual(new ApiClient({ vault }).inFlight, 0);
+   * ```
+   */
+  get inFlight(): number {
+    return this.#slots.inFlight;
+  }
+
+  /**
    * How many requests (of normal priority) wait for a slot now: more than
    * `maxConcurrentRequests` were asked for at once.
    *
@@ -266,38 +283,6 @@ export class ApiClient {
    */
   get backlog(): number {
     return this.#slots.backlog;
-  }
-
-  /**
-   * Calls `listener` each time the {@link ApiClient.backlog} empties (the last waiting request
-   * got its slot), synchronously and without arguments.
-   *
-   * @param listener What to call.
-   * @returns A function that stops the calls.
-   *
-   * @example
-   * ```ts
-   * import assert from "node:assert/strict";
-   * import { ConnectionInfo, Vault } from "../structs/credentials.ts";
-   * import { ApiClient } from "./api.ts";
-   * using vault = new Vault({ login: new ConnectionInfo({ server: "http://k8s.local" }) });
-   * const gate = Promise.withResolvers<void>();
-   * const fetch = async () => (await gate.promise, Response.json({}));
-   * const settings = { networking: { maxConcurrentRequests: 1 } };
-   * const api = new ApiClient({ vault, fetch, settings });
-   * let calms = 0;
-   * const stop = api.onCalm(() => calms++);
-   * const both = Promise.all([api.request("GET", "/a"), api.request("GET", "/b")]);
-   * while (api.backlog === 0) await new Promise((resolve) => setTimeout(resolve, 1));
-   * assert.equal(calms, 0); // one request waits for the other's slot
-   * gate.resolve();
-   * await both;
-   * assert.equal(calms, 1); // it got the slot: the backlog emptied once
-   * stop();
-   * ```
-   */
-  onCalm(listener: () => void): () => void {
-    return this.#slots.onCalm(listener);
   }
 
   /**

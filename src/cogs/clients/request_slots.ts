@@ -21,24 +21,15 @@ export class RequestSlots {
   #waitingLow = new Fifo<() => void>();
   /** The concurrency limit as last read (low-priority requests are woken by it). */
   #limit: number | null = null;
-  /** Who is told when the waiting requests are all gone (`ApiClient.onCalm`). */
-  #calmListeners = new Set<() => void>();
+
+  /** How many requests hold a slot now (of either priority). */
+  get inFlight(): number {
+    return this.#inFlight;
+  }
 
   /** How many requests (of normal priority) wait for a slot now. */
   get backlog(): number {
     return this.#waiting.size;
-  }
-
-  /**
-   * Calls `listener` each time the backlog empties (the last waiting request got its slot).
-   *
-   * @param listener What to call.
-   * @returns A function that stops the calls.
-   */
-  onCalm(listener: () => void): () => void {
-    const own = () => listener();
-    this.#calmListeners.add(own);
-    return () => this.#calmListeners.delete(own);
   }
 
   /** Waits for a request slot (bounded concurrency; the limit is read at every use). */
@@ -83,9 +74,6 @@ export class RequestSlots {
     if (next) {
       this.#inFlight++;
       next();
-      if (!this.#waiting.size && this.#calmListeners.size) {
-        for (const listener of this.#calmListeners) listener();
-      }
       return;
     }
     // Low-priority requests fill what is free below their limit (several may be woken at once

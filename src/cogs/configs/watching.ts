@@ -158,9 +158,10 @@ export class BatchingSettings {
 
   /**
    * How many per-object workers may run at once (`null`: no limit). Default null: no limit while
-   * the API keeps up; while requests queue for a slot of `networking.maxConcurrentRequests`,
-   * twice that many cycles per watched resource, the others waiting as queued events (batched)
-   * until the queue is gone. A number here is the limit at all times.
+   * the API keeps up; once requests queue for a slot of `networking.maxConcurrentRequests`, as
+   * many cycles per watched resource as there are slots, the others waiting as queued events
+   * (batched) until the API is calm again (no request waiting, at most half as many in flight).
+   * A number here is the limit at all times.
    */
   get workerLimit(): number | null {
     return this.#workerLimit;

@@ -3,102 +3,122 @@
  * without a limit — unless the API is backlogged (requests wait for a slot of
  * `settings.networking.maxConcurrentRequests`). Then cycles beyond the API's own concurrency
  * would only stall on it, each holding its whole in-flight state (which V8's scavenges copy and
- * promote): they wait as queued events instead, their latest body batched. The limit lifts when
- * the backlog has stayed gone for a while ({@link whenCalm}) — slow handlers or not — and
- * meanwhile each cycle that ends lets one in (`Limiter.release` reads the limit anew).
+ * promote): they wait as queued events instead, their latest body batched. The limit holds until
+ * the API is calm — no request waiting and at most half the slots in flight, at two checks
+ * {@link CALM_SECONDS} apart — and then every waiting cycle goes on at once, slow handlers or not
+ * (they hold cycles, not request slots). Meanwhile each cycle that ends lets one in while the
+ * limit allows (`Limiter.release` reads it anew).
+ *
+ * Why not "until no request waits": the limit itself empties the backlog. In a burst the backlog
+ * empties and comes back many times a second; lifting the limit at each such moment let every
+ * waiting cycle in — thousands at once in a 10,000 burst.
  *
  * @module
  */
 
-import { type Clock, realClock } from "../../cogs/aio/clock.ts";
-import { Debouncer } from "../../cogs/aio/debounce.ts";
+import { type CancelTimer, type Clock, realClock } from "../../cogs/aio/clock.ts";
 import type { ApiClient } from "../../cogs/clients/api.ts";
 import type { OperatorSettings } from "../../cogs/configs/settings.ts";
 
 /**
- * Cycles in processing per API request slot while the API is backlogged and no worker limit is
- * set: twice `maxConcurrentRequests` keeps every slot busy (a cycle has requests and handler
- * work between them) without piling up stalled cycles.
+ * Cycles in processing per API request slot while the limit holds: as many cycles as slots (a
+ * cycle makes its requests one at a time) — cycles beyond them only wait for a slot, holding
+ * their state; fewer leave slots idle.
  */
-export const BACKLOG_CYCLES_PER_REQUEST = 2;
+export const BACKLOG_CYCLES_PER_REQUEST = 1;
 
-/**
- * How long the API must stay without a backlog before every cycle that waits for the backlog's
- * limit goes on at once, in seconds. In a burst the backlog empties and comes back many times a
- * second: letting all the waiting cycles in at each such moment ran thousands at once.
- */
+/** Seconds between the checks of whether the API is calm, while the limit holds. */
 export const CALM_SECONDS = 0.1;
 
 /**
- * The worker limit now: the settings' own, else the backlog's while the API is backlogged.
- *
- * @param settings The operator's settings (read anew at every call).
- * @param api The API client (its backlog).
- * @returns The limit, or null for none.
+ * The worker limit of one watched resource's queues: the settings' own, else the backlog's (see
+ * the module doc).
  *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
  * import { OperatorSettings } from "@kopf/kopf";
- * import { workerLimit } from "./backlog.ts";
- * const settings = new OperatorSettings();
- * assert.equal(workerLimit(settings, { backlog: 0 }), null);
- * assert.equal(workerLimit(settings, { backlog: 3 }), 128); // 2 × maxConcurrentRequests (64)
- * settings.batching.workerLimit = 10;
- * assert.equal(workerLimit(settings, { backlog: 3 }), 10);
+ * import { FakeClock } from "@kopf/kopf/testing";
+ * import { BacklogLimit } from "./backlog.ts";
+ * const clock = new FakeClock();
+ * const api = { backlog: 5, inFlight: 64 };
+ * let admitted = 0;
+ * const limit = new BacklogLimit(new OperatorSettings(), api, () => void admitted++, clock);
+ * assert.equal(limit.current, 64); // backlogged: as many cycles as request slots
+ * api.backlog = 0;
+ * await clock.advance(0.5);
+ * assert.deepEqual([limit.current, admitted], [64, 0]); // all 64 slots still busy: it holds
+ * api.inFlight = 10;
+ * await clock.advance(0.2);
+ * assert.deepEqual([limit.current, admitted], [null, 1]); // calm: lifted, the waiting go on
+ * limit.close();
  * ```
  */
-export function workerLimit(
-  settings: OperatorSettings,
-  api: Pick<ApiClient, "backlog">,
-): number | null {
-  const limit = settings.batching.workerLimit;
-  if (limit !== null || !api.backlog) return limit;
-  const requests = settings.networking.maxConcurrentRequests;
-  return requests === null ? null : BACKLOG_CYCLES_PER_REQUEST * requests;
+export class BacklogLimit {
+  readonly #settings: OperatorSettings;
+  readonly #api: Pick<ApiClient, "backlog" | "inFlight">;
+  readonly #admit: () => void;
+  readonly #clock: Clock;
+  /** The check's timer while the limit holds. */
+  #check: CancelTimer | undefined;
+  /** Whether the last check found the API calm. */
+  #calm = false;
+
+  /**
+   * @param settings The operator's settings (read anew at every use).
+   * @param api The API client: its backlog and its requests in flight.
+   * @param admit Lets every waiting cycle go on (when the limit lifts).
+   * @param clock The operator's clock.
+   */
+  constructor(
+    settings: OperatorSettings,
+    api: Pick<ApiClient, "backlog" | "inFlight">,
+    admit: () => void,
+    clock: Clock = realClock,
+  ) {
+    this.#settings = settings;
+    this.#api = api;
+    this.#admit = admit;
+    this.#clock = clock;
+  }
+
+  /** The limit now, or null for none; a backlog seen now makes the backlog's limit hold. */
+  get current(): number | null {
+    const own = this.#settings.batching.workerLimit;
+    if (own !== null) return own;
+    const slots = this.#settings.networking.maxConcurrentRequests;
+    if (slots === null) return null;
+    if (!this.#check) {
+      if (!this.#api.backlog) return null;
+      this.#calm = false;
+      this.#arm();
+    }
+    return cyclesFor(slots);
+  }
+
+  /** Stops checking (the limit no longer holds; nothing is admitted by it any more). */
+  close(): void {
+    this.#check?.();
+    this.#check = undefined;
+  }
+
+  #arm(): void {
+    this.#check = this.#clock.timer(CALM_SECONDS * 1000, () => {
+      const slots = this.#settings.networking.maxConcurrentRequests;
+      const calm = !this.#api.backlog &&
+        (slots === null || this.#api.inFlight * 2 <= cyclesFor(slots));
+      if (calm && this.#calm) {
+        this.#check = undefined;
+        this.#admit();
+        return;
+      }
+      this.#calm = calm;
+      this.#arm();
+    });
+  }
 }
 
-/**
- * Calls `admit` once the API's backlog has stayed gone for {@link CALM_SECONDS}: each end of a
- * backlog (`onCalm`) starts the wait anew, and a backlog there at its end skips it (its own end
- * starts another).
- *
- * @param api The API client (its backlog and its calms).
- * @param admit Lets every waiting cycle go on.
- * @param clock The operator's clock.
- * @returns Stops following the calms (and cancels a pending wait).
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { FakeClock } from "@kopf/kopf/testing";
- * import { whenCalm } from "./backlog.ts";
- * const clock = new FakeClock();
- * const calms = new Set<() => void>();
- * const api = { backlog: 0, onCalm: (f: () => void) => (calms.add(f), () => calms.delete(f)) };
- * let admitted = 0;
- * const stop = whenCalm(api, () => void admitted++, clock);
- * for (const calm of calms) calm(); // a backlog ended
- * await clock.advance(0.05);
- * for (const calm of calms) calm(); // another came and went
- * await clock.advance(0.05);
- * assert.equal(admitted, 0);
- * await clock.advance(0.05); // gone for CALM_SECONDS
- * assert.equal(admitted, 1);
- * stop();
- * ```
- */
-export function whenCalm(
-  api: Pick<ApiClient, "backlog" | "onCalm">,
-  admit: () => void,
-  clock: Clock = realClock,
-): () => void {
-  const settled = new Debouncer(CALM_SECONDS, () => {
-    if (!api.backlog) admit();
-  }, clock);
-  const unsubscribe = api.onCalm(() => settled.trigger());
-  return () => {
-    unsubscribe();
-    settled.cancel();
-  };
+/** The cycles the backlog's limit lets run for so many request slots. */
+function cyclesFor(slots: number): number {
+  return Math.max(1, Math.round(BACKLOG_CYCLES_PER_REQUEST * slots));
 }

@@ -39,7 +39,7 @@ import {
   type RawEvent,
 } from "./processing.ts";
 import { ObjectQueues } from "./queueing.ts";
-import { whenCalm, workerLimit } from "./backlog.ts";
+import { BacklogLimit } from "./backlog.ts";
 import { TRACING } from "../../cogs/tracing/tracing.ts";
 import { tracedCycle } from "./cycle_tracing.ts";
 
@@ -239,6 +239,7 @@ export class Orchestrator {
     const settings = this.#settings;
     const objectApi = this.#objectApi(resource);
     const api = this.#api;
+    const backlog = new BacklogLimit(settings, api, () => queues.admitWaiting(), this.#op.clock);
     const queues = new ObjectQueues(
       (event, memory, s) =>
         (TRACING ? tracedCycle : processEvent)(this.#op, resource, objectApi, event, memory, s),
@@ -249,9 +250,9 @@ export class Orchestrator {
         get idleTimeout() {
           return settings.batching.idleTimeout;
         },
-        // No limit set: none, unless the API is backlogged (backlog.ts; lifted by whenCalm below).
+        // No limit set: none, unless the API is backlogged (backlog.ts).
         get workerLimit() {
-          return workerLimit(settings, api);
+          return backlog.current;
         },
         get consistencyTimeout() {
           return settings.persistence.consistencyTimeout;
@@ -285,7 +286,6 @@ export class Orchestrator {
         },
       },
     );
-    const calmed = whenCalm(api, () => queues.admitWaiting(), this.#op.clock);
     let listed!: () => void;
     const ready = new Promise<void>((resolve) => (listed = resolve));
     // The readiness gate: a watcher of an indexed resource holds the handlers of the whole
@@ -371,7 +371,7 @@ export class Orchestrator {
         try {
           await queues.close(settings.batching.exitTimeout);
         } finally {
-          calmed();
+          backlog.close();
         }
       }
     })();
