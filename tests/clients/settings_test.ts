@@ -105,7 +105,7 @@ Deno.test("low-priority requests wait out a burst of others, then fill up to thr
   await Promise.all([...all, urgent]);
 });
 
-Deno.test("backlog counts the requests waiting for a slot, inFlight those that hold one", async () => {
+Deno.test("backlog counts the requests waiting for a slot, inFlight those of normal priority that hold one", async () => {
   using vault = new Vault({ test: new ConnectionInfo({ server: "http://127.0.0.1:9" }) });
   const answers: Array<() => void> = [];
   const api = new ApiClient({
@@ -132,4 +132,10 @@ Deno.test("backlog counts the requests waiting for a slot, inFlight those that h
   while (answers.length) answers.shift()!(), await settle();
   await Promise.all(first);
   assert.deepEqual([api.backlog, api.inFlight], [0, 0]);
+  // A low-priority request (an Event's write) in flight is not counted.
+  const low = api.request("GET", "/api", { priority: "low" });
+  await settle();
+  assert.deepEqual([answers.length, api.inFlight], [1, 0], "sent, not counted");
+  answers.shift()!();
+  await low;
 });

@@ -252,8 +252,8 @@ export class ApiClient {
   }
 
   /**
-   * How many requests are in flight now (those of low priority included), each holding a slot
-   * of `maxConcurrentRequests` when it is set.
+   * How many requests of normal priority are in flight now (not the low-priority ones, e.g. the
+   * Events' writes), each holding a slot of `maxConcurrentRequests` when it is set.
    *
    * @example
    * ```ts

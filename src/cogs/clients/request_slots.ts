@@ -22,9 +22,9 @@ export class RequestSlots {
   /** The concurrency limit as last read (low-priority requests are woken by it). */
   #limit: number | null = null;
 
-  /** How many requests hold a slot now (of either priority). */
+  /** How many requests of normal priority are in flight now. */
   get inFlight(): number {
-    return this.#inFlight;
+    return this.#inFlight - this.#inFlightLow;
   }
 
   /** How many requests (of normal priority) wait for a slot now. */

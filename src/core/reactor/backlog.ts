@@ -4,9 +4,10 @@
  * `settings.networking.maxConcurrentRequests`). Then cycles beyond the API's own concurrency
  * would only stall on it, each holding its whole in-flight state (which V8's scavenges copy and
  * promote): they wait as queued events instead, their latest body batched. The limit holds until
- * the API is calm — no request waiting and at most half the slots in flight, at two checks
- * {@link CALM_SECONDS} apart — and then every waiting cycle goes on at once, slow handlers or not
- * (they hold cycles, not request slots). Meanwhile each cycle that ends lets one in while the
+ * the API is calm — no request waiting and at most half the limit's requests in flight (of normal
+ * priority: the Events' writes, low-priority, do not count), at two checks {@link CALM_SECONDS}
+ * apart — and then every waiting cycle goes on at once, slow handlers or not (they hold cycles,
+ * not request slots). Meanwhile each cycle that ends lets one in while the
  * limit allows (`Limiter.release` reads it anew).
  *
  * Why not "until no request waits": the limit itself empties the backlog. In a burst the backlog
