@@ -270,3 +270,27 @@ Deno.test("authentication: a login that gives no credentials is a fatal one-line
   assert.match(runner.output, /Initial authentication has been initiated\./);
   assert.doesNotMatch(runner.output, /Initial authentication has finished\./);
 });
+
+Deno.test("backlog: a burst behind 2 request slots (the backlog's worker limit holding and lifting) under 429s, closed watches and latency — every object handled once", async () => {
+  await using c = await cluster({
+    faults: { rate429: 0.05, closeWatchesRandomly: 1, latencyMs: 5, latencyJitterMs: 5 },
+  });
+  const { registry, calls } = counting();
+  const settings = quickSettings();
+  settings.networking.maxConcurrentRequests = 2; // a backlog from the first objects on
+  const runner = await KopfRunner.start(["run", "--standalone", "-A"], {
+    registry,
+    settings,
+    kubeconfig: c.api.kubeconfig.path,
+  });
+  const names = Array.from({ length: 40 }, (_, i) => `burst-${i}`);
+  try {
+    await Promise.all(names.map((name) => createDespiteFaults(c, name)));
+    await assertHandledOnce(c, calls, names, 30);
+  } finally {
+    await runner.stop();
+  }
+  assert.equal(runner.exitCode, 0);
+  const faults = c.api.faultCounts;
+  assert.ok(faults.error429 > 0 && faults.watchClosed > 0, JSON.stringify(faults));
+});
