@@ -229,6 +229,24 @@ export async function until(
  * @param ms Milliseconds.
  * @returns After the delay.
  */
+/**
+ * Starts `kopf run --standalone <file>` as a process of its own against a cluster's kubeconfig
+ * (stdout piped; stderr piped or dropped).
+ */
+export function spawnKopfRun(
+  file: string,
+  kubeconfig: string,
+  stderr: "piped" | "null" = "piped",
+): Deno.ChildProcess {
+  return new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", `${ROOT}cli.ts`, "run", "-A", "--standalone", file],
+    env: { KUBECONFIG: kubeconfig, NO_COLOR: "1" },
+    stdin: "null",
+    stdout: "piped",
+    stderr,
+  }).spawn();
+}
+
 export function delay(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import * as kopf from "../../mod.ts";
 import { KopfRunner } from "../../testing.ts";
-import { type Cluster, cluster, delay, ROOT, until } from "./_setup.ts";
+import { type Cluster, cluster, delay, ROOT, spawnKopfRun, until } from "./_setup.ts";
 
 /** Settings with short retries, so faults heal within a test's time. */
 function quickSettings(): kopf.OperatorSettings {
@@ -337,13 +337,7 @@ kopf.on.delete("kopfexamples", function deleteFn() {});
 `,
   );
   const start = () => {
-    const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", `${ROOT}cli.ts`, "run", "-A", "--standalone", file],
-      env: { KUBECONFIG: c.api.kubeconfig.path, NO_COLOR: "1" },
-      stdin: "null",
-      stdout: "piped",
-      stderr: "null",
-    }).spawn();
+    const child = spawnKopfRun(file, c.api.kubeconfig.path, "null");
     const handled: string[] = [];
     const pumped = (async () => {
       let buffer = "";

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import * as kopf from "../../mod.ts";
 import { FakeClock } from "../../testing.ts";
 import { SignalledExit } from "../../src/core/reactor/running.ts";
-import { cluster, ROOT, until } from "./_setup.ts";
+import { cluster, ROOT, spawnKopfRun, until } from "./_setup.ts";
 
 Deno.test("exit notice: a stuck handler — what is awaited, for how long at most, and that a second Ctrl-C exits now", async () => {
   await using c = await cluster();
@@ -107,13 +107,7 @@ kopf.on.create("kopfexamples", async function stuck() {
 `,
     );
     await c.createKex("default", "kex-1");
-    const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", `${ROOT}cli.ts`, "run", "-A", "--standalone", file],
-      env: { KUBECONFIG: c.api.kubeconfig.path, NO_COLOR: "1" },
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
+    const child = spawnKopfRun(file, c.api.kubeconfig.path);
     let text = "";
     const pump = async (s: ReadableStream<Uint8Array>) => {
       for await (const chunk of s.pipeThrough(new TextDecoderStream())) text += chunk;
