@@ -14,7 +14,9 @@
  * - with `KOPF_PROBE=cpu` a CPU profile of the window only (`<pid>.cpuprofile`,
  *   250 µs sampling), with `KOPF_PROBE=heap` a sampling heap profile of what was
  *   allocated in it, collected objects included (`<pid>.heapprofile`), with
- *   `KOPF_PROBE=survivors` the same without what a young-generation collection freed;
+ *   `KOPF_PROBE=survivors` the same without what a young-generation collection freed,
+ *   with `KOPF_PROBE=snapshot` a heap snapshot at the window's end after a full
+ *   collection (`<pid>.heapsnapshot`: what the process keeps);
  * - CPU seconds by thread name (`/proc/self/task`).
  *
  * @module
@@ -141,7 +143,7 @@ const switches = () => {
 
 Deno.addSignalListener("SIGUSR2", async () => {
   if (!start) {
-    if ((mode === "cpu" || mode === "heap" || mode === "survivors") && !connected) {
+    if (["cpu", "heap", "survivors", "snapshot"].includes(mode) && !connected) {
       session.connect();
       connected = true;
     }
@@ -224,6 +226,16 @@ Deno.addSignalListener("SIGUSR2", async () => {
   if (mode === "heap" || mode === "survivors") {
     const { profile } = await post("HeapProfiler.stopSampling");
     await Deno.writeTextFile(`${dir}/${Deno.pid}.heapprofile`, JSON.stringify(profile));
+  }
+  if (mode === "snapshot") {
+    // What is live at the window's end, after a full collection: what the operator keeps.
+    const chunks: string[] = [];
+    const chunk = (m: { params: { chunk: string } }) => void chunks.push(m.params.chunk);
+    session.on("HeapProfiler.addHeapSnapshotChunk", chunk);
+    await post("HeapProfiler.collectGarbage");
+    await post("HeapProfiler.takeHeapSnapshot", { reportProgress: false });
+    session.removeListener("HeapProfiler.addHeapSnapshotChunk", chunk);
+    await Deno.writeTextFile(`${dir}/${Deno.pid}.heapsnapshot`, chunks.join(""));
   }
   await Deno.writeTextFile(`${dir}/${Deno.pid}.json`, JSON.stringify(out));
   start = undefined;

@@ -12,15 +12,18 @@
  * sampling heap profile of the window's allocations (summarised here by file
  * and function), with `survivors` the same of what outlived a young-generation
  * collection only (promoted, or live at the end: what the scavenges copy and
- * the old generation's collections mark). The CPU is also shown by thread
+ * the old generation's collections mark), with `snapshot` what is live at the
+ * window's end (a heap snapshot after a full collection, summarised by
+ * constructor: per object, what the process keeps). The CPU is also shown by thread
  * (V8's workers run the GC's parallel and concurrent work and the optimising
  * compiler). Modes other than `counts` cost time of their own: their CPU
  * figures are not the operator's.
  *
  * Run: `deno run -A bench/trickle_probe.ts [shipped|quiet|floor|floorq]
- * [counts|promises|cpu|heap|survivors|strace] [SECONDS]` (default: shipped, counts, 20);
+ * [counts|promises|cpu|heap|survivors|snapshot|strace] [SECONDS]` (default: shipped, counts, 20);
  * the files go to `$KOPF_PROBE_DIR` (default a new temporary directory).
- * With `KOPF_PROBE_BURST=N`, the window is a burst instead: N creations at once (50 in
+ * With `KOPF_PROBE_WARMUP=S`, a trickle of S seconds comes first, unmeasured (the JIT's
+ * warm-up). With `KOPF_PROBE_BURST=N`, the window is a burst instead: N creations at once (50 in
  * flight, as the operator bench's bursts), until all are handled.
  *
  * @module
@@ -130,7 +133,7 @@ if (import.meta.main) {
       try {
         const w = JSON.parse(await Deno.readTextFile(path)) as Window;
         await Deno.rename(path, `${dir}/${op.pid}-${n}.json`);
-        for (const ext of ["cpuprofile", "heapprofile"]) {
+        for (const ext of ["cpuprofile", "heapprofile", "heapsnapshot"]) {
           await Deno.rename(`${dir}/${op.pid}.${ext}`, `${dir}/${op.pid}-${n}.${ext}`)
             .catch(() => {});
         }
@@ -182,6 +185,16 @@ if (import.meta.main) {
     }
   };
 
+  // KOPF_PROBE_WARMUP=S: first a trickle of S seconds (created, handled, deleted), unmeasured —
+  // the JIT's warm-up, so that the window sees the steady state of a process that has run a while.
+  const warmup = Number(Deno.env.get("KOPF_PROBE_WARMUP") ?? 0);
+  if (warmup > 0) {
+    const warm = Array.from({ length: RATE * warmup }, (_, i) => `warm-${i}`);
+    await load.steady(warm, RATE);
+    await load.awaitAll(warm, "handled", 120_000);
+    await load.remove(warm, 50);
+    await load.awaitAll(warm, "gone", 60_000);
+  }
   await sleep(1000);
   const [idle, idleTable] = await window(async () => {
     await sleep(IDLE_SECONDS * 1000);
@@ -251,6 +264,46 @@ if (import.meta.main) {
       ).join("\n");
     console.log(`  sampled allocations: ${fmt(total / objects / 1024, 1)} KiB per object`);
     console.log(`  by function:\n${top(byFunction)}\n  by file:\n${top(byFile)}`);
+  }
+  if (mode === "snapshot") {
+    // What the window added to what is live: the snapshot at its end less the idle one's.
+    const live = async (n: number) => {
+      const snapshot = JSON.parse(
+        await Deno.readTextFile(`${dir}/${op.pid}-${n}.heapsnapshot`),
+      ) as {
+        snapshot: { meta: { node_fields: string[]; node_types: [string[]] } };
+        nodes: number[];
+        strings: string[];
+      };
+      const { node_fields: fields, node_types: [types] } = snapshot.snapshot.meta;
+      const [type, name, size] = ["type", "name", "self_size"].map((f) => fields.indexOf(f));
+      const kept = new Map<string, { count: number; bytes: number }>();
+      for (let i = 0; i < snapshot.nodes.length; i += fields.length) {
+        const kind = types[snapshot.nodes[i + type!]!]!;
+        const label = kind === "object" || kind === "closure"
+          ? snapshot.strings[snapshot.nodes[i + name!]!]!.slice(0, 60)
+          : `(${kind})`;
+        const row = kept.get(label) ?? kept.set(label, { count: 0, bytes: 0 }).get(label)!;
+        row.count++;
+        row.bytes += snapshot.nodes[i + size!]!;
+      }
+      return kept;
+    };
+    const [before, after] = [await live(0), await live(1)];
+    const added = [...after].map(([k, r]) => {
+      const b = before.get(k) ?? { count: 0, bytes: 0 };
+      return [k, { count: r.count - b.count, bytes: r.bytes - b.bytes }] as const;
+    });
+    const total = added.reduce((n, [, r]) => n + r.bytes, 0);
+    console.log(
+      `  live at the end, more than idle: ${fmt(total / 1048576, 1)} MiB, ` +
+        `${fmt(total / objects, 0)} B per object; by constructor (per object: bytes, count):\n` +
+        added.sort((a, b) => b[1].bytes - a[1].bytes).slice(0, 30).map(([k, r]) =>
+          `    ${fmt(r.bytes / objects, 0).padStart(6)} B ${
+            fmt(r.count / objects, 2).padStart(6)
+          }  ${k}`
+        ).join("\n"),
+    );
   }
   console.log(`  files in ${dir}`);
   await load.remove(names, 50);
