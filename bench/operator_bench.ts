@@ -899,21 +899,16 @@ export async function measureOperator(
         if (failures) throw new Error(`the floor's writes failed ${failures} times`);
         return r;
       };
-      const shipped = await run(
-        "trickle",
-        () => startOperator(server.kubeconfig, { posting: true, starts: true }),
-        true,
-      );
+      const startShipped = () => startOperator(server.kubeconfig, { posting: true, starts: true });
+      const startFloor = () =>
+        OperatorProcess.start(server.kubeconfig, { events: true }, "./_floor_operator.ts");
+      const shipped = await run("trickle", startShipped, true);
       const quiet = await run(
         "trickleq",
         () => startOperator(server.kubeconfig, { starts: true }),
         true,
       );
-      const floor = await run(
-        "tricklef",
-        () => OperatorProcess.start(server.kubeconfig, { events: true }, "./_floor_operator.ts"),
-        false,
-      );
+      const floor = await run("tricklef", startFloor, false);
       const floorQuiet = await run(
         "tricklefq",
         () => OperatorProcess.start(server.kubeconfig, {}, "./_floor_operator.ts"),
@@ -921,16 +916,8 @@ export async function measureOperator(
       );
       // A second round of the two the target compares, interleaved: one run of each swings by
       // ±10 % on these shared machines.
-      const shipped2 = await run(
-        "trickle2",
-        () => startOperator(server.kubeconfig, { posting: true, starts: true }),
-        true,
-      );
-      const floor2 = await run(
-        "tricklef2",
-        () => OperatorProcess.start(server.kubeconfig, { events: true }, "./_floor_operator.ts"),
-        false,
-      );
+      const shipped2 = await run("trickle2", startShipped, true);
+      const floor2 = await run("tricklef2", startFloor, false);
       const ms = (r: TrickleResult) => (r.cpu.operator / r.objects) * 1e3;
       const warmMs = (r: TrickleResult) => (r.warm.operator / r.objects) * 1e3;
       const at = `at a steady ${TRICKLE_RATE} objects/s for ${TRICKLE_SECONDS} s`;
