@@ -359,11 +359,9 @@ export async function runShardingSoak(o: SoakOptions): Promise<SoakReport> {
       const store = c.api.server.store;
       await until(
         () =>
-          Promise.resolve(
-            names.every((name) =>
-              store.get("kopfexamples.kopf.dev", NS, name)?.metadata?.annotations
-                ?.["kopf.zalando.org/last-handled-configuration"]?.includes('"v0"')
-            ),
+          names.every((name) =>
+            store.get("kopfexamples.kopf.dev", NS, name)?.metadata?.annotations
+              ?.["kopf.zalando.org/last-handled-configuration"]?.includes('"v0"')
           ),
         "every creation stored",
         timeout,
