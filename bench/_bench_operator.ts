@@ -49,6 +49,8 @@ export interface ChildOptions {
    * as shipped. Without it (and without `events`), posting is off.
    */
   posting?: boolean;
+  /** Watch this namespace only (default: cluster-wide), e.g. two operators side by side. */
+  namespace?: string;
 }
 
 /** One report of the child (a `report` or `stopped` line). */
@@ -152,7 +154,7 @@ if (import.meta.main) {
   const running = kopf.operator({
     registry,
     settings,
-    clusterwide: true,
+    ...(options.namespace ? { namespaces: [options.namespace] } : { clusterwide: true }),
     kubeconfig,
     signal: stop.signal,
     metrics,

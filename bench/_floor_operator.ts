@@ -27,7 +27,7 @@
  * `report`, `stopped`), so that `_operator_process.ts` drives it the same way.
  *
  * Usage: `deno run -A bench/_floor_operator.ts <kubeconfig> [options as JSON]`
- * (options: `{"events": true}` or none).
+ * (options: `{"events": true}`, `{"namespace": "ns"}` to watch one namespace only, or none).
  *
  * @module
  */
@@ -42,7 +42,8 @@ const LAST_HANDLED = "kopf.zalando.org/last-handled-configuration";
 if (import.meta.main) {
   const [kubeconfig, json = "{}"] = Deno.args;
   if (!kubeconfig) throw new Error("usage: _floor_operator.ts <kubeconfig> [options as JSON]");
-  const posting = !!(JSON.parse(json) as ChildOptions).events;
+  const options = JSON.parse(json) as ChildOptions;
+  const posting = !!options.events;
   const encoder = new TextEncoder();
   const out = (line: Record<string, unknown>) =>
     Deno.stdout.writeSync(encoder.encode(JSON.stringify(line) + "\n"));
@@ -134,7 +135,9 @@ if (import.meta.main) {
 
   out({ event: "ready" });
   try {
-    for await (const { type, object } of api.watch(resource, { signal })) {
+    for await (
+      const { type, object } of api.watch(resource, { namespace: options.namespace, signal })
+    ) {
       const uid = object.metadata.uid!;
       if (type === "DELETED" || busy.has(uid)) continue;
       const finalizers = object.metadata.finalizers ?? [];

@@ -23,7 +23,7 @@
  * [counts|promises|cpu|heap|survivors|snapshot|strace] [SECONDS]` (default: shipped, counts, 20);
  * the files go to `$KOPF_PROBE_DIR` (default a new temporary directory).
  * With `KOPF_PROBE_WARMUP=S`, a trickle of S seconds comes first, unmeasured (the JIT's
- * warm-up). With `KOPF_PROBE_BURST=N`, the window is a burst instead: N creations at once (50 in
+ * warm-up; its objects deleted, unless `KOPF_PROBE_WARMUP_KEEP=1`). With `KOPF_PROBE_BURST=N`, the window is a burst instead: N creations at once (50 in
  * flight, as the operator bench's bursts), until all are handled.
  *
  * @module
@@ -192,8 +192,10 @@ if (import.meta.main) {
     const warm = Array.from({ length: RATE * warmup }, (_, i) => `warm-${i}`);
     await load.steady(warm, RATE);
     await load.awaitAll(warm, "handled", 120_000);
-    await load.remove(warm, 50);
-    await load.awaitAll(warm, "gone", 60_000);
+    if (!Deno.env.get("KOPF_PROBE_WARMUP_KEEP")) {
+      await load.remove(warm, 50);
+      await load.awaitAll(warm, "gone", 60_000);
+    }
   }
   await sleep(1000);
   const [idle, idleTable] = await window(async () => {
