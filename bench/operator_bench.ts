@@ -35,20 +35,23 @@
  * 4. creation-to-handler latency at a steady 100 objects/s for 10 s, with
  *    the default batching window and with a short one (the create handler's
  *    start times come from the operator's report over its stdin);
- * 5. the trickle (`trickle`): a steady 100 creations/s for 20 s (open loop), each
- *    operator a fresh process — as shipped (the default settings: the
- *    framework's own lines posted as Events), with event posting off, and its
- *    floor (`_floor_operator.ts` under the same load: the same API calls, the
- *    Events' POSTs included, with no framework) — the operator's CPU per object
- *    from the first POST until the last object was handled (all threads; a
- *    trickle pays in full what a burst shares: wake-ups, timers, one request
- *    per write), its CPU per second idle just before, its peak RSS, its
- *    create→handler p50/p99, its API requests per object, and its CPU over the
- *    floor's — as shipped and the floor run twice, interleaved, and the mean of
- *    the two ratios is the figure (one run of each swings by ±10 % here); then
- *    each process takes as many objects again at the same rate, measured apart
- *    ("warm": a fresh process's first seconds include V8 compiling the code the
- *    trickle runs, which a long-running operator has long done);
+ * 5. the trickle (`trickle`): a steady 100 creations/s for 20 s (open loop), in
+ *    rounds of two fresh processes measured at the same time, each watching a
+ *    namespace of its own under a load generator of its own — the operator as
+ *    shipped (the default settings: the framework's own lines posted as
+ *    Events) beside its floor (`_floor_operator.ts`: the same API calls, the
+ *    Events' POSTs included, with no framework), then with event posting off
+ *    beside the floor without Events, then as shipped beside its floor again —
+ *    the operator's CPU per object from the first POST until its last object
+ *    was handled (all threads; a trickle pays in full what a burst shares:
+ *    wake-ups, timers, one request per write), its CPU per second idle just
+ *    before, its peak RSS, its create→handler p50/p99, the API requests per
+ *    object, and its CPU over the floor's: the mean of the two rounds' ratios
+ *    (one process measured alone swings by ±35 % from minute to minute on these
+ *    shared machines; two measured at once swing together — `pair_probe.ts`);
+ *    then each process takes as many objects again at the same rate, measured
+ *    apart ("warm": a fresh process's first seconds include V8 compiling the
+ *    code the trickle runs, which a long-running operator has long done);
  * 6. events: a burst of 10,000 creations whose create handler logs one line,
  *    with event posting on (the default settings) and, for comparison, off:
  *    the share of the events (per-object log lines at `info` and above)
@@ -412,8 +415,11 @@ interface TrickleResult {
   idle: number;
   /** Its peak RSS (`VmHWM`) up to the last object handled, in bytes. */
   peakRss: number;
+  /** The server's requests over the trickle, of every side measured at once. */
   requests: RequestDiff;
-  /** Event POSTs (and PATCHes) per object, from the server's counts. */
+  /** How many objects `requests` are of (every side's). */
+  requestObjects: number;
+  /** Event POSTs (and PATCHes) per object, from the server's counts (shared by the sides). */
   eventWrites: number;
   /** Create→handler latencies (ms), if the operator reports its handler's starts. */
   latency: LatencyResult | undefined;
@@ -424,32 +430,46 @@ interface TrickleResult {
   warm: Cpu;
 }
 
+/** One side of a trickle: its process, and the load generator of its own namespace. */
+interface TrickleSide {
+  op: OperatorProcess;
+  load: LoadGenerator;
+  /** The objects' name prefix. */
+  prefix: string;
+  /** Whether the process reports its create handler's starts (for latencies). */
+  latency: boolean;
+}
+
 /**
- * A steady trickle of creations at `rate` per second for `seconds`, open loop; then as many again
- * at the same rate, measured apart (`warm`); then the deletions (not measured).
+ * A steady trickle of creations at `rate` per second for `seconds`, open loop, to every side at
+ * once — each in its own namespace, from its own load generator, so that the sides see the same
+ * machine (one process measured alone swings by ±35 % from minute to minute on these shared
+ * machines; two measured at once swing together: `pair_probe.ts`); then as many again at the
+ * same rate, measured apart (`warm`); then the deletions (not measured).
  */
 async function trickle(
   api: BenchClient,
   server: ServerProcess,
-  load: LoadGenerator,
-  op: OperatorProcess,
-  prefix: string,
-  options: { latency: boolean },
-): Promise<TrickleResult> {
+  sides: TrickleSide[],
+): Promise<TrickleResult[]> {
   const objects = TRICKLE_RATE * TRICKLE_SECONDS;
-  const names = Array.from({ length: objects }, (_, i) => `${prefix}-${i}`);
-  await load.reset();
+  const names = sides.map((s) => Array.from({ length: objects }, (_, i) => `${s.prefix}-${i}`));
+  const more = names.map((list) => list.map((n) => `${n}-warm`));
+  await Promise.all(sides.map((s) => s.load.reset()));
   await sleep(1000);
-  const idle0 = await op.cpuSeconds();
+  const idle0 = await Promise.all(sides.map((s) => s.op.cpuSeconds()));
   const idleStart = now();
   await sleep(TRICKLE_IDLE_SECONDS * 1000);
-  const idle = ((await op.cpuSeconds()) - idle0) / ((now() - idleStart) / 1000);
+  const idle1 = await Promise.all(sides.map((s) => s.op.cpuSeconds()));
+  const idleSeconds = (now() - idleStart) / 1000;
   const counts0 = await requestCounts(api);
-  const cpu0 = await cpuNow(op, server);
-  const { sent, maxSendDelay } = await load.steady(names, TRICKLE_RATE);
-  const created = await load.awaitAll(names, "handled", 60_000);
-  const cpu = cpuSince(cpu0, await cpuNow(op, server));
-  const peakRss = await op.peakRss();
+  const cold = await Promise.all(sides.map(async (s, i) => {
+    const cpu0 = await cpuNow(s.op, server);
+    const { sent, maxSendDelay } = await s.load.steady(names[i]!, TRICKLE_RATE);
+    const created = await s.load.awaitAll(names[i]!, "handled", 60_000);
+    const cpu = cpuSince(cpu0, await cpuNow(s.op, server));
+    return { sent, maxSendDelay, created, cpu, peakRss: await s.op.peakRss() };
+  }));
   const after = await requestCounts(api);
   const requests = diffCounts(counts0, after);
   let eventWrites = 0;
@@ -458,41 +478,52 @@ async function trickle(
   }
   // Warm: the next as many objects at the same rate (what a long-running operator pays; a fresh
   // process's first seconds include V8 compiling the code the trickle runs).
-  const more = names.map((n) => `${n}-warm`);
-  const cpu1 = await cpuNow(op, server);
-  await load.steady(more, TRICKLE_RATE);
-  await load.awaitAll(more, "handled", 60_000);
-  const warm = cpuSince(cpu1, await cpuNow(op, server));
-  let latency: LatencyResult | undefined;
-  if (options.latency) {
-    const { starts } = await op.report();
-    const latencies = names.map((n, i) => {
-      const start = starts[n];
-      if (start === undefined) throw new Error(`the operator reported no create handler for ${n}`);
-      return start - sent[i]!;
-    }).sort((a, b) => a - b);
-    latency = {
+  const warm = await Promise.all(sides.map(async (s, i) => {
+    const cpu1 = await cpuNow(s.op, server);
+    await s.load.steady(more[i]!, TRICKLE_RATE);
+    await s.load.awaitAll(more[i]!, "handled", 60_000);
+    return cpuSince(cpu1, await cpuNow(s.op, server));
+  }));
+  const results = await Promise.all(sides.map(async (s, i): Promise<TrickleResult> => {
+    let latency: LatencyResult | undefined;
+    const { sent, maxSendDelay, created, cpu, peakRss } = cold[i]!;
+    if (s.latency) {
+      const { starts } = await s.op.report();
+      const latencies = names[i]!.map((n, j) => {
+        const start = starts[n];
+        if (start === undefined) {
+          throw new Error(`the operator reported no create handler for ${n}`);
+        }
+        return start - sent[j]!;
+      }).sort((a, b) => a - b);
+      latency = {
+        objects,
+        p50: percentile(latencies, 50),
+        p90: percentile(latencies, 90),
+        p99: percentile(latencies, 99),
+        max: latencies[latencies.length - 1]!,
+        maxSendDelay,
+      };
+    }
+    return {
+      warm: warm[i]!,
       objects,
-      p50: percentile(latencies, 50),
-      p90: percentile(latencies, 90),
-      p99: percentile(latencies, 99),
-      max: latencies[latencies.length - 1]!,
-      maxSendDelay,
+      cpu,
+      seconds: (created.last - sent[0]!) / 1000,
+      idle: (idle1[i]! - idle0[i]!) / idleSeconds,
+      peakRss,
+      // The server's counts are of all the sides: per object, they are shared among them all.
+      requests,
+      requestObjects: objects * sides.length,
+      eventWrites: eventWrites / (objects * sides.length),
+      latency,
     };
-  }
-  await load.remove([...names, ...more], CONCURRENCY);
-  await load.awaitAll([...names, ...more], "gone", 60_000);
-  return {
-    warm,
-    objects,
-    cpu,
-    seconds: (created.last - sent[0]!) / 1000,
-    idle,
-    peakRss,
-    requests,
-    eventWrites: eventWrites / objects,
-    latency,
-  };
+  }));
+  await Promise.all(sides.map(async (s, i) => {
+    await s.load.remove([...names[i]!, ...more[i]!], CONCURRENCY);
+    await s.load.awaitAll([...names[i]!, ...more[i]!], "gone", 60_000);
+  }));
+  return results;
 }
 
 /** The figures of an events burst. */
@@ -888,43 +919,73 @@ export async function measureOperator(
 
     // The trickle: a steady 100 creations/s for 20 s — as shipped, events off, and the floor.
     if (phase("trickle")) {
-      const run = async (
-        prefix: string,
-        start: () => Promise<OperatorProcess>,
-        latency: boolean,
-      ): Promise<TrickleResult> => {
-        await using op = await start();
-        const r = await trickle(api, server, load, op, prefix, { latency });
-        const failures = (await op.report()).messages.failures;
-        if (failures) throw new Error(`the floor's writes failed ${failures} times`);
-        return r;
+      /** A process of one side, watching its own namespace only. */
+      type Start = (namespace: string) => Promise<OperatorProcess>;
+      let round = 0;
+      // A round: two fresh processes measured at once, each under its own 100 objects/s.
+      const pair = async (
+        [a, b]: [Start, Start],
+        latency: [boolean, boolean],
+      ): Promise<[TrickleResult, TrickleResult]> => {
+        round++;
+        const namespaces = [`bench-trickle-${round}a`, `bench-trickle-${round}b`];
+        for (const ns of namespaces) await setUpKopfExamples(api, root, ns);
+        const collection = (ns: string) => `/apis/kopf.dev/v1/namespaces/${ns}/kopfexamples`;
+        await using loadA = await LoadGenerator.start(
+          server.url,
+          collection(namespaces[0]!),
+          "create_fn",
+        );
+        await using loadB = await LoadGenerator.start(
+          server.url,
+          collection(namespaces[1]!),
+          "create_fn",
+        );
+        // Started in turn, the other side first in every other round.
+        const [first, second] = round % 2 ? [0, 1] : [1, 0];
+        const starts = [a, b];
+        const ops: OperatorProcess[] = [];
+        ops[first] = await starts[first]!(namespaces[first]!);
+        try {
+          ops[second] = await starts[second]!(namespaces[second]!);
+          const [ra, rb] = await trickle(api, server, [
+            { op: ops[0]!, load: loadA, prefix: `trickle${round}a`, latency: latency[0] },
+            { op: ops[1]!, load: loadB, prefix: `trickle${round}b`, latency: latency[1] },
+          ]);
+          for (const op of ops) {
+            const failures = (await op.report()).messages.failures;
+            if (failures) throw new Error(`the floor's writes failed ${failures} times`);
+          }
+          return [ra!, rb!];
+        } finally {
+          await Promise.all(ops.map((op) => op?.stop().catch(() => {})));
+        }
       };
-      const startShipped = () => startOperator(server.kubeconfig, { posting: true, starts: true });
-      const startFloor = () =>
-        OperatorProcess.start(server.kubeconfig, { events: true }, "./_floor_operator.ts");
-      const shipped = await run("trickle", startShipped, true);
-      const quiet = await run(
-        "trickleq",
-        () => startOperator(server.kubeconfig, { starts: true }),
-        true,
-      );
-      const floor = await run("tricklef", startFloor, false);
-      const floorQuiet = await run(
-        "tricklefq",
-        () => OperatorProcess.start(server.kubeconfig, {}, "./_floor_operator.ts"),
-        false,
-      );
-      // A second round of the two the target compares, interleaved: one run of each swings by
-      // ±10 % on these shared machines.
-      const shipped2 = await run("trickle2", startShipped, true);
-      const floor2 = await run("tricklef2", startFloor, false);
+      const startShipped: Start = (namespace) =>
+        startOperator(server.kubeconfig, { posting: true, starts: true, namespace });
+      const startFloor: Start = (namespace) =>
+        OperatorProcess.start(
+          server.kubeconfig,
+          { events: true, namespace },
+          "./_floor_operator.ts",
+        );
+      const [shipped, floor] = await pair([startShipped, startFloor], [true, false]);
+      const [quiet, floorQuiet] = await pair([
+        (namespace) => startOperator(server.kubeconfig, { starts: true, namespace }),
+        (namespace) =>
+          OperatorProcess.start(server.kubeconfig, { namespace }, "./_floor_operator.ts"),
+      ], [true, false]);
+      // A second round of the two the target compares.
+      const [shipped2, floor2] = await pair([startShipped, startFloor], [true, false]);
       const ms = (r: TrickleResult) => (r.cpu.operator / r.objects) * 1e3;
       const warmMs = (r: TrickleResult) => (r.warm.operator / r.objects) * 1e3;
       const at = `at a steady ${TRICKLE_RATE} objects/s for ${TRICKLE_SECONDS} s`;
       const about = (r: TrickleResult) =>
         `main thread ${fmt((r.cpu.operatorThread / r.objects) * 1e3, 3)} ms, idle before ` +
         `${fmt(r.idle * 100, 2)}% of a CPU (${fmt((r.idle / TRICKLE_RATE) * 1e3, 3)} ms per ` +
-        `object at this rate); API requests per object: ${perObject(r.requests, r.objects)}; ` +
+        `object at this rate); API requests per object: ${
+          perObject(r.requests, r.requestObjects)
+        }; ` +
         `event writes ${fmt(r.eventWrites, 2)}/object; peak RSS (VmHWM) ${
           fmt(r.peakRss / MB)
         } MiB` +
@@ -959,9 +1020,12 @@ export async function measureOperator(
           "ms",
           {
             decimals: 1,
-            note: `[p50 ${fmt(shipped.latency!.p50, 1)} ms; events off: p50 ${
-              fmt(quiet.latency!.p50, 1)
-            } ms, p99 ${fmt(quiet.latency!.p99, 1)} ms]`,
+            note: `[measured with the floor's process running beside it (the round's other ` +
+              `side), which the latency phase's figures have not; p50 ${
+                fmt(shipped.latency!.p50, 1)
+              } ms; events off: p50 ${fmt(quiet.latency!.p50, 1)} ms, p99 ${
+                fmt(quiet.latency!.p99, 1)
+              } ms]`,
           },
         ).line,
       );
@@ -989,7 +1053,8 @@ export async function measureOperator(
         {
           decimals: 2,
           target: { below: TRICKLE_FLOOR_TARGET },
-          note: `[the mean of 2 rounds, each a fresh operator and a fresh floor, interleaved: ` +
+          note: `[the mean of 2 rounds, each a fresh operator and a fresh floor measured at ` +
+            `once, side by side: ` +
             `${fmt(ms(shipped), 3)} ms over ${fmt(ms(floor), 3)} ms = ${fmt(cold[0]!, 2)}, ` +
             `${fmt(ms(shipped2), 3)} ms over ${fmt(ms(floor2), 3)} ms = ${fmt(cold[1]!, 2)}; ` +
             `events off over the floor without Events: ${fmt(ms(quiet) / ms(floorQuiet), 2)} (${

@@ -16,7 +16,8 @@
  * where a side is `shipped`, `quiet`, `floor` or `floorq` (as in `trickle_probe.ts`),
  * optionally after another tree's root and a colon (`/tmp/before:quiet`: that tree's
  * `bench/_bench_operator.ts` or `_floor_operator.ts`, e.g. a `git worktree` of the commit
- * before a change). With `KOPF_PROBE_PIN=1`, both processes run on the last CPU and the server
+ * before a change), and optionally followed by `@` and V8 flags added to those `kopf run` ships
+ * with (`quiet@--always-sparkplug`). With `KOPF_PROBE_PIN=1`, both processes run on the last CPU and the server
  * and the load generators on the others (`taskset`); with `KOPF_PROBE_WARMUP=S`, S seconds of
  * trickle come first on both sides (created, handled, deleted), unmeasured.
  *
@@ -25,7 +26,7 @@
 
 import { BenchClient, setUpKopfExamples } from "./_client.ts";
 import { LoadGenerator } from "./_load_generator.ts";
-import { type ChildOptions, OperatorProcess } from "./_operator_process.ts";
+import { type ChildOptions, OperatorProcess, operatorV8Flags } from "./_operator_process.ts";
 import { startServerProcess } from "./_server_process.ts";
 import { fmt } from "./_stats.ts";
 
@@ -36,6 +37,8 @@ interface Side {
   label: string;
   script: string;
   options: ChildOptions;
+  /** V8 flags added to those `kopf run` ships with (comma-separated), if any. */
+  v8: string | undefined;
 }
 
 const PRESETS: Record<string, [ChildOptions, string]> = {
@@ -45,7 +48,8 @@ const PRESETS: Record<string, [ChildOptions, string]> = {
   floorq: [{}, "_floor_operator.ts"],
 };
 
-function side(spec: string): Side {
+function side(label: string): Side {
+  const [spec, v8] = label.split("@", 2) as [string, string | undefined];
   const at = spec.lastIndexOf(":");
   const root = at > 0 ? spec.slice(0, at) : undefined;
   const which = at > 0 ? spec.slice(at + 1) : spec;
@@ -55,7 +59,7 @@ function side(spec: string): Side {
   const script = root
     ? new URL(`bench/${file}`, `file://${root.replace(/\/?$/, "/")}`).href
     : `./${file}`;
-  return { label: spec, script, options };
+  return { label, script, options, v8 };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -123,10 +127,16 @@ if (import.meta.main) {
     const ops: OperatorProcess[] = [];
     for (const i of order) {
       const s = sides[i]!;
-      ops[i] = await OperatorProcess.start(server.kubeconfig, {
-        ...s.options,
-        namespace: namespaces[i],
-      }, s.script);
+      const shipped = operatorV8Flags()[0]?.replace(/^--v8-flags=/, "");
+      if (s.v8) Deno.env.set("KOPF_BENCH_V8_FLAGS", [shipped, s.v8].filter(Boolean).join(","));
+      try {
+        ops[i] = await OperatorProcess.start(server.kubeconfig, {
+          ...s.options,
+          namespace: namespaces[i],
+        }, s.script);
+      } finally {
+        if (s.v8) Deno.env.delete("KOPF_BENCH_V8_FLAGS");
+      }
     }
     try {
       if (pinned) { for (const op of ops) await pin(op.pid, last); }
