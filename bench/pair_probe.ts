@@ -127,15 +127,18 @@ if (import.meta.main) {
     const ops: OperatorProcess[] = [];
     for (const i of order) {
       const s = sides[i]!;
-      const shipped = operatorV8Flags()[0]?.replace(/^--v8-flags=/, "");
-      if (s.v8) Deno.env.set("KOPF_BENCH_V8_FLAGS", [shipped, s.v8].filter(Boolean).join(","));
+      // The side's flags through the variable the operator processes read, as it was after.
+      const given = Deno.env.get("KOPF_BENCH_V8_FLAGS");
+      const flags = operatorV8Flags()[0]?.replace(/^--v8-flags=/, "");
+      if (s.v8) Deno.env.set("KOPF_BENCH_V8_FLAGS", [flags, s.v8].filter(Boolean).join(","));
       try {
         ops[i] = await OperatorProcess.start(server.kubeconfig, {
           ...s.options,
           namespace: namespaces[i],
         }, s.script);
       } finally {
-        if (s.v8) Deno.env.delete("KOPF_BENCH_V8_FLAGS");
+        if (given === undefined) Deno.env.delete("KOPF_BENCH_V8_FLAGS");
+        else Deno.env.set("KOPF_BENCH_V8_FLAGS", given);
       }
     }
     try {
