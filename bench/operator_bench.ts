@@ -386,16 +386,35 @@ async function steady(
   await load.reset();
   const { sent, maxSendDelay } = await load.steady(names, rate);
   await load.awaitAll(names, "handled", 60_000);
+  const latency = await latencyOf(op, names, sent, maxSendDelay);
+  await load.remove(names, CONCURRENCY);
+  await load.awaitAll(names, "gone", 60_000);
+  return latency;
+}
+
+/**
+ * Creation→handler latencies from the operator's report of its create handler's starts.
+ *
+ * @param op The operator (run with `starts`).
+ * @param names The objects, in the order they were sent.
+ * @param sent When each was sent (epoch ms).
+ * @param maxSendDelay How late the generator sent the latest one (ms).
+ * @returns The percentiles.
+ */
+async function latencyOf(
+  op: OperatorProcess,
+  names: string[],
+  sent: number[],
+  maxSendDelay: number,
+): Promise<LatencyResult> {
   const { starts } = await op.report();
   const latencies = names.map((n, i) => {
     const start = starts[n];
     if (start === undefined) throw new Error(`the operator reported no create handler for ${n}`);
     return start - sent[i]!;
   }).sort((a, b) => a - b);
-  await load.remove(names, CONCURRENCY);
-  await load.awaitAll(names, "gone", 60_000);
   return {
-    objects,
+    objects: names.length,
     p50: percentile(latencies, 50),
     p90: percentile(latencies, 90),
     p99: percentile(latencies, 99),
@@ -485,26 +504,8 @@ async function trickle(
     return cpuSince(cpu1, await cpuNow(s.op, server));
   }));
   const results = await Promise.all(sides.map(async (s, i): Promise<TrickleResult> => {
-    let latency: LatencyResult | undefined;
     const { sent, maxSendDelay, created, cpu, peakRss } = cold[i]!;
-    if (s.latency) {
-      const { starts } = await s.op.report();
-      const latencies = names[i]!.map((n, j) => {
-        const start = starts[n];
-        if (start === undefined) {
-          throw new Error(`the operator reported no create handler for ${n}`);
-        }
-        return start - sent[j]!;
-      }).sort((a, b) => a - b);
-      latency = {
-        objects,
-        p50: percentile(latencies, 50),
-        p90: percentile(latencies, 90),
-        p99: percentile(latencies, 99),
-        max: latencies[latencies.length - 1]!,
-        maxSendDelay,
-      };
-    }
+    const latency = s.latency ? await latencyOf(s.op, names[i]!, sent, maxSendDelay) : undefined;
     return {
       warm: warm[i]!,
       objects,
