@@ -10,7 +10,6 @@ import assert from "node:assert/strict";
 import { isAbsolute, posix } from "node:path";
 import { pathToFileURL } from "node:url";
 import { fileUrls, posixFileUrls } from "../../src/cli/_file_urls.ts";
-import { loadHandlers } from "../../src/cli/run.ts";
 
 const POSIX = Deno.build.os !== "windows";
 const ignore = !POSIX;
@@ -99,7 +98,6 @@ Deno.test({
   ignore,
   async fn() {
     const dir = await Deno.makeTempDir({ prefix: "kopf file urls #1 %41 " });
-    const cwd = Deno.cwd();
     try {
       await Deno.mkdir(`${dir}/sub dir`);
       const mod = new URL("../../mod.ts", import.meta.url).href;
@@ -108,11 +106,25 @@ Deno.test({
         `import * as kopf from ${JSON.stringify(mod)};\n` +
           `kopf.on.startup(function started() {});\n`,
       );
-      Deno.chdir(`${dir}/sub dir`);
-      const registry = await loadHandlers(["../sub dir/./hand lers#%.ts"], []);
-      assert.deepEqual(registry.activityHandlers("startup").map((h) => h.id), ["started"]);
+      // In a process of its own, started in that directory: the working directory is the whole
+      // process's, and a test that changed its own would change it under the tests running beside
+      // it (a child process they spawn meanwhile finds its directory gone).
+      const run = new URL("../../src/cli/run.ts", import.meta.url).href;
+      const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+        args: [
+          "eval",
+          `const { loadHandlers } = await import(${JSON.stringify(run)});\n` +
+          `const registry = await loadHandlers(["../sub dir/./hand lers#%.ts"], []);\n` +
+          `console.log(JSON.stringify(registry.activityHandlers("startup").map((h) => h.id)));`,
+        ],
+        cwd: `${dir}/sub dir`,
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      const decode = (b: Uint8Array) => new TextDecoder().decode(b);
+      assert.equal(code, 0, decode(stderr));
+      assert.deepEqual(JSON.parse(decode(stdout)), ["started"]);
     } finally {
-      Deno.chdir(cwd);
       await Deno.remove(dir, { recursive: true });
     }
   },
