@@ -19,7 +19,9 @@
  * before a change), and optionally followed by `@` and V8 flags added to those `kopf run` ships
  * with (`quiet@--always-sparkplug`). With `KOPF_PROBE_PIN=1`, both processes run on the last CPU and the server
  * and the load generators on the others (`taskset`); with `KOPF_PROBE_WARMUP=S`, S seconds of
- * trickle come first on both sides (created, handled, deleted), unmeasured.
+ * trickle come first on both sides (created, handled, deleted), unmeasured; with
+ * `KOPF_PROBE_BURST=N`, the window is a burst instead: N creations at once on each side (50 in
+ * flight each, as the operator bench's bursts), until all are handled.
  *
  * @module
  */
@@ -89,6 +91,7 @@ if (import.meta.main) {
   const seconds = Number(secondsArg);
   const warmup = Number(Deno.env.get("KOPF_PROBE_WARMUP") ?? 0);
   const pinned = Deno.env.get("KOPF_PROBE_PIN") === "1";
+  const burst = Number(Deno.env.get("KOPF_PROBE_BURST") ?? 0);
   const cpus = navigator.hardwareConcurrency;
   if (pinned && cpus < 2) throw new Error("KOPF_PROBE_PIN needs two CPUs at least");
   const last = String(cpus - 1);
@@ -103,10 +106,9 @@ if (import.meta.main) {
   const mainRatios: number[] = [];
   const perSide: [number[], number[]] = [[], []];
   console.log(
-    `pair probe: ${sides[0].label} vs ${sides[1].label}, ${rounds} rounds of ${seconds} s at ` +
-      `${RATE} objects/s each${warmup ? `, ${warmup} s warm-up` : ""}${
-        pinned ? `, both on CPU ${last}` : ""
-      }`,
+    `pair probe: ${sides[0].label} vs ${sides[1].label}, ${rounds} rounds of ${
+      burst ? `a burst of ${burst}` : `${seconds} s at ${RATE} objects/s`
+    } each${warmup ? `, ${warmup} s warm-up` : ""}${pinned ? `, both on CPU ${last}` : ""}`,
   );
   for (let round = 0; round < rounds; round++) {
     const namespaces = [`pair-a-${round}`, `pair-b-${round}`];
@@ -161,8 +163,14 @@ if (import.meta.main) {
       await sleep(1000);
       const cpu0 = await Promise.all(ops.map((op) => op.cpuSeconds()));
       const main0 = await Promise.all(ops.map((op) => op.mainThreadCpuSeconds()));
-      const objects = RATE * seconds;
-      await trickle("probe", objects);
+      const objects = burst || RATE * seconds;
+      if (burst) {
+        const names = Array.from({ length: objects }, (_, i) => `probe-${i}`);
+        await Promise.all(loads.map(async (load) => {
+          await load.create(names, 50);
+          await load.awaitAll(names, "handled", 300_000);
+        }));
+      } else await trickle("probe", objects);
       const cpu = (await Promise.all(ops.map((op) => op.cpuSeconds()))).map((x, i) =>
         ((x - cpu0[i]!) / objects) * 1e3
       );
