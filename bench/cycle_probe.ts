@@ -15,11 +15,15 @@
  *
  * Run: `deno run -A bench/cycle_probe.ts [N] [ROUNDS]` (default 5,000 objects, 6 rounds);
  * `KOPF_PROBE_POSTING=1` posts the framework's info lines as the shipped operator does, to a
- * poster that only counts them (the loggers' part of posting, not the recorder's).
+ * poster that only counts them (the loggers' part of posting, not the recorder's);
+ * `KOPF_PROBE_HEAP=FILE` writes a sampling heap profile of the rounds after the first (what they
+ * allocated, collected objects included) to FILE and prints the allocations per object by
+ * function.
  *
  * @module
  */
 
+import { Session } from "node:inspector";
 import process from "node:process";
 import v8 from "node:v8";
 import * as kopf from "../mod.ts";
@@ -125,7 +129,30 @@ if (import.meta.main) {
   const allocated = () =>
     (v8.getHeapStatistics() as { total_allocated_bytes: number }).total_allocated_bytes;
 
+  const heapFile = Deno.env.get("KOPF_PROBE_HEAP");
+  const session = heapFile ? new Session() : undefined;
+  session?.connect();
+  const inspect = (method: string, params: Record<string, unknown> = {}) =>
+    new Promise<Record<string, unknown>>((resolve, reject) =>
+      session!.post(
+        method,
+        params,
+        (error: Error | null, result?: object) =>
+          error ? reject(error) : resolve(result as Record<string, unknown>),
+      )
+    );
+  let profiled = 0;
+
   for (let round = 0; round < rounds; round++) {
+    if (session && round === 1) {
+      await inspect("HeapProfiler.enable");
+      await inspect("HeapProfiler.startSampling", {
+        samplingInterval: 1024,
+        includeObjectsCollectedByMajorGC: true,
+        includeObjectsCollectedByMinorGC: true,
+      });
+    }
+    if (round >= 1) profiled += n;
     const c0 = cpu();
     const a0 = allocated();
     let cycles = 0;
@@ -162,4 +189,36 @@ if (import.meta.main) {
         (posting ? `, ${fmt(posted / n / (round + 1), 2)} events posted` : ""),
     );
   }
+  if (session && heapFile && profiled) {
+    const { profile } = await inspect("HeapProfiler.stopSampling") as { profile: HeapProfile };
+    await Deno.writeTextFile(heapFile, JSON.stringify(profile));
+    const byFunction = new Map<string, number>();
+    const walk = (node: HeapNode) => {
+      const { functionName, url, lineNumber } = node.callFrame;
+      if (node.selfSize) {
+        const file = url.replace(/^.*\/(src|bench)\//, "$1/") || "(native)";
+        const key = `${functionName || "(anonymous)"} ${file}:${lineNumber + 1}`;
+        byFunction.set(key, (byFunction.get(key) ?? 0) + node.selfSize);
+      }
+      for (const child of node.children) walk(child);
+    };
+    walk(profile.head);
+    const rows = [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, 30);
+    console.log(`sampled allocations per object, by function (${heapFile}):`);
+    for (const [key, bytes] of rows) {
+      console.log(`  ${fmt(bytes / profiled, 0).padStart(6)} B  ${key}`);
+    }
+  }
+}
+
+/** A node of a sampling heap profile. */
+interface HeapNode {
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  selfSize: number;
+  children: HeapNode[];
+}
+
+/** A sampling heap profile (`HeapProfiler.stopSampling`). */
+interface HeapProfile {
+  head: HeapNode;
 }
