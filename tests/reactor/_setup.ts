@@ -144,13 +144,16 @@ export interface Cluster extends AsyncDisposable {
 /**
  * Starts an API server with kopfexamples (and, if asked, the cluster-scoped CRD).
  *
- * @param options Server options, plus `clusterCrd` and `requestLog`.
+ * @param options Server options (the faults switched on after the CRDs are served), plus
+ *   `clusterCrd` and `requestLog`.
  * @returns The cluster; dispose it with `await using`.
  */
 export async function cluster(
   options: StartApiServerOptions & { clusterCrd?: boolean; requestLog?: boolean } = {},
 ): Promise<Cluster> {
-  const { clusterCrd, requestLog, ...rest } = options;
+  // The faults are switched on once the CRDs are served: the set-up's own requests are not the
+  // test (a 429 injected into the CRD's creation failed a run).
+  const { clusterCrd, requestLog, faults, ...rest } = options;
   const requests: string[] = [];
   const api = await startApiServer({
     ...rest,
@@ -199,6 +202,7 @@ export async function cluster(
   };
   await c.createCrd(KEX_CRD);
   if (clusterCrd) await c.createCrd(CLUSTER_CRD);
+  if (faults) api.setFaults(faults);
   return c;
 }
 
