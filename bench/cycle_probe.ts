@@ -36,6 +36,7 @@ import {
   type RawEvent,
 } from "../src/core/reactor/processing.ts";
 import { fmt } from "./_stats.ts";
+import { type HeapNode, sumHeapProfile } from "./trickle_probe.ts";
 
 // deno-lint-ignore no-explicit-any
 type Obj = Record<string, any>;
@@ -192,30 +193,13 @@ if (import.meta.main) {
   if (session && heapFile && profiled) {
     const { profile } = await inspect("HeapProfiler.stopSampling") as { profile: HeapProfile };
     await Deno.writeTextFile(heapFile, JSON.stringify(profile));
-    const byFunction = new Map<string, number>();
-    const walk = (node: HeapNode) => {
-      const { functionName, url, lineNumber } = node.callFrame;
-      if (node.selfSize) {
-        const file = url.replace(/^.*\/(src|bench)\//, "$1/") || "(native)";
-        const key = `${functionName || "(anonymous)"} ${file}:${lineNumber + 1}`;
-        byFunction.set(key, (byFunction.get(key) ?? 0) + node.selfSize);
-      }
-      for (const child of node.children) walk(child);
-    };
-    walk(profile.head);
+    const { byFunction } = sumHeapProfile(profile.head);
     const rows = [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, 30);
     console.log(`sampled allocations per object, by function (${heapFile}):`);
     for (const [key, bytes] of rows) {
       console.log(`  ${fmt(bytes / profiled, 0).padStart(6)} B  ${key}`);
     }
   }
-}
-
-/** A node of a sampling heap profile. */
-interface HeapNode {
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  selfSize: number;
-  children: HeapNode[];
 }
 
 /** A sampling heap profile (`HeapProfiler.stopSampling`). */

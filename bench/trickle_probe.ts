@@ -59,10 +59,42 @@ interface Window {
 }
 
 /** A node of a sampling heap profile. */
-interface HeapNode {
+export interface HeapNode {
   callFrame: { functionName: string; url: string; lineNumber: number };
   selfSize: number;
   children: HeapNode[];
+}
+
+/** A sampling heap profile's allocations, summed: in all, by function, by file. */
+export interface HeapSums {
+  total: number;
+  /** `name file:line` → bytes. */
+  byFunction: Map<string, number>;
+  /** File (from `src/` or `bench/` on) → bytes. */
+  byFile: Map<string, number>;
+}
+
+/**
+ * Sums a sampling heap profile's allocations by function and by file.
+ *
+ * @param head The profile's root node.
+ * @returns The sums.
+ */
+export function sumHeapProfile(head: HeapNode): HeapSums {
+  const sums: HeapSums = { total: 0, byFunction: new Map(), byFile: new Map() };
+  const walk = (node: HeapNode) => {
+    const { functionName, url, lineNumber } = node.callFrame;
+    const file = url.replace(/^.*\/(src|bench)\//, "$1/") || "(native)";
+    if (node.selfSize) {
+      sums.total += node.selfSize;
+      const key = `${functionName || "(anonymous)"} ${file}:${lineNumber + 1}`;
+      sums.byFunction.set(key, (sums.byFunction.get(key) ?? 0) + node.selfSize);
+      sums.byFile.set(file, (sums.byFile.get(file) ?? 0) + node.selfSize);
+    }
+    for (const c of node.children) walk(c);
+  };
+  walk(head);
+  return sums;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -243,21 +275,7 @@ if (import.meta.main) {
     const { head } = JSON.parse(
       await Deno.readTextFile(`${dir}/${op.pid}-1.heapprofile`),
     ) as { head: HeapNode };
-    const byFunction = new Map<string, number>();
-    const byFile = new Map<string, number>();
-    let total = 0;
-    const walk = (node: HeapNode) => {
-      const { functionName, url, lineNumber } = node.callFrame;
-      const file = url.replace(/^.*\/(src|bench)\//, "$1/") || "(native)";
-      if (node.selfSize) {
-        total += node.selfSize;
-        const key = `${functionName || "(anonymous)"} ${file}:${lineNumber + 1}`;
-        byFunction.set(key, (byFunction.get(key) ?? 0) + node.selfSize);
-        byFile.set(file, (byFile.get(file) ?? 0) + node.selfSize);
-      }
-      for (const c of node.children) walk(c);
-    };
-    walk(head);
+    const { total, byFunction, byFile } = sumHeapProfile(head);
     const top = (m: Map<string, number>) =>
       [...m].sort((a, b) => b[1] - a[1]).slice(0, 25).map(([k, v]) =>
         `    ${fmt(v / objects / 1024, 2).padStart(6)} KiB ${
