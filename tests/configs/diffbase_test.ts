@@ -203,3 +203,40 @@ Deno.test("MultiDiffBaseStorage stores into all, reads the first found, cleans w
     metadata: { annotations: { "kopf.zalando.org/last-handled-configuration": REFERENCE_VALUE } },
   });
 });
+
+Deno.test("unchanged(): true only for the exact text store() writes; another spelling, a change, none stored or a custom fetch leave it to fetch()", () => {
+  const storage = new AnnotationsDiffBaseStorage();
+  const body = realisticBody();
+  const essence = storage.build(body);
+  const patch = new Patch();
+  storage.store(body, patch, essence);
+  const annotations = body.metadata!.annotations as Record<string, string>;
+  Object.assign(annotations, patch.metadata.annotations);
+  const key = "kopf.zalando.org/last-handled-configuration";
+  assert.equal(annotations[key], REFERENCE_VALUE);
+  assert.equal(storage.unchanged(body, storage.build(body)), true);
+  // A change of the essence: false (and fetch + diff decide).
+  assert.equal(storage.unchanged(body, storage.build({ ...body, spec: { field: "x" } })), false);
+  // The same data spelt otherwise (key order, spaces, no newline): false, though fetch() reads it equal.
+  for (
+    const other of [JSON.stringify(JSON.parse(REFERENCE_VALUE), null, 1), REFERENCE_VALUE.trim()]
+  ) {
+    const respelt = structuredClone(body);
+    (respelt.metadata!.annotations as Record<string, string>)[key] = other;
+    assert.equal(storage.unchanged(respelt, storage.build(respelt)), false);
+    assert.deepEqual(storage.fetch(respelt), storage.build(respelt));
+  }
+  // Not stored at all: false.
+  const none = structuredClone(body);
+  delete (none.metadata!.annotations as Record<string, string>)[key];
+  assert.equal(storage.unchanged(none, storage.build(none)), false);
+  // A subclass that reads its own way is always read.
+  class Custom extends AnnotationsDiffBaseStorage {
+    override fetch(b: Body) {
+      return super.fetch(b);
+    }
+  }
+  assert.equal(new Custom().unchanged(body, storage.build(body)), false);
+  // The other storages cannot tell without reading: false.
+  assert.equal(new StatusDiffBaseStorage().unchanged(body, essence), false);
+});

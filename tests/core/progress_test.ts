@@ -250,3 +250,45 @@ Deno.test("progress: State reads sub-handlers' records by subrefs once each, and
   await state.purge({}, new kopf.Patch(), storage, ["b", "a", "c", "c"]);
   assert.deepEqual(calls, ["purge a", "purge a/x", "purge a/y", "purge b", "purge c"]);
 });
+
+Deno.test("progress: State.read and purgeNow answer at once from a synchronous storage, and go on in order through an asynchronous one", async () => {
+  const calls: string[] = [];
+  const records: Record<string, kopf.ProgressRecord> = {
+    a: { retries: 1, subrefs: ["a/x"] },
+    "a/x": { retries: 2 },
+  };
+  class Storage extends kopf.ProgressStorage {
+    constructor(readonly async: boolean) {
+      super();
+    }
+    fetch(key: string) {
+      calls.push(`fetch ${key}`);
+      const record = records[key] ?? null;
+      return this.async ? Promise.resolve(record) : record;
+    }
+    store() {}
+    purge(key: string) {
+      calls.push(`purge ${key}`);
+      return this.async ? Promise.resolve() : undefined;
+    }
+    touch() {}
+  }
+  for (const async of [false, true]) {
+    calls.length = 0;
+    const storage = new Storage(async);
+    const read = State.read({}, storage, ["a", "b"], "create");
+    assert.equal(read instanceof Promise, async);
+    const state = await read;
+    assert.deepEqual(calls, ["fetch a", "fetch b", "fetch a/x"]);
+    assert.deepEqual([state.get("a")?.retries, state.get("a/x")?.retries, state.get("b")], [
+      1,
+      2,
+      undefined,
+    ]);
+    calls.length = 0;
+    const purged = state.purgeNow({}, new kopf.Patch(), storage, ["b", "c", "c"]);
+    assert.equal(purged instanceof Promise, async);
+    await purged;
+    assert.deepEqual(calls, ["purge a", "purge a/x", "purge b", "purge c"]);
+  }
+});

@@ -199,6 +199,32 @@ export abstract class DiffBaseStorage {
   abstract fetch(body: Body): MaybePromise<BodyEssence | null>;
 
   /**
+   * Whether the stored essence is known to be this very essence without reading it back — then
+   * a cycle takes `essence` as the old one too, and the diff is empty. False means "read it"
+   * ({@link DiffBaseStorage.fetch}), not "changed": a storage that cannot tell cheaply says false.
+   *
+   * @param body The object.
+   * @param essence The object's essence now ({@link DiffBaseStorage.build}).
+   * @returns True only when what {@link DiffBaseStorage.fetch} would read equals `essence`.
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { AnnotationsDiffBaseStorage, Patch } from "@kopf/kopf";
+   * const storage = new AnnotationsDiffBaseStorage();
+   * const body = { metadata: { annotations: {} as Record<string, string> }, spec: { a: 1 } };
+   * const patch = new Patch();
+   * storage.store(body, patch, storage.build(body));
+   * Object.assign(body.metadata.annotations, patch.metadata.annotations);
+   * assert.equal(storage.unchanged(body, storage.build(body)), true);
+   * assert.equal(storage.unchanged(body, storage.build({ ...body, spec: { a: 2 } })), false);
+   * ```
+   */
+  unchanged(_body: Body, _essence: BodyEssence): boolean {
+    return false;
+  }
+
+  /**
    * Stores an essence (into the patch, for on-object storages).
    *
    * @param body The object.
@@ -283,12 +309,35 @@ export class AnnotationsDiffBaseStorage extends DiffBaseStorage {
   /** Reads the essence from the first of its annotations (v2, then v1) that is set; `null` if none. */
   override fetch(body: Body): BodyEssence | null {
     const annotations = annotationsOf(body);
-    for (const fullKey of this.#keys.keysOf(this.key, body)) {
-      const encoded = annotations[fullKey];
+    const keys = this.#keys.keysOf(this.key, body);
+    for (let i = 0; i < keys.length; i++) {
+      const encoded = annotations[keys[i]!];
       if (encoded === undefined || encoded === null) continue;
-      return parseJsonEssence(encoded, `the annotation ${fullKey}`);
+      return parseJsonEssence(encoded, `the annotation ${keys[i]}`);
     }
     return null;
+  }
+
+  /**
+   * True when the annotation {@link AnnotationsDiffBaseStorage.fetch} reads holds the essence
+   * exactly as {@link AnnotationsDiffBaseStorage.store} writes it (the same JSON text is the same
+   * data): the usual cycle after our own write, which then parses and compares nothing. Any
+   * other spelling of the same data (another writer's) is read and compared as usual. A subclass
+   * that reads its own way (its own `fetch`) is always read.
+   */
+  override unchanged(body: Body, essence: BodyEssence): boolean {
+    if (this.fetch !== AnnotationsDiffBaseStorage.prototype.fetch) return false;
+    const annotations = annotationsOf(body);
+    const keys = this.#keys.keysOf(this.key, body);
+    for (let i = 0; i < keys.length; i++) {
+      const encoded = annotations[keys[i]!];
+      if (encoded === undefined || encoded === null) continue;
+      // The text is the essence's JSON and "\n": compared in place, without a concatenation.
+      if (typeof encoded !== "string" || !encoded.endsWith("\n")) return false;
+      const text = dumpsCompact(essence);
+      return encoded.length === text.length + 1 && encoded.startsWith(text);
+    }
+    return false;
   }
 
   /**
@@ -297,9 +346,9 @@ export class AnnotationsDiffBaseStorage extends DiffBaseStorage {
    */
   override store(body: Body, patch: Patch, essence: BodyEssence): void {
     const encoded = `${dumpsCompact(essence)}\n`;
-    for (const fullKey of this.#keys.keysOf(this.key, body)) {
-      patch.metadata.annotations[fullKey] = encoded;
-    }
+    const keys = this.#keys.keysOf(this.key, body);
+    const into = patch.metadata.annotations;
+    for (let i = 0; i < keys.length; i++) into[keys[i]!] = encoded;
     storeMarker(this.prefix, patch, body);
   }
 }

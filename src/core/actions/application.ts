@@ -243,8 +243,8 @@ export interface CycleWrite {
   own: AnyObject;
   /** The handlers' edits through their `patch`. */
   edits: AnyObject;
-  /** The handlers' results, by handler id (they go to `status.<id>`). */
-  results: ReadonlyMap<string, unknown>;
+  /** The handlers' results, by handler id (they go to `status.<id>`); undefined for none. */
+  results: Readonly<Record<string, unknown>> | undefined;
 }
 
 /**
@@ -272,7 +272,7 @@ export async function applyCycleWrite(
   signal?: AbortSignal,
   memory?: PatchMemory,
 ): Promise<AnyObject | undefined> {
-  const results = write.results.size ? { status: Object.fromEntries(write.results) } : undefined;
+  const results = write.results ? { status: write.results } : undefined;
   const edits = isEmpty(write.edits) ? undefined : write.edits;
   // Nothing at all (a cycle that changed nothing): no patch, as applyPatch() skips an empty one.
   if (!results && !edits && isEmpty(write.own)) return body;
@@ -287,7 +287,7 @@ export async function applyCycleWrite(
   }
   const tries: Array<{ patch: AnyObject; dropped: string }> = [];
   if (results) {
-    const ids = [...write.results.keys()].map((id) => `'${id}'`).join(", ");
+    const ids = Object.keys(write.results!).map((id) => `'${id}'`).join(", ");
     tries.push({
       patch: mergeAll(write.edits, write.own),
       dropped: `the results of ${ids} are not stored`,

@@ -265,7 +265,9 @@ export async function executeHandler<H extends BaseHandler>(
       const call = trace
         ? trace.run(inScope, scope ?? { context }, handler, context)
         : inScope(scope ?? { context }, handler, context);
-      result = handler.timeout === undefined || !isPromise(call)
+      result = !isPromise(call)
+        ? call
+        : handler.timeout === undefined
         ? await call
         : await timed(call, handler, runtime, signals, ex, clock);
       if (scope?.registered.length) {

@@ -221,21 +221,61 @@ export class State {
     ids: string[],
     purpose: string,
   ): Promise<State> {
-    const state = new State(purpose);
-    // Handlers first, in order, then their sub-handlers (by subrefs) as they are found; each once.
-    // Synchronous storages (the built-in ones) are not awaited: no promise per record read.
-    const queue = ids.slice();
-    for (let i = 0; i < queue.length; i++) {
+    return await State.read(body, storage, ids, purpose);
+  }
+
+  /**
+   * Reads the stored records as {@link State.fromStorage} does, without a promise when the
+   * storage answers synchronously (the built-in ones do): a cycle awaits only a storage that
+   * returns promises.
+   *
+   * @param body The object.
+   * @param storage The progress storage.
+   * @param ids The handler ids.
+   * @param purpose The cause's reason.
+   * @returns The state, or a promise of it (only from an asynchronous storage).
+   */
+  static read(
+    body: AnyObject,
+    storage: ProgressStorage,
+    ids: string[],
+    purpose: string,
+  ): MaybePromise<State> {
+    return State.#readFrom(new State(purpose), body, storage, ids.slice(), 0);
+  }
+
+  /**
+   * Handlers first, in order, then their sub-handlers (by subrefs) as they are found; each once.
+   * From the `i`-th id of `queue` on; a record that comes as a promise goes on when it comes.
+   */
+  static #readFrom(
+    state: State,
+    body: AnyObject,
+    storage: ProgressStorage,
+    queue: string[],
+    from: number,
+  ): MaybePromise<State> {
+    for (let i = from; i < queue.length; i++) {
       const id = queue[i]!;
       if (state.#states.has(id) || queue.indexOf(id) < i) continue;
       const fetched = storage.fetch(id, body);
-      const record = isPromise(fetched) ? await fetched : fetched;
-      if (!record) continue;
-      const hs = HandlerState.fromRecord(record);
-      state.#states.set(id, hs);
-      for (const subref of hs.subrefs) queue.push(subref);
+      if (isPromise(fetched)) {
+        return fetched.then((record) => {
+          state.#found(id, record, queue);
+          return State.#readFrom(state, body, storage, queue, i + 1);
+        });
+      }
+      state.#found(id, fetched, queue);
     }
     return state;
+  }
+
+  /** Keeps a handler's record that was read (none: nothing), queueing its sub-handlers' ids. */
+  #found(id: string, record: ProgressRecord | null | undefined, queue: string[]): void {
+    if (!record) return;
+    const hs = HandlerState.fromRecord(record);
+    this.#states.set(id, hs);
+    for (const subref of hs.subrefs) queue.push(subref);
   }
 
   /**
@@ -338,17 +378,46 @@ export class State {
     storage: ProgressStorage,
     ids: string[] = [],
   ): Promise<void> {
+    await this.purgeNow(body, patch, storage, ids);
+  }
+
+  /**
+   * Removes the records as {@link State.purge} does, without a promise when the storage answers
+   * synchronously (the built-in ones do).
+   *
+   * @param body The object.
+   * @param patch The patch.
+   * @param storage The progress storage.
+   * @param ids Extra ids to purge (e.g. handlers known only by id).
+   * @returns Nothing, or a promise (only from an asynchronous storage).
+   */
+  purgeNow(
+    body: AnyObject,
+    patch: Patch,
+    storage: ProgressStorage,
+    ids: string[] = [],
+  ): MaybePromise<void> {
     // The known handlers, then the extra ids not known (each once), as a set of both would.
-    // Synchronous storages (the built-in ones) are not awaited: no promise per record.
-    for (const id of this.#states.keys()) {
+    const all = this.#states.size ? [...this.#states.keys(), ...ids] : ids;
+    return this.#purgeFrom(body, patch, storage, all, this.#states.size, 0);
+  }
+
+  /** Purges the records of `all` from its `from`-th on (the first `known` are known handlers). */
+  #purgeFrom(
+    body: AnyObject,
+    patch: Patch,
+    storage: ProgressStorage,
+    all: string[],
+    known: number,
+    from: number,
+  ): MaybePromise<void> {
+    for (let i = from; i < all.length; i++) {
+      const id = all[i]!;
+      if (i >= known && (this.#states.has(id) || all.indexOf(id, known) < i)) continue;
       const purged = this.#purgeOne(id, this.#states.get(id), body, patch, storage);
-      if (purged) await purged;
-    }
-    for (let i = 0; i < ids.length; i++) {
-      const id = ids[i]!;
-      if (this.#states.has(id) || ids.indexOf(id) < i) continue;
-      const purged = this.#purgeOne(id, undefined, body, patch, storage);
-      if (purged) await purged;
+      if (purged) {
+        return purged.then(() => this.#purgeFrom(body, patch, storage, all, known, i + 1));
+      }
     }
   }
 

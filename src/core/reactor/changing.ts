@@ -21,7 +21,14 @@
  */
 
 import { realClock } from "../../cogs/aio/clock.ts";
-import { diff as computeDiff, reduceDiff } from "../../cogs/structs/diffs.ts";
+import {
+  type Diff,
+  diff as computeDiff,
+  EMPTY_DIFF,
+  reduceDiff,
+} from "../../cogs/structs/diffs.ts";
+import type { BodyEssence } from "../../cogs/structs/bodies.ts";
+import { setOwn } from "../../cogs/structs/_json.ts";
 import { Patch } from "../../cogs/structs/patches.ts";
 import type { Resource } from "../../cogs/structs/resource.ts";
 import {
@@ -42,6 +49,8 @@ import {
   REASON_TITLES,
 } from "../intents/causes.ts";
 import { getField } from "../intents/filters.ts";
+import { currentApi } from "../actions/handler_api.ts";
+import { currentClock } from "../../cogs/aio/clock_scope.ts";
 import type {
   AnyObject,
   ChangingContext,
@@ -60,8 +69,10 @@ export interface ChangingCycle {
   /** The handlers' patch (their edits), shared with the event handlers of the cycle. */
   patch: Patch;
   logger: ObjectLogger;
-  /** The cycle's object context (made at the first call: only a handler or a callback needs it). */
+  /** The cycle's object context (made at the first call: only a callback or a daemon needs it). */
   context: () => ObjectContext;
+  /** The object's memo (what the contexts' `memo` is). */
+  memo: AnyObject;
   memory: ObjectMemory;
   signal: AbortSignal | undefined;
 }
@@ -86,11 +97,20 @@ export async function processChanging(cycle: ChangingCycle): Promise<CycleResult
   const callbacks = registry.filterCallbacks(resource);
 
   for (let pass = 0;; pass++) {
-    // The built-in storages answer synchronously: awaited only when a storage returns a promise.
-    const fetched = diffbase.fetch(body);
-    const old = (isPromise(fetched) ? await fetched : fetched) ?? undefined;
     const essence = diffbase.build(body);
-    const diff = computeDiff(old, essence);
+    let old: BodyEssence | undefined;
+    let diff: Diff;
+    // (A storage made without the base class, in plain JavaScript, may lack `unchanged`.)
+    if (typeof diffbase.unchanged === "function" && diffbase.unchanged(body, essence)) {
+      // The stored essence is this one (our own last write's, as a rule): nothing to compare.
+      old = essence;
+      diff = EMPTY_DIFF;
+    } else {
+      // The built-in storages answer synchronously: awaited only when a storage returns a promise.
+      const fetched = diffbase.fetch(body);
+      old = (isPromise(fetched) ? await fetched : fetched) ?? undefined;
+      diff = computeDiff(old, essence);
+    }
     const cause = detectChangingCause({
       eventType: event.type,
       body,
@@ -171,7 +191,7 @@ export async function processChanging(cycle: ChangingCycle): Promise<CycleResult
 
     const own = new Patch();
     /** The handlers' results by id: made at the first result (a noop cycle has none). */
-    let results: Map<string, unknown> | undefined;
+    let results: Record<string, unknown> | undefined;
     let done = false;
     let skip = false;
     let delays: Array<[string, number]> | undefined;
@@ -193,7 +213,8 @@ export async function processChanging(cycle: ChangingCycle): Promise<CycleResult
         }
         const ids: string[] = new Array(handlers.length);
         for (let i = 0; i < handlers.length; i++) ids[i] = handlers[i]!.id;
-        const state = await State.fromStorage(body, progress, ids, cause.reason);
+        const read = State.read(body, progress, ids, cause.reason);
+        const state = read instanceof State ? read : await read;
         await executeHandlers<ChangingHandler>(handlers, {
           state,
           kind: "changing",
@@ -208,17 +229,8 @@ export async function processChanging(cycle: ChangingCycle): Promise<CycleResult
           signal: op.exiting ?? signal,
           logger,
           context: (handler, attempt) =>
-            new HandlerContext(
-              cycle.context(),
-              body,
-              cause.reason,
-              diff,
-              old,
-              essence,
-              handler,
-              attempt,
-            ),
-          onResult: (handler, value) => void (results ??= new Map()).set(handler.id, value),
+            new HandlerContext(cycle, body, cause.reason, diff, old, essence, handler, attempt),
+          onResult: (handler, value) => void setOwn(results ??= {}, handler.id, value),
         });
         done = state.done(ids);
         if (done) {
@@ -230,7 +242,8 @@ export async function processChanging(cycle: ChangingCycle): Promise<CycleResult
               `${title} is processed: ${counts.success} succeeded; ${counts.failure} failed.`,
             );
           }
-          await state.purge(body, own, progress, ids);
+          const purged = state.purgeNow(body, own, progress, ids);
+          if (purged) await purged;
         } else {
           // Finished handlers are remembered too, so that the next cycles do not run them again.
           await state.store(body, own, progress);
@@ -259,7 +272,7 @@ export async function processChanging(cycle: ChangingCycle): Promise<CycleResult
     const written = !results && own.isEmpty() && patch.isEmpty() ? body : await applyCycleWrite(
       api,
       body,
-      { own: own.toJSON(), edits: patch.toJSON(), results: results ?? NO_RESULTS },
+      { own: own.toJSON(), edits: patch.toJSON(), results },
       logger,
       signal,
       memory,
@@ -282,9 +295,6 @@ export async function processChanging(cycle: ChangingCycle): Promise<CycleResult
 function isPromise<T>(value: T | Promise<T>): value is Promise<T> {
   return typeof (value as { then?: unknown } | null)?.then === "function";
 }
-
-/** No results (a cycle without any): shared, never written to (applyCycleWrite only reads). */
-const NO_RESULTS: ReadonlyMap<string, unknown> = new Map();
 
 /**
  * The object as our last write returned it: the write's result when it changed the object
@@ -350,7 +360,7 @@ class HandlerContext implements ChangingContext {
   readonly #attempt: Attempt;
 
   constructor(
-    base: ObjectContext,
+    cycle: ChangingCycle,
     body: AnyObject,
     reason: ChangingContext["reason"],
     diff: ChangingContext["diff"],
@@ -359,24 +369,28 @@ class HandlerContext implements ChangingContext {
     handler: ChangingHandler,
     attempt: Attempt,
   ) {
+    // The object context's fields (intents/contexts.ts `objectContext`) as the cycle's event
+    // brought the object, without building that context: only a callback or a daemon needs it.
+    const seen = cycle.event.object;
+    const seenMeta = seen.metadata ?? {};
     this.#attempt = attempt;
     this.body = body;
-    this.spec = base.spec;
+    this.spec = seen.spec ?? {};
     this.meta = body.metadata;
-    this.status = base.status;
-    this.uid = base.uid;
-    this.name = base.name;
-    this.namespace = base.namespace;
+    this.status = seen.status ?? {};
+    this.uid = seenMeta.uid;
+    this.name = seenMeta.name;
+    this.namespace = seenMeta.namespace;
     this.labels = body.metadata?.labels ?? {};
-    this.annotations = base.annotations;
-    this.resource = base.resource;
-    this.patch = base.patch;
-    this.logger = base.logger;
-    this.memo = base.memo;
-    this.settings = base.settings;
-    this.indices = base.indices;
-    this.api = base.api;
-    this.clock = base.clock;
+    this.annotations = seenMeta.annotations ?? {};
+    this.resource = cycle.resource;
+    this.patch = cycle.patch;
+    this.logger = cycle.logger;
+    this.memo = cycle.memo;
+    this.settings = cycle.op.settings;
+    this.indices = cycle.op.indices;
+    this.api = currentApi();
+    this.clock = cycle.op.clock ?? currentClock();
     this.param = handler.param;
     this.retry = attempt.retry;
     this.started = attempt.started;

@@ -108,6 +108,7 @@ export async function processEvent(
       patch,
       logger,
       context,
+      memo,
       memory,
       signal,
     });
