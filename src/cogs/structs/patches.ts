@@ -54,16 +54,25 @@ const LAZY_ROOT_KEYS = new Set(["metadata", "spec", "status"]);
 /** What a metadata proxy answers `true` for (and nothing else does): it is wrapped already. */
 const LAZY_META = Symbol("lazy metadata");
 
+/** What a metadata proxy answers with its target (the plain object it wraps). */
+const RAW_META = Symbol("raw metadata");
+
 /** The handler of every metadata proxy: reading an absent `labels`/`annotations` creates it. */
 const META_HANDLER: ProxyHandler<JsonObject> = {
   get(obj, prop, receiver) {
     if (prop === LAZY_META) return true;
+    if (prop === RAW_META) return obj;
     if (typeof prop === "string" && LAZY_META_KEYS.has(prop) && !Object.hasOwn(obj, prop)) {
       setOwn(obj, prop, {});
     }
     return Reflect.get(obj, prop, receiver);
   },
 };
+
+/** The plain object under a metadata proxy (or the object itself, if not wrapped). */
+function rawMeta(value: JsonObject): JsonObject {
+  return ((value as Record<symbol, unknown>)[RAW_META] as JsonObject | undefined) ?? value;
+}
 
 /** Wraps a metadata object so that reading an absent `labels`/`annotations` creates it. */
 function lazyMeta(target: JsonObject): MetaPatch {
@@ -277,7 +286,10 @@ export class Patch {
       if (!Object.hasOwn(root, key)) continue;
       const value = root[key];
       if (value === undefined) continue;
-      if (LAZY_ROOT_KEYS.has(key) && isObject(value) && !hasOwnKeys(value)) continue;
+      if (
+        LAZY_ROOT_KEYS.has(key) && isObject(value) &&
+        !hasOwnKeys(key === "metadata" ? rawMeta(value) : value)
+      ) continue;
       return Object.keys(this.toJSON()).length === 0;
     }
     return true;
@@ -298,8 +310,10 @@ export class Patch {
       if (!Object.hasOwn(root, key)) continue;
       const value = root[key];
       if (value === undefined) continue;
+      // The metadata proxy's target is copied, not the proxy: reading keys through the proxy's
+      // traps makes a descriptor per key.
       const copy = key === "metadata" && isObject(value)
-        ? copyWithoutEmpty(value, LAZY_META_KEYS)
+        ? copyWithoutEmpty(rawMeta(value), LAZY_META_KEYS)
         : deepCopy(value);
       if (LAZY_ROOT_KEYS.has(key) && isEmptyObject(copy)) continue;
       setOwn(result, key, copy);

@@ -72,7 +72,7 @@ export interface PatchMemory {
  * @param memory The object's memory of the inconsistencies warned about.
  * @returns The patched object, the same body when there was nothing to patch, or undefined if gone.
  */
-export async function applyPatch(
+export function applyPatch(
   api: ObjectApi,
   body: AnyObject,
   patch: AnyObject,
@@ -80,18 +80,19 @@ export async function applyPatch(
   signal?: AbortSignal,
   memory?: PatchMemory,
 ): Promise<AnyObject | undefined> {
-  if (!Object.keys(patch).length) return body;
-  if (logger.isEnabledFor("debug")) logger.debug(`Patching with: ${JSON.stringify(patch)}`);
-  const patched = await api.patch(
-    body.metadata.name,
-    body.metadata.namespace,
-    patch,
-    "merge",
-    signal,
-  );
-  if (!patched) logger.debug("Patching failed: the object is gone (404); nothing to do.");
-  else checkPatched(patch, patched, logger, memory);
-  return patched;
+  // A promise chain, not an async function: no frame of its own in every cycle's write.
+  try {
+    if (isEmpty(patch)) return Promise.resolve(body);
+    if (logger.isEnabledFor("debug")) logger.debug(`Patching with: ${JSON.stringify(patch)}`);
+    return api.patch(body.metadata.name, body.metadata.namespace, patch, "merge", signal)
+      .then((patched) => {
+        if (!patched) logger.debug("Patching failed: the object is gone (404); nothing to do.");
+        else checkPatched(patch, patched, logger, memory);
+        return patched;
+      });
+  } catch (e) {
+    return Promise.reject(e);
+  }
 }
 
 /** At most this many fields are named per kind of inconsistency (the rest are counted). */
@@ -175,13 +176,7 @@ export function addFinalizer(
   finalizer: string,
   signal?: AbortSignal,
 ): Promise<AnyObject | undefined> {
-  return editFinalizers(api, body, signal, (finalizers) => {
-    if (finalizers === undefined) {
-      return [{ op: "add", path: "/metadata/finalizers", value: [finalizer] }];
-    }
-    if (finalizers.includes(finalizer)) return [];
-    return [{ op: "add", path: "/metadata/finalizers/-", value: finalizer }];
-  });
+  return editFinalizers(api, body, signal, finalizer, true, 0);
 }
 
 /**
@@ -199,42 +194,55 @@ export function removeFinalizer(
   finalizer: string,
   signal?: AbortSignal,
 ): Promise<AnyObject | undefined> {
-  return editFinalizers(api, body, signal, (finalizers) => {
-    const index = finalizers?.indexOf(finalizer) ?? -1;
-    return index < 0 ? [] : [{ op: "remove", path: `/metadata/finalizers/${index}` }];
-  });
+  return editFinalizers(api, body, signal, finalizer, false, 0);
 }
 
-async function editFinalizers(
+/** The one operation that adds or removes the finalizer; undefined when there is nothing to do. */
+function finalizerEdit(
+  finalizers: string[] | undefined,
+  finalizer: string,
+  add: boolean,
+): AnyObject | undefined {
+  if (add) {
+    if (finalizers === undefined) {
+      return { op: "add", path: "/metadata/finalizers", value: [finalizer] };
+    }
+    return finalizers.includes(finalizer)
+      ? undefined
+      : { op: "add", path: "/metadata/finalizers/-", value: finalizer };
+  }
+  const index = finalizers?.indexOf(finalizer) ?? -1;
+  return index < 0 ? undefined : { op: "remove", path: `/metadata/finalizers/${index}` };
+}
+
+/**
+ * The finalizer's edit, guarded by the resourceVersion; on a conflict (or a failed test), the
+ * object is read anew and the edit made again, up to {@link CONFLICT_RETRIES} times. A promise
+ * chain, not an async function: no frame of its own in every creation's first write.
+ */
+function editFinalizers(
   api: ObjectApi,
-  body: AnyObject,
+  current: AnyObject,
   signal: AbortSignal | undefined,
-  ops: (finalizers: string[] | undefined) => AnyObject[],
+  finalizer: string,
+  add: boolean,
+  attempt: number,
 ): Promise<AnyObject | undefined> {
-  let current: AnyObject | undefined = body;
-  for (let attempt = 0; current; attempt++) {
-    const edit = ops(current.metadata?.finalizers);
-    if (!edit.length) return current;
-    const patch = [{
-      op: "test",
-      path: "/metadata/resourceVersion",
-      value: current.metadata.resourceVersion,
-    }, ...edit];
-    try {
-      return await api.patch(
-        current.metadata.name,
-        current.metadata.namespace,
-        patch,
-        "json",
-        signal,
-      );
-    } catch (e) {
+  try {
+    const edit = finalizerEdit(current.metadata?.finalizers, finalizer, add);
+    if (!edit) return Promise.resolve(current);
+    const { name, namespace, resourceVersion } = current.metadata;
+    const patch = [{ op: "test", path: "/metadata/resourceVersion", value: resourceVersion }, edit];
+    return api.patch(name, namespace, patch, "json", signal).catch((e) => {
       const code = (e as { code?: number }).code;
       if ((code !== 422 && code !== 409) || attempt >= CONFLICT_RETRIES) throw e;
-      current = await api.get(current.metadata.name, current.metadata.namespace, signal);
-    }
+      return api.get(name, namespace, signal).then((again) =>
+        again && editFinalizers(api, again, signal, finalizer, add, attempt + 1)
+      );
+    });
+  } catch (e) {
+    return Promise.reject(e);
   }
-  return undefined;
 }
 
 /** What a cycle writes, in layers that can be dropped one by one if the API refuses them. */
@@ -264,7 +272,7 @@ export interface CycleWrite {
  * @returns The patched object (or `body` if nothing was written), or undefined if it is gone.
  * @throws The API's error when even the bookkeeping alone is refused, or for other errors.
  */
-export async function applyCycleWrite(
+export function applyCycleWrite(
   api: ObjectApi,
   body: AnyObject,
   write: CycleWrite,
@@ -272,22 +280,38 @@ export async function applyCycleWrite(
   signal?: AbortSignal,
   memory?: PatchMemory,
 ): Promise<AnyObject | undefined> {
-  const results = write.results ? { status: write.results } : undefined;
-  const edits = isEmpty(write.edits) ? undefined : write.edits;
-  // Nothing at all (a cycle that changed nothing): no patch, as applyPatch() skips an empty one.
-  if (!results && !edits && isEmpty(write.own)) return body;
-  // The common path is one try with everything; the layers to drop are built only on a refusal.
-  let refusal: unknown;
+  // The common path is one try with everything, a promise chain (no async frame of its own);
+  // the layers to drop are built only on a refusal.
   try {
+    const results = write.results ? { status: write.results } : undefined;
+    const edits = isEmpty(write.edits) ? undefined : write.edits;
+    // Nothing at all (a cycle that changed nothing): no patch, as applyPatch() skips an empty one.
+    if (!results && !edits && isEmpty(write.own)) return Promise.resolve(body);
     const patch = mergeAll(write.edits, results, write.own);
-    return await applyPatch(api, body, patch, logger, signal, memory);
+    return applyPatch(api, body, patch, logger, signal, memory).catch((e) => {
+      if (!isRefusal(e) || (!results && !edits)) throw refusing(e, logger);
+      return writeLayers(api, body, write, e, logger, signal, memory);
+    });
   } catch (e) {
-    if (!isRefusal(e) || (!results && !edits)) throw refusing(e, logger);
-    refusal = e;
+    return Promise.reject(e);
   }
+}
+
+/** After a refusal of the whole write: the write without the results, then without the edits. */
+async function writeLayers(
+  api: ObjectApi,
+  body: AnyObject,
+  write: CycleWrite,
+  refusal: unknown,
+  logger: OperatorLogger,
+  signal?: AbortSignal,
+  memory?: PatchMemory,
+): Promise<AnyObject | undefined> {
+  const results = write.results;
+  const edits = isEmpty(write.edits) ? undefined : write.edits;
   const tries: Array<{ patch: AnyObject; dropped: string }> = [];
   if (results) {
-    const ids = Object.keys(write.results!).map((id) => `'${id}'`).join(", ");
+    const ids = Object.keys(results).map((id) => `'${id}'`).join(", ");
     tries.push({
       patch: mergeAll(write.edits, write.own),
       dropped: `the results of ${ids} are not stored`,

@@ -37,11 +37,13 @@ import { getDefaultLifecycle, type Lifecycle } from "./lifecycles.ts";
 import type { OperatorLogger } from "./loggers.ts";
 import type { Outcome, State } from "./progression.ts";
 import { checkResult } from "./results.ts";
+import { type Attempt, AttemptInfo, type RunningAttempt, track } from "./attempts.ts";
 import { exhausted, failure, permanently, seconds } from "./outcomes.ts";
 import { TRACING } from "../../cogs/tracing/tracing.ts";
 import { traceHandler } from "./handler_tracing.ts";
 
 export { allAtOnce, asap, type Lifecycle, oneByOne, shuffled } from "./lifecycles.ts";
+export { type Attempt, type AttemptFields, type RunningAttempt, withAttempt } from "./attempts.ts";
 export { ChildrenRetry, ResultError } from "./errors.ts";
 export type { HandlerMetrics } from "./invocation.ts";
 
@@ -80,71 +82,6 @@ export const handlerScope: AsyncLocalStorage<HandlerScope> = new AsyncLocalStora
 /** The context of the handler running now (in this async context); undefined outside of one. */
 export function currentContext(): AnyObject | undefined {
   return handlerScope.getStore()?.context;
-}
-
-/** One attempt of a handler, as its context builder sees it. */
-export interface Attempt {
-  /** How many attempts were made before this one. */
-  retry: number;
-  /** When the first attempt started. */
-  started: Date;
-  /** Seconds since the first attempt started. */
-  runtime: number;
-  /** Aborts at the handler's timeout and at the operator's exit (made on first read). */
-  readonly signal: AbortSignal;
-}
-
-/** The fields of a handler's context that come from its attempt. */
-export interface AttemptFields {
-  /** How many attempts were made before this one. */
-  retry: number;
-  /** When the first attempt started. */
-  started: Date;
-  /** Seconds since the first attempt started. */
-  runtime: number;
-  /** Aborts at the handler's timeout and at the operator's exit. */
-  readonly signal: AbortSignal;
-}
-
-/**
- * Completes a handler's context with its attempt's fields; the signal stays lazy (a getter).
- *
- * @param fields The context's other fields (a fresh object: it is completed in place).
- * @param attempt The attempt.
- * @returns The same object, with `retry`, `started`, `runtime` and `signal`.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { withAttempt } from "./execution.ts";
- * const attempt = { retry: 1, started: new Date(0), runtime: 2, signal: AbortSignal.abort() };
- * const ctx = withAttempt({ param: "x" }, attempt);
- * assert.deepEqual([ctx.retry, ctx.param, ctx.signal.aborted], [1, "x", true]);
- * ```
- */
-export function withAttempt<T extends object>(fields: T, attempt: Attempt): T & AttemptFields {
-  const ctx = fields as T & { retry: number; started: Date; runtime: number };
-  ctx.retry = attempt.retry;
-  ctx.started = attempt.started;
-  ctx.runtime = attempt.runtime;
-  return Object.defineProperty(ctx, "signal", {
-    get: () => attempt.signal,
-    enumerable: true,
-    configurable: true,
-  }) as T & AttemptFields;
-}
-
-/**
- * A handler attempt in progress, as the operator's exit reports what it waits for: added when
- * the attempt starts, removed when it ends.
- */
-export interface RunningAttempt {
-  /** E.g. `Handler 'create_fn'`. */
-  readonly what: string;
-  /** The logger of its object (its `[ns/name] ` prefix) or of the operator. */
-  readonly logger: OperatorLogger;
-  /** When it started (clock ms). */
-  readonly since: number;
 }
 
 /** How one kind of handler is executed: the parts of the protocol a kind chooses. */
@@ -215,17 +152,68 @@ export async function executeHandlers<H extends BaseHandler>(
   handlers: readonly H[],
   ex: Execution<H>,
 ): Promise<Map<string, Outcome>> {
+  const outcomes = new Map<string, Outcome>();
+  for (const handler of readyInOrder(handlers, ex)) {
+    outcomes.set(handler.id, await executeHandler(handler, ex));
+  }
+  return outcomes;
+}
+
+/**
+ * Runs the ready handlers once as {@link executeHandlers} does, for a caller that reads their
+ * outcomes from `ex.state` only: no map of them, and a lone ready handler's own promise (no
+ * frame around it).
+ *
+ * @param handlers The handlers of the cycle, in order.
+ * @param ex How this kind executes.
+ * @returns When they have run.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { runHandlers } from "./execution.ts";
+ * import { State } from "./progression.ts";
+ * import { OperatorLogger } from "@kopf/kopf";
+ * const handler = {
+ *   id: "hello", fn: () => "world", param: undefined,
+ *   errors: undefined, timeout: undefined, retries: undefined, backoff: undefined,
+ * };
+ * const state = new State("create");
+ * await runHandlers([handler], {
+ *   state, context: () => ({}), logger: new OperatorLogger(() => {}),
+ *   kind: "changing", defaultErrors: "temporary",
+ * });
+ * assert.deepEqual(state.done(["hello"]), true);
+ * ```
+ */
+export function runHandlers<H extends BaseHandler>(
+  handlers: readonly H[],
+  ex: Execution<H>,
+): Promise<unknown> {
+  try {
+    const order = readyInOrder(handlers, ex);
+    // (A lifecycle of plain JavaScript may give any iterable: it is iterated as it comes.)
+    return Array.isArray(order) && order.length === 1
+      ? executeHandler(order[0]!, ex)
+      : runInOrder(order, ex);
+  } catch (e) {
+    return Promise.reject(e);
+  }
+}
+
+/** The awakened handlers, in the order the lifecycle picks them. */
+function readyInOrder<H extends BaseHandler>(handlers: readonly H[], ex: Execution<H>): H[] {
   const now = (ex.clock ?? realClock).date();
   const ready: H[] = [];
   for (let i = 0; i < handlers.length; i++) {
     const h = handlers[i]!;
     if (ex.state.ensure(h.id, now).awakened(now)) ready.push(h);
   }
-  const outcomes = new Map<string, Outcome>();
-  for (const handler of (ex.lifecycle ?? getDefaultLifecycle())(ready, ex.state)) {
-    outcomes.set(handler.id, await executeHandler(handler, ex));
-  }
-  return outcomes;
+  return (ex.lifecycle ?? getDefaultLifecycle())(ready, ex.state);
+}
+
+async function runInOrder<H extends BaseHandler>(order: Iterable<H>, ex: Execution<H>) {
+  for (const handler of order) await executeHandler(handler, ex);
 }
 
 /**
@@ -293,18 +281,6 @@ export async function executeHandler<H extends BaseHandler>(
 }
 
 // An attempt's callbacks are made in these helpers, so executeHandler() holds none while it waits.
-
-/** Adds an attempt to the operator's attempts in progress. */
-function track(
-  running: Set<RunningAttempt>,
-  what: string,
-  logger: OperatorLogger,
-  clock: Clock,
-): RunningAttempt {
-  const attempt: RunningAttempt = { what, logger, since: clock.now() };
-  running.add(attempt);
-  return attempt;
-}
 
 /** Calls the handler with its scope (its context; its sub-handler registration) as the async context. */
 function inScope<H extends BaseHandler>(
@@ -407,28 +383,6 @@ function success<H extends BaseHandler>(
   }
   const subrefs = [...scope.executed, ...scope.registered.map((h) => h.id)];
   return { final: true, result, subrefs };
-}
-
-/**
- * One attempt as its context builder sees it: the retry, its times, and the signal, made on
- * first read.
- */
-class AttemptInfo implements Attempt {
-  readonly retry: number;
-  readonly started: Date;
-  readonly runtime: number;
-  readonly #signals: LazySignal;
-
-  constructor(retry: number, started: Date, runtime: number, signals: LazySignal) {
-    this.retry = retry;
-    this.started = started;
-    this.runtime = runtime;
-    this.#signals = signals;
-  }
-
-  get signal(): AbortSignal {
-    return this.#signals.signal;
-  }
 }
 
 /** What `kopf.register`/`kopf.execute` see while a handler runs. */

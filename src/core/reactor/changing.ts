@@ -39,7 +39,7 @@ import {
   type ObjectApi,
   removeFinalizer,
 } from "../actions/application.ts";
-import { type Attempt, executeHandlers } from "../actions/execution.ts";
+import { type Attempt, runHandlers } from "../actions/execution.ts";
 import type { ObjectLogger } from "../actions/loggers.ts";
 import { State } from "../actions/progression.ts";
 import {
@@ -70,7 +70,7 @@ export interface ChangingCycle {
   patch: Patch;
   logger: ObjectLogger;
   /** The cycle's object context (made at the first call: only a callback or a daemon needs it). */
-  context: () => ObjectContext;
+  context(): ObjectContext;
   /** The object's memo (what the contexts' `memo` is). */
   memo: AnyObject;
   memory: ObjectMemory;
@@ -80,65 +80,142 @@ export interface ChangingCycle {
 /**
  * Runs the changing handlers of the object's cause and writes the outcome.
  *
+ * The cycle that changes nothing — our own write's echo, as a rule: the essence as stored, the
+ * finalizer as the handlers need it, no edits — is decided here without an async frame: its
+ * promise is a resolved one.
+ *
  * @param cycle The cycle.
  * @returns When to come back, and the object as our last write returned it.
  */
-export async function processChanging(cycle: ChangingCycle): Promise<CycleResult> {
-  const { op, resource, api, event, patch, logger, memory, signal } = cycle;
+export function processChanging(cycle: ChangingCycle): Promise<CycleResult> {
+  try {
+    const { op, resource } = cycle;
+    const registry = op.registry;
+    // The filters read a context only through their callbacks: without any, none is built.
+    const callbacks = registry.filterCallbacks(resource);
+    const first = detect(cycle, cycle.event.object, callbacks);
+    if (!isPromise(first) && first.matched && first.cause.reason === "noop") {
+      const { body, causeContext } = first;
+      first.requires = registry.requiresFinalizer(resource, body, causeContext);
+      const finalizer = op.settings.persistence.finalizer;
+      if (first.requires === isDeletionBlocked(body, finalizer) && cycle.patch.isEmpty()) {
+        cycle.logger.debug(NOOP_LINE);
+        cycle.memory.fullyHandledOnce = true;
+        return NOTHING_DONE;
+      }
+    }
+    return processFully(cycle, callbacks, first);
+  } catch (e) {
+    return Promise.reject(e);
+  }
+}
+
+/** What one pass of a cycle found: the essence, the diff, the cause, whether any filter matches. */
+interface Detection {
+  body: AnyObject;
+  essence: BodyEssence;
+  old: BodyEssence | undefined;
+  diff: Diff;
+  cause: ReturnType<typeof detectChangingCause>;
+  /** The cause's context, for the filters' callbacks (made only when there are some). */
+  causeContext: ChangingContext | undefined;
+  /** Whether any handler's filters match the object at all (else: stealth mode). */
+  matched: boolean;
+  /** Whether the handlers need the finalizer (asked once per pass, when it is asked). */
+  requires?: boolean | undefined;
+}
+
+/** One pass's detection: synchronous, unless the diff-base storage answers with a promise. */
+function detect(
+  cycle: ChangingCycle,
+  body: AnyObject,
+  callbacks: boolean,
+): Detection | Promise<Detection> {
+  const diffbase = cycle.op.settings.persistence.diffbaseStorage;
+  const essence = diffbase.build(body);
+  // (A storage made without the base class, in plain JavaScript, may lack `unchanged`.)
+  if (typeof diffbase.unchanged === "function" && diffbase.unchanged(body, essence)) {
+    // The stored essence is this one (our own last write's, as a rule): nothing to compare.
+    return detected(cycle, body, callbacks, essence, essence, EMPTY_DIFF);
+  }
+  // The built-in storages answer synchronously: a promise only from a storage that returns one.
+  const fetched = diffbase.fetch(body);
+  if (isPromise(fetched)) {
+    return fetched.then((old) =>
+      detected(cycle, body, callbacks, essence, old ?? undefined, computeDiff(old, essence))
+    );
+  }
+  const old = fetched ?? undefined;
+  return detected(cycle, body, callbacks, essence, old, computeDiff(old, essence));
+}
+
+function detected(
+  cycle: ChangingCycle,
+  body: AnyObject,
+  callbacks: boolean,
+  essence: BodyEssence,
+  old: BodyEssence | undefined,
+  diff: Diff,
+): Detection {
+  const { op, event, memory } = cycle;
+  const cause = detectChangingCause({
+    eventType: event.type,
+    body,
+    finalizer: op.settings.persistence.finalizer,
+    old,
+    new: essence,
+    diff,
+    initial: memory.noticedByListing === true && !memory.fullyHandledOnce,
+  });
+  if (TRACING) spanAttribute("kopf.cause", cause.reason); // the cycle's span (cycle_tracing.ts)
+  // The cause's context, for the filters' callbacks (the handlers get their own).
+  const causeContext: ChangingContext | undefined = callbacks
+    ? {
+      ...cycle.context(),
+      body,
+      meta: body.metadata,
+      labels: body.metadata?.labels ?? {},
+      reason: cause.reason,
+      diff,
+      old,
+      new: essence,
+    }
+    : undefined;
+  const matched = op.registry.prematch(cycle.resource, { body, old, new: essence }, causeContext);
+  return { body, essence, old, diff, cause, causeContext, matched };
+}
+
+/** The line of a cycle whose essence is unchanged. */
+const NOOP_LINE = "Something has changed, but we are not interested (the essence is the same).";
+
+/** The result of a cycle that wrote nothing and need not come back: shared, never changed. */
+const NOTHING_DONE: Promise<CycleResult> = Promise.resolve(Object.freeze({ patched: undefined }));
+
+/** The cycle with all it may do: the finalizer, the handlers, the write, a retry's delay. */
+async function processFully(
+  cycle: ChangingCycle,
+  callbacks: boolean,
+  first: Detection | Promise<Detection>,
+): Promise<CycleResult> {
+  const { op, resource, api, patch, logger, memory, signal } = cycle;
   const { settings, registry } = op;
   const clock = op.clock ?? realClock;
   const finalizer = settings.persistence.finalizer;
   const progress = settings.persistence.progressStorage;
   const diffbase = settings.persistence.diffbaseStorage;
-  let body: AnyObject = event.object;
   /** The object as our last write returned it (kept by `newer()` after every write). */
   let patched: AnyObject | undefined;
-  // The filters read a context only through their callbacks: without any, none is built.
-  const callbacks = registry.filterCallbacks(resource);
+  let next: Detection | Promise<Detection> = first;
 
   for (let pass = 0;; pass++) {
-    const essence = diffbase.build(body);
-    let old: BodyEssence | undefined;
-    let diff: Diff;
-    // (A storage made without the base class, in plain JavaScript, may lack `unchanged`.)
-    if (typeof diffbase.unchanged === "function" && diffbase.unchanged(body, essence)) {
-      // The stored essence is this one (our own last write's, as a rule): nothing to compare.
-      old = essence;
-      diff = EMPTY_DIFF;
-    } else {
-      // The built-in storages answer synchronously: awaited only when a storage returns a promise.
-      const fetched = diffbase.fetch(body);
-      old = (isPromise(fetched) ? await fetched : fetched) ?? undefined;
-      diff = computeDiff(old, essence);
-    }
-    const cause = detectChangingCause({
-      eventType: event.type,
-      body,
-      finalizer,
-      old,
-      new: essence,
-      diff,
-      initial: memory.noticedByListing === true && !memory.fullyHandledOnce,
-    });
-    if (TRACING) spanAttribute("kopf.cause", cause.reason); // the cycle's span (cycle_tracing.ts)
-    // The cause's context, for the filters' callbacks (the handlers get their own, below).
-    const causeContext: ChangingContext | undefined = callbacks
-      ? {
-        ...cycle.context(),
-        body,
-        meta: body.metadata,
-        labels: body.metadata?.labels ?? {},
-        reason: cause.reason,
-        diff,
-        old,
-        new: essence,
-      }
-      : undefined;
+    const found = isPromise(next) ? await next : next;
+    let body = found.body;
+    const { essence, old, diff, cause, causeContext } = found;
 
     // Stealth mode: an object that no handler's filters match is not handled at all (nothing is
     // logged about it, no diff-base is stored), so when it comes into the scope later, it is
     // "created".
-    if (!registry.prematch(resource, { body, old, new: essence }, causeContext)) {
+    if (!found.matched) {
       if (isDeletionBlocked(body, finalizer)) {
         logger.debug("Removing the finalizer, as there are no handlers requiring it.");
         const updated = await removeFinalizer(api, body, finalizer, signal);
@@ -170,7 +247,7 @@ export async function processChanging(cycle: ChangingCycle): Promise<CycleResult
 
     // Add or remove our finalizer as the handlers need it, before any handler runs.
     if (cause.reason !== "delete") {
-      const requires = registry.requiresFinalizer(resource, body, causeContext);
+      const requires = found.requires ?? registry.requiresFinalizer(resource, body, causeContext);
       const blocked = isDeletionBlocked(body, finalizer);
       if (requires && !blocked) {
         logger.debug("Adding the finalizer, thus preventing the actual deletion.");
@@ -179,7 +256,10 @@ export async function processChanging(cycle: ChangingCycle): Promise<CycleResult
         if (!updated) return { patched };
         body = updated;
         // The object may have changed meanwhile (a conflict re-reads it): detect its cause anew.
-        if (pass === 0) continue;
+        if (pass === 0) {
+          next = detect(cycle, body, callbacks);
+          continue;
+        }
       } else if (!requires && blocked) {
         logger.debug("Removing the finalizer, as there are no handlers requiring it.");
         const updated = await removeFinalizer(api, body, finalizer, signal);
@@ -196,7 +276,7 @@ export async function processChanging(cycle: ChangingCycle): Promise<CycleResult
     let skip = false;
     let delays: Array<[string, number]> | undefined;
     if (cause.reason === "noop") {
-      logger.debug("Something has changed, but we are not interested (the essence is the same).");
+      logger.debug(NOOP_LINE);
       skip = true;
     } else {
       const handlers = registry.causeHandlers(
@@ -215,7 +295,7 @@ export async function processChanging(cycle: ChangingCycle): Promise<CycleResult
         for (let i = 0; i < handlers.length; i++) ids[i] = handlers[i]!.id;
         const read = State.read(body, progress, ids, cause.reason);
         const state = read instanceof State ? read : await read;
-        await executeHandlers<ChangingHandler>(handlers, {
+        await runHandlers<ChangingHandler>(handlers, {
           state,
           kind: "changing",
           subhandlers: true,

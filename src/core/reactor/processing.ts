@@ -22,11 +22,16 @@ import { applyPatch, changed, type ObjectApi } from "../actions/application.ts";
 import { executeHandlers, withAttempt } from "../actions/execution.ts";
 import { type Level, ObjectLogger } from "../actions/loggers.ts";
 import { State } from "../actions/progression.ts";
-import type { EventContext, ObjectContext, WatchingHandler } from "../intents/handlers.ts";
+import type {
+  AnyObject,
+  EventContext,
+  ObjectContext,
+  WatchingHandler,
+} from "../intents/handlers.ts";
 import { objectContext } from "../intents/contexts.ts";
 import { objectMemo } from "../engines/memos.ts";
 import { DaemonStoppingReason } from "../intents/daemon_stopping.ts";
-import { processChanging } from "./changing.ts";
+import { type ChangingCycle, processChanging } from "./changing.ts";
 import type { CycleResult, ObjectMemory, OperatorContext, RawEvent } from "./cycle_types.ts";
 
 export type { CycleResult, ObjectMemory, OperatorContext, RawEvent } from "./cycle_types.ts";
@@ -34,6 +39,10 @@ export { newMemory } from "./cycle_types.ts";
 
 /**
  * Processes one event of one object.
+ *
+ * The usual cycle — no index to wait for, no raw-event handlers, daemons, timers or reconcilers
+ * of the resource — is its changing part alone: that part's promise is returned as it is, with
+ * no async frame (and no await) of this function around it.
  *
  * @param op The operator's registry, settings, logging and posting.
  * @param resource The object's resource.
@@ -43,7 +52,7 @@ export { newMemory } from "./cycle_types.ts";
  * @param signal Aborts the cycle's API calls at operator exit.
  * @returns When to come back.
  */
-export async function processEvent(
+export function processEvent(
   op: OperatorContext,
   resource: Resource,
   api: ObjectApi,
@@ -51,32 +60,92 @@ export async function processEvent(
   memory: ObjectMemory,
   signal?: AbortSignal,
 ): Promise<CycleResult> {
-  const body = event.object;
-  const settings = op.settings;
-  // Whether the object existed when the operator started watching (listed) or appeared later.
-  memory.noticedByListing ??= event.type === null;
-  const logger = new ObjectLogger(op.sink, body, { post: op.post, level: postingLevel(settings) });
-  const patch = new Patch();
-  // Memos and indices: the per-object memo (a shallow copy of the operator's, kept across
-  // events); no handler runs before every index is filled from its initial listing — also
-  // the listings of watchers started later (new namespaces, new CRDs): the gate re-closes.
-  const memo = objectMemo(memory, op.memo);
-  // The object context, made when something needs it: a handler, a filter's callback, daemons,
-  // reconcilers — not for the no-op cycle on our own write's echo of a plain operator.
-  let base: ObjectContext | undefined;
-  const context = (): ObjectContext => {
-    if (!base) {
-      base = objectContext(body, resource, patch, logger, {
+  try {
+    // Whether the object existed when the operator started watching (listed) or appeared later.
+    memory.noticedByListing ??= event.type === null;
+    const cycle = new Cycle(op, resource, api, event, memory, signal);
+    const registry = op.registry;
+    const plain = !op.indexers?.active && !memory.spawned && !op.daemons?.serves(resource) &&
+      !registry.watchingHandlers(resource).length && !registry.spawningHandlers(resource).length &&
+      !(op.reconcilers && registry.reconciles(resource));
+    if (!plain) return processFully(cycle);
+    if (registry.changingHandlers(resource).length) return processChanging(cycle);
+    return writeEdits(cycle);
+  } catch (e) {
+    return Promise.reject(e);
+  }
+}
+
+/**
+ * One cycle's parts: what {@link processChanging} works with, and the object context, made at
+ * the first call (only a callback, a raw-event handler, a daemon or a reconciler needs it — not
+ * the no-op cycle on our own write's echo of a plain operator).
+ */
+class Cycle implements ChangingCycle {
+  readonly op: OperatorContext;
+  readonly resource: Resource;
+  readonly api: ObjectApi;
+  readonly event: RawEvent;
+  readonly memory: ObjectMemory;
+  readonly signal: AbortSignal | undefined;
+  readonly patch: Patch = new Patch();
+  readonly logger: ObjectLogger;
+  /**
+   * The per-object memo (a shallow copy of the operator's, kept across events). Memos and
+   * indices: no handler runs before every index is filled from its initial listing — also the
+   * listings of watchers started later (new namespaces, new CRDs): the gate re-closes.
+   */
+  readonly memo: AnyObject;
+  #base: ObjectContext | undefined;
+
+  constructor(
+    op: OperatorContext,
+    resource: Resource,
+    api: ObjectApi,
+    event: RawEvent,
+    memory: ObjectMemory,
+    signal: AbortSignal | undefined,
+  ) {
+    this.op = op;
+    this.resource = resource;
+    this.api = api;
+    this.event = event;
+    this.memory = memory;
+    this.signal = signal;
+    this.logger = new ObjectLogger(op.sink, event.object, {
+      post: op.post,
+      level: postingLevel(op.settings),
+    });
+    this.memo = objectMemo(memory, op.memo);
+  }
+
+  context(): ObjectContext {
+    if (!this.#base) {
+      const op = this.op;
+      this.#base = objectContext(this.event.object, this.resource, this.patch, this.logger, {
         memo: op.memo,
-        settings,
+        settings: op.settings,
         indices: op.indices,
-        signal,
+        signal: this.signal,
         clock: op.clock,
       });
-      base.memo = memo;
+      this.#base.memo = this.memo;
     }
-    return base;
-  };
+    return this.#base;
+  }
+}
+
+/** A cycle of a resource with no changing handlers: only the raw-event handlers' edits. */
+async function writeEdits(cycle: Cycle): Promise<CycleResult> {
+  const { api, event: { object: body }, patch, logger, signal, memory } = cycle;
+  const applied = await applyPatch(api, body, patch.toJSON(), logger, signal, memory);
+  return changed(body, applied) ? { patched: applied } : NOTHING_WRITTEN;
+}
+
+/** A cycle with everything a resource may have: indices, raw-event handlers, daemons, timers… */
+async function processFully(cycle: Cycle): Promise<CycleResult> {
+  const { op, resource, event, memory, signal, logger } = cycle;
+  const body = event.object;
   if (op.indexers?.active) await op.indexers.whenReady();
   // Daemons and timers: their engine is loaded by the first cycle that needs it (not once the
   // operator exits: the exit has closed the daemons it had, and spawns none).
@@ -86,9 +155,11 @@ export async function processEvent(
 
   // The context for the filters only when the resource has raw-event handlers at all.
   const watching = op.registry.watchingHandlers(resource).length
-    ? op.registry.watchingHandlers(resource, body, { ...context(), type: event.type, event })
+    ? op.registry.watchingHandlers(resource, body, { ...cycle.context(), type: event.type, event })
     : NO_HANDLERS;
-  if (watching.length) await runEventHandlers(op, watching, context(), event, logger, signal);
+  if (watching.length) {
+    await runEventHandlers(op, watching, cycle.context(), event, logger, signal);
+  }
 
   // Daemons and timers: a deleted object's (or one being deleted) are asked to stop at once;
   // the delete cycle waits for them below, before its handlers and the finalizer's release.
@@ -98,36 +169,33 @@ export async function processEvent(
     op.daemons.stopObject(memory.spawned, DaemonStoppingReason.RESOURCE_DELETED);
   }
 
-  let result: CycleResult = NOTHING_WRITTEN;
-  if (op.registry.changingHandlers(resource).length || op.daemons?.serves(resource)) {
-    result = await processChanging({
-      op,
-      resource,
-      api,
-      event,
-      patch,
-      logger,
-      context,
-      memo,
-      memory,
-      signal,
-    });
-  } else {
-    const applied = await applyPatch(api, body, patch.toJSON(), logger, signal, memory);
-    if (changed(body, applied)) result = { patched: applied };
-  }
+  const result = op.registry.changingHandlers(resource).length || op.daemons?.serves(resource)
+    ? await processChanging(cycle)
+    : await writeEdits(cycle);
   // Daemons and timers: spawned for a matching object, stopped when it stops matching; they
   // see the object live (each event updates their view).
   // Bodies kept between cycles (daemons', timers' and reconcilers' views) are trimmed of
   // managedFields and the last-applied annotation (cogs/structs/trimming.ts).
   // (Only for a resource with daemons or timers: observe() keeps nothing of any other.)
   if (!deleting && op.daemons && op.registry.spawningHandlers(resource).length) {
-    memory.spawned = op.daemons.observe(memory.spawned, resource, api, trimBody(body), context());
+    memory.spawned = op.daemons.observe(
+      memory.spawned,
+      resource,
+      cycle.api,
+      trimBody(body),
+      cycle.context(),
+    );
   }
   // Reconcilers: the parent's current state after its own cycle (none once it is deleting).
   // (Only for a resource with reconcilers: no trimmed copy of every other object's body.)
   if (op.reconcilers && op.registry.reconciles(resource)) {
-    op.reconcilers.observe(resource, api, trimBody(result.patched ?? body), deleting, context());
+    op.reconcilers.observe(
+      resource,
+      cycle.api,
+      trimBody(result.patched ?? body),
+      deleting,
+      cycle.context(),
+    );
   }
   return result;
 }
