@@ -79,10 +79,11 @@ export interface RunningAttempt {
  * Adds an attempt to the operator's attempts in progress.
  *
  * @param running The operator's attempts in progress.
- * @param what E.g. `Handler 'create_fn'`.
+ * @param noun How log lines name the handler, e.g. `Handler`.
+ * @param id The handler's id.
  * @param logger The logger of its object or of the operator.
  * @param clock The operator's clock.
- * @returns The attempt, to delete from `running` when it ends.
+ * @returns The attempt (its `what` is e.g. `Handler 'fn'`), to delete from `running` when it ends.
  *
  * @example
  * ```ts
@@ -90,20 +91,40 @@ export interface RunningAttempt {
  * import { OperatorLogger } from "@kopf/kopf";
  * import { type RunningAttempt, track } from "./attempts.ts";
  * const running = new Set<RunningAttempt>();
- * const clock = { now: () => 5 } as Parameters<typeof track>[3];
- * const attempt = track(running, "Handler 'fn'", new OperatorLogger(() => {}), clock);
- * assert.deepEqual([running.has(attempt), attempt.since], [true, 5]);
+ * const clock = { now: () => 5 } as Parameters<typeof track>[4];
+ * const attempt = track(running, "Handler", "fn", new OperatorLogger(() => {}), clock);
+ * assert.deepEqual([running.has(attempt), attempt.what, attempt.since], [true, "Handler 'fn'", 5]);
  * ```
  */
 export function track(
   running: Set<RunningAttempt>,
-  what: string,
+  noun: string,
+  id: string,
   logger: OperatorLogger,
   clock: Clock,
 ): RunningAttempt {
-  const attempt: RunningAttempt = { what, logger, since: clock.now() };
+  const attempt = new TrackedAttempt(noun, id, logger, clock.now());
   running.add(attempt);
   return attempt;
+}
+
+/** An attempt in progress: its `what` is spelt only when the exit's report reads it. */
+class TrackedAttempt implements RunningAttempt {
+  readonly #noun: string;
+  readonly #id: string;
+  readonly logger: OperatorLogger;
+  readonly since: number;
+
+  constructor(noun: string, id: string, logger: OperatorLogger, since: number) {
+    this.#noun = noun;
+    this.#id = id;
+    this.logger = logger;
+    this.since = since;
+  }
+
+  get what(): string {
+    return `${this.#noun} '${this.#id}'`;
+  }
 }
 
 /**

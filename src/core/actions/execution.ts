@@ -204,12 +204,17 @@ export function runHandlers<H extends BaseHandler>(
 /** The awakened handlers, in the order the lifecycle picks them. */
 function readyInOrder<H extends BaseHandler>(handlers: readonly H[], ex: Execution<H>): H[] {
   const now = (ex.clock ?? realClock).date();
-  const ready: H[] = [];
+  // Mostly all of them (a creation): a copy of exactly their size, not a list grown by pushes.
+  let ready: H[] | undefined;
   for (let i = 0; i < handlers.length; i++) {
     const h = handlers[i]!;
-    if (ex.state.ensure(h.id, now).awakened(now)) ready.push(h);
+    if (ex.state.ensure(h.id, now).awakened(now)) {
+      if (ready) ready.push(h);
+    } else if (!ready) {
+      ready = handlers.slice(0, i);
+    }
   }
-  return (ex.lifecycle ?? getDefaultLifecycle())(ready, ex.state);
+  return (ex.lifecycle ?? getDefaultLifecycle())(ready ?? handlers.slice(), ex.state);
 }
 
 async function runInOrder<H extends BaseHandler>(order: Iterable<H>, ex: Execution<H>) {
@@ -245,7 +250,7 @@ export async function executeHandler<H extends BaseHandler>(
   if (!outcome) {
     const scope = ex.subhandlers ? new AttemptScope(handler, ex, clock) : undefined;
     const signals = new LazySignal(ex.signal);
-    const attempt = ex.running ? track(ex.running, `${noun} '${id}'`, logger, clock) : undefined;
+    const attempt = ex.running ? track(ex.running, noun, id, logger, clock) : undefined;
     let result: unknown;
     let context: AnyObject | undefined;
     try {
