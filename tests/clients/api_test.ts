@@ -339,8 +339,50 @@ Deno.test("describeRequest() names verbs, resources and subresources of every sh
     ["GET", "/apis/g/v1/namespaces/ns", false, "get", "namespaces.g", undefined],
     ["GET", "/apis/g/v1/namespaces/ns/x/y/z/extra", false, "get", "x.g", "z"],
   ];
-  for (const [method, path, watch, verb, resource, subresource] of cases) {
-    assert.deepEqual(describeRequest(method, path, watch), { verb, resource, subresource }, path);
+  // Each shape three times, in both orders and between look-alikes (same lengths, other names,
+  // other objects): the recent descriptions it reuses must never answer for another shape.
+  const lookalikes: typeof cases = [
+    [
+      "GET",
+      "/apis/kopf.dev/v1/namespaces/n2/kopfexamples/kex3",
+      false,
+      "get",
+      "kopfexamples.kopf.dev",
+      undefined,
+    ],
+    [
+      "PATCH",
+      "/apis/kopf.dev/v1/namespaces/ns/kopfexamples/kex9",
+      false,
+      "patch",
+      "kopfexamples.kopf.dev",
+      undefined,
+    ],
+    ["GET", "/api/v1/namespaces/ns/pods/p1/lag", false, "get", "pods", "lag"],
+    ["GET", "/api/v1/namespaces/ns/podz/p2/logs", false, "get", "podz", "logs"],
+    [
+      "GET",
+      "/apis/kopf.dez/v1/namespaces/n2/kopfexamples/kex2",
+      false,
+      "get",
+      "kopfexamples.kopf.dez",
+      undefined,
+    ],
+    [
+      "PATCH",
+      "/apis/kopf.dev/v1/namespaces/ns/kopfexamplez/kex1/statuz",
+      false,
+      "patch",
+      "kopfexamplez.kopf.dev",
+      "statuz",
+    ],
+    ["GET", "/api/v1/namespaces/ns/pods?watch=true", false, "list", "pods", undefined],
+  ];
+  const all = [...cases, ...lookalikes];
+  for (const round of [all, [...all].reverse(), all]) {
+    for (const [method, path, watch, verb, resource, subresource] of round) {
+      assert.deepEqual(describeRequest(method, path, watch), { verb, resource, subresource }, path);
+    }
   }
 });
 

@@ -84,10 +84,32 @@ const SERVER_TOP = new Set(["apiVersion", "kind"]);
  * ```
  */
 export function findInconsistencies(patch: JsonObject, answer: unknown): Inconsistency[] {
-  const out: Inconsistency[] = [];
-  const root = isObject(answer) ? answer : undefined;
-  // The path of the field compared, one stack for the whole walk: copied for an inconsistency.
-  const path: (string | number)[] = [];
+  // The stacks of the walk (it calls nothing back: never two at once), kept between the walks
+  // with their capacity (popped, never cut): no arrays for the usual consistent answer.
+  const out = FOUND;
+  const path = PATH;
+  try {
+    walkPatch(patch, isObject(answer) ? answer : undefined, path, out);
+    return out.length ? out.slice() : NONE;
+  } finally {
+    out.length = 0;
+    while (path.length) path.pop();
+  }
+}
+
+/** The inconsistencies found by the walk under way (emptied after it). */
+const FOUND: Inconsistency[] = [];
+/** The path of the field compared: one stack for every walk, copied for an inconsistency. */
+const PATH: (string | number)[] = [];
+/** No inconsistency: shared, frozen. */
+const NONE: Inconsistency[] = Object.freeze([]) as unknown as Inconsistency[];
+
+function walkPatch(
+  patch: JsonObject,
+  root: JsonObject | undefined,
+  path: (string | number)[],
+  out: Inconsistency[],
+): void {
   for (const key in patch) {
     if (!Object.hasOwn(patch, key) || SERVER_TOP.has(key)) continue;
     const value = patch[key];
@@ -100,22 +122,23 @@ export function findInconsistencies(patch: JsonObject, answer: unknown): Inconsi
         }
         path.push(key, sub);
         compare(value[sub], undefined, path, out);
-        path.length = 0;
+        path.pop();
+        path.pop();
       }
     } else if (key === "metadata" && isObject(value) && isObject(stored)) {
       for (const sub in value) {
         if (!Object.hasOwn(value, sub) || SERVER_METADATA.has(sub)) continue;
         path.push(key, sub);
         compare(value[sub], stored[sub], path, out);
-        path.length = 0;
+        path.pop();
+        path.pop();
       }
     } else {
       path.push(key);
       compare(value, stored, path, out);
-      path.length = 0;
+      path.pop();
     }
   }
-  return out;
 }
 
 /**

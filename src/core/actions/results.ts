@@ -54,7 +54,22 @@ export type CheckedResult =
  */
 export function checkResult(value: unknown, limit: number): CheckedResult {
   const dropped: string[] = [];
-  const problem = walk(value, [], [], dropped);
+  // The walk's stacks: shared by the checks and kept with their capacity (popped, never cut) —
+  // unless a value's toJSON() checks a result meanwhile: that check makes its own.
+  const shared = !walking;
+  const at = shared ? AT : [];
+  const parents = shared ? PARENTS : [];
+  walking = true;
+  let problem: ResultProblem | undefined;
+  try {
+    problem = walk(value, at, parents, dropped);
+  } finally {
+    if (shared) {
+      walking = false;
+      while (at.length) at.pop();
+      while (parents.length) parents.pop();
+    }
+  }
   if (problem) return { ok: false, problem };
   const text = JSON.stringify(value);
   if (text === undefined) {
@@ -75,6 +90,12 @@ export function checkResult(value: unknown, limit: number): CheckedResult {
   // The JSON copy: what is stored, and later mutations of the handler's objects do not leak in.
   return { ok: true, value: JSON.parse(text), dropped, bytes };
 }
+
+/** The walk's stacks of keys and of parents, shared by the checks (see {@link checkResult}). */
+const AT: (string | number)[] = [];
+const PARENTS: object[] = [];
+/** Whether a check is walking a value now (a toJSON() that checks a result gets its own stacks). */
+let walking = false;
 
 /**
  * The bytes of a text in UTF-8, as `TextEncoder` would write it (a lone surrogate as U+FFFD),
