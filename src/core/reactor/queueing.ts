@@ -329,7 +329,10 @@ export class ObjectQueues implements Releaser {
         if (!this.#limiter.tryAcquire()) await this.#limiter.acquire();
         let result;
         try {
-          result = await this.#cycles.run(event, entry.memory, throttle);
+          result = await this.#cycles.cycle(event, entry.memory);
+          throttle.succeeded();
+        } catch (e) {
+          result = this.#cycles.failed(e, event, throttle);
         } finally {
           this.#limiter.release();
           ended?.();

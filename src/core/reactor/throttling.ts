@@ -120,26 +120,45 @@ export class ThrottledProcessor {
     memory: ObjectMemory,
     throttle: Throttle,
   ): Promise<CycleResult | undefined> {
-    // The cycle's own promise, continued — not awaited in an async frame of its own: one
-    // promise and frame fewer per cycle (two cycles per created object in a trickle).
-    let cycle: Promise<CycleResult>;
-    try {
-      cycle = Promise.resolve(this.#processor(event, memory, this.#signal));
-    } catch (e) {
-      cycle = Promise.reject(e);
-    }
-    return cycle.then(
+    return this.cycle(event, memory).then(
       (result) => {
         throttle.succeeded();
         return result;
       },
-      (e) => {
-        // The queues closed and their grace ran out: the cycle's API calls were aborted on
-        // purpose (the exit), not an unexpected error to report with its stack.
-        if (this.#signal.aborted) return undefined;
-        this.#onError?.(e, event, throttle.failed());
-        return undefined;
-      },
+      (e) => this.failed(e, event, throttle),
     );
+  }
+
+  /**
+   * The cycle itself, unthrottled: a caller that awaits it in a frame of its own (the queue's
+   * worker) settles it there — {@link Throttle.succeeded} on success, {@link
+   * ThrottledProcessor.failed} on failure — with no callbacks made per cycle.
+   *
+   * @param event The object's event.
+   * @param memory The object's memory.
+   * @returns The cycle's promise (a processor that throws gives a rejected one).
+   */
+  cycle(event: RawEvent, memory: ObjectMemory): Promise<CycleResult> {
+    try {
+      return Promise.resolve(this.#processor(event, memory, this.#signal));
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  /**
+   * A failed cycle: the throttle engages and the error is reported with its delay — unless the
+   * queues closed and their grace ran out (the cycle's API calls were aborted on purpose, the
+   * exit: not an unexpected error to report with its stack).
+   *
+   * @param error What the cycle threw.
+   * @param event The object's event.
+   * @param throttle The object's throttle.
+   * @returns Undefined: no result (the delay is `throttle.delay`).
+   */
+  failed(error: unknown, event: RawEvent, throttle: Throttle): undefined {
+    if (this.#signal.aborted) return undefined;
+    this.#onError?.(error, event, throttle.failed());
+    return undefined;
   }
 }
