@@ -39,8 +39,7 @@
  * body) and, while a worker lives, its queue ({@link ObjectQueue}). The worker keeps its own
  * writes to itself. The indexers keep index values by namespace/name (indexing.ts).
  *
- * Time comes from a {@link Clock}, so that windows, timeouts and delays are tested on a fake
- * clock.
+ * Time comes from a {@link Clock}: windows, timeouts and delays are tested on a fake clock.
  *
  * @module
  */
@@ -171,9 +170,7 @@ export class ObjectQueues implements Releaser {
 
   /**
    * Lets the cycles that wait for a worker slot go on as far as the worker limit, read anew, now
-   * allows: for a limit that was raised or lifted (the limit of a backlogged API, see
-   * orchestration.ts, lifts when the backlog is gone — cycles that wait must not wait for slow
-   * handlers' slots then).
+   * allows: a raised or lifted limit (a backlogged API's, backlog.ts, lifts when it is calm).
    */
   admitWaiting(): void {
     this.#limiter.wake();
