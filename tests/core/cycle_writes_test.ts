@@ -7,24 +7,13 @@
 
 import assert from "node:assert/strict";
 import * as kopf from "../../mod.ts";
-import { getDefaultLifecycle } from "../../src/core/actions/lifecycles.ts";
 import type { ObjectApi } from "../../src/core/actions/application.ts";
-import {
-  newMemory,
-  type OperatorContext,
-  processEvent,
-  type RawEvent,
-} from "../../src/core/reactor/processing.ts";
+import { newMemory, processEvent, type RawEvent } from "../../src/core/reactor/processing.ts";
+import { KEX, operatorContext as operator } from "./_cycle.ts";
 
 // deno-lint-ignore no-explicit-any
 type Obj = Record<string, any>;
 
-const KEX = new kopf.Resource({
-  group: "kopf.dev",
-  version: "v1",
-  plural: "kopfexamples",
-  kind: "KopfExample",
-});
 const FINALIZER = "kopf.zalando.org/KopfFinalizerMarker";
 const LAST_HANDLED = "kopf.zalando.org/last-handled-configuration";
 const NOOP = "Something has changed, but we are not interested (the essence is the same).";
@@ -64,20 +53,6 @@ function merge(into: Obj, patch: Obj): void {
       merge(into[k], v);
     } else into[k] = structuredClone(v);
   }
-}
-
-function operator(registry: kopf.OperatorRegistry, lines: string[]): OperatorContext {
-  return {
-    registry,
-    settings: new kopf.OperatorSettings(),
-    memo: {},
-    indices: {},
-    sink: Object.assign((r: kopf.LogRecord) => void lines.push(r.message), {
-      level: "debug" as const,
-    }),
-    post: () => {},
-    lifecycle: getDefaultLifecycle(),
-  };
 }
 
 function body(extra: Obj = {}): Obj {

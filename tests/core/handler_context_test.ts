@@ -7,35 +7,12 @@
 
 import assert from "node:assert/strict";
 import * as kopf from "../../mod.ts";
-import { getDefaultLifecycle } from "../../src/core/actions/lifecycles.ts";
 import type { ObjectApi } from "../../src/core/actions/application.ts";
-import {
-  newMemory,
-  type OperatorContext,
-  processEvent,
-} from "../../src/core/reactor/processing.ts";
+import { newMemory, processEvent } from "../../src/core/reactor/processing.ts";
+import { KEX, operatorContext as operator } from "./_cycle.ts";
 
 // deno-lint-ignore no-explicit-any
 type Obj = Record<string, any>;
-
-const KEX = new kopf.Resource({
-  group: "kopf.dev",
-  version: "v1",
-  plural: "kopfexamples",
-  kind: "KopfExample",
-});
-
-function operator(registry: kopf.OperatorRegistry): OperatorContext {
-  return {
-    registry,
-    settings: new kopf.OperatorSettings(),
-    memo: {},
-    indices: {},
-    sink: () => {},
-    post: () => {},
-    lifecycle: getDefaultLifecycle(),
-  };
-}
 
 const KEYS = [
   "body",
