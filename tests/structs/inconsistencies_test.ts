@@ -133,6 +133,20 @@ Deno.test("findInconsistencies(): no answer body at all (an empty answer) loses 
   assert.deepEqual(found({ status: { a: 1 } }, undefined), ["lost status.a"]);
 });
 
+Deno.test("findInconsistencies(): garbage answers (wrong types at every level) lose or change what was set; each call starts afresh", () => {
+  const patch = { metadata: { annotations: { a: "1" } }, status: { x: { y: 1 }, z: [1] } };
+  for (const answer of ["text", 42, [1, 2], null, { status: "flat", metadata: [] }]) {
+    const lines = found(patch, answer);
+    assert.ok(lines.length > 0, JSON.stringify(answer));
+    assert.ok(lines.every((l) => /^(lost|changed) /.test(l)), lines.join("; "));
+  }
+  // After all of them, a consistent answer has none, and a partial one names only its own.
+  assert.deepEqual(found(patch, { ...patch }), []);
+  assert.deepEqual(found(patch, { metadata: { annotations: { a: "1" } }, status: { z: [1] } }), [
+    "lost status.x",
+  ]);
+});
+
 Deno.test("formatPath(): dotted names, quoted keys with dots or slashes, list indices", () => {
   assert.equal(formatPath(["status", "create_fn"]), "status.create_fn");
   assert.equal(formatPath(["status", "create-fn"]), "status.create-fn");
