@@ -398,39 +398,9 @@ export class State {
     ids: string[] = [],
   ): MaybePromise<void> {
     // The known handlers, then the extra ids not known (each once), as a set of both would.
-    // Synchronously as far as the storage answers so (no list of them made for that).
-    let i = 0;
-    for (const [id, hs] of this.#states) {
-      const purged = this.#purgeOne(id, hs, body, patch, storage);
-      i++;
-      if (purged) {
-        return purged.then(() =>
-          this.#purgeFrom(body, patch, storage, this.#all(ids), this.#states.size, i)
-        );
-      }
-    }
-    for (let j = 0; j < ids.length; j++) {
-      const id = ids[j]!;
-      if (this.#states.has(id) || ids.indexOf(id) < j) continue;
-      const purged = this.#purgeOne(id, undefined, body, patch, storage);
-      if (purged) {
-        return purged.then(() =>
-          this.#purgeFrom(
-            body,
-            patch,
-            storage,
-            this.#all(ids),
-            this.#states.size,
-            this.#states.size + j + 1,
-          )
-        );
-      }
-    }
-  }
-
-  /** The known handlers' ids, then the extra ones. */
-  #all(ids: string[]): string[] {
-    return [...this.#states.keys(), ...ids];
+    const known = this.#states.size;
+    const all = known ? [...this.#states.keys(), ...ids] : ids;
+    return this.#purgeFrom(body, patch, storage, all, known, 0);
   }
 
   /** Purges the records of `all` from its `from`-th on (the first `known` are known handlers). */
