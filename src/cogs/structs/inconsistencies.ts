@@ -84,8 +84,8 @@ const SERVER_TOP = new Set(["apiVersion", "kind"]);
  * ```
  */
 export function findInconsistencies(patch: JsonObject, answer: unknown): Inconsistency[] {
-  // The stacks of the walk (it calls nothing back: never two at once), kept between the walks
-  // with their capacity (popped, never cut): no arrays for the usual consistent answer.
+  // The walk's two lists (it calls nothing back: never two at once), kept between the walks:
+  // the path popped, never cut (it keeps its capacity); the findings, mostly none, emptied.
   const out = FOUND;
   const path = PATH;
   try {
