@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import * as kopf from "../../mod.ts";
 import { KopfRunner } from "../../testing.ts";
 import { copyMemo, objectMemo } from "../../src/core/engines/memos.ts";
+import { newMemory } from "../../src/core/reactor/cycle_types.ts";
 import { cluster, delay, until } from "../reactor/_setup.ts";
 
 Deno.test("memos: per-object memos are kept across events, shared by an object's handlers, apart per object", async () => {
@@ -124,4 +125,15 @@ Deno.test("objectMemo(): copies once, keeps what was already in the object's mem
   op.a = 2; // later changes of the operator memo are not replicated
   assert.equal(objectMemo(memory, op).a, 1);
   assert.equal(objectMemo(memory, op), memo);
+});
+
+Deno.test("objectMemo: a memory started afresh (as a released object's is: newMemory() assigned over it) makes its memo anew from the operator's", () => {
+  const memory = newMemory();
+  const operatorMemo = { greeting: "hi" };
+  objectMemo(memory, operatorMemo).counter = 1;
+  Object.assign(memory, newMemory());
+  assert.deepEqual(objectMemo(memory, operatorMemo), { greeting: "hi" });
+  // Made once: the same container on later calls, with what the handlers put in it.
+  objectMemo(memory, operatorMemo).counter = 2;
+  assert.deepEqual(objectMemo(memory, { other: true }), { greeting: "hi", counter: 2 });
 });

@@ -43,7 +43,11 @@ export function copyMemo(memo: AnyObject): AnyObject {
   return Object.assign(Object.create(Object.getPrototypeOf(memo)), memo);
 }
 
-const initialised = new WeakSet<object>();
+/**
+ * Marks a memory whose memo was made from the operator's ({@link objectMemo}): a property of the
+ * memory itself (a fresh memory declares it unset), not a weak set holding every object's memory.
+ */
+export const MEMO_MADE: unique symbol = Symbol("kopf.memoMade") as never;
 
 /**
  * The per-object memo of an object's memory: on the first call, a shallow
@@ -64,9 +68,12 @@ const initialised = new WeakSet<object>();
  * assert.deepEqual([objectMemo(memory, {}).counter, memo.greeting], [1, "hi"]);
  * ```
  */
-export function objectMemo(memory: { memo: AnyObject }, operatorMemo: AnyObject): AnyObject {
-  if (!initialised.has(memory)) {
-    initialised.add(memory);
+export function objectMemo(
+  memory: { memo: AnyObject; [MEMO_MADE]?: boolean | undefined },
+  operatorMemo: AnyObject,
+): AnyObject {
+  if (!memory[MEMO_MADE]) {
+    memory[MEMO_MADE] = true;
     const own = memory.memo;
     const copy = copyMemo(operatorMemo);
     memory.memo = copy === operatorMemo ? copy : Object.assign(copy, own);

@@ -20,6 +20,7 @@ import type { OperatorIndexers } from "../engines/indexing.ts";
 import type { Daemons, SpawnedObject } from "../engines/daemons.ts";
 import type { Reconcilers } from "../engines/reconciling.ts";
 import type { ShardGate } from "../engines/sharding.ts";
+import { MEMO_MADE } from "../engines/memos.ts";
 
 /** What the operator keeps in memory about one object between cycles. */
 export interface ObjectMemory extends PatchMemory {
@@ -31,6 +32,8 @@ export interface ObjectMemory extends PatchMemory {
   memo: AnyObject;
   /** Daemons and timers of the object (engines/daemons.ts), while any were spawned. */
   spawned?: SpawnedObject | undefined;
+  /** Whether {@link memo} was made from the operator's memo yet (engines/memos.ts). */
+  [MEMO_MADE]?: boolean | undefined;
 }
 
 /**
@@ -50,6 +53,7 @@ export function newMemory(): ObjectMemory {
     fullyHandledOnce: false,
     noticedByListing: undefined,
     memo: {},
+    [MEMO_MADE]: false,
   };
 }
 
