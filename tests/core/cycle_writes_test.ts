@@ -154,3 +154,78 @@ Deno.test("cycle: the same essence in another writer's spelling is no change eit
   assert.deepEqual(diffs, [[["change", ["spec", "field"], "v", "w"]]]);
   assert.equal(calls.length, 1);
 });
+
+Deno.test("cycle: the creation gives its write's echo a check — true for that echo (the no-op line, as its cycle), false for what a cycle must see", async () => {
+  const registry = new kopf.OperatorRegistry();
+  let updated = 0;
+  kopf.on.create("kopfexamples", { registry, id: "create_fn" }, () => ({ ok: true }));
+  kopf.on.update("kopfexamples", { registry, id: "update_fn" }, () => void updated++);
+  kopf.on.delete("kopfexamples", { registry, id: "delete_fn" }, () => {});
+  const lines: string[] = [];
+  const op = operator(registry, lines);
+  const { api, stored } = fakeApi(body());
+  const memory = newMemory();
+  const result = await processEvent(op, KEX, api, { type: "ADDED", object: stored() }, memory);
+  assert.equal(result.patched?.metadata.resourceVersion, stored().metadata.resourceVersion);
+  const echo = result.echo!;
+  assert.equal(typeof echo, "function");
+
+  // What a cycle must see is no echo of ours: another writer's change carried by our write's
+  // response (a merge patch applies on top of it), a deletion, a finalizer taken away.
+  lines.length = 0;
+  assert.equal(echo({ ...stored(), spec: { field: "w" } }), false);
+  const deleting = stored();
+  deleting.metadata.deletionTimestamp = "2026-01-01T00:00:00Z";
+  assert.equal(echo(deleting), false);
+  const unfinalized = stored();
+  unfinalized.metadata.finalizers = [];
+  assert.equal(echo(unfinalized), false);
+  assert.deepEqual(lines, []);
+
+  // The echo itself: nothing to do — what its cycle would say, and the cycle agrees.
+  memory.fullyHandledOnce = false;
+  assert.equal(echo(stored()), true);
+  assert.deepEqual(lines, [NOOP]);
+  assert.equal(memory.fullyHandledOnce, true);
+  const cycle = await processEvent(op, KEX, api, { type: "MODIFIED", object: stored() }, memory);
+  assert.deepEqual([cycle, updated], [{ patched: undefined }, 0]);
+
+  // Someone else's change: the update's cycle, whose write's echo needs nothing again.
+  await api.patch("kex", "ns", { spec: { field: "x" } }, "merge");
+  const edited = await processEvent(op, KEX, api, { type: "MODIFIED", object: stored() }, memory);
+  assert.equal(updated, 1);
+  assert.equal(edited.echo!(stored()), true);
+});
+
+Deno.test("cycle: no echo check where every event matters — raw-event handlers, the deletion, filters with callbacks", async () => {
+  const watched = new kopf.OperatorRegistry();
+  kopf.on.create("kopfexamples", { registry: watched, id: "create_fn" }, () => ({ ok: true }));
+  kopf.on.event("kopfexamples", { registry: watched, id: "seen" }, () => {});
+  let fx = fakeApi(body());
+  let result = await processEvent(
+    operator(watched),
+    KEX,
+    fx.api,
+    { type: "ADDED", object: fx.stored() },
+    newMemory(),
+  );
+  assert.ok(result.patched !== undefined && result.echo === undefined);
+
+  const filtered = new kopf.OperatorRegistry();
+  kopf.on.create("kopfexamples", {
+    registry: filtered,
+    id: "create_fn",
+    when: ({ spec }: Obj) => spec.field === "v",
+  }, () => ({ ok: true }));
+  kopf.on.delete("kopfexamples", { registry: filtered, id: "delete_fn" }, () => {});
+  const op = operator(filtered);
+  fx = fakeApi(body());
+  const memory = newMemory();
+  result = await processEvent(op, KEX, fx.api, { type: "ADDED", object: fx.stored() }, memory);
+  assert.equal(result.echo!(fx.stored()), false, "a callback filter reads a context: a cycle");
+
+  const deleting = fx.stored();
+  deleting.metadata.deletionTimestamp = "2026-01-01T00:00:00Z";
+  result = await processEvent(op, KEX, fx.api, { type: "MODIFIED", object: deleting }, memory);
+  assert.equal(result.echo, undefined);
+});

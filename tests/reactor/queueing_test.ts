@@ -482,3 +482,78 @@ Deno.test("queues: a lifted worker limit lets the waiting cycles go on at admitW
   await clock.advance(0);
   await queues.close();
 });
+
+Deno.test("queues: our own write's echo, alone, is asked instead of a cycle; declined, or with more events, or another version, it is a cycle", async () => {
+  const clock = new FakeClock();
+  const asked: string[] = [];
+  let answer = true;
+  const echo = (body: Obj) => (asked.push(body.metadata.resourceVersion), answer);
+  // Every cycle of rv N writes rv N+10 (our write) and gives its echo check.
+  const r = recorder(clock, (e) => {
+    const rv = Number(e.object.metadata.resourceVersion);
+    return { patched: obj(e.object.metadata.uid, rv + 10), echo };
+  });
+  const queues = new ObjectQueues(r.processor, SETTINGS, { clock });
+
+  queues.push(ev("a", 1));
+  await clock.advance(0);
+  queues.push(ev("a", 11)); // our write's echo, alone: the check says no cycle
+  await clock.advance(0);
+  assert.deepEqual(r.calls.map((c) => c.rv), ["1"]);
+  assert.deepEqual(asked, ["11"]);
+
+  queues.push(ev("a", 12)); // a change by someone else: a cycle (nothing asked: the check is used)
+  await clock.advance(1);
+  assert.deepEqual(r.calls.map((c) => c.rv), ["1", "12"]);
+  assert.deepEqual(asked, ["11"]);
+
+  answer = false;
+  queues.push(ev("a", 22)); // the echo, but the check finds something to do: a cycle
+  await clock.advance(1);
+  assert.deepEqual(r.calls.map((c) => c.rv), ["1", "12", "22"]);
+  assert.deepEqual(asked, ["11", "22"]);
+
+  answer = true;
+  await clock.advance(1);
+  queues.push(ev("a", 32)); // the echo and a newer event in one batch: the newer one's cycle
+  queues.push(ev("a", 33));
+  await clock.advance(0.1);
+  assert.deepEqual(r.calls.map((c) => c.rv), ["1", "12", "22", "33"]);
+  assert.deepEqual(asked, ["11", "22"]);
+
+  await clock.advance(1);
+  queues.push(ev("a", 43, "DELETED")); // a deletion at our write's version: processed
+  await clock.advance(1);
+  assert.deepEqual(r.calls.map((c) => [c.rv, c.type]).at(-1), ["43", "DELETED"]);
+  assert.deepEqual(asked, ["11", "22"]);
+  await queues.close();
+});
+
+Deno.test("queues: a cycle with no echo check leaves its write's echo to a cycle; a failed cycle gives none, its retry does", async () => {
+  const clock = new FakeClock();
+  let fail = false;
+  const r = recorder(clock, (e) => {
+    if (fail) throw new Error("boom");
+    const rv = Number(e.object.metadata.resourceVersion);
+    return rv === 1 ? { patched: obj("a", 11) } : { patched: obj("a", rv + 10), echo: () => true };
+  });
+  const queues = new ObjectQueues(r.processor, SETTINGS, { clock, onError: () => {} });
+  queues.push(ev("a", 1));
+  await clock.advance(0);
+  queues.push(ev("a", 11)); // no check given: a cycle, which writes 21 with one
+  await clock.advance(1);
+  assert.deepEqual(r.calls.map((c) => c.rv), ["1", "11"]);
+  fail = true;
+  queues.push(ev("a", 21)); // our write's echo: skipped (no cycle to fail)
+  await clock.advance(1);
+  queues.push(ev("a", 31)); // someone else's change: its cycle fails, and gives no check
+  await clock.advance(0);
+  fail = false;
+  await clock.advance(1); // the retry after the error delay (1 s) succeeds, writing 41
+  queues.push(ev("a", 30)); // an older event than our write: dropped until 41 comes
+  await clock.advance(1);
+  queues.push(ev("a", 41)); // its echo: skipped, by the successful retry's check
+  await clock.advance(1);
+  assert.deepEqual(r.calls.map((c) => c.rv), ["1", "11", "31", "31"]);
+  await queues.close();
+});

@@ -59,6 +59,7 @@ import type {
 } from "../intents/handlers.ts";
 import type { CycleResult, ObjectMemory, OperatorContext, RawEvent } from "./cycle_types.ts";
 import { spanAttribute, TRACING } from "../../cogs/tracing/tracing.ts";
+import { echoCheck, NOOP_LINE } from "./echoes.ts";
 
 /** Everything the changing part of one cycle works with. */
 export interface ChangingCycle {
@@ -75,6 +76,8 @@ export interface ChangingCycle {
   memo: AnyObject;
   memory: ObjectMemory;
   signal: AbortSignal | undefined;
+  /** Whether the object's events need this changing part alone (echoes.ts); absent: no. */
+  plain?(): boolean;
 }
 
 /**
@@ -184,9 +187,6 @@ function detected(
   const matched = op.registry.prematch(cycle.resource, { body, old, new: essence }, causeContext);
   return { body, essence, old, diff, cause, causeContext, matched };
 }
-
-/** The line of a cycle whose essence is unchanged. */
-const NOOP_LINE = "Something has changed, but we are not interested (the essence is the same).";
 
 /** The result of a cycle that wrote nothing and need not come back: shared, never changed. */
 const NOTHING_DONE: Promise<CycleResult> = Promise.resolve(Object.freeze({ patched: undefined }));
@@ -365,7 +365,11 @@ async function processFully(
       logger.debug("Removing the finalizer, thus allowing the actual deletion.");
       patched = newer(body, await removeFinalizer(api, body, finalizer, signal), patched);
     }
-    if (!delays?.length) return { patched };
+    if (!delays?.length) {
+      // Our last write's echo, when it comes alone, may need no cycle: the queue asks (echoes.ts).
+      if (!patched || cause.reason === "delete") return { patched };
+      return { patched, echo: echoCheck(cycle, TRACING) };
+    }
     const delay = Math.min(...delays.map(([, d]) => d));
     logger.info(`Processing is postponed: ${describeDelays(delays)}.`);
     return { delay, patched };

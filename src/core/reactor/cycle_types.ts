@@ -108,4 +108,15 @@ export interface CycleResult {
    * next cycle starts from if no newer event comes.
    */
   patched?: AnyObject | undefined;
+  /**
+   * Whether the watch's event of {@link patched}'s version, coming alone, needs a cycle at all:
+   * the queue asks this instead of running one (echoes.ts). Absent: every event is a cycle.
+   */
+  echo?: EchoCheck | undefined;
 }
+
+/**
+ * Answers, for the body of our own last write's echo, whether a cycle on it would do nothing —
+ * and if so, has done what that cycle does (its debug line): the queue runs no cycle then.
+ */
+export type EchoCheck = (body: AnyObject) => boolean;

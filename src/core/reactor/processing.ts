@@ -64,12 +64,8 @@ export function processEvent(
     // Whether the object existed when the operator started watching (listed) or appeared later.
     memory.noticedByListing ??= event.type === null;
     const cycle = new Cycle(op, resource, api, event, memory, signal);
-    const registry = op.registry;
-    const plain = !op.indexers?.active && !memory.spawned && !op.daemons?.serves(resource) &&
-      !registry.watchingHandlers(resource).length && !registry.spawningHandlers(resource).length &&
-      !(op.reconcilers && registry.reconciles(resource));
-    if (!plain) return processFully(cycle);
-    if (registry.changingHandlers(resource).length) return processChanging(cycle);
+    if (!cycle.plain()) return processFully(cycle);
+    if (op.registry.changingHandlers(resource).length) return processChanging(cycle);
     return writeEdits(cycle);
   } catch (e) {
     return Promise.reject(e);
@@ -117,6 +113,18 @@ class Cycle implements ChangingCycle {
       level: postingLevel(op.settings),
     });
     this.memo = objectMemo(memory, op.memo);
+  }
+
+  /**
+   * Whether the object's events need the changing part alone: no index to wait for, no raw-event
+   * handlers, daemons, timers or reconcilers of the resource.
+   */
+  plain(): boolean {
+    const { op, resource } = this;
+    const registry = op.registry;
+    return !op.indexers?.active && !this.memory.spawned && !op.daemons?.serves(resource) &&
+      !registry.watchingHandlers(resource).length && !registry.spawningHandlers(resource).length &&
+      !(op.reconcilers && registry.reconciles(resource));
   }
 
   context(): ObjectContext {

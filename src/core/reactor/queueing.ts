@@ -26,6 +26,7 @@
  *    another replica, the gate asks the queues to {@link ObjectQueues.release} it.
  * 3. **The cycle, throttled** ({@link ThrottledProcessor}, throttling.ts): the processor
  *    under the worker limit; after an unexpected error, the next try waits for the error delays.
+ *    Our own last write's echo, alone, runs none if the write's check says so (echoes.ts).
  *
  * Why queues are destroyed when idle: thousands of objects must not keep thousands of sleeping
  * workers; their memories stay until the object is gone. Until then an idle worker with nothing
@@ -54,6 +55,7 @@ import { ObjectQueue } from "./object_queue.ts";
 import { type AfterRead, OwnWrites, type Reader } from "./own_writes.ts";
 import { QueueGate } from "./queue_gate.ts";
 import { type Processor, Throttle, ThrottledProcessor } from "./throttling.ts";
+import { OwnEcho } from "./echoes.ts";
 import { deletedAt, keyOf, type ObjectEntry, type QueueOptions } from "./queue_types.ts";
 import type { QueueSettings } from "./queue_types.ts";
 
@@ -189,14 +191,10 @@ export class ObjectQueues implements Releaser {
     if (entry?.gone && event.type !== "DELETED") return;
     let queue = entry?.queue;
     if (this.#gate.sharded && !queue && !this.#gate.admits(key)) {
-      // Not ours (or not handed over yet): not processed; gone when deleted.
-      if (event.type === "DELETED") {
+      // Not ours (or not handed over yet): not processed; gone when deleted. Another replica's:
+      // nothing is kept (a view that gives it to us reads the state anew).
+      if (event.type === "DELETED" || (this.#gate.foreign(key) && !this.#gate.keeps(key))) {
         if (entry) this.#forget(key, entry);
-        return;
-      }
-      // Another replica's: nothing is kept (a view that gives it to us reads the state anew).
-      if (this.#gate.foreign(key) && !this.#gate.keeps(key)) {
-        if (entry) this.#drop(key, entry);
         return;
       }
       // Ours, not handed over yet: its latest body waits for the gate.
@@ -252,6 +250,7 @@ export class ObjectQueues implements Releaser {
     /** The latest event processed, and the seconds until its handlers wake up (if they sleep). */
     let last: RawEvent | undefined;
     let delay: number | undefined;
+    const echo = new OwnEcho();
     try {
       while (true) {
         // Wait for events: up to the idle timeout, or until a sleeping handler wakes up.
@@ -309,12 +308,17 @@ export class ObjectQueues implements Releaser {
             // Not ours any more (or not yet): the latest body waits in the entry for the gate —
             // unless another replica owns it now: then nothing is kept.
             if (deleted) this.#forget(key, entry);
-            else if (this.#gate.foreign(key) && !this.#gate.keeps(key)) this.#drop(key, entry);
+            else if (this.#gate.foreign(key) && !this.#gate.keeps(key)) this.#forget(key, entry);
             else entry.latest = batch[batch.length - 1]!.object;
             return;
           case "read":
             await this.#takeOver(key, entry, queue, writes, throttle, batch);
             continue;
+        }
+        // Our own last write's echo, alone: no cycle if the write's check finds nothing to do.
+        if (echo.skips(batch, deleted)) {
+          last = batch[0];
+          continue;
         }
         // 3. The cycle, throttled, under the worker limit.
         let ended: (() => void) | undefined;
@@ -336,6 +340,7 @@ export class ObjectQueues implements Releaser {
         }
         if (result) {
           delay = result.delay;
+          echo.wrote(result);
           // Our write released the last finalizer: the object is gone; nothing waits for a
           // version of it (no re-read), and only its DELETED event is still processed.
           if (writes.wrote(result.patched)) this.#goOn(entry, queue, "gone");
@@ -417,7 +422,7 @@ export class ObjectQueues implements Releaser {
     Object.assign(entry.memory, newMemory(), { spawned: undefined });
     // Another replica's now: nothing is kept (a view that gives it back reads the state anew). A
     // worker still alive has no cycle to run (the gate refuses it) and ends at its next batch.
-    if (this.#gate.foreign(uid)) this.#drop(uid, entry);
+    if (this.#gate.foreign(uid)) this.#forget(uid, entry);
   }
 
   /**
@@ -445,14 +450,8 @@ export class ObjectQueues implements Releaser {
   #prune(): void {
     for (const [key, entry] of this.#objects) {
       if (entry.queue || !this.#gate.foreign(key) || this.#gate.keeps(key)) continue;
-      this.#drop(key, entry);
+      this.#forget(key, entry);
     }
-  }
-
-  /** Nothing is kept of an object another replica owns (its entry goes, if it is this one). */
-  #drop(key: string, entry: ObjectEntry): void {
-    if (this.#objects.get(key) === entry) this.#objects.delete(key);
-    this.#gate.forget(key);
   }
 
   /** The gate admits more objects: those kept without a worker start with their latest body. */
@@ -464,7 +463,7 @@ export class ObjectQueues implements Releaser {
     }
   }
 
-  /** The object is deleted: its entry goes (if it is still this one), and the gate forgets it. */
+  /** The object is deleted, or another replica's: its entry goes (if it is still this one). */
   #forget(key: string, entry: ObjectEntry): void {
     if (this.#objects.get(key) === entry) this.#objects.delete(key);
     this.#gate.forget(key);
