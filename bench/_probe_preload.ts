@@ -16,7 +16,10 @@
  *   allocated in it, collected objects included (`<pid>.heapprofile`), with
  *   `KOPF_PROBE=survivors` the same without what a young-generation collection freed,
  *   with `KOPF_PROBE=snapshot` a heap snapshot at the window's end after a full
- *   collection (`<pid>.heapsnapshot`: what the process keeps);
+ *   collection (`<pid>.heapsnapshot`: what the process keeps), with `KOPF_PROBE=calls` V8's
+ *   precise call counts of every function over the window (`<pid>.coverage`: the inspector's
+ *   `Profiler.takePreciseCoverage`, function granularity — how many calls and how many
+ *   functions the window's work runs through);
  * - CPU seconds by thread name (`/proc/self/task`).
  *
  * @module
@@ -143,7 +146,7 @@ const switches = () => {
 
 Deno.addSignalListener("SIGUSR2", async () => {
   if (!start) {
-    if (["cpu", "heap", "survivors", "snapshot"].includes(mode) && !connected) {
+    if (["cpu", "heap", "survivors", "snapshot", "calls"].includes(mode) && !connected) {
       session.connect();
       connected = true;
     }
@@ -151,6 +154,10 @@ Deno.addSignalListener("SIGUSR2", async () => {
       await post("Profiler.enable");
       await post("Profiler.setSamplingInterval", { interval: 250 });
       await post("Profiler.start");
+    }
+    if (mode === "calls") {
+      await post("Profiler.enable");
+      await post("Profiler.startPreciseCoverage", { callCount: true, detailed: false });
     }
     if (mode === "heap" || mode === "survivors") {
       // `survivors`: only what outlived a young-generation collection (what was promoted, or
@@ -222,6 +229,11 @@ Deno.addSignalListener("SIGUSR2", async () => {
   if (mode === "cpu") {
     const { profile } = await post("Profiler.stop");
     await Deno.writeTextFile(`${dir}/${Deno.pid}.cpuprofile`, JSON.stringify(profile));
+  }
+  if (mode === "calls") {
+    const { result } = await post("Profiler.takePreciseCoverage");
+    await post("Profiler.stopPreciseCoverage");
+    await Deno.writeTextFile(`${dir}/${Deno.pid}.coverage`, JSON.stringify(result));
   }
   if (mode === "heap" || mode === "survivors") {
     const { profile } = await post("HeapProfiler.stopSampling");

@@ -14,13 +14,15 @@
  * collection only (promoted, or live at the end: what the scavenges copy and
  * the old generation's collections mark), with `snapshot` what is live at the
  * window's end (a heap snapshot after a full collection, summarised by
- * constructor: per object, what the process keeps). The CPU is also shown by thread
+ * constructor: per object, what the process keeps), with `calls` V8's exact call counts (per
+ * object: the calls, and the functions they go through, by file and by function). The CPU is
+ * also shown by thread
  * (V8's workers run the GC's parallel and concurrent work and the optimising
  * compiler). Modes other than `counts` cost time of their own: their CPU
  * figures are not the operator's.
  *
  * Run: `deno run -A bench/trickle_probe.ts [shipped|quiet|floor|floorq]
- * [counts|promises|cpu|heap|survivors|snapshot|strace] [SECONDS]` (default: shipped, counts, 20);
+ * [counts|promises|calls|cpu|heap|survivors|snapshot|strace] [SECONDS]` (default: shipped, counts, 20);
  * the files go to `$KOPF_PROBE_DIR` (default a new temporary directory).
  * With `KOPF_PROBE_WARMUP=S`, a trickle of S seconds comes first, unmeasured (the JIT's
  * warm-up; its objects deleted, unless `KOPF_PROBE_WARMUP_KEEP=1`). With `KOPF_PROBE_BURST=N`, the window is a burst instead: N creations at once (50 in
@@ -97,6 +99,57 @@ export function sumHeapProfile(head: HeapNode): HeapSums {
   return sums;
 }
 
+/** One script's precise coverage (the inspector's `Profiler.ScriptCoverage`, function level). */
+export interface ScriptCoverage {
+  /** The script's URL. */
+  url: string;
+  /** Its functions: the first range's count is the function's calls. */
+  functions: { functionName: string; ranges: { startOffset: number; count: number }[] }[];
+}
+
+/**
+ * Sums precise call counts: all calls, the functions called at least `per` times (once per
+ * object), and the calls by file and by function (most first; paths relative to `root`).
+ *
+ * @param scripts The coverage.
+ * @param root The tree's root URL (cut from the paths).
+ * @param per The objects of the window.
+ * @returns The sums.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { sumCalls } from "./trickle_probe.ts";
+ * const fn = (functionName: string, count: number) => ({ functionName, ranges: [{ startOffset: 0, count }] });
+ * const sums = sumCalls([{ url: "file:///t/a.ts", functions: [fn("f", 4), fn("g", 1)] }], "file:///t/", 2);
+ * assert.deepEqual([sums.calls, sums.functions, sums.byFile], [5, 1, [["a.ts", 5]]]);
+ * ```
+ */
+export function sumCalls(
+  scripts: readonly ScriptCoverage[],
+  root: string,
+  per: number,
+): { calls: number; functions: number; byFile: [string, number][]; top: [string, number][] } {
+  let calls = 0;
+  let functions = 0;
+  const byFile = new Map<string, number>();
+  const byFunction = new Map<string, number>();
+  for (const script of scripts) {
+    const file = script.url.startsWith(root) ? script.url.slice(root.length) : script.url;
+    for (const f of script.functions) {
+      const count = f.ranges[0]?.count ?? 0;
+      if (!count) continue;
+      calls += count;
+      if (count >= per) functions++;
+      byFile.set(file, (byFile.get(file) ?? 0) + count);
+      const key = `${file}:${f.functionName || "(anonymous)"}@${f.ranges[0]!.startOffset}`;
+      byFunction.set(key, (byFunction.get(key) ?? 0) + count);
+    }
+  }
+  const sorted = (m: Map<string, number>) => [...m].sort((a, b) => b[1] - a[1]);
+  return { calls, functions, byFile: sorted(byFile), top: sorted(byFunction) };
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function requestCounts(api: BenchClient): Promise<Map<string, number>> {
@@ -165,7 +218,7 @@ if (import.meta.main) {
       try {
         const w = JSON.parse(await Deno.readTextFile(path)) as Window;
         await Deno.rename(path, `${dir}/${op.pid}-${n}.json`);
-        for (const ext of ["cpuprofile", "heapprofile", "heapsnapshot"]) {
+        for (const ext of ["cpuprofile", "heapprofile", "heapsnapshot", "coverage"]) {
           await Deno.rename(`${dir}/${op.pid}.${ext}`, `${dir}/${op.pid}-${n}.${ext}`)
             .catch(() => {});
         }
@@ -270,6 +323,19 @@ if (import.meta.main) {
     rows("self time by function, per object", s.functions);
     rows("self time by file, per object", s.filesSelf);
     rows("total time by file, per object", s.filesTotal);
+  }
+  if (mode === "calls") {
+    const scripts = JSON.parse(
+      await Deno.readTextFile(`${dir}/${op.pid}-1.coverage`),
+    ) as ScriptCoverage[];
+    const { calls, functions, byFile, top } = sumCalls(scripts, root.href, objects);
+    console.log(
+      `  calls per object: ${fmt(calls / objects, 1)}, through ${fmt(functions)} functions ` +
+        `called at least once per object (V8's precise counts, function granularity)`,
+    );
+    const rows = (list: [string, number][]) =>
+      list.slice(0, 25).map(([k, v]) => `    ${fmt(v / objects, 2).padStart(8)}  ${k}`).join("\n");
+    console.log(`  by file:\n${rows(byFile)}\n  by function:\n${rows(top)}`);
   }
   if (mode === "heap" || mode === "survivors") {
     const { head } = JSON.parse(
