@@ -99,3 +99,19 @@ Deno.test("sharding: watches dropped at random and answered 410 Gone, 3 % of req
   );
   assertEveryChangeOnce(report);
 });
+
+Deno.test("sharding without daemons (our own writes' echoes run no cycle): watches dropped and 410 Gone, 429s, a kill -9 and a replica added — every change once", async () => {
+  const report = await runShardingSoak({
+    replicas: 3,
+    objects: 60,
+    kills: 1,
+    addReplica: true,
+    watchFaults: true,
+    rate429: 0.03,
+    daemons: false,
+    leaseDuration: 4,
+  });
+  assert.equal(report.daemonStarts, 0);
+  assert.ok(report.faults!.closedWatches > 0, "watch streams were closed");
+  assertEveryChangeOnce(report);
+});

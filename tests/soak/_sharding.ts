@@ -54,6 +54,11 @@ export interface SoakOptions {
    * the fresh points, handlers' patches alike.
    */
   rate429?: number;
+  /**
+   * Whether each object has a daemon (default true). Without, the replicas are plain operators,
+   * whose own settled writes' echoes run no cycle (core/reactor/echoes.ts).
+   */
+  daemons?: boolean;
   /** The member Leases' duration in seconds (renewDeadline is 2/3 of it). */
   leaseDuration: number;
   /** Where progress lines go. */
@@ -117,7 +122,7 @@ const KEX = `/apis/kopf.dev/v1/namespaces/${NS}/kopfexamples`;
 const LEASES = `/apis/coordination.k8s.io/v1/namespaces/${NS}/leases`;
 
 /** The handlers of every replica: they write the ledger. */
-function handlersSource(leaseDuration: number): string {
+function handlersSource(leaseDuration: number, daemons: boolean): string {
   return `import * as kopf from "${ROOT}mod.ts";
 const path = Deno.env.get("KOPF_LEDGER")!;
 const id = Deno.env.get("POD_ID");
@@ -143,12 +148,16 @@ kopf.on.update("kopfexamples", async ({ name, spec }) => {
   await (spec.field === "slow" ? new Promise((r) => setTimeout(r, 1500)) : work());
 });
 kopf.on.delete("kopfexamples", ({ name }) => note({ kind: "delete", name }));
-kopf.daemon("kopfexamples", async ({ name, stopped }) => {
+${
+    daemons
+      ? `kopf.daemon("kopfexamples", async ({ name, stopped }) => {
   note({ kind: "daemon-start", name });
   await stopped.wait();
   note({ kind: "daemon-stop", name, reason: stopped.reason });
 });
-`;
+`
+      : ""
+  }`;
 }
 
 /** One replica slot: an identity that keeps its name across restarts, and its process. */
@@ -214,7 +223,7 @@ export async function runShardingSoak(o: SoakOptions): Promise<SoakReport> {
   const dir = await Deno.makeTempDir({ prefix: "kopf-sharding-soak-" });
   const file = `${dir}/handlers.ts`;
   const ledger = `${dir}/ledger.jsonl`;
-  await Deno.writeTextFile(file, handlersSource(o.leaseDuration));
+  await Deno.writeTextFile(file, handlersSource(o.leaseDuration, o.daemons ?? true));
   await Deno.writeTextFile(ledger, "");
   const env = { KUBECONFIG: c.api.kubeconfig.path, KOPF_LEDGER: ledger };
   const replicas: Replica[] = [];

@@ -8,7 +8,8 @@
  * stuck, or a replica's share while all were up was off by more than 4σ of a fair split.
  *
  * Takes about half a minute on two cores; kept out of `deno task test` (which runs a short
- * version, tests/reactor/sharding_test.ts). Size by environment: `KOPF_SOAK_OBJECTS=2000`.
+ * version, tests/reactor/sharding_test.ts). Size by environment: `KOPF_SOAK_OBJECTS=2000`; without
+ * the daemons: `KOPF_SOAK_DAEMONS=0`.
  *
  * @module
  */
@@ -23,6 +24,8 @@ const report = await runShardingSoak({
   kills: 2,
   addReplica: true,
   leaseDuration: 5,
+  // KOPF_SOAK_DAEMONS=0: no daemons — plain replicas, whose own writes' echoes run no cycle.
+  daemons: Deno.env.get("KOPF_SOAK_DAEMONS") !== "0",
   log: (line) => console.log(`[${((performance.now() - t0) / 1000).toFixed(1)}s] ${line}`),
 });
 
