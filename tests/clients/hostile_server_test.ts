@@ -19,6 +19,7 @@ import {
   ResponseTooLargeError,
   ServerError,
 } from "../../src/cogs/clients/errors.ts";
+import { LoginError } from "../../src/cogs/structs/login_errors.ts";
 import { Resource } from "../../src/cogs/structs/references.ts";
 import { watchObjects } from "../../src/cogs/clients/watching.ts";
 import { KubeClient } from "../../src/cogs/clients/kube_client.ts";
@@ -454,6 +455,43 @@ for (const client of CLIENTS) {
       assert.match(
         listed.error.message,
         /^GET \/api\/v1\/namespaces\/default\/configmaps\?limit=500: 200 OK: the answer is empty/,
+      );
+    },
+  });
+}
+
+for (const client of CLIENTS) {
+  Deno.test({
+    name:
+      `${client}: a 401 to a client of one's own (no authenticator to log in again) is a LoginError at once, not a request that waits forever`,
+    ignore,
+    async fn() {
+      await using server = rawServer(async (sock) => {
+        // A 401 and the connection kept open: nothing but the client's own rule ends the request.
+        await sock.write(
+          jsonAnswer({ kind: "Status", code: 401, reason: "Unauthorized" }, "401 Unauthorized"),
+        );
+      });
+      const { api, vault } = clientOf(server, client, SETTINGS);
+      using _ = vault;
+      const started = performance.now();
+      // Bounded: the old client waited forever here (nothing was to log in again).
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const hang = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error("no outcome in 5 s")), 5000);
+      });
+      await assert.rejects(
+        Promise.race([api.request("GET", "/api/v1/namespaces/default/configmaps/cm1"), hang])
+          .finally(() => clearTimeout(timer)),
+        (e: Error) =>
+          e instanceof LoginError && e.cause instanceof ApiError && e.cause.code === 401 &&
+          /login handler/.test(e.message),
+      );
+      assert.ok(performance.now() - started < 2000, "at once, not after a timeout");
+      // Once the vault is empty, the next request fails the same way, at once.
+      await assert.rejects(
+        api.request("GET", "/api/v1/namespaces/default/configmaps/cm1"),
+        LoginError,
       );
     },
   });

@@ -32,6 +32,7 @@ Deno.test("an empty vault waits for populate(); whenEmpty() tells the authentica
 
 Deno.test("invalidate() moves to the next credentials, or waits for a re-login", async () => {
   using vault = new Vault({ a: info("a", { priority: 2 }), b: info("b", { priority: 1 }) });
+  void vault.whenEmpty(); // an authenticator watches it
   const first = await vault.select();
   assert.equal(first.key, "a");
   await vault.invalidate(first.key, first.info); // b remains: no waiting
@@ -48,6 +49,7 @@ Deno.test("invalidate() moves to the next credentials, or waits for a re-login",
 
 Deno.test("concurrent invalidations of the same credentials do not drop the fresh ones", async () => {
   using vault = new Vault({ a: info("old") });
+  void vault.whenEmpty(); // an authenticator watches it
   const { key, info: old } = await vault.select();
   const one = vault.invalidate(key, old);
   const two = vault.invalidate(key, old);
@@ -60,6 +62,7 @@ Deno.test("concurrent invalidations of the same credentials do not drop the fres
 
 Deno.test("invalidate() fails with a LoginError when the re-login brings nothing valid", async () => {
   using vault = new Vault({ a: info("a") });
+  void vault.whenEmpty(); // an authenticator watches it
   const { key, info: a } = await vault.select();
   const cause = new Error("401");
   const invalidating = vault.invalidate(key, a, { error: cause });
@@ -147,4 +150,27 @@ Deno.test("selectNow() gives what select() would without waiting, and nothing wh
   vault.populate({}); // the re-login brought nothing
   assert.equal(vault.selectNow(), undefined);
   await assert.rejects(vault.select(), LoginError);
+});
+
+Deno.test("invalidate() of the last credentials fails at once when no authenticator watches the vault (a vault of one's own)", async () => {
+  using vault = new Vault({ a: info("a"), b: info("b") });
+  const cause = new Error("401");
+  const { key, info: first } = await vault.select();
+  await vault.invalidate(key, first, { error: cause }); // the other remains: no failure
+  const { key: key2, info: second } = await vault.select();
+  await assert.rejects(
+    vault.invalidate(key2, second, { error: cause }),
+    (e: Error) => e instanceof LoginError && e.cause === cause && /login handler/.test(e.message),
+  );
+  // Nothing waits for a login that will not come: selecting fails the same way.
+  await assert.rejects(vault.select(), (e: Error) => e instanceof LoginError && e.cause === cause);
+  // Watched from now on: the next invalidation waits for the re-login instead.
+  using watched = new Vault({ a: info("a") });
+  const empty = watched.whenEmpty();
+  const entry = await watched.select();
+  const invalidating = watched.invalidate(entry.key, entry.info, { error: cause });
+  await empty;
+  watched.populate({ c: info("c") });
+  await invalidating;
+  assert.equal((await watched.select()).key, "c");
 });

@@ -17,7 +17,8 @@
  * - **Re-authentication**: a 401 invalidates the credentials in the vault,
  *   which makes the operator re-run the login handlers; the request waits for
  *   the new credentials and is sent again. When the login brings nothing
- *   new, a {@link LoginError} escalates.
+ *   new, a {@link LoginError} escalates — at once with a vault that no
+ *   authenticator watches (one's own, for `KubeClient.fromVault`).
  * - **Timeouts**: `settings.networking.requestTimeout` limits
  *   a whole request including its body; `connectTimeout` limits the time to
  *   the response headers (connecting included). Streams use

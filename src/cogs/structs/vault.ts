@@ -45,7 +45,10 @@ const OUT_OF_CREDENTIALS = "Ran out of valid credentials: add a login handler (k
  * Consumers call {@link Vault.select} (it waits for readiness, drops expired
  * credentials, and throws {@link LoginError} when nothing is left), and on a
  * 401 call {@link Vault.invalidate}, which — if that was the last valid
- * credentials — marks the vault not ready and waits for the re-login.
+ * credentials — marks the vault not ready and waits for the re-login. A vault
+ * that no authenticator watches (none ever asked {@link Vault.whenEmpty}: a
+ * vault of one's own for `KubeClient.fromVault`) has no re-login to wait for:
+ * there, that invalidation fails at once with the {@link LoginError}.
  *
  * @example
  * ```ts
@@ -66,6 +69,8 @@ export class Vault implements AsyncIterable<VaultEntry>, Disposable {
   #caches = new Map<ConnectionInfo, Map<string, unknown>>();
   #waiters = new Set<() => void>();
   #ready: boolean;
+  /** Whether an authenticator watches the vault (it has asked {@link Vault.whenEmpty}). */
+  #watched = false;
   #lastError: unknown = undefined;
   #now: () => number;
   #random: () => number;
@@ -221,7 +226,8 @@ export class Vault implements AsyncIterable<VaultEntry>, Disposable {
    * @param info The credentials from {@link Vault.select}.
    * @param options `error`: the 401, as the cause of a LoginError; `signal`
    *   stops the waiting.
-   * @throws {LoginError} If the re-login brought no valid credentials.
+   * @throws {LoginError} If the re-login brought no valid credentials — or at once, if no
+   *   authenticator watches the vault (none has asked {@link Vault.whenEmpty}).
    * @throws The signal's reason, if it aborts.
    */
   async invalidate(
@@ -237,6 +243,15 @@ export class Vault implements AsyncIterable<VaultEntry>, Disposable {
       this.#flush(info);
     }
     if (this.#current.size === 0) {
+      // No authenticator: no re-login will ever come. The vault stays ready and empty (what
+      // select() says then is this same LoginError), rather than a wait that never ends.
+      if (!this.#watched) {
+        this.#lastError = options.error ?? this.#lastError;
+        throw new LoginError(
+          OUT_OF_CREDENTIALS,
+          this.#lastError === undefined ? undefined : { cause: this.#lastError },
+        );
+      }
       if (this.#ready) {
         this.#ready = false;
         this.#notify();
@@ -291,12 +306,15 @@ export class Vault implements AsyncIterable<VaultEntry>, Disposable {
    * Resolves when the vault needs a (re-)login: initially when empty, later
    * when all credentials were invalidated or expired. The authenticator's
    * loop: `for (;;) { await vault.whenEmpty(signal); vault.populate(await login()); }`.
+   * Asking it makes the vault watched: from then on an invalidation that empties it waits
+   * for the re-login (without one, it fails at once).
    *
    * @param signal Stops the waiting.
    * @returns When a login is needed.
    * @throws The signal's reason, if it aborts.
    */
   whenEmpty(signal?: AbortSignal): Promise<void> {
+    this.#watched = true;
     return this.#waitFor(() => !this.#ready, signal);
   }
 
