@@ -95,6 +95,29 @@ Deno.test("kopf freeze/resume: bad input is one line and a non-zero exit", async
   });
 });
 
+Deno.test("kopf freeze with credentials the server refuses (401): one line and exit 1, at once — not a wait for a login that never comes", async () => {
+  await using c = await cluster({ token: "the-right-token" });
+  const dir = await Deno.makeTempDir({ prefix: "kopf-freeze-401-" });
+  try {
+    const kubeconfig = `${dir}/kubeconfig`;
+    const text = await Deno.readTextFile(c.api.kubeconfig.path);
+    assert.match(text, /the-right-token/);
+    await Deno.writeTextFile(kubeconfig, text.replaceAll("the-right-token", "a-wrong-token"));
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", `${ROOT}cli.ts`, "freeze", "--id", "me", "-A", "--lifetime", "60"],
+      env: { KUBECONFIG: kubeconfig, NO_COLOR: "1" },
+      stdout: "piped",
+      stderr: "piped",
+      signal: AbortSignal.timeout(30_000), // the old CLI waited here forever
+    }).output();
+    const lines = new TextDecoder().decode(out.stderr).split("\n").filter(Boolean);
+    assert.deepEqual([out.code, lines.length], [1, 1], lines.join("\n"));
+    assert.match(lines[0]!, /^kopf: Ran out of valid credentials: add a login handler/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("kopf freeze/resume: the entry Kopf's freeze writes (priority, lifetime, --dev, -n), and its removal", async () => {
   await using c = await cluster();
   await applyPeering(c);
