@@ -27,7 +27,7 @@ import {
   viewPeers,
 } from "../../src/core/engines/peers.ts";
 import { applyPeering, peeringStatus } from "../reactor/_peering.ts";
-import { cluster } from "../reactor/_setup.ts";
+import { cluster, until } from "../reactor/_setup.ts";
 
 const START = new Date("2026-01-01T00:00:00Z");
 const T0 = "2026-01-01T00:00:00+00:00";
@@ -299,9 +299,10 @@ Deno.test("keep-alive: Kopf's status layout, every lifetime minus 5-10 s, remove
     clock,
   });
   const run2 = fast.run();
-  await new Promise((r) => setTimeout(r, 50));
+  // Awaited, not slept for: on a loaded machine a request took longer than a fixed 50 ms.
+  await until(() => lines.length >= 3, "the first keep-alive of 'absent'");
   await clock.advance(1);
-  await new Promise((r) => setTimeout(r, 50));
+  await until(() => lines.length >= 4, "the next keep-alive, a second later");
   await fast.leave();
   await run2;
   // A missing object is logged even when stealthy.
