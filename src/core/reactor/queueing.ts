@@ -307,9 +307,9 @@ export class ObjectQueues implements Releaser {
           case "refused":
             // Not ours any more (or not yet): the latest body waits in the entry for the gate —
             // unless another replica owns it now: then nothing is kept.
-            if (deleted) this.#forget(key, entry);
-            else if (this.#gate.foreign(key) && !this.#gate.keeps(key)) this.#forget(key, entry);
-            else entry.latest = batch[batch.length - 1]!.object;
+            if (deleted || (this.#gate.foreign(key) && !this.#gate.keeps(key))) {
+              this.#forget(key, entry);
+            } else entry.latest = batch[batch.length - 1]!.object;
             return;
           case "read":
             await this.#takeOver(key, entry, queue, writes, throttle, batch);
