@@ -127,6 +127,9 @@ export { OperatorMetrics } from "./src/core/engines/metrics.ts";
 export type { OperatorMetricsOptions, QueueSample } from "./src/core/engines/metrics.ts";
 export { MetricsRegistry } from "./src/cogs/metrics/registry.ts";
 export type {
+  BoundCounter,
+  BoundGauge,
+  BoundHistogram,
   Counter,
   Gauge,
   GaugeOptions,

@@ -51,6 +51,8 @@ export interface ChildOptions {
   posting?: boolean;
   /** Watch this namespace only (default: cluster-wide), e.g. two operators side by side. */
   namespace?: string;
+  /** Without `kopf.OperatorMetrics` (as `kopf run` without `--liveness`); reports have none. */
+  noMetrics?: boolean;
 }
 
 /** One report of the child (a `report` or `stopped` line). */
@@ -123,7 +125,7 @@ if (import.meta.main) {
   if (options.batchWindow !== undefined) settings.batching.batchWindow = options.batchWindow;
   if (options.workerLimit !== undefined) settings.batching.workerLimit = options.workerLimit;
 
-  const metrics = new kopf.OperatorMetrics();
+  const metrics = options.noMetrics ? undefined : new kopf.OperatorMetrics();
   const logs = chatty
     ? {
       sink: Object.assign((record: kopf.LogRecord) => {
@@ -145,7 +147,7 @@ if (import.meta.main) {
     messages,
     starts,
     occurrences,
-    metrics: await metrics.metrics(),
+    metrics: metrics ? await metrics.metrics() : "",
     memory: Deno.memoryUsage(),
   });
 
@@ -157,7 +159,7 @@ if (import.meta.main) {
     ...(options.namespace ? { namespaces: [options.namespace] } : { clusterwide: true }),
     kubeconfig,
     signal: stop.signal,
-    metrics,
+    ...(metrics ? { metrics } : {}),
     onReady: () => out({ event: "ready" }),
     ...logs,
   });

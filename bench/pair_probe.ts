@@ -46,6 +46,8 @@ interface Side {
 const PRESETS: Record<string, [ChildOptions, string]> = {
   shipped: [{ posting: true }, "_bench_operator.ts"],
   quiet: [{}, "_bench_operator.ts"],
+  shippedn: [{ posting: true, noMetrics: true }, "_bench_operator.ts"],
+  quietn: [{ noMetrics: true }, "_bench_operator.ts"],
   floor: [{ events: true }, "_floor_operator.ts"],
   floorq: [{}, "_floor_operator.ts"],
 };

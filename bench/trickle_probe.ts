@@ -333,8 +333,12 @@ if (import.meta.main) {
       `  calls per object: ${fmt(calls / objects, 1)}, through ${fmt(functions)} functions ` +
         `called at least once per object (V8's precise counts, function granularity)`,
     );
+    // KOPF_PROBE_ROWS: how many files and functions to list (default 25).
+    const shown = Number(Deno.env.get("KOPF_PROBE_ROWS") ?? 25);
     const rows = (list: [string, number][]) =>
-      list.slice(0, 25).map(([k, v]) => `    ${fmt(v / objects, 2).padStart(8)}  ${k}`).join("\n");
+      list.slice(0, shown).map(([k, v]) => `    ${fmt(v / objects, 2).padStart(8)}  ${k}`).join(
+        "\n",
+      );
     console.log(`  by file:\n${rows(byFile)}\n  by function:\n${rows(top)}`);
   }
   if (mode === "heap" || mode === "survivors") {

@@ -178,3 +178,62 @@ Deno.test("`MetricsRegistry` refuses bad names, taken names, missing or unknown 
   g.set({ k: "a" }, NaN); // NaN given as such is a gauge's value
   assert.ok(Number.isNaN(g.get({ k: "a" })));
 });
+
+Deno.test("`labels()` binds a label set once: the same series as the labelled calls, anew after a reset", async () => {
+  const registry = new MetricsRegistry();
+  const calls = registry.counter({ name: "calls_total", help: "C.", labelNames: ["verb", "code"] });
+  const gets = calls.labels({ verb: "get", code: 200 });
+  gets.inc();
+  calls.inc({ verb: "get", code: "200" }, 2);
+  gets.inc(0.5);
+  assert.deepEqual([gets.get(), calls.get({ verb: "get", code: 200 })], [3.5, 3.5]);
+  assert.match(await registry.metrics(), /^calls_total\{verb="get",code="200"\} 3\.5$/m);
+  calls.reset(); // the bound set is forgotten with the others, then counts from zero
+  assert.equal(gets.get(), 0);
+  assert.doesNotMatch(await registry.metrics(), /^calls_total\{/m);
+  gets.inc();
+  assert.deepEqual([gets.get(), calls.get({ verb: "get", code: 200 })], [1, 1]);
+  const total = registry.counter({ name: "total", help: "T." }).labels({}); // no labels
+  total.inc(4);
+  assert.match(await registry.metrics(), /^total 4$/m);
+
+  const level = registry.gauge({ name: "level", help: "L.", labelNames: ["tank"] });
+  const a = level.labels({ tank: "a" });
+  a.set(10);
+  a.dec(3);
+  a.inc();
+  assert.deepEqual([a.get(), level.get({ tank: "a" })], [8, 8]);
+  const took = registry.histogram({ name: "took", help: "T.", labelNames: ["step"], buckets: [1] });
+  const fetch = took.labels({ step: "fetch" });
+  fetch.observe(0.5);
+  took.observe({ step: "fetch" }, 2);
+  const text = await registry.metrics();
+  assert.match(text, /^took_bucket\{le="1",step="fetch"\} 1$/m);
+  assert.match(text, /^took_count\{step="fetch"\} 2$/m);
+  assert.match(text, /^took_sum\{step="fetch"\} 2\.5$/m);
+});
+
+Deno.test("`labels()` refuses a wrong label set when binding, and wrong values at each use", () => {
+  const registry = new MetricsRegistry();
+  const calls = registry.counter({ name: "calls_total", help: "C.", labelNames: ["verb"] });
+  assert.throws(() => calls.labels({} as never), /The label "verb" of calls_total has no value/);
+  assert.throws(
+    () => calls.labels({ verb: "get", code: 1 } as never),
+    /Label "code" is not a label of calls_total \(it has: verb\)/,
+  );
+  const gets = calls.labels({ verb: "get" });
+  assert.throws(
+    () => gets.inc(-1),
+    /A counter goes up by a finite number ≥ 0, not -1 \(calls_total\)/,
+  );
+  assert.throws(() => gets.inc(Infinity), RangeError);
+  assert.throws(() => gets.inc("1" as never), /The value for calls_total must be a number/);
+  const gauge = registry.gauge({ name: "g", help: "G." }).labels({});
+  assert.throws(() => gauge.set(undefined as never), /The value for g must be a number/);
+  const labels = { verb: "put" };
+  const puts = calls.labels(labels);
+  labels.verb = "delete"; // the caller's object changed afterwards: the bound set is kept
+  puts.inc();
+  assert.deepEqual([calls.get({ verb: "put" }), calls.get({ verb: "delete" })], [1, 0]);
+  assert.equal(gets.get(), 0);
+});

@@ -11,6 +11,9 @@
 
 import { escapeHelp, formatLabels, formatValue } from "./_exposition.ts";
 import type {
+  BoundCounter,
+  BoundGauge,
+  BoundHistogram,
   Counter,
   Gauge,
   GaugeOptions,
@@ -58,6 +61,8 @@ class Family {
   #root: Level = new Map();
   /** Every series, in the order they were first used (the order of the exposition). */
   #all: Series[] = [];
+  /** Counts the resets: a bound label set whose series was forgotten finds its new one. */
+  generation = 0;
   #buckets: number;
 
   constructor(options: MetricOptions<string>, buckets = 0) {
@@ -137,6 +142,7 @@ class Family {
 
   /** Forgets every label set (a metric without labels keeps its one series, at zero). */
   reset(): void {
+    this.generation++;
     this.#root.clear();
     this.#all = [];
     if (!this.labelNames.length) this.#add(undefined);
@@ -154,6 +160,37 @@ class Family {
       if (!this.labelNames.includes(name)) names.push(name), values.push(value);
     }
     return formatLabels(names, values);
+  }
+}
+
+/** One label set's series, looked up once (behind `labels()`), and again after a reset. */
+class Bound {
+  #family: Family;
+  #labels: Labels | undefined;
+  #series: Series;
+  #generation: number;
+
+  constructor(family: Family, labels: Labels | undefined) {
+    this.#family = family;
+    this.#labels = labels && Object.freeze({ ...labels }); // the caller's object may change
+    this.#series = family.get(this.#labels); // refuses a wrong label set here, at once
+    this.#generation = family.generation;
+  }
+
+  /** The series (made anew when the metric was reset since). */
+  series(): Series {
+    const family = this.#family;
+    if (this.#generation === family.generation) return this.#series;
+    this.#generation = family.generation;
+    return this.#series = family.get(this.#labels);
+  }
+
+  /** The value (0 after a reset, until the series is used again). */
+  value(): number {
+    const family = this.#family;
+    return this.#generation === family.generation
+      ? this.#series.value
+      : family.find(this.#labels)?.value ?? 0;
   }
 }
 
@@ -183,7 +220,11 @@ function valueOf(
   b: number | undefined,
   fallback?: number,
 ): number {
-  const value = (typeof a === "object" ? b : a) ?? fallback;
+  return checked(name, (typeof a === "object" ? b : a) ?? fallback);
+}
+
+/** A value, refused when it is not a number. */
+function checked(name: string, value: unknown): number {
   if (typeof value !== "number") {
     throw new TypeError(`The value for ${name} must be a number, not ${JSON.stringify(value)}.`);
   }
@@ -231,12 +272,30 @@ export class CounterImpl<L extends string> extends Scalar implements Counter<L> 
   }
 
   inc(a?: LabelValues<L> | number, b?: number): void {
-    const n = valueOf(this.name, a, b, 1);
-    if (!(n >= 0) || n === Infinity) {
-      throw new RangeError(`A counter goes up by a finite number ≥ 0, not ${n} (${this.name}).`);
-    }
-    this.family.get(labelsOf(a)).value += n;
+    this.family.get(labelsOf(a)).value += increment(this.name, valueOf(this.name, a, b, 1));
   }
+
+  labels(labels: LabelValues<L>): BoundCounter {
+    const name = this.name;
+    const bound = new Bound(this.family, labels);
+    return {
+      inc(value = 1) {
+        if (typeof value !== "number" || !(value >= 0) || value === Infinity) {
+          increment(name, checked(name, value)); // throws
+        }
+        bound.series().value += value;
+      },
+      get: () => bound.value(),
+    };
+  }
+}
+
+/** A counter's increment, refused when negative or not finite. */
+function increment(name: string, n: number): number {
+  if (!(n >= 0) || n === Infinity) {
+    throw new RangeError(`A counter goes up by a finite number ≥ 0, not ${n} (${name}).`);
+  }
+  return n;
 }
 
 /** A gauge: a number that is set, or goes up and down; optionally read at each scrape. */
@@ -258,6 +317,23 @@ export class GaugeImpl<L extends string> extends Scalar implements Gauge<L> {
 
   dec(a?: LabelValues<L> | number, b?: number): void {
     this.family.get(labelsOf(a)).value -= valueOf(this.name, a, b, 1);
+  }
+
+  labels(labels: LabelValues<L>): BoundGauge {
+    const name = this.name;
+    const bound = new Bound(this.family, labels);
+    return {
+      set(value) {
+        bound.series().value = checked(name, value);
+      },
+      inc(value = 1) {
+        bound.series().value += checked(name, value);
+      },
+      dec(value = 1) {
+        bound.series().value -= checked(name, value);
+      },
+      get: () => bound.value(),
+    };
   }
 
   override collect(): void | Promise<void> {
@@ -301,8 +377,16 @@ export class HistogramImpl<L extends string> implements Histogram<L>, Exposable 
   }
 
   observe(a: LabelValues<L> | number, b?: number): void {
-    const value = valueOf(this.name, a, b);
-    const series = this.#family.get(labelsOf(a));
+    this.#observe(this.#family.get(labelsOf(a)), valueOf(this.name, a, b));
+  }
+
+  labels(labels: LabelValues<L>): BoundHistogram {
+    const name = this.name;
+    const bound = new Bound(this.#family, labels);
+    return { observe: (value) => this.#observe(bound.series(), checked(name, value)) };
+  }
+
+  #observe(series: Series, value: number): void {
     const bounds = this.#bounds;
     for (let i = 0; i < bounds.length; i++) {
       if (value <= bounds[i]!) {

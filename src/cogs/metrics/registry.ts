@@ -27,6 +27,9 @@ import type {
 } from "./types.ts";
 
 export type {
+  BoundCounter,
+  BoundGauge,
+  BoundHistogram,
   Counter,
   Gauge,
   GaugeOptions,

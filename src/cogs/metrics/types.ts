@@ -129,6 +129,14 @@ export interface Counter<L extends string = never> {
    */
   inc(labels: LabelValues<L>, value?: number): void;
   /**
+   * One label set's counter, found once: its `inc` does no look-up (for a hot path).
+   *
+   * @param labels The label values (every label of the metric; `{}` for a metric without).
+   * @returns The label set's counter; after `reset()` it counts from zero again.
+   * @throws {TypeError} When a label has no value or is not the metric's.
+   */
+  labels(labels: LabelValues<L>): BoundCounter;
+  /**
    * The current value.
    *
    * @param labels The label values (none for a metric without labels).
@@ -137,6 +145,39 @@ export interface Counter<L extends string = never> {
   get(labels?: LabelValues<L>): number;
   /** Forgets every label set (a metric without labels goes back to zero). */
   reset(): void;
+}
+
+/**
+ * One label set of a counter (`Counter.labels()`): the same series as `inc(labels, value)`
+ * adds to, found once.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { MetricsRegistry } from "@kopf/kopf";
+ * const registry = new MetricsRegistry();
+ * const calls = registry.counter({ name: "myop_calls_total", help: "Calls, by verb.",
+ *   labelNames: ["verb"] });
+ * const gets = calls.labels({ verb: "get" });
+ * gets.inc();
+ * gets.inc(2);
+ * assert.deepEqual([gets.get(), calls.get({ verb: "get" })], [3, 3]);
+ * ```
+ */
+export interface BoundCounter {
+  /**
+   * Adds to the counter.
+   *
+   * @param value How much (default 1); a finite number ≥ 0.
+   * @throws {RangeError} When the value is negative or not finite.
+   */
+  inc(value?: number): void;
+  /**
+   * The current value.
+   *
+   * @returns The value.
+   */
+  get(): number;
 }
 
 /**
@@ -201,6 +242,14 @@ export interface Gauge<L extends string = never> {
    */
   dec(labels: LabelValues<L>, value?: number): void;
   /**
+   * One label set's gauge, found once: its methods do no look-up (for a hot path).
+   *
+   * @param labels The label values (every label of the metric; `{}` for a metric without).
+   * @returns The label set's gauge; after `reset()` it starts from zero again.
+   * @throws {TypeError} When a label has no value or is not the metric's.
+   */
+  labels(labels: LabelValues<L>): BoundGauge;
+  /**
    * The current value.
    *
    * @param labels The label values (none for a metric without labels).
@@ -209,6 +258,50 @@ export interface Gauge<L extends string = never> {
   get(labels?: LabelValues<L>): number;
   /** Forgets every label set (a metric without labels goes back to zero). */
   reset(): void;
+}
+
+/**
+ * One label set of a gauge (`Gauge.labels()`), found once.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { MetricsRegistry } from "@kopf/kopf";
+ * const registry = new MetricsRegistry();
+ * const open = registry.gauge({ name: "myop_open", help: "Open things, by kind.",
+ *   labelNames: ["kind"] });
+ * const files = open.labels({ kind: "file" });
+ * files.set(5);
+ * files.inc();
+ * files.dec(2);
+ * assert.deepEqual([files.get(), open.get({ kind: "file" })], [4, 4]);
+ * ```
+ */
+export interface BoundGauge {
+  /**
+   * Sets the gauge.
+   *
+   * @param value The value.
+   */
+  set(value: number): void;
+  /**
+   * Adds to the gauge.
+   *
+   * @param value How much (default 1).
+   */
+  inc(value?: number): void;
+  /**
+   * Subtracts from the gauge.
+   *
+   * @param value How much (default 1).
+   */
+  dec(value?: number): void;
+  /**
+   * The current value.
+   *
+   * @returns The value.
+   */
+  get(): number;
 }
 
 /**
@@ -243,6 +336,37 @@ export interface Histogram<L extends string = never> {
    * @throws {TypeError} When a label has no value or is not the metric's.
    */
   observe(labels: LabelValues<L>, value: number): void;
+  /**
+   * One label set's histogram, found once: its `observe` does no look-up (for a hot path).
+   *
+   * @param labels The label values (every label of the metric; `{}` for a metric without).
+   * @returns The label set's histogram; after `reset()` it starts empty again.
+   * @throws {TypeError} When a label has no value or is not the metric's.
+   */
+  labels(labels: LabelValues<L>): BoundHistogram;
   /** Forgets every label set. */
   reset(): void;
+}
+
+/**
+ * One label set of a histogram (`Histogram.labels()`), found once.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { MetricsRegistry } from "@kopf/kopf";
+ * const registry = new MetricsRegistry();
+ * const took = registry.histogram({ name: "myop_took_seconds", help: "Durations, by step.",
+ *   labelNames: ["step"], buckets: [1] });
+ * took.labels({ step: "fetch" }).observe(0.5);
+ * assert.match(await registry.metrics(), /^myop_took_seconds_count\{step="fetch"\} 1$/m);
+ * ```
+ */
+export interface BoundHistogram {
+  /**
+   * Observes a value.
+   *
+   * @param value The value.
+   */
+  observe(value: number): void;
 }

@@ -18,10 +18,16 @@
  * @module
  */
 
-import type { Counter, Histogram } from "../../cogs/metrics/registry.ts";
+import type {
+  BoundCounter,
+  BoundHistogram,
+  Counter,
+  Histogram,
+} from "../../cogs/metrics/registry.ts";
 import { MetricsRegistry } from "../../cogs/metrics/registry.ts";
 import type { RequestRecord } from "../../cogs/clients/api.ts";
 import type { HandlerMetrics } from "../actions/execution.ts";
+import type { EventOutcome } from "./event_recorder.ts";
 
 /** One sample of a stream's per-object queues, for the queue gauges. */
 export interface QueueSample {
@@ -31,6 +37,14 @@ export interface QueueSample {
   depth: number;
   /** How many objects have a live worker. */
   objects: number;
+}
+
+/** A handler's series of the handler metrics. */
+interface HandlerSeries {
+  labels: { handler: string; kind: string };
+  runs: BoundCounter;
+  failures: BoundCounter | undefined;
+  durations: BoundHistogram;
 }
 
 /** Options of {@link OperatorMetrics}. */
@@ -70,8 +84,11 @@ export class OperatorMetrics implements HandlerMetrics {
   #durations: Histogram<"handler" | "kind">;
   #requests: Counter<"verb" | "code">;
   #watches: Counter<"resource">;
-  #events: Record<"posted" | "folded" | "aggregated", Counter>;
-  #dropped: Counter<"reason">;
+  #events: Record<EventOutcome, BoundCounter>;
+  /** Per handler kind and id: its series of the three handler metrics (found once). */
+  #handlers = new Map<string, Map<string, HandlerSeries>>();
+  /** Per verb and code: the request counter's series (found once). */
+  #verbs = new Map<string, Map<number, BoundCounter>>();
   #queues = new Set<() => Iterable<QueueSample>>();
 
   /**
@@ -109,7 +126,7 @@ export class OperatorMetrics implements HandlerMetrics {
       help: "Watch-streams opened (connects and reconnects), by resource.",
       labelNames: ["resource"],
     });
-    this.#events = {
+    const written = {
       posted: registry.counter({
         name: "kopf_events_posted_total",
         help: "Kubernetes Events created (a POST each).",
@@ -124,15 +141,21 @@ export class OperatorMetrics implements HandlerMetrics {
           "posted or folded as one '(combined from similar events)' Event.",
       }),
     };
-    this.#dropped = registry.counter({
+    const dropped = registry.counter({
       name: "kopf_events_dropped_total",
       help: "Events not written, by reason: spam (the per-object rate limit), failed (the API " +
         "refused or was unreachable), overflow (too many pending), unflushed (pending at exit).",
       labelNames: ["reason"],
     });
-    for (const reason of ["spam", "failed", "overflow", "unflushed"]) {
-      this.#dropped.inc({ reason }, 0);
-    }
+    this.#events = {
+      posted: written.posted.labels({}),
+      folded: written.folded.labels({}),
+      aggregated: written.aggregated.labels({}),
+      spam: dropped.labels({ reason: "spam" }), // each reason shown from 0, as they are bound
+      failed: dropped.labels({ reason: "failed" }),
+      overflow: dropped.labels({ reason: "overflow" }),
+      unflushed: dropped.labels({ reason: "unflushed" }),
+    };
     const samples = (): Map<string, { depth: number; objects: number }> => {
       const out = new Map<string, { depth: number; objects: number }>();
       for (const source of this.#queues) {
@@ -190,10 +213,22 @@ export class OperatorMetrics implements HandlerMetrics {
    * ```
    */
   handlerRun(handler: string, kind: string, seconds: number, failed: boolean): void {
-    const labels = { handler, kind };
-    this.#runs.inc(labels);
-    if (failed) this.#failures.inc(labels);
-    this.#durations.observe(labels, seconds);
+    let ids = this.#handlers.get(kind);
+    if (!ids) this.#handlers.set(kind, ids = new Map());
+    let series = ids.get(handler);
+    if (!series) {
+      const labels = { handler, kind };
+      series = {
+        labels,
+        runs: this.#runs.labels(labels),
+        failures: undefined, // its series is shown from the first failure, not at 0
+        durations: this.#durations.labels(labels),
+      };
+      ids.set(handler, series);
+    }
+    series.runs.inc();
+    if (failed) (series.failures ??= this.#failures.labels(series.labels)).inc();
+    series.durations.observe(seconds);
   }
 
   /**
@@ -213,7 +248,12 @@ export class OperatorMetrics implements HandlerMetrics {
    * ```
    */
   apiRequest(record: RequestRecord): void {
-    this.#requests.inc({ verb: record.verb, code: String(record.code) });
+    const { verb, code } = record;
+    let codes = this.#verbs.get(verb);
+    if (!codes) this.#verbs.set(verb, codes = new Map());
+    let counter = codes.get(code);
+    if (!counter) codes.set(code, counter = this.#requests.labels({ verb, code: String(code) }));
+    counter.inc();
     if (record.verb === "watch") this.watchConnect(record.resource);
   }
 
@@ -256,9 +296,7 @@ export class OperatorMetrics implements HandlerMetrics {
     outcome: "posted" | "folded" | "aggregated" | "spam" | "failed" | "overflow" | "unflushed",
     n: number,
   ): void {
-    if (outcome === "posted" || outcome === "folded" || outcome === "aggregated") {
-      this.#events[outcome].inc(n);
-    } else this.#dropped.inc({ reason: outcome }, n);
+    this.#events[outcome].inc(n);
   }
 
   /**
