@@ -237,6 +237,19 @@ Deno.test("correlate(): an object's kept cache entries are used while live, look
   assert.ok(kept.correlate(occurrence({ ref: a, message: "9" }))!.aggregated);
 });
 
+Deno.test("Lru: delete() and evictions call onEvict; oldest is the least recently used", () => {
+  const evicted: string[] = [];
+  const lru = new Lru<number>(2, (node) => evicted.push(node.key));
+  const a = lru.add("a", 1);
+  lru.add("b", 2);
+  assert.equal(lru.oldest, a);
+  lru.get("a");
+  assert.equal(lru.oldest?.key, "b");
+  lru.add("c", 3); // evicts b
+  lru.delete(a);
+  assert.deepEqual([evicted, a.live, lru.length, lru.oldest?.key], [["b", "a"], false, 1, "c"]);
+});
+
 Deno.test("Lru: a kept entry is used again while live; add() and entry() give entries", () => {
   const lru = new Lru<string>(2);
   const a = lru.add("a", "A");
@@ -250,4 +263,44 @@ Deno.test("Lru: a kept entry is used again while live; add() and entry() give en
   assert.equal(lru.entry("b"), undefined);
   a.value = "A2";
   assert.equal(lru.get("a"), "A2");
+});
+
+Deno.test("correlate(): at most 64 Events and 64 groups per object, the least recently used forgotten", () => {
+  const correlator = new EventCorrelator({
+    aggregateLimit: 1_000,
+    limits: { spamBurst: 1, spamRefill: 0 },
+  });
+  const say = (message: string, reason = "Logging") =>
+    correlator.correlate(occurrence({ message, reason }))!.count;
+  for (let i = 0; i < 64; i++) assert.equal(say(`m${i}`), 1);
+  assert.equal(say("m0"), 2); // m0 is now the most recent: m1 is the oldest
+  assert.equal(say("m64"), 1); // the 65th Event: m1 is forgotten
+  assert.deepEqual([say("m2"), say("m0"), say("m64")], [2, 3, 2]);
+  assert.equal(say("m1"), 1); // forgotten, so new (and m3, the oldest now, goes)
+  assert.equal(say("m3"), 1);
+  // Groups: one per reason; the 65th reason forgets the least recently used group.
+  const grouped = new EventCorrelator({
+    aggregateLimit: 2,
+    limits: { spamBurst: 1, spamRefill: 0 },
+  });
+  const on = (reason: string, message: string) =>
+    grouped.correlate(occurrence({ reason, message }))!.aggregated;
+  assert.equal(on("r0", "a"), false);
+  for (let i = 1; i <= 64; i++) on(`r${i}`, "a");
+  assert.equal(on("r0", "b"), false); // r0's group (with "a") was forgotten: "b" is its first
+  assert.equal(on("r64", "b"), true); // r64's group is kept: "a" and "b" make 2
+});
+
+Deno.test("correlate(): beyond the cache size in all, the least recently used objects go first, bucket and all", () => {
+  const limits = { spamBurst: 2, spamRefill: 300 };
+  const correlator = new EventCorrelator({ cacheSize: 4, limits });
+  const ref = (name: string) => ({ ...POD, name, uid: name });
+  const say = (name: string, message = "Hello.") =>
+    correlator.correlate(occurrence({ ref: ref(name), message }))?.count;
+  assert.deepEqual([say("a"), say("a", "Bye."), say("b"), say("b", "Bye.")], [1, 1, 1, 1]);
+  assert.equal(say("a"), undefined); // a's bucket is spent (2 at once); its count moved to 2
+  assert.equal(say("c"), 1); // the 5th Event in all: b, the least recently used object, goes
+  assert.equal(say("b"), 1); // a new Event in a new bucket: 4 Events in all (a's 2, c's, b's)
+  assert.equal(say("d"), 1); // the 5th: a, now the least recently used, goes (Events and bucket)
+  assert.equal(say("a"), 1); // so a starts over: a new Event, a full bucket
 });

@@ -3,8 +3,7 @@
  * (`tools/record/events_cache.go`), so that an operator that logs a lot about
  * its objects loads the API no more than a controller built on client-go does.
  *
- * Every occurrence of an event passes three stages, each with a bounded LRU
- * cache (4096 entries), in client-go's order:
+ * Every occurrence of an event passes three stages, in client-go's order:
  * 1. Aggregation: events that differ only by message (same object, type,
  *    reason, source) are "similar"; when 10 different messages of one group
  *    are seen within 10 minutes, the 10th and those after it become one
@@ -17,11 +16,19 @@
  *    dropped. As in client-go, the count of stage 2 has already moved, so the
  *    next occurrence that does get through carries the full count.
  *
+ * What it remembers is bounded as client-go's caches are: 4096 groups and
+ * 4096 Events in all, the least recently used objects forgotten first (an
+ * object's groups, Events and bucket together), and at most 64 groups and
+ * 64 Events per object. It keeps them per object — one cache entry per
+ * object, found by a key (source and object) kept per object reference, and
+ * the object's few groups and Events beside it — rather than in three caches
+ * keyed by long joined strings, which hashed a new key of some 150 characters
+ * at every occurrence and kept three of them per object.
+ *
  * The correlator only decides; it writes nothing (see `event_recorder.ts`).
- * It is synchronous and cheap (a few map look-ups and one string join: the
- * keys but for the message are kept per object reference), so it runs where
- * the event occurs, and it takes its time from a {@link Clock}, so
- * its windows and buckets are tested on a fake clock.
+ * It is synchronous and cheap, so it runs where the event occurs, and it
+ * takes its time from a {@link Clock}, so its windows and buckets are tested
+ * on a fake clock.
  *
  * @module
  */
@@ -54,8 +61,6 @@ export interface CorrelatedEvent {
  * that later occurrences patch that Event.
  */
 export interface EventLogEntry {
-  /** The key of the Event: the event's own, or its aggregate group's. */
-  readonly key: string;
   /** How many times the Event has occurred (spam-dropped occurrences included). */
   count: number;
   /**
@@ -103,7 +108,7 @@ export interface EventCorrelatorOptions {
   aggregateLimit?: number | undefined;
   /** Seconds after the last similar event that a group is forgotten (default 600). */
   aggregateWindow?: number | undefined;
-  /** Entries of each cache (default 4096). */
+  /** Groups, Events and objects kept at most, each (default 4096, client-go's cache size). */
   cacheSize?: number | undefined;
   /** The time source (default: the real clock). */
   clock?: Clock | undefined;
@@ -154,7 +159,10 @@ export class Lru<V> {
    *
    * @param size The entries kept at most.
    */
-  constructor(readonly size: number) {}
+  constructor(
+    readonly size: number,
+    readonly onEvict: ((node: LruNode<V>) => void) | undefined = undefined,
+  ) {}
 
   /**
    * The value of a key, which becomes the most recently used.
@@ -205,13 +213,25 @@ export class Lru<V> {
     else this.#oldest = node;
     this.#newest = node;
     this.#map.set(key, node);
-    if (this.#map.size > this.size) {
-      const oldest = this.#oldest!;
-      this.#unlink(oldest);
-      oldest.live = false;
-      this.#map.delete(oldest.key);
-    }
+    if (this.#map.size > this.size) this.delete(this.#oldest!);
     return node;
+  }
+
+  /**
+   * Forgets an entry (calling `onEvict` with it).
+   *
+   * @param node A live entry of this cache.
+   */
+  delete(node: LruNode<V>): void {
+    this.#unlink(node);
+    node.live = false;
+    this.#map.delete(node.key);
+    this.onEvict?.(node);
+  }
+
+  /** The least recently used entry, if any. */
+  get oldest(): LruNode<V> | undefined {
+    return this.#oldest;
   }
 
   /**
@@ -249,36 +269,47 @@ export class Lru<V> {
   }
 }
 
-/** A token bucket; its tokens are kept as milliseconds of refill, so fake time adds up exactly. */
-interface Bucket {
-  credit: number;
-  at: number;
-}
-
+/** One group of similar events of an object (they differ only by message). */
 interface Group {
-  messages: Set<string>;
-  at: number;
-}
-
-/** An object's keys for its last source, type, reason and instance (see `#keysOf`). */
-interface EventKeys {
-  component: string;
-  /** The spam filter's key: the source and the object. */
-  source: string;
   type: string;
   reason: string;
   instance: string;
-  /** The aggregation's key: similar events differ only by message. */
-  similar: string;
-  /** The counting's key of an identical event, but for the message that ends it. */
-  identical: string;
-  /** The counting's key of an aggregate. */
-  aggregate: string;
-  /** The aggregation's entry of `similar`, kept to be used without a look-up while it is live. */
-  group: LruNode<Group> | undefined;
-  /** The spam filter's entry of `source`, as `group`. */
-  bucket: LruNode<Bucket> | undefined;
+  /** The different messages seen (fewer than the aggregation's limit), oldest first. */
+  messages: string[];
+  /** When the last one occurred (ms). */
+  at: number;
 }
+
+/** An Event as the correlator counts it: an identical event's, or a group's aggregate. */
+interface Logged extends EventLogEntry {
+  readonly type: string;
+  readonly reason: string;
+  readonly aggregate: boolean;
+  /** The message of an identical event; the instance of an aggregate (its group's). */
+  readonly text: string;
+}
+
+/**
+ * What the correlator keeps about one object for one source: the spam filter's token bucket
+ * (its tokens kept as milliseconds of refill, so fake time adds up exactly), its groups and its
+ * Events, each list least recently used first.
+ */
+interface ObjectState {
+  credit: number;
+  at: number;
+  groups: Group[];
+  log: Logged[];
+}
+
+/** An object reference's key (source and object) and its entry, for its next occurrences. */
+interface ObjectKeys {
+  component: string;
+  source: string;
+  node: LruNode<ObjectState> | undefined;
+}
+
+/** Groups and Events kept per object at most (the least recently used go first). */
+const PER_OBJECT = 64;
 
 const CLIENT_GO: CorrelatorLimits = { spamBurst: 25, spamRefill: 300 };
 
@@ -304,10 +335,12 @@ export class EventCorrelator {
   #aggregateLimit: number;
   #aggregateWindow: number;
   #clock: Clock;
-  #groups: Lru<Group>;
-  #log: Lru<EventLogEntry>;
-  #buckets: Lru<Bucket>;
-  #keys = new WeakMap<ObjectReference, EventKeys>();
+  #size: number;
+  #objects: Lru<ObjectState>;
+  /** Groups and Events kept in all (each bounded by the cache size, as client-go's caches). */
+  #groups = 0;
+  #events = 0;
+  #keys = new WeakMap<ObjectReference, ObjectKeys>();
 
   /**
    * Creates a correlator with empty caches.
@@ -315,14 +348,15 @@ export class EventCorrelator {
    * @param options Limits, cache size, clock.
    */
   constructor(options: EventCorrelatorOptions = {}) {
-    const size = options.cacheSize ?? 4096;
+    const size = this.#size = options.cacheSize ?? 4096;
     this.#limits = options.limits ?? CLIENT_GO;
     this.#aggregateLimit = options.aggregateLimit ?? 10;
     this.#aggregateWindow = (options.aggregateWindow ?? 600) * 1000;
     this.#clock = options.clock ?? realClock;
-    this.#groups = new Lru(size);
-    this.#log = new Lru(size);
-    this.#buckets = new Lru(size);
+    this.#objects = new Lru<ObjectState>(size, ({ value }) => {
+      this.#groups -= value.groups.length;
+      this.#events -= value.log.length;
+    });
   }
 
   /**
@@ -334,59 +368,59 @@ export class EventCorrelator {
   correlate(event: CorrelatedEvent): Correlation | undefined {
     const now = this.#clock.now();
     const date = this.#clock.date();
-    const original = event.message;
+    const { type, reason, instance, message: original } = event;
     const keys = this.#keysOf(event);
-    const source = keys.source;
-    const similar = keys.similar;
+    let node = keys.node;
+    if (!this.#objects.use(node)) {
+      node = this.#objects.entry(keys.source) ??
+        this.#objects.add(keys.source, { credit: -1, at: now, groups: [], log: [] });
+      keys.node = node;
+    }
+    const state = node.value;
 
     // 1. Aggregation of similar events (they differ only by message).
-    let grouped = this.#groups.use(keys.group) ? keys.group : this.#groups.entry(similar);
-    let group = grouped?.value;
-    if (!group || now - group.at > this.#aggregateWindow) {
-      group = { messages: new Set(), at: 0 };
-      if (grouped) grouped.value = group;
-      else grouped = this.#groups.add(similar, group);
-    }
-    keys.group = grouped;
-    group.messages.add(original);
+    let group = recent(
+      state.groups,
+      (g) => g.type === type && g.reason === reason && g.instance === instance,
+    );
+    if (!group) {
+      group = { type, reason, instance, messages: [], at: now };
+      state.groups.push(group);
+      this.#groups++;
+      this.#bound(state);
+    } else if (now - group.at > this.#aggregateWindow) group.messages = [];
+    if (!group.messages.includes(original)) group.messages.push(original);
     group.at = now;
-    let key: string;
     let message = original;
-    const aggregated = group.messages.size >= this.#aggregateLimit;
-    if (!aggregated) {
-      key = keys.identical + original;
-    } else {
-      // Keep the group below the limit (client-go pops any; the oldest here, deterministically).
-      group.messages.delete(group.messages.values().next().value!);
-      key = keys.aggregate;
+    const aggregated = group.messages.length >= this.#aggregateLimit;
+    if (aggregated) {
+      group.messages.shift(); // below the limit again (client-go pops any; the oldest here)
       message = COMBINED_PREFIX + original;
     }
 
-    // 2. Counting of identical events: the same Event, its count bumped.
-    const logged = this.#log.entry(key);
-    let entry = logged?.value;
-    if (entry && entry.count > 0) entry.count++;
+    // 2. Counting of identical events (or of the group's aggregate): the same Event, bumped.
+    const text = aggregated ? instance : original;
+    let entry = recent(
+      state.log,
+      (e) =>
+        e.aggregate === aggregated && e.text === text && e.type === type && e.reason === reason,
+    );
+    if (entry) entry.count++;
     else {
-      entry = { key, count: 1, first: date.getTime(), name: undefined, namespace: undefined };
-      if (logged) logged.value = entry;
-      else this.#log.add(key, entry);
+      entry = { type, reason, aggregate: aggregated, text, count: 1, first: date.getTime() };
+      state.log.push(entry);
+      this.#events++;
+      this.#bound(state);
     }
 
     // 3. The spam filter: a token bucket per source and object.
     const token = this.#limits.spamRefill * 1000;
     const full = this.#limits.spamBurst * token;
-    let filled = this.#buckets.use(keys.bucket) ? keys.bucket : this.#buckets.entry(source);
-    let bucket = filled?.value;
-    if (!bucket) {
-      bucket = { credit: full, at: now };
-      filled = this.#buckets.add(source, bucket);
-    }
-    keys.bucket = filled;
-    bucket.credit = Math.min(full, bucket.credit + (now - bucket.at));
-    bucket.at = now;
+    state.credit = state.credit < 0 ? full : Math.min(full, state.credit + (now - state.at));
+    state.at = now;
     if (token > 0) {
-      if (bucket.credit < token) return undefined;
-      bucket.credit -= token;
+      if (state.credit < token) return undefined;
+      state.credit -= token;
     }
 
     return {
@@ -396,20 +430,39 @@ export class EventCorrelator {
       firstTimestamp: entry.count === 1 ? date : new Date(entry.first),
       lastTimestamp: date,
       aggregated,
-      source,
+      source: keys.source,
     };
   }
 
   /**
-   * The keys of an occurrence, client-go's, the spam key (source + object) a
-   * prefix of the others: kept per object reference and rebuilt only when the
-   * source, type, reason or instance differ from its last occurrence's, so
-   * that an object's lines do not join and hash the same strings again and
-   * again (a reference is not changed once posted: loggers and `kopf.event`
-   * build their own).
+   * Keeps the groups and Events within the cache size in all (the least recently used objects
+   * forgotten first, then the object's own oldest) and within {@link PER_OBJECT} per object.
    */
-  #keysOf(event: CorrelatedEvent): EventKeys {
-    const { ref, component, type, reason, instance } = event;
+  #bound(state: ObjectState): void {
+    for (;;) {
+      const overGroups = this.#groups > this.#size || state.groups.length > PER_OBJECT;
+      const overEvents = this.#events > this.#size || state.log.length > PER_OBJECT;
+      if (!overGroups && !overEvents) return;
+      const oldest = this.#objects.oldest;
+      const local = state.groups.length > PER_OBJECT || state.log.length > PER_OBJECT;
+      if (oldest && oldest.value !== state && !local) this.#objects.delete(oldest);
+      else if (overGroups && state.groups.length) {
+        state.groups.shift();
+        this.#groups--;
+      } else if (overEvents && state.log.length) {
+        state.log.shift();
+        this.#events--;
+      } else return; // a cache of size 0: nothing to forget but what was just added
+    }
+  }
+
+  /**
+   * The key of an occurrence's source and object (client-go's), kept per object reference, so
+   * that an object's lines do not join and hash it again and again (a reference is not changed
+   * once posted: loggers and `kopf.event` build their own).
+   */
+  #keysOf(event: CorrelatedEvent): ObjectKeys {
+    const { ref, component } = event;
     let keys = this.#keys.get(ref);
     if (keys?.component !== component) {
       const source = [
@@ -420,32 +473,23 @@ export class EventCorrelator {
         ref.uid ?? "",
         ref.apiVersion ?? "",
       ].join("\u0000");
-      keys = {
-        component,
-        source,
-        type: "",
-        reason: "",
-        instance: "",
-        similar: "",
-        identical: "",
-        aggregate: "",
-        group: undefined,
-        bucket: undefined,
-      };
+      keys = { component, source, node: undefined };
       this.#keys.set(ref, keys);
-    }
-    if (
-      keys.type !== type || keys.reason !== reason || keys.instance !== instance || !keys.similar
-    ) {
-      const { source } = keys;
-      keys.type = type;
-      keys.reason = reason;
-      keys.instance = instance;
-      keys.similar = `${source}\u0000${type}\u0000${reason}\u0000${instance}`;
-      keys.identical = `e\u0000${source}\u0000${type}\u0000${reason}\u0000`;
-      keys.aggregate = `a\u0000${keys.similar}`;
-      keys.group = undefined;
     }
     return keys;
   }
+}
+
+/** The first item that matches, made the most recently used (moved to the end). */
+function recent<T>(list: T[], match: (item: T) => boolean): T | undefined {
+  for (let i = list.length - 1; i >= 0; i--) {
+    const item = list[i]!;
+    if (!match(item)) continue;
+    if (i !== list.length - 1) {
+      list.splice(i, 1);
+      list.push(item);
+    }
+    return item;
+  }
+  return undefined;
 }
