@@ -1,7 +1,9 @@
 /**
  * Sharded replicas for the benchmarks (`sharding_bench.ts`, `shard_cpu_bench.ts`): each a
- * `kopf run -q -n NS --shards` process of its own with its own `POD_ID`, and the group's
- * convergence as its member Leases show it.
+ * `kopf run -q -n NS --shards` process of its own with its own `POD_ID`, run with the Deno and
+ * V8 flags `kopf run` ships with (as the operator benchmark's operators: `operatorRunFlags()`,
+ * `KOPF_BENCH_V8_FLAGS=none` for Deno's defaults), and the group's convergence as its member
+ * Leases show it.
  *
  * @module
  */
@@ -9,6 +11,7 @@
 import type { BenchClient } from "./_client.ts";
 import { expectOk } from "./_client.ts";
 import { readCpuSeconds } from "./_server_process.ts";
+import { operatorRunFlags } from "./_operator_process.ts";
 import { memberLeaseName } from "../src/core/engines/shard_leases.ts";
 import {
   INCARNATION_ANNOTATION,
@@ -39,6 +42,7 @@ export class Replica {
       args: [
         "run",
         "-A",
+        ...operatorRunFlags(),
         // E.g. KOPF_BENCH_OPERATOR_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile them.
         ...(Deno.env.get("KOPF_BENCH_OPERATOR_FLAGS")?.split(" ").filter(Boolean) ?? []),
         new URL("cli.ts", ROOT).pathname,
