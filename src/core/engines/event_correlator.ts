@@ -385,11 +385,11 @@ export class EventCorrelator {
     );
     if (!group) {
       group = { type, reason, instance, messages: [], at: now };
-      state.groups.push(group);
+      state.groups = append(state.groups, group);
       this.#groups++;
       this.#bound(state);
     } else if (now - group.at > this.#aggregateWindow) group.messages = [];
-    if (!group.messages.includes(original)) group.messages.push(original);
+    if (!group.messages.includes(original)) group.messages = append(group.messages, original);
     group.at = now;
     let message = original;
     const aggregated = group.messages.length >= this.#aggregateLimit;
@@ -407,8 +407,17 @@ export class EventCorrelator {
     );
     if (entry) entry.count++;
     else {
-      entry = { type, reason, aggregate: aggregated, text, count: 1, first: date.getTime() };
-      state.log.push(entry);
+      entry = {
+        type,
+        reason,
+        aggregate: aggregated,
+        text,
+        count: 1,
+        first: date.getTime(),
+        name: undefined, // set once created, in the object itself rather than in a store of its own
+        namespace: undefined,
+      };
+      state.log = append(state.log, entry);
       this.#events++;
       this.#bound(state);
     }
@@ -478,6 +487,17 @@ export class EventCorrelator {
     }
     return keys;
   }
+}
+
+/**
+ * A list with one more item, its store as long as the list: a push grows a list's store to 17
+ * items at least, and an object's lists are short (most hold one or two).
+ */
+function append<T>(list: T[], item: T): T[] {
+  const out = new Array<T>(list.length + 1);
+  for (let i = 0; i < list.length; i++) out[i] = list[i]!;
+  out[list.length] = item;
+  return out;
 }
 
 /** The first item that matches, made the most recently used (moved to the end). */
