@@ -12,8 +12,8 @@ import {
   COMBINED_PREFIX,
   type CorrelatedEvent,
   EventCorrelator,
-  Lru,
 } from "../../src/core/engines/event_correlator.ts";
+import { Lru } from "../../src/cogs/structs/lru.ts";
 
 const POD = { apiVersion: "v1", kind: "Pod", name: "p1", namespace: "ns", uid: "u1" };
 
