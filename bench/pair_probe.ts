@@ -13,7 +13,9 @@
  * threads, and the main thread), from `/proc/<pid>/stat`.
  *
  * Run: `deno run -A bench/pair_probe.ts A B [ROUNDS] [SECONDS]` (default 3 rounds of 10 s),
- * where a side is `shipped`, `quiet`, `floor` or `floorq` (as in `trickle_probe.ts`),
+ * where a side is `shipped`, `quiet`, `floor` or `floorq` (as in `trickle_probe.ts`), or
+ * `shippedn`/`quietn` (the operator without `kopf.OperatorMetrics`, as `kopf run` without
+ * `--liveness`; the others have them),
  * optionally after another tree's root and a colon (`/tmp/before:quiet`: that tree's
  * `bench/_bench_operator.ts` or `_floor_operator.ts`, e.g. a `git worktree` of the commit
  * before a change), and optionally followed by `@` and V8 flags added to those `kopf run` ships

@@ -26,7 +26,9 @@
  * the files go to `$KOPF_PROBE_DIR` (default a new temporary directory).
  * With `KOPF_PROBE_WARMUP=S`, a trickle of S seconds comes first, unmeasured (the JIT's
  * warm-up; its objects deleted, unless `KOPF_PROBE_WARMUP_KEEP=1`). With `KOPF_PROBE_BURST=N`, the window is a burst instead: N creations at once (50 in
- * flight, as the operator bench's bursts), until all are handled.
+ * flight, as the operator bench's bursts), until all are handled. `KOPF_PROBE_OPTIONS` adds
+ * the child's options as JSON (e.g. `{"noMetrics":true}`); mode `calls` lists
+ * `KOPF_PROBE_ROWS` files and functions (default 25).
  *
  * @module
  */
