@@ -215,11 +215,13 @@ export class EventCorrelator {
     const now = this.#clock.now();
     const date = this.#clock.date();
     const { type, reason, instance, message: original } = event;
+    const token = this.#limits.spamRefill * 1000;
+    const full = this.#limits.spamBurst * token;
     const keys = this.#keysOf(event);
     let node = keys.node;
     if (!this.#objects.use(node)) {
       node = this.#objects.entry(keys.source) ??
-        this.#objects.add(keys.source, { credit: -1, at: now, groups: [], log: [] });
+        this.#objects.add(keys.source, { credit: full, at: now, groups: [], log: [] });
       keys.node = node;
     }
     const state = node.value;
@@ -269,9 +271,7 @@ export class EventCorrelator {
     }
 
     // 3. The spam filter: a token bucket per source and object.
-    const token = this.#limits.spamRefill * 1000;
-    const full = this.#limits.spamBurst * token;
-    state.credit = state.credit < 0 ? full : Math.min(full, state.credit + (now - state.at));
+    state.credit = Math.min(full, state.credit + (now - state.at));
     state.at = now;
     if (token > 0) {
       if (state.credit < token) return undefined;
@@ -294,17 +294,15 @@ export class EventCorrelator {
    * forgotten first, then the object's own oldest) and within {@link PER_OBJECT} per object.
    */
   #bound(state: ObjectState): void {
-    for (;;) {
-      const overGroups = this.#groups > this.#size || state.groups.length > PER_OBJECT;
-      const overEvents = this.#events > this.#size || state.log.length > PER_OBJECT;
-      if (!overGroups && !overEvents) return;
+    for (; state.groups.length > PER_OBJECT; this.#groups--) state.groups.shift();
+    for (; state.log.length > PER_OBJECT; this.#events--) state.log.shift();
+    while (this.#groups > this.#size || this.#events > this.#size) {
       const oldest = this.#objects.oldest;
-      const local = state.groups.length > PER_OBJECT || state.log.length > PER_OBJECT;
-      if (oldest && oldest.value !== state && !local) this.#objects.delete(oldest);
-      else if (overGroups && state.groups.length) {
+      if (oldest && oldest.value !== state) this.#objects.delete(oldest);
+      else if (this.#groups > this.#size && state.groups.length) {
         state.groups.shift();
         this.#groups--;
-      } else if (overEvents && state.log.length) {
+      } else if (this.#events > this.#size && state.log.length) {
         state.log.shift();
         this.#events--;
       } else return; // a cache of size 0: nothing to forget but what was just added
