@@ -2,8 +2,8 @@
 # The entry point of the operator's image (deploy/Dockerfile): `kopf run` with the narrowest
 # permissions an operator needs in a pod — no -A.
 #
-#   --allow-read   the operator's files (the working directory: the handler files are imported at
-#                  run time) and the pod's service account (token, CA, namespace)
+#   --allow-read   the operator's files (the working directory: the bundle's chunks, dist/, are
+#                  imported when first used) and the pod's service account (token, CA, namespace)
 #   --allow-env    where the API server is, the pod's name and namespace (the identity in peering
 #                  and Leases, the sharding namespace), KUBECONFIG (unset in a pod: then the
 #                  service account is used), kopf run's KOPF_RUN_PEERING, and the proxy variables
@@ -25,6 +25,7 @@
 #                  (and the cache database's pages) for the life of the process, ~2-3 MiB of an
 #                  idle operator's RSS; V8 compiles the functions it runs instead, once, at start
 #
+# dist/main.js is `kopf bundle handlers.ts` (the Dockerfile): kopf run with the handlers built in.
 # The arguments are kopf run's (the image's CMD, or the Deployment's args).
 set -eu
 host="${KUBERNETES_SERVICE_HOST:-kubernetes.default.svc}"
@@ -35,4 +36,4 @@ exec deno run --cached-only --no-code-cache \
   --allow-read=.,/var/run/secrets/kubernetes.io/serviceaccount \
   --allow-env=KUBECONFIG,KUBERNETES_SERVICE_HOST,KUBERNETES_SERVICE_PORT,POD_ID,POD_NAMESPACE,KOPF_RUN_PEERING,KOPF_HTTP_CLIENT,HTTPS_PROXY,https_proxy,HTTP_PROXY,http_proxy,ALL_PROXY,all_proxy,NO_PROXY,no_proxy \
   --allow-net="$host:$port,${KOPF_LISTEN:-0.0.0.0:8080}" \
-  cli.ts run "$@"
+  dist/main.js "$@"

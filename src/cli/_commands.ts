@@ -191,6 +191,18 @@ const MANIFESTS = {
   options: [...OPERATOR_OPTIONS, ...MANIFESTS_OPTIONS],
 } satisfies CommandSpec;
 
+const BUNDLE = {
+  name: "bundle",
+  description: "bundle kopf run with the given files into a few minified files: " +
+    "an operator that starts leaner",
+  paths: HANDLER_FILES,
+  options: [
+    option("-o, --outdir <dir>", "where to write the bundle (empty, new, or an earlier bundle)", {
+      default: "dist",
+    }),
+  ],
+} satisfies CommandSpec;
+
 /** The `kopf` program: its commands, in the help's order. */
 export const PROGRAM: ProgramSpec = {
   name: "kopf",
@@ -203,6 +215,7 @@ export const PROGRAM: ProgramSpec = {
     CRD,
     RBAC,
     MANIFESTS,
+    BUNDLE,
   ],
 };
 
@@ -226,6 +239,9 @@ export type RbacValues = ValuesOf<typeof RBAC.options>;
 
 /** The values of `kopf manifests`' options, as the parser gives them. */
 export type ManifestsValues = ValuesOf<typeof MANIFESTS.options>;
+
+/** The values of `kopf bundle`'s options, as the parser gives them. */
+export type BundleValues = ValuesOf<typeof BUNDLE.options>;
 
 /** `--shards GROUP`: a valid group (a handlers file right after the flag is a path: the parser). */
 function parseGroup(value: string): string {

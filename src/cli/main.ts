@@ -10,6 +10,7 @@ import { VERSION } from "../cogs/configs/version.ts";
 import { permissionError, permissionHint } from "../cogs/clients/_permissions.ts";
 import {
   type ApiServerValues,
+  type BundleValues,
   type CrdValues,
   type FreezeValues,
   type ManifestsValues,
@@ -137,6 +138,12 @@ async function execute(
   values: OptionValues,
   controls: RunControls,
 ): Promise<number> {
+  if (controls.bundled && ["crd", "rbac", "manifests"].includes(command)) {
+    throw new UsageError(
+      `this program is a bundle for kopf run: run kopf ${command} with the handler files ` +
+        `themselves (e.g. deno run -A cli.ts ${command} handlers.ts)`,
+    );
+  }
   switch (command) {
     case "apiserver": {
       const { runApiServer } = await import("./apiserver.ts");
@@ -173,6 +180,13 @@ async function execute(
     case "rbac": {
       const { operatorFlags } = await import("./_operator_flags.ts");
       return await (await import("./rbac.ts")).runRbac(operatorFlags(paths, values as RbacValues));
+    }
+    case "bundle": {
+      if (!paths.length) {
+        throw new UsageError("no handlers file to bundle: give one, e.g. kopf bundle handlers.ts");
+      }
+      const { runBundle } = await import("./bundle.ts");
+      return await runBundle(paths, (values as BundleValues).outdir);
     }
     case "manifests": {
       const { operatorFlags } = await import("./_operator_flags.ts");

@@ -18,6 +18,7 @@ import { OperatorRegistry } from "../core/intents/registry.ts";
 import { operator } from "../core/reactor/running.ts";
 import type { RunValues } from "./_commands.ts";
 import { fileUrls } from "./_file_urls.ts";
+import { bundleKey } from "./bundle.ts";
 
 /**
  * The flags of `kopf run`: the values of its options, derived from their specs (`_commands.ts`),
@@ -58,6 +59,13 @@ export interface RunControls {
   clock?: Clock;
   /** Throw fatal errors to the caller instead of printing them (test runners). */
   throwErrors?: boolean;
+  /**
+   * The handler files built into this program, by path (`kopf bundle` writes this): a file
+   * named on the command line is loaded by its function here, not imported from the disk (which
+   * would load a second kopf beside the bundled one); a file not here is refused; with no files
+   * named, all of these are loaded.
+   */
+  bundled?: Record<string, () => Promise<unknown>>;
 }
 
 /** A handler file or module could not be loaded. */
@@ -73,10 +81,15 @@ let loading: Promise<unknown> = Promise.resolve();
  *
  * @param paths File paths (relative to the working directory).
  * @param modules Module specifiers (`-m`): URLs, `npm:`/`jsr:` names, or paths.
+ * @param bundled The files built into this program ({@link RunControls.bundled}), if it is a bundle.
  * @returns The registry with their handlers.
  * @throws {LoadingError} For a missing or broken file, with one line naming it.
  */
-export async function loadHandlers(paths: string[], modules: string[]): Promise<OperatorRegistry> {
+export async function loadHandlers(
+  paths: string[],
+  modules: string[],
+  bundled?: Record<string, () => Promise<unknown>>,
+): Promise<OperatorRegistry> {
   // Imports are serialised: the default registry is process-wide while a file registers into it.
   const previous = loading;
   let release!: () => void;
@@ -86,6 +99,10 @@ export async function loadHandlers(paths: string[], modules: string[]): Promise<
   const saved = getDefaultRegistry();
   setDefaultRegistry(registry);
   try {
+    if (bundled) {
+      await loadBundled(paths, modules, bundled);
+      return registry;
+    }
     const n = ++loads;
     const { isAbsolute, resolve, fileUrl } = await fileUrls();
     for (const path of paths) {
@@ -125,11 +142,41 @@ export async function loadHandlers(paths: string[], modules: string[]): Promise<
   return registry;
 }
 
-async function importOne(specifier: string, shown: string): Promise<void> {
+/** Loads the bundled files named (all of them if none is): see {@link RunControls.bundled}. */
+async function loadBundled(
+  paths: string[],
+  modules: string[],
+  bundled: Record<string, () => Promise<unknown>>,
+): Promise<void> {
+  const held = Object.keys(bundled);
+  if (modules.length) {
+    throw new LoadingError(
+      `cannot load handlers from ${modules[0]}: this program is a bundle (of ${
+        held.join(", ")
+      }), ` +
+        `and a module from outside it would load a second kopf: bundle its file in (kopf bundle)`,
+    );
+  }
+  for (const path of paths.length ? paths : held) {
+    const load = Object.hasOwn(bundled, bundleKey(path)) ? bundled[bundleKey(path)] : undefined;
+    if (!load) {
+      throw new LoadingError(
+        `cannot load handlers from ${path}: this program is a bundle of ${held.join(", ")}, ` +
+          `and a file from the disk would load a second kopf: bundle it in (kopf bundle)`,
+      );
+    }
+    await importOne(load, path);
+  }
+}
+
+async function importOne(
+  specifier: string | (() => Promise<unknown>),
+  shown: string,
+): Promise<void> {
   try {
     // The user's handler file or module, named on the command line: unknown until run time, so
     // this import cannot be analysed (or rewritten) at publish time — by design, as `kopf run`.
-    await import(specifier);
+    await (typeof specifier === "string" ? import(specifier) : specifier());
   } catch (e) {
     const message = e instanceof Error ? e.message.split("\n")[0]! : String(e);
     // A module that the file imports and may not be read comes as a TypeError with Deno's words.
@@ -208,8 +255,8 @@ export function applyRunFlags(flags: SettingsFlags, settings: OperatorSettings):
  */
 export async function runOperator(flags: RunFlags, controls: RunControls = {}): Promise<number> {
   const registry = controls.registry ??
-    (flags.paths.length || flags.modules.length
-      ? await loadHandlers(flags.paths, flags.modules)
+    (flags.paths.length || flags.modules.length || controls.bundled
+      ? await loadHandlers(flags.paths, flags.modules, controls.bundled)
       : getDefaultRegistry());
   const level: Level = flags.debug || flags.verbose ? "debug" : flags.quiet ? "warning" : "info";
   const logging: {

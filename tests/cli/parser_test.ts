@@ -352,6 +352,9 @@ Commands:
                                   that the handlers of the given files need
   manifests [options] [paths...]  print a deployable set: service account, RBAC,
                                   CRDs and a Deployment of the operator
+  bundle [options] [paths...]     bundle kopf run with the given files into a
+                                  few minified files: an operator that starts
+                                  leaner
   help [command]                  display help for command
 `,
   );
