@@ -65,6 +65,53 @@ export function operatorRunFlags(): string[] {
   return [...operatorV8Flags(), ...(noCodeCache ? ["--no-code-cache"] : [])];
 }
 
+/**
+ * Whether the operator processes run from a bundle, as the image runs `kopf run`: its entry
+ * point (`deploy/entrypoint.sh` of the tree under test) runs `dist/main.js`, which `kopf bundle`
+ * wrote — unless `KOPF_BENCH_BUNDLE=0` asks for the sources (`deno run … script.ts`).
+ *
+ * @returns Whether to bundle the operator's (and the floor's) script before running it.
+ */
+export function operatorBundled(): boolean {
+  if (Deno.env.get("KOPF_BENCH_BUNDLE") === "0") return false;
+  let script = "";
+  try {
+    script = Deno.readTextFileSync(new URL("../deploy/entrypoint.sh", import.meta.url));
+  } catch { /* an older tree without it: the sources */ }
+  return /^\s*dist\/main\.js\b/m.test(script);
+}
+
+const bundles = new Map<string, Promise<string>>();
+let bundleRoot: string | undefined;
+
+/**
+ * A script bundled as `kopf bundle` bundles (`bundleModule()` of `src/cli/bundle.ts`: minified,
+ * names kept, chunks split, their imports unanalysable, every file cached), once per process,
+ * into a temporary directory removed at the exit.
+ *
+ * @param path The script's path.
+ * @returns The bundle's entry (a path).
+ */
+export function bundledScript(path: string): Promise<string> {
+  let made = bundles.get(path);
+  if (!made) {
+    if (!bundleRoot) {
+      const root = bundleRoot = Deno.makeTempDirSync({ prefix: "kopf-bench-bundle-" });
+      globalThis.addEventListener("unload", () => {
+        try {
+          Deno.removeSync(root, { recursive: true });
+        } catch { /* gone already */ }
+      });
+    }
+    const dir = `${bundleRoot}/${bundles.size}`;
+    made = import("../src/cli/bundle.ts").then(async ({ bundleModule }) =>
+      (await bundleModule(path, dir)).entry
+    );
+    bundles.set(path, made);
+  }
+  return made;
+}
+
 /** The operator under test, running in a child process. */
 export class OperatorProcess implements AsyncDisposable {
   readonly #child: Deno.ChildProcess;
@@ -89,7 +136,7 @@ export class OperatorProcess implements AsyncDisposable {
         ...operatorRunFlags(),
         // E.g. KOPF_BENCH_OPERATOR_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it.
         ...(Deno.env.get("KOPF_BENCH_OPERATOR_FLAGS")?.split(" ").filter(Boolean) ?? []),
-        new URL(script, import.meta.url).pathname,
+        script,
         kubeconfig,
         JSON.stringify(options),
       ],
@@ -110,6 +157,8 @@ export class OperatorProcess implements AsyncDisposable {
    * @param script The child to run, relative to this file: the operator, or the floor
    *   (`./_floor_operator.ts`, which takes no options).
    * @param env More environment variables of the process (e.g. `OTEL_DENO`).
+   * @param bundled Run it from its bundle ({@link bundledScript}; default: as the image does,
+   *   {@link operatorBundled}).
    * @returns The running operator.
    * @throws {Error} If it exits or stays silent before it is ready.
    */
@@ -118,8 +167,15 @@ export class OperatorProcess implements AsyncDisposable {
     options: ChildOptions = {},
     script = "./_bench_operator.ts",
     env: Record<string, string> = {},
+    bundled: boolean = operatorBundled(),
   ): Promise<OperatorProcess> {
-    const op = new OperatorProcess(kubeconfig, options, script, env);
+    const path = new URL(script, import.meta.url).pathname;
+    const op = new OperatorProcess(
+      kubeconfig,
+      options,
+      bundled ? await bundledScript(path) : path,
+      env,
+    );
     let timer: ReturnType<typeof setTimeout> | undefined;
     try {
       await Promise.race([

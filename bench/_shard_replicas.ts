@@ -1,9 +1,10 @@
 /**
  * Sharded replicas for the benchmarks (`sharding_bench.ts`, `shard_cpu_bench.ts`): each a
- * `kopf run -q -n NS --shards` process of its own with its own `POD_ID`, run with the Deno and
- * V8 flags `kopf run` ships with (as the operator benchmark's operators: `operatorRunFlags()`,
- * `KOPF_BENCH_V8_FLAGS=none` for Deno's defaults), and the group's convergence as its member
- * Leases show it.
+ * `kopf run -q -n NS --shards` process of its own with its own `POD_ID`, run as `kopf run` ships:
+ * with its Deno and V8 flags (as the operator benchmark's operators: `operatorRunFlags()`,
+ * `KOPF_BENCH_V8_FLAGS=none` for Deno's defaults) and from a bundle of the handlers file (`kopf
+ * bundle`, as the image runs it; `KOPF_BENCH_BUNDLE=0` for the sources) — and the group's
+ * convergence as its member Leases show it.
  *
  * @module
  */
@@ -11,7 +12,8 @@
 import type { BenchClient } from "./_client.ts";
 import { expectOk } from "./_client.ts";
 import { readCpuSeconds } from "./_server_process.ts";
-import { operatorRunFlags } from "./_operator_process.ts";
+import { operatorBundled, operatorRunFlags } from "./_operator_process.ts";
+import { runBundle } from "../src/cli/bundle.ts";
 import { memberLeaseName } from "../src/core/engines/shard_leases.ts";
 import {
   INCARNATION_ANNOTATION,
@@ -21,6 +23,32 @@ import {
 } from "../src/core/engines/shard_members.ts";
 
 const ROOT = new URL("../", import.meta.url);
+
+const entries = new Map<string, Promise<string>>();
+
+/**
+ * What a replica runs for a handlers file: its bundle's `main.js` (`kopf bundle`, made once per
+ * process into a temporary directory removed at the exit) as the image runs `kopf run`, or
+ * `cli.ts` from the sources ({@link operatorBundled}).
+ *
+ * @param file The handlers file.
+ * @returns The program's path (its first argument is then `run`).
+ */
+export function replicaProgram(file: string): Promise<string> {
+  if (!operatorBundled()) return Promise.resolve(new URL("cli.ts", ROOT).pathname);
+  let made = entries.get(file);
+  if (!made) {
+    const dir = Deno.makeTempDirSync({ prefix: "kopf-bench-replicas-" });
+    globalThis.addEventListener("unload", () => {
+      try {
+        Deno.removeSync(dir, { recursive: true });
+      } catch { /* gone already */ }
+    });
+    made = runBundle([file], dir, () => {}).then(() => `${dir}/main.js`);
+    entries.set(file, made);
+  }
+  return made;
+}
 
 /** One replica: `kopf run -q -n NS --shards` in a child process. */
 export class Replica {
@@ -35,8 +63,9 @@ export class Replica {
    * @param file The handlers' file.
    * @param namespace The namespace it serves.
    * @param kubeconfig The server's kubeconfig.
+   * @param program What it runs: {@link replicaProgram} of the file.
    */
-  constructor(id: string, file: string, namespace: string, kubeconfig: string) {
+  constructor(id: string, file: string, namespace: string, kubeconfig: string, program: string) {
     this.id = id;
     this.child = new Deno.Command(Deno.execPath(), {
       args: [
@@ -45,7 +74,7 @@ export class Replica {
         ...operatorRunFlags(),
         // E.g. KOPF_BENCH_OPERATOR_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile them.
         ...(Deno.env.get("KOPF_BENCH_OPERATOR_FLAGS")?.split(" ").filter(Boolean) ?? []),
-        new URL("cli.ts", ROOT).pathname,
+        program,
         "run",
         "-q",
         "-n",

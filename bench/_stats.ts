@@ -37,8 +37,8 @@ export function fmt(n: number, decimals = 0): string {
   });
 }
 
-/** A target a figure is held against: at least, or below. */
-export type Target = { atLeast: number } | { below: number };
+/** A target a figure is held against: at least, below, or at most. */
+export type Target = { atLeast: number } | { below: number } | { atMost: number };
 
 /** One figure as data: what its line says, for the JSON file of a run. */
 export interface FigureRecord {
@@ -183,6 +183,9 @@ export function figure(
     if ("atLeast" in target) {
       met = value >= target.atLeast;
       line += `  (target ≥ ${bound(target.atLeast)})  ${met ? "✓" : "✗"}`;
+    } else if ("atMost" in target) {
+      met = value <= target.atMost;
+      line += `  (target ≤ ${bound(target.atMost)})  ${met ? "✓" : "✗"}`;
     } else {
       met = value < target.below;
       line += `  (target < ${bound(target.below)})  ${met ? "✓" : "✗"}`;

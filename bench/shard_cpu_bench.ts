@@ -36,7 +36,7 @@
 
 import { BenchClient, expectOk, runBounded, setUpKopfExamples } from "./_client.ts";
 import { type ServerProcess, startServerProcess } from "./_server_process.ts";
-import { converged, Replica, StandIns } from "./_shard_replicas.ts";
+import { converged, Replica, replicaProgram, StandIns } from "./_shard_replicas.ts";
 import { figure, fmt, RESULTS_ENV, writeResults } from "./_stats.ts";
 
 const ROOT = new URL("../", import.meta.url);
@@ -187,9 +187,10 @@ class Group implements AsyncDisposable {
     standIns = 0,
   ): Promise<Group> {
     await setUpKopfExamples(api, ROOT, ns);
+    const program = await replicaProgram(file);
     const replicas = Array.from(
       { length: n },
-      (_, i) => new Replica(`${ns}-${i + 1}`, file, ns, server.kubeconfig),
+      (_, i) => new Replica(`${ns}-${i + 1}`, file, ns, server.kubeconfig, program),
     );
     const ids = Array.from({ length: standIns }, (_, i) => `${ns}-${n + i + 1}`);
     const stand = standIns ? new StandIns(api, ns, replicas[0]!.id, ids) : undefined;

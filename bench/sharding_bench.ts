@@ -27,7 +27,7 @@
 import { hash64, Rendezvous } from "../src/cogs/structs/rendezvous.ts";
 import { BenchClient, expectOk, runBounded, setUpKopfExamples } from "./_client.ts";
 import { readCpuSeconds, type ServerProcess, startServerProcess } from "./_server_process.ts";
-import { converged, members, Replica } from "./_shard_replicas.ts";
+import { converged, members, Replica, replicaProgram } from "./_shard_replicas.ts";
 import { figure, fmt } from "./_stats.ts";
 import { WatchTracker } from "./_watch_tracker.ts";
 
@@ -157,9 +157,10 @@ class Group implements AsyncDisposable {
     ns: string,
   ): Promise<Group> {
     await setUpKopfExamples(api, ROOT, ns);
+    const program = await replicaProgram(file);
     const replicas = Array.from(
       { length: n },
-      (_, i) => new Replica(`replica-${i + 1}`, file, ns, server.kubeconfig),
+      (_, i) => new Replica(`replica-${i + 1}`, file, ns, server.kubeconfig, program),
     );
     const group = new Group(api, server, ns, replicas);
     await converged(api, ns, replicas.map((r) => r.id));
@@ -247,7 +248,8 @@ async function handoffs(
   const ns = "bench-shards-handoff";
   await setUpKopfExamples(api, ROOT, ns);
   const path = `/apis/kopf.dev/v1/namespaces/${ns}/kopfexamples`;
-  const start = (id: string) => new Replica(id, file, ns, server.kubeconfig);
+  const program = await replicaProgram(file);
+  const start = (id: string) => new Replica(id, file, ns, server.kubeconfig, program);
   const replicas = new Map(["replica-1", "replica-2", "replica-3"].map((id) => [id, start(id)]));
   const out: Array<{ what: string; seconds: number; moved: number }> = [];
   try {
