@@ -19,7 +19,8 @@
  * optionally after another tree's root and a colon (`/tmp/before:quiet`: that tree's
  * `bench/_bench_operator.ts` or `_floor_operator.ts`, e.g. a `git worktree` of the commit
  * before a change), and optionally followed by `@` and V8 flags added to those `kopf run` ships
- * with (`quiet@--always-sparkplug`). With `KOPF_PROBE_PIN=1`, both processes run on the last CPU and the server
+ * with (`quiet@--always-sparkplug`). Each side runs from its bundle as the image runs `kopf run`
+ * (`operatorBundled()`), or from the sources with `%src` in its label (`shipped%src`). With `KOPF_PROBE_PIN=1`, both processes run on the last CPU and the server
  * and the load generators on the others (`taskset`); with `KOPF_PROBE_WARMUP=S`, S seconds of
  * trickle come first on both sides (created, handled, deleted), unmeasured; with
  * `KOPF_PROBE_BURST=N`, the window is a burst instead: N creations at once on each side (50 in
@@ -30,7 +31,12 @@
 
 import { BenchClient, setUpKopfExamples } from "./_client.ts";
 import { LoadGenerator } from "./_load_generator.ts";
-import { type ChildOptions, OperatorProcess, operatorV8Flags } from "./_operator_process.ts";
+import {
+  type ChildOptions,
+  operatorBundled,
+  OperatorProcess,
+  operatorV8Flags,
+} from "./_operator_process.ts";
 import { startServerProcess } from "./_server_process.ts";
 import { fmt } from "./_stats.ts";
 
@@ -43,6 +49,8 @@ interface Side {
   options: ChildOptions;
   /** V8 flags added to those `kopf run` ships with (comma-separated), if any. */
   v8: string | undefined;
+  /** Run from its bundle (as the image runs `kopf run`), or from the sources (`%src`). */
+  bundled: boolean;
 }
 
 const PRESETS: Record<string, [ChildOptions, string]> = {
@@ -55,7 +63,8 @@ const PRESETS: Record<string, [ChildOptions, string]> = {
 };
 
 function side(label: string): Side {
-  const [spec, v8] = label.split("@", 2) as [string, string | undefined];
+  const sources = label.includes("%src");
+  const [spec, v8] = label.replace("%src", "").split("@", 2) as [string, string | undefined];
   const at = spec.lastIndexOf(":");
   const root = at > 0 ? spec.slice(0, at) : undefined;
   const which = at > 0 ? spec.slice(at + 1) : spec;
@@ -65,7 +74,7 @@ function side(label: string): Side {
   const script = root
     ? new URL(`bench/${file}`, `file://${root.replace(/\/?$/, "/")}`).href
     : `./${file}`;
-  return { label, script, options, v8 };
+  return { label, script, options, v8, bundled: !sources && operatorBundled() };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -138,10 +147,16 @@ if (import.meta.main) {
       const flags = operatorV8Flags()[0]?.replace(/^--v8-flags=/, "");
       if (s.v8) Deno.env.set("KOPF_BENCH_V8_FLAGS", [flags, s.v8].filter(Boolean).join(","));
       try {
-        ops[i] = await OperatorProcess.start(server.kubeconfig, {
-          ...s.options,
-          namespace: namespaces[i],
-        }, s.script);
+        ops[i] = await OperatorProcess.start(
+          server.kubeconfig,
+          {
+            ...s.options,
+            namespace: namespaces[i],
+          },
+          s.script,
+          {},
+          s.bundled,
+        );
       } finally {
         if (given === undefined) Deno.env.delete("KOPF_BENCH_V8_FLAGS");
         else Deno.env.set("KOPF_BENCH_V8_FLAGS", given);

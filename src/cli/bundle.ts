@@ -150,12 +150,14 @@ export async function runBundle(
     let real: string;
     try {
       real = await Deno.realPath(path);
-      if (!(await Deno.stat(real)).isFile) throw new Deno.errors.NotFound();
     } catch (e) {
       if (e instanceof Deno.errors.NotFound) {
         throw new BundleError(`cannot bundle ${path}: no such file (check the path)`);
       }
       throw e;
+    }
+    if (!(await Deno.stat(real)).isFile) {
+      throw new BundleError(`cannot bundle ${path}: it is not a file (name the handlers file)`);
     }
     loaders.push(`  ${JSON.stringify(key)}: () => import(${JSON.stringify(fileUrl(real))}),`);
   }

@@ -208,6 +208,13 @@ Deno.test("kopf bundle: a missing file, a directory of other files, a file that 
       missing.stderr.trim(),
       "kopf: cannot bundle nope.ts: no such file (check the path)",
     );
+    await Deno.mkdir(`${dir}/ops`);
+    const folder = await bundle(dir, "ops");
+    assert.equal(folder.code, 1);
+    assert.equal(
+      folder.stderr.trim(),
+      "kopf: cannot bundle ops: it is not a file (name the handlers file)",
+    );
 
     await Deno.writeTextFile(`${dir}/handlers.ts`, `import "${ROOT}mod.ts";\n`);
     await Deno.mkdir(`${dir}/out`);
