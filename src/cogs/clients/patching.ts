@@ -94,12 +94,9 @@ export async function patchObject(
   const params = options.fieldManager !== undefined || options.force
     ? { fieldManager: options.fieldManager, force: options.force || undefined }
     : undefined;
-  const send = <T = RawBody>(body: unknown, subresource: string | undefined, text?: "text") =>
-    api.request<T>(
-      "PATCH",
-      resource.getUrl({ namespace, name, subresource, params }),
-      { body, contentType, signal: options.signal, expect: text },
-    );
+  // A factory's closure, not a named arrow: a bundle keeps names (`kopf bundle`, --keep-names),
+  // and names a function bound to a name at each creation — here one per patch.
+  const send = patchSender(api, resource, namespace, name, params, contentType, options.signal);
 
   const splittable = contentType === PATCH_CONTENT_TYPES.merge &&
     options.subresource === undefined && resource.subresources.has("status") &&
@@ -122,6 +119,24 @@ export async function patchObject(
     if (error instanceof NotFoundError && options.ignoreNotFound !== false) return undefined;
     throw error;
   }
+}
+
+/** What {@link patchObject} sends its PATCH requests with (the object's URL, or a subresource's). */
+function patchSender(
+  api: ApiClient,
+  resource: Resource,
+  namespace: string | null | undefined,
+  name: string,
+  params: { fieldManager: string | undefined; force: true | undefined } | undefined,
+  contentType: string,
+  signal: AbortSignal | undefined,
+) {
+  return <T = RawBody>(body: unknown, subresource: string | undefined, text?: "text") =>
+    api.request<T>(
+      "PATCH",
+      resource.getUrl({ namespace, name, subresource, params }),
+      { body, contentType, signal, expect: text },
+    );
 }
 
 /** Whether an object has an own enumerable string key (as `Object.keys(o).length`, without the array). */

@@ -308,9 +308,23 @@ async function processFully(
           clock: op.clock,
           signal: op.exiting ?? signal,
           logger,
-          context: (handler, attempt) =>
-            new HandlerContext(cycle, body, cause.reason, diff, old, essence, handler, attempt),
-          onResult: (handler, value) => void setOwn(results ??= {}, handler.id, value),
+          // Methods, not arrows bound to keys: a bundle keeps names (`kopf bundle`, --keep-names)
+          // and would name each arrow at its creation, here twice per processing cycle.
+          context(handler, attempt) {
+            return new HandlerContext(
+              cycle,
+              body,
+              cause.reason,
+              diff,
+              old,
+              essence,
+              handler,
+              attempt,
+            );
+          },
+          onResult(handler, value) {
+            setOwn(results ??= {}, handler.id, value);
+          },
         });
         done = state.done(ids);
         if (done) {
