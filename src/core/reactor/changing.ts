@@ -1,21 +1,19 @@
 /**
- * The resource-changing part of a cycle: cause detection, the finalizer that
- * deletion handlers need, the handlers of the cause through the one executor,
- * then one write with everything the cycle changed, and the finalizer's
- * release after deletion.
+ * The resource-changing part of a cycle: cause detection, the finalizer that deletion handlers
+ * need, the handlers of the cause through the one executor, then one write with everything the
+ * cycle changed, and the finalizer's release after deletion.
  *
- * Why the cause is detected again after the finalizer is added: the write
- * that adds it may come back with a newer object (a conflict re-reads it),
- * and the handlers must run for what the object is now, not for what it was.
+ * Why the cause is detected again after the finalizer is added: the write that adds it may come
+ * back with a newer object (a conflict re-reads it), and the handlers must run for what the object
+ * is now, not for what it was.
  *
- * Why the write comes in layers (actions/application.ts `applyCycleWrite`):
- * when the API refuses a result or an edit as invalid, the handlers' outcomes
- * are stored anyway, so a value that cannot be written never makes finished
- * handlers run again.
+ * Why the write comes in layers (actions/application.ts `applyCycleWrite`): when the API refuses a
+ * result or an edit as invalid, the handlers' outcomes are stored anyway, so a value that cannot be
+ * written never makes finished handlers run again.
  *
- * The log lines are Kopf's: `Handler 'create_fn' succeeded.`, `All handlers
- * succeeded for creation.`, `Adding the finalizer, thus preventing the actual
- * deletion.`, `Deleted, really deleted, and we are notified.`, and so on.
+ * The log lines are Kopf's: `Handler 'create_fn' succeeded.`, `All handlers succeeded for
+ * creation.`, `Adding the finalizer, thus preventing the actual deletion.`, `Deleted, really
+ * deleted, and we are notified.`, and so on.
  *
  * @module
  */
@@ -308,19 +306,9 @@ async function processFully(
           clock: op.clock,
           signal: op.exiting ?? signal,
           logger,
-          // Methods, not arrows bound to keys: a bundle keeps names (`kopf bundle`, --keep-names)
-          // and would name each arrow at its creation, here twice per processing cycle.
-          context(handler, attempt) {
-            return new HandlerContext(
-              cycle,
-              body,
-              cause.reason,
-              diff,
-              old,
-              essence,
-              handler,
-              attempt,
-            );
+          // Methods, not arrows: a bundle (--keep-names) would name an arrow at each creation.
+          context(h, attempt) {
+            return new HandlerContext(cycle, body, cause.reason, diff, old, essence, h, attempt);
           },
           onResult(handler, value) {
             setOwn(results ??= {}, handler.id, value);
