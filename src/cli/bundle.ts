@@ -8,7 +8,7 @@
  * its ~180 source modules idles at ≈66 MiB here; from this bundle at ≈50 (docs/deployment.md).
  *
  * What is done, in order:
- * 1. an entry module, written into DIR and removed after: `kopf.main()` with each file as a
+ * 1. an entry module, written aside and removed after: `kopf.main()` with each file as a
  *    loader (`RunControls.bundled`), so that `kopf run` loads it as it loads a file from the
  *    disk — after its logging is set up, into the run's registry;
  * 2. `deno bundle --minify --keep-names --code-splitting --platform deno`: the names kept, since
@@ -20,6 +20,9 @@
  *    analyse (`import(String("./chunk.js"))`): Deno would read them all at the start;
  * 4. `deno cache` of every file written: Deno analyses a module the first time it loads it and
  *    keeps the result in its cache (`DENO_DIR`); a first start without it takes ≈3× the memory.
+ *
+ * The bundle is built in a temporary directory beside DIR and moved in when whole: a failed
+ * bundling leaves DIR as it was.
  *
  * @module
  */
@@ -81,8 +84,9 @@ export function bundleKey(path: string): string {
 /**
  * Bundles a module and what it imports into a directory, as `kopf bundle` does (steps 2–4 of the
  * module's doc): `deno bundle` with {@link BUNDLE_FLAGS}, the bundle's own `import()`s made
- * unanalysable, every file cached. Files that an earlier bundle wrote there are removed first;
- * a directory with other files is refused.
+ * unanalysable, every file cached. It is built aside (a temporary directory beside it) and moved
+ * in only when whole: a failed bundling leaves the directory as it was. An earlier bundle's files
+ * there are replaced; a directory with other files is refused.
  *
  * @param module The entry module's path.
  * @param outdir The directory (created if missing).
@@ -95,36 +99,44 @@ export async function bundleModule(
   outdir: string,
   deno: string = Deno.execPath(),
 ): Promise<Bundle> {
-  await clear(outdir);
+  const previous = await earlier(outdir);
   const name = module.split("/").pop()!.replace(/\.[cm]?[jt]sx?$/, "");
-  const built = await command(deno, ["bundle", ...BUNDLE_FLAGS, "--outdir", outdir, module]);
-  if (built) throw new BundleError(`deno bundle of ${module} failed: ${built}`);
-  const files: string[] = [];
-  for await (const entry of Deno.readDir(outdir)) {
-    if (entry.isFile && entry.name.endsWith(".js")) files.push(entry.name);
+  await Deno.mkdir(outdir, { recursive: true });
+  const aside = await Deno.makeTempDir({ dir: parentOf(outdir), prefix: ".kopf-bundle-" });
+  try {
+    const built = await command(deno, ["bundle", ...BUNDLE_FLAGS, "--outdir", aside, module]);
+    if (built) throw new BundleError(`deno bundle of ${module} failed: ${built}`);
+    const files: string[] = [];
+    for await (const entry of Deno.readDir(aside)) {
+      if (entry.isFile && entry.name.endsWith(".js")) files.push(entry.name);
+    }
+    files.sort();
+    const own = new Set(files);
+    if (!own.has(`${name}.js`)) {
+      throw new BundleError(`deno bundle wrote no ${name}.js for ${module}: ${files.join(", ")}`);
+    }
+    let bytes = 0;
+    for (const file of files) {
+      const path = `${aside}/${file}`;
+      const text = await Deno.readTextFile(path);
+      const rewritten = text.replace(
+        /\bimport\((["'])\.\/([\w.-]+\.js)\1\)/g,
+        (whole, quote: string, chunk: string) =>
+          own.has(chunk) ? `import(String(${quote}./${chunk}${quote}))` : whole,
+      );
+      if (rewritten !== text) await Deno.writeTextFile(path, rewritten);
+      bytes += new TextEncoder().encode(rewritten).length;
+    }
+    // Whole now: the earlier bundle out, this one in, then its list (what a next bundle replaces).
+    for (const file of previous) await Deno.remove(`${outdir}/${file}`).catch(() => {});
+    for (const file of files) await Deno.rename(`${aside}/${file}`, `${outdir}/${file}`);
+    await Deno.writeTextFile(`${outdir}/${MARKER}`, JSON.stringify({ files }) + "\n");
+    const cached = await command(deno, ["cache", ...files.map((f) => `${outdir}/${f}`)]);
+    if (cached) throw new BundleError(`deno cache of the bundle in ${outdir} failed: ${cached}`);
+    return { entry: `${await Deno.realPath(outdir)}/${name}.js`, files, bytes };
+  } finally {
+    await Deno.remove(aside, { recursive: true }).catch(() => {});
   }
-  files.sort();
-  const own = new Set(files);
-  let bytes = 0;
-  for (const file of files) {
-    const path = `${outdir}/${file}`;
-    const text = await Deno.readTextFile(path);
-    const rewritten = text.replace(
-      /\bimport\((["'])\.\/([\w.-]+\.js)\1\)/g,
-      (whole, quote: string, chunk: string) =>
-        own.has(chunk) ? `import(String(${quote}./${chunk}${quote}))` : whole,
-    );
-    if (rewritten !== text) await Deno.writeTextFile(path, rewritten);
-    bytes += new TextEncoder().encode(rewritten).length;
-  }
-  await Deno.writeTextFile(`${outdir}/${MARKER}`, JSON.stringify({ files }) + "\n");
-  const cached = await command(deno, ["cache", ...files.map((f) => `${outdir}/${f}`)]);
-  if (cached) throw new BundleError(`deno cache of the bundle in ${outdir} failed: ${cached}`);
-  const entry = `${await Deno.realPath(outdir)}/${name}.js`;
-  if (!own.has(`${name}.js`)) {
-    throw new BundleError(`deno bundle wrote no ${name}.js in ${outdir}: ${files.join(", ")}`);
-  }
-  return { entry, files, bytes };
 }
 
 /**
@@ -161,10 +173,10 @@ export async function runBundle(
     }
     loaders.push(`  ${JSON.stringify(key)}: () => import(${JSON.stringify(fileUrl(real))}),`);
   }
-  await Deno.mkdir(outdir, { recursive: true });
-  const main = `${outdir}/main.ts`;
+  await earlier(outdir); // Refused before anything is written.
+  const entryDir = await Deno.makeTempDir({ dir: parentOf(outdir), prefix: ".kopf-entry-" });
   try {
-    await clear(outdir);
+    const main = `${entryDir}/main.ts`;
     await Deno.writeTextFile(
       main,
       [
@@ -177,7 +189,12 @@ export async function runBundle(
         "",
       ].join("\n"),
     );
-    const bundle = await bundleModule(main, outdir);
+    const bundle = await bundleModule(main, outdir).catch((e) => {
+      // The entry is ours and temporary: the files are what the user named.
+      throw e instanceof BundleError
+        ? new BundleError(e.message.replace(`of ${main} `, `of ${[...seen].join(", ")} `))
+        : e;
+    });
     write(
       `Bundled ${[...seen].join(", ")} with kopf into ${outdir}/main.js ` +
         `(${bundle.files.length} files, ${Math.round(bundle.bytes / 1024)} KiB): run it with ` +
@@ -185,8 +202,15 @@ export async function runBundle(
     );
     return 0;
   } finally {
-    await Deno.remove(main).catch(() => {});
+    await Deno.remove(entryDir, { recursive: true }).catch(() => {});
   }
+}
+
+/** The directory a path is in (`.` for a bare name), where the bundle is built aside. */
+function parentOf(path: string): string {
+  const trimmed = path.replace(/\/+$/, "");
+  const at = trimmed.lastIndexOf("/");
+  return at > 0 ? trimmed.slice(0, at) : at === 0 ? "/" : ".";
 }
 
 /** A file's URL (POSIX paths: `kopf bundle` runs where the image is built). */
@@ -194,24 +218,31 @@ function fileUrl(path: string): string {
   return new URL(`file://${path.split("/").map(encodeURIComponent).join("/")}`).href;
 }
 
-/** Removes what an earlier bundle wrote; refuses a directory with anything else. */
-async function clear(outdir: string): Promise<void> {
-  let names: string[];
+/**
+ * The files of an earlier bundle in a directory (none if it is new or empty).
+ *
+ * @throws {BundleError} If it holds anything else.
+ */
+async function earlier(outdir: string): Promise<string[]> {
+  const names: string[] = [];
   try {
-    names = [];
     for await (const e of Deno.readDir(outdir)) names.push(e.name);
   } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return;
+    if (e instanceof Deno.errors.NotFound) return [];
     throw e;
   }
   let previous: string[] = [];
   try {
-    previous = (JSON.parse(await Deno.readTextFile(`${outdir}/${MARKER}`)) as { files: string[] })
-      .files.filter((f) => typeof f === "string" && !f.includes("/"));
+    const listed = JSON.parse(await Deno.readTextFile(`${outdir}/${MARKER}`)) as { files: unknown };
+    if (Array.isArray(listed.files)) {
+      previous = listed.files.filter((f): f is string =>
+        typeof f === "string" && f !== "" && !f.includes("/") && f !== "." && f !== ".."
+      );
+    }
   } catch {
-    // No marker (or an unreadable one): only an empty directory, or the entry being written.
+    // No list (or an unreadable one): then only an empty directory is taken.
   }
-  const known = new Set([...previous, MARKER, "main.ts"]);
+  const known = new Set([...previous, MARKER]);
   const other = names.filter((n) => !known.has(n));
   if (other.length) {
     throw new BundleError(
@@ -219,7 +250,7 @@ async function clear(outdir: string): Promise<void> {
         `${other.length > 3 ? ", …" : ""}): give an empty or new directory with -o`,
     );
   }
-  for (const name of previous) await Deno.remove(`${outdir}/${name}`).catch(() => {});
+  return previous.filter((f) => names.includes(f));
 }
 
 /** Runs a command; returns "" on success, or the first lines of its output on failure. */

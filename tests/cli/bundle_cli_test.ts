@@ -228,14 +228,23 @@ Deno.test("kopf bundle: a missing file, a directory of other files, a file that 
     );
     assert.equal(await Deno.readTextFile(`${dir}/out/notes.txt`), "mine");
 
+    // A bundle that fails leaves the directory as it was: here an earlier bundle, still whole.
+    const good = await bundle(dir, "handlers.ts");
+    assert.equal(good.code, 0, good.stderr);
+    const before = [...Deno.readDirSync(`${dir}/dist`)].map((e) => e.name).sort();
     await Deno.writeTextFile(`${dir}/broken.ts`, `import "${ROOT}mod.ts";\nconst = 1;\n`);
     const broken = await bundle(dir, "broken.ts");
     assert.equal(broken.code, 1);
     const lines = broken.stderr.trim().split("\n");
     assert.equal(lines.length, 1, broken.stderr);
+    assert.deepEqual([...Deno.readDirSync(`${dir}/dist`)].map((e) => e.name).sort(), before);
+    assert.deepEqual(
+      [...Deno.readDirSync(dir)].map((e) => e.name).filter((n) => n.startsWith(".")),
+      [],
+    );
     assert.match(
       lines[0]!,
-      /^kopf: deno bundle of dist\/main\.ts failed: SyntaxError: Unexpected token `=`.* \(at \/\S+\/broken\.ts:2:7\)$/,
+      /^kopf: deno bundle of broken\.ts failed: SyntaxError: Unexpected token `=`.* \(at \/\S+\/broken\.ts:2:7\)$/,
     );
 
     const none = await bundle(dir);
