@@ -77,7 +77,9 @@
  *
  * The operator processes run with the V8 flags and the code cache setting of the image's
  * `kopf run` (deploy/entrypoint.sh; `KOPF_BENCH_V8_FLAGS` sets other V8 flags, `none` Deno's
- * defaults, and `KOPF_BENCH_CODE_CACHE=1` turns the code cache on: `_operator_process.ts`).
+ * defaults, and `KOPF_BENCH_CODE_CACHE=1` turns the code cache on: `_operator_process.ts`), and
+ * from their bundles, as the image runs `kopf run` (`kopf bundle`'s steps, bundled once per run
+ * before anything is timed; `KOPF_BENCH_BUNDLE=0` runs the sources) — the floor's alike.
  *
  * Run alone: `deno run -A bench/operator_bench.ts`; only some phases:
  * `KOPF_BENCH_PHASES=tuned,bursts deno run -A bench/operator_bench.ts` (phases:

@@ -21,6 +21,9 @@
  * compiler). Modes other than `counts` cost time of their own: their CPU
  * figures are not the operator's.
  *
+ * The operator (or the floor) runs from its bundle, as the operator bench runs it
+ * (`KOPF_BENCH_BUNDLE=0`: from the sources).
+ *
  * Run: `deno run -A bench/trickle_probe.ts [shipped|quiet|floor|floorq]
  * [counts|promises|calls|cpu|heap|survivors|snapshot|strace] [SECONDS]` (default: shipped, counts, 20);
  * the files go to `$KOPF_PROBE_DIR` (default a new temporary directory).
