@@ -10,6 +10,7 @@
 import assert from "node:assert/strict";
 import { load as parseYaml } from "js-yaml";
 import { startApiServer } from "../../testing.ts";
+import { collect } from "./_stderr.ts";
 import { bundleKey } from "../../src/cli/bundle.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -155,11 +156,7 @@ Deno.test("kopf bundle: the bundled operator handles objects under its handlers'
       stdout: "null",
       stderr: "piped",
     }).spawn();
-    const logs: string[] = [];
-    const reading = (async () => {
-      const decoder = new TextDecoder();
-      for await (const chunk of child.stderr) logs.push(decoder.decode(chunk, { stream: true }));
-    })();
+    const { logs, reading } = collect(child.stderr);
     try {
       const post = await fetch(`${api.url}/apis/kopf.dev/v1/namespaces/default/kopfexamples`, {
         method: "POST",

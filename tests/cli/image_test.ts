@@ -17,6 +17,7 @@ import assert from "node:assert/strict";
 import { dirname } from "node:path";
 import { load as parseYaml, loadAll } from "js-yaml";
 import { startApiServer } from "../../testing.ts";
+import { collect } from "./_stderr.ts";
 import { servedAt } from "../engines/_metrics.ts";
 import { denoDir } from "../_deno_dir.ts";
 
@@ -149,11 +150,7 @@ Deno.test("image: deploy/Dockerfile's layout and entry point run the operator wi
       stdout: "piped",
       stderr: "piped",
     }).spawn();
-    const logs: string[] = [];
-    const reading = (async () => {
-      const decoder = new TextDecoder();
-      for await (const chunk of child.stderr) logs.push(decoder.decode(chunk, { stream: true }));
-    })();
+    const { logs, reading } = collect(child.stderr);
     const stdout = child.stdout.cancel();
     try {
       const probe = async (path: string) => {
@@ -260,11 +257,7 @@ Deno.test("compile: the CI workflow's deno compile step, run with deno run (the 
       stdout: "null",
       stderr: "piped",
     }).spawn();
-    const logs: string[] = [];
-    const reading = (async () => {
-      const decoder = new TextDecoder();
-      for await (const chunk of child.stderr) logs.push(decoder.decode(chunk, { stream: true }));
-    })();
+    const { logs, reading } = collect(child.stderr);
     try {
       const deadline = Date.now() + 20_000;
       const until = async (what: string, ok: () => Promise<boolean> | boolean) => {
