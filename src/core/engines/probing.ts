@@ -34,6 +34,7 @@ import type { ActivityHandler } from "../intents/handlers.ts";
 import { type ActivityEnvironment, runActivity } from "./activities.ts";
 import type { OperatorMetrics } from "./metrics.ts";
 import type { OperatorRole } from "./roles.ts";
+import { listenProbes, type ProbeAnswer } from "./_probe_listener.ts";
 
 /** How long probe results are reused by default, in seconds (Kopf's `probing_max_age`). */
 export const PROBE_CACHE_PERIOD = 10;
@@ -118,12 +119,25 @@ export class Prober {
    *   the metrics on `/metrics`, the readiness and role on `/readyz`, or 404.
    */
   async handle(request: Request): Promise<Response> {
-    const path = new URL(request.url).pathname;
+    const { status, headers, body } = await this.answer(new URL(request.url).pathname);
+    return new Response(body, { status, headers });
+  }
+
+  /**
+   * Answers one request for a path, as {@link handle} does, without `Request` and `Response`
+   * (the probes' server writes the answer itself: see `_probe_listener.ts`).
+   *
+   * @param path The request's path.
+   * @returns The status, headers and body.
+   */
+  async answer(path: string): Promise<ProbeAnswer> {
     const metrics = this.#options.metrics;
     if (path === "/metrics" && metrics && path !== this.#path) {
-      return new Response(await metrics.metrics(), {
+      return {
+        status: 200,
         headers: { "content-type": metrics.contentType },
-      });
+        body: await metrics.metrics(),
+      };
     }
     const role = this.#role?.();
     const headers: Record<string, string> = role ? { "x-kopf-role": role } : {};
@@ -131,14 +145,16 @@ export class Prober {
       if (!this.#ready) return json({ ready: false, role }, 503, headers);
       return json({ ready: true, role: role ?? "leader" }, 200, headers);
     }
-    if (path !== this.#path) return new Response("Not found.\n", { status: 404 });
+    if (path !== this.#path) {
+      return { status: 404, headers: { "content-type": "text/plain" }, body: "Not found.\n" };
+    }
     if (!this.#ready) {
       const error = "The operator is not ready yet: its startup is in progress.";
       return json({ error }, 503, headers);
     }
     try {
       const { body } = await this.#results();
-      return new Response(body, { headers: { "content-type": "application/json", ...headers } });
+      return { status: 200, headers: { "content-type": "application/json", ...headers }, body };
     } catch (e) {
       return json({ error: e instanceof Error ? e.message : String(e) }, 500, headers);
     }
@@ -165,11 +181,12 @@ export class Prober {
   }
 }
 
-function json(body: unknown, status: number, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(body), {
+function json(body: unknown, status: number, headers: Record<string, string> = {}): ProbeAnswer {
+  return {
     status,
     headers: { "content-type": "application/json", ...headers },
-  });
+    body: JSON.stringify(body),
+  };
 }
 
 /** Options of {@link serveProbes}. */
@@ -235,9 +252,9 @@ export function serveProbes(options: ServeProbesOptions): ProbeServer {
   const signal = AbortSignal.any([stop.signal, options.signal]);
   const hostname = parsed.hostname.replace(/^\[|\]$/g, "");
   const port = Number(parsed.port || 80);
-  let server: Deno.HttpServer;
+  let finished: Promise<void>;
   try {
-    server = Deno.serve({
+    finished = listenProbes({
       hostname: hostname === "localhost" ? "127.0.0.1" : hostname,
       port,
       signal,
@@ -248,7 +265,8 @@ export function serveProbes(options: ServeProbesOptions): ProbeServer {
         const line = `Serving health status at ${bound.href}`;
         port === 0 ? options.logger.info(line) : options.logger.debug(line);
       },
-    }, (request) => prober.handle(request));
+      answer: (path) => prober.answer(path),
+    });
   } catch (e) {
     if (!(e instanceof Deno.errors.AddrInUse)) throw e;
     // The address, and the flag to change with an example (the same URL, the next port).
@@ -265,7 +283,7 @@ export function serveProbes(options: ServeProbesOptions): ProbeServer {
     observeRole: (role) => prober.observeRole(role),
     shutdown: async () => {
       stop.abort();
-      await server.finished;
+      await finished;
     },
   };
 }
