@@ -13,6 +13,7 @@
  */
 
 import type { RunControls } from "./run.ts";
+import { loadingHandlers } from "./_loading.ts";
 
 /**
  * Runs the CLI as `kopf.main()` does in a handlers file: arguments that start
@@ -43,6 +44,14 @@ export async function main(
   args: string[] = Deno.args,
   controls: RunControls = {},
 ): Promise<number> {
+  if (loadingHandlers()) {
+    // A handlers file that calls kopf.main() as kopf run imports it: a command line inside the
+    // command line, which would wait for its own loading to end. kopf run says so, in one line.
+    throw new Error(
+      "kopf.main() was called while kopf run loads this file: guard the call with " +
+        "`if (import.meta.main)`, or run the file itself (deno run -A handlers.ts)",
+    );
+  }
   const cli = await import("./main.ts");
   return await cli.main(args, controls);
 }

@@ -19,6 +19,7 @@ import { operator } from "../core/reactor/running.ts";
 import type { RunValues } from "./_commands.ts";
 import { fileUrls } from "./_file_urls.ts";
 import { bundleKey } from "./bundle.ts";
+import { beginLoading } from "./_loading.ts";
 
 /**
  * The flags of `kopf run`: the values of its options, derived from their specs (`_commands.ts`),
@@ -98,6 +99,7 @@ export async function loadHandlers(
   const registry = new OperatorRegistry();
   const saved = getDefaultRegistry();
   setDefaultRegistry(registry);
+  const loaded = beginLoading();
   try {
     if (bundled) {
       await loadBundled(paths, modules, bundled);
@@ -136,6 +138,7 @@ export async function loadHandlers(
       await importOne(spec, module);
     }
   } finally {
+    loaded();
     setDefaultRegistry(saved);
     release();
   }

@@ -78,7 +78,7 @@ function assertOneLine(r: Result, pattern: RegExp, others: RegExp | undefined = 
   return fatal[0]!;
 }
 
-Deno.test("kopf run, bad input: unknown resource, missing file, failing import, syntax error", async (t) => {
+Deno.test("kopf run, bad input: unknown resource, missing file, failing import, syntax error, kopf.main() unguarded", async (t) => {
   await using c = await cluster();
   const dir = await Deno.makeTempDir({ prefix: "kopf-cli-test-" });
   const env = { KUBECONFIG: c.api.kubeconfig.path };
@@ -132,6 +132,25 @@ Deno.test("kopf run, bad input: unknown resource, missing file, failing import, 
         /^kopf: cannot load handlers from imports\.ts: TypeError: Module not found .*nope\.ts/,
       );
     });
+    await t.step(
+      "a handler file that calls kopf.main() unguarded: refused, not a hang",
+      async () => {
+        await handlersFile(
+          dir,
+          "selfmain.ts",
+          `kopf.on.create("kopfexamples", () => {});\nDeno.exit(await kopf.main());`,
+        );
+        const r = await cli(["run", "-q", "--standalone", "-A", "selfmain.ts"], {
+          env,
+          cwd: dir,
+          timeout: 20,
+        });
+        assertOneLine(
+          r,
+          /^kopf: cannot load handlers from selfmain\.ts: Error: kopf\.main\(\) was called while kopf run loads this file: guard the call with `if \(import\.meta\.main\)`, or run the file itself \(deno run -A handlers\.ts\)$/,
+        );
+      },
+    );
     await t.step("an option of another kind of handler", async () => {
       await handlersFile(
         dir,
