@@ -173,7 +173,6 @@ export async function runBundle(
     }
     loaders.push(`  ${JSON.stringify(key)}: () => import(${JSON.stringify(fileUrl(real))}),`);
   }
-  await earlier(outdir); // Refused before anything is written.
   const entryDir = await Deno.makeTempDir({ dir: parentOf(outdir), prefix: ".kopf-entry-" });
   try {
     const main = `${entryDir}/main.ts`;

@@ -35,6 +35,9 @@ const MAX_CONNECTIONS = 64;
 /** How long a request's head may take to arrive (ms). */
 const HEAD_TIMEOUT_MS = 10_000;
 
+/** A request's head, byte for byte (its bytes are ASCII; any other is kept, not refused). */
+const LATIN1 = new TextDecoder("latin1");
+
 const REASONS: Record<number, string> = {
   200: "OK",
   400: "Bad Request",
@@ -177,9 +180,9 @@ async function readHead(conn: Deno.Conn): Promise<string | number> {
     if (n === null) return 0;
     const from = Math.max(0, length - 3);
     length += n;
-    const text = new TextDecoder("latin1").decode(buffer.subarray(from, length));
+    const text = LATIN1.decode(buffer.subarray(from, length));
     const end = text.indexOf("\r\n\r\n");
-    if (end >= 0) return new TextDecoder("latin1").decode(buffer.subarray(0, from + end));
+    if (end >= 0) return LATIN1.decode(buffer.subarray(0, from + end));
   }
   return 431;
 }
