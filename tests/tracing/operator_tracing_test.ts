@@ -51,6 +51,11 @@ kopf.daemon("kopfexamples", { labels: { scenario: "daemon-api" } }, async functi
 const INTERNAL = 0, SERVER = 1, CLIENT = 2; // OTLP's kinds are 1 more than the API's enum
 void SERVER;
 
+/** A PATCH of the warm-up object (its handling done). */
+function isWarmPatch(r: { method: string; target: string }): boolean {
+  return r.method === "PATCH" && r.target.includes("/kopfexamples/kex-warm");
+}
+
 function kex(name: string, scenario: string) {
   return { metadata: { name, labels: { scenario } } };
 }
@@ -75,7 +80,15 @@ for (const transport of ["http1", "fetch"] as const) {
         { ...receiver.env("kopf-test"), KUBECONFIG: kubeconfig, KOPF_HTTP_CLIENT: transport },
         ["--log-format", "json", "-v"],
       );
+      // The object must come after the watch's state was read, as ADDED, not in it (LISTED).
+      // The log line "Starting the watch-stream" comes before the request; an object handled
+      // (its PATCH seen) proves that the server has taken the state.
+      await c.createKex("default", "kex-warm", kex("kex-warm", "fail"));
       await op.waitFor(/Starting the watch-stream for kopfexamples/);
+      for (let i = 0; !proxy.requests.some(isWarmPatch); i++) {
+        assert.ok(i < 400, `kex-warm was not handled: ${op.stderr}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
       await c.createKex("default", "kex-create", kex("kex-create", "create"));
       await op.waitFor(/All handlers succeeded for creation/);
 
