@@ -210,11 +210,21 @@ if (import.meta.main) {
         stderr: "null",
       }).spawn()
       : undefined;
-    if (strace) await sleep(500);
+    // perf: the whole process's samples (V8's generated code named by `--perf-basic-prof`).
+    const perf = mode === "perf"
+      ? new Deno.Command("perf", {
+        args: ["record", "-e", "cpu-clock", "-F", "4000", "-g", "-p", String(op.pid), "-o",
+          `${dir}/${op.pid}-${n}.perf`],
+        stdout: "null",
+        stderr: "null",
+      }).spawn()
+      : undefined;
+    if (strace || perf) await sleep(500);
     await body();
-    if (strace) {
-      strace.kill("SIGINT");
-      await strace.status;
+    for (const tracer of [strace, perf]) {
+      if (!tracer) continue;
+      tracer.kill("SIGINT");
+      await tracer.status;
     }
     const path = `${dir}/${op.pid}.json`;
     await Deno.remove(path).catch(() => {});
