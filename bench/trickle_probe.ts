@@ -15,7 +15,9 @@
  * the old generation's collections mark), with `snapshot` what is live at the
  * window's end (a heap snapshot after a full collection, summarised by
  * constructor: per object, what the process keeps), with `calls` V8's exact call counts (per
- * object: the calls, and the functions they go through, by file and by function). The CPU is
+ * object: the calls, and the functions they go through, by file and by function), with `perf`
+ * `perf record` of the whole process (`-e cpu-clock -g`; the file is left for `perf report`;
+ * add `--perf-basic-prof` to `KOPF_BENCH_V8_FLAGS` to name the JIT's code). The CPU is
  * also shown by thread
  * (V8's workers run the GC's parallel and concurrent work and the optimising
  * compiler). Modes other than `counts` cost time of their own: their CPU
@@ -25,7 +27,7 @@
  * (`KOPF_BENCH_BUNDLE=0`: from the sources).
  *
  * Run: `deno run -A bench/trickle_probe.ts [shipped|quiet|floor|floorq]
- * [counts|promises|calls|cpu|heap|survivors|snapshot|strace] [SECONDS]` (default: shipped, counts, 20);
+ * [counts|promises|calls|cpu|heap|survivors|snapshot|strace|perf] [SECONDS]` (default: shipped, counts, 20);
  * the files go to `$KOPF_PROBE_DIR` (default a new temporary directory).
  * With `KOPF_PROBE_WARMUP=S`, a trickle of S seconds comes first, unmeasured (the JIT's
  * warm-up; its objects deleted, unless `KOPF_PROBE_WARMUP_KEEP=1`). With `KOPF_PROBE_BURST=N`, the window is a burst instead: N creations at once (50 in
@@ -213,8 +215,18 @@ if (import.meta.main) {
     // perf: the whole process's samples (V8's generated code named by `--perf-basic-prof`).
     const perf = mode === "perf"
       ? new Deno.Command("perf", {
-        args: ["record", "-e", "cpu-clock", "-F", "4000", "-g", "-p", String(op.pid), "-o",
-          `${dir}/${op.pid}-${n}.perf`],
+        args: [
+          "record",
+          "-e",
+          "cpu-clock",
+          "-F",
+          "4000",
+          "-g",
+          "-p",
+          String(op.pid),
+          "-o",
+          `${dir}/${op.pid}-${n}.perf`,
+        ],
         stdout: "null",
         stderr: "null",
       }).spawn()
