@@ -19,10 +19,19 @@ export class BenchClient implements Disposable {
   readonly url: string;
   #http: Deno.HttpClient;
 
-  /** @param url The server's base URL. */
-  constructor(url: string) {
+  #authorization: string | undefined;
+
+  /**
+   * @param url The server's base URL.
+   * @param tls Over HTTPS: the server's CA (PEM), and the bearer token to send.
+   */
+  constructor(url: string, tls?: { ca: string; token: string }) {
     this.url = url;
-    this.#http = Deno.createHttpClient({ poolIdleTimeout: 60_000 });
+    this.#http = Deno.createHttpClient({
+      poolIdleTimeout: 60_000,
+      ...(tls ? { caCerts: [tls.ca] } : {}),
+    });
+    this.#authorization = tls && `Bearer ${tls.token}`;
   }
 
   /**
@@ -39,10 +48,13 @@ export class BenchClient implements Disposable {
     options: { body?: unknown; contentType?: string; parse?: boolean } = {},
   ): Promise<Answer> {
     const init: RequestInit & { client: Deno.HttpClient } = { method, client: this.#http };
+    const headers: Record<string, string> = {};
+    if (this.#authorization) headers.authorization = this.#authorization;
     if (options.body !== undefined) {
       init.body = typeof options.body === "string" ? options.body : JSON.stringify(options.body);
-      init.headers = { "content-type": options.contentType ?? "application/json" };
+      headers["content-type"] = options.contentType ?? "application/json";
     }
+    init.headers = headers;
     const res = await fetch(`${this.url}${path}`, init);
     if (!res.ok) return { status: res.status, body: await res.text() };
     if (options.parse) return { status: res.status, body: await res.json() };
