@@ -3,6 +3,7 @@ import { readVersion, scanResources } from "../../src/cogs/clients/scanning.ts";
 import { deleteObject } from "../../src/cogs/clients/deleting.ts";
 import { ApiClient } from "../../src/cogs/clients/api.ts";
 import { Selector } from "../../src/cogs/structs/references.ts";
+import { ConnectionInfo, Vault } from "../../src/cogs/structs/credentials.ts";
 import { CRDS, createKopfExampleCrd, eventually, setup } from "./_setup.ts";
 
 Deno.test("scanResources() finds the built-ins with their names, scope, verbs, subresources", async () => {
@@ -153,4 +154,46 @@ Deno.test("scanResources(): a name resolves at its group's preferred version, el
         'or check the name with "kubectl api-resources"',
     ),
   );
+});
+
+Deno.test("scanResources() reads at most 4 group-versions at once, over as many connections (HTTP/1.1: each is kept idle after)", async () => {
+  await using env = await setup();
+  let inFlight = 0;
+  let most = 0;
+  let groupVersions = 0;
+  const connections = new Set<number>();
+  // A proxy in front of the server: it holds every group-version's answer for 20 ms, so that
+  // what the client sends at once is in flight at once; it sees the client's connections.
+  await using proxy = Deno.serve(
+    { port: 0, hostname: "127.0.0.1", onListen() {} },
+    async (req, info) => {
+      connections.add(info.remoteAddr.port);
+      const { pathname, search } = new URL(req.url);
+      const groupVersion = /^\/api\/[^/]+$|^\/apis\/[^/]+\/[^/]+$/.test(pathname);
+      if (groupVersion) {
+        groupVersions++;
+        most = Math.max(most, ++inFlight);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      try {
+        const answer = await fetch(env.server.url + pathname + search);
+        return new Response(await answer.arrayBuffer(), {
+          status: answer.status,
+          headers: { "content-type": answer.headers.get("content-type") ?? "application/json" },
+        });
+      } finally {
+        if (groupVersion) inFlight--;
+      }
+    },
+  );
+  using vault = new Vault({
+    test: new ConnectionInfo({ server: `http://127.0.0.1:${proxy.addr.port}` }),
+  });
+  const resources = await scanResources(new ApiClient({ vault }));
+  const direct = await scanResources(env.api);
+  assert.ok(direct.length > 10);
+  assert.deepEqual(resources.map(String).sort(), direct.map(String).sort());
+  assert.ok(groupVersions > 2 * 4, `the scan is wider than its limit: ${groupVersions}`);
+  assert.equal(most, 4, "at most 4 group-versions in flight, and the 4 used");
+  assert.ok(connections.size <= 4, `connections: ${connections.size}`);
 });
