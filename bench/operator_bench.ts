@@ -17,7 +17,7 @@
  * 0. idle: a fresh operator, ready, with no objects to handle — its RSS, beside
  *    a bare Deno process's on the same machine; then the same against a second
  *    server that speaks TLS with a bearer token, as a cluster's API server does
- *    (Deno's TLS adds ≈6 MiB), and from the sources;
+ *    (Deno's TLS adds ≈4 MiB), and from the sources;
  * 1. an accounting run: processing cycles and API writes per object
  *    lifecycle, from a counting `kopf.on.event` handler and the operator's log
  *    lines (also the warm-up of the server and the load generator);
