@@ -197,3 +197,49 @@ Deno.test("scanResources() reads at most 4 group-versions at once, over as many 
   assert.equal(most, 4, "at most 4 group-versions in flight, and the 4 used");
   assert.ok(connections.size <= 4, `connections: ${connections.size}`);
 });
+
+Deno.test("scanResources() under 429s and 503s finds what it finds without them; a cut answer fails the scan, not hangs it", async () => {
+  await using env = await setup();
+  const direct = await scanResources(env.api);
+  // The first try of every group-version answered 429 or 503 in turn (the embedded server's
+  // fault switches spare discovery): each is retried in its slot, which it keeps meanwhile.
+  const tried = new Set<string>();
+  let refused = 0;
+  const refusing = new ApiClient({
+    vault: env.vault,
+    settings: { networking: { errorBackoffs: [0.01, 0.01, 0.01] } },
+    fetch: (url, init) => {
+      const path = new URL(url).pathname;
+      if (!/^\/apis?\/[^/]+(\/[^/]+)?$/.test(path) || tried.has(path)) return fetch(url, init);
+      tried.add(path);
+      const code = refused++ % 2 ? 503 : 429;
+      return Promise.resolve(Response.json(
+        {
+          kind: "Status",
+          apiVersion: "v1",
+          status: "Failure",
+          code,
+          details: { retryAfterSeconds: 0 },
+        },
+        { status: code, headers: { "retry-after": "0" } },
+      ));
+    },
+  });
+  const faulted = await scanResources(refusing);
+  assert.deepEqual(faulted.map(String).sort(), direct.map(String).sort());
+  assert.ok(refused > 8, `refused: ${refused}`);
+  // Every group-version's answer cut in the middle of its JSON: the scan rejects with the
+  // client's error, while more group-versions than its slots wait.
+  const api = new ApiClient({
+    vault: env.vault,
+    fetch: async (url, init) => {
+      const response = await fetch(url, init);
+      if (!/\/apis\/[^/]+\/[^/]+$/.test(new URL(url).pathname)) return response;
+      const text = await response.text();
+      return new Response(text.slice(0, text.length >> 1), {
+        headers: { "content-type": "application/json" },
+      });
+    },
+  });
+  await assert.rejects(scanResources(api), /not JSON/);
+});
