@@ -206,6 +206,9 @@ Deno.addSignalListener("SIGUSR2", async () => {
   }
   const out = {
     seconds: (performance.now() - start.t) / 1000,
+    // The window, in milliseconds since the process started (a `--prof` log's clock, near enough).
+    from: start.t,
+    to: performance.now(),
     ...(() => {
       const { user, system } = cpu();
       const { voluntary, involuntary } = switches();

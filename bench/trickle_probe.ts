@@ -17,7 +17,9 @@
  * constructor: per object, what the process keeps), with `calls` V8's exact call counts (per
  * object: the calls, and the functions they go through, by file and by function), with `perf`
  * `perf record` of the whole process (`-e cpu-clock -g`; the file is left for `perf report`;
- * add `--perf-basic-prof` to `KOPF_BENCH_V8_FLAGS` to name the JIT's code). The CPU is
+ * add `--perf-basic-prof` to `KOPF_BENCH_V8_FLAGS` to name the JIT's code), with `prof` V8's
+ * own tick log (`--prof`: the main thread's ticks by tier — Ignition, Sparkplug, Maglev,
+ * TurboFan —, builtins, and native code by its first JavaScript caller; `v8log.ts`). The CPU is
  * also shown by thread
  * (V8's workers run the GC's parallel and concurrent work and the optimising
  * compiler). Modes other than `counts` cost time of their own: their CPU
@@ -27,7 +29,8 @@
  * (`KOPF_BENCH_BUNDLE=0`: from the sources).
  *
  * Run: `deno run -A bench/trickle_probe.ts [shipped|quiet|floor|floorq]
- * [counts|promises|calls|cpu|heap|survivors|snapshot|strace|perf] [SECONDS]` (default: shipped, counts, 20);
+ * [counts|promises|calls|cpu|heap|survivors|snapshot|strace|perf|prof] [SECONDS]` (default: shipped, counts,
+ * 20);
  * the files go to `$KOPF_PROBE_DIR` (default a new temporary directory).
  * With `KOPF_PROBE_WARMUP=S`, a trickle of S seconds comes first, unmeasured (the JIT's
  * warm-up; its objects deleted, unless `KOPF_PROBE_WARMUP_KEEP=1`). With `KOPF_PROBE_BURST=N`, the window is a burst instead: N creations at once (50 in
@@ -40,9 +43,10 @@
 
 import { BenchClient, expectOk, setUpKopfExamples } from "./_client.ts";
 import { LoadGenerator } from "./_load_generator.ts";
-import { type ChildOptions, OperatorProcess } from "./_operator_process.ts";
+import { type ChildOptions, OperatorProcess, operatorV8Flags } from "./_operator_process.ts";
 import { startServerProcess } from "./_server_process.ts";
 import { summarize } from "./cpuprofile.ts";
+import { printV8LogSummary, summarizeV8Log } from "./v8log.ts";
 import { fmt } from "./_stats.ts";
 
 const NAMESPACE = "bench-operator";
@@ -63,6 +67,9 @@ interface Window {
   clearTimeout: number;
   promises: number;
   resolved: number;
+  /** The window's start and end, in milliseconds since the process started. */
+  from: number;
+  to: number;
   /** CPU seconds by thread name (the main thread is the process's name, e.g. `deno`). */
   threads?: Record<string, number>;
 }
@@ -176,6 +183,16 @@ if (import.meta.main) {
     "KOPF_BENCH_OPERATOR_FLAGS",
     `${flags} --preload ${new URL("./_probe_preload.ts", import.meta.url).pathname}`,
   );
+  if (mode === "prof") {
+    // V8's tick log of the whole process (its window is cut out by time, v8log.ts), with the
+    // V8 flags the operator runs with otherwise.
+    const shipped = operatorV8Flags()[0]?.slice("--v8-flags=".length);
+    const prof = ["--prof", "--prof-sampling-interval=250", `--logfile=${dir}/v8.log`];
+    Deno.env.set(
+      "KOPF_BENCH_V8_FLAGS",
+      [shipped, ...prof, "--no-logfile-per-isolate"].filter(Boolean).join(","),
+    );
+  }
   const root = new URL("../", import.meta.url);
   await using server = await startServerProcess({ root });
   using api = new BenchClient(server.url);
@@ -422,7 +439,17 @@ if (import.meta.main) {
         ).join("\n"),
     );
   }
-  console.log(`  files in ${dir}`);
   await load.remove(names, 50);
   await load.awaitAll(names, "gone", 60_000);
+  if (mode === "prof") {
+    await op.stop(); // the log is complete once the process has exited
+    const log = await Deno.readTextFile(`${dir}/v8.log`);
+    console.log("  V8's ticks (--prof, the main thread, every 250 µs) in the window, per object:");
+    printV8LogSummary(
+      summarizeV8Log(log, w.from * 1000, w.to * 1000),
+      Number(Deno.env.get("KOPF_PROBE_ROWS") ?? 25),
+      objects,
+    );
+  }
+  console.log(`  files in ${dir}`);
 }
