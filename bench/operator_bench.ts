@@ -952,7 +952,7 @@ export async function measureOperator(
       if (rssTarget !== undefined) {
         report(
           figure(`operator: peak RSS during the ${fmt(objects)} burst`, r.peakRss / MB, "MiB", {
-            target: { below: rssTarget },
+            target: { atMost: rssTarget },
             note: `[VmHWM of a fresh operator process: the exact peak over the creations and ` +
               `the deletions; ${fmt(r.rssBefore / MB)} MiB when it was ready, ` +
               `${fmt(r.settledRss! / MB)} MiB settled (VmRSS ${SETTLE_SECONDS} s after the last ` +
@@ -1063,7 +1063,7 @@ export async function measureOperator(
         "",
         {
           decimals: 2,
-          target: { below: BURST_FLOOR_TARGET },
+          target: { atMost: BURST_FLOOR_TARGET },
           note: `[the mean of ${FLOOR_ROUNDS} rounds, each a fresh operator (events off) and a ` +
             `fresh floor under a burst of their own at once (${CONCURRENCY} in flight each), ` +
             `creations only: ${ratios.join("; ")}]`,
@@ -1157,7 +1157,7 @@ export async function measureOperator(
         "ms operator process (all threads)",
         {
           decimals: 3,
-          target: { below: TRICKLE_CPU_TARGET },
+          target: { atMost: TRICKLE_CPU_TARGET },
           note: `[from the first POST until the last object handled (${
             fmt(shipped.seconds, 2)
           } s), creations only; ${about(shipped)}]`,
@@ -1215,8 +1215,8 @@ export async function measureOperator(
         mean(cold),
         "",
         {
-          decimals: 2,
-          target: { below: TRICKLE_FLOOR_TARGET },
+          decimals: 3, // 1.303 is over 1.3: shown so, not as "1.30 ✗"
+          target: { atMost: TRICKLE_FLOOR_TARGET },
           note: `[the mean of 2 rounds, each a fresh operator and a fresh floor measured at ` +
             `once, side by side: ` +
             `${fmt(ms(shipped), 3)} ms over ${fmt(ms(floor), 3)} ms = ${fmt(cold[0]!, 2)}, ` +

@@ -371,7 +371,7 @@ export async function measureShardCpu(
     report(
       figure(`shard CPU: 3 replicas' sum over 1 replica's, ${what}`, cpuThree / cpuOne, "×", {
         decimals: 2,
-        target: { below: 1.5 },
+        target: { atMost: 1.5 },
       }),
     );
     report(
@@ -430,7 +430,7 @@ export async function measureShardCpu(
         `shard CPU: a non-owned event over an owned one, a replica beside 2 stand-ins`,
         (perBeside / perLoneEvent) * 100,
         "%",
-        { decimals: 1, target: { below: 15 } },
+        { decimals: 1, target: { atMost: 15 } },
       ),
     );
   } catch (e) {
