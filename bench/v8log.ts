@@ -124,6 +124,9 @@ export function summarizeV8Log(text: string, from = 0, to = Infinity): V8LogSumm
       }
       case "code-creation": {
         // code-creation,<type>,<kind>,<time>,<address>,<size>,<name>[,<function info>,<tier>]
+        if (fields.length < 7 || !isFinite(Number(fields[4])) || !isFinite(Number(fields[5]))) {
+          break; // a line cut short (a log still being written): not a piece of code
+        }
         const type = fields[1]!;
         const tier = fields[8] === undefined ? "" : ` ${fields[8].replace("'", "")}`;
         const name = type === "JS" ? fields[6]!.replace(/ file:\/\/\/\S*\//, " ") : fields[6]!;
@@ -145,7 +148,9 @@ export function summarizeV8Log(text: string, from = 0, to = Infinity): V8LogSumm
       case "tick": {
         // tick,<pc>,<time>,<is external callback>,<tos or callback>,<state>,<stack…>
         const time = Number(fields[2]);
-        if (time < from || time > to) break;
+        if (fields.length < 6 || !(time >= from && time <= to) || !isFinite(Number(fields[1]))) {
+          break; // out of the window, or a line cut short
+        }
         ticks++;
         count(states, STATES[Number(fields[5])] ?? `state ${fields[5]}`);
         const [kind, name] = find(Number(fields[1]));

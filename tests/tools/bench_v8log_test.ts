@@ -61,3 +61,17 @@ Deno.test("v8log: native ticks are named by the first JavaScript or builtin fram
 Deno.test("v8log: without a window, every tick counts", () => {
   assert.equal(summarizeV8Log(LOG).ticks, 10);
 });
+
+Deno.test("v8log: a line cut short (a log still being written) or not the log's is not counted", () => {
+  const torn = [
+    LOG,
+    "tick,0xd010,170,0",
+    "code-creation,JS,0,5,0xe000",
+    "tick,0xd010",
+    "tick,x,180,0,0x0,0",
+    "garbage",
+  ]
+    .join("\n");
+  assert.equal(summarizeV8Log(torn).ticks, 10);
+  assert.equal(summarizeV8Log(torn, 100, 200).ticks, 8);
+});
