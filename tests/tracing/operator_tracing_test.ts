@@ -8,7 +8,7 @@
  * (leadership, shard membership, peering's pause and resume between two operators).
  */
 import assert from "node:assert/strict";
-import { cluster } from "../reactor/_setup.ts";
+import { cluster, until } from "../reactor/_setup.ts";
 import { applyPeering } from "../reactor/_peering.ts";
 import {
   type ExportedSpan,
@@ -85,10 +85,9 @@ for (const transport of ["http1", "fetch"] as const) {
       // (its PATCH seen) proves that the server has taken the state.
       await c.createKex("default", "kex-warm", kex("kex-warm", "fail"));
       await op.waitFor(/Starting the watch-stream for kopfexamples/);
-      for (let i = 0; !proxy.requests.some(isWarmPatch); i++) {
-        assert.ok(i < 400, `kex-warm was not handled: ${op.stderr}`);
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      await until(() => proxy.requests.some(isWarmPatch), "kex-warm handled", 20).catch(() =>
+        assert.fail(`kex-warm was not handled: ${op.stderr}`)
+      );
       await c.createKex("default", "kex-create", kex("kex-create", "create"));
       await op.waitFor(/All handlers succeeded for creation/);
 
