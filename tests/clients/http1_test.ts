@@ -11,6 +11,7 @@ import {
   Http1Error,
   RequestTimeoutError,
 } from "../../src/cogs/clients/http1.ts";
+import { FakeClock } from "../../src/cogs/aio/fake_clock.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -396,6 +397,41 @@ Deno.test("the idle pool is capped; close() closes the idle connections", async 
   client.close();
   assert.equal(conns.filter((c) => c.closed).length, 3);
   await assert.rejects(client.request(get), /closed/);
+});
+
+Deno.test("idle connections are closed after a minute idle, by one sweep timer; close() cancels it", async () => {
+  const ok = "HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n";
+  const conns = [0, 1, 2].map(() => new FakeConn().answer(ok).answer(ok));
+  let next = 0;
+  const clock = new FakeClock();
+  const client = new Http1Client("http://k8s.local", {
+    clock,
+    connect: () => Promise.resolve(conns[next++]!),
+  });
+  const both = await Promise.all([client.request(get), client.request(get)]);
+  for (const answer of both) await answer.text();
+  assert.equal(client.idle, 2);
+  assert.equal(clock.pending, 1, "one timer for the pool, not one per connection");
+  await clock.advance(30);
+  await (await client.request(get)).text(); // takes the most recent one; idle again at 30 s
+  assert.equal(next, 2, "reused, not opened");
+  assert.equal(clock.pending, 1);
+  await clock.advance(29.999);
+  assert.deepEqual(conns.map((c) => c.closed), [false, false, false]);
+  await clock.advance(0.001); // 60 s: the one idle since 0 s goes, the one since 30 s stays
+  assert.equal(client.idle, 1);
+  assert.equal(conns.filter((c) => c.closed).length, 1);
+  assert.equal(clock.pending, 1, "the next sweep, for the one left");
+  await clock.advance(30); // 90 s: the one idle since 30 s goes; no timer is left
+  assert.equal(client.idle, 0);
+  assert.deepEqual(conns.map((c) => c.closed), [true, true, false]);
+  assert.equal(clock.pending, 0);
+  await (await client.request(get)).text(); // a fresh connection, and the sweep is set again
+  assert.equal(next, 3);
+  assert.equal(clock.pending, 1);
+  client.close();
+  assert.equal(clock.pending, 0, "close() cancels the sweep");
+  assert.deepEqual(conns.map((c) => c.closed), [true, true, true]);
 });
 
 Deno.test("a big Content-Length body, cut anywhere, is read whole; a cut one fails", async () => {

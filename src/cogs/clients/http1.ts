@@ -12,7 +12,9 @@
  *
  * What it does: a keep-alive pool of idle connections (new ones are opened
  * as needed, as `fetch` does; at most `maxIdle` idle ones are kept, the most
- * recently used is reused first); bodies by `Content-Length`, by
+ * recently used is reused first; one idle for a minute is closed — as
+ * client-go's transport closes its idle ones after 90 s —, so a burst's many
+ * connections do not stay open for good once the load is a trickle again); bodies by `Content-Length`, by
  * `Transfer-Encoding: chunked` (extensions and trailers are read and
  * dropped), or up to the close of the connection; no body for HEAD, 1xx, 204
  * and 304; `Connection: close`. No compression (no `Accept-Encoding` is
@@ -61,6 +63,7 @@
  * @module
  */
 
+import { type CancelTimer, type Clock, realClock } from "../aio/clock.ts";
 import { Exchange, type Http1Request } from "./_http1_exchange.ts";
 import { type Head, takeHead } from "./_http1_head.ts";
 import {
@@ -79,7 +82,10 @@ export type { Http1Connection } from "./_http1_link.ts";
 export { type Http1Request, RequestTimeoutError } from "./_http1_exchange.ts";
 export { Http1Response } from "./_http1_response.ts";
 
-/** An idle connection older than this is closed instead of reused (servers drop idle ones). */
+/**
+ * An idle connection older than this is closed: not reused (servers drop idle ones), and closed
+ * in the pool's next sweep (see {@link Http1Client}).
+ */
 const MAX_IDLE_MS = 60_000;
 
 /** TLS material of an {@link Http1Client}. */
@@ -100,6 +106,8 @@ export interface Http1ClientOptions {
   connect?: (() => Promise<Http1Connection>) | undefined;
   /** TLS material; used for `https:` origins. */
   tls?: Http1Tls | undefined;
+  /** The clock of the idle connections' expiry (default: the real clock; tests). */
+  clock?: Clock | undefined;
 }
 
 /** The methods whose request may be sent again on a fresh connection (RFC 9110 §9.2.2). */
@@ -161,15 +169,19 @@ export class Http1Client {
   /** The request's bytes, into reused buffers. */
   #bytes: RequestBytes;
   #closed = false;
+  #clock: Clock;
+  /** The pending sweep of the idle connections, set while there are any. */
+  #sweep: CancelTimer | undefined = undefined;
 
   /**
    * Creates the client; connections are opened by the requests.
    *
    * @param origin The server: `http://host:port` or `https://host:port`.
-   * @param options TLS material, the idle pool's size, a custom connect (tests).
+   * @param options TLS material, the idle pool's size, a custom connect and clock (tests).
    */
   constructor(origin: string, options: Http1ClientOptions = {}) {
     const url = new URL(origin);
+    this.#clock = options.clock ?? realClock;
     this.#bytes = new RequestBytes(`host: ${url.host}\r\n`);
     this.#maxIdle = options.maxIdle ?? 64;
     const https = url.protocol === "https:";
@@ -298,10 +310,32 @@ export class Http1Client {
   /** @internal Takes back a connection whose answer was read to its end. */
   release(link: Link): void {
     if (this.#closed || this.#idle.length >= this.#maxIdle) return link.close();
-    link.idleSince = performance.now();
+    link.idleSince = this.#clock.now();
     this.#idle.push(link);
     link.idle(this.#pool);
+    this.#sweep ??= this.#clock.timer(MAX_IDLE_MS, this.#expire, { unref: true });
   }
+
+  /**
+   * Closes the connections idle for {@link MAX_IDLE_MS} or more, and sets the next sweep for the
+   * oldest one left. One timer per pool, not per connection: the pool is in the order the
+   * connections went idle (the most recent is taken first), so the oldest is at its front.
+   */
+  readonly #expire = (): void => {
+    this.#sweep = undefined;
+    const now = this.#clock.now();
+    let n = 0;
+    while (n < this.#idle.length && now - this.#idle[n]!.idleSince >= MAX_IDLE_MS) n++;
+    for (const link of this.#idle.splice(0, n)) {
+      link.idling = false;
+      link.close();
+    }
+    const oldest = this.#idle[0];
+    if (oldest && !this.#closed) {
+      const wait = oldest.idleSince + MAX_IDLE_MS - now;
+      this.#sweep = this.#clock.timer(wait, this.#expire, { unref: true });
+    }
+  };
 
   /** Where idle links that got bytes or the end while idle are dropped from. */
   readonly #pool: LinkPool = {
@@ -319,6 +353,8 @@ export class Http1Client {
   /** Closes the idle connections; busy ones close when their answers end. Idempotent. */
   close(): void {
     this.#closed = true;
+    this.#sweep?.();
+    this.#sweep = undefined;
     for (const link of this.#idle.splice(0)) {
       link.idling = false;
       link.close();
@@ -332,7 +368,7 @@ export class Http1Client {
 
   #take(): Link | undefined {
     if (this.#idle.length === 0) return undefined;
-    const now = performance.now();
+    const now = this.#clock.now();
     for (let link = this.#idle.pop(); link; link = this.#idle.pop()) {
       link.take();
       if (now - link.idleSince < MAX_IDLE_MS) return link;
