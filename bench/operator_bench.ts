@@ -57,7 +57,9 @@
  *    shared machines; two measured at once swing together — `pair_probe.ts`);
  *    then each process takes as many objects again at the same rate, measured
  *    apart ("warm": a fresh process's first seconds include V8 compiling the
- *    code the trickle runs, which a long-running operator has long done);
+ *    code the trickle runs, which a long-running operator has long done); and a
+ *    last round of the floor beside the runtime's floor (`_raw_floor.ts`: the
+ *    same requests as bytes on sockets, with no client at all);
  * 6. events: a burst of 10,000 creations whose create handler logs one line,
  *    with event posting on (the default settings) and, for comparison, off:
  *    the share of the events (per-object log lines at `info` and above)
@@ -1133,6 +1135,12 @@ export async function measureOperator(
       ], [true, false]);
       // A second round of the two the target compares.
       const [shipped2, floor2] = await pair([startShipped, startFloor], [true, false]);
+      // The floor beside the runtime's own (the same requests as bytes on sockets, no client).
+      const [floor3, raw] = await pair([
+        startFloor,
+        (namespace) =>
+          OperatorProcess.start(server.kubeconfig, { events: true, namespace }, "./_raw_floor.ts"),
+      ], [false, false]);
       const ms = (r: TrickleResult) => (r.cpu.operator / r.objects) * 1e3;
       const warmMs = (r: TrickleResult) => (r.warm.operator / r.objects) * 1e3;
       const at = `at a steady ${TRICKLE_RATE} objects/s for ${TRICKLE_SECONDS} s`;
@@ -1158,9 +1166,11 @@ export async function measureOperator(
         {
           decimals: 3,
           target: { atMost: TRICKLE_CPU_TARGET },
-          note: `[from the first POST until the last object handled (${
-            fmt(shipped.seconds, 2)
-          } s), creations only; ${about(shipped)}]`,
+          note:
+            `[from the first POST until the last object handled (${
+              fmt(shipped.seconds, 2)
+            } s), creations only; ${about(shipped)}; the runtime's floor at this rate, below: ` +
+            `${fmt(ms(raw), 3)} ms]`,
         },
       ));
       console.log(
@@ -1205,6 +1215,17 @@ export async function measureOperator(
           note: `[_floor_operator.ts: the operator's API calls as shipped (its Event POSTs ` +
             `included) through kopf.KubeClient, no framework; ${about(floor)}; without the ` +
             `Events: ${fmt(ms(floorQuiet), 3)} ms (${about(floorQuiet)})]`,
+        }).line,
+      );
+      console.log(
+        figure(`operator: the runtime's floor ${at}: CPU per object`, ms(raw), "ms process", {
+          decimals: 3,
+          note:
+            `[_raw_floor.ts: the floor's requests (its Event POSTs included) written as bytes ` +
+            `on Deno.connect sockets, answers read by content-length, watch lines by chunks, ` +
+            `each JSON.parse'd: no client; side by side with the floor, which took ` +
+            `${fmt(ms(floor3), 3)} ms (${fmt(ms(floor3) / ms(raw), 2)}×: the client's share); ` +
+            `${about(raw)}]`,
         }).line,
       );
       const cold = [ms(shipped) / ms(floor), ms(shipped2) / ms(floor2)];

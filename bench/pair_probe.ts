@@ -15,7 +15,8 @@
  * Run: `deno run -A bench/pair_probe.ts A B [ROUNDS] [SECONDS]` (default 3 rounds of 10 s),
  * where a side is `shipped`, `quiet`, `floor` or `floorq` (as in `trickle_probe.ts`), or
  * `shippedn`/`quietn` (the operator without `kopf.OperatorMetrics`, as `kopf run` without
- * `--liveness`; the others have them),
+ * `--liveness`; the others have them), or `raw`/`rawq` (the floor's requests with no client,
+ * `_raw_floor.ts`: the runtime's floor, with and without the Events),
  * optionally after another tree's root and a colon (`/tmp/before:quiet`: that tree's
  * `bench/_bench_operator.ts` or `_floor_operator.ts`, e.g. a `git worktree` of the commit
  * before a change), and optionally followed by `@` and V8 flags added to those `kopf run` ships
@@ -60,6 +61,8 @@ const PRESETS: Record<string, [ChildOptions, string]> = {
   quietn: [{ noMetrics: true }, "_bench_operator.ts"],
   floor: [{ events: true }, "_floor_operator.ts"],
   floorq: [{}, "_floor_operator.ts"],
+  raw: [{ events: true }, "_raw_floor.ts"],
+  rawq: [{}, "_raw_floor.ts"],
 };
 
 function side(label: string): Side {

@@ -28,7 +28,7 @@
  * The operator (or the floor) runs from its bundle, as the operator bench runs it
  * (`KOPF_BENCH_BUNDLE=0`: from the sources).
  *
- * Run: `deno run -A bench/trickle_probe.ts [shipped|quiet|floor|floorq]
+ * Run: `deno run -A bench/trickle_probe.ts [shipped|quiet|floor|floorq|raw|rawq]
  * [counts|promises|calls|cpu|heap|survivors|snapshot|strace|perf|prof] [SECONDS]` (default: shipped, counts,
  * 20);
  * the files go to `$KOPF_PROBE_DIR` (default a new temporary directory).
@@ -203,6 +203,8 @@ if (import.meta.main) {
     quiet: [{}, "./_bench_operator.ts"],
     floor: [{ events: true }, "./_floor_operator.ts"],
     floorq: [{}, "./_floor_operator.ts"],
+    raw: [{ events: true }, "./_raw_floor.ts"],
+    rawq: [{}, "./_raw_floor.ts"],
   };
   const [preset, script] = options[which] ?? options.shipped!;
   // KOPF_PROBE_OPTIONS: more of the child's options, as JSON (e.g. `{"workerLimit": 16}`).
