@@ -36,8 +36,111 @@ import * as kopf from "../mod.ts";
 import { answerReports, type ChildOptions, type ChildReport } from "./_bench_operator.ts";
 
 /** The operator's finalizer and diff-base annotation (Kopf's names). */
-const FINALIZER = "kopf.zalando.org/KopfFinalizerMarker";
-const LAST_HANDLED = "kopf.zalando.org/last-handled-configuration";
+export const FINALIZER = "kopf.zalando.org/KopfFinalizerMarker";
+/** The operator's diff-base annotation (Kopf's name). */
+export const LAST_HANDLED = "kopf.zalando.org/last-handled-configuration";
+
+/**
+ * The JSON patch that adds the finalizer, guarded by the resourceVersion.
+ *
+ * @param resourceVersion The object's, as seen.
+ * @returns The patch.
+ */
+export function finalizerPatch(resourceVersion: string | undefined): unknown[] {
+  return [
+    { op: "test", path: "/metadata/resourceVersion", value: resourceVersion },
+    { op: "add", path: "/metadata/finalizers", value: [FINALIZER] },
+  ];
+}
+
+/**
+ * The JSON patch that removes the finalizer, guarded by the resourceVersion.
+ *
+ * @param resourceVersion The object's, as seen.
+ * @param finalizers The object's finalizers, as seen.
+ * @returns The patch.
+ */
+export function releasePatch(resourceVersion: string | undefined, finalizers: string[]): unknown[] {
+  return [
+    { op: "test", path: "/metadata/resourceVersion", value: resourceVersion },
+    { op: "remove", path: `/metadata/finalizers/${finalizers.indexOf(FINALIZER)}` },
+  ];
+}
+
+/**
+ * What the floor does about a watch event: the creation's writes for a new object (no finalizer
+ * and no result yet), the finalizer's removal for one being deleted, or nothing.
+ *
+ * @param type The event's type.
+ * @param object The object.
+ * @returns What to do, if anything.
+ */
+export function floorAction(
+  type: string,
+  object: kopf.KubeObject,
+): "create" | "release" | undefined {
+  if (type === "DELETED" || type === "BOOKMARK") return undefined;
+  const finalizers = object.metadata.finalizers ?? [];
+  if (object.metadata.deletionTimestamp) {
+    return finalizers.includes(FINALIZER) ? "release" : undefined;
+  }
+  return !finalizers.includes(FINALIZER) && !object.status?.create_fn ? "create" : undefined;
+}
+
+/**
+ * The reference of an object's Events.
+ *
+ * @param object The object.
+ * @returns Its reference.
+ */
+export function floorRef(object: kopf.KubeObject): Record<string, unknown> {
+  const { name, namespace, uid } = object.metadata;
+  return { apiVersion: object.apiVersion, kind: object.kind, name, uid, namespace };
+}
+
+/**
+ * A report line of a floor (no cycles, messages, starts or metrics: only its failures and memory).
+ *
+ * @param event `report` or `stopped`.
+ * @param failures How many of its writes failed.
+ * @returns The line.
+ */
+export function floorReport(event: ChildReport["event"], failures: number): ChildReport {
+  return {
+    event,
+    cycles: 0,
+    messages: failures ? { failures } : {},
+    starts: {},
+    occurrences: 0,
+    metrics: "",
+    memory: Deno.memoryUsage(),
+  };
+}
+
+/**
+ * An Event as the operator posts it (`cogs/clients/events.ts`), about `ref`, now.
+ *
+ * @param ref The object's reference.
+ * @param message The message.
+ * @returns The Event's body.
+ */
+export function floorEvent(ref: Record<string, unknown>, message: string): Record<string, unknown> {
+  const time = new Date().toISOString();
+  return {
+    metadata: { namespace: ref.namespace, generateName: "kopf-event-" },
+    action: "Action?",
+    type: "Normal",
+    reason: "Logging",
+    message,
+    reportingComponent: "kopf",
+    reportingInstance: "dev",
+    source: { component: "kopf" },
+    involvedObject: ref,
+    firstTimestamp: time,
+    lastTimestamp: time,
+    eventTime: `${time.slice(0, -1)}000Z`,
+  };
+}
 
 if (import.meta.main) {
   const [kubeconfig, json = "{}"] = Deno.args;
@@ -64,53 +167,37 @@ if (import.meta.main) {
 
   const create = async (object: kopf.KubeObject) => {
     const { name, namespace, resourceVersion } = object.metadata;
-    const finalized = await api.patch(resource, name!, [
-      { op: "test", path: "/metadata/resourceVersion", value: resourceVersion },
-      { op: "add", path: "/metadata/finalizers", value: [FINALIZER] },
-    ], { namespace, type: "json", signal });
+    const finalized = await api.patch(resource, name!, finalizerPatch(resourceVersion), {
+      namespace,
+      type: "json",
+      signal,
+    });
     const essence = JSON.stringify({ spec: finalized.spec }) + "\n";
     await api.patch(resource, name!, {
       status: { create_fn: { message: "created" } },
       metadata: { annotations: { [LAST_HANDLED]: essence } },
     }, { namespace, signal });
     if (events) {
-      const ref = {
-        apiVersion: object.apiVersion,
-        kind: object.kind,
-        name,
-        uid: object.metadata.uid,
-        namespace,
-      };
+      const ref = floorRef(object);
       await Promise.all([
         post(events, ref, "Handler 'create_fn' succeeded."),
         post(events, ref, "All handlers succeeded for creation."),
       ]);
     }
   };
-  /** An Event as the operator posts it (`cogs/clients/events.ts`). */
   const post = async (events: kopf.Resource, ref: Record<string, unknown>, message: string) => {
-    const time = new Date().toISOString();
-    await api.create(events, {
-      metadata: { namespace: ref.namespace, generateName: "kopf-event-" },
-      action: "Action?",
-      type: "Normal",
-      reason: "Logging",
-      message,
-      reportingComponent: "kopf",
-      reportingInstance: "dev",
-      source: { component: "kopf" },
-      involvedObject: ref,
-      firstTimestamp: time,
-      lastTimestamp: time,
-      eventTime: `${time.slice(0, -1)}000Z`,
-    }, { namespace: ref.namespace as string, signal });
+    await api.create(events, floorEvent(ref, message), {
+      namespace: ref.namespace as string,
+      signal,
+    });
   };
   const release = async (object: kopf.KubeObject) => {
     const { name, namespace, resourceVersion, finalizers = [] } = object.metadata;
-    await api.patch(resource, name!, [
-      { op: "test", path: "/metadata/resourceVersion", value: resourceVersion },
-      { op: "remove", path: `/metadata/finalizers/${finalizers.indexOf(FINALIZER)}` },
-    ], { namespace, type: "json", signal });
+    await api.patch(resource, name!, releasePatch(resourceVersion, finalizers), {
+      namespace,
+      type: "json",
+      signal,
+    });
   };
   const run = (uid: string, work: Promise<void>) => {
     busy.add(uid);
@@ -122,16 +209,7 @@ if (import.meta.main) {
     }).finally(() => busy.delete(uid));
   };
 
-  const report = (event: ChildReport["event"]): ChildReport => ({
-    event,
-    cycles: 0,
-    messages: failures ? { failures } : {},
-    starts: {},
-    occurrences: 0,
-    metrics: "",
-    memory: Deno.memoryUsage(),
-  });
-  answerReports(() => out({ ...report("report") }));
+  answerReports(() => out({ ...floorReport("report", failures) }));
 
   out({ event: "ready" });
   try {
@@ -139,17 +217,13 @@ if (import.meta.main) {
       const { type, object } of api.watch(resource, { namespace: options.namespace, signal })
     ) {
       const uid = object.metadata.uid!;
-      if (type === "DELETED" || busy.has(uid)) continue;
-      const finalizers = object.metadata.finalizers ?? [];
-      if (object.metadata.deletionTimestamp) {
-        if (finalizers.includes(FINALIZER)) run(uid, release(object));
-      } else if (!finalizers.includes(FINALIZER) && !object.status?.create_fn) {
-        run(uid, create(object));
-      }
+      if (busy.has(uid)) continue;
+      const action = floorAction(type, object);
+      if (action) run(uid, action === "create" ? create(object) : release(object));
     }
   } catch (e) {
     if (!signal.aborted) throw e;
   }
-  out({ ...report("stopped") });
+  out({ ...floorReport("stopped", failures) });
   Deno.exit(0);
 }

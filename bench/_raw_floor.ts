@@ -27,9 +27,15 @@
 
 import * as kopf from "../mod.ts";
 import { answerReports, type ChildOptions } from "./_bench_operator.ts";
-
-const FINALIZER = "kopf.zalando.org/KopfFinalizerMarker";
-const LAST_HANDLED = "kopf.zalando.org/last-handled-configuration";
+import {
+  finalizerPatch,
+  floorAction,
+  floorEvent,
+  floorRef,
+  floorReport,
+  LAST_HANDLED,
+  releasePatch,
+} from "./_floor_operator.ts";
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 const CRLF2 = encoder.encode("\r\n\r\n");
@@ -173,10 +179,7 @@ if (import.meta.main) {
       "PATCH",
       path,
       "application/json-patch+json",
-      JSON.stringify([
-        { op: "test", path: "/metadata/resourceVersion", value: resourceVersion },
-        { op: "add", path: "/metadata/finalizers", value: [FINALIZER] },
-      ]),
+      JSON.stringify(finalizerPatch(resourceVersion)),
     );
     const essence = JSON.stringify({ spec: finalized.spec }) + "\n";
     const merge = "application/merge-patch+json";
@@ -189,54 +192,27 @@ if (import.meta.main) {
       JSON.stringify({ status: { create_fn: { message: "created" } } }),
     );
     if (posting) {
-      const ref = {
-        apiVersion: object.apiVersion,
-        kind: object.kind,
-        name,
-        uid: object.metadata.uid,
-        namespace,
-      };
+      const ref = floorRef(object);
       await Promise.all([
         post(ref, "Handler 'create_fn' succeeded."),
         post(ref, "All handlers succeeded for creation."),
       ]);
     }
   };
-  const post = (ref: Record<string, unknown>, message: string) => {
-    const time = new Date().toISOString();
-    const namespace = ref.namespace as string;
-    return send(
+  const post = (ref: Record<string, unknown>, message: string) =>
+    send(
       "POST",
-      `/api/v1/namespaces/${namespace}/events`,
+      `/api/v1/namespaces/${ref.namespace}/events`,
       "application/json",
-      JSON.stringify({
-        apiVersion: "v1",
-        kind: "Event",
-        metadata: { namespace, generateName: "kopf-event-" },
-        action: "Action?",
-        type: "Normal",
-        reason: "Logging",
-        message,
-        reportingComponent: "kopf",
-        reportingInstance: "dev",
-        source: { component: "kopf" },
-        involvedObject: ref,
-        firstTimestamp: time,
-        lastTimestamp: time,
-        eventTime: `${time.slice(0, -1)}000Z`,
-      }),
+      JSON.stringify(floorEvent(ref, message)),
     );
-  };
   const release = async (object: kopf.KubeObject) => {
     const { name, namespace, resourceVersion, finalizers = [] } = object.metadata;
     await send(
       "PATCH",
       `${collection(namespace, "kopfexamples")}/${name}`,
       "application/json-patch+json",
-      JSON.stringify([
-        { op: "test", path: "/metadata/resourceVersion", value: resourceVersion },
-        { op: "remove", path: `/metadata/finalizers/${finalizers.indexOf(FINALIZER)}` },
-      ]),
+      JSON.stringify(releasePatch(resourceVersion, finalizers)),
     );
   };
   const run = (uid: string, work: Promise<void>) => {
@@ -247,17 +223,7 @@ if (import.meta.main) {
     }).finally(() => busy.delete(uid));
   };
 
-  answerReports(() =>
-    out({
-      event: "report",
-      cycles: 0,
-      messages: failures ? { failures } : {},
-      starts: {},
-      occurrences: 0,
-      metrics: "",
-      memory: Deno.memoryUsage(),
-    })
-  );
+  answerReports(() => out({ ...floorReport("report", failures) }));
   const watch = await connect();
   const target = `${collection(options.namespace, "kopfexamples")}?watch=true`;
   await watch.conn.write(
@@ -266,27 +232,15 @@ if (import.meta.main) {
   const { status } = await watch.head();
   if (status !== 200) throw new Error(`the watch failed: ${status}`);
   Deno.addSignalListener("SIGTERM", () => {
-    out({
-      event: "stopped",
-      cycles: 0,
-      messages: {},
-      starts: {},
-      occurrences: 0,
-      metrics: "",
-      memory: Deno.memoryUsage(),
-    });
+    out({ ...floorReport("stopped", failures) });
     Deno.exit(0);
   });
   out({ event: "ready" });
   for await (const line of watch.lines()) {
     const { type, object } = JSON.parse(line) as { type: string; object: kopf.KubeObject };
     const uid = object.metadata.uid!;
-    if (type === "DELETED" || type === "BOOKMARK" || busy.has(uid)) continue;
-    const finalizers = object.metadata.finalizers ?? [];
-    if (object.metadata.deletionTimestamp) {
-      if (finalizers.includes(FINALIZER)) run(uid, release(object));
-    } else if (!finalizers.includes(FINALIZER) && !object.status?.create_fn) {
-      run(uid, create(object));
-    }
+    if (busy.has(uid)) continue;
+    const action = floorAction(type, object);
+    if (action) run(uid, action === "create" ? create(object) : release(object));
   }
 }
