@@ -40,7 +40,7 @@ import { listObjects } from "./fetching.ts";
 import { patchObject } from "./patching.ts";
 import { scanResources } from "./scanning.ts";
 import type { RawBody } from "./types.ts";
-import { infiniteWatch } from "./watching.ts";
+import { infiniteWatchBatches } from "./watching.ts";
 import type { KubeList, KubeObject, KubeWatchEvent, ResourceRef } from "./kube_client_types.ts";
 import type {
   KubeApplyOptions,
@@ -379,9 +379,13 @@ export class KubeClient {
   ): AsyncGenerator<KubeWatchEvent<T>, void, undefined> {
     const resource = await this.resolve(ref, options.signal);
     const { namespace, ...rest } = options;
-    for await (const event of infiniteWatch(this.#api, resource, namespace, rest)) {
-      if (event.type === "LISTED") continue;
-      yield { type: event.type ?? "ADDED", object: event.object as T };
+    // The watcher's batches, taken whole: one generator between them and the caller, not two.
+    for await (const events of infiniteWatchBatches(this.#api, resource, namespace, rest)) {
+      for (let i = 0; i < events.length; i++) {
+        const event = events[i]!;
+        if (event.type === "LISTED") continue;
+        yield { type: event.type ?? "ADDED", object: event.object as T };
+      }
     }
   }
 
