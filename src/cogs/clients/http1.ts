@@ -14,7 +14,8 @@
  * as needed, as `fetch` does; at most `maxIdle` idle ones are kept, the most
  * recently used is reused first; one idle for a minute is closed — as
  * client-go's transport closes its idle ones after 90 s —, so a burst's many
- * connections do not stay open for good once the load is a trickle again); bodies by `Content-Length`, by
+ * connections do not stay open for good once the load is a trickle again);
+ * bodies by `Content-Length`, by
  * `Transfer-Encoding: chunked` (extensions and trailers are read and
  * dropped), or up to the close of the connection; no body for HEAD, 1xx, 204
  * and 304; `Connection: close`. No compression (no `Accept-Encoding` is
