@@ -78,7 +78,11 @@ class FakeConn implements Http1Connection {
     return Promise.resolve(p.length);
   }
 
+  /** How many times close() was called. */
+  closeCalls = 0;
+
   close(): void {
+    this.closeCalls++;
     if (this.closed) throw new Deno.errors.BadResource("closed twice");
     this.closed = true;
     for (const w of this.#waiting.splice(0)) w.reject(new Deno.errors.Interrupted("closed"));
@@ -432,6 +436,28 @@ Deno.test("idle connections are closed after a minute idle, by one sweep timer; 
   client.close();
   assert.equal(clock.pending, 0, "close() cancels the sweep");
   assert.deepEqual(conns.map((c) => c.closed), [true, true, true]);
+});
+
+Deno.test("a connection dropped while idle (stray bytes) is not closed again by the sweep", async () => {
+  const ok = "HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n";
+  const conns = [new FakeConn().answer(ok), new FakeConn().answer(ok)];
+  let next = 0;
+  const clock = new FakeClock();
+  const client = new Http1Client("http://k8s.local", {
+    clock,
+    connect: () => Promise.resolve(conns[next++]!),
+  });
+  const both = await Promise.all([client.request(get), client.request(get)]);
+  for (const answer of both) await answer.text();
+  assert.equal(client.idle, 2);
+  conns[0]!.push("HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\n\r\n"); // stray, while idle
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  assert.equal(client.idle, 1);
+  assert.equal(conns[0]!.closed, true);
+  await clock.advance(60); // the sweep closes what is still pooled, and only that
+  assert.equal(client.idle, 0);
+  assert.deepEqual(conns.map((c) => c.closeCalls), [1, 1]);
+  assert.equal(clock.pending, 0);
 });
 
 Deno.test("a big Content-Length body, cut anywhere, is read whole; a cut one fails", async () => {

@@ -13,6 +13,7 @@ import { deleteObject } from "../../src/cogs/clients/deleting.ts";
 import { patchObject } from "../../src/cogs/clients/patching.ts";
 import { ApiClient } from "../../src/cogs/clients/api.ts";
 import type { RawBody } from "../../src/cogs/clients/types.ts";
+import { KubeClient } from "../../src/cogs/clients/kube_client.ts";
 import { CONFIGMAPS, eventually, setup } from "./_setup.ts";
 
 Deno.test("iterJsonLines() survives any chunk boundary, multi-byte characters included", async () => {
@@ -200,6 +201,70 @@ Deno.test("infiniteWatch() survives closed watches and ends with the exact serve
     assert.equal(watch.listings(), 1, "resumed from the last resourceVersion, never relisted");
   } finally {
     await watch.stop();
+  }
+});
+
+Deno.test("KubeClient.watch() under closed watches, 500s and a 410: the server's state, no version older than one seen", async () => {
+  await using env = await setup({ faults: { closeWatchesEvery: 0.05 } });
+  const kube = KubeClient.fromVault(env.vault, {
+    settings: {
+      networking: { errorBackoffs: Array(50).fill(0.01) },
+      watching: { reconnectBackoff: 0.05 },
+    },
+  });
+  const stop = new AbortController();
+  const state = new Map<string, string>();
+  const older: string[] = [];
+  const watching = (async () => {
+    for await (
+      const { type, object } of kube.watch(CONFIGMAPS, {
+        namespace: "default",
+        signal: stop.signal,
+      })
+    ) {
+      const name = object.metadata.name!;
+      const version = object.metadata.resourceVersion!;
+      const last = state.get(name);
+      if (last !== undefined && Number(version) < Number(last)) {
+        older.push(`${type} ${name} ${version} after ${last}`);
+      }
+      if (type === "DELETED") state.delete(name);
+      else state.set(name, version);
+    }
+  })();
+  try {
+    await createObject(env.api, CONFIGMAPS, "default", { metadata: { name: "seed" } });
+    await eventually(() => state.has("seed"), 10, "the watch's start");
+    env.server.setFaults({ rate500: 0.2 });
+    for (let i = 0; i < 24; i++) {
+      await createObject(env.api, CONFIGMAPS, "default", { metadata: { name: `cm${i}` } });
+      if (i % 3 === 0) {
+        await patchObject(env.api, CONFIGMAPS, "default", `cm${i}`, { data: { i: `${i}` } });
+      }
+      if (i % 4 === 0) await deleteObject(env.api, CONFIGMAPS, "default", `cm${i}`);
+      // A stretch of changes no stream delivers, whose history is then forgotten: a 410, a relist.
+      if (i === 8) {
+        env.server.setFaults({ stallWatches: true });
+        env.server.expireResourceVersions();
+      }
+      if (i === 14) {
+        env.server.expireResourceVersions();
+        env.server.setFaults({ stallWatches: null });
+      }
+      await new Promise((r) => setTimeout(r, 15));
+    }
+    env.server.setFaults({ rate500: null });
+    const expected = await serverState(env);
+    await eventually(() => same(state, expected), 10, "the same state");
+    assert.deepEqual(older, []);
+    const counts = env.server.faultCounts;
+    assert.ok(
+      counts.watchClosed >= 2 && counts.error500 >= 1 && counts.expiredWatches >= 1,
+      JSON.stringify(counts),
+    );
+  } finally {
+    stop.abort();
+    await watching;
   }
 });
 
