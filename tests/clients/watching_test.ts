@@ -212,6 +212,14 @@ Deno.test("KubeClient.watch() under closed watches, 500s and a 410: the server's
       watching: { reconnectBackoff: 0.05 },
     },
   });
+  // The test's own writes retry for as long as the injected 500s may take.
+  const api = new ApiClient({
+    vault: env.vault,
+    settings: { networking: { errorBackoffs: Array(50).fill(0.01) } },
+  });
+  for (const name of ["a", "b", "c", "d"]) {
+    await createObject(api, CONFIGMAPS, "default", { metadata: { name } });
+  }
   const stop = new AbortController();
   const state = new Map<string, string>();
   const older: string[] = [];
@@ -233,15 +241,14 @@ Deno.test("KubeClient.watch() under closed watches, 500s and a 410: the server's
     }
   })();
   try {
-    await createObject(env.api, CONFIGMAPS, "default", { metadata: { name: "seed" } });
-    await eventually(() => state.has("seed"), 10, "the watch's start");
+    await eventually(() => state.size === 4, 10, "the listing: every object before the watch");
     env.server.setFaults({ rate500: 0.2 });
     for (let i = 0; i < 24; i++) {
-      await createObject(env.api, CONFIGMAPS, "default", { metadata: { name: `cm${i}` } });
+      await createObject(api, CONFIGMAPS, "default", { metadata: { name: `cm${i}` } });
       if (i % 3 === 0) {
-        await patchObject(env.api, CONFIGMAPS, "default", `cm${i}`, { data: { i: `${i}` } });
+        await patchObject(api, CONFIGMAPS, "default", `cm${i}`, { data: { i: `${i}` } });
       }
-      if (i % 4 === 0) await deleteObject(env.api, CONFIGMAPS, "default", `cm${i}`);
+      if (i % 4 === 0) await deleteObject(api, CONFIGMAPS, "default", `cm${i}`);
       // A stretch of changes no stream delivers, whose history is then forgotten: a 410, a relist.
       if (i === 8) {
         env.server.setFaults({ stallWatches: true });
