@@ -403,9 +403,13 @@ Deno.test("the idle pool is capped; close() closes the idle connections", async 
   await assert.rejects(client.request(get), /closed/);
 });
 
-Deno.test("idle connections are closed after a minute idle, by one sweep timer; close() cancels it", async () => {
+/**
+ * A client on a fake clock whose first two connections went idle at time zero (two requests at
+ * once); `count` fake connections in all, each answering two requests with an empty 200.
+ */
+async function twoIdle(count: number) {
   const ok = "HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n";
-  const conns = [0, 1, 2].map(() => new FakeConn().answer(ok).answer(ok));
+  const conns = Array.from({ length: count }, () => new FakeConn().answer(ok).answer(ok));
   let next = 0;
   const clock = new FakeClock();
   const client = new Http1Client("http://k8s.local", {
@@ -415,10 +419,15 @@ Deno.test("idle connections are closed after a minute idle, by one sweep timer; 
   const both = await Promise.all([client.request(get), client.request(get)]);
   for (const answer of both) await answer.text();
   assert.equal(client.idle, 2);
+  return { conns, clock, client, opened: () => next };
+}
+
+Deno.test("idle connections are closed after a minute idle, by one sweep timer; close() cancels it", async () => {
+  const { conns, clock, client, opened } = await twoIdle(3);
   assert.equal(clock.pending, 1, "one timer for the pool, not one per connection");
   await clock.advance(30);
   await (await client.request(get)).text(); // takes the most recent one; idle again at 30 s
-  assert.equal(next, 2, "reused, not opened");
+  assert.equal(opened(), 2, "reused, not opened");
   assert.equal(clock.pending, 1);
   await clock.advance(29.999);
   assert.deepEqual(conns.map((c) => c.closed), [false, false, false]);
@@ -431,7 +440,7 @@ Deno.test("idle connections are closed after a minute idle, by one sweep timer; 
   assert.deepEqual(conns.map((c) => c.closed), [true, true, false]);
   assert.equal(clock.pending, 0);
   await (await client.request(get)).text(); // a fresh connection, and the sweep is set again
-  assert.equal(next, 3);
+  assert.equal(opened(), 3);
   assert.equal(clock.pending, 1);
   client.close();
   assert.equal(clock.pending, 0, "close() cancels the sweep");
@@ -439,17 +448,7 @@ Deno.test("idle connections are closed after a minute idle, by one sweep timer; 
 });
 
 Deno.test("a connection dropped while idle (stray bytes) is not closed again by the sweep", async () => {
-  const ok = "HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n";
-  const conns = [new FakeConn().answer(ok), new FakeConn().answer(ok)];
-  let next = 0;
-  const clock = new FakeClock();
-  const client = new Http1Client("http://k8s.local", {
-    clock,
-    connect: () => Promise.resolve(conns[next++]!),
-  });
-  const both = await Promise.all([client.request(get), client.request(get)]);
-  for (const answer of both) await answer.text();
-  assert.equal(client.idle, 2);
+  const { conns, clock, client } = await twoIdle(2);
   conns[0]!.push("HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\n\r\n"); // stray, while idle
   await new Promise((resolve) => setTimeout(resolve, 0));
   assert.equal(client.idle, 1);
